@@ -1,0 +1,13 @@
+// Package resource names resources, parses Kubernetes quantities into exact
+// integer amounts, and lays amounts out as dense vectors.
+//
+// A Schema resolves resource names to slots once; a Vector holds one amount
+// per slot; a Table holds many nodes' allocatable and used vectors in two
+// row-major matrices. Everything after that — filters and scorers — works on
+// slots and never looks up a name.
+//
+// Amounts are int64 in a canonical unit per resource (see UnitOf): cpu in
+// millicores, extended resources such as nvidia.com/gpu in milli-units
+// ("1.5" is 1500), memory and other native resources in bytes or counts
+// ("4Gi" is 4294967296). Every amount lies in [0, MaxAmount].
+package resource

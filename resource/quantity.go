@@ -1,0 +1,283 @@
+package resource
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+)
+
+// Quantity is a number written in the Kubernetes quantity grammar, held
+// exactly: its value is ±mantissa × 10^exp10 × 2^exp2.
+//
+// The grammar, as in k8s.io/apimachinery/pkg/api/resource:
+//
+//	<quantity>     ::= <signedNumber><suffix>
+//	<signedNumber> ::= <number> | +<number> | -<number>
+//	<number>       ::= <digits> | <digits>.<digits> | <digits>. | .<digits>
+//	<suffix>       ::= <binarySI> | <decimalSI> | <decimalExponent>
+//	<binarySI>     ::= Ki | Mi | Gi | Ti | Pi | Ei
+//	<decimalSI>    ::= m | "" | k | M | G | T | P | E
+//	<decimalExponent> ::= e<integer> | E<integer>
+//
+// No white space is allowed anywhere, and suffixes are case-sensitive
+// ("1K" and "1Gib" are errors).
+type Quantity struct {
+	neg      bool
+	mantissa string // decimal digits without leading zeros; "" is zero
+	exp10    int
+	exp2     int
+}
+
+// QuantityError reports a string that is not a quantity, or a quantity that
+// does not fit its canonical unit. It quotes the input.
+type QuantityError struct {
+	Input  string
+	Reason string
+}
+
+func (e *QuantityError) Error() string {
+	return fmt.Sprintf("quantity %q: %s", e.Input, e.Reason)
+}
+
+// exponentLimit bounds a parsed exponent. Any non-zero quantity with an
+// exponent this large overflows int64 and any with one this small rounds up
+// to one unit, so saturating keeps the arithmetic small without changing a
+// result.
+const exponentLimit = 1 << 20
+
+// ParseQuantity parses s in the Kubernetes quantity grammar.
+func ParseQuantity(s string) (Quantity, error) {
+	fail := func(reason string) (Quantity, error) {
+		return Quantity{}, &QuantityError{Input: s, Reason: reason}
+	}
+	if s == "" {
+		return fail("empty")
+	}
+	var q Quantity
+	i := 0
+	switch s[0] {
+	case '+':
+		i++
+	case '-':
+		q.neg = true
+		i++
+	}
+	intStart := i
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	intDigits := s[intStart:i]
+	var fracDigits string
+	if i < len(s) && s[i] == '.' {
+		i++
+		fracStart := i
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+		fracDigits = s[fracStart:i]
+	}
+	if intDigits == "" && fracDigits == "" {
+		return fail("no digits before the suffix")
+	}
+	suffix := s[i:]
+	if err := q.applySuffix(suffix); err != "" {
+		return fail(err)
+	}
+	digits := strings.TrimLeft(intDigits+fracDigits, "0")
+	q.mantissa = digits
+	q.exp10 -= len(fracDigits)
+	if q.mantissa == "" {
+		q.neg = false
+	}
+	return q, nil
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// applySuffix records the suffix's power of ten or two; it returns a reason
+// when the suffix is not in the grammar.
+func (q *Quantity) applySuffix(suffix string) string {
+	switch suffix {
+	case "":
+		return ""
+	case "m":
+		q.exp10 = -3
+	case "k":
+		q.exp10 = 3
+	case "M":
+		q.exp10 = 6
+	case "G":
+		q.exp10 = 9
+	case "T":
+		q.exp10 = 12
+	case "P":
+		q.exp10 = 15
+	case "E":
+		q.exp10 = 18
+	case "Ki":
+		q.exp2 = 10
+	case "Mi":
+		q.exp2 = 20
+	case "Gi":
+		q.exp2 = 30
+	case "Ti":
+		q.exp2 = 40
+	case "Pi":
+		q.exp2 = 50
+	case "Ei":
+		q.exp2 = 60
+	default:
+		if suffix[0] != 'e' && suffix[0] != 'E' {
+			return fmt.Sprintf("unknown suffix %q", suffix)
+		}
+		e, ok := parseExponent(suffix[1:])
+		if !ok {
+			return fmt.Sprintf("unknown suffix %q", suffix)
+		}
+		q.exp10 = e
+	}
+	return ""
+}
+
+// parseExponent reads an optionally signed run of decimal digits, saturating
+// at ±exponentLimit.
+func parseExponent(s string) (int, bool) {
+	neg := false
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	if s == "" {
+		return 0, false
+	}
+	e := 0
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return 0, false
+		}
+		if e < exponentLimit {
+			e = e*10 + int(s[i]-'0')
+		}
+	}
+	if e > exponentLimit {
+		e = exponentLimit
+	}
+	if neg {
+		e = -e
+	}
+	return e, true
+}
+
+// IsZero reports whether q is zero.
+func (q Quantity) IsZero() bool { return q.mantissa == "" }
+
+// Sign returns -1, 0 or +1.
+func (q Quantity) Sign() int {
+	switch {
+	case q.mantissa == "":
+		return 0
+	case q.neg:
+		return -1
+	}
+	return 1
+}
+
+// ScaledValue returns q in units of 10^scale (scale -3 is milli-units, 0 is
+// whole units), rounded away from zero as Kubernetes' Quantity.ScaledValue
+// does: "100m" at scale 0 is 1, "1.0001m" at scale -3 is 2. ok is false when
+// the result does not fit in an int64.
+func (q Quantity) ScaledValue(scale int) (v int64, ok bool) {
+	if q.mantissa == "" {
+		return 0, true
+	}
+	n := len(q.mantissa)
+	e := q.exp10 - scale // value = mantissa × 2^exp2 × 10^e
+	// mantissa ≥ 10^(n-1), so the value is at least 10^(n-1+e).
+	if n-1+e >= 19 {
+		return 0, false
+	}
+	// mantissa × 2^60 < 10^(n+19): below one unit when -e ≥ n+19.
+	if -e >= n+19 {
+		return q.signed(1), true
+	}
+	num, _ := new(big.Int).SetString(q.mantissa, 10)
+	num.Lsh(num, uint(q.exp2))
+	if e >= 0 {
+		num.Mul(num, pow10(e))
+	} else {
+		var rem big.Int
+		num.QuoRem(num, pow10(-e), &rem)
+		if rem.Sign() != 0 {
+			num.Add(num, big.NewInt(1))
+		}
+	}
+	if !num.IsInt64() {
+		return 0, false
+	}
+	return q.signed(num.Int64()), true
+}
+
+func (q Quantity) signed(v int64) int64 {
+	if q.neg {
+		return -v
+	}
+	return v
+}
+
+func pow10(e int) *big.Int {
+	return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(e)), nil)
+}
+
+// MaxAmount is the largest amount a Vector may hold, 2^53. Below it every
+// sum of two amounts, every amount times 100 and every amount converted to
+// float64 is exact, which is what lets the scorers agree with integer
+// upstream code to the digit. It is 9 PB of memory, 9×10^12 cores or
+// 9×10^12 GPUs.
+const MaxAmount int64 = 1 << 53
+
+// ParseAmount parses s as an amount of the named resource in that resource's
+// canonical unit (see Unit). Negative quantities, quantities that overflow
+// int64 in the canonical unit and amounts above MaxAmount are errors that
+// quote the input.
+func ParseAmount(name, s string) (int64, error) {
+	q, err := ParseQuantity(s)
+	if err != nil {
+		return 0, err
+	}
+	if q.Sign() < 0 {
+		return 0, &QuantityError{Input: s, Reason: "negative amounts are not allowed"}
+	}
+	unit := UnitOf(name)
+	v, ok := q.ScaledValue(unit.scale())
+	if !ok {
+		return 0, &QuantityError{Input: s, Reason: fmt.Sprintf("overflows int64 in %s", unit)}
+	}
+	if v > MaxAmount {
+		return 0, &QuantityError{Input: s, Reason: fmt.Sprintf("%d %s is above the largest amount, 2^53", v, unit)}
+	}
+	return v, nil
+}
+
+// FormatAmount writes an amount of the named resource for people: milli-unit
+// resources as whole units when exact ("2", "1500m"), byte-like resources
+// with the largest exact binary suffix ("4Gi", "1000").
+func FormatAmount(name string, v int64) string {
+	if UnitOf(name) == Milli {
+		if v%1000 == 0 {
+			return strconv.FormatInt(v/1000, 10)
+		}
+		return strconv.FormatInt(v, 10) + "m"
+	}
+	if v == 0 || v == math.MinInt64 {
+		return strconv.FormatInt(v, 10)
+	}
+	suffixes := []string{"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"}
+	i := 0
+	for i+1 < len(suffixes) && v%1024 == 0 {
+		v /= 1024
+		i++
+	}
+	return strconv.FormatInt(v, 10) + suffixes[i]
+}

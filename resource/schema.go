@@ -1,0 +1,127 @@
+package resource
+
+import (
+	"fmt"
+	"sort"
+)
+
+// MaxResources is the most resource names one Schema holds. It lets scorers
+// keep per-task state in fixed-size arrays and bit masks on the stack.
+const MaxResources = 64
+
+// Schema fixes the order of resource names once, so that every amount is a
+// slot in a dense vector and no scoring loop looks up a string. A Schema is
+// immutable and safe for concurrent use.
+type Schema struct {
+	names []string
+	slots map[string]int
+}
+
+// NewSchema returns a schema with the given names in the given order. Names
+// must be valid qualified names, distinct, and at most MaxResources.
+func NewSchema(names ...string) (*Schema, error) {
+	if len(names) > MaxResources {
+		return nil, fmt.Errorf("schema: %d resource names, at most %d are supported", len(names), MaxResources)
+	}
+	s := &Schema{names: append([]string(nil), names...), slots: make(map[string]int, len(names))}
+	for i, n := range names {
+		if err := ValidateName(n); err != nil {
+			return nil, fmt.Errorf("schema: %w", err)
+		}
+		if _, dup := s.slots[n]; dup {
+			return nil, fmt.Errorf("schema: resource name %q appears twice", n)
+		}
+		s.slots[n] = i
+	}
+	return s, nil
+}
+
+// SchemaOf returns a schema of every name used in the given lists: cpu and
+// memory first (always present), then the rest in sorted order.
+func SchemaOf(lists ...map[string]string) (*Schema, error) {
+	seen := map[string]bool{CPU: true, Memory: true}
+	var rest []string
+	for _, l := range lists {
+		for n := range l {
+			if !seen[n] {
+				seen[n] = true
+				rest = append(rest, n)
+			}
+		}
+	}
+	sort.Strings(rest)
+	return NewSchema(append([]string{CPU, Memory}, rest...)...)
+}
+
+// Len is the number of slots.
+func (s *Schema) Len() int { return len(s.names) }
+
+// Name returns the name in slot i.
+func (s *Schema) Name(i int) string { return s.names[i] }
+
+// Names returns a copy of the names in slot order.
+func (s *Schema) Names() []string { return append([]string(nil), s.names...) }
+
+// Slot returns the slot of name.
+func (s *Schema) Slot(name string) (int, bool) {
+	i, ok := s.slots[name]
+	return i, ok
+}
+
+// Parse builds a vector from quantities by name ("cpu": "500m",
+// "nvidia.com/gpu": "2"), in canonical units. Names missing from the list are
+// 0; a name missing from the schema is an error.
+func (s *Schema) Parse(quantities map[string]string) (Vector, error) {
+	v := make(Vector, len(s.names))
+	for _, name := range sortedKeys(quantities) {
+		i, ok := s.slots[name]
+		if !ok {
+			return nil, fmt.Errorf("resource %q is not in the schema %v", name, s.names)
+		}
+		amount, err := ParseAmount(name, quantities[name])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		v[i] = amount
+	}
+	return v, nil
+}
+
+// Vector builds a vector from amounts by name, already in canonical units.
+func (s *Schema) Vector(amounts map[string]int64) (Vector, error) {
+	v := make(Vector, len(s.names))
+	for _, name := range sortedKeys(amounts) {
+		i, ok := s.slots[name]
+		if !ok {
+			return nil, fmt.Errorf("resource %q is not in the schema %v", name, s.names)
+		}
+		v[i] = amounts[name]
+	}
+	return v, s.Check(v)
+}
+
+// Check reports whether v fits this schema: one amount per slot, each in
+// [0, MaxAmount].
+func (s *Schema) Check(v Vector) error {
+	if len(v) != len(s.names) {
+		return fmt.Errorf("vector has %d amounts, the schema has %d resources", len(v), len(s.names))
+	}
+	for i, a := range v {
+		if a < 0 || a > MaxAmount {
+			return fmt.Errorf("%s: amount %d is outside [0, 2^53]", s.names[i], a)
+		}
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Vector holds one amount per schema slot, in canonical units.
+type Vector []int64

@@ -1,0 +1,161 @@
+package resource
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestValidateName(t *testing.T) {
+	for _, ok := range []string{"cpu", "memory", "nvidia.com/gpu", "example.com/foo_bar.v2", "hugepages-2Mi",
+		"nvidia.com/v100-sxm2-16gb", "kubernetes.io/batch-cpu"} {
+		if err := ValidateName(ok); err != nil {
+			t.Errorf("ValidateName(%q): %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "/gpu", "nvidia.com/", "Nvidia.com/gpu", "nvidia.com/*", "-cpu", "cpu-",
+		"a b", "x/y/z", strings.Repeat("a", 64)} {
+		if err := ValidateName(bad); err == nil {
+			t.Errorf("ValidateName(%q) accepted it", bad)
+		}
+	}
+}
+
+func TestUnitAndScalarClassification(t *testing.T) {
+	tests := []struct {
+		name     string
+		unit     Unit
+		extended bool
+		scalar   bool
+	}{
+		{CPU, Milli, false, false},
+		{Memory, Whole, false, false},
+		{EphemeralStorage, Whole, false, false},
+		{Pods, Whole, false, false},
+		{"nvidia.com/gpu", Milli, true, true},
+		{"hugepages-1Gi", Whole, false, true},
+		{"kubernetes.io/batch-cpu", Whole, false, true},
+		{"attachable-volumes-csi-x", Whole, false, true},
+	}
+	for _, tc := range tests {
+		if got := UnitOf(tc.name); got != tc.unit {
+			t.Errorf("UnitOf(%q) = %v, want %v", tc.name, got, tc.unit)
+		}
+		if got := IsExtended(tc.name); got != tc.extended {
+			t.Errorf("IsExtended(%q) = %v", tc.name, got)
+		}
+		if got := IsScalar(tc.name); got != tc.scalar {
+			t.Errorf("IsScalar(%q) = %v", tc.name, got)
+		}
+	}
+}
+
+func TestSchemaResolvesNamesOnce(t *testing.T) {
+	s, err := NewSchema(CPU, Memory, "nvidia.com/gpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := s.Parse(map[string]string{"cpu": "2", "memory": "4Gi", "nvidia.com/gpu": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(Vector{2000, 4 << 30, 1000}, v); diff != "" {
+		t.Errorf("Parse (-want +got):\n%s", diff)
+	}
+	if slot, ok := s.Slot("nvidia.com/gpu"); !ok || slot != 2 {
+		t.Errorf("Slot(gpu) = %d, %v", slot, ok)
+	}
+	if _, err := s.Parse(map[string]string{"example.com/foo": "1"}); err == nil || !strings.Contains(err.Error(), "example.com/foo") {
+		t.Errorf("unknown resource: got %v", err)
+	}
+	if _, err := s.Parse(map[string]string{"cpu": "1Gib"}); err == nil || !strings.Contains(err.Error(), `"1Gib"`) {
+		t.Errorf("bad quantity: got %v", err)
+	}
+}
+
+func TestNewSchemaRejects(t *testing.T) {
+	if _, err := NewSchema(CPU, CPU); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Errorf("duplicate: %v", err)
+	}
+	if _, err := NewSchema("nvidia.com/*"); err == nil {
+		t.Error("wildcard accepted as a resource name")
+	}
+	many := make([]string, MaxResources+1)
+	for i := range many {
+		many[i] = "example.com/r" + strings.Repeat("x", i%50) + string(rune('a'+i%26)) + string(rune('a'+i/26))
+	}
+	if _, err := NewSchema(many...); err == nil {
+		t.Error("more than MaxResources accepted")
+	}
+}
+
+func TestTableChecksVectors(t *testing.T) {
+	s, _ := NewSchema(CPU, Memory)
+	tab := NewTable(s, 2)
+	if _, err := tab.Add("n0", Vector{1000, 1 << 30}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tab.Add("short", Vector{1}, nil); err == nil {
+		t.Error("short vector accepted")
+	}
+	if _, err := tab.Add("neg", Vector{-1, 0}, nil); err == nil || !strings.Contains(err.Error(), "cpu") {
+		t.Errorf("negative amount: %v", err)
+	}
+	if _, err := tab.Add("huge", Vector{MaxAmount + 1, 0}, nil); err == nil {
+		t.Error("amount above MaxAmount accepted")
+	}
+	if err := tab.SetUsed(0, Vector{500, 0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tab.SetUsed(3, Vector{0, 0}); err == nil {
+		t.Error("SetUsed out of range accepted")
+	}
+	if tab.Len() != 1 || tab.Used(0)[0] != 500 || tab.Allocatable(0)[1] != 1<<30 {
+		t.Errorf("table content wrong: len %d used %v alloc %v", tab.Len(), tab.Used(0), tab.Allocatable(0))
+	}
+}
+
+func TestPodRequestsFollowsKubernetes(t *testing.T) {
+	s, _ := NewSchema(CPU, Memory, "nvidia.com/gpu")
+	pod := Pod{
+		Containers: []Container{
+			{Requests: map[string]int64{CPU: 1000}},                        // memory unset
+			{Requests: map[string]int64{CPU: 0, Memory: 0}},                // both set to zero
+			{Requests: map[string]int64{"nvidia.com/gpu": 1000, CPU: 500}}, // memory unset
+		},
+		InitContainers: []Container{
+			{Requests: map[string]int64{CPU: 4000, Memory: 1 << 30}},
+			{Requests: map[string]int64{CPU: 200, Memory: 100 << 20}, Sidecar: true},
+			{Requests: map[string]int64{CPU: 3000, Memory: 1 << 30}},
+		},
+		Overhead: map[string]int64{CPU: 50},
+	}
+	got, err := PodRequests(s, pod, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Main: cpu 1500 + sidecar 200 = 1700; memory 100Mi. Init: first 4000/1Gi,
+	// third 3000+200 / 1Gi+100Mi. Max: cpu 4000, memory 1Gi+100Mi. Overhead +50m.
+	if diff := cmp.Diff(Vector{4050, 1<<30 + 100<<20, 1000}, got); diff != "" {
+		t.Errorf("PodRequests (-want +got):\n%s", diff)
+	}
+	got, err = PodRequests(s, Pod{Containers: pod.Containers}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Non-zero: container 0 gets 200Mi memory, container 2 too; container 1 set zeros.
+	if diff := cmp.Diff(Vector{1500, 400 << 20, 1000}, got); diff != "" {
+		t.Errorf("PodRequests non-zero (-want +got):\n%s", diff)
+	}
+	got, err = PodRequests(s, Pod{Containers: []Container{{}}, PodLevel: map[string]int64{CPU: 2000}}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(Vector{2000, DefaultMemoryRequest, 0}, got); diff != "" {
+		t.Errorf("PodRequests pod-level (-want +got):\n%s", diff)
+	}
+	if _, err := PodRequests(s, Pod{Containers: []Container{{Requests: map[string]int64{"x.io/y": 1}}}}, false); err == nil {
+		t.Error("unknown resource accepted")
+	}
+}

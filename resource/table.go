@@ -1,0 +1,88 @@
+package resource
+
+import "fmt"
+
+// Table holds many nodes' allocatable and used amounts as two dense
+// row-major matrices: node i's amount of slot j is at i*Stride()+j. Scorers
+// walk these matrices directly, so scoring a task against every node touches
+// contiguous memory and no maps.
+//
+// A Table is plain data: reads may run concurrently, but a change (Add,
+// SetUsed) must not run alongside anything else.
+type Table struct {
+	schema      *Schema
+	names       []string
+	allocatable []int64
+	used        []int64
+}
+
+// NewTable returns an empty table with room for capacity nodes.
+func NewTable(schema *Schema, capacity int) *Table {
+	k := schema.Len()
+	return &Table{
+		schema:      schema,
+		names:       make([]string, 0, capacity),
+		allocatable: make([]int64, 0, capacity*k),
+		used:        make([]int64, 0, capacity*k),
+	}
+}
+
+// Add appends a node and returns its row. Both vectors must pass
+// Schema.Check; used may exceed allocatable (a node can be overcommitted).
+func (t *Table) Add(name string, allocatable, used Vector) (int, error) {
+	if err := t.schema.Check(allocatable); err != nil {
+		return 0, fmt.Errorf("node %q allocatable: %w", name, err)
+	}
+	if used == nil {
+		used = make(Vector, t.schema.Len())
+	}
+	if err := t.schema.Check(used); err != nil {
+		return 0, fmt.Errorf("node %q used: %w", name, err)
+	}
+	t.names = append(t.names, name)
+	t.allocatable = append(t.allocatable, allocatable...)
+	t.used = append(t.used, used...)
+	return len(t.names) - 1, nil
+}
+
+// SetUsed replaces node i's used amounts, as after a binding.
+func (t *Table) SetUsed(i int, used Vector) error {
+	if i < 0 || i >= len(t.names) {
+		return fmt.Errorf("node row %d is outside [0, %d)", i, len(t.names))
+	}
+	if err := t.schema.Check(used); err != nil {
+		return fmt.Errorf("node %q used: %w", t.names[i], err)
+	}
+	copy(t.Used(i), used)
+	return nil
+}
+
+// Schema returns the table's schema.
+func (t *Table) Schema() *Schema { return t.schema }
+
+// Len is the number of nodes.
+func (t *Table) Len() int { return len(t.names) }
+
+// Stride is the row length, the schema's length.
+func (t *Table) Stride() int { return t.schema.Len() }
+
+// Name returns node i's name.
+func (t *Table) Name(i int) string { return t.names[i] }
+
+// Allocatable returns node i's allocatable amounts, a view into the table.
+func (t *Table) Allocatable(i int) Vector {
+	k := t.schema.Len()
+	return t.allocatable[i*k : (i+1)*k : (i+1)*k]
+}
+
+// Used returns node i's used amounts, a view into the table.
+func (t *Table) Used(i int) Vector {
+	k := t.schema.Len()
+	return t.used[i*k : (i+1)*k : (i+1)*k]
+}
+
+// Matrices returns the whole allocatable and used matrices (row-major, Len
+// rows of Stride amounts), for scorers. They are views: do not modify them.
+func (t *Table) Matrices() (allocatable, used []int64) {
+	return t.allocatable, t.used
+}
