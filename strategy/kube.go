@@ -1,0 +1,341 @@
+package strategy
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/resfit/resfit/resource"
+)
+
+// kubeResources resolves a kube-scheduler resource list against a schema.
+// A configured resource outside the schema is on no node and requested by
+// no task, so kube-scheduler would skip it on every node; it is dropped.
+func kubeResources(schema *resource.Schema, rs []Resource, t Type) []slotSpec {
+	specs := make([]slotSpec, 0, len(rs))
+	for _, r := range rs {
+		slot, ok := schema.Slot(r.Name)
+		if !ok {
+			continue
+		}
+		typ := t
+		if typ == 0 {
+			typ = r.Type
+		}
+		specs = append(specs, slotSpec{slot: slot, typ: typ, weight: r.Weight, scalar: resource.IsScalar(r.Name)})
+	}
+	return specs
+}
+
+// kubeTaskSlots keeps the resources kube-scheduler scores for this request:
+// it skips a scalar resource (extended, hugepages) the pod does not request.
+func kubeTaskSlots(specs []slotSpec, req []int64, dst *[resource.MaxResources]taskSlot) []taskSlot {
+	n := 0
+	for _, s := range specs {
+		if s.scalar && req[s.slot] == 0 {
+			continue
+		}
+		dst[n] = taskSlot{slot: s.slot, typ: s.typ, weight: s.weight, req: req[s.slot]}
+		n++
+	}
+	return dst[:n]
+}
+
+// KubeFit is kube-scheduler v1.37's NodeResourcesFit score with the
+// MostAllocated or LeastAllocated strategy: one type for all resources, a
+// weight per resource. Per node:
+//
+//	for each configured resource i, skipping a scalar resource the pod does
+//	not request and any resource with allocatable 0:
+//	    requested_i = used_i + req_i
+//	    s_i = MostRequestedScore(requested_i, alloc_i) or LeastRequestedScore(...)
+//	score = Σ(w_i·s_i) / Σw_i   (truncated; 0 when no resource is left)
+//
+// kube-scheduler scores with "non-zero" requests (resource.PodRequests with
+// nonZero, and the node's used amounts summed the same way).
+type KubeFit struct {
+	typ   Type
+	specs []slotSpec
+}
+
+// NewKubeFit builds a KubeFit of type t (MostAllocated or LeastAllocated).
+// Resource.Type is ignored; weights must be > 0 and names distinct.
+func NewKubeFit(schema *resource.Schema, t Type, rs []Resource) (*KubeFit, error) {
+	if t != MostAllocated && t != LeastAllocated {
+		return nil, fmt.Errorf("NodeResourcesFit: unknown strategy type %v", t)
+	}
+	if err := checkResources(rs, false); err != nil {
+		return nil, fmt.Errorf("NodeResourcesFit: %w", err)
+	}
+	return &KubeFit{typ: t, specs: kubeResources(schema, rs, t)}, nil
+}
+
+// ScoreNode scores one node; the result is in [0, 100].
+func (f *KubeFit) ScoreNode(req, alloc, used []int64) float64 {
+	var buf [resource.MaxResources]taskSlot
+	return float64(kubeFitNode(kubeTaskSlots(f.specs, req, &buf), alloc, used))
+}
+
+// ScoreNodes scores every node of the row-major matrices into out.
+func (f *KubeFit) ScoreNodes(req []int64, alloc, used []int64, out []float64) error {
+	if err := checkLengths(req, alloc, used, out); err != nil {
+		return err
+	}
+	var buf [resource.MaxResources]taskSlot
+	slots := kubeTaskSlots(f.specs, req, &buf)
+	k := len(req)
+	for i := range out {
+		out[i] = float64(kubeFitNode(slots, alloc[i*k:i*k+k], used[i*k:i*k+k]))
+	}
+	return nil
+}
+
+func kubeFitNode(slots []taskSlot, alloc, used []int64) int64 {
+	var score, weightSum int64
+	for _, s := range slots {
+		capacity := alloc[s.slot]
+		if capacity == 0 {
+			continue
+		}
+		score += requestedScore(s.typ, used[s.slot]+s.req, capacity) * s.weight
+		weightSum += s.weight
+	}
+	if weightSum == 0 {
+		return 0
+	}
+	return score / weightSum
+}
+
+// ShapePoint is one point of a RequestedToCapacityRatio shape as configured
+// upstream: Utilization in [0, 100], Score in [0, 10].
+type ShapePoint struct {
+	Utilization int64
+	Score       int64
+}
+
+// MaxShapeScore is the largest Score of a ShapePoint.
+const MaxShapeScore = 10
+
+// RequestedToCapacityRatio is kube-scheduler v1.37's NodeResourcesFit score
+// with the RequestedToCapacityRatio strategy (KEP "Extending
+// RequestedToCapacityRatio to support resource bin packing of extended
+// resources"). Shape scores are scaled ×10 to 0..100, and per node:
+//
+//	for each configured resource i, skipping as KubeFit does:
+//	    u_i = (used_i + req_i) × 100 / alloc_i   (truncated; 100 if over capacity)
+//	    s_i = f(u_i), f broken-linear through the shape, truncating
+//	    resources with s_i = 0 do not count, nor does their weight
+//	score = round(Σ(w_i·s_i) / Σw_i)   (math.Round; 0 when nothing counts)
+//
+// The KEP's own worked example rounds the utilisation (37.5 → 4 on the old
+// 0..10 scale); kube-scheduler truncates it first (37 → 3) and scores on
+// 0..100. This type follows kube-scheduler.
+type RequestedToCapacityRatio struct {
+	specs []slotSpec
+	shape []ShapePoint // scores ×10
+}
+
+// NewRequestedToCapacityRatio builds the scorer. The shape needs at least
+// one point, utilisations strictly increasing in [0, 100], scores in
+// [0, 10].
+func NewRequestedToCapacityRatio(schema *resource.Schema, rs []Resource, shape []ShapePoint) (*RequestedToCapacityRatio, error) {
+	if err := checkResources(rs, false); err != nil {
+		return nil, fmt.Errorf("RequestedToCapacityRatio: %w", err)
+	}
+	if err := CheckShape(shape); err != nil {
+		return nil, fmt.Errorf("RequestedToCapacityRatio: %w", err)
+	}
+	scaled := make([]ShapePoint, len(shape))
+	for i, p := range shape {
+		scaled[i] = ShapePoint{Utilization: p.Utilization, Score: p.Score * (MaxNodeScore / MaxShapeScore)}
+	}
+	return &RequestedToCapacityRatio{specs: kubeResources(schema, rs, MostAllocated), shape: scaled}, nil
+}
+
+// CheckShape validates a shape as kube-scheduler does.
+func CheckShape(shape []ShapePoint) error {
+	if len(shape) == 0 {
+		return fmt.Errorf("shape: at least one point must be specified")
+	}
+	for i, p := range shape {
+		if i > 0 && shape[i-1].Utilization >= p.Utilization {
+			return fmt.Errorf("shape[%d].utilization: values must be sorted in increasing order, got %d after %d", i, p.Utilization, shape[i-1].Utilization)
+		}
+		if p.Utilization < 0 || p.Utilization > 100 {
+			return fmt.Errorf("shape[%d].utilization: must be in [0, 100], got %d", i, p.Utilization)
+		}
+		if p.Score < 0 || p.Score > MaxShapeScore {
+			return fmt.Errorf("shape[%d].score: must be in [0, 10], got %d", i, p.Score)
+		}
+	}
+	return nil
+}
+
+// brokenLinear evaluates the shape at utilisation p: the first point's score
+// below it, the last point's above, linear (truncating) in between.
+func brokenLinear(shape []ShapePoint, p int64) int64 {
+	for i, pt := range shape {
+		if p <= pt.Utilization {
+			if i == 0 {
+				return pt.Score
+			}
+			prev := shape[i-1]
+			return prev.Score + (pt.Score-prev.Score)*(p-prev.Utilization)/(pt.Utilization-prev.Utilization)
+		}
+	}
+	return shape[len(shape)-1].Score
+}
+
+// ScoreNode scores one node; the result is in [0, 100].
+func (r *RequestedToCapacityRatio) ScoreNode(req, alloc, used []int64) float64 {
+	var buf [resource.MaxResources]taskSlot
+	return float64(r.node(kubeTaskSlots(r.specs, req, &buf), alloc, used))
+}
+
+// ScoreNodes scores every node of the row-major matrices into out.
+func (r *RequestedToCapacityRatio) ScoreNodes(req []int64, alloc, used []int64, out []float64) error {
+	if err := checkLengths(req, alloc, used, out); err != nil {
+		return err
+	}
+	var buf [resource.MaxResources]taskSlot
+	slots := kubeTaskSlots(r.specs, req, &buf)
+	k := len(req)
+	for i := range out {
+		out[i] = float64(r.node(slots, alloc[i*k:i*k+k], used[i*k:i*k+k]))
+	}
+	return nil
+}
+
+func (r *RequestedToCapacityRatio) node(slots []taskSlot, alloc, used []int64) int64 {
+	var score, weightSum int64
+	for _, s := range slots {
+		capacity := alloc[s.slot]
+		if capacity == 0 {
+			continue
+		}
+		requested := used[s.slot] + s.req
+		utilization := int64(100)
+		if requested <= capacity {
+			utilization = requested * 100 / capacity
+		}
+		if rs := brokenLinear(r.shape, utilization); rs > 0 {
+			score += rs * s.weight
+			weightSum += s.weight
+		}
+	}
+	if weightSum == 0 {
+		return 0
+	}
+	return int64(math.Round(float64(score) / float64(weightSum)))
+}
+
+// BalancedAllocation is kube-scheduler v1.37's
+// NodeResourcesBalancedAllocation score. It rewards a placement that makes
+// the node's utilisation fractions more even. Per node, over the configured
+// resources (skipping as KubeFit does):
+//
+//	f_i = min(requested_i / alloc_i, 1)            (float64)
+//	std = |f_0 − f_1| / 2 for two resources, the population standard
+//	      deviation for more, 0 for fewer
+//	B(requested) = int64((1 − std) × 100)
+//	score = 50 + (50 + B(used + req) − B(used)) / 2   (integers, truncated)
+//
+// A task that requests none of the resources (best effort) scores 0 on every
+// node: kube-scheduler skips the plugin for it. BalancedAllocation uses the
+// plain requests, not the non-zero ones. Weights are ignored (kube-scheduler
+// requires them to be 1).
+type BalancedAllocation struct {
+	specs []slotSpec
+}
+
+// NewBalancedAllocation builds the scorer over the named resources, in
+// order (the order of the standard deviation's sum).
+func NewBalancedAllocation(schema *resource.Schema, names []string) (*BalancedAllocation, error) {
+	rs := make([]Resource, len(names))
+	for i, n := range names {
+		rs[i] = Resource{Name: n, Weight: 1}
+	}
+	if err := checkResources(rs, false); err != nil {
+		return nil, fmt.Errorf("NodeResourcesBalancedAllocation: %w", err)
+	}
+	return &BalancedAllocation{specs: kubeResources(schema, rs, MostAllocated)}, nil
+}
+
+// ScoreNode scores one node; the result is in [50, 100], or 0 for a
+// best-effort task.
+func (b *BalancedAllocation) ScoreNode(req, alloc, used []int64) float64 {
+	var buf [resource.MaxResources]taskSlot
+	slots := kubeTaskSlots(b.specs, req, &buf)
+	if bestEffort(slots) {
+		return 0
+	}
+	return float64(balancedNode(slots, alloc, used))
+}
+
+// ScoreNodes scores every node of the row-major matrices into out.
+func (b *BalancedAllocation) ScoreNodes(req []int64, alloc, used []int64, out []float64) error {
+	if err := checkLengths(req, alloc, used, out); err != nil {
+		return err
+	}
+	var buf [resource.MaxResources]taskSlot
+	slots := kubeTaskSlots(b.specs, req, &buf)
+	if bestEffort(slots) {
+		clear(out)
+		return nil
+	}
+	k := len(req)
+	for i := range out {
+		out[i] = float64(balancedNode(slots, alloc[i*k:i*k+k], used[i*k:i*k+k]))
+	}
+	return nil
+}
+
+func bestEffort(slots []taskSlot) bool {
+	for _, s := range slots {
+		if s.req != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func balancedNode(slots []taskSlot, alloc, used []int64) int64 {
+	withPod := balance(slots, alloc, used, true)
+	withoutPod := balance(slots, alloc, used, false)
+	return MaxNodeScore/2 + (MaxNodeScore/2+withPod-withoutPod)/2
+}
+
+func balance(slots []taskSlot, alloc, used []int64, withPod bool) int64 {
+	var fractions [resource.MaxResources]float64
+	n := 0
+	var total float64
+	for _, s := range slots {
+		capacity := alloc[s.slot]
+		if capacity == 0 {
+			continue
+		}
+		requested := used[s.slot]
+		if withPod {
+			requested += s.req
+		}
+		f := float64(requested) / float64(capacity)
+		if f > 1 {
+			f = 1
+		}
+		total += f
+		fractions[n] = f
+		n++
+	}
+	std := 0.0
+	switch {
+	case n == 2:
+		std = math.Abs((fractions[0] - fractions[1]) / 2)
+	case n > 2:
+		mean := total / float64(n)
+		var sum float64
+		for _, f := range fractions[:n] {
+			sum += (f - mean) * (f - mean)
+		}
+		std = math.Sqrt(sum / float64(n))
+	}
+	return int64((1 - std) * MaxNodeScore)
+}

@@ -1,0 +1,168 @@
+// Package strategy holds the per-resource node scorers: MostAllocated and
+// LeastAllocated under the numeric profiles of kube-scheduler, Koordinator
+// and Volcano, RequestedToCapacityRatio, BalancedAllocation and Volcano's
+// binpack.
+//
+// Each scorer is built once for a resource.Schema and is then immutable and
+// safe for concurrent use. It scores one node with ScoreNode and many nodes
+// with ScoreNodes, which walks a resource.Table's dense matrices and does
+// not allocate. The formulas, with their upstream rounding, are written out
+// on each type.
+//
+// Inputs to every scorer: req, the task's request; alloc and used, a node's
+// allocatable and already-requested amounts (for ScoreNodes, row-major
+// matrices with len(req) amounts per node). All amounts are in
+// [0, resource.MaxAmount], which keeps every sum and product below exact.
+package strategy
+
+import (
+	"fmt"
+	"strings"
+)
+
+// MaxNodeScore is the highest score a kube-scheduler or Koordinator plugin
+// returns, and the scale of Volcano's scores.
+const MaxNodeScore = 100
+
+// Type says how one resource's utilisation becomes a score.
+type Type uint8
+
+const (
+	// LeastAllocated favours nodes with more of the resource left:
+	// (allocatable − requested) / allocatable. It spreads work.
+	LeastAllocated Type = iota + 1
+	// MostAllocated favours nodes with less left: requested / allocatable.
+	// It packs work.
+	MostAllocated
+)
+
+// ParseType reads a strategy type by its upstream name.
+func ParseType(s string) (Type, error) {
+	switch s {
+	case "LeastAllocated":
+		return LeastAllocated, nil
+	case "MostAllocated":
+		return MostAllocated, nil
+	}
+	return 0, fmt.Errorf("unknown strategy type %q, want one of LeastAllocated, MostAllocated", s)
+}
+
+func (t Type) String() string {
+	switch t {
+	case LeastAllocated:
+		return "LeastAllocated"
+	case MostAllocated:
+		return "MostAllocated"
+	}
+	return fmt.Sprintf("Type(%d)", uint8(t))
+}
+
+// MostRequestedScore is kube-scheduler's and Koordinator's integer
+// MostAllocated score of one resource:
+//
+//	min(requested, capacity) × 100 / capacity   (truncated; 0 when capacity is 0)
+func MostRequestedScore(requested, capacity int64) int64 {
+	if capacity == 0 {
+		return 0
+	}
+	if requested > capacity {
+		requested = capacity
+	}
+	return requested * MaxNodeScore / capacity
+}
+
+// LeastRequestedScore is kube-scheduler's and Koordinator's integer
+// LeastAllocated score of one resource:
+//
+//	(capacity − requested) × 100 / capacity   (truncated; 0 when capacity is 0
+//	                                            or requested > capacity)
+func LeastRequestedScore(requested, capacity int64) int64 {
+	if capacity == 0 || requested > capacity {
+		return 0
+	}
+	return (capacity - requested) * MaxNodeScore / capacity
+}
+
+func requestedScore(t Type, requested, capacity int64) int64 {
+	if t == MostAllocated {
+		return MostRequestedScore(requested, capacity)
+	}
+	return LeastRequestedScore(requested, capacity)
+}
+
+// WeightedMean is the weighted normalisation every per-resource scorer ends
+// with, in integers as kube-scheduler and Koordinator write it:
+//
+//	Σ(wᵢ·sᵢ) / Σwᵢ   (truncated; 0 when Σwᵢ is 0)
+//
+// scores and weights must have the same length.
+func WeightedMean(scores, weights []int64) int64 {
+	var sum, weightSum int64
+	for i, s := range scores {
+		sum += s * weights[i]
+		weightSum += weights[i]
+	}
+	if weightSum == 0 {
+		return 0
+	}
+	return sum / weightSum
+}
+
+// Resource configures one resource of a scorer by name.
+type Resource struct {
+	Name   string
+	Type   Type  // ignored by scorers with one type for all resources
+	Weight int64 // > 0
+}
+
+// slotSpec is a Resource resolved to its schema slot.
+type slotSpec struct {
+	slot   int
+	typ    Type
+	weight int64
+	scalar bool
+}
+
+// taskSlot is a slotSpec that the current task takes part in, with its
+// request, gathered once per task so that the per-node loop only walks the
+// resources that matter.
+type taskSlot struct {
+	slot   int
+	typ    Type
+	weight int64
+	req    int64
+}
+
+func checkResources(rs []Resource, needType bool) error {
+	seen := make(map[string]bool, len(rs))
+	var errs []string
+	for i, r := range rs {
+		switch {
+		case seen[r.Name]:
+			errs = append(errs, fmt.Sprintf("resources[%d]: %q appears twice", i, r.Name))
+		case r.Weight <= 0:
+			errs = append(errs, fmt.Sprintf("resources[%d] (%s): weight must be > 0, got %d", i, r.Name, r.Weight))
+		case needType && r.Type != MostAllocated && r.Type != LeastAllocated:
+			errs = append(errs, fmt.Sprintf("resources[%d] (%s): unknown strategy type %v", i, r.Name, r.Type))
+		}
+		seen[r.Name] = true
+	}
+	if errs != nil {
+		return fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+func checkLengths(req []int64, alloc, used []int64, out []float64) error {
+	k := len(req)
+	if k == 0 {
+		if len(out) != 0 {
+			return fmt.Errorf("empty request vector with %d nodes", len(out))
+		}
+		return nil
+	}
+	if len(alloc) != len(used) || len(alloc)%k != 0 || len(alloc)/k != len(out) {
+		return fmt.Errorf("matrices of %d and %d amounts do not hold %d nodes of %d resources", len(alloc), len(used), len(out), k)
+	}
+	return nil
+}
