@@ -14,6 +14,9 @@ type Table struct {
 	names       []string
 	allocatable []int64
 	used        []int64
+	// nonZeroUsed is used summed with kube-scheduler's non-zero defaults;
+	// nil until SetNonZeroUsed is first called, and used stands in for it.
+	nonZeroUsed []int64
 }
 
 // NewTable returns an empty table with room for capacity nodes.
@@ -42,7 +45,28 @@ func (t *Table) Add(name string, allocatable, used Vector) (int, error) {
 	t.names = append(t.names, name)
 	t.allocatable = append(t.allocatable, allocatable...)
 	t.used = append(t.used, used...)
+	if t.nonZeroUsed != nil {
+		t.nonZeroUsed = append(t.nonZeroUsed, used...)
+	}
 	return len(t.names) - 1, nil
+}
+
+// SetNonZeroUsed records node i's used amounts summed with the non-zero
+// defaults (see PodRequests), which kube-scheduler's and Koordinator's
+// scores use. Nodes never given one use their plain used amounts.
+func (t *Table) SetNonZeroUsed(i int, used Vector) error {
+	if i < 0 || i >= len(t.names) {
+		return fmt.Errorf("node row %d is outside [0, %d)", i, len(t.names))
+	}
+	if err := t.schema.Check(used); err != nil {
+		return fmt.Errorf("node %q non-zero used: %w", t.names[i], err)
+	}
+	if t.nonZeroUsed == nil {
+		t.nonZeroUsed = append(make([]int64, 0, cap(t.used)), t.used...)
+	}
+	k := t.schema.Len()
+	copy(t.nonZeroUsed[i*k:(i+1)*k], used)
+	return nil
 }
 
 // SetUsed replaces node i's used amounts, as after a binding.
@@ -79,6 +103,15 @@ func (t *Table) Allocatable(i int) Vector {
 func (t *Table) Used(i int) Vector {
 	k := t.schema.Len()
 	return t.used[i*k : (i+1)*k : (i+1)*k]
+}
+
+// NonZeroUsedMatrix returns the non-zero used matrix, or the used matrix
+// when no node has one. It is a view: do not modify it.
+func (t *Table) NonZeroUsedMatrix() []int64 {
+	if t.nonZeroUsed != nil {
+		return t.nonZeroUsed
+	}
+	return t.used
 }
 
 // Matrices returns the whole allocatable and used matrices (row-major, Len

@@ -1,0 +1,314 @@
+package scoring
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/strategy"
+)
+
+// Task is what is being placed: a pod, or one task of a batch job.
+type Task struct {
+	Name string
+	// Requests are the task's requests in canonical units, one per schema
+	// slot (see resource.PodRequests).
+	Requests resource.Vector
+	// NonZeroRequests are the requests with kube-scheduler's non-zero
+	// defaults, which the kube-scheduler and Koordinator scorers use; nil
+	// means Requests.
+	NonZeroRequests resource.Vector
+	// Override is a Volcano per-task strategy (pod annotations); nil means
+	// the configured one.
+	Override *strategy.Override
+}
+
+func (t *Task) nonZero() resource.Vector {
+	if t.NonZeroRequests != nil {
+		return t.NonZeroRequests
+	}
+	return t.Requests
+}
+
+// Scorer scores one task on every node of a table. It writes len(out) ==
+// nodes.Len() scores, each in [0, MaxScore()], and must not allocate.
+type Scorer interface {
+	Name() string
+	MaxScore() float64
+	ScoreNodes(task *Task, nodes *resource.Table, out []float64) error
+}
+
+// Filter rejects the nodes a task must not go to. It calls v.Reject for
+// each, and must not allocate.
+type Filter interface {
+	Name() string
+	FilterNodes(task *Task, nodes *resource.Table, v *Verdicts) error
+	// Explain turns one of its own rejections into a sentence.
+	Explain(r Reason, schema *resource.Schema) string
+}
+
+// Reason records why a filter rejected a node, compactly, so that the hot
+// loop formats nothing; Batch.Reason writes the sentence when asked.
+type Reason struct {
+	filter int // index+1 of the rejecting filter; 0 means feasible
+	// Slot is the resource concerned, and Values the numbers the filter's
+	// Explain needs (for the fit filter: requested, free).
+	Slot   int
+	Values [4]int64
+}
+
+// Verdicts collects the filters' rejections for one batch.
+type Verdicts struct {
+	reasons []Reason
+	filter  int
+}
+
+// Feasible reports whether node i is still feasible.
+func (v *Verdicts) Feasible(i int) bool { return v.reasons[i].filter == 0 }
+
+// Reject marks node i infeasible with the current filter's reason, unless
+// an earlier filter already rejected it.
+func (v *Verdicts) Reject(i, slot int, a, b, c, d int64) {
+	if v.reasons[i].filter == 0 {
+		v.reasons[i] = Reason{filter: v.filter, Slot: slot, Values: [4]int64{a, b, c, d}}
+	}
+}
+
+// WeightedScorer is a scorer with its plugin weight in the total.
+type WeightedScorer struct {
+	Scorer
+	Weight float64
+}
+
+// Pipeline runs filters, then weighted scorers, over many nodes. It is
+// immutable and safe for concurrent use; each goroutine needs its own Batch.
+type Pipeline struct {
+	schema  *resource.Schema
+	filters []Filter
+	scorers []WeightedScorer
+}
+
+// NewPipeline assembles a pipeline. Weights must be finite and ≥ 0.
+func NewPipeline(schema *resource.Schema, filters []Filter, scorers []WeightedScorer) (*Pipeline, error) {
+	if schema == nil {
+		return nil, errors.New("pipeline: nil schema")
+	}
+	for i, s := range scorers {
+		if s.Scorer == nil || math.IsNaN(s.Weight) || math.IsInf(s.Weight, 0) || s.Weight < 0 {
+			return nil, fmt.Errorf("pipeline: scorers[%d]: need a scorer and a finite weight ≥ 0, got %v", i, s.Weight)
+		}
+	}
+	if len(filters) > 1<<15 {
+		return nil, errors.New("pipeline: too many filters")
+	}
+	return &Pipeline{
+		schema:  schema,
+		filters: append([]Filter(nil), filters...),
+		scorers: append([]WeightedScorer(nil), scorers...),
+	}, nil
+}
+
+// Schema returns the schema the pipeline was built for.
+func (p *Pipeline) Schema() *resource.Schema { return p.schema }
+
+// ScorerNames returns the scorers' names in column order.
+func (p *Pipeline) ScorerNames() []string {
+	names := make([]string, len(p.scorers))
+	for i, s := range p.scorers {
+		names[i] = s.Name()
+	}
+	return names
+}
+
+// MaxScore is the largest total: Σ weight × scorer maximum.
+func (p *Pipeline) MaxScore() float64 {
+	total := 0.0
+	for _, s := range p.scorers {
+		total += s.Weight * s.MaxScore()
+	}
+	return total
+}
+
+// Batch holds one Score call's results: per node, whether it is feasible
+// (and if not, why), its total and each scorer's weighted contribution. It
+// is reused from call to call; Score allocates only when it has to grow.
+type Batch struct {
+	n       int
+	reasons []Reason
+	totals  []float64
+	columns []float64 // one column of n per scorer
+	pipe    *Pipeline
+	// verdicts is handed to the filters; kept here so that passing it
+	// through the Filter interface does not allocate.
+	verdicts Verdicts
+}
+
+// NewBatch returns a batch with room for the given number of nodes.
+func (p *Pipeline) NewBatch(nodes int) *Batch {
+	b := &Batch{pipe: p}
+	b.resize(nodes)
+	return b
+}
+
+func (b *Batch) resize(n int) {
+	b.n = n
+	if cap(b.reasons) < n {
+		b.reasons = make([]Reason, n)
+		b.totals = make([]float64, n)
+		b.columns = make([]float64, n*len(b.pipe.scorers))
+	}
+	b.reasons = b.reasons[:n]
+	b.totals = b.totals[:n]
+	b.columns = b.columns[:n*len(b.pipe.scorers)]
+}
+
+// Score filters and scores task on every node of the table into b. With a
+// batch large enough for the table it does not allocate. An error means the
+// inputs do not fit the pipeline (wrong schema, bad request vector); b is
+// then not valid.
+func (p *Pipeline) Score(task *Task, nodes *resource.Table, b *Batch) error {
+	if task == nil || nodes == nil || b == nil {
+		return errors.New("score: nil task, table or batch")
+	}
+	if nodes.Schema() != p.schema {
+		return errors.New("score: the table was built for another schema than the pipeline")
+	}
+	if err := p.schema.Check(task.Requests); err != nil {
+		return fmt.Errorf("score: task %q requests: %w", task.Name, err)
+	}
+	if task.NonZeroRequests != nil {
+		if err := p.schema.Check(task.NonZeroRequests); err != nil {
+			return fmt.Errorf("score: task %q non-zero requests: %w", task.Name, err)
+		}
+	}
+	if b.pipe != p {
+		return errors.New("score: the batch belongs to another pipeline")
+	}
+	n := nodes.Len()
+	b.resize(n)
+	clear(b.reasons)
+	v := &b.verdicts
+	v.reasons = b.reasons
+	for i, f := range p.filters {
+		v.filter = i + 1
+		if err := f.FilterNodes(task, nodes, v); err != nil {
+			return fmt.Errorf("score: filter %s: %w", f.Name(), err)
+		}
+	}
+	clear(b.totals)
+	for j, s := range p.scorers {
+		col := b.columns[j*n : (j+1)*n]
+		if err := s.ScoreNodes(task, nodes, col); err != nil {
+			return fmt.Errorf("score: scorer %s: %w", s.Name(), err)
+		}
+		w := s.Weight
+		for i, x := range col {
+			col[i] = x * w
+			b.totals[i] += col[i]
+		}
+	}
+	for i := range b.reasons {
+		if b.reasons[i].filter != 0 {
+			b.totals[i] = 0
+		}
+	}
+	return nil
+}
+
+// Len is the number of nodes scored.
+func (b *Batch) Len() int { return b.n }
+
+// Feasible reports whether node i passed every filter.
+func (b *Batch) Feasible(i int) bool { return b.reasons[i].filter == 0 }
+
+// Total is node i's total score (0 when infeasible).
+func (b *Batch) Total(i int) float64 { return b.totals[i] }
+
+// Contribution is scorer j's weighted score of node i.
+func (b *Batch) Contribution(i, j int) float64 { return b.columns[j*b.n+i] }
+
+// Reason says why node i was rejected, or "" when it is feasible.
+func (b *Batch) Reason(i int) string {
+	r := b.reasons[i]
+	if r.filter == 0 {
+		return ""
+	}
+	return b.pipe.filters[r.filter-1].Explain(r, b.pipe.schema)
+}
+
+// RejectedBy names the filter that rejected node i, or "".
+func (b *Batch) RejectedBy(i int) string {
+	r := b.reasons[i]
+	if r.filter == 0 {
+		return ""
+	}
+	return b.pipe.filters[r.filter-1].Name()
+}
+
+// Top returns the rows of the best k feasible nodes, best first: highest
+// total, ties to the lower row. It appends to dst[:0]; with cap(dst) ≥ k it
+// does not allocate.
+func (b *Batch) Top(k int, dst []int) []int {
+	top := dst[:0]
+	if k <= 0 {
+		return top
+	}
+	// top is kept as a min-heap on (total, -row): its root is the worst kept.
+	for i := 0; i < b.n; i++ {
+		if b.reasons[i].filter != 0 {
+			continue
+		}
+		if len(top) < k {
+			top = append(top, i)
+			b.siftUp(top, len(top)-1)
+			continue
+		}
+		if b.better(i, top[0]) {
+			top[0] = i
+			b.siftDown(top, 0)
+		}
+	}
+	// Pop the heap from the back to sort best first.
+	for end := len(top) - 1; end > 0; end-- {
+		top[0], top[end] = top[end], top[0]
+		b.siftDown(top[:end], 0)
+	}
+	return top
+}
+
+// better orders nodes: higher total first, then lower row.
+func (b *Batch) better(i, j int) bool {
+	if b.totals[i] != b.totals[j] {
+		return b.totals[i] > b.totals[j]
+	}
+	return i < j
+}
+
+func (b *Batch) siftUp(h []int, i int) {
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !b.better(h[parent], h[i]) {
+			return
+		}
+		h[parent], h[i] = h[i], h[parent]
+		i = parent
+	}
+}
+
+func (b *Batch) siftDown(h []int, i int) {
+	for {
+		worst, left, right := i, 2*i+1, 2*i+2
+		if left < len(h) && b.better(h[worst], h[left]) {
+			worst = left
+		}
+		if right < len(h) && b.better(h[worst], h[right]) {
+			worst = right
+		}
+		if worst == i {
+			return
+		}
+		h[i], h[worst] = h[worst], h[i]
+		i = worst
+	}
+}

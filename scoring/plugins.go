@@ -1,0 +1,150 @@
+package scoring
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/strategy"
+)
+
+// Plugin names, as upstream configurations spell them.
+const (
+	NodeResourcesFit                = "NodeResourcesFit"
+	NodeResourcesBalancedAllocation = "NodeResourcesBalancedAllocation"
+	NodeResourcesFitPlus            = "NodeResourcesFitPlus"
+	ResourceStrategyFit             = "resource-strategy-fit"
+	Binpack                         = "binpack"
+	// Legacy scheduler Policy priorities (the KEP's configuration form).
+	RequestedToCapacityRatioPriority = "RequestedToCapacityRatioPriority"
+	MostRequestedPriority            = "MostRequestedPriority"
+	LeastRequestedPriority           = "LeastRequestedPriority"
+	BalancedResourceAllocation       = "BalancedResourceAllocation"
+)
+
+// nodeBatchScorer is what every strategy offers for many nodes.
+type nodeBatchScorer interface {
+	ScoreNodes(req []int64, alloc, used []int64, out []float64) error
+}
+
+// kubeScorer adapts a kube-scheduler or Koordinator strategy, which scores
+// with non-zero requests unless plain is set.
+type kubeScorer struct {
+	name  string
+	s     nodeBatchScorer
+	plain bool
+}
+
+func (k *kubeScorer) Name() string      { return k.name }
+func (k *kubeScorer) MaxScore() float64 { return strategy.MaxNodeScore }
+
+func (k *kubeScorer) ScoreNodes(task *Task, nodes *resource.Table, out []float64) error {
+	alloc, used := nodes.Matrices()
+	if k.plain {
+		return k.s.ScoreNodes(task.Requests, alloc, used, out)
+	}
+	return k.s.ScoreNodes(task.nonZero(), alloc, nodes.NonZeroUsedMatrix(), out)
+}
+
+// volcanoScorer adapts VolcanoFit (resource-strategy-fit or binpack); it
+// honours the task's Override.
+type volcanoScorer struct {
+	name string
+	f    *strategy.VolcanoFit
+}
+
+func (v *volcanoScorer) Name() string      { return v.name }
+func (v *volcanoScorer) MaxScore() float64 { return v.f.MaxScore() }
+
+func (v *volcanoScorer) ScoreNodes(task *Task, nodes *resource.Table, out []float64) error {
+	alloc, used := nodes.Matrices()
+	return v.f.ScoreNodes(task.Requests, task.Override, alloc, used, out)
+}
+
+// FitFilter rejects a node without enough free amount of a resource the
+// task requests, as kube-scheduler's NodeResourcesFit filter and Volcano's
+// allocate action do: a node fails when req > allocatable − used. A
+// "pods" slot, when the schema has one, counts every task as one pod.
+type FitFilter struct {
+	ignored map[string]bool
+	groups  []string
+}
+
+// NewFitFilter returns the filter. Resources named in ignored, or whose
+// domain prefix is in ignoredGroups, are not checked (kube-scheduler's
+// ignoredResources and ignoredResourceGroups).
+func NewFitFilter(ignored, ignoredGroups []string) *FitFilter {
+	f := &FitFilter{ignored: map[string]bool{}, groups: append([]string(nil), ignoredGroups...)}
+	for _, n := range ignored {
+		f.ignored[n] = true
+	}
+	return f
+}
+
+func (f *FitFilter) Name() string { return NodeResourcesFit }
+
+func (f *FitFilter) checked(schema *resource.Schema, dst *[resource.MaxResources]int) []int {
+	n := 0
+	for i := 0; i < schema.Len(); i++ {
+		name := schema.Name(i)
+		if f.ignored[name] {
+			continue
+		}
+		if prefix, _, ok := strings.Cut(name, "/"); ok && contains(f.groups, prefix) {
+			continue
+		}
+		dst[n] = i
+		n++
+	}
+	return dst[:n]
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *FitFilter) FilterNodes(task *Task, nodes *resource.Table, v *Verdicts) error {
+	schema := nodes.Schema()
+	var buf [resource.MaxResources]int
+	slots := f.checked(schema, &buf)
+	podsSlot := -1
+	if s, ok := schema.Slot(resource.Pods); ok {
+		podsSlot = s
+	}
+	var reqs [resource.MaxResources]int64
+	n := 0
+	for _, slot := range slots {
+		r := task.Requests[slot]
+		if slot == podsSlot && r == 0 {
+			r = 1
+		}
+		if r > 0 {
+			slots[n], reqs[n] = slot, r
+			n++
+		}
+	}
+	slots = slots[:n]
+	alloc, used := nodes.Matrices()
+	k := nodes.Stride()
+	for i := 0; i < nodes.Len(); i++ {
+		a, u := alloc[i*k:i*k+k], used[i*k:i*k+k]
+		for j, slot := range slots {
+			if free := a[slot] - u[slot]; reqs[j] > free {
+				v.Reject(i, slot, reqs[j], free, 0, 0)
+				break
+			}
+		}
+	}
+	return nil
+}
+
+func (f *FitFilter) Explain(r Reason, schema *resource.Schema) string {
+	name := schema.Name(r.Slot)
+	return fmt.Sprintf("insufficient %s: requested %s, free %s", name,
+		resource.FormatAmount(name, r.Values[0]), resource.FormatAmount(name, r.Values[1]))
+}
