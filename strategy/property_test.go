@@ -355,11 +355,64 @@ func TestBalancedAllocationProperties(t *testing.T) {
 		}
 		checkScorer(t, w, nodeScorer{b.ScoreNode, b.ScoreNodes, 100})
 		for i := range w.alloc {
-			if got := b.ScoreNode(w.req, w.alloc[i], w.used[i]); got != 0 && (got < 50 || got > 100) {
+			got := b.ScoreNode(w.req, w.alloc[i], w.used[i])
+			if got != 0 && (got < 50 || got > 100) {
 				t.Fatalf("node %d: %v outside {0} ∪ [50, 100]", i, got)
+			}
+			if want := refBalanced(names, byName(w.req), byName(w.alloc[i]), byName(w.used[i])); got != float64(want) {
+				t.Fatalf("node %d: %v, reference %d", i, got, want)
 			}
 		}
 	})
+}
+
+// refBalanced is BalancedAllocation from its description: the population
+// standard deviation of the capped utilisation fractions, with and without
+// the task (two fractions: half their distance, which is the same number).
+func refBalanced(names []string, req, alloc, used map[string]int64) int64 {
+	var counted []string
+	requested := false
+	for _, n := range names {
+		if resource.IsScalar(n) && req[n] == 0 {
+			continue
+		}
+		if req[n] != 0 {
+			requested = true
+		}
+		if alloc[n] != 0 {
+			counted = append(counted, n)
+		}
+	}
+	if !requested {
+		return 0
+	}
+	score := func(withTask bool) int64 {
+		var fs []float64
+		for _, n := range counted {
+			r := used[n]
+			if withTask {
+				r += req[n]
+			}
+			fs = append(fs, math.Min(float64(r)/float64(alloc[n]), 1))
+		}
+		std := 0.0
+		if len(fs) == 2 {
+			std = math.Abs(fs[0]-fs[1]) / 2
+		} else if len(fs) > 2 {
+			mean := 0.0
+			for _, f := range fs {
+				mean += f
+			}
+			mean /= float64(len(fs))
+			v := 0.0
+			for _, f := range fs {
+				v += (f - mean) * (f - mean)
+			}
+			std = math.Sqrt(v / float64(len(fs)))
+		}
+		return int64((1 - std) * 100)
+	}
+	return 50 + (50+score(true)-score(false))/2
 }
 
 // Monotonicity: on a node where the task fits, MostAllocated never

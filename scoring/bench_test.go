@@ -1,0 +1,119 @@
+package scoring
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/resfit/resfit/resource"
+)
+
+// benchCluster makes n nodes over cpu, memory and nvidia.com/gpu: a quarter
+// GPU nodes, the rest CPU nodes, with random usage.
+func benchCluster(b *testing.B, n int) (*resource.Schema, *resource.Table) {
+	schema, err := resource.NewSchema("cpu", "memory", gpu)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	t := resource.NewTable(schema, n)
+	for i := range n {
+		alloc := resource.Vector{64000, 256 << 30, 0}
+		if i%4 == 0 {
+			alloc[2] = 8000
+		}
+		used := resource.Vector{r.Int64N(alloc[0]), r.Int64N(alloc[1]), 0}
+		if alloc[2] > 0 {
+			used[2] = 1000 * r.Int64N(8)
+		}
+		if _, err := t.Add(fmt.Sprintf("node-%d", i), alloc, used); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return schema, t
+}
+
+var benchConfigs = map[string]string{
+	"ResourceStrategyFit": `plugins: [{name: resource-strategy-fit, args: {resources: {nvidia.com/gpu: {type: MostAllocated, weight: 2}, cpu: {type: LeastAllocated, weight: 1}, memory: {type: LeastAllocated, weight: 1}}}}]`,
+	"KubeMostAllocated":   `plugins: [{name: NodeResourcesFit, args: {scoringStrategy: {type: MostAllocated, resources: [{name: cpu, weight: 1}, {name: memory, weight: 1}, {name: nvidia.com/gpu, weight: 1}]}}}]`,
+}
+
+// BenchmarkScore is one task against every node: fit filter, one scorer,
+// totals. ns/node is the figure to compare with BenchmarkMapBaseline.
+func BenchmarkScore(b *testing.B) {
+	for _, name := range []string{"ResourceStrategyFit", "KubeMostAllocated"} {
+		for _, n := range []int{1000, 10000} {
+			b.Run(fmt.Sprintf("%s/nodes=%d", name, n), func(b *testing.B) {
+				schema, nodes := benchCluster(b, n)
+				c, err := Load([]byte(benchConfigs[name]), Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				p, err := c.Build(schema)
+				if err != nil {
+					b.Fatal(err)
+				}
+				batch := p.NewBatch(n)
+				tk := &Task{Requests: resource.Vector{4000, 16 << 30, 1000}}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					if err := p.Score(tk, nodes, batch); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/node")
+			})
+		}
+	}
+}
+
+// BenchmarkMapBaseline scores the same nodes the way a scheduler plugin
+// typically does: per node, look resources up by name in maps and build the
+// request/allocatable slices afresh. It is the same-run baseline for
+// BenchmarkScore.
+func BenchmarkMapBaseline(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			schema, table := benchCluster(b, n)
+			type node struct{ alloc, used map[string]int64 }
+			nodes := make([]node, n)
+			for i := range nodes {
+				nodes[i] = node{map[string]int64{}, map[string]int64{}}
+				for j := 0; j < schema.Len(); j++ {
+					nodes[i].alloc[schema.Name(j)] = table.Allocatable(i)[j]
+					nodes[i].used[schema.Name(j)] = table.Used(i)[j]
+				}
+			}
+			req := map[string]int64{"cpu": 4000, "memory": 16 << 30, gpu: 1000}
+			weights := map[string]int64{"cpu": 1, "memory": 1, gpu: 1}
+			out := make([]int64, n)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				for i, nd := range nodes {
+					requested := make([]int64, 0, len(weights))
+					allocatable := make([]int64, 0, len(weights))
+					ws := make([]int64, 0, len(weights))
+					for _, name := range []string{"cpu", "memory", gpu} {
+						requested = append(requested, nd.used[name]+req[name])
+						allocatable = append(allocatable, nd.alloc[name])
+						ws = append(ws, weights[name])
+					}
+					var score, wsum int64
+					for k := range requested {
+						if allocatable[k] == 0 {
+							continue
+						}
+						score += min(requested[k], allocatable[k]) * 100 / allocatable[k] * ws[k]
+						wsum += ws[k]
+					}
+					if wsum > 0 {
+						out[i] = score / wsum
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/node")
+		})
+	}
+}
