@@ -2,6 +2,8 @@ package resource
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 )
 
@@ -73,7 +75,7 @@ func (s *Schema) Slot(name string) (int, bool) {
 // 0; a name missing from the schema is an error.
 func (s *Schema) Parse(quantities map[string]string) (Vector, error) {
 	v := make(Vector, len(s.names))
-	for _, name := range sortedKeys(quantities) {
+	for _, name := range slices.Sorted(maps.Keys(quantities)) {
 		i, ok := s.slots[name]
 		if !ok {
 			return nil, fmt.Errorf("resource %q is not in the schema %v", name, s.names)
@@ -90,7 +92,7 @@ func (s *Schema) Parse(quantities map[string]string) (Vector, error) {
 // Vector builds a vector from amounts by name, already in canonical units.
 func (s *Schema) Vector(amounts map[string]int64) (Vector, error) {
 	v := make(Vector, len(s.names))
-	for _, name := range sortedKeys(amounts) {
+	for _, name := range slices.Sorted(maps.Keys(amounts)) {
 		i, ok := s.slots[name]
 		if !ok {
 			return nil, fmt.Errorf("resource %q is not in the schema %v", name, s.names)
@@ -112,15 +114,6 @@ func (s *Schema) Check(v Vector) error {
 		}
 	}
 	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // Vector holds one amount per schema slot, in canonical units.

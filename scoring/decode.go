@@ -3,8 +3,9 @@ package scoring
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -186,19 +187,10 @@ func (d *decoder) boolean(path string, v any) (bool, bool) {
 // only reports keys of m not in allowed (after apiVersion and kind, which
 // upstream args carry).
 func (d *decoder) only(path string, m map[string]any, allowed ...string) {
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if k == "apiVersion" || k == "kind" || contains(allowed, k) {
 			continue
 		}
 		d.fail(key(path, k), "unknown field; known are "+strings.Join(allowed, ", "), m[k])
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

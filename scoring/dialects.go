@@ -1,6 +1,8 @@
 package scoring
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/resfit/resfit/resource"
@@ -33,7 +35,7 @@ func (d *decoder) typedResources(path string, raw any, allowWildcard bool) []str
 		return nil
 	}
 	var rs []strategy.Resource
-	for _, name := range sortedKeys(m) {
+	for _, name := range slices.Sorted(maps.Keys(m)) {
 		rpath := key(path, name)
 		if !d.resourceName(rpath, name, allowWildcard) {
 			continue
@@ -193,7 +195,7 @@ func (d *decoder) binpack(path string, raw any) ScorerArgs {
 			}
 		}
 	}
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		switch {
 		case k == "binpack.weight" || k == "binpack.cpu" || k == "binpack.memory" || k == "binpack.resources":
 		case strings.HasPrefix(k, "binpack.resources.") && listed[strings.TrimPrefix(k, "binpack.resources.")]:

@@ -3,6 +3,8 @@ package strategy
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -276,7 +278,7 @@ const (
 // memory weights replace any given for them in resources, as Volcano does.
 func NewBinpack(schema *resource.Schema, weight, cpu, memory int64, resources map[string]int64) (*VolcanoFit, error) {
 	rs := make([]Resource, 0, len(resources)+2)
-	for _, n := range sortedNames(resources) {
+	for _, n := range slices.Sorted(maps.Keys(resources)) {
 		if n == resource.CPU || n == resource.Memory {
 			continue
 		}
@@ -289,13 +291,4 @@ func NewBinpack(schema *resource.Schema, weight, cpu, memory int64, resources ma
 		return nil, fmt.Errorf("binpack: %w", err)
 	}
 	return f, nil
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }
