@@ -3,8 +3,9 @@ module github.com/resfit/resfit
 go 1.26
 
 require (
-	github.com/google/go-cmp v0.7.0 // indirect
-	go.yaml.in/yaml/v2 v2.4.2 // indirect
-	pgregory.net/rapid v1.3.0 // indirect
-	sigs.k8s.io/yaml v1.6.0 // indirect
+	github.com/google/go-cmp v0.7.0
+	pgregory.net/rapid v1.3.0
+	sigs.k8s.io/yaml v1.6.0
 )
+
+require go.yaml.in/yaml/v2 v2.4.2 // indirect
