@@ -503,3 +503,38 @@ func TestWeightedMean(t *testing.T) {
 		t.Errorf("empty WeightedMean = %d", got)
 	}
 }
+
+// Binpack is resource-strategy-fit with every type MostAllocated and the
+// cpu and memory weights always set: it agrees with the exact reference
+// built that way, stays in [0, 100 × weight], and never decreases as used
+// grows on a node where the task fits.
+func TestBinpackProperties(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s, w := schemaT(t), drawWorld(t)
+		weight := rapid.Int64Range(0, 20).Draw(t, "binpack.weight")
+		cpu, mem := rapid.Int64Range(0, 5).Draw(t, "binpack.cpu"), rapid.Int64Range(0, 5).Draw(t, "binpack.memory")
+		extra := map[string]int64{}
+		for _, n := range propNames[2:] {
+			if rapid.Bool().Draw(t, "listed "+n) {
+				extra[n] = rapid.Int64Range(0, 5).Draw(t, "weight "+n)
+			}
+		}
+		b, err := NewBinpack(s, weight, cpu, mem, extra)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs := []Resource{{Name: "cpu", Type: MostAllocated, Weight: cpu}, {Name: "memory", Type: MostAllocated, Weight: mem}}
+		for n, wt := range extra {
+			rs = append(rs, Resource{Name: n, Type: MostAllocated, Weight: wt})
+		}
+		one := func(req, alloc, used []int64) float64 { return b.ScoreNode(req, nil, alloc, used) }
+		many := func(req, alloc, used []int64, out []float64) error { return b.ScoreNodes(req, nil, alloc, used, out) }
+		checkScorer(t, w, nodeScorer{one, many, b.MaxScore()})
+		for i := range w.alloc {
+			want := refVolcano(rs, weight, byName(w.req), byName(w.alloc[i]), byName(w.used[i]))
+			if got := one(w.req, w.alloc[i], w.used[i]); math.Abs(got-want) > 1e-9*math.Max(1, want) {
+				t.Fatalf("node %d: %v, exact reference %v", i, got, want)
+			}
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package strategy
 
 import (
+	"math"
 	"testing"
 
 	"github.com/resfit/resfit/resource"
@@ -313,5 +314,60 @@ func TestConstructorsReject(t *testing.T) {
 	}
 	if err := (&KubeFit{}).ScoreNodes([]int64{1, 2}, []int64{1}, []int64{1}, make([]float64, 1)); err == nil {
 		t.Error("mismatched matrices accepted")
+	}
+}
+
+// The edge cases every scorer defines: a node with nothing allocatable, a
+// task that requests nothing, a resource the node lacks.
+func TestEdgeCasesAreDefined(t *testing.T) {
+	s := mustSchema(t, resource.CPU, resource.Memory, gpu)
+	rs := []Resource{{Name: "cpu", Type: LeastAllocated, Weight: 1}, {Name: gpu, Type: MostAllocated, Weight: 2}}
+	kube, _ := NewKubeFit(s, MostAllocated, rs)
+	koord, _ := NewKoordinatorFit(s, rs)
+	volc, _ := NewVolcanoFit(s, rs, 10)
+	rtcr, _ := NewRequestedToCapacityRatio(s, rs, []ShapePoint{{0, 0}, {100, 10}})
+	bal, _ := NewBalancedAllocation(s, []string{"cpu", "memory"})
+	scorers := []struct {
+		name string
+		f    func(req, alloc, used []int64) float64
+	}{
+		{"kube", kube.ScoreNode},
+		{"koordinator", koord.ScoreNode},
+		{"volcano", func(req, alloc, used []int64) float64 { return volc.ScoreNode(req, nil, alloc, used) }},
+		{"rtcr", rtcr.ScoreNode},
+		{"balanced", bal.ScoreNode},
+	}
+	zero := []int64{0, 0, 0}
+	cpuNode := []int64{8000, 8 << 30, 0}
+	cases := []struct {
+		name           string
+		req, alloc     []int64
+		kube, koord    float64
+		volcano, rtcr  float64
+		balancedResult float64
+	}{
+		// Nothing allocatable: kube skips every resource (0); Koordinator and
+		// Volcano score each requested resource 0 with its weight (0); the
+		// fit filter is what rejects such a node. BalancedAllocation has no
+		// fraction either way: 50 + (50+100−100)/2 = 75.
+		{"zero allocatable", []int64{1000, 1 << 30, 1000}, zero, 0, 0, 0, 0, 75},
+		// Nothing requested: kube still scores cpu (not scalar) at used+0;
+		// Koordinator has no requested resource (100); Volcano sums nothing
+		// (0); BalancedAllocation skips a best-effort task (0).
+		{"zero requests", zero, cpuNode, 0, 100, 0, 0, 0},
+		// A GPU task on a CPU node: kube and RTCR skip gpu (allocatable 0),
+		// Koordinator and Volcano count gpu as 0 with weight 2.
+		// cpu: Least (8−1)/8 → kube 87 under MostAllocated is 12;
+		// Koordinator (87·1 + 0·2)/3 = 29; Volcano 0.875/3 × 1000;
+		// BalancedAllocation fractions 1/8 and 0 → 93, from 100: 50 + 43/2 = 71.
+		{"absent resource", []int64{1000, 0, 1000}, cpuNode, 12, 29, 875.0 / 3, 12, 71},
+	}
+	for _, tc := range cases {
+		want := []float64{tc.kube, tc.koord, tc.volcano, tc.rtcr, tc.balancedResult}
+		for i, sc := range scorers {
+			if got := sc.f(tc.req, tc.alloc, zero); math.Abs(got-want[i]) > 1e-9 {
+				t.Errorf("%s, %s: %v, want %v", tc.name, sc.name, got, want[i])
+			}
+		}
 	}
 }
