@@ -34,27 +34,38 @@ func benchCluster(b *testing.B, n int) (*resource.Schema, *resource.Table) {
 }
 
 var benchConfigs = map[string]string{
-	"ResourceStrategyFit": `plugins: [{name: resource-strategy-fit, args: {resources: {nvidia.com/gpu: {type: MostAllocated, weight: 2}, cpu: {type: LeastAllocated, weight: 1}, memory: {type: LeastAllocated, weight: 1}}}}]`,
-	"KubeMostAllocated":   `plugins: [{name: NodeResourcesFit, args: {scoringStrategy: {type: MostAllocated, resources: [{name: cpu, weight: 1}, {name: memory, weight: 1}, {name: nvidia.com/gpu, weight: 1}]}}}]`,
+	"ResourceStrategyFit":      `plugins: [{name: resource-strategy-fit, args: {resources: {nvidia.com/gpu: {type: MostAllocated, weight: 2}, cpu: {type: LeastAllocated, weight: 1}, memory: {type: LeastAllocated, weight: 1}}}}]`,
+	"RSFRetentionProportional": `plugins: [{name: resource-strategy-fit, args: {resources: {nvidia.com/gpu: {type: MostAllocated, weight: 2}, cpu: {type: LeastAllocated, weight: 1}}, sra: {policy: "retention, proportional", resources: nvidia.com/gpu, retention: {weight: 10}, proportional: {nvidia.com/gpu.cpu: 4, nvidia.com/gpu.memory: 8}}}}]`,
+	"KubeMostAllocated":        `plugins: [{name: NodeResourcesFit, args: {scoringStrategy: {type: MostAllocated, resources: [{name: cpu, weight: 1}, {name: memory, weight: 1}, {name: nvidia.com/gpu, weight: 1}]}}}]`,
 }
 
 // BenchmarkScore is one task against every node: fit filter, one scorer,
 // totals. ns/node is the figure to compare with BenchmarkMapBaseline.
 func BenchmarkScore(b *testing.B) {
-	for _, name := range []string{"ResourceStrategyFit", "KubeMostAllocated"} {
+	tasks := map[string]resource.Vector{
+		"gpu-task": {4000, 16 << 30, 1000},
+		"cpu-task": {4000, 16 << 30, 0},
+	}
+	cases := []struct{ config, task string }{
+		{"ResourceStrategyFit", "gpu-task"},
+		{"KubeMostAllocated", "gpu-task"},
+		{"RSFRetentionProportional", "gpu-task"},
+		{"RSFRetentionProportional", "cpu-task"},
+	}
+	for _, c := range cases {
 		for _, n := range []int{1000, 10000} {
-			b.Run(fmt.Sprintf("%s/nodes=%d", name, n), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%s/%s/nodes=%d", c.config, c.task, n), func(b *testing.B) {
 				schema, nodes := benchCluster(b, n)
-				c, err := Load([]byte(benchConfigs[name]), Options{})
+				cfg, err := Load([]byte(benchConfigs[c.config]), Options{})
 				if err != nil {
 					b.Fatal(err)
 				}
-				p, err := c.Build(schema)
+				p, err := cfg.Build(schema)
 				if err != nil {
 					b.Fatal(err)
 				}
 				batch := p.NewBatch(n)
-				tk := &Task{Requests: resource.Vector{4000, 16 << 30, 1000}}
+				tk := &Task{Requests: tasks[c.task]}
 				b.ReportAllocs()
 				b.ResetTimer()
 				for b.Loop() {

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/sra"
 	"github.com/resfit/resfit/strategy"
 )
 
@@ -58,10 +59,17 @@ type FilterArgs interface {
 	buildFilter(schema *resource.Schema) (Filter, error)
 }
 
-// ResourceStrategyFitArgs are Volcano's resource-strategy-fit arguments.
+// ResourceStrategyFitArgs are Volcano's resource-strategy-fit arguments,
+// scarce-resource avoidance included.
 type ResourceStrategyFitArgs struct {
 	Weight    int64               // resourceStrategyFitWeight
 	Resources []strategy.Resource // names may be wildcard patterns
+	// Retention adds the sra retention score (scorer "sra.retention"); nil
+	// means off.
+	Retention *RetentionArgs
+	// Proportional adds the sra proportional filter ("sra.proportional");
+	// nil means off.
+	Proportional []sra.Ratio
 }
 
 func (a ResourceStrategyFitArgs) buildScorer(name string, schema *resource.Schema) (Scorer, error) {
@@ -173,6 +181,26 @@ func (c *Config) Build(schema *resource.Schema) (*Pipeline, error) {
 			continue
 		}
 		scorers = append(scorers, WeightedScorer{Scorer: built, Weight: s.Weight})
+		rsf, ok := s.Args.(ResourceStrategyFitArgs)
+		if !ok {
+			continue
+		}
+		if rsf.Retention != nil {
+			r, err := sra.NewRetention(schema, rsf.Retention.Weight, rsf.Retention.Resources)
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("scorers[%d] (%s): %v", i, s.Name, err))
+				continue
+			}
+			scorers = append(scorers, WeightedScorer{Scorer: &retentionScorer{r: r}, Weight: s.Weight})
+		}
+		if rsf.Proportional != nil {
+			p, err := sra.NewProportional(schema, rsf.Proportional)
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("scorers[%d] (%s): %v", i, s.Name, err))
+				continue
+			}
+			filters = append(filters, &ProportionalFilter{p: p})
+		}
 	}
 	if errs != nil {
 		return nil, errors.New(strings.Join(errs, "\n"))
@@ -270,6 +298,8 @@ func (d *decoder) scorerArgs(path, plugin string, raw any) (ScorerArgs, bool) {
 		return d.nodeResourcesFit(path, raw), true
 	case NodeResourcesBalancedAllocation:
 		return d.balanced(path, raw), true
+	case ScarceResourceAvoidance:
+		return d.scarceResourceAvoidance(path, raw), true
 	}
 	return nil, false
 }
@@ -323,7 +353,7 @@ func (d *decoder) native(doc map[string]any) *Config {
 	return c
 }
 
-var knownScorers = []string{ResourceStrategyFit, Binpack, NodeResourcesFit, NodeResourcesBalancedAllocation, NodeResourcesFitPlus}
+var knownScorers = []string{ResourceStrategyFit, Binpack, NodeResourcesFit, NodeResourcesBalancedAllocation, NodeResourcesFitPlus, ScarceResourceAvoidance}
 
 // pluginWeight reads a plugin's weight in the total: a number ≥ 0, 1 when
 // absent.

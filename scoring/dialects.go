@@ -93,8 +93,15 @@ func (d *decoder) resourceStrategyFit(path string, raw any) ScorerArgs {
 	if !ok {
 		return ResourceStrategyFitArgs{}
 	}
-	d.only(path, m, "resourceStrategyFitWeight", "resources")
+	plain := map[string]any{}
+	for k, v := range m {
+		if !strings.HasPrefix(k, "sra.") {
+			plain[k] = v
+		}
+	}
+	d.only(path, plain, "resourceStrategyFitWeight", "resources", "sra", "proportional")
 	a := ResourceStrategyFitArgs{Weight: strategy.DefaultVolcanoPluginWeight}
+	d.decodeSRA(path, m, &a)
 	if raw, present := m["resourceStrategyFitWeight"]; present {
 		wpath := join(path, "resourceStrategyFitWeight")
 		if w, ok := d.integer(wpath, raw); ok {

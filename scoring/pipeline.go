@@ -52,10 +52,11 @@ type Filter interface {
 // loop formats nothing; Batch.Reason writes the sentence when asked.
 type Reason struct {
 	filter int // index+1 of the rejecting filter; 0 means feasible
-	// Slot is the resource concerned, and Values the numbers the filter's
-	// Explain needs (for the fit filter: requested, free).
+	// Slot is the resource concerned, and Values and Ratio the numbers the
+	// filter's Explain needs (for the fit filter: requested, free).
 	Slot   int
 	Values [4]int64
+	Ratio  float64
 }
 
 // Verdicts collects the filters' rejections for one batch.
@@ -69,9 +70,10 @@ func (v *Verdicts) Feasible(i int) bool { return v.reasons[i].filter == 0 }
 
 // Reject marks node i infeasible with the current filter's reason, unless
 // an earlier filter already rejected it.
-func (v *Verdicts) Reject(i, slot int, a, b, c, d int64) {
+func (v *Verdicts) Reject(i int, r Reason) {
 	if v.reasons[i].filter == 0 {
-		v.reasons[i] = Reason{filter: v.filter, Slot: slot, Values: [4]int64{a, b, c, d}}
+		r.filter = v.filter
+		v.reasons[i] = r
 	}
 }
 

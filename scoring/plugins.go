@@ -135,7 +135,7 @@ func (f *FitFilter) FilterNodes(task *Task, nodes *resource.Table, v *Verdicts) 
 		a, u := alloc[i*k:i*k+k], used[i*k:i*k+k]
 		for j, slot := range slots {
 			if free := a[slot] - u[slot]; reqs[j] > free {
-				v.Reject(i, slot, reqs[j], free, 0, 0)
+				v.Reject(i, Reason{Slot: slot, Values: [4]int64{reqs[j], free}})
 				break
 			}
 		}
