@@ -4,15 +4,17 @@
 // scoring loop.
 //
 // The library is in its sub-packages, one concept each, with dependencies
-// pointing one way (scoring → strategy → resource):
+// pointing one way (scoring → sra, strategy → resource):
 //
 //   - resource: resource names, Kubernetes quantities, dense vectors and the
 //     node table.
 //   - strategy: per-resource scorers (MostAllocated, LeastAllocated,
 //     RequestedToCapacityRatio, BalancedAllocation, binpack) under each
 //     upstream's numeric profile.
+//   - sra: scarce-resource avoidance (Volcano's retention score and
+//     proportional filter, Koordinator's ScarceResourceAvoidance).
 //   - scoring: the pipeline (filters, weighted scorers, top-N, explain) and
 //     configuration in upstream formats.
 //
-// examples/quickstart is a runnable start.
+// examples/quickstart and examples/aiscenario are runnable starts.
 package resfit

@@ -51,6 +51,20 @@ func (t *Table) Add(name string, allocatable, used Vector) (int, error) {
 	return len(t.names) - 1, nil
 }
 
+// AddQuantities appends a node given as quantities by name ("cpu": "64",
+// "nvidia.com/gpu": "8"); used may be nil.
+func (t *Table) AddQuantities(name string, allocatable, used map[string]string) (int, error) {
+	a, err := t.schema.Parse(allocatable)
+	if err != nil {
+		return 0, fmt.Errorf("node %q allocatable: %w", name, err)
+	}
+	u, err := t.schema.Parse(used)
+	if err != nil {
+		return 0, fmt.Errorf("node %q used: %w", name, err)
+	}
+	return t.Add(name, a, u)
+}
+
 // SetNonZeroUsed records node i's used amounts summed with the non-zero
 // defaults (see PodRequests), which kube-scheduler's and Koordinator's
 // scores use. Nodes never given one use their plain used amounts.
