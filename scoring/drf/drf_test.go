@@ -241,3 +241,49 @@ func ExampleOrder() {
 	// train 0.444 (dominant slot 1)
 	// etl 0.667 (dominant slot 0)
 }
+
+// A queue's share is computed with each non-saturated child scaled to the
+// smallest child share: eng holds dev at 4/10 cpu and prod at 2/10 memory,
+// so its share is 0.2 (dev counted as 2 cpu), not 0.4, and eng goes before
+// sci at 0.3. Once prod is saturated (it holds all it asked for) it is not
+// scaled and no longer sets the minimum: eng's share becomes 0.4.
+func TestHierarchicalSharesRescaleChildren(t *testing.T) {
+	const G = 1_000_000_000
+	total := resource.Vector{10000, 10 * G}
+	tree := func(prodRequest int64) Queue {
+		return Queue{Name: "root", Children: []Queue{
+			{Name: "sci", Weight: 1, Children: []Queue{
+				{Name: "pg1", Allocated: resource.Vector{3000, 3 * G}, Request: resource.Vector{10000, 10 * G}},
+			}},
+			{Name: "eng", Weight: 1, Children: []Queue{
+				{Name: "dev", Allocated: resource.Vector{4000, 0}, Request: resource.Vector{10000, 0}},
+				{Name: "prod", Allocated: resource.Vector{0, 2 * G}, Request: resource.Vector{0, prodRequest}},
+			}},
+		}}
+	}
+	used := resource.Vector{7000, 5 * G}
+	shares, err := HierarchicalShares(tree(10*G), total, used)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := shares.Children[1]
+	if eng.Share != 0.2 || eng.Allocated[0] != 2000 || eng.Allocated[1] != 2*G || eng.Saturated {
+		t.Errorf("eng: share %v, allocated %v, saturated %v; want 0.2, [2000 2e9], false", eng.Share, eng.Allocated, eng.Saturated)
+	}
+	if c := CompareQueues(shares, []string{"eng"}, []string{"sci"}); c >= 0 {
+		t.Errorf("CompareQueues(eng, sci) = %d, want eng first", c)
+	}
+	shares, _ = HierarchicalShares(tree(2*G), total, used)
+	eng = shares.Children[1]
+	if eng.Share != 0.4 || !eng.Children[1].Saturated || eng.Saturated {
+		t.Errorf("with prod saturated: eng share %v (want 0.4), prod saturated %v, eng saturated %v", eng.Share, eng.Children[1].Saturated, eng.Saturated)
+	}
+	if c := CompareQueues(shares, []string{"eng"}, []string{"sci"}); c <= 0 {
+		t.Errorf("CompareQueues(eng, sci) = %d, want sci first", c)
+	}
+	// A saturated queue goes after a demanding one whatever the shares.
+	if c := CompareQueues(QueueShare{Children: []QueueShare{{Name: "a", Saturated: true}, {Name: "b", Share: 0.9, Weight: 1}}},
+		[]string{"a"}, []string{"b"}); c <= 0 {
+		t.Errorf("saturated queue first: %d", c)
+	}
+}
