@@ -12,6 +12,9 @@ import (
 // Task is what is being placed: a pod, or one task of a batch job.
 type Task struct {
 	Name string
+	// Job is the job (pod group) the task belongs to; a reservation lets
+	// only the target job's tasks onto the nodes it locks.
+	Job string
 	// Requests are the task's requests in canonical units, one per schema
 	// slot (see resource.PodRequests).
 	Requests resource.Vector
@@ -111,6 +114,12 @@ func NewPipeline(schema *resource.Schema, filters []Filter, scorers []WeightedSc
 	}, nil
 }
 
+// WithFilters returns a pipeline with extra filters run after p's own, as a
+// per-cycle reservation filter needs. p is unchanged.
+func (p *Pipeline) WithFilters(extra ...Filter) (*Pipeline, error) {
+	return NewPipeline(p.schema, append(append([]Filter(nil), p.filters...), extra...), p.scorers)
+}
+
 // Schema returns the schema the pipeline was built for.
 func (p *Pipeline) Schema() *resource.Schema { return p.schema }
 
@@ -134,7 +143,8 @@ func (p *Pipeline) MaxScore() float64 {
 
 // Batch holds one Score call's results: per node, whether it is feasible
 // (and if not, why), its total and each scorer's weighted contribution. It
-// is reused from call to call; Score allocates only when it has to grow.
+// is reused from call to call, with any pipeline; Score allocates only when
+// it has to grow.
 type Batch struct {
 	n       int
 	reasons []Reason
@@ -158,7 +168,9 @@ func (b *Batch) resize(n int) {
 	if cap(b.reasons) < n {
 		b.reasons = make([]Reason, n)
 		b.totals = make([]float64, n)
-		b.columns = make([]float64, n*len(b.pipe.scorers))
+	}
+	if cols := n * len(b.pipe.scorers); cap(b.columns) < cols {
+		b.columns = make([]float64, cols)
 	}
 	b.reasons = b.reasons[:n]
 	b.totals = b.totals[:n]
@@ -184,9 +196,7 @@ func (p *Pipeline) Score(task *Task, nodes *resource.Table, b *Batch) error {
 			return fmt.Errorf("score: task %q non-zero requests: %w", task.Name, err)
 		}
 	}
-	if b.pipe != p {
-		return errors.New("score: the batch belongs to another pipeline")
-	}
+	b.pipe = p
 	n := nodes.Len()
 	b.resize(n)
 	clear(b.reasons)
