@@ -19,6 +19,30 @@ type Table struct {
 	nonZeroUsed []int64
 }
 
+// Rows is a read-only, row-major view of many nodes for batch scorers:
+// node i's amount of slot j is at i*Stride+j in each slice.
+type Rows struct {
+	Stride      int
+	Allocatable []int64
+	Used        []int64
+}
+
+// Len is the number of nodes.
+func (r Rows) Len() int {
+	if r.Stride == 0 {
+		return 0
+	}
+	return len(r.Allocatable) / r.Stride
+}
+
+// RowsOf builds a view over caller-owned matrices, checking their shape.
+func RowsOf(stride int, allocatable, used []int64) (Rows, error) {
+	if stride <= 0 || len(allocatable)%stride != 0 || len(used) != len(allocatable) {
+		return Rows{}, fmt.Errorf("rows: matrices of %d and %d amounts are not rows of %d", len(allocatable), len(used), stride)
+	}
+	return Rows{Stride: stride, Allocatable: allocatable, Used: used}, nil
+}
+
 // NewTable returns an empty table with room for capacity nodes.
 func NewTable(schema *Schema, capacity int) *Table {
 	k := schema.Len()
@@ -117,6 +141,19 @@ func (t *Table) Allocatable(i int) Vector {
 func (t *Table) Used(i int) Vector {
 	k := t.schema.Len()
 	return t.used[i*k : (i+1)*k : (i+1)*k]
+}
+
+// Rows returns the table's view with the plain used amounts.
+func (t *Table) Rows() Rows {
+	return Rows{Stride: t.schema.Len(), Allocatable: t.allocatable, Used: t.used}
+}
+
+// NonZeroRows returns the table's view with the non-zero used amounts (see
+// SetNonZeroUsed).
+func (t *Table) NonZeroRows() Rows {
+	r := t.Rows()
+	r.Used = t.NonZeroUsedMatrix()
+	return r
 }
 
 // NonZeroUsedMatrix returns the non-zero used matrix, or the used matrix

@@ -24,7 +24,7 @@ const (
 
 // nodeBatchScorer is what every strategy offers for many nodes.
 type nodeBatchScorer interface {
-	ScoreNodes(req []int64, alloc, used []int64, out []float64) error
+	ScoreNodes(req []int64, rows resource.Rows, out []float64) error
 }
 
 // kubeScorer adapts a kube-scheduler or Koordinator strategy, which scores
@@ -39,11 +39,10 @@ func (k *kubeScorer) Name() string      { return k.name }
 func (k *kubeScorer) MaxScore() float64 { return strategy.MaxNodeScore }
 
 func (k *kubeScorer) ScoreNodes(task *Task, nodes *resource.Table, out []float64) error {
-	alloc, used := nodes.Matrices()
 	if k.plain {
-		return k.s.ScoreNodes(task.Requests, alloc, used, out)
+		return k.s.ScoreNodes(task.Requests, nodes.Rows(), out)
 	}
-	return k.s.ScoreNodes(task.nonZero(), alloc, nodes.NonZeroUsedMatrix(), out)
+	return k.s.ScoreNodes(task.nonZero(), nodes.NonZeroRows(), out)
 }
 
 // volcanoScorer adapts VolcanoFit (resource-strategy-fit or binpack); it
@@ -57,8 +56,7 @@ func (v *volcanoScorer) Name() string      { return v.name }
 func (v *volcanoScorer) MaxScore() float64 { return v.f.MaxScore() }
 
 func (v *volcanoScorer) ScoreNodes(task *Task, nodes *resource.Table, out []float64) error {
-	alloc, used := nodes.Matrices()
-	return v.f.ScoreNodes(task.Requests, task.Override, alloc, used, out)
+	return v.f.ScoreNodes(task.Requests, task.Override, nodes.Rows(), out)
 }
 
 // FitFilter rejects a node without enough free amount of a resource the

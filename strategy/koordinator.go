@@ -47,11 +47,12 @@ func (f *KoordinatorFit) ScoreNode(req, alloc, used []int64) float64 {
 	return float64(koordinatorNode(requestedSlots(f.specs, req, &buf), alloc, used))
 }
 
-// ScoreNodes scores every node of the row-major matrices into out.
-func (f *KoordinatorFit) ScoreNodes(req []int64, alloc, used []int64, out []float64) error {
-	if err := checkLengths(req, alloc, used, out); err != nil {
+// ScoreNodes scores every node of rows into out.
+func (f *KoordinatorFit) ScoreNodes(req []int64, rows resource.Rows, out []float64) error {
+	if err := checkRows(req, rows, out); err != nil {
 		return err
 	}
+	alloc, used := rows.Allocatable, rows.Used
 	var buf [resource.MaxResources]taskSlot
 	slots := requestedSlots(f.specs, req, &buf)
 	k := len(req)

@@ -75,11 +75,12 @@ func (f *KubeFit) ScoreNode(req, alloc, used []int64) float64 {
 	return float64(kubeFitNode(kubeTaskSlots(f.specs, req, &buf), alloc, used))
 }
 
-// ScoreNodes scores every node of the row-major matrices into out.
-func (f *KubeFit) ScoreNodes(req []int64, alloc, used []int64, out []float64) error {
-	if err := checkLengths(req, alloc, used, out); err != nil {
+// ScoreNodes scores every node of rows into out.
+func (f *KubeFit) ScoreNodes(req []int64, rows resource.Rows, out []float64) error {
+	if err := checkRows(req, rows, out); err != nil {
 		return err
 	}
+	alloc, used := rows.Allocatable, rows.Used
 	var buf [resource.MaxResources]taskSlot
 	slots := kubeTaskSlots(f.specs, req, &buf)
 	k := len(req)
@@ -191,11 +192,12 @@ func (r *RequestedToCapacityRatio) ScoreNode(req, alloc, used []int64) float64 {
 	return float64(r.node(kubeTaskSlots(r.specs, req, &buf), alloc, used))
 }
 
-// ScoreNodes scores every node of the row-major matrices into out.
-func (r *RequestedToCapacityRatio) ScoreNodes(req []int64, alloc, used []int64, out []float64) error {
-	if err := checkLengths(req, alloc, used, out); err != nil {
+// ScoreNodes scores every node of rows into out.
+func (r *RequestedToCapacityRatio) ScoreNodes(req []int64, rows resource.Rows, out []float64) error {
+	if err := checkRows(req, rows, out); err != nil {
 		return err
 	}
+	alloc, used := rows.Allocatable, rows.Used
 	var buf [resource.MaxResources]taskSlot
 	slots := kubeTaskSlots(r.specs, req, &buf)
 	k := len(req)
@@ -271,11 +273,12 @@ func (b *BalancedAllocation) ScoreNode(req, alloc, used []int64) float64 {
 	return float64(balancedNode(slots, alloc, used))
 }
 
-// ScoreNodes scores every node of the row-major matrices into out.
-func (b *BalancedAllocation) ScoreNodes(req []int64, alloc, used []int64, out []float64) error {
-	if err := checkLengths(req, alloc, used, out); err != nil {
+// ScoreNodes scores every node of rows into out.
+func (b *BalancedAllocation) ScoreNodes(req []int64, rows resource.Rows, out []float64) error {
+	if err := checkRows(req, rows, out); err != nil {
 		return err
 	}
+	alloc, used := rows.Allocatable, rows.Used
 	var buf [resource.MaxResources]taskSlot
 	slots := kubeTaskSlots(b.specs, req, &buf)
 	if bestEffort(slots) {

@@ -73,15 +73,19 @@ func flatten(rows [][]int64) []int64 {
 // nodeScorer is what every scorer offers, with any per-task override fixed.
 type nodeScorer struct {
 	one  func(req, alloc, used []int64) float64
-	many func(req, alloc, used []int64, out []float64) error
+	many func(req []int64, rows resource.Rows, out []float64) error
 	max  float64
 }
 
 // checkScorer states the laws every scorer obeys: its score is in [0, max]
 // and never NaN, and the batch call gives exactly the single-node scores.
 func checkScorer(t *rapid.T, w world, s nodeScorer) {
+	rows, err := resource.RowsOf(len(w.req), flatten(w.alloc), flatten(w.used))
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := make([]float64, len(w.alloc))
-	if err := s.many(w.req, flatten(w.alloc), flatten(w.used), out); err != nil {
+	if err := s.many(w.req, rows, out); err != nil {
 		t.Fatal(err)
 	}
 	for i := range w.alloc {
@@ -248,7 +252,7 @@ func TestVolcanoFitProperties(t *testing.T) {
 			t.Fatal(err)
 		}
 		one := func(req, alloc, used []int64) float64 { return f.ScoreNode(req, nil, alloc, used) }
-		many := func(req, alloc, used []int64, out []float64) error { return f.ScoreNodes(req, nil, alloc, used, out) }
+		many := func(req []int64, rows resource.Rows, out []float64) error { return f.ScoreNodes(req, nil, rows, out) }
 		checkScorer(t, w, nodeScorer{one, many, f.MaxScore()})
 		for i := range w.alloc {
 			want := refVolcano(rs, pw, byName(w.req), byName(w.alloc[i]), byName(w.used[i]))
@@ -528,7 +532,7 @@ func TestBinpackProperties(t *testing.T) {
 			rs = append(rs, Resource{Name: n, Type: MostAllocated, Weight: wt})
 		}
 		one := func(req, alloc, used []int64) float64 { return b.ScoreNode(req, nil, alloc, used) }
-		many := func(req, alloc, used []int64, out []float64) error { return b.ScoreNodes(req, nil, alloc, used, out) }
+		many := func(req []int64, rows resource.Rows, out []float64) error { return b.ScoreNodes(req, nil, rows, out) }
 		checkScorer(t, w, nodeScorer{one, many, b.MaxScore()})
 		for i := range w.alloc {
 			want := refVolcano(rs, weight, byName(w.req), byName(w.alloc[i]), byName(w.used[i]))

@@ -312,7 +312,7 @@ func TestConstructorsReject(t *testing.T) {
 	if _, err := NewVolcanoFit(s, nil, -1); err == nil {
 		t.Error("negative plugin weight accepted")
 	}
-	if err := (&KubeFit{}).ScoreNodes([]int64{1, 2}, []int64{1}, []int64{1}, make([]float64, 1)); err == nil {
+	if err := (&KubeFit{}).ScoreNodes([]int64{1, 2}, resource.Rows{Stride: 2, Allocatable: []int64{1}, Used: []int64{1}}, make([]float64, 1)); err == nil {
 		t.Error("mismatched matrices accepted")
 	}
 }

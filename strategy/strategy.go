@@ -18,6 +18,8 @@ package strategy
 import (
 	"fmt"
 	"strings"
+
+	"github.com/resfit/resfit/resource"
 )
 
 // MaxNodeScore is the highest score a kube-scheduler or Koordinator plugin
@@ -153,7 +155,7 @@ func checkResources(rs []Resource, needType bool) error {
 	return nil
 }
 
-func checkLengths(req []int64, alloc, used []int64, out []float64) error {
+func checkRows(req []int64, rows resource.Rows, out []float64) error {
 	k := len(req)
 	if k == 0 {
 		if len(out) != 0 {
@@ -161,8 +163,8 @@ func checkLengths(req []int64, alloc, used []int64, out []float64) error {
 		}
 		return nil
 	}
-	if len(alloc) != len(used) || len(alloc)%k != 0 || len(alloc)/k != len(out) {
-		return fmt.Errorf("matrices of %d and %d amounts do not hold %d nodes of %d resources", len(alloc), len(used), len(out), k)
+	if rows.Stride != k || len(rows.Allocatable) != len(rows.Used) || len(rows.Allocatable) != k*len(out) {
+		return fmt.Errorf("rows of %d amounts (stride %d) do not hold %d nodes of %d resources", len(rows.Allocatable), rows.Stride, len(out), k)
 	}
 	return nil
 }

@@ -214,12 +214,12 @@ func (f *VolcanoFit) ScoreNode(req []int64, o *Override, alloc, used []int64) fl
 	return volcanoNode(slots, alloc, used) * (MaxNodeScore * float64(f.pluginWeight))
 }
 
-// ScoreNodes scores every node of the row-major matrices into out; o may be
-// nil.
-func (f *VolcanoFit) ScoreNodes(req []int64, o *Override, alloc, used []int64, out []float64) error {
-	if err := checkLengths(req, alloc, used, out); err != nil {
+// ScoreNodes scores every node of rows into out; o may be nil.
+func (f *VolcanoFit) ScoreNodes(req []int64, o *Override, rows resource.Rows, out []float64) error {
+	if err := checkRows(req, rows, out); err != nil {
 		return err
 	}
+	alloc, used := rows.Allocatable, rows.Used
 	var buf [resource.MaxResources]taskSlot
 	slots, ok := f.taskSlots(req, o, &buf)
 	if !ok {
