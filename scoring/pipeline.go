@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/strategy"
@@ -34,19 +36,41 @@ func (t *Task) nonZero() resource.Vector {
 	return t.Requests
 }
 
-// Scorer scores one task on every node of a table. It writes len(out) ==
-// nodes.Len() scores, each in [0, MaxScore()], and must not allocate.
+// Span is a contiguous run of a table's rows, [Start, End): the unit of
+// work a filter or scorer receives, so that the pipeline can split a table
+// across workers.
+type Span struct {
+	Table      *resource.Table
+	Start, End int
+}
+
+// Len is the number of rows.
+func (s Span) Len() int { return s.End - s.Start }
+
+// Rows is the span's view with plain used amounts.
+func (s Span) Rows() resource.Rows { return s.slice(s.Table.Rows()) }
+
+// NonZeroRows is the span's view with non-zero used amounts.
+func (s Span) NonZeroRows() resource.Rows { return s.slice(s.Table.NonZeroRows()) }
+
+func (s Span) slice(r resource.Rows) resource.Rows {
+	lo, hi := s.Start*r.Stride, s.End*r.Stride
+	return resource.Rows{Stride: r.Stride, Allocatable: r.Allocatable[lo:hi], Used: r.Used[lo:hi]}
+}
+
+// Scorer scores one task on every node of a span: out[i] for row
+// nodes.Start+i, each in [0, MaxScore()]. It must not allocate.
 type Scorer interface {
 	Name() string
 	MaxScore() float64
-	ScoreNodes(task *Task, nodes *resource.Table, out []float64) error
+	ScoreNodes(task *Task, nodes Span, out []float64) error
 }
 
-// Filter rejects the nodes a task must not go to. It calls v.Reject for
-// each, and must not allocate.
+// Filter rejects the nodes of a span a task must not go to: it calls
+// v.Reject(i, …) for row nodes.Start+i. It must not allocate.
 type Filter interface {
 	Name() string
-	FilterNodes(task *Task, nodes *resource.Table, v *Verdicts) error
+	FilterNodes(task *Task, nodes Span, v *Verdicts) error
 	// Explain turns one of its own rejections into a sentence.
 	Explain(r Reason, schema *resource.Schema) string
 }
@@ -62,13 +86,14 @@ type Reason struct {
 	Ratio  float64
 }
 
-// Verdicts collects the filters' rejections for one batch.
+// Verdicts collects the filters' rejections for one span of a batch;
+// indices are relative to the span.
 type Verdicts struct {
 	reasons []Reason
 	filter  int
 }
 
-// Feasible reports whether node i is still feasible.
+// Feasible reports whether node i of the span is still feasible.
 func (v *Verdicts) Feasible(i int) bool { return v.reasons[i].filter == 0 }
 
 // Reject marks node i infeasible with the current filter's reason, unless
@@ -152,8 +177,10 @@ type Batch struct {
 	columns []float64 // one column of n per scorer
 	pipe    *Pipeline
 	// verdicts is handed to the filters; kept here so that passing it
-	// through the Filter interface does not allocate.
-	verdicts Verdicts
+	// through the Filter interface does not allocate. spanVerdicts are the
+	// parallel workers'.
+	verdicts     Verdicts
+	spanVerdicts []Verdicts
 }
 
 // NewBatch returns a batch with room for the given number of nodes.
@@ -182,6 +209,44 @@ func (b *Batch) resize(n int) {
 // inputs do not fit the pipeline (wrong schema, bad request vector); b is
 // then not valid.
 func (p *Pipeline) Score(task *Task, nodes *resource.Table, b *Batch) error {
+	if err := p.prepare(task, nodes, b); err != nil {
+		return err
+	}
+	return p.scoreSpan(task, Span{Table: nodes, Start: 0, End: nodes.Len()}, b, &b.verdicts)
+}
+
+// ScoreParallel is Score with the table split into equal spans, one per
+// worker goroutine (workers ≤ 0 means GOMAXPROCS). Every filter and scorer
+// runs on each span; the results are those of Score. It allocates a little
+// per call (the goroutines), so it pays off for large tables.
+func (p *Pipeline) ScoreParallel(task *Task, nodes *resource.Table, b *Batch, workers int) error {
+	if err := p.prepare(task, nodes, b); err != nil {
+		return err
+	}
+	n := nodes.Len()
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = max(1, min(workers, n))
+	if len(b.spanVerdicts) < workers {
+		b.spanVerdicts = make([]Verdicts, workers)
+	}
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		span := Span{Table: nodes, Start: n * w / workers, End: n * (w + 1) / workers}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[w] = p.scoreSpan(task, span, b, &b.spanVerdicts[w])
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// prepare checks the inputs and sizes the batch.
+func (p *Pipeline) prepare(task *Task, nodes *resource.Table, b *Batch) error {
 	if task == nil || nodes == nil || b == nil {
 		return errors.New("score: nil task, table or batch")
 	}
@@ -197,32 +262,39 @@ func (p *Pipeline) Score(task *Task, nodes *resource.Table, b *Batch) error {
 		}
 	}
 	b.pipe = p
-	n := nodes.Len()
-	b.resize(n)
-	clear(b.reasons)
-	v := &b.verdicts
-	v.reasons = b.reasons
+	b.resize(nodes.Len())
+	return nil
+}
+
+// scoreSpan runs every filter and scorer on one span, writing only that
+// span's part of the batch.
+func (p *Pipeline) scoreSpan(task *Task, span Span, b *Batch, v *Verdicts) error {
+	n := b.n
+	reasons := b.reasons[span.Start:span.End]
+	totals := b.totals[span.Start:span.End]
+	clear(reasons)
+	v.reasons = reasons
 	for i, f := range p.filters {
 		v.filter = i + 1
-		if err := f.FilterNodes(task, nodes, v); err != nil {
+		if err := f.FilterNodes(task, span, v); err != nil {
 			return fmt.Errorf("score: filter %s: %w", f.Name(), err)
 		}
 	}
-	clear(b.totals)
+	clear(totals)
 	for j, s := range p.scorers {
-		col := b.columns[j*n : (j+1)*n]
-		if err := s.ScoreNodes(task, nodes, col); err != nil {
+		col := b.columns[j*n+span.Start : j*n+span.End]
+		if err := s.ScoreNodes(task, span, col); err != nil {
 			return fmt.Errorf("score: scorer %s: %w", s.Name(), err)
 		}
 		w := s.Weight
 		for i, x := range col {
 			col[i] = x * w
-			b.totals[i] += col[i]
+			totals[i] += col[i]
 		}
 	}
-	for i := range b.reasons {
-		if b.reasons[i].filter != 0 {
-			b.totals[i] = 0
+	for i := range reasons {
+		if reasons[i].filter != 0 {
+			totals[i] = 0
 		}
 	}
 	return nil

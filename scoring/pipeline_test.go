@@ -298,3 +298,56 @@ func TestFitFilterIgnoresAndCountsPods(t *testing.T) {
 		t.Errorf("reason %q", got)
 	}
 }
+
+// ScoreParallel gives exactly Score's results, for any number of workers
+// (run with -race: the workers write disjoint parts of the batch).
+func TestScoreParallelMatchesScore(t *testing.T) {
+	c, err := Load([]byte(`
+plugins:
+- name: resource-strategy-fit
+  args:
+    resources: {nvidia.com/gpu: {type: MostAllocated, weight: 2}, cpu: {type: LeastAllocated, weight: 1}}
+    sra: {policy: "retention, proportional", resources: nvidia.com/gpu, retention: {weight: 10}, proportional: {nvidia.com/gpu.cpu: 4}}
+- name: NodeResourcesFit
+  weight: 3
+  args: {scoringStrategy: {type: MostAllocated}}
+- name: ScarceResourceAvoidance
+  args: {resources: [nvidia.com/gpu]}
+`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema, _ := resource.NewSchema("cpu", "memory", gpu)
+	p, err := c.Build(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 50).Draw(t, "nodes")
+		nodes := resource.NewTable(schema, n)
+		for i := range n {
+			a := resource.Vector{rapid.Int64Range(0, 64).Draw(t, "cpu") * 1000, 256 << 30, rapid.SampledFrom([]int64{0, 0, 8000}).Draw(t, "gpu")}
+			u := resource.Vector{rapid.Int64Range(0, a[0]).Draw(t, "used cpu"), 0, rapid.Int64Range(0, a[2]).Draw(t, "used gpu")}
+			nodes.Add(fmt.Sprint("n", i), a, u)
+		}
+		task := &Task{Requests: resource.Vector{rapid.Int64Range(0, 8).Draw(t, "req cpu") * 1000, 1 << 30, rapid.SampledFrom([]int64{0, 1000}).Draw(t, "req gpu")}}
+		want, got := p.NewBatch(n), p.NewBatch(n)
+		if err := p.Score(task, nodes, want); err != nil {
+			t.Fatal(err)
+		}
+		workers := rapid.IntRange(0, 7).Draw(t, "workers")
+		if err := p.ScoreParallel(task, nodes, got, workers); err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			if got.Total(i) != want.Total(i) || got.Feasible(i) != want.Feasible(i) || got.Reason(i) != want.Reason(i) {
+				t.Fatalf("node %d: parallel %v %v %q, serial %v %v %q", i, got.Total(i), got.Feasible(i), got.Reason(i), want.Total(i), want.Feasible(i), want.Reason(i))
+			}
+			for j := range p.ScorerNames() {
+				if got.Contribution(i, j) != want.Contribution(i, j) {
+					t.Fatalf("node %d scorer %d: %v vs %v", i, j, got.Contribution(i, j), want.Contribution(i, j))
+				}
+			}
+		}
+	})
+}

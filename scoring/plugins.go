@@ -38,7 +38,7 @@ type kubeScorer struct {
 func (k *kubeScorer) Name() string      { return k.name }
 func (k *kubeScorer) MaxScore() float64 { return strategy.MaxNodeScore }
 
-func (k *kubeScorer) ScoreNodes(task *Task, nodes *resource.Table, out []float64) error {
+func (k *kubeScorer) ScoreNodes(task *Task, nodes Span, out []float64) error {
 	if k.plain {
 		return k.s.ScoreNodes(task.Requests, nodes.Rows(), out)
 	}
@@ -55,7 +55,7 @@ type volcanoScorer struct {
 func (v *volcanoScorer) Name() string      { return v.name }
 func (v *volcanoScorer) MaxScore() float64 { return v.f.MaxScore() }
 
-func (v *volcanoScorer) ScoreNodes(task *Task, nodes *resource.Table, out []float64) error {
+func (v *volcanoScorer) ScoreNodes(task *Task, nodes Span, out []float64) error {
 	return v.f.ScoreNodes(task.Requests, task.Override, nodes.Rows(), out)
 }
 
@@ -106,8 +106,8 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func (f *FitFilter) FilterNodes(task *Task, nodes *resource.Table, v *Verdicts) error {
-	schema := nodes.Schema()
+func (f *FitFilter) FilterNodes(task *Task, nodes Span, v *Verdicts) error {
+	schema := nodes.Table.Schema()
 	var buf [resource.MaxResources]int
 	slots := f.checked(schema, &buf)
 	podsSlot := -1
@@ -127,8 +127,8 @@ func (f *FitFilter) FilterNodes(task *Task, nodes *resource.Table, v *Verdicts) 
 		}
 	}
 	slots = slots[:n]
-	alloc, used := nodes.Matrices()
-	k := nodes.Stride()
+	rows := nodes.Rows()
+	alloc, used, k := rows.Allocatable, rows.Used, rows.Stride
 	for i := 0; i < nodes.Len(); i++ {
 		a, u := alloc[i*k:i*k+k], used[i*k:i*k+k]
 		for j, slot := range slots {

@@ -44,9 +44,8 @@ type avoidanceScorer struct {
 
 func (s *avoidanceScorer) Name() string      { return s.name }
 func (s *avoidanceScorer) MaxScore() float64 { return s.a.MaxScore() }
-func (s *avoidanceScorer) ScoreNodes(task *Task, nodes *resource.Table, out []float64) error {
-	alloc, _ := nodes.Matrices()
-	return s.a.ScoreNodes(task.Requests, alloc, out)
+func (s *avoidanceScorer) ScoreNodes(task *Task, nodes Span, out []float64) error {
+	return s.a.ScoreNodes(task.Requests, nodes.Rows().Allocatable, out)
 }
 
 type retentionScorer struct {
@@ -55,9 +54,8 @@ type retentionScorer struct {
 
 func (s *retentionScorer) Name() string      { return SRARetention }
 func (s *retentionScorer) MaxScore() float64 { return s.r.MaxScore() }
-func (s *retentionScorer) ScoreNodes(task *Task, nodes *resource.Table, out []float64) error {
-	alloc, _ := nodes.Matrices()
-	return s.r.ScoreNodes(task.Requests, alloc, out)
+func (s *retentionScorer) ScoreNodes(task *Task, nodes Span, out []float64) error {
+	return s.r.ScoreNodes(task.Requests, nodes.Rows().Allocatable, out)
 }
 
 // ProportionalFilter wraps sra.Proportional as a pipeline filter.
@@ -67,9 +65,9 @@ type ProportionalFilter struct {
 
 func (f *ProportionalFilter) Name() string { return SRAProportional }
 
-func (f *ProportionalFilter) FilterNodes(task *Task, nodes *resource.Table, v *Verdicts) error {
-	alloc, used := nodes.Matrices()
-	f.p.FilterNodes(task.Requests, alloc, used, func(i int, fl sra.Failure) {
+func (f *ProportionalFilter) FilterNodes(task *Task, nodes Span, v *Verdicts) error {
+	rows := nodes.Rows()
+	f.p.FilterNodes(task.Requests, rows.Allocatable, rows.Used, func(i int, fl sra.Failure) {
 		v.Reject(i, Reason{Slot: fl.Primary, Values: [4]int64{int64(fl.Secondary), fl.Idle, fl.Request, fl.IdleUnits}, Ratio: fl.Ratio})
 	})
 	return nil

@@ -446,16 +446,16 @@ func (f *Filter) Name() string { return "reservation" }
 
 // FilterNodes rejects the locked nodes for a task of any job but the
 // target.
-func (f *Filter) FilterNodes(task *scoring.Task, nodes *resource.Table, v *scoring.Verdicts) error {
-	if len(f.locked) != nodes.Len() {
-		return fmt.Errorf("reservation filter built for %d nodes, table has %d", len(f.locked), nodes.Len())
+func (f *Filter) FilterNodes(task *scoring.Task, nodes scoring.Span, v *scoring.Verdicts) error {
+	if len(f.locked) != nodes.Table.Len() {
+		return fmt.Errorf("reservation filter built for %d nodes, table has %d", len(f.locked), nodes.Table.Len())
 	}
 	if f.target == "" || task.Job == f.target {
 		return nil
 	}
-	for r, l := range f.locked {
+	for i, l := range f.locked[nodes.Start:nodes.End] {
 		if l {
-			v.Reject(r, scoring.Reason{})
+			v.Reject(i, scoring.Reason{})
 		}
 	}
 	return nil
