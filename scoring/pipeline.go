@@ -78,7 +78,6 @@ type Filter interface {
 // Reason records why a filter rejected a node, compactly, so that the hot
 // loop formats nothing; Batch.Reason writes the sentence when asked.
 type Reason struct {
-	filter int // index+1 of the rejecting filter; 0 means feasible
 	// Slot is the resource concerned, and Values and Ratio the numbers the
 	// filter's Explain needs (for the fit filter: requested, free).
 	Slot   int
@@ -89,18 +88,19 @@ type Reason struct {
 // Verdicts collects the filters' rejections for one span of a batch;
 // indices are relative to the span.
 type Verdicts struct {
-	reasons []Reason
-	filter  int
+	rejectedBy []uint16 // index+1 of the rejecting filter; 0 means feasible
+	reasons    []Reason // valid where rejectedBy is not 0
+	filter     uint16
 }
 
 // Feasible reports whether node i of the span is still feasible.
-func (v *Verdicts) Feasible(i int) bool { return v.reasons[i].filter == 0 }
+func (v *Verdicts) Feasible(i int) bool { return v.rejectedBy[i] == 0 }
 
 // Reject marks node i infeasible with the current filter's reason, unless
 // an earlier filter already rejected it.
 func (v *Verdicts) Reject(i int, r Reason) {
-	if v.reasons[i].filter == 0 {
-		r.filter = v.filter
+	if v.rejectedBy[i] == 0 {
+		v.rejectedBy[i] = v.filter
 		v.reasons[i] = r
 	}
 }
@@ -129,7 +129,7 @@ func NewPipeline(schema *resource.Schema, filters []Filter, scorers []WeightedSc
 			return nil, fmt.Errorf("pipeline: scorers[%d]: need a scorer and a finite weight ≥ 0, got %v", i, s.Weight)
 		}
 	}
-	if len(filters) > 1<<15 {
+	if len(filters) >= 1<<16 {
 		return nil, errors.New("pipeline: too many filters")
 	}
 	return &Pipeline{
@@ -171,11 +171,12 @@ func (p *Pipeline) MaxScore() float64 {
 // is reused from call to call, with any pipeline; Score allocates only when
 // it has to grow.
 type Batch struct {
-	n       int
-	reasons []Reason
-	totals  []float64
-	columns []float64 // one column of n per scorer
-	pipe    *Pipeline
+	n          int
+	rejectedBy []uint16
+	reasons    []Reason // written only on rejection
+	totals     []float64
+	columns    []float64 // one column of n per scorer
+	pipe       *Pipeline
 	// verdicts is handed to the filters; kept here so that passing it
 	// through the Filter interface does not allocate. spanVerdicts are the
 	// parallel workers'.
@@ -192,13 +193,15 @@ func (p *Pipeline) NewBatch(nodes int) *Batch {
 
 func (b *Batch) resize(n int) {
 	b.n = n
-	if cap(b.reasons) < n {
+	if cap(b.rejectedBy) < n {
+		b.rejectedBy = make([]uint16, n)
 		b.reasons = make([]Reason, n)
 		b.totals = make([]float64, n)
 	}
 	if cols := n * len(b.pipe.scorers); cap(b.columns) < cols {
 		b.columns = make([]float64, cols)
 	}
+	b.rejectedBy = b.rejectedBy[:n]
 	b.reasons = b.reasons[:n]
 	b.totals = b.totals[:n]
 	b.columns = b.columns[:n*len(b.pipe.scorers)]
@@ -232,15 +235,16 @@ func (p *Pipeline) ScoreParallel(task *Task, nodes *resource.Table, b *Batch, wo
 		b.spanVerdicts = make([]Verdicts, workers)
 	}
 	errs := make([]error, workers)
+	span := func(w int) Span { return Span{Table: nodes, Start: n * w / workers, End: n * (w + 1) / workers} }
 	var wg sync.WaitGroup
-	for w := range workers {
-		span := Span{Table: nodes, Start: n * w / workers, End: n * (w + 1) / workers}
+	for w := 1; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[w] = p.scoreSpan(task, span, b, &b.spanVerdicts[w])
+			errs[w] = p.scoreSpan(task, span(w), b, &b.spanVerdicts[w])
 		}()
 	}
+	errs[0] = p.scoreSpan(task, span(0), b, &b.spanVerdicts[0])
 	wg.Wait()
 	return errors.Join(errs...)
 }
@@ -270,12 +274,12 @@ func (p *Pipeline) prepare(task *Task, nodes *resource.Table, b *Batch) error {
 // span's part of the batch.
 func (p *Pipeline) scoreSpan(task *Task, span Span, b *Batch, v *Verdicts) error {
 	n := b.n
-	reasons := b.reasons[span.Start:span.End]
+	rejectedBy := b.rejectedBy[span.Start:span.End]
 	totals := b.totals[span.Start:span.End]
-	clear(reasons)
-	v.reasons = reasons
+	clear(rejectedBy)
+	v.rejectedBy, v.reasons = rejectedBy, b.reasons[span.Start:span.End]
 	for i, f := range p.filters {
-		v.filter = i + 1
+		v.filter = uint16(i + 1)
 		if err := f.FilterNodes(task, span, v); err != nil {
 			return fmt.Errorf("score: filter %s: %w", f.Name(), err)
 		}
@@ -292,9 +296,11 @@ func (p *Pipeline) scoreSpan(task *Task, span Span, b *Batch, v *Verdicts) error
 			totals[i] += col[i]
 		}
 	}
-	for i := range reasons {
-		if reasons[i].filter != 0 {
-			totals[i] = 0
+	if len(p.filters) > 0 {
+		for i, r := range rejectedBy {
+			if r != 0 {
+				totals[i] = 0
+			}
 		}
 	}
 	return nil
@@ -304,7 +310,7 @@ func (p *Pipeline) scoreSpan(task *Task, span Span, b *Batch, v *Verdicts) error
 func (b *Batch) Len() int { return b.n }
 
 // Feasible reports whether node i passed every filter.
-func (b *Batch) Feasible(i int) bool { return b.reasons[i].filter == 0 }
+func (b *Batch) Feasible(i int) bool { return b.rejectedBy[i] == 0 }
 
 // Total is node i's total score (0 when infeasible).
 func (b *Batch) Total(i int) float64 { return b.totals[i] }
@@ -314,20 +320,20 @@ func (b *Batch) Contribution(i, j int) float64 { return b.columns[j*b.n+i] }
 
 // Reason says why node i was rejected, or "" when it is feasible.
 func (b *Batch) Reason(i int) string {
-	r := b.reasons[i]
-	if r.filter == 0 {
+	f := b.rejectedBy[i]
+	if f == 0 {
 		return ""
 	}
-	return b.pipe.filters[r.filter-1].Explain(r, b.pipe.schema)
+	return b.pipe.filters[f-1].Explain(b.reasons[i], b.pipe.schema)
 }
 
 // RejectedBy names the filter that rejected node i, or "".
 func (b *Batch) RejectedBy(i int) string {
-	r := b.reasons[i]
-	if r.filter == 0 {
+	f := b.rejectedBy[i]
+	if f == 0 {
 		return ""
 	}
-	return b.pipe.filters[r.filter-1].Name()
+	return b.pipe.filters[f-1].Name()
 }
 
 // Top returns the rows of the best k feasible nodes, best first: highest
@@ -340,7 +346,7 @@ func (b *Batch) Top(k int, dst []int) []int {
 	}
 	// top is kept as a min-heap on (total, -row): its root is the worst kept.
 	for i := 0; i < b.n; i++ {
-		if b.reasons[i].filter != 0 {
+		if b.rejectedBy[i] != 0 {
 			continue
 		}
 		if len(top) < k {

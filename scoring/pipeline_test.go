@@ -159,13 +159,13 @@ func TestTopMatchesSort(t *testing.T) {
 		for i := range n {
 			b.totals[i] = float64(rapid.IntRange(0, 5).Draw(t, "total"))
 			if rapid.IntRange(0, 4).Draw(t, "reject") == 0 {
-				b.reasons[i].filter = 1
+				b.rejectedBy[i] = 1
 			}
 		}
 		k := rapid.IntRange(0, n+2).Draw(t, "k")
 		var want []int
 		for i := range n {
-			if b.reasons[i].filter == 0 {
+			if b.rejectedBy[i] == 0 {
 				want = append(want, i)
 			}
 		}
