@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/strategy"
@@ -218,10 +219,12 @@ func (p *Pipeline) Score(task *Task, nodes *resource.Table, b *Batch) error {
 	return p.scoreSpan(task, Span{Table: nodes, Start: 0, End: nodes.Len()}, b, &b.verdicts)
 }
 
-// ScoreParallel is Score with the table split into equal spans, one per
-// worker goroutine (workers ≤ 0 means GOMAXPROCS). Every filter and scorer
-// runs on each span; the results are those of Score. It allocates a little
-// per call (the goroutines), so it pays off for large tables.
+// ScoreParallel is Score with the table split across worker goroutines
+// (workers ≤ 0 means GOMAXPROCS); the results are exactly Score's. The rows
+// are cut into chunks that the workers, the caller among them, claim one at
+// a time, so the caller starts at once and a helper that is slow to wake
+// only takes what is left. It allocates a little per call (the goroutines),
+// so it pays off for large tables.
 func (p *Pipeline) ScoreParallel(task *Task, nodes *resource.Table, b *Batch, workers int) error {
 	if err := p.prepare(task, nodes, b); err != nil {
 		return err
@@ -234,20 +237,38 @@ func (p *Pipeline) ScoreParallel(task *Task, nodes *resource.Table, b *Batch, wo
 	if len(b.spanVerdicts) < workers {
 		b.spanVerdicts = make([]Verdicts, workers)
 	}
+	chunk := max(parallelChunk, (n+8*workers-1)/(8*workers))
+	chunks := (n + chunk - 1) / chunk
+	var next atomic.Int64
 	errs := make([]error, workers)
-	span := func(w int) Span { return Span{Table: nodes, Start: n * w / workers, End: n * (w + 1) / workers} }
+	work := func(w int) {
+		for {
+			c := int(next.Add(1) - 1)
+			if c >= chunks {
+				return
+			}
+			span := Span{Table: nodes, Start: c * chunk, End: min(n, (c+1)*chunk)}
+			if err := p.scoreSpan(task, span, b, &b.spanVerdicts[w]); err != nil {
+				errs[w] = err
+				return
+			}
+		}
+	}
 	var wg sync.WaitGroup
 	for w := 1; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[w] = p.scoreSpan(task, span(w), b, &b.spanVerdicts[w])
+			work(w)
 		}()
 	}
-	errs[0] = p.scoreSpan(task, span(0), b, &b.spanVerdicts[0])
+	work(0)
 	wg.Wait()
 	return errors.Join(errs...)
 }
+
+// parallelChunk is the fewest rows a parallel worker claims at a time.
+const parallelChunk = 1024
 
 // prepare checks the inputs and sizes the batch.
 func (p *Pipeline) prepare(task *Task, nodes *resource.Table, b *Batch) error {
