@@ -18,11 +18,16 @@ import (
 //	<number>       ::= <digits> | <digits>.<digits> | <digits>. | .<digits>
 //	<suffix>       ::= <binarySI> | <decimalSI> | <decimalExponent>
 //	<binarySI>     ::= Ki | Mi | Gi | Ti | Pi | Ei
-//	<decimalSI>    ::= m | "" | k | M | G | T | P | E
-//	<decimalExponent> ::= e<integer> | E<integer>
+//	<decimalSI>    ::= n | u | m | "" | k | M | G | T | P | E
+//	<decimalExponent> ::= e<integer> | E<integer>   (the integer fits int64)
 //
 // No white space is allowed anywhere, and suffixes are case-sensitive
-// ("1K" and "1Gib" are errors).
+// ("1K" and "1Gib" are errors). n and u (nano, micro) are not in the
+// documented grammar but Kubernetes accepts them, and so does this parser.
+//
+// It is stricter than Kubernetes' ParseQuantity in one way: a number needs
+// a digit. Kubernetes reads "Gi", ".", "+" and "e3" as 0; here they are
+// errors.
 type Quantity struct {
 	neg      bool
 	mantissa string // decimal digits without leading zeros; "" is zero
@@ -44,7 +49,8 @@ func (e *QuantityError) Error() string {
 // exponentLimit bounds a parsed exponent. Any non-zero quantity with an
 // exponent this large overflows int64 and any with one this small rounds up
 // to one unit, so saturating keeps the arithmetic small without changing a
-// result.
+// result. (An exponent that does not fit int64 is an error, as in
+// Kubernetes.)
 const exponentLimit = 1 << 20
 
 // ParseQuantity parses s in the Kubernetes quantity grammar.
@@ -102,6 +108,10 @@ func (q *Quantity) applySuffix(suffix string) string {
 	switch suffix {
 	case "":
 		return ""
+	case "n":
+		q.exp10 = -9
+	case "u":
+		q.exp10 = -6
 	case "m":
 		q.exp10 = -3
 	case "k":
@@ -141,33 +151,14 @@ func (q *Quantity) applySuffix(suffix string) string {
 	return ""
 }
 
-// parseExponent reads an optionally signed run of decimal digits, saturating
-// at ±exponentLimit.
+// parseExponent reads an optionally signed run of decimal digits that fits
+// an int64, saturating the result at ±exponentLimit.
 func parseExponent(s string) (int, bool) {
-	neg := false
-	if s != "" && (s[0] == '+' || s[0] == '-') {
-		neg = s[0] == '-'
-		s = s[1:]
-	}
-	if s == "" {
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
 		return 0, false
 	}
-	e := 0
-	for i := 0; i < len(s); i++ {
-		if !isDigit(s[i]) {
-			return 0, false
-		}
-		if e < exponentLimit {
-			e = e*10 + int(s[i]-'0')
-		}
-	}
-	if e > exponentLimit {
-		e = exponentLimit
-	}
-	if neg {
-		e = -e
-	}
-	return e, true
+	return int(max(-exponentLimit, min(exponentLimit, v))), true
 }
 
 // IsZero reports whether q is zero.

@@ -21,6 +21,8 @@ func TestParseAmountCanonicalUnits(t *testing.T) {
 		{"decimal exponent", Memory, "2e3", 2000},
 		{"capital exponent", Memory, "2E3", 2000},
 		{"signed exponent", CPU, "15e-1", 1500},
+		{"micro", CPU, "1500u", 2},
+		{"nano", CPU, "1000000n", 1},
 		{"exa is E alone", Memory, "0.001E", 1_000_000_000_000_000},
 		{"decimal SI kilo", Memory, "1k", 1000},
 		{"decimal SI mega", Memory, "256M", 256_000_000},
@@ -75,7 +77,8 @@ func TestParseAmountRejects(t *testing.T) {
 		{Memory, "8Ei", "overflows int64"},
 		{CPU, "9223372036854775807", "overflows int64"}, // ×1000 for millicores
 		{Memory, "1e19", "overflows int64"},
-		{Memory, "1e999999999999999999999", "overflows int64"},
+		{Memory, "1e999999999999999999999", "unknown suffix"},
+		{Memory, "1e99999", "overflows int64"},
 		{Memory, "9007199254740993", "above the largest amount"},
 		{Memory, "4Ei", "above the largest amount"},
 	}
