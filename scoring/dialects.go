@@ -134,8 +134,9 @@ func (d *decoder) fitPlus(path string, raw any) ScorerArgs {
 		return NodeResourcesFitPlusArgs{}
 	}
 	d.only(path, m, "resources")
+	before := len(d.errs)
 	a := NodeResourcesFitPlusArgs{Resources: d.typedResources(join(path, "resources"), m["resources"], false)}
-	if len(a.Resources) == 0 {
+	if len(a.Resources) == 0 && len(d.errs) == before {
 		d.missing(join(path, "resources"), "at least one resource is required")
 	}
 	return a

@@ -421,9 +421,17 @@ func (d *decoder) scarceResourceAvoidance(path string, raw any) ScorerArgs {
 		return ScarceResourceAvoidanceArgs{}
 	}
 	d.only(path, m, "resources")
-	names := d.resourceList(join(path, "resources"), m["resources"])
-	if len(names) == 0 {
-		d.missing(join(path, "resources"), "at least one scarce resource is required")
+	rpath := join(path, "resources")
+	if raw, present := m["resources"]; present {
+		if _, isList := raw.([]any); !isList {
+			d.fail(rpath, "must be a list of resource names", raw)
+			return ScarceResourceAvoidanceArgs{}
+		}
+	}
+	before := len(d.errs)
+	names := d.resourceList(rpath, m["resources"])
+	if len(names) == 0 && len(d.errs) == before {
+		d.missing(rpath, "at least one scarce resource is required")
 	}
 	return ScarceResourceAvoidanceArgs{Resources: names}
 }

@@ -1,0 +1,208 @@
+package plugins
+
+import (
+	"context"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	kres "k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultbinder"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/queuesort"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+)
+
+const gpu = "nvidia.com/gpu"
+
+func resources(kv ...string) v1.ResourceList {
+	l := v1.ResourceList{}
+	for i := 0; i < len(kv); i += 2 {
+		l[v1.ResourceName(kv[i])] = kres.MustParse(kv[i+1])
+	}
+	return l
+}
+
+func node(name string, alloc v1.ResourceList) *v1.Node {
+	alloc[v1.ResourcePods] = kres.MustParse("110")
+	return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: v1.NodeStatus{Allocatable: alloc, Capacity: alloc}}
+}
+
+func pod(name, nodeName string, req v1.ResourceList) *v1.Pod {
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID(name)},
+		Spec:       v1.PodSpec{NodeName: nodeName, Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{Requests: req}}}},
+	}
+}
+
+type enabled struct {
+	name   string
+	weight int32
+	args   string // JSON
+}
+
+// newFramework is kube-scheduler's real framework runtime with a profile
+// that enables the given plugins, their args passed as kube-scheduler
+// passes an out-of-tree plugin's args: *runtime.Unknown with JSON.
+func newFramework(t *testing.T, nodes []*v1.Node, pods []*v1.Pod, plugins ...enabled) (framework.Framework, []fwk.NodeInfo) {
+	t.Helper()
+	ctx := context.Background()
+	registry := frameworkruntime.Registry{
+		queuesort.Name:              queuesort.New,
+		defaultbinder.Name:          defaultbinder.New,
+		NodeResourcesFitPlusName:    NewNodeResourcesFitPlus,
+		ScarceResourceAvoidanceName: NewScarceResourceAvoidance,
+		ResourceStrategyFitName:     NewResourceStrategyFit,
+	}
+	profile := &config.KubeSchedulerProfile{
+		SchedulerName: "resfit",
+		Plugins: &config.Plugins{
+			QueueSort: config.PluginSet{Enabled: []config.Plugin{{Name: queuesort.Name}}},
+			Bind:      config.PluginSet{Enabled: []config.Plugin{{Name: defaultbinder.Name}}},
+		},
+	}
+	for _, p := range plugins {
+		profile.Plugins.PreScore.Enabled = append(profile.Plugins.PreScore.Enabled, config.Plugin{Name: p.name})
+		profile.Plugins.Score.Enabled = append(profile.Plugins.Score.Enabled, config.Plugin{Name: p.name, Weight: p.weight})
+		if p.name == ResourceStrategyFitName {
+			profile.Plugins.PreFilter.Enabled = append(profile.Plugins.PreFilter.Enabled, config.Plugin{Name: p.name})
+			profile.Plugins.Filter.Enabled = append(profile.Plugins.Filter.Enabled, config.Plugin{Name: p.name})
+		}
+		profile.PluginConfig = append(profile.PluginConfig, config.PluginConfig{
+			Name: p.name, Args: &runtime.Unknown{Raw: []byte(p.args), ContentType: runtime.ContentTypeJSON},
+		})
+	}
+	snapshot := cache.NewSnapshot(pods, nodes)
+	fw, err := frameworkruntime.NewFramework(ctx, registry, profile, frameworkruntime.WithSnapshotSharedLister(snapshot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	infos, err := snapshot.NodeInfos().List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fw, infos
+}
+
+// score runs PreScore and Score in the framework and returns the total by
+// node and the best node.
+func score(t *testing.T, fw framework.Framework, infos []fwk.NodeInfo, p *v1.Pod) (map[string]int64, string) {
+	t.Helper()
+	ctx := context.Background()
+	state := framework.NewCycleState()
+	if s := fw.RunPreScorePlugins(ctx, state, p, infos); !s.IsSuccess() {
+		t.Fatalf("PreScore: %v", s.AsError())
+	}
+	scores, s := fw.RunScorePlugins(ctx, state, p, infos)
+	if !s.IsSuccess() {
+		t.Fatalf("Score: %v", s.AsError())
+	}
+	totals := map[string]int64{}
+	best, bestScore := "", int64(-1)
+	for _, n := range scores {
+		totals[n.Name] = n.TotalScore
+		if n.TotalScore > bestScore || n.TotalScore == bestScore && n.Name < best {
+			best, bestScore = n.Name, n.TotalScore
+		}
+	}
+	return totals, best
+}
+
+var koordinatorPlugins = []enabled{
+	{NodeResourcesFitPlusName, 2, `{"resources": {"nvidia.com/gpu": {"type": "MostAllocated", "weight": 2},
+	  "cpu": {"type": "LeastAllocated", "weight": 1}, "memory": {"type": "LeastAllocated", "weight": 1}}}`},
+	{ScarceResourceAvoidanceName, 2, `{"resources": ["nvidia.com/gpu"]}`},
+}
+
+// koordinator-noderesourcesfitplus-sra.md's configuration (both plugins,
+// weight 2) in the real framework: a GPU pod prefers the GPU node with 6 of
+// 8 GPUs used; a CPU pod prefers a CPU-only node.
+func TestKoordinatorOutcomesInFramework(t *testing.T) {
+	nodes := []*v1.Node{
+		node("gpu-full", resources("cpu", "256", "memory", "1Ti", gpu, "8")),
+		node("gpu-empty", resources("cpu", "256", "memory", "1Ti", gpu, "8")),
+		node("cpu-idle", resources("cpu", "256", "memory", "1Ti")),
+	}
+	pods := []*v1.Pod{
+		pod("load-1", "gpu-full", resources("cpu", "48", "memory", "215Gi", gpu, "6")),
+		pod("load-2", "gpu-empty", resources("cpu", "56", "memory", "51Gi")),
+		pod("load-3", "cpu-idle", resources("cpu", "76", "memory", "204Gi")),
+	}
+	fw, infos := newFramework(t, nodes, pods, koordinatorPlugins...)
+	totals, best := score(t, fw, infos, pod("gpu-pod", "", resources("cpu", "100", "memory", "100", gpu, "2")))
+	if best != "gpu-full" {
+		t.Errorf("GPU pod: best %s, totals %v", best, totals)
+	}
+	// NodeResourcesFitPlus on gpu-full: gpu (6+2)/8 → 100·2, cpu (256−148)/256 → 42,
+	// memory → 78: (200+42+78)/4 = 80; ×2 = 160. ScarceResourceAvoidance: 100 ×2.
+	if totals["gpu-full"] != 360 {
+		t.Errorf("gpu-full total %d, want 160 + 200", totals["gpu-full"])
+	}
+	totals, best = score(t, fw, infos, pod("cpu-pod", "", resources("cpu", "100", "memory", "100")))
+	if best != "cpu-idle" {
+		t.Errorf("CPU pod: best %s, totals %v", best, totals)
+	}
+}
+
+// ResourceStrategyFit with resfit's configuration: the sra proportional
+// filter keeps a CPU pod off a GPU node whose free GPUs would lose their
+// cpu share, in the framework's PreFilter and Filter.
+func TestResourceStrategyFitFilterInFramework(t *testing.T) {
+	nodes := []*v1.Node{
+		node("gpu", resources("cpu", "74", "memory", "128G", gpu, "8")),
+		node("cpu", resources("cpu", "16", "memory", "64G")),
+	}
+	pods := []*v1.Pod{pod("single-1000-0", "gpu", resources("cpu", "8", "memory", "8G"))}
+	args := `{"plugins": [{"name": "resource-strategy-fit", "args": {"resources": {"nvidia.com/gpu": {"type": "MostAllocated", "weight": 2}, "cpu": {"type": "LeastAllocated", "weight": 1}},
+	  "sra": {"policy": "proportional", "resources": "nvidia.com/gpu", "proportional": {"nvidia.com/gpu.cpu": 8, "nvidia.com/gpu.memory": 8}}}}]}`
+	fw, infos := newFramework(t, nodes, pods, enabled{ResourceStrategyFitName, 1, args})
+	ctx := context.Background()
+	state := framework.NewCycleState()
+	p := pod("single-1000-1", "", resources("cpu", "8", "memory", "8G"))
+	if _, s, _ := fw.RunPreFilterPlugins(ctx, state, p); !s.IsSuccess() {
+		t.Fatalf("PreFilter: %v", s.AsError())
+	}
+	s := fw.RunFilterPlugins(ctx, state, p, infos[indexOf(infos, "gpu")])
+	want := "proportional of resource nvidia.com/gpu check failed: idle cpu 66 - request 8 < 8 GPUs x 8"
+	if s.IsSuccess() || s.Message() != want {
+		t.Errorf("gpu node: %v, want Unschedulable %q", s, want)
+	}
+	if s := fw.RunFilterPlugins(ctx, state, p, infos[indexOf(infos, "cpu")]); !s.IsSuccess() {
+		t.Errorf("cpu node filtered: %v", s)
+	}
+	// A GPU pod is not held back by the proportional rule.
+	g := pod("train", "", resources("cpu", "60", gpu, "1"))
+	state = framework.NewCycleState()
+	fw.RunPreFilterPlugins(ctx, state, g)
+	if s := fw.RunFilterPlugins(ctx, state, g, infos[indexOf(infos, "gpu")]); !s.IsSuccess() {
+		t.Errorf("GPU pod filtered: %v", s)
+	}
+}
+
+func indexOf(infos []fwk.NodeInfo, name string) int {
+	for i, n := range infos {
+		if n.Node().Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestBadArgsAreErrors(t *testing.T) {
+	ctx := context.Background()
+	bad := &runtime.Unknown{Raw: []byte(`{"resources": {"cpu": {"type": "MostAllocated", "weight": -1}}}`)}
+	if _, err := NewNodeResourcesFitPlus(ctx, bad, nil); err == nil || err.Error() != `NodeResourcesFitPlus args: resources["cpu"].weight: must be > 0, got -1` {
+		t.Errorf("got %v", err)
+	}
+	if _, err := NewScarceResourceAvoidance(ctx, &runtime.Unknown{Raw: []byte(`{"resources": "x"}`)}, nil); err == nil {
+		t.Error("bad resources accepted")
+	}
+	if _, err := NewResourceStrategyFit(ctx, &runtime.Unknown{Raw: []byte(`{"plugins": [{"name": "nope"}]}`)}, nil); err == nil {
+		t.Error("unknown plugin accepted")
+	}
+}
