@@ -1,0 +1,148 @@
+// Package volcano runs resfit as Volcano's resource-strategy-fit scheduler
+// plugin.
+//
+// Everything that does not touch Volcano's types is here and tested
+// everywhere: decoding the plugin arguments exactly as Volcano hands them
+// over (parsed by yaml.v2, every dialect resfit reads), and filling resfit's
+// vectors from Volcano's amounts (milli-cpu, bytes and milli-units, as
+// float64) without allocating. The glue that implements Volcano's
+// framework.Plugin is in plugin.go, built with -tags volcano against a
+// Volcano source tree by check.sh.
+package volcano
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/sra"
+	"github.com/resfit/resfit/strategy"
+)
+
+// PluginName is the plugin's name in volcano-scheduler.conf.
+const PluginName = "resource-strategy-fit"
+
+// Config is the plugin's decoded configuration.
+type Config struct {
+	// Scoring builds the node-order pipeline (resource-strategy-fit and,
+	// when configured, sra retention).
+	Scoring *scoring.Config
+	// Proportional holds the sra proportional ratios; nil when off.
+	Proportional []sra.Ratio
+	// Warnings are the values compatibility mode changed.
+	Warnings []string
+}
+
+// Decode reads the plugin's arguments as Volcano passes them (a
+// framework.Arguments, that is a map[string]interface{} from yaml.v2 with
+// nested map[interface{}]interface{}). With compat, it does what Volcano
+// does with bad values, and warns; without, bad values are errors.
+func Decode(arguments map[string]any, compat bool) (*Config, error) {
+	doc, ok := normalize(arguments).(map[string]any)
+	if !ok {
+		doc = map[string]any{}
+	}
+	args, warnings, err := scoring.DecodeArgs(PluginName, doc, scoring.Options{Compat: compat})
+	if err != nil {
+		return nil, err
+	}
+	rsf := args.(scoring.ResourceStrategyFitArgs)
+	proportional := rsf.Proportional
+	rsf.Proportional = nil // the predicate is registered separately
+	return &Config{
+		Scoring:      &scoring.Config{Scorers: []scoring.ScorerConfig{{Name: PluginName, Weight: 1, Args: rsf}}},
+		Proportional: proportional,
+		Warnings:     warnings,
+	}, nil
+}
+
+// normalize turns yaml.v2's map[interface{}]interface{} into
+// map[string]any, recursively.
+func normalize(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = normalize(e)
+		}
+		return out
+	case map[any]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[fmt.Sprint(k)] = normalize(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = normalize(e)
+		}
+		return out
+	}
+	return v
+}
+
+// Amounts is a Volcano resource amount: MilliCPU in millicores, Memory in
+// bytes, scalar resources in milli-units — resfit's canonical units.
+type Amounts struct {
+	MilliCPU, Memory float64
+	Scalars          map[string]float64
+}
+
+// Fill writes a into dst (one amount per schema slot), rounding to whole
+// canonical units and clamping to [0, resource.MaxAmount]. Resources
+// outside the schema are ignored. It does not allocate.
+func Fill(schema *resource.Schema, dst resource.Vector, a Amounts) {
+	clear(dst)
+	set := func(name string, v float64) {
+		if i, ok := schema.Slot(name); ok {
+			dst[i] = clampAmount(v)
+		}
+	}
+	set(resource.CPU, a.MilliCPU)
+	set(resource.Memory, a.Memory)
+	for name, v := range a.Scalars {
+		set(name, v)
+	}
+}
+
+func clampAmount(v float64) int64 {
+	switch {
+	case !(v > 0): // NaN too
+		return 0
+	case v >= float64(resource.MaxAmount):
+		return resource.MaxAmount
+	}
+	return int64(math.Round(v))
+}
+
+// Schema lists cpu, memory, and every scalar resource of the nodes (the
+// scalars of a task not on any node cannot be scored, so they are left
+// out), scalars sorted.
+func Schema(nodeScalars []map[string]float64) (*resource.Schema, error) {
+	seen := map[string]bool{resource.CPU: true, resource.Memory: true}
+	var rest []string
+	for _, m := range nodeScalars {
+		for n := range m {
+			if !seen[n] && resource.ValidateName(n) == nil {
+				seen[n] = true
+				rest = append(rest, n)
+			}
+		}
+	}
+	slices.Sort(rest)
+	return resource.NewSchema(append([]string{resource.CPU, resource.Memory}, rest...)...)
+}
+
+// Override reads a task's volcano.sh/resource-strategy-* annotations; an
+// unusable pair scores the task 0 everywhere, as Volcano does.
+func Override(schema *resource.Schema, annotations map[string]string) *strategy.Override {
+	o, err := strategy.ParseVolcanoAnnotations(schema,
+		annotations["volcano.sh/resource-strategy-scoring-type"], annotations["volcano.sh/resource-strategy-weight"])
+	if err != nil {
+		return strategy.ZeroOverride()
+	}
+	return o
+}

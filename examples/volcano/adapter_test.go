@@ -1,0 +1,91 @@
+package volcano
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/sra"
+	"github.com/resfit/resfit/strategy"
+)
+
+// Arguments as yaml.v2 gives them to a Volcano plugin: nested maps are
+// map[interface{}]interface{}, numbers int or float64.
+var released = map[string]any{
+	"resourceStrategyFitWeight": 10,
+	"resources": map[any]any{
+		"nvidia.com/gpu": map[any]any{"type": "MostAllocated", "weight": 2},
+		"cpu":            map[any]any{"type": "LeastAllocated", "weight": 1},
+	},
+	"sra": map[any]any{"enable": true, "resources": "nvidia.com/gpu", "weight": 10, "resourceWeight": map[any]any{"nvidia.com/gpu": 1}},
+	"proportional": map[any]any{"enable": true, "resources": "nvidia.com/gpu",
+		"resourceProportion": map[any]any{"nvidia.com/gpu.cpu": 4, "nvidia.com/gpu.memory": 8.5}},
+}
+
+func TestDecodeYAMLv2Arguments(t *testing.T) {
+	c, err := Decode(released, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := scoring.ResourceStrategyFitArgs{
+		Weight: 10,
+		Resources: []strategy.Resource{{Name: "cpu", Type: strategy.LeastAllocated, Weight: 1},
+			{Name: "nvidia.com/gpu", Type: strategy.MostAllocated, Weight: 2}},
+		Retention: &scoring.RetentionArgs{Weight: 10, Resources: []sra.Weighted{{Name: "nvidia.com/gpu", Weight: 1}}},
+	}
+	if diff := cmp.Diff(want, c.Scoring.Scorers[0].Args); diff != "" {
+		t.Errorf("scoring args (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]sra.Ratio{{Resource: "nvidia.com/gpu", CPU: 4, Memory: 8.5}}, c.Proportional); diff != "" {
+		t.Errorf("proportional (-want +got):\n%s", diff)
+	}
+	// The flat dotted dialect, as a volcano-scheduler.conf writes it.
+	flat := map[string]any{"sra.policy": "retention", "sra.resources": "nvidia.com/t4, nvidia.com/a10",
+		"sra.retention.weight": 2, "sra.retention.nvidia.com/t4": 1, "sra.retention.nvidia.com/a10": 1}
+	if c, err := Decode(flat, false); err != nil || c.Scoring.Scorers[0].Args.(scoring.ResourceStrategyFitArgs).Retention.Weight != 2 {
+		t.Errorf("flat dialect: %+v, %v", c, err)
+	}
+}
+
+func TestDecodeStrictAndCompat(t *testing.T) {
+	bad := map[string]any{"resources": map[any]any{"cpu": map[any]any{"type": "Spread", "weight": -1}}}
+	if _, err := Decode(bad, false); err == nil || !strings.Contains(err.Error(), `resources["cpu"].type`) {
+		t.Errorf("strict: %v", err)
+	}
+	c, err := Decode(bad, true)
+	if err != nil || len(c.Warnings) != 2 {
+		t.Fatalf("compat: %v, warnings %q", err, c.Warnings)
+	}
+}
+
+func TestFillDoesNotAllocate(t *testing.T) {
+	s, _ := Schema([]map[string]float64{{"nvidia.com/gpu": 8000}, {"example.com/foo": 1000, "bad name": 1}})
+	if got := strings.Join(s.Names(), ","); got != "cpu,memory,example.com/foo,nvidia.com/gpu" {
+		t.Fatalf("schema %s", got)
+	}
+	dst := make(resource.Vector, s.Len())
+	a := Amounts{MilliCPU: 4000, Memory: 8 << 30, Scalars: map[string]float64{"nvidia.com/gpu": 2000, "other.io/x": 5}}
+	if n := testing.AllocsPerRun(100, func() { Fill(s, dst, a) }); n != 0 {
+		t.Errorf("Fill allocated %v times", n)
+	}
+	if diff := cmp.Diff(resource.Vector{4000, 8 << 30, 0, 2000}, dst); diff != "" {
+		t.Errorf("vector (-want +got):\n%s", diff)
+	}
+	Fill(s, dst, Amounts{MilliCPU: -1, Memory: 1e300})
+	if dst[0] != 0 || dst[1] != resource.MaxAmount {
+		t.Errorf("clamping: %v", dst)
+	}
+}
+
+func TestOverrideFromAnnotations(t *testing.T) {
+	s, _ := Schema(nil)
+	if o := Override(s, map[string]string{}); o != nil {
+		t.Error("no annotations gave an override")
+	}
+	if o := Override(s, map[string]string{"volcano.sh/resource-strategy-scoring-type": "MostAllocated"}); o == nil {
+		t.Error("a type without weights must score 0 (zero override), not fall back")
+	}
+}

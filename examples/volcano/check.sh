@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Builds resfit's Volcano plugin (plugin.go, build tag volcano) against a
+# Volcano source tree and runs its tests inside Volcano's own session test
+# helpers. Volcano is not on the Go module proxy, so this needs a checkout:
+#
+#   VOLCANO_SRC=/path/to/volcano ./check.sh
+#
+# It works in a temporary copy of this module; nothing is written here.
+set -euo pipefail
+if [ -z "${VOLCANO_SRC:-}" ]; then
+  echo "check.sh: set VOLCANO_SRC to a Volcano source checkout" >&2
+  exit 2
+fi
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+src=$(cd "$VOLCANO_SRC" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cp "$here"/*.go "$work"/
+cd "$work"
+cat > go.mod <<MOD
+module github.com/resfit/resfit/examples/volcano
+
+go 1.26
+
+require (
+	github.com/resfit/resfit v0.0.0
+	volcano.sh/volcano v0.0.0
+)
+
+replace github.com/resfit/resfit => $root
+
+replace volcano.sh/volcano => $src
+MOD
+# Volcano pins its dependencies (the k8s.io staging modules among them) with
+# replace directives, which apply only to the main module: copy them.
+awk '/^replace \(/ {block=1; next} block && /^\)/ {block=0; next} block && NF {print} /^replace [^(]/ {sub(/^replace /, ""); print}' "$src/go.mod" |
+  while read -r old arrow new version; do
+    [ "$arrow" = "=>" ] || continue
+    case "$new" in
+      ./*|../*) go mod edit -replace="$old=$src/$new" ;;
+      *) go mod edit -replace="$old=$new${version:+@$version}" ;;
+    esac
+  done
+GOFLAGS=-mod=mod go mod tidy
+go vet -tags volcano ./...
+go test -tags volcano -count=1 -v ./... 2>&1 | grep -E '^(=== RUN|--- |PASS|FAIL|ok|\s+plugin)' || true
+go test -tags volcano -count=1 ./...

@@ -1,0 +1,131 @@
+//go:build volcano
+
+package volcano
+
+import (
+	"k8s.io/klog/v2"
+	"volcano.sh/volcano/pkg/scheduler/api"
+	"volcano.sh/volcano/pkg/scheduler/framework"
+
+	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/sra"
+)
+
+// Plugin is resfit as Volcano's resource-strategy-fit plugin. Register it
+// with framework.RegisterPluginBuilder(volcano.PluginName, volcano.New).
+type Plugin struct {
+	config *Config
+}
+
+// New builds the plugin from Volcano's arguments, in compatibility mode:
+// bad values are changed as Volcano changes them, with a warning logged.
+// Arguments that cannot be read at all leave the plugin inert, logged,
+// where Volcano would exit the process.
+func New(arguments framework.Arguments) framework.Plugin {
+	c, err := Decode(arguments, true)
+	if err != nil {
+		klog.Errorf("%s: %v; the plugin scores nothing", PluginName, err)
+		return &Plugin{}
+	}
+	for _, w := range c.Warnings {
+		klog.Warningf("%s: %s", PluginName, w)
+	}
+	return &Plugin{config: c}
+}
+
+func (p *Plugin) Name() string { return PluginName }
+
+func amounts(r *api.Resource) Amounts {
+	a := Amounts{MilliCPU: r.MilliCPU, Memory: r.Memory, Scalars: make(map[string]float64, len(r.ScalarResources))}
+	for n, v := range r.ScalarResources {
+		a.Scalars[string(n)] = v
+	}
+	return a
+}
+
+// OnSessionOpen builds the session's table and registers a batch node-order
+// function (every node scored in one resfit batch) and, with sra
+// proportional, a predicate.
+func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
+	if p.config == nil {
+		return
+	}
+	var scalars []map[string]float64
+	var names []string
+	for name, n := range ssn.Nodes {
+		scalars = append(scalars, amounts(n.Allocatable).Scalars)
+		names = append(names, name)
+	}
+	schema, err := Schema(scalars)
+	if err != nil {
+		klog.Errorf("%s: %v", PluginName, err)
+		return
+	}
+	pipe, err := p.config.Scoring.Build(schema)
+	if err != nil {
+		klog.Errorf("%s: %v", PluginName, err)
+		return
+	}
+	nodes := resource.NewTable(schema, len(names))
+	row := map[string]int{}
+	alloc, used := make(resource.Vector, schema.Len()), make(resource.Vector, schema.Len())
+	for _, name := range names {
+		n := ssn.Nodes[name]
+		Fill(schema, alloc, amounts(n.Allocatable))
+		Fill(schema, used, amounts(n.Used))
+		r, err := nodes.Add(name, alloc, used)
+		if err != nil {
+			klog.Errorf("%s: %v", PluginName, err)
+			return
+		}
+		row[name] = r
+	}
+	batch := pipe.NewBatch(nodes.Len())
+	req := make(resource.Vector, schema.Len())
+	ssn.AddBatchNodeOrderFn(PluginName, func(task *api.TaskInfo, candidates []*api.NodeInfo) (map[string]float64, error) {
+		for _, n := range candidates { // used amounts change as the session allocates
+			if r, ok := row[n.Name]; ok {
+				Fill(schema, used, amounts(n.Used))
+				if err := nodes.SetUsed(r, used); err != nil {
+					return nil, err
+				}
+			}
+		}
+		Fill(schema, req, amounts(task.Resreq))
+		t := &scoring.Task{Name: task.Name, Requests: req}
+		if task.Pod != nil {
+			t.Override = Override(schema, task.Pod.Annotations)
+		}
+		if err := pipe.Score(t, nodes, batch); err != nil {
+			return nil, err
+		}
+		scores := make(map[string]float64, len(candidates))
+		for _, n := range candidates {
+			if r, ok := row[n.Name]; ok {
+				scores[n.Name] = batch.Total(r)
+			}
+		}
+		return scores, nil
+	})
+	if p.config.Proportional == nil {
+		return
+	}
+	prop, err := sra.NewProportional(schema, p.config.Proportional)
+	if err != nil {
+		klog.Errorf("%s: %v", PluginName, err)
+		return
+	}
+	taskReq, nodeAlloc, nodeUsed := make(resource.Vector, schema.Len()), make(resource.Vector, schema.Len()), make(resource.Vector, schema.Len())
+	ssn.AddPredicateFn(PluginName, func(task *api.TaskInfo, node *api.NodeInfo) error {
+		Fill(schema, taskReq, amounts(task.Resreq))
+		Fill(schema, nodeAlloc, amounts(node.Allocatable))
+		Fill(schema, nodeUsed, amounts(node.Used))
+		if ok, f := prop.CheckNode(taskReq, nodeAlloc, nodeUsed); !ok {
+			return api.NewFitErrWithStatus(task, node, &api.Status{Code: api.UnschedulableAndUnresolvable, Plugin: PluginName, Reason: f.Explain(schema)})
+		}
+		return nil
+	})
+}
+
+func (p *Plugin) OnSessionClose(*framework.Session) {}

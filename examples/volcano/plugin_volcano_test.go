@@ -1,0 +1,131 @@
+//go:build volcano
+
+package volcano
+
+import (
+	"math"
+	"testing"
+
+	"gopkg.in/yaml.v2"
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
+	"volcano.sh/volcano/cmd/scheduler/app/options"
+	"volcano.sh/volcano/pkg/scheduler/api"
+	"volcano.sh/volcano/pkg/scheduler/conf"
+	"volcano.sh/volcano/pkg/scheduler/framework"
+	rsf "volcano.sh/volcano/pkg/scheduler/plugins/resource-strategy-fit"
+	"volcano.sh/volcano/pkg/scheduler/uthelper"
+	"volcano.sh/volcano/pkg/scheduler/util"
+)
+
+// arguments is the plugin configuration under test, in Volcano's released
+// form, parsed by yaml.v2 as volcano-scheduler.conf is.
+const arguments = `
+resourceStrategyFitWeight: 10
+resources:
+  nvidia.com/gpu: {type: MostAllocated, weight: 2}
+  cpu: {type: LeastAllocated, weight: 1}
+sra:
+  enable: true
+  resources: nvidia.com/gpu
+  weight: 10
+  resourceWeight: {nvidia.com/gpu: 1}
+proportional:
+  enable: true
+  resources: nvidia.com/gpu
+  resourceProportion: {nvidia.com/gpu.cpu: 8, nvidia.com/gpu.memory: 8}
+`
+
+func gpuNode(name, cpu, mem, gpus string) *v1.Node {
+	rl := api.BuildResourceList(cpu, mem, []api.ScalarResource{{Name: "pods", Value: "110"}, {Name: "nvidia.com/gpu", Value: gpus}}...)
+	return util.BuildNode(name, rl, map[string]string{})
+}
+
+func cpuNode(name, cpu, mem string) *v1.Node {
+	return util.BuildNode(name, api.BuildResourceList(cpu, mem, []api.ScalarResource{{Name: "pods", Value: "110"}}...), map[string]string{})
+}
+
+func pod(name, node string, phase v1.PodPhase, rl v1.ResourceList) *v1.Pod {
+	return util.BuildPod("c1", name, node, phase, rl, "pg1", map[string]string{}, map[string]string{})
+}
+
+func session(t *testing.T, builder framework.PluginBuilder) *framework.Session {
+	t.Helper()
+	var args framework.Arguments
+	if err := yaml.Unmarshal([]byte(arguments), &args); err != nil {
+		t.Fatal(err)
+	}
+	gpu := func(n string) api.ScalarResource { return api.ScalarResource{Name: "nvidia.com/gpu", Value: n} }
+	test := uthelper.TestCommonStruct{
+		Name:      "resfit against Volcano",
+		Plugins:   map[string]framework.PluginBuilder{PluginName: builder},
+		PodGroups: []*schedulingv1.PodGroup{util.BuildPodGroup("pg1", "c1", "c1", 0, nil, "")},
+		Queues:    []*schedulingv1.Queue{util.BuildQueue("c1", 1, nil)},
+		Nodes: []*v1.Node{
+			gpuNode("gpu-full", "74", "128G", "8"), gpuNode("gpu-empty", "74", "128G", "8"),
+			cpuNode("cpu-a", "32", "64Gi"), cpuNode("cpu-b", "64", "128Gi"),
+		},
+		Pods: []*v1.Pod{
+			pod("load-1", "gpu-full", v1.PodRunning, api.BuildResourceList("40", "64G", gpu("6"))),
+			pod("load-2", "gpu-empty", v1.PodRunning, api.BuildResourceList("8", "8G")),
+			pod("load-3", "cpu-a", v1.PodRunning, api.BuildResourceList("8", "16Gi")),
+			pod("cpu-task", "", v1.PodPending, api.BuildResourceList("8", "8G")),
+			pod("gpu-task", "", v1.PodPending, api.BuildResourceList("16", "32G", gpu("2"))),
+			pod("big-cpu-task", "", v1.PodPending, api.BuildResourceList("30", "8G")),
+		},
+	}
+	yes := true
+	tiers := []conf.Tier{{Plugins: []conf.PluginOption{{Name: PluginName, EnabledNodeOrder: &yes, EnabledPredicate: &yes, Arguments: args}}}}
+	ssn := test.RegisterSession(tiers, nil)
+	t.Cleanup(test.Close)
+	return ssn
+}
+
+// On the same session, resfit's batch node order gives every task on every
+// node the score Volcano's own resource-strategy-fit plugin gives, and its
+// proportional predicate the same decision.
+func TestMatchesVolcanoResourceStrategyFit(t *testing.T) {
+	options.Default()
+	theirs, ours := session(t, rsf.New), session(t, New)
+	var ourNodes []*api.NodeInfo
+	for _, n := range ours.Nodes {
+		ourNodes = append(ourNodes, n)
+	}
+	compared := 0
+	for _, job := range theirs.Jobs {
+		for _, task := range job.Tasks {
+			if task.NodeName != "" {
+				continue
+			}
+			var ourTask *api.TaskInfo
+			for _, j := range ours.Jobs {
+				for _, tk := range j.Tasks {
+					if tk.Name == task.Name {
+						ourTask = tk
+					}
+				}
+			}
+			scores, err := ours.BatchNodeOrderFn(ourTask, ourNodes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, node := range theirs.Nodes {
+				want, err := theirs.NodeOrderFn(task, node)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := scores[name]; math.Abs(got-want) > 1e-9*math.Max(1, want) {
+					t.Errorf("%s on %s: resfit %v, Volcano %v", task.Name, name, got, want)
+				}
+				wantErr, gotErr := theirs.PredicateFn(task, node), ours.PredicateFn(ourTask, ours.Nodes[name])
+				if (wantErr == nil) != (gotErr == nil) {
+					t.Errorf("%s on %s: resfit predicate %v, Volcano %v", task.Name, name, gotErr, wantErr)
+				}
+				compared++
+			}
+		}
+	}
+	if compared != 12 {
+		t.Errorf("compared %d task×node pairs, want 12", compared)
+	}
+}
