@@ -152,21 +152,16 @@ func (t *Table) Rows() Rows {
 // SetNonZeroUsed).
 func (t *Table) NonZeroRows() Rows {
 	r := t.Rows()
-	r.Used = t.NonZeroUsedMatrix()
+	r.Used = t.nonZeroUsedMatrix()
 	return r
 }
 
-// NonZeroUsedMatrix returns the non-zero used matrix, or the used matrix
-// when no node has one. It is a view: do not modify it.
-func (t *Table) NonZeroUsedMatrix() []int64 {
+// nonZeroUsedMatrix returns the non-zero used matrix, or the used matrix
+// when no node has one.
+func (t *Table) nonZeroUsedMatrix() []int64 {
 	if t.nonZeroUsed != nil {
 		return t.nonZeroUsed
 	}
 	return t.used
 }
 
-// Matrices returns the whole allocatable and used matrices (row-major, Len
-// rows of Stride amounts), for scorers. They are views: do not modify them.
-func (t *Table) Matrices() (allocatable, used []int64) {
-	return t.allocatable, t.used
-}

@@ -50,9 +50,7 @@ plugins:
 		{"cpu-a", map[string]string{"cpu": "32", "memory": "128Gi"}, map[string]string{"cpu": "24", "memory": "64Gi"}},
 		{"cpu-b", map[string]string{"cpu": "32", "memory": "128Gi"}, map[string]string{"cpu": "4", "memory": "16Gi"}},
 	} {
-		a, _ := schema.Parse(n.alloc)
-		u, _ := schema.Parse(n.used)
-		if _, err := nodes.Add(n.name, a, u); err != nil {
+		if _, err := nodes.AddQuantities(n.name, n.alloc, n.used); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -249,9 +247,7 @@ profiles:
 	}
 	nodes := resource.NewTable(schema, 2)
 	add := func(name string, alloc, used map[string]string) {
-		a, _ := schema.Parse(alloc)
-		u, _ := schema.Parse(used)
-		if _, err := nodes.Add(name, a, u); err != nil {
+		if _, err := nodes.AddQuantities(name, alloc, used); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -263,9 +263,7 @@ profiles:
 	}
 	nodes := resource.NewTable(schema, 4)
 	add := func(name string, alloc, used map[string]string) {
-		a, _ := schema.Parse(alloc)
-		u, _ := schema.Parse(used)
-		if _, err := nodes.Add(name, a, u); err != nil {
+		if _, err := nodes.AddQuantities(name, alloc, used); err != nil {
 			t.Fatal(err)
 		}
 	}

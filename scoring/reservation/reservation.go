@@ -365,12 +365,10 @@ func Step(s State, p Policy, now time.Time, t Target, nodes *resource.Table) (St
 		slices.Sort(next.Locked)
 		return next, nil
 	}
-	alloc, _ := nodes.Matrices()
-	total := make([]int64, nodes.Stride())
-	for r := 0; r < nodes.Len(); r++ {
-		for j := range total {
-			total[j] += alloc[r*nodes.Stride()+j]
-		}
+	rows := nodes.Rows()
+	total := make([]int64, rows.Stride)
+	for i, a := range rows.Allocatable {
+		total[i%rows.Stride] += a
 	}
 	main := MainResource(t.Request, total)
 	if main < 0 {
