@@ -164,4 +164,3 @@ func (t *Table) nonZeroUsedMatrix() []int64 {
 	}
 	return t.used
 }
-
