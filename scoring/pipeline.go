@@ -68,41 +68,34 @@ type Scorer interface {
 }
 
 // Filter rejects the nodes of a span a task must not go to: it calls
-// v.Reject(i, …) for row nodes.Start+i. It must not allocate.
+// v.Reject(i, slot) for row nodes.Start+i, naming the resource concerned
+// (or -1). It must not allocate.
 type Filter interface {
 	Name() string
 	FilterNodes(task *Task, nodes Span, v *Verdicts) error
-	// Explain turns one of its own rejections into a sentence.
-	Explain(r Reason, schema *resource.Schema) string
-}
-
-// Reason records why a filter rejected a node, compactly, so that the hot
-// loop formats nothing; Batch.Reason writes the sentence when asked.
-type Reason struct {
-	// Slot is the resource concerned, and Values and Ratio the numbers the
-	// filter's Explain needs (for the fit filter: requested, free).
-	Slot   int
-	Values [4]int64
-	Ratio  float64
+	// Explain says in a sentence why it rejected the task on the table's
+	// row, given the slot it named. It is called only when asked (see
+	// Batch.Reason), so rejecting stays cheap.
+	Explain(task *Task, nodes *resource.Table, row, slot int) string
 }
 
 // Verdicts collects the filters' rejections for one span of a batch;
 // indices are relative to the span.
 type Verdicts struct {
 	rejectedBy []uint16 // index+1 of the rejecting filter; 0 means feasible
-	reasons    []Reason // valid where rejectedBy is not 0
+	slots      []int16  // the resource the filter named, where rejected
 	filter     uint16
 }
 
 // Feasible reports whether node i of the span is still feasible.
 func (v *Verdicts) Feasible(i int) bool { return v.rejectedBy[i] == 0 }
 
-// Reject marks node i infeasible with the current filter's reason, unless
-// an earlier filter already rejected it.
-func (v *Verdicts) Reject(i int, r Reason) {
+// Reject marks node i infeasible for the current filter, naming a resource
+// slot (or -1), unless an earlier filter already rejected it.
+func (v *Verdicts) Reject(i, slot int) {
 	if v.rejectedBy[i] == 0 {
 		v.rejectedBy[i] = v.filter
-		v.reasons[i] = r
+		v.slots[i] = int16(slot)
 	}
 }
 
@@ -174,10 +167,13 @@ func (p *Pipeline) MaxScore() float64 {
 type Batch struct {
 	n          int
 	rejectedBy []uint16
-	reasons    []Reason // written only on rejection
+	slots      []int16 // written only on rejection
 	totals     []float64
 	columns    []float64 // one column of n per scorer
 	pipe       *Pipeline
+	// task and nodes are the last Score call's, for Reason.
+	task  *Task
+	nodes *resource.Table
 	// verdicts is handed to the filters; kept here so that passing it
 	// through the Filter interface does not allocate. spanVerdicts are the
 	// parallel workers'.
@@ -196,14 +192,14 @@ func (b *Batch) resize(n int) {
 	b.n = n
 	if cap(b.rejectedBy) < n {
 		b.rejectedBy = make([]uint16, n)
-		b.reasons = make([]Reason, n)
+		b.slots = make([]int16, n)
 		b.totals = make([]float64, n)
 	}
 	if cols := n * len(b.pipe.scorers); cap(b.columns) < cols {
 		b.columns = make([]float64, cols)
 	}
 	b.rejectedBy = b.rejectedBy[:n]
-	b.reasons = b.reasons[:n]
+	b.slots = b.slots[:n]
 	b.totals = b.totals[:n]
 	b.columns = b.columns[:n*len(b.pipe.scorers)]
 }
@@ -286,7 +282,7 @@ func (p *Pipeline) prepare(task *Task, nodes *resource.Table, b *Batch) error {
 			return fmt.Errorf("score: task %q non-zero requests: %w", task.Name, err)
 		}
 	}
-	b.pipe = p
+	b.pipe, b.task, b.nodes = p, task, nodes
 	b.resize(nodes.Len())
 	return nil
 }
@@ -298,7 +294,7 @@ func (p *Pipeline) scoreSpan(task *Task, span Span, b *Batch, v *Verdicts) error
 	rejectedBy := b.rejectedBy[span.Start:span.End]
 	totals := b.totals[span.Start:span.End]
 	clear(rejectedBy)
-	v.rejectedBy, v.reasons = rejectedBy, b.reasons[span.Start:span.End]
+	v.rejectedBy, v.slots = rejectedBy, b.slots[span.Start:span.End]
 	for i, f := range p.filters {
 		v.filter = uint16(i + 1)
 		if err := f.FilterNodes(task, span, v); err != nil {
@@ -339,13 +335,15 @@ func (b *Batch) Total(i int) float64 { return b.totals[i] }
 // Contribution is scorer j's weighted score of node i.
 func (b *Batch) Contribution(i, j int) float64 { return b.columns[j*b.n+i] }
 
-// Reason says why node i was rejected, or "" when it is feasible.
+// Reason says why node i was rejected, or "" when it is feasible. The
+// filter works the numbers out again from the task and table of the last
+// Score call, so ask before changing either.
 func (b *Batch) Reason(i int) string {
 	f := b.rejectedBy[i]
 	if f == 0 {
 		return ""
 	}
-	return b.pipe.filters[f-1].Explain(b.reasons[i], b.pipe.schema)
+	return b.pipe.filters[f-1].Explain(b.task, b.nodes, i, int(b.slots[i]))
 }
 
 // RejectedBy names the filter that rejected node i, or "".

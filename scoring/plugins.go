@@ -117,11 +117,7 @@ func (f *FitFilter) FilterNodes(task *Task, nodes Span, v *Verdicts) error {
 	var reqs [resource.MaxResources]int64
 	n := 0
 	for _, slot := range slots {
-		r := task.Requests[slot]
-		if slot == podsSlot && r == 0 {
-			r = 1
-		}
-		if r > 0 {
+		if r := fitRequest(task, slot, podsSlot); r > 0 {
 			slots[n], reqs[n] = slot, r
 			n++
 		}
@@ -133,7 +129,7 @@ func (f *FitFilter) FilterNodes(task *Task, nodes Span, v *Verdicts) error {
 		a, u := alloc[i*k:i*k+k], used[i*k:i*k+k]
 		for j, slot := range slots {
 			if free := a[slot] - u[slot]; reqs[j] > free {
-				v.Reject(i, Reason{Slot: slot, Values: [4]int64{reqs[j], free}})
+				v.Reject(i, slot)
 				break
 			}
 		}
@@ -141,8 +137,24 @@ func (f *FitFilter) FilterNodes(task *Task, nodes Span, v *Verdicts) error {
 	return nil
 }
 
-func (f *FitFilter) Explain(r Reason, schema *resource.Schema) string {
-	name := schema.Name(r.Slot)
+// fitRequest is what the filter checks of a slot: the request, and at
+// least one of a "pods" slot.
+func fitRequest(task *Task, slot, podsSlot int) int64 {
+	r := task.Requests[slot]
+	if slot == podsSlot && r == 0 {
+		r = 1
+	}
+	return r
+}
+
+func (f *FitFilter) Explain(task *Task, nodes *resource.Table, row, slot int) string {
+	schema := nodes.Schema()
+	name := schema.Name(slot)
+	podsSlot, ok := schema.Slot(resource.Pods)
+	if !ok {
+		podsSlot = -1
+	}
+	free := nodes.Allocatable(row)[slot] - nodes.Used(row)[slot]
 	return fmt.Sprintf("insufficient %s: requested %s, free %s", name,
-		resource.FormatAmount(name, r.Values[0]), resource.FormatAmount(name, r.Values[1]))
+		resource.FormatAmount(name, fitRequest(task, slot, podsSlot)), resource.FormatAmount(name, free))
 }

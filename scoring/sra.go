@@ -68,14 +68,16 @@ func (f *ProportionalFilter) Name() string { return SRAProportional }
 func (f *ProportionalFilter) FilterNodes(task *Task, nodes Span, v *Verdicts) error {
 	rows := nodes.Rows()
 	f.p.FilterNodes(task.Requests, rows.Allocatable, rows.Used, func(i int, fl sra.Failure) {
-		v.Reject(i, Reason{Slot: fl.Primary, Values: [4]int64{int64(fl.Secondary), fl.Idle, fl.Request, fl.IdleUnits}, Ratio: fl.Ratio})
+		v.Reject(i, fl.Primary)
 	})
 	return nil
 }
 
-func (f *ProportionalFilter) Explain(r Reason, schema *resource.Schema) string {
-	return sra.Failure{Primary: r.Slot, Secondary: int(r.Values[0]), Idle: r.Values[1], Request: r.Values[2],
-		IdleUnits: r.Values[3], Ratio: r.Ratio}.Explain(schema)
+func (f *ProportionalFilter) Explain(task *Task, nodes *resource.Table, row, _ int) string {
+	if ok, fl := f.p.CheckNode(task.Requests, nodes.Allocatable(row), nodes.Used(row)); !ok {
+		return fl.Explain(nodes.Schema())
+	}
+	return "proportional check failed (the node has changed since)"
 }
 
 // sraPolicy is one SRA policy as read from any dialect, before validation.

@@ -453,13 +453,13 @@ func (f *Filter) FilterNodes(task *scoring.Task, nodes scoring.Span, v *scoring.
 	}
 	for i, l := range f.locked[nodes.Start:nodes.End] {
 		if l {
-			v.Reject(i, scoring.Reason{})
+			v.Reject(i, -1)
 		}
 	}
 	return nil
 }
 
 // Explain says whom the node is reserved for.
-func (f *Filter) Explain(scoring.Reason, *resource.Schema) string {
+func (f *Filter) Explain(*scoring.Task, *resource.Table, int, int) string {
 	return fmt.Sprintf("node reserved for target job %s", f.target)
 }

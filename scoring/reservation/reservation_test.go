@@ -421,7 +421,7 @@ func ExampleStep() {
 	fmt.Println("target:", state.Target, "locked:", state.Locked)
 
 	filter := NewFilter(state, nodes)
-	fmt.Println("filter:", filter.Explain(scoring.Reason{}, s))
+	fmt.Println("filter:", filter.Explain(nil, nodes, 0, -1))
 	// Output:
 	// target: train-big locked: [gpu-b]
 	// filter: node reserved for target job train-big
