@@ -1,0 +1,166 @@
+// Package integration runs resfit's plugins in the real kube-scheduler
+// against a real kube-apiserver (started in-process by Kubernetes'
+// integration test framework) and a real etcd, which must be on PATH:
+// .ci/run builds one from go.etcd.io/etcd/server/v3 at the version
+// k8s.io/kubernetes v1.37.2 requires. A missing etcd fails the test.
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	kres "k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	kubeschedulerconfigv1 "k8s.io/kube-scheduler/config/v1"
+	"k8s.io/kubernetes/pkg/scheduler"
+	configtesting "k8s.io/kubernetes/pkg/scheduler/apis/config/testing"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/kubernetes/test/integration/framework"
+	testutils "k8s.io/kubernetes/test/integration/util"
+	"k8s.io/utils/ptr"
+
+	"github.com/resfit/resfit/examples/kubescheduler/plugins"
+)
+
+func TestMain(m *testing.M) {
+	framework.EtcdMain(m.Run)
+}
+
+const gpu = "nvidia.com/gpu"
+
+// args is resfit's configuration for ResourceStrategyFit: GPU packed, cpu
+// spread, GPU nodes kept for GPU work (retention), and 8 cores per free GPU
+// kept free (proportional).
+const args = `{"plugins": [{"name": "resource-strategy-fit", "args": {
+  "resources": {"nvidia.com/gpu": {"type": "MostAllocated", "weight": 2}, "cpu": {"type": "LeastAllocated", "weight": 1}},
+  "sra": {"policy": "retention, proportional", "resources": "nvidia.com/gpu",
+          "retention": {"weight": 10, "nvidia.com/gpu": 1}, "proportional": {"nvidia.com/gpu.cpu": 8, "nvidia.com/gpu.memory": 8}}}}]}`
+
+func list(kv ...string) v1.ResourceList {
+	l := v1.ResourceList{}
+	for i := 0; i < len(kv); i += 2 {
+		l[v1.ResourceName(kv[i])] = kres.MustParse(kv[i+1])
+	}
+	return l
+}
+
+func TestSchedulerPlacesMixedWorkload(t *testing.T) {
+	cfg := configtesting.V1ToInternalWithDefaults(t, kubeschedulerconfigv1.KubeSchedulerConfiguration{
+		Profiles: []kubeschedulerconfigv1.KubeSchedulerProfile{{
+			SchedulerName: ptr.To(v1.DefaultSchedulerName),
+			Plugins: &kubeschedulerconfigv1.Plugins{
+				MultiPoint: kubeschedulerconfigv1.PluginSet{Enabled: []kubeschedulerconfigv1.Plugin{{Name: plugins.ResourceStrategyFitName}}},
+				Score: kubeschedulerconfigv1.PluginSet{
+					Disabled: []kubeschedulerconfigv1.Plugin{{Name: "*"}},
+					Enabled:  []kubeschedulerconfigv1.Plugin{{Name: plugins.ResourceStrategyFitName, Weight: ptr.To[int32](1)}},
+				},
+			},
+			PluginConfig: []kubeschedulerconfigv1.PluginConfig{{
+				Name: plugins.ResourceStrategyFitName,
+				Args: runtime.RawExtension{Raw: []byte(args)},
+			}},
+		}},
+	})
+	registry := frameworkruntime.Registry{plugins.ResourceStrategyFitName: plugins.NewResourceStrategyFit}
+	testCtx := testutils.InitTestSchedulerWithNS(t, "resfit",
+		scheduler.WithProfiles(cfg.Profiles...), scheduler.WithFrameworkOutOfTreeRegistry(registry))
+	t.Cleanup(testCtx.SchedulerCloseFn)
+	cs, ns, ctx := testCtx.ClientSet, testCtx.NS.Name, testCtx.Ctx
+
+	for _, n := range []struct {
+		name  string
+		alloc v1.ResourceList
+	}{
+		{"gpu-busy", list("cpu", "74", "memory", "256G", "pods", "110", gpu, "8")},
+		{"gpu-idle", list("cpu", "74", "memory", "256G", "pods", "110", gpu, "8")},
+		{"cpu-1", list("cpu", "16", "memory", "64Gi", "pods", "110")},
+		{"cpu-2", list("cpu", "16", "memory", "64Gi", "pods", "110")},
+	} {
+		node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name}, Status: v1.NodeStatus{
+			Capacity: n.alloc, Allocatable: n.alloc,
+			Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}},
+		}}
+		if _, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create := func(name, nodeName string, req v1.ResourceList) *v1.Pod {
+		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: v1.PodSpec{
+			NodeName:   nodeName,
+			Containers: []v1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10", Resources: v1.ResourceRequirements{Requests: req, Limits: req}}},
+		}}
+		p, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// gpu-busy already runs a job on 6 of its 8 GPUs.
+	create("running-job", "gpu-busy", list("cpu", "8", "memory", "16G", gpu, "6"))
+
+	boundTo := func(p *v1.Pod) string {
+		t.Helper()
+		if err := testutils.WaitForPodToScheduleWithTimeout(ctx, cs, p, 30*time.Second); err != nil {
+			t.Fatalf("pod %s not scheduled: %v", p.Name, err)
+		}
+		got, err := cs.CoreV1().Pods(ns).Get(ctx, p.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.Spec.NodeName
+	}
+	// A stream of pods, one at a time: GPU pods pack onto the fuller GPU
+	// node; CPU pods go to CPU nodes, spread.
+	for i, want := range []string{"gpu-busy", "gpu-idle"} {
+		p := create(fmt.Sprintf("gpu-%d", i), "", list("cpu", "8", "memory", "16G", gpu, "2"))
+		if got := boundTo(p); got != want {
+			t.Errorf("GPU pod %d bound to %s, want %s", i, got, want)
+		}
+	}
+	seen := map[string]int{}
+	for i := range 4 {
+		p := create(fmt.Sprintf("cpu-%d", i), "", list("cpu", "2", "memory", "2Gi"))
+		seen[boundTo(p)]++
+	}
+	if seen["cpu-1"] != 2 || seen["cpu-2"] != 2 {
+		t.Errorf("CPU pods landed %v, want two on each CPU node", seen)
+	}
+	// A CPU pod too big for the CPU nodes: gpu-idle has the cpu, but its 6
+	// free GPUs need 8 cores each (66 − 20 < 48), so the proportional filter
+	// keeps it off; gpu-busy has no free GPU left to protect and takes it.
+	if got := boundTo(create("cpu-big", "", list("cpu", "20", "memory", "4Gi"))); got != "gpu-busy" {
+		t.Errorf("cpu-big bound to %s, want gpu-busy", got)
+	}
+	// One that only gpu-idle could hold stays pending, and says why.
+	huge := create("cpu-huge", "", list("cpu", "40", "memory", "4Gi"))
+	var message string
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 20*time.Second, false, func(ctx context.Context) (bool, error) {
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, huge.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if p.Spec.NodeName != "" {
+			return false, fmt.Errorf("cpu-huge bound to %s", p.Spec.NodeName)
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse && c.Reason == v1.PodReasonUnschedulable {
+				message = c.Message
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("cpu-huge was not reported unschedulable: %v", err)
+	}
+	if !strings.Contains(message, "proportional of resource nvidia.com/gpu check failed") {
+		t.Errorf("cpu-huge unschedulable for %q, want the proportional reason", message)
+	}
+	t.Logf("cpu-huge: %s", message)
+}
