@@ -84,27 +84,23 @@ func normalize(v any) any {
 	return v
 }
 
-// Amounts is a Volcano resource amount: MilliCPU in millicores, Memory in
-// bytes, scalar resources in milli-units — resfit's canonical units.
-type Amounts struct {
-	MilliCPU, Memory float64
-	Scalars          map[string]float64
-}
-
-// Fill writes a into dst (one amount per schema slot), rounding to whole
-// canonical units and clamping to [0, resource.MaxAmount]. Resources
-// outside the schema are ignored. It does not allocate.
-func Fill(schema *resource.Schema, dst resource.Vector, a Amounts) {
+// Fill writes a Volcano resource amount into dst (one amount per schema
+// slot): milliCPU in millicores, memory in bytes, scalars in milli-units —
+// resfit's canonical units — rounded to whole units and clamped to
+// [0, resource.MaxAmount]. scalars is Volcano's ScalarResources map as it
+// is (any string key type). Resources outside the schema are ignored. It
+// does not allocate.
+func Fill[K ~string](schema *resource.Schema, dst resource.Vector, milliCPU, memory float64, scalars map[K]float64) {
 	clear(dst)
 	set := func(name string, v float64) {
 		if i, ok := schema.Slot(name); ok {
 			dst[i] = clampAmount(v)
 		}
 	}
-	set(resource.CPU, a.MilliCPU)
-	set(resource.Memory, a.Memory)
-	for name, v := range a.Scalars {
-		set(name, v)
+	set(resource.CPU, milliCPU)
+	set(resource.Memory, memory)
+	for name, v := range scalars {
+		set(string(name), v)
 	}
 }
 
@@ -121,12 +117,12 @@ func clampAmount(v float64) int64 {
 // Schema lists cpu, memory, and every scalar resource of the nodes (the
 // scalars of a task not on any node cannot be scored, so they are left
 // out), scalars sorted.
-func Schema(nodeScalars []map[string]float64) (*resource.Schema, error) {
+func Schema[K ~string](nodeScalars []map[K]float64) (*resource.Schema, error) {
 	seen := map[string]bool{resource.CPU: true, resource.Memory: true}
 	var rest []string
 	for _, m := range nodeScalars {
-		for n := range m {
-			if !seen[n] && resource.ValidateName(n) == nil {
+		for k := range m {
+			if n := string(k); !seen[n] && resource.ValidateName(n) == nil {
 				seen[n] = true
 				rest = append(rest, n)
 			}

@@ -67,21 +67,22 @@ func TestFillDoesNotAllocate(t *testing.T) {
 		t.Fatalf("schema %s", got)
 	}
 	dst := make(resource.Vector, s.Len())
-	a := Amounts{MilliCPU: 4000, Memory: 8 << 30, Scalars: map[string]float64{"nvidia.com/gpu": 2000, "other.io/x": 5}}
-	if n := testing.AllocsPerRun(100, func() { Fill(s, dst, a) }); n != 0 {
+	type resourceName string // as Volcano's map keys are v1.ResourceName
+	scalars := map[resourceName]float64{"nvidia.com/gpu": 2000, "other.io/x": 5}
+	if n := testing.AllocsPerRun(100, func() { Fill(s, dst, 4000, 8<<30, scalars) }); n != 0 {
 		t.Errorf("Fill allocated %v times", n)
 	}
 	if diff := cmp.Diff(resource.Vector{4000, 8 << 30, 0, 2000}, dst); diff != "" {
 		t.Errorf("vector (-want +got):\n%s", diff)
 	}
-	Fill(s, dst, Amounts{MilliCPU: -1, Memory: 1e300})
+	Fill[string](s, dst, -1, 1e300, nil)
 	if dst[0] != 0 || dst[1] != resource.MaxAmount {
 		t.Errorf("clamping: %v", dst)
 	}
 }
 
 func TestOverrideFromAnnotations(t *testing.T) {
-	s, _ := Schema(nil)
+	s, _ := Schema[string](nil)
 	if o := Override(s, map[string]string{}); o != nil {
 		t.Error("no annotations gave an override")
 	}

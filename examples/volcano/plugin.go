@@ -3,6 +3,7 @@
 package volcano
 
 import (
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 	"volcano.sh/volcano/pkg/scheduler/api"
 	"volcano.sh/volcano/pkg/scheduler/framework"
@@ -36,12 +37,9 @@ func New(arguments framework.Arguments) framework.Plugin {
 
 func (p *Plugin) Name() string { return PluginName }
 
-func amounts(r *api.Resource) Amounts {
-	a := Amounts{MilliCPU: r.MilliCPU, Memory: r.Memory, Scalars: make(map[string]float64, len(r.ScalarResources))}
-	for n, v := range r.ScalarResources {
-		a.Scalars[string(n)] = v
-	}
-	return a
+// fill converts a Volcano resource into dst without allocating.
+func fill(schema *resource.Schema, dst resource.Vector, r *api.Resource) {
+	Fill(schema, dst, r.MilliCPU, r.Memory, r.ScalarResources)
 }
 
 // OnSessionOpen builds the session's table and registers a batch node-order
@@ -51,10 +49,10 @@ func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
 	if p.config == nil {
 		return
 	}
-	var scalars []map[string]float64
+	var scalars []map[v1.ResourceName]float64
 	var names []string
 	for name, n := range ssn.Nodes {
-		scalars = append(scalars, amounts(n.Allocatable).Scalars)
+		scalars = append(scalars, n.Allocatable.ScalarResources)
 		names = append(names, name)
 	}
 	schema, err := Schema(scalars)
@@ -72,8 +70,8 @@ func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
 	alloc, used := make(resource.Vector, schema.Len()), make(resource.Vector, schema.Len())
 	for _, name := range names {
 		n := ssn.Nodes[name]
-		Fill(schema, alloc, amounts(n.Allocatable))
-		Fill(schema, used, amounts(n.Used))
+		fill(schema, alloc, n.Allocatable)
+		fill(schema, used, n.Used)
 		r, err := nodes.Add(name, alloc, used)
 		if err != nil {
 			klog.Errorf("%s: %v", PluginName, err)
@@ -86,13 +84,13 @@ func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
 	ssn.AddBatchNodeOrderFn(PluginName, func(task *api.TaskInfo, candidates []*api.NodeInfo) (map[string]float64, error) {
 		for _, n := range candidates { // used amounts change as the session allocates
 			if r, ok := row[n.Name]; ok {
-				Fill(schema, used, amounts(n.Used))
+				fill(schema, used, n.Used)
 				if err := nodes.SetUsed(r, used); err != nil {
 					return nil, err
 				}
 			}
 		}
-		Fill(schema, req, amounts(task.Resreq))
+		fill(schema, req, task.Resreq)
 		t := &scoring.Task{Name: task.Name, Requests: req}
 		if task.Pod != nil {
 			t.Override = Override(schema, task.Pod.Annotations)
@@ -118,9 +116,9 @@ func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
 	}
 	taskReq, nodeAlloc, nodeUsed := make(resource.Vector, schema.Len()), make(resource.Vector, schema.Len()), make(resource.Vector, schema.Len())
 	ssn.AddPredicateFn(PluginName, func(task *api.TaskInfo, node *api.NodeInfo) error {
-		Fill(schema, taskReq, amounts(task.Resreq))
-		Fill(schema, nodeAlloc, amounts(node.Allocatable))
-		Fill(schema, nodeUsed, amounts(node.Used))
+		fill(schema, taskReq, task.Resreq)
+		fill(schema, nodeAlloc, node.Allocatable)
+		fill(schema, nodeUsed, node.Used)
 		if ok, f := prop.CheckNode(taskReq, nodeAlloc, nodeUsed); !ok {
 			return api.NewFitErrWithStatus(task, node, &api.Status{Code: api.UnschedulableAndUnresolvable, Plugin: PluginName, Reason: f.Explain(schema)})
 		}
