@@ -1,0 +1,3 @@
+module github.com/resfit/resfit/bench/replay
+
+go 1.26
