@@ -161,9 +161,6 @@ func parseExponent(s string) (int, bool) {
 	return int(max(-exponentLimit, min(exponentLimit, v))), true
 }
 
-// IsZero reports whether q is zero.
-func (q Quantity) IsZero() bool { return q.mantissa == "" }
-
 // Sign returns -1, 0 or +1.
 func (q Quantity) Sign() int {
 	switch {

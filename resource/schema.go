@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 )
 
 // MaxResources is the most resource names one Schema holds. It lets scorers
@@ -36,23 +35,6 @@ func NewSchema(names ...string) (*Schema, error) {
 		s.slots[n] = i
 	}
 	return s, nil
-}
-
-// SchemaOf returns a schema of every name used in the given lists: cpu and
-// memory first (always present), then the rest in sorted order.
-func SchemaOf(lists ...map[string]string) (*Schema, error) {
-	seen := map[string]bool{CPU: true, Memory: true}
-	var rest []string
-	for _, l := range lists {
-		for n := range l {
-			if !seen[n] {
-				seen[n] = true
-				rest = append(rest, n)
-			}
-		}
-	}
-	sort.Strings(rest)
-	return NewSchema(append([]string{CPU, Memory}, rest...)...)
 }
 
 // Len is the number of slots.

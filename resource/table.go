@@ -27,14 +27,6 @@ type Rows struct {
 	Used        []int64
 }
 
-// Len is the number of nodes.
-func (r Rows) Len() int {
-	if r.Stride == 0 {
-		return 0
-	}
-	return len(r.Allocatable) / r.Stride
-}
-
 // RowsOf builds a view over caller-owned matrices, checking their shape.
 func RowsOf(stride int, allocatable, used []int64) (Rows, error) {
 	if stride <= 0 || len(allocatable)%stride != 0 || len(used) != len(allocatable) {
