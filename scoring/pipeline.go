@@ -28,6 +28,10 @@ type Task struct {
 	// Override is a Volcano per-task strategy (pod annotations); nil means
 	// the configured one.
 	Override *strategy.Override
+	// Devices is what the task asks of individual devices (a share of one
+	// GPU, or whole GPUs), checked by a DeviceFilter; the zero value asks
+	// for nothing. Requests still carries the total in the resource's slot.
+	Devices resource.DeviceRequest
 }
 
 func (t *Task) nonZero() resource.Vector {
@@ -276,6 +280,9 @@ func (p *Pipeline) prepare(task *Task, nodes *resource.Table, b *Batch) error {
 	}
 	if err := p.schema.Check(task.Requests); err != nil {
 		return fmt.Errorf("score: task %q requests: %w", task.Name, err)
+	}
+	if d := task.Devices; d.Count < 0 || d.Each < 0 || (d.Count == 0) != (d.Each == 0) {
+		return fmt.Errorf("score: task %q devices: need both a count and an amount per device ≥ 1, or neither; got %d × %d", task.Name, d.Count, d.Each)
 	}
 	if task.NonZeroRequests != nil {
 		if err := p.schema.Check(task.NonZeroRequests); err != nil {

@@ -1,0 +1,186 @@
+package resource
+
+import "fmt"
+
+// DeviceRequest asks for Count devices of one kind with at least Each
+// free on every one, in the device resource's units (milli-units for an
+// extended resource: 1000 is a whole device). A pod sharing one GPU asks
+// for {Count: 1, Each: 300}; a pod with two whole GPUs for {2, 1000}. The
+// zero value asks for nothing.
+type DeviceRequest struct {
+	Count int
+	Each  int64
+}
+
+// Total is the amount the request takes from the node: Count × Each.
+func (r DeviceRequest) Total() int64 { return int64(r.Count) * r.Each }
+
+// Devices is a device-level view of one resource, such as nvidia.com/gpu:
+// for each node, its devices and how much of each is free. A Table holds a
+// node's amount of the resource as one number; Devices says whether that
+// amount is one free GPU or eight GPUs with 125 milli free each, which is
+// what decides where a pod sharing a GPU fits.
+//
+// Node rows are meant to match a Table's rows (add nodes to both in the
+// same order). Like a Table it is plain data: reads may run concurrently,
+// a change must not run alongside anything else.
+type Devices struct {
+	name      string
+	perDevice int64
+	start     []int   // node i's devices are free[start[i]:start[i+1]]
+	free      []int64 // free amount per device
+}
+
+// MaxDevicesPerNode bounds the devices one node may have.
+const MaxDevicesPerNode = 1 << 10
+
+// NewDevices returns an empty view of the named resource whose devices
+// each hold perDevice (1000 for GPUs counted in milli-units).
+func NewDevices(name string, perDevice int64) (*Devices, error) {
+	if err := ValidateName(name); err != nil {
+		return nil, fmt.Errorf("devices: %w", err)
+	}
+	if perDevice <= 0 || perDevice > MaxAmount/MaxDevicesPerNode {
+		return nil, fmt.Errorf("devices %s: amount per device must be in [1, %d], got %d", name, MaxAmount/MaxDevicesPerNode, perDevice)
+	}
+	return &Devices{name: name, perDevice: perDevice, start: []int{0}}, nil
+}
+
+// Name is the resource the devices provide.
+func (d *Devices) Name() string { return d.name }
+
+// PerDevice is the amount one whole device holds.
+func (d *Devices) PerDevice() int64 { return d.perDevice }
+
+// Len is the number of nodes.
+func (d *Devices) Len() int { return len(d.start) - 1 }
+
+// AddNode appends a node with count whole, free devices and returns its
+// row.
+func (d *Devices) AddNode(count int) (int, error) {
+	if count < 0 || count > MaxDevicesPerNode {
+		return 0, fmt.Errorf("devices %s: a node has 0 to %d devices, got %d", d.name, MaxDevicesPerNode, count)
+	}
+	for range count {
+		d.free = append(d.free, d.perDevice)
+	}
+	d.start = append(d.start, len(d.free))
+	return d.Len() - 1, nil
+}
+
+// Free returns node i's free amount per device, a view into d: read it,
+// change it only through Take and Allocate.
+func (d *Devices) Free(i int) []int64 {
+	return d.free[d.start[i]:d.start[i+1]:d.start[i+1]]
+}
+
+// FreeTotal is node i's free amount summed over its devices.
+func (d *Devices) FreeTotal(i int) int64 {
+	var t int64
+	for _, f := range d.Free(i) {
+		t += f
+	}
+	return t
+}
+
+// Check reports whether r is a request the devices could ever serve: a
+// count ≥ 0 and, when it asks for something, an amount per device in
+// [1, PerDevice].
+func (d *Devices) Check(r DeviceRequest) error {
+	switch {
+	case r.Count < 0 || r.Count > MaxDevicesPerNode:
+		return fmt.Errorf("device request: count must be in [0, %d], got %d", MaxDevicesPerNode, r.Count)
+	case r.Count == 0 && r.Each != 0:
+		return fmt.Errorf("device request: %d per device but no device", r.Each)
+	case r.Count > 0 && (r.Each <= 0 || r.Each > d.perDevice):
+		return fmt.Errorf("device request: amount per device must be in [1, %d], got %d", d.perDevice, r.Each)
+	}
+	return nil
+}
+
+// Fits reports whether node i has r.Count devices with at least r.Each
+// free each. A request for no device fits everywhere.
+func (d *Devices) Fits(i int, r DeviceRequest) bool {
+	if r.Count <= 0 {
+		return true
+	}
+	n := 0
+	for _, f := range d.Free(i) {
+		if f >= r.Each {
+			if n++; n == r.Count {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Tightest returns the device of node i with the least free amount that
+// is still at least each (the lowest index among equals), or -1 when no
+// device has that much free: the best-fit choice for a pod sharing a
+// device.
+func (d *Devices) Tightest(i int, each int64) int {
+	best := -1
+	free := d.Free(i)
+	for j, f := range free {
+		if f >= each && (best < 0 || f < free[best]) {
+			best = j
+		}
+	}
+	return best
+}
+
+// Take takes amount from device j of node i.
+func (d *Devices) Take(i, j int, amount int64) error {
+	free := d.Free(i)
+	switch {
+	case j < 0 || j >= len(free):
+		return fmt.Errorf("devices %s: node row %d has no device %d", d.name, i, j)
+	case amount < 0 || amount > free[j]:
+		return fmt.Errorf("devices %s: node row %d device %d has %d free, cannot take %d", d.name, i, j, free[j], amount)
+	}
+	free[j] -= amount
+	return nil
+}
+
+// Allocate serves r on node i from the tightest devices that fit: the
+// r.Count devices with the least free amount that is at least r.Each
+// (lower index first among equals), as Tightest picks one. It returns the
+// first device it used (-1 for an empty request) and changes nothing when
+// r does not fit.
+func (d *Devices) Allocate(i int, r DeviceRequest) (int, error) {
+	if err := d.Check(r); err != nil {
+		return -1, err
+	}
+	if !d.Fits(i, r) {
+		return -1, fmt.Errorf("devices %s: %d × %d does not fit on node row %d", d.name, r.Count, r.Each, i)
+	}
+	if r.Count == 0 {
+		return -1, nil
+	}
+	// Walk the fitting devices in (free, index) order to the r.Count-th,
+	// then take from every fitting device up to it.
+	free := d.Free(i)
+	lastF, lastJ, first := int64(-1), -1, -1
+	for k := range r.Count {
+		bestJ := -1
+		for j, f := range free {
+			if f < r.Each || f < lastF || (f == lastF && j <= lastJ) {
+				continue
+			}
+			if bestJ < 0 || f < free[bestJ] {
+				bestJ = j
+			}
+		}
+		lastF, lastJ = free[bestJ], bestJ
+		if k == 0 {
+			first = bestJ
+		}
+	}
+	for j, f := range free {
+		if f >= r.Each && (f < lastF || (f == lastF && j <= lastJ)) {
+			free[j] -= r.Each
+		}
+	}
+	return first, nil
+}

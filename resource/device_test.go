@@ -1,0 +1,146 @@
+package resource
+
+import (
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+func TestDevicesSharedAndWhole(t *testing.T) {
+	d, err := NewDevices("nvidia.com/gpu", 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.AddNode(4); err != nil {
+		t.Fatal(err)
+	}
+	n1, _ := d.AddNode(0)
+	if n1 != 1 || d.Len() != 2 || len(d.Free(1)) != 0 {
+		t.Fatalf("rows: %d %d %v", n1, d.Len(), d.Free(1))
+	}
+	// Two 300-milli pods share device 0 (the tightest after the first),
+	// then an 810-milli pod cannot go there (400 free) and takes device 1.
+	for _, r := range []DeviceRequest{{1, 300}, {1, 300}, {1, 810}} {
+		if _, err := d.Allocate(0, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := d.Free(0); !slices.Equal(got, []int64{400, 190, 1000, 1000}) {
+		t.Fatalf("free %v", got)
+	}
+	if d.FreeTotal(0) != 2590 {
+		t.Fatalf("total %d", d.FreeTotal(0))
+	}
+	if d.Tightest(0, 150) != 1 || d.Tightest(0, 200) != 0 || d.Tightest(0, 1001) != -1 {
+		t.Fatal("tightest")
+	}
+	if !d.Fits(0, DeviceRequest{2, 1000}) || d.Fits(0, DeviceRequest{3, 1000}) || !d.Fits(1, DeviceRequest{}) || d.Fits(1, DeviceRequest{1, 1}) {
+		t.Fatal("fits")
+	}
+	// A two-GPU pod takes both whole devices; nothing changes on failure.
+	if first, err := d.Allocate(0, DeviceRequest{2, 1000}); err != nil || first != 2 {
+		t.Fatal(first, err)
+	}
+	if _, err := d.Allocate(0, DeviceRequest{1, 500}); err == nil || !strings.Contains(err.Error(), "does not fit") {
+		t.Fatalf("want a does-not-fit error, got %v", err)
+	}
+	if got := d.Free(0); !slices.Equal(got, []int64{400, 190, 0, 0}) {
+		t.Fatalf("free %v", got)
+	}
+	if err := d.Take(0, 0, 401); err == nil {
+		t.Fatal("took more than free")
+	}
+	if err := d.Take(0, 4, 1); err == nil {
+		t.Fatal("took from a missing device")
+	}
+	if err := d.Take(0, 0, 400); err != nil || d.FreeTotal(0) != 190 {
+		t.Fatal(err)
+	}
+}
+
+func TestDevicesBadInput(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		per  int64
+		want string
+	}{
+		{"nvidia.com/gpu", 0, "amount per device"},
+		{"nvidia.com/gpu", -1, "amount per device"},
+		{"Bad Name", 1000, "devices"},
+	} {
+		if _, err := NewDevices(c.name, c.per); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("NewDevices(%q, %d) = %v, want %q", c.name, c.per, err, c.want)
+		}
+	}
+	d, _ := NewDevices("nvidia.com/gpu", 1000)
+	if _, err := d.AddNode(-1); err == nil {
+		t.Error("negative device count accepted")
+	}
+	d.AddNode(1)
+	for _, r := range []DeviceRequest{{-1, 100}, {0, 5}, {1, 0}, {1, 1001}} {
+		if err := d.Check(r); err == nil {
+			t.Errorf("Check(%v) accepted", r)
+		}
+		if _, err := d.Allocate(0, r); err == nil {
+			t.Errorf("Allocate(%v) accepted", r)
+		}
+	}
+	if d.FreeTotal(0) != 1000 {
+		t.Fatal("a rejected request changed the node")
+	}
+}
+
+// TestDevicesAllocateProperties compares Allocate with a slow reference:
+// sort the fitting devices by (free, index) and take the first Count.
+func TestDevicesAllocateProperties(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		free := rapid.SliceOfN(rapid.Int64Range(0, 1000), 0, 8).Draw(t, "free")
+		r := DeviceRequest{Count: rapid.IntRange(0, 4).Draw(t, "count")}
+		if r.Count > 0 {
+			r.Each = rapid.Int64Range(1, 1000).Draw(t, "each")
+		}
+		d, _ := NewDevices("nvidia.com/gpu", 1000)
+		d.AddNode(len(free))
+		for j, f := range free {
+			if err := d.Take(0, j, 1000-f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var fit []int
+		for j, f := range free {
+			if f >= r.Each {
+				fit = append(fit, j)
+			}
+		}
+		sort.SliceStable(fit, func(a, b int) bool { return free[fit[a]] < free[fit[b]] })
+		want := slices.Clone(free)
+		wantFits := len(fit) >= r.Count
+		if wantFits {
+			for _, j := range fit[:r.Count] {
+				want[j] -= r.Each
+			}
+		}
+		if d.Fits(0, r) != wantFits {
+			t.Fatalf("Fits = %v, want %v", !wantFits, wantFits)
+		}
+		if r.Count > 0 && wantFits && d.Tightest(0, r.Each) != fit[0] {
+			t.Fatalf("Tightest = %d, want %d", d.Tightest(0, r.Each), fit[0])
+		}
+		first, err := d.Allocate(0, r)
+		if (err == nil) != wantFits {
+			t.Fatalf("Allocate error %v, fits %v", err, wantFits)
+		}
+		if !wantFits {
+			want = free
+		}
+		if !slices.Equal(d.Free(0), want) {
+			t.Fatalf("free %v, want %v", d.Free(0), want)
+		}
+		if wantFits && r.Count > 0 && first != fit[0] {
+			t.Fatalf("first %d, want %d", first, fit[0])
+		}
+	})
+}

@@ -1,0 +1,67 @@
+package scoring
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/resfit/resfit/resource"
+)
+
+// Two nodes with 1000 milli-GPU free each: one as a whole GPU, one as
+// 4 × 250. NodeResourcesFit passes both for a pod sharing 300 of one GPU;
+// the device filter keeps only the whole GPU.
+func TestDeviceFilterSeesDevicesNotTotals(t *testing.T) {
+	schema, _ := resource.NewSchema("cpu", gpu)
+	nodes := resource.NewTable(schema, 2)
+	devs, _ := resource.NewDevices(gpu, 1000)
+	nodes.Add("whole", resource.Vector{8000, 4000}, resource.Vector{0, 3000})
+	devs.AddNode(4)
+	nodes.Add("split", resource.Vector{8000, 4000}, resource.Vector{0, 3000})
+	devs.AddNode(4)
+	for j := range 3 {
+		devs.Take(0, j, 1000)
+	}
+	for j := range 4 {
+		devs.Take(1, j, 750)
+	}
+	df, err := NewDeviceFilter(devs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPipeline(schema, []Filter{NewFitFilter(nil, nil), df}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := p.NewBatch(2)
+	task := &Task{Name: "share", Requests: resource.Vector{1000, 300}, Devices: resource.DeviceRequest{Count: 1, Each: 300}}
+	if err := p.Score(task, nodes, b); err != nil {
+		t.Fatal(err)
+	}
+	if !b.Feasible(0) || b.Feasible(1) || b.RejectedBy(1) != "DeviceShare" {
+		t.Fatalf("feasible %v %v, rejected by %q", b.Feasible(0), b.Feasible(1), b.RejectedBy(1))
+	}
+	if got, want := b.Reason(1), "Insufficient nvidia.com/gpu devices: 0 of 4 have 300m free, 1 needed"; got != want {
+		t.Errorf("reason %q, want %q", got, want)
+	}
+	// Without the device request both nodes pass: the task asks nothing
+	// of individual devices.
+	task.Devices = resource.DeviceRequest{}
+	if err := p.Score(task, nodes, b); err != nil || !b.Feasible(1) {
+		t.Fatalf("err %v, feasible %v", err, b.Feasible(1))
+	}
+	// Bad requests and a view that does not match the table are errors.
+	for _, d := range []resource.DeviceRequest{{Count: 1}, {Count: -1, Each: 5}, {Count: 1, Each: 2000}} {
+		task.Devices = d
+		if err := p.Score(task, nodes, b); err == nil {
+			t.Errorf("device request %v accepted", d)
+		}
+	}
+	devs.AddNode(1)
+	task.Devices = resource.DeviceRequest{Count: 1, Each: 300}
+	if err := p.Score(task, nodes, b); err == nil || !strings.Contains(err.Error(), "3 nodes, the table 2") {
+		t.Errorf("mismatched view: %v", err)
+	}
+	if _, err := NewDeviceFilter(nil); err == nil {
+		t.Error("nil view accepted")
+	}
+}
