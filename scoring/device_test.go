@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/sra"
 )
 
 // Two nodes with 1000 milli-GPU free each: one as a whole GPU, one as
@@ -64,4 +65,56 @@ func TestDeviceFilterSeesDevicesNotTotals(t *testing.T) {
 	if _, err := NewDeviceFilter(nil); err == nil {
 		t.Error("nil view accepted")
 	}
+}
+
+// A pipeline assembled in code: the proportional filter keeps 8 cores per
+// idle GPU: a 10-core CPU pod may go to an idle 8-GPU node with c free
+// cores only if c − 10 ≥ 8 × 8.
+func TestAssembledPipelineWithProportionalFilter(t *testing.T) {
+	schema, _ := resource.NewSchema("cpu", gpu)
+	p, err := sra.NewProportional(schema, []sra.Ratio{{Resource: gpu, CPU: 8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := NewProportionalFilter(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewProportionalFilter(nil); err == nil {
+		t.Error("nil accepted")
+	}
+	nodes := resource.NewTable(schema, 2)
+	nodes.Add("gpu-73", resource.Vector{80000, 8000}, resource.Vector{7000, 0})
+	nodes.Add("gpu-80", resource.Vector{80000, 8000}, nil)
+	pipe, err := NewPipeline(schema, []Filter{f}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := pipe.NewBatch(2)
+	if err := pipe.Score(&Task{Requests: resource.Vector{10000, 0}}, nodes, b); err != nil {
+		t.Fatal(err)
+	}
+	if b.Feasible(0) || !b.Feasible(1) {
+		t.Errorf("feasible %v %v: 73 − 10 < 64 must fail, 80 − 10 ≥ 64 pass", b.Feasible(0), b.Feasible(1))
+	}
+	// Scorers hands out a copy of the list.
+	withScorer, _ := NewPipeline(schema, nil, []WeightedScorer{{Scorer: mustKubeScorer(t, schema), Weight: 2}})
+	list := withScorer.Scorers()
+	list[0].Weight = 99
+	if withScorer.Scorers()[0].Weight != 2 {
+		t.Error("Scorers exposed the pipeline's own list")
+	}
+}
+
+func mustKubeScorer(t *testing.T, schema *resource.Schema) Scorer {
+	t.Helper()
+	cfg, err := Load([]byte("plugins:\n- name: NodeResourcesFit\n"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := cfg.Build(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.Scorers()[0].Scorer
 }

@@ -155,6 +155,12 @@ func (p *Pipeline) ScorerNames() []string {
 	return names
 }
 
+// Scorers returns the weighted scorers in column order (a copy of the
+// list; the scorers themselves are shared).
+func (p *Pipeline) Scorers() []WeightedScorer {
+	return append([]WeightedScorer(nil), p.scorers...)
+}
+
 // MaxScore is the largest total: Σ weight × scorer maximum.
 func (p *Pipeline) MaxScore() float64 {
 	total := 0.0

@@ -2,6 +2,7 @@ package scoring
 
 import (
 	"encoding/json"
+	"errors"
 	"maps"
 	"math"
 	"slices"
@@ -61,6 +62,15 @@ func (s *retentionScorer) ScoreNodes(task *Task, nodes Span, out []float64) erro
 // ProportionalFilter wraps sra.Proportional as a pipeline filter.
 type ProportionalFilter struct {
 	p *sra.Proportional
+}
+
+// NewProportionalFilter wraps p, for pipelines assembled in code rather
+// than from a configuration.
+func NewProportionalFilter(p *sra.Proportional) (*ProportionalFilter, error) {
+	if p == nil {
+		return nil, errors.New("proportional filter: nil sra.Proportional")
+	}
+	return &ProportionalFilter{p: p}, nil
 }
 
 func (f *ProportionalFilter) Name() string { return SRAProportional }
