@@ -1,9 +1,4 @@
-// Package replay replays a GPU cluster trace through resfit's scoring
-// pipeline to measure how much GPU each policy leaves unallocatable. This
-// first part reads the openb trace (Alibaba's 2023 GPU cluster trace, the
-// data of "Beware of Fragmentation", ATC'23) and derives its typical pod
-// classes.
-package replay
+package sim
 
 import (
 	"cmp"
@@ -50,6 +45,9 @@ func ReadNodes(r io.Reader) ([]Node, error) {
 		if len(errs) > 0 {
 			return nil, fmt.Errorf("node list, line %d: %v", i+2, errs[0])
 		}
+		if gpus > MaxGPUsPerNode {
+			return nil, fmt.Errorf("node list, line %d: gpu must be at most %d, got %d", i+2, MaxGPUsPerNode, gpus)
+		}
 		n.GPUs = int(gpus)
 		nodes = append(nodes, n)
 	}
@@ -57,8 +55,9 @@ func ReadNodes(r io.Reader) ([]Node, error) {
 }
 
 // ReadPods reads a pod list: name,cpu_milli,memory_mib,num_gpu,gpu_milli
-// (further columns are allowed and ignored). gpu_milli must be in [0, 1000]
-// and 0 when num_gpu is 0.
+// (further columns are allowed and ignored). gpu_milli must be in [0, 1000],
+// 0 exactly when num_gpu is 0, and 1000 when num_gpu is above 1 (a pod
+// shares at most one GPU); num_gpu is at most MaxGPUsPerNode.
 func ReadPods(r io.Reader) ([]Pod, error) {
 	rows, err := readCSV(r, []string{"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"})
 	if err != nil {
@@ -80,6 +79,12 @@ func ReadPods(r io.Reader) ([]Pod, error) {
 			return nil, fmt.Errorf("pod list, line %d: gpu_milli must be at most 1000, got %d", i+2, p.GPUMilli)
 		case gpus == 0 && p.GPUMilli != 0:
 			return nil, fmt.Errorf("pod list, line %d: gpu_milli %d without a GPU", i+2, p.GPUMilli)
+		case gpus > 0 && p.GPUMilli == 0:
+			return nil, fmt.Errorf("pod list, line %d: %d GPUs with gpu_milli 0", i+2, gpus)
+		case gpus > MaxGPUsPerNode:
+			return nil, fmt.Errorf("pod list, line %d: num_gpu must be at most %d, got %d", i+2, MaxGPUsPerNode, gpus)
+		case gpus > 1 && p.GPUMilli < 1000:
+			return nil, fmt.Errorf("pod list, line %d: a share of a GPU (gpu_milli %d) with num_gpu %d; sharing is for one GPU", i+2, p.GPUMilli, gpus)
 		}
 		p.NumGPU = int(gpus)
 		pods = append(pods, p)

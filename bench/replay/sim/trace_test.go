@@ -1,4 +1,4 @@
-package replay
+package sim
 
 import (
 	"math"
@@ -49,12 +49,15 @@ func TestReadPodsAndClasses(t *testing.T) {
 
 func TestReadErrorsNameTheLine(t *testing.T) {
 	for in, want := range map[string]string{
-		"name,cpu_milli\np0,1\n":                                       "lacks column \"memory_mib\"",
-		"name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1,1,1,x\n":    "line 2: gpu_milli: not a whole number: \"x\"",
-		"name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1,1,1,1500\n": "line 2: gpu_milli must be at most 1000, got 1500",
-		"name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1,1,0,500\n":  "line 2: gpu_milli 500 without a GPU",
-		"name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,-1,1,0,0\n":   "line 2: cpu_milli: -1 is out of range",
-		"name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1,1,0\n":      "wrong number of fields",
+		"name,cpu_milli\np0,1\n":                                        "lacks column \"memory_mib\"",
+		"name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1,1,1,x\n":     "line 2: gpu_milli: not a whole number: \"x\"",
+		"name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1,1,1,1500\n":  "line 2: gpu_milli must be at most 1000, got 1500",
+		"name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1,1,0,500\n":   "line 2: gpu_milli 500 without a GPU",
+		"name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,-1,1,0,0\n":    "line 2: cpu_milli: -1 is out of range",
+		"name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1,1,0\n":       "wrong number of fields",
+		"name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1,1,2,0\n":     "line 2: 2 GPUs with gpu_milli 0",
+		"name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1,1,2,500\n":   "line 2: a share of a GPU (gpu_milli 500) with num_gpu 2",
+		"name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1,1,65,1000\n": "line 2: num_gpu must be at most 64, got 65",
 	} {
 		if _, err := ReadPods(strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", in, err, want)
@@ -63,13 +66,16 @@ func TestReadErrorsNameTheLine(t *testing.T) {
 	if _, err := ReadNodes(strings.NewReader("sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,two,P100\n")); err == nil || !strings.Contains(err.Error(), "gpu: not a whole number") {
 		t.Errorf("nodes: %v", err)
 	}
+	if _, err := ReadNodes(strings.NewReader("sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,65,P100\n")); err == nil || !strings.Contains(err.Error(), "line 2: gpu must be at most 64, got 65") {
+		t.Errorf("nodes: %v", err)
+	}
 }
 
 // On the real openb trace (when ../../../shared/traces/openb is there, as
 // on the project's machines), the files read and their totals match the
 // trace's description: 1213 GPU nodes with 6212 GPUs, 8152 pods.
 func TestOpenbTrace(t *testing.T) {
-	dir := filepath.Join("..", "..", "..", "shared", "traces", "openb")
+	dir := FindTrace()
 	nf, err := os.Open(filepath.Join(dir, "openb_node_list_gpu_node.csv"))
 	if err != nil {
 		t.Skipf("trace not present: %v", err)
@@ -116,10 +122,33 @@ func FuzzReadPods(f *testing.F) {
 			return
 		}
 		for _, p := range ps {
-			if p.MilliCPU < 0 || p.GPUMilli < 0 || p.GPUMilli > 1000 || p.NumGPU < 0 || (p.NumGPU == 0 && p.GPUMilli != 0) {
+			if p.MilliCPU < 0 || p.GPUMilli < 0 || p.GPUMilli > 1000 || p.NumGPU < 0 || p.NumGPU > MaxGPUsPerNode ||
+				(p.NumGPU == 0) != (p.GPUMilli == 0) || (p.NumGPU > 1 && p.GPUMilli != 1000) {
 				t.Fatalf("accepted an impossible pod %+v", p)
 			}
 		}
 		TypicalClasses(ps, 0.95)
+	})
+}
+
+func FuzzReadNodes(f *testing.F) {
+	f.Add("sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2,P100\n")
+	f.Add("sn,cpu_milli,memory_mib,gpu,model\nn0,-1,0,99,\n")
+	f.Add("sn,model\n\"")
+	f.Fuzz(func(t *testing.T, in string) {
+		nodes, err := ReadNodes(strings.NewReader(in))
+		if err != nil {
+			return
+		}
+		for _, n := range nodes {
+			if n.MilliCPU < 0 || n.MemoryMiB < 0 || n.GPUs < 0 || n.GPUs > MaxGPUsPerNode {
+				t.Fatalf("accepted an impossible node %+v", n)
+			}
+		}
+		// What the reader accepts, the cluster takes or refuses with an
+		// error, never a panic.
+		if c, err := NewCluster(Schema(), nodes, nil); err == nil && c.Table.Len() != len(nodes) {
+			t.Fatalf("%d rows for %d nodes", c.Table.Len(), len(nodes))
+		}
 	})
 }

@@ -1,0 +1,181 @@
+package sim
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
+)
+
+// GPU is the resource name the replay gives the trace's GPUs, counted in
+// milli-GPU (1000 per GPU) in the table and per device.
+const GPU = "nvidia.com/gpu"
+
+// MaxGPUsPerNode bounds a node's GPUs, so that a what-if copy of a node's
+// devices fits in a fixed array.
+const MaxGPUsPerNode = 64
+
+// Slots of the replay's schema.
+const (
+	slotCPU = iota
+	slotMemory
+	slotGPU
+)
+
+// Schema is the replay's schema: cpu (milli), memory (bytes), GPU (milli).
+func Schema() *resource.Schema {
+	s, err := resource.NewSchema(resource.CPU, resource.Memory, GPU)
+	if err != nil {
+		panic(err) // the names are constants
+	}
+	return s
+}
+
+// Cluster is the replay's state: the nodes in a resfit table and a device
+// view with the same rows. Rows are in tie-break priority order: when two
+// nodes score the same, the lower row wins (scoring.Batch.Top).
+type Cluster struct {
+	Table *resource.Table
+	GPUs  *resource.Devices
+	// Nodes are the trace's nodes in row order.
+	Nodes []Node
+	// version[i] counts the changes to row i, so that caches of what a
+	// node's state implies know when to recompute.
+	version []uint64
+	// CapacityMilliGPU is the cluster's GPU capacity in milli-GPU.
+	CapacityMilliGPU int64
+	// MaxMilliCPU and MaxMilliGPU are the largest node's cpu and GPU, the
+	// normalisers of BestFit and DotProd.
+	MaxMilliCPU, MaxMilliGPU int64
+	usedBuf                  resource.Vector
+}
+
+// NewCluster builds the cluster with nodes[order[0]] in row 0, and so on
+// (order nil means as given).
+func NewCluster(schema *resource.Schema, nodes []Node, order []int) (*Cluster, error) {
+	if order == nil {
+		order = make([]int, len(nodes))
+		for i := range order {
+			order[i] = i
+		}
+	}
+	if len(order) != len(nodes) {
+		return nil, fmt.Errorf("cluster: an order of %d rows for %d nodes", len(order), len(nodes))
+	}
+	gpus, err := resource.NewDevices(GPU, 1000)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{
+		Table:   resource.NewTable(schema, len(nodes)),
+		GPUs:    gpus,
+		version: make([]uint64, len(nodes)),
+		usedBuf: make(resource.Vector, schema.Len()),
+	}
+	seen := make([]bool, len(nodes))
+	for _, k := range order {
+		if k < 0 || k >= len(nodes) || seen[k] {
+			return nil, fmt.Errorf("cluster: order is not a permutation of %d nodes", len(nodes))
+		}
+		seen[k] = true
+		n := nodes[k]
+		if n.GPUs < 0 || n.GPUs > MaxGPUsPerNode {
+			return nil, fmt.Errorf("cluster: node %s has %d GPUs, the replay handles 0 to %d", n.Name, n.GPUs, MaxGPUsPerNode)
+		}
+		alloc := resource.Vector{n.MilliCPU, n.MemoryMiB << 20, int64(n.GPUs) * 1000}
+		if _, err := c.Table.Add(n.Name, alloc, nil); err != nil {
+			return nil, fmt.Errorf("cluster: %w", err)
+		}
+		if _, err := c.GPUs.AddNode(n.GPUs); err != nil {
+			return nil, fmt.Errorf("cluster: node %s: %w", n.Name, err)
+		}
+		c.Nodes = append(c.Nodes, n)
+		c.CapacityMilliGPU += alloc[slotGPU]
+		c.MaxMilliCPU = max(c.MaxMilliCPU, n.MilliCPU)
+		c.MaxMilliGPU = max(c.MaxMilliGPU, alloc[slotGPU])
+	}
+	return c, nil
+}
+
+// Task is the pod as resfit's pipeline sees it: requests per slot and, for
+// a GPU pod, its device request.
+func (p Pod) Task(t *scoring.Task) {
+	t.Name = p.Name
+	t.Requests = append(t.Requests[:0], p.MilliCPU, p.MemoryMiB<<20, p.TotalMilliGPU())
+	t.Devices = resource.DeviceRequest{}
+	if p.NumGPU > 0 {
+		t.Devices = resource.DeviceRequest{Count: p.NumGPU, Each: p.GPUMilli}
+	}
+}
+
+// TotalMilliGPU is the pod's GPU request over all its GPUs.
+func (p Pod) TotalMilliGPU() int64 { return int64(p.NumGPU) * p.GPUMilli }
+
+// Shared reports whether the pod takes part of one GPU.
+func (p Pod) Shared() bool { return p.NumGPU == 1 && p.GPUMilli < 1000 }
+
+// Shape is the pod's class key.
+func (p Pod) Shape() Shape {
+	return Shape{MilliCPU: p.MilliCPU, GPUMilli: p.GPUMilli, NumGPU: p.NumGPU}
+}
+
+// FreeCPU is row i's free milli-cpu.
+func (c *Cluster) FreeCPU(i int) int64 {
+	return c.Table.Allocatable(i)[slotCPU] - c.Table.Used(i)[slotCPU]
+}
+
+// Version counts the changes to row i.
+func (c *Cluster) Version(i int) uint64 { return c.version[i] }
+
+// Place binds the pod to row i: a shared pod on GPU device (the tightest
+// fit when device < 0), whole GPUs on the tightest fitting ones.
+func (c *Cluster) Place(i int, p Pod, device int) error {
+	used := append(c.usedBuf[:0], c.Table.Used(i)...)
+	used[slotCPU] += p.MilliCPU
+	used[slotMemory] += p.MemoryMiB << 20
+	used[slotGPU] += p.TotalMilliGPU()
+	alloc := c.Table.Allocatable(i)
+	if used[slotCPU] > alloc[slotCPU] || used[slotMemory] > alloc[slotMemory] {
+		return fmt.Errorf("place %s on %s: cpu or memory does not fit", p.Name, c.Table.Name(i))
+	}
+	r := resource.DeviceRequest{Count: p.NumGPU, Each: p.GPUMilli}
+	switch {
+	case p.NumGPU == 0:
+	case p.Shared() && device >= 0:
+		if err := c.GPUs.Take(i, device, p.GPUMilli); err != nil {
+			return fmt.Errorf("place %s: %w", p.Name, err)
+		}
+	default:
+		if _, err := c.GPUs.Allocate(i, r); err != nil {
+			return fmt.Errorf("place %s: %w", p.Name, err)
+		}
+	}
+	if err := c.Table.SetUsed(i, used); err != nil {
+		return err
+	}
+	c.version[i]++
+	return nil
+}
+
+// FindTrace returns the default trace directory: ../shared/traces/openb
+// seen from the repository root, found by walking up from the working
+// directory. It returns "" when there is none.
+func FindTrace() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		cand := filepath.Join(dir, "..", "shared", "traces", "openb")
+		if _, err := os.Stat(filepath.Join(cand, "openb_node_list_gpu_node.csv")); err == nil {
+			return filepath.Clean(cand)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}

@@ -1,0 +1,226 @@
+package sim
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/resfit/resfit/scoring"
+)
+
+// Workload is the paper's arrival sequence for one seed: the trace sorted
+// by pod name and shuffled, then pods drawn from it at random with
+// replacement until one more would take the total GPU request above
+// ratio × capacity (the simulator's tuning step; the drawn pods keep
+// their shapes and get new names). When the trace alone asks for more
+// than that, pods are instead removed at random until it does not.
+func Workload(trace []Pod, capacityMilliGPU int64, ratio float64, seed uint64) []Pod {
+	byName := slices.Clone(trace)
+	slices.SortStableFunc(byName, func(a, b Pod) int { return cmp.Compare(a.Name, b.Name) })
+	pods := slices.Clone(byName)
+	rng := rand.New(rand.NewPCG(seed, 0x776f726b))
+	rng.Shuffle(len(pods), func(i, j int) { pods[i], pods[j] = pods[j], pods[i] })
+	var total int64
+	for _, p := range pods {
+		total += p.TotalMilliGPU()
+	}
+	limit := int64(ratio * float64(capacityMilliGPU))
+	if total > limit {
+		for total > limit && len(pods) > 0 {
+			i := rng.IntN(len(pods))
+			total -= pods[i].TotalMilliGPU()
+			pods = slices.Delete(pods, i, i+1)
+		}
+		return pods
+	}
+	if len(byName) == 0 {
+		return pods
+	}
+	for i := 0; ; i++ {
+		p := byName[rng.IntN(len(byName))]
+		if total+p.TotalMilliGPU() > limit {
+			return pods
+		}
+		total += p.TotalMilliGPU()
+		p.Name = fmt.Sprintf("%s-tuned-%d", p.Name, i)
+		pods = append(pods, p)
+	}
+}
+
+// Tiebreak says how a replay breaks ties between nodes with equal top
+// scores.
+type Tiebreak string
+
+const (
+	// TiebreakPermutation gives nodes a fixed random priority per run: a
+	// seeded permutation of the name-sorted nodes. The paper's results
+	// depend on it.
+	TiebreakPermutation Tiebreak = "permutation"
+	// TiebreakName prefers the node whose name sorts first.
+	TiebreakName Tiebreak = "name"
+	// TiebreakFresh picks uniformly among the tied nodes, afresh for
+	// every pod (kube-scheduler's behaviour).
+	TiebreakFresh Tiebreak = "fresh"
+)
+
+// LoadPoints are the arrived loads, in percent of GPU capacity, at which
+// a replay records the allocation: 0, 1, …, 130.
+const LoadPoints = 131
+
+// Result is one replay: one policy, one seed.
+type Result struct {
+	Policy string
+	Seed   uint64
+	// Allocation[x] is the GPU allocated, in percent of capacity, once
+	// the arrived load reached x% of capacity: the state after the last
+	// pod that kept the arrived GPU request at or below x%.
+	Allocation [LoadPoints]float64
+	// Fragmented is the cluster's fragmented GPU at the end (the paper's
+	// measure over the typical classes), in percent of capacity.
+	Fragmented float64
+	// Pods is the number of pods that arrived, Pending those placed
+	// nowhere.
+	Pods, Pending int
+	// Evaluations counts fragmentation evaluations of nodes, for the
+	// policies that score by fragmentation.
+	Evaluations int64
+}
+
+// Unallocated is the GPU left unallocated at the end, in percent of
+// capacity.
+func (r *Result) Unallocated() float64 { return 100 - r.Allocation[LoadPoints-1] }
+
+// Options configure a replay.
+type Options struct {
+	Tiebreak Tiebreak
+	// FromScratch turns off incremental fragmentation evaluation.
+	FromScratch bool
+	// Placements, when not nil, receives each pod's row (−1 if pending)
+	// and device (for a shared pod).
+	Placements func(pod int, node string, device int)
+	// Final, when not nil, sees the cluster as the replay leaves it.
+	Final func(c *Cluster)
+}
+
+// Run replays a workload on the nodes under one policy. The seed fixes the
+// node priority (TiebreakPermutation), the tie draws (TiebreakFresh) and
+// the Random policy's draws.
+func Run(policy Policy, nodes []Node, pods []Pod, classes []Class, seed uint64, opts Options, coresPerGPU float64) (*Result, error) {
+	sorted := make([]int, len(nodes))
+	for i := range sorted {
+		sorted[i] = i
+	}
+	slices.SortStableFunc(sorted, func(a, b int) int { return cmp.Compare(nodes[a].Name, nodes[b].Name) })
+	switch opts.Tiebreak {
+	case TiebreakPermutation, "":
+		rng := rand.New(rand.NewPCG(seed, 0x6e6f6465))
+		rng.Shuffle(len(sorted), func(i, j int) { sorted[i], sorted[j] = sorted[j], sorted[i] })
+	case TiebreakName, TiebreakFresh:
+	default:
+		return nil, fmt.Errorf("replay: tie-break %q is not one of %q, %q, %q", opts.Tiebreak, TiebreakPermutation, TiebreakName, TiebreakFresh)
+	}
+	c, err := NewCluster(Schema(), nodes, sorted)
+	if err != nil {
+		return nil, err
+	}
+	pipe, device, err := policy.Build(c, Env{Seed: seed, Classes: classes, FromScratch: opts.FromScratch, CoresPerGPU: coresPerGPU})
+	if err != nil {
+		return nil, fmt.Errorf("policy %s: %w", policy.Name, err)
+	}
+	ties := rand.New(rand.NewPCG(seed, 0x74696573))
+	res := &Result{Policy: policy.Name, Seed: seed, Pods: len(pods)}
+	batch := pipe.NewBatch(c.Table.Len())
+	var task scoring.Task
+	var arrived, allocated int64
+	point := 0
+	capacity := float64(c.CapacityMilliGPU)
+	top := make([]int, 0, 1)
+	for k, p := range pods {
+		// Record every load point this pod's arrival steps past.
+		for point < LoadPoints && float64(arrived+p.TotalMilliGPU()) > float64(point)/100*capacity {
+			res.Allocation[point] = 100 * float64(allocated) / capacity
+			point++
+		}
+		arrived += p.TotalMilliGPU()
+		p.Task(&task)
+		if err := pipe.Score(&task, c.Table, batch); err != nil {
+			return nil, err
+		}
+		row := -1
+		if top = batch.Top(1, top); len(top) == 1 {
+			row = top[0]
+			if opts.Tiebreak == TiebreakFresh {
+				row = pickTie(batch, row, ties)
+			}
+		}
+		dev := -1
+		if row < 0 {
+			res.Pending++
+		} else {
+			if p.Shared() && device != nil {
+				dev = device(row, p)
+			}
+			if p.Shared() && dev < 0 {
+				dev = c.GPUs.Tightest(row, p.GPUMilli)
+			}
+			if err := c.Place(row, p, dev); err != nil {
+				return nil, err
+			}
+			allocated += p.TotalMilliGPU()
+		}
+		if opts.Placements != nil {
+			name := ""
+			if row >= 0 {
+				name = c.Table.Name(row)
+			}
+			opts.Placements(k, name, dev)
+		}
+	}
+	for ; point < LoadPoints; point++ {
+		res.Allocation[point] = 100 * float64(allocated) / capacity
+	}
+	res.Fragmented = 100 * NewFragmentation(classes).Cluster(c) / capacity
+	if opts.Final != nil {
+		opts.Final(c)
+	}
+	if e, ok := evaluations(pipe); ok {
+		res.Evaluations = e
+	}
+	return res, nil
+}
+
+// pickTie draws uniformly among the feasible nodes whose total equals the
+// best one's.
+func pickTie(b *scoring.Batch, best int, rng *rand.Rand) int {
+	top := b.Total(best)
+	n := 0
+	for i := range b.Len() {
+		if b.Feasible(i) && b.Total(i) == top {
+			n++
+		}
+	}
+	k := rng.IntN(n)
+	for i := range b.Len() {
+		if b.Feasible(i) && b.Total(i) == top {
+			if k == 0 {
+				return i
+			}
+			k--
+		}
+	}
+	return best
+}
+
+// evaluations sums the fragmentation scorers' evaluation counts.
+func evaluations(p *scoring.Pipeline) (int64, bool) {
+	var total int64
+	found := false
+	for _, s := range p.Scorers() {
+		if f, ok := s.Scorer.(*FragScorer); ok {
+			total += f.Evaluations
+			found = true
+		}
+	}
+	return total, found
+}

@@ -1,0 +1,323 @@
+package sim
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/resfit/resfit/scoring"
+)
+
+// The paper's baseline policies as resfit scorers. Each reads the cluster
+// it was built for (its table rows and device view); a pipeline built from
+// them is for one replay at a time. Scores are whole numbers in [0, 100],
+// as the simulator's plugins give, except Random's.
+
+// taskShape is the pod class of a task built by Pod.Task.
+func taskShape(t *scoring.Task) Shape {
+	return Shape{MilliCPU: t.Requests[slotCPU], GPUMilli: t.Devices.Each, NumGPU: t.Devices.Count}
+}
+
+// RandomScorer gives every node an independent uniform score in [0, 100):
+// the best feasible node is then a uniform pick among them, which is what
+// the simulator's Random plugin does (one node picked at random gets 100).
+type RandomScorer struct{ rng *rand.Rand }
+
+// NewRandomScorer returns the scorer drawing from a seeded generator.
+func NewRandomScorer(seed uint64) *RandomScorer {
+	return &RandomScorer{rng: rand.New(rand.NewPCG(seed, 0x72616e64))}
+}
+
+func (s *RandomScorer) Name() string      { return "Random" }
+func (s *RandomScorer) MaxScore() float64 { return 100 }
+func (s *RandomScorer) ScoreNodes(_ *scoring.Task, nodes scoring.Span, out []float64) error {
+	for i := range out {
+		out[i] = s.rng.Float64() * 100
+	}
+	return nil
+}
+
+// Device returns the simulator's Random GPU choice for a pod sharing a
+// GPU: uniform among the node's GPUs with enough free.
+func (s *RandomScorer) Device(c *Cluster) DeviceChoice {
+	return func(row int, p Pod) int {
+		device, seen := -1, 0
+		for j, f := range c.GPUs.Free(row) {
+			if f >= p.GPUMilli {
+				if seen++; s.rng.IntN(seen) == 0 {
+					device = j
+				}
+			}
+		}
+		return device
+	}
+}
+
+// BestFitScorer is the paper's BestFit: the node with the least resources
+// left after the pod, measured as 0.5 × cpu left / largest node's cpu +
+// 0.5 × GPU left / largest node's GPU, scored int((1 − that) × 100).
+type BestFitScorer struct{ c *Cluster }
+
+func (s *BestFitScorer) Name() string      { return "BestFit" }
+func (s *BestFitScorer) MaxScore() float64 { return 100 }
+func (s *BestFitScorer) ScoreNodes(t *scoring.Task, nodes scoring.Span, out []float64) error {
+	maxCPU, maxGPU := float64(s.c.MaxMilliCPU), float64(s.c.MaxMilliGPU)
+	rows := nodes.Rows()
+	k := rows.Stride
+	reqCPU, reqGPU := t.Requests[slotCPU], t.Requests[slotGPU]
+	for i := range out {
+		a, u := rows.Allocatable[i*k:i*k+k], rows.Used[i*k:i*k+k]
+		freeCPU, freeGPU := a[slotCPU]-u[slotCPU], a[slotGPU]-u[slotGPU]
+		if freeCPU < reqCPU || freeGPU < reqGPU {
+			out[i] = 0
+			continue
+		}
+		// The simulator's order of operations, for its rounding.
+		left := 0.0
+		left += float64(freeCPU-reqCPU) / maxCPU * 0.5
+		left += float64(freeGPU-reqGPU) / maxGPU * 0.5
+		out[i] = float64(int64((1 - left) * 100))
+	}
+	return nil
+}
+
+// DotProdScorer is the Tetris alignment heuristic in the simulator's
+// direction: with free and request vectors (cpu, GPU) each divided by the
+// largest node's, score int((1 − free·request / 2) × 100), so the node
+// least aligned with the pod, typically the fullest, wins. (The simulator
+// can also split the GPU dimension per device; this is its merged form.)
+type DotProdScorer struct{ c *Cluster }
+
+func (s *DotProdScorer) Name() string      { return "DotProd" }
+func (s *DotProdScorer) MaxScore() float64 { return 100 }
+func (s *DotProdScorer) ScoreNodes(t *scoring.Task, nodes scoring.Span, out []float64) error {
+	maxCPU, maxGPU := float64(s.c.MaxMilliCPU), float64(s.c.MaxMilliGPU)
+	rows := nodes.Rows()
+	k := rows.Stride
+	reqCPU, reqGPU := float64(t.Requests[slotCPU])/maxCPU, float64(t.Requests[slotGPU])/maxGPU
+	for i := range out {
+		a, u := rows.Allocatable[i*k:i*k+k], rows.Used[i*k:i*k+k]
+		freeCPU, freeGPU := float64(a[slotCPU]-u[slotCPU])/maxCPU, float64(a[slotGPU]-u[slotGPU])/maxGPU
+		dot := (freeCPU*reqCPU + freeGPU*reqGPU) / 2
+		out[i] = float64(int64((1 - min(max(dot, 0), 1)) * 100))
+	}
+	return nil
+}
+
+// GpuPackingScorer is the paper's GpuPacking: a GPU pod goes first to
+// GPUs already in use, then to free GPUs on a node in use, then to an idle
+// node, in the simulator's three bands:
+//
+//	shared GPUs only:      max(100 − Σ over the GPUs used of ⌊free×100/1000⌋ / 10, 50)
+//	some whole free GPUs:  max(50 − the number used, 33)
+//	all the node's GPUs free: max(33 − the node's GPUs, the node's GPUs)
+//
+// A CPU-only pod scores 0 everywhere (ties decide).
+type GpuPackingScorer struct{ c *Cluster }
+
+func (s *GpuPackingScorer) Name() string      { return "GpuPacking" }
+func (s *GpuPackingScorer) MaxScore() float64 { return 100 }
+func (s *GpuPackingScorer) ScoreNodes(t *scoring.Task, nodes scoring.Span, out []float64) error {
+	r := t.Devices
+	for i := range out {
+		out[i] = 0
+		if r.Count == 0 {
+			continue
+		}
+		free := s.c.GPUs.Free(nodes.Start + i)
+		whole := 0
+		for _, f := range free {
+			if f == 1000 {
+				whole++
+			}
+		}
+		if whole == len(free) {
+			out[i] = float64(max(33-whole, whole))
+			continue
+		}
+		// The GPUs used: the fitting ones, least free first.
+		var buf [MaxGPUsPerNode]int64
+		sorted := buf[:len(free)]
+		copy(sorted, free)
+		slices.Sort(sorted)
+		need, wholeUsed := r.Count, 0
+		var ratio int64
+		for _, f := range sorted {
+			if need == 0 {
+				break
+			}
+			if f >= r.Each {
+				need--
+				ratio += f * 100 / 1000
+				if f == 1000 {
+					wholeUsed++
+				}
+			}
+		}
+		switch {
+		case need > 0:
+			out[i] = 0
+		case wholeUsed > 0:
+			out[i] = float64(max(50-wholeUsed, 33))
+		default:
+			out[i] = float64(max(100-ratio/10, 50))
+		}
+	}
+	return nil
+}
+
+// FragScorer scores a node by how much placing the pod there lowers the
+// node's fragmentation, Δ = before − after (milli-GPU): FGD, "fragmentation
+// gradient descent". A pod sharing a GPU is tried on each GPU it fits
+// (once per distinct free amount: equal GPUs give equal results) and the
+// best is kept, the lowest index among equals; whole GPUs go to the
+// tightest fitting ones. Map turns Δ into the score: the paper's
+// int(sigmoid(Δ/1000) × 100) for FGD.
+//
+// With Incremental, a node's result for a pod class is kept until that
+// node changes (a placement bumps the cluster's row version): a pod is
+// then evaluated afresh only on the nodes changed since its class was last
+// scored. Without it, every call recomputes every node from scratch; both
+// give identical scores.
+type FragScorer struct {
+	name        string
+	c           *Cluster
+	frag        *Fragmentation
+	Map         func(delta float64) float64
+	max         float64
+	Incremental bool
+	// now caches each row's current fragmentation, valid when
+	// nowVersion[i] == version + 1.
+	now        []float64
+	nowVersion []uint64
+	classes    map[Shape][]fragEntry
+	// Evaluations counts the node evaluations done (cache misses).
+	Evaluations int64
+}
+
+type fragEntry struct {
+	version uint64 // row version + 1; 0 means empty
+	score   float64
+	device  int32
+}
+
+// NewFGD returns the paper's FGD scorer.
+func NewFGD(c *Cluster, frag *Fragmentation, incremental bool) *FragScorer {
+	return newFragScorer("FGD", c, frag, incremental, fgdScore, 100)
+}
+
+// fgdScore is the paper's int(sigmoid(Δ/1000) × 100).
+func fgdScore(delta float64) float64 {
+	return float64(int64(1 / (1 + math.Exp(-delta/1000)) * 100))
+}
+
+func newFragScorer(name string, c *Cluster, frag *Fragmentation, incremental bool, m func(float64) float64, maxScore float64) *FragScorer {
+	n := c.Table.Len()
+	return &FragScorer{
+		name: name, c: c, frag: frag, Map: m, max: maxScore, Incremental: incremental,
+		now: make([]float64, n), nowVersion: make([]uint64, n), classes: map[Shape][]fragEntry{},
+	}
+}
+
+func (s *FragScorer) Name() string      { return s.name }
+func (s *FragScorer) MaxScore() float64 { return s.max }
+
+func (s *FragScorer) ScoreNodes(t *scoring.Task, nodes scoring.Span, out []float64) error {
+	shape := taskShape(t)
+	var cache []fragEntry
+	if s.Incremental {
+		cache = s.classes[shape]
+		if cache == nil {
+			cache = make([]fragEntry, s.c.Table.Len())
+			s.classes[shape] = cache
+		}
+	}
+	for i := range out {
+		row := nodes.Start + i
+		if cache != nil && cache[row].version == s.c.version[row]+1 {
+			out[i] = cache[row].score
+			continue
+		}
+		score, device := s.evaluate(row, shape)
+		out[i] = score
+		if cache != nil {
+			cache[row] = fragEntry{version: s.c.version[row] + 1, score: score, device: int32(device)}
+		}
+	}
+	return nil
+}
+
+// Device returns the GPU a pod sharing one should take on row i: the one
+// its score was best on.
+func (s *FragScorer) Device(row int, p Pod) int {
+	if s.Incremental {
+		if cache := s.classes[p.Shape()]; cache != nil && cache[row].version == s.c.version[row]+1 {
+			return int(cache[row].device)
+		}
+	}
+	_, device := s.evaluate(row, p.Shape())
+	return device
+}
+
+// current is row i's fragmentation as it stands.
+func (s *FragScorer) current(row int) float64 {
+	if !s.Incremental {
+		return s.frag.Row(s.c, row)
+	}
+	if v := s.c.version[row] + 1; s.nowVersion[row] != v {
+		s.now[row], s.nowVersion[row] = s.frag.Row(s.c, row), v
+	}
+	return s.now[row]
+}
+
+// evaluate scores the pod class on row i from the node's state; 0 and
+// device -1 where it does not fit (the filters reject those nodes).
+func (s *FragScorer) evaluate(row int, shape Shape) (float64, int) {
+	s.Evaluations++
+	freeCPU := s.c.FreeCPU(row)
+	free := s.c.GPUs.Free(row)
+	if freeCPU < shape.MilliCPU {
+		return 0, -1
+	}
+	var buf [MaxGPUsPerNode]int64
+	after := buf[:len(free)]
+	copy(after, free)
+	left := freeCPU - shape.MilliCPU
+	before := s.current(row)
+	if shape.NumGPU == 1 && shape.GPUMilli < 1000 {
+		best, device := 0.0, -1
+	next:
+		for j, f := range free {
+			if f < shape.GPUMilli {
+				continue
+			}
+			for _, g := range free[:j] {
+				if g == f {
+					continue next // an equal GPU earlier gave the same score
+				}
+			}
+			after[j] -= shape.GPUMilli
+			score := s.Map(before - s.frag.Node(left, after))
+			after[j] = f
+			if device < 0 || score > best {
+				best, device = score, j
+			}
+		}
+		return best, device
+	}
+	// Whole GPUs (or none): the tightest fitting devices, as
+	// resource.Devices.Allocate takes them.
+	for range shape.NumGPU {
+		j := -1
+		for k, f := range after {
+			if f >= shape.GPUMilli && f == free[k] && (j < 0 || f < after[j]) {
+				j = k
+			}
+		}
+		if j < 0 {
+			return 0, -1
+		}
+		after[j] -= shape.GPUMilli
+	}
+	return s.Map(before - s.frag.Node(left, after)), -1
+}
