@@ -55,3 +55,37 @@ func ExampleDecodeArgs() {
 	// Output:
 	// resources["nvidia.com/gpu"].weight: must be > 0, got -1
 }
+
+// GPU sharing: two nodes with the same GPU total but different devices.
+// A pod asking for 600 milli of one GPU passes NodeResourcesFit on both;
+// the DeviceFilter sees that only one has a GPU with that much free.
+func ExampleDeviceFilter() {
+	schema, _ := resource.NewSchema("cpu", "nvidia.com/gpu")
+	nodes := resource.NewTable(schema, 2)
+	gpus, _ := resource.NewDevices("nvidia.com/gpu", 1000)
+	for _, name := range []string{"halves", "one-whole"} {
+		nodes.Add(name, resource.Vector{16000, 2000}, resource.Vector{0, 1000})
+		gpus.AddNode(2)
+	}
+	gpus.Take(0, 0, 500) // halves: 500 + 500 free
+	gpus.Take(0, 1, 500)
+	gpus.Take(1, 1, 1000) // one-whole: 1000 + 0 free
+	filter, _ := scoring.NewDeviceFilter(gpus)
+	cfg, _ := scoring.Load([]byte("plugins:\n- name: NodeResourcesFit\n  args: {scoringStrategy: {type: MostAllocated}}\n"), scoring.Options{})
+	pipe, _ := cfg.Build(schema)
+	pipe, _ = pipe.WithFilters(filter)
+
+	task := &scoring.Task{Name: "share-600", Requests: resource.Vector{2000, 600},
+		Devices: resource.DeviceRequest{Count: 1, Each: 600}}
+	batch := pipe.NewBatch(nodes.Len())
+	if err := pipe.Score(task, nodes, batch); err != nil {
+		fmt.Println(err)
+		return
+	}
+	best := batch.Top(1, nil)[0]
+	fmt.Println(nodes.Name(best), "GPU", gpus.Tightest(best, 600))
+	fmt.Println(nodes.Name(0)+":", batch.Reason(0))
+	// Output:
+	// one-whole GPU 0
+	// halves: Insufficient nvidia.com/gpu devices: 0 of 2 have 600m free, 1 needed
+}
