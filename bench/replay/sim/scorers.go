@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 )
 
@@ -53,6 +54,13 @@ func (s *RandomScorer) Device(c *Cluster) DeviceChoice {
 	}
 }
 
+// free is row i's free cpu and GPU (milli).
+func free(rows resource.Rows, i int) (cpu, gpu int64) {
+	k := rows.Stride
+	a, u := rows.Allocatable[i*k:i*k+k], rows.Used[i*k:i*k+k]
+	return a[slotCPU] - u[slotCPU], a[slotGPU] - u[slotGPU]
+}
+
 // BestFitScorer is the paper's BestFit: the node with the least resources
 // left after the pod, measured as 0.5 × cpu left / largest node's cpu +
 // 0.5 × GPU left / largest node's GPU, scored int((1 − that) × 100).
@@ -63,11 +71,9 @@ func (s *BestFitScorer) MaxScore() float64 { return 100 }
 func (s *BestFitScorer) ScoreNodes(t *scoring.Task, nodes scoring.Span, out []float64) error {
 	maxCPU, maxGPU := float64(s.c.MaxMilliCPU), float64(s.c.MaxMilliGPU)
 	rows := nodes.Rows()
-	k := rows.Stride
 	reqCPU, reqGPU := t.Requests[slotCPU], t.Requests[slotGPU]
 	for i := range out {
-		a, u := rows.Allocatable[i*k:i*k+k], rows.Used[i*k:i*k+k]
-		freeCPU, freeGPU := a[slotCPU]-u[slotCPU], a[slotGPU]-u[slotGPU]
+		freeCPU, freeGPU := free(rows, i)
 		if freeCPU < reqCPU || freeGPU < reqGPU {
 			out[i] = 0
 			continue
@@ -93,12 +99,10 @@ func (s *DotProdScorer) MaxScore() float64 { return 100 }
 func (s *DotProdScorer) ScoreNodes(t *scoring.Task, nodes scoring.Span, out []float64) error {
 	maxCPU, maxGPU := float64(s.c.MaxMilliCPU), float64(s.c.MaxMilliGPU)
 	rows := nodes.Rows()
-	k := rows.Stride
 	reqCPU, reqGPU := float64(t.Requests[slotCPU])/maxCPU, float64(t.Requests[slotGPU])/maxGPU
 	for i := range out {
-		a, u := rows.Allocatable[i*k:i*k+k], rows.Used[i*k:i*k+k]
-		freeCPU, freeGPU := float64(a[slotCPU]-u[slotCPU])/maxCPU, float64(a[slotGPU]-u[slotGPU])/maxGPU
-		dot := (freeCPU*reqCPU + freeGPU*reqGPU) / 2
+		freeCPU, freeGPU := free(rows, i)
+		dot := (float64(freeCPU)/maxCPU*reqCPU + float64(freeGPU)/maxGPU*reqGPU) / 2
 		out[i] = float64(int64((1 - min(max(dot, 0), 1)) * 100))
 	}
 	return nil
