@@ -182,7 +182,8 @@ func (s *GpuPackingScorer) ScoreNodes(t *scoring.Task, nodes scoring.Span, out [
 // node changes (a placement bumps the cluster's row version): a pod is
 // then evaluated afresh only on the nodes changed since its class was last
 // scored. Without it, every call recomputes every node from scratch; both
-// give identical scores.
+// give identical scores. The first pod of a class allocates that class's
+// cache (an entry per node); after that, scoring allocates nothing.
 type FragScorer struct {
 	name        string
 	c           *Cluster
