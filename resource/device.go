@@ -27,8 +27,9 @@ func (r DeviceRequest) Total() int64 { return int64(r.Count) * r.Each }
 type Devices struct {
 	name      string
 	perDevice int64
-	start     []int   // node i's devices are free[start[i]:start[i+1]]
-	free      []int64 // free amount per device
+	start     []int    // node i's devices are free[start[i]:start[i+1]]
+	free      []int64  // free amount per device
+	versions  []uint64 // changes per node (see Version)
 }
 
 // MaxDevicesPerNode bounds the devices one node may have.
@@ -65,8 +66,13 @@ func (d *Devices) AddNode(count int) (int, error) {
 		d.free = append(d.free, d.perDevice)
 	}
 	d.start = append(d.start, len(d.free))
+	d.versions = append(d.versions, 0)
 	return d.Len() - 1, nil
 }
+
+// Version counts the changes Take and Allocate made to node i, so that a
+// cache of what a node's devices imply can tell when to recompute.
+func (d *Devices) Version(i int) uint64 { return d.versions[i] }
 
 // Free returns node i's free amount per device, a view into d: read it,
 // change it only through Take and Allocate.
@@ -140,6 +146,7 @@ func (d *Devices) Take(i, j int, amount int64) error {
 		return fmt.Errorf("devices %s: node row %d device %d has %d free, cannot take %d", d.name, i, j, free[j], amount)
 	}
 	free[j] -= amount
+	d.versions[i]++
 	return nil
 }
 
@@ -182,5 +189,6 @@ func (d *Devices) Allocate(i int, r DeviceRequest) (int, error) {
 			free[j] -= r.Each
 		}
 	}
+	d.versions[i]++
 	return first, nil
 }

@@ -56,8 +56,13 @@ func TestDevicesSharedAndWhole(t *testing.T) {
 	if err := d.Take(0, 4, 1); err == nil {
 		t.Fatal("took from a missing device")
 	}
-	if err := d.Take(0, 0, 400); err != nil || d.FreeTotal(0) != 190 {
-		t.Fatal(err)
+	// Four changes so far (three shared pods, one two-GPU pod); failed
+	// ones do not count.
+	if d.Version(0) != 4 || d.Version(1) != 0 {
+		t.Fatalf("versions %d %d", d.Version(0), d.Version(1))
+	}
+	if err := d.Take(0, 0, 400); err != nil || d.FreeTotal(0) != 190 || d.Version(0) != 5 {
+		t.Fatal(err, d.Version(0))
 	}
 }
 

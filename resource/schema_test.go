@@ -159,3 +159,22 @@ func TestPodRequestsFollowsKubernetes(t *testing.T) {
 		t.Error("unknown resource accepted")
 	}
 }
+
+func TestTableVersionCountsChanges(t *testing.T) {
+	s, _ := NewSchema("cpu", "memory")
+	tab := NewTable(s, 2)
+	tab.Add("a", Vector{4000, 1 << 30}, nil)
+	tab.Add("b", Vector{4000, 1 << 30}, nil)
+	if err := tab.SetUsed(1, Vector{1000, 0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tab.SetUsed(1, Vector{-1, 0}); err == nil {
+		t.Fatal("negative used accepted")
+	}
+	if err := tab.SetNonZeroUsed(1, Vector{1000, 200 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	if tab.Version(0) != 0 || tab.Version(1) != 2 {
+		t.Errorf("versions %d %d, want 0 2", tab.Version(0), tab.Version(1))
+	}
+}

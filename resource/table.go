@@ -17,6 +17,8 @@ type Table struct {
 	// nonZeroUsed is used summed with kube-scheduler's non-zero defaults;
 	// nil until SetNonZeroUsed is first called, and used stands in for it.
 	nonZeroUsed []int64
+	// versions counts each row's changes (see Version).
+	versions []uint64
 }
 
 // Rows is a read-only, row-major view of many nodes for batch scorers:
@@ -59,6 +61,7 @@ func (t *Table) Add(name string, allocatable, used Vector) (int, error) {
 		return 0, fmt.Errorf("node %q used: %w", name, err)
 	}
 	t.names = append(t.names, name)
+	t.versions = append(t.versions, 0)
 	t.allocatable = append(t.allocatable, allocatable...)
 	t.used = append(t.used, used...)
 	if t.nonZeroUsed != nil {
@@ -96,6 +99,7 @@ func (t *Table) SetNonZeroUsed(i int, used Vector) error {
 	}
 	k := t.schema.Len()
 	copy(t.nonZeroUsed[i*k:(i+1)*k], used)
+	t.versions[i]++
 	return nil
 }
 
@@ -108,8 +112,15 @@ func (t *Table) SetUsed(i int, used Vector) error {
 		return fmt.Errorf("node %q used: %w", t.names[i], err)
 	}
 	copy(t.Used(i), used)
+	t.versions[i]++
 	return nil
 }
+
+// Version counts the changes made to node i through SetUsed and
+// SetNonZeroUsed, so that a cache of what a node's state implies can tell
+// when to recompute. Writing through the views that Used and Rows return
+// bypasses it.
+func (t *Table) Version(i int) uint64 { return t.versions[i] }
 
 // Schema returns the table's schema.
 func (t *Table) Schema() *Schema { return t.schema }

@@ -1,0 +1,108 @@
+// Package frag scores nodes for GPU-sharing workloads by GPU
+// fragmentation, as FGD ("fragmentation gradient descent", Weng et al.,
+// USENIX ATC'23) does: a pod goes where it adds the least fragmentation,
+// measured against the pod classes the workload typically holds.
+//
+// A node's GPU is fragmented for a pod class when that class cannot use
+// it: all of the node's idle GPU when the class does not fit the node
+// (too little cpu, too few GPUs with enough free) or asks for no GPU, and
+// otherwise the idle GPU on devices with less free than the class asks
+// for. Measure weighs this over the typical classes; Scorer scores each
+// node by how much placing the task there lowers it. Both read the
+// per-device free amounts of a resource.Devices view, whose rows match the
+// scored table's.
+package frag
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/resfit/resfit/resource"
+)
+
+// Class is a typical pod class: its cpu request (milli-cpu), what it asks
+// of devices (Count 0 for a CPU-only class) and its share of the workload.
+type Class struct {
+	CPU     int64
+	Devices resource.DeviceRequest
+	Weight  float64
+}
+
+// Measure is the fragmentation measure over a set of typical classes.
+// It is immutable and safe for concurrent use.
+type Measure struct {
+	// cpuOnly is the summed weight of the CPU-only classes, which count
+	// all idle GPU as fragment whatever the node.
+	cpuOnly float64
+	gpu     []Class
+}
+
+// NewMeasure checks the classes: weights finite and ≥ 0, not all 0;
+// device requests valid for the view's devices (Each in [1, perDevice]
+// when Count > 0). The weights need not sum to 1.
+func NewMeasure(classes []Class, perDevice int64) (*Measure, error) {
+	if len(classes) == 0 {
+		return nil, errors.New("frag: no classes")
+	}
+	m := &Measure{}
+	total := 0.0
+	for i, c := range classes {
+		switch {
+		case math.IsNaN(c.Weight) || math.IsInf(c.Weight, 0) || c.Weight < 0:
+			return nil, fmt.Errorf("frag: classes[%d].weight: must be finite and ≥ 0, got %v", i, c.Weight)
+		case c.CPU < 0 || c.CPU > resource.MaxAmount:
+			return nil, fmt.Errorf("frag: classes[%d].cpu: must be in [0, %d], got %d", i, resource.MaxAmount, c.CPU)
+		case c.Devices.Count < 0 || c.Devices.Count > resource.MaxDevicesPerNode:
+			return nil, fmt.Errorf("frag: classes[%d].devices.count: must be in [0, %d], got %d", i, resource.MaxDevicesPerNode, c.Devices.Count)
+		case c.Devices.Count > 0 && (c.Devices.Each < 1 || c.Devices.Each > perDevice):
+			return nil, fmt.Errorf("frag: classes[%d].devices.each: must be in [1, %d], got %d", i, perDevice, c.Devices.Each)
+		case c.Devices.Count == 0 && c.Devices.Each != 0:
+			return nil, fmt.Errorf("frag: classes[%d].devices: %d per device but no device", i, c.Devices.Each)
+		}
+		total += c.Weight
+		if c.Devices.Count == 0 {
+			m.cpuOnly += c.Weight
+		} else {
+			m.gpu = append(m.gpu, c)
+		}
+	}
+	if total == 0 {
+		return nil, errors.New("frag: every class has weight 0")
+	}
+	return m, nil
+}
+
+// Node is the fragmentation, in device units (milli-GPU), of a node with
+// freeCPU milli-cpu and the given free amount per device. It adds in a
+// fixed order, so that equal states give bit-identical results.
+func (m *Measure) Node(freeCPU int64, free []int64) float64 {
+	var idle int64
+	for _, g := range free {
+		idle += g
+	}
+	if idle == 0 {
+		return 0
+	}
+	frag := m.cpuOnly * float64(idle)
+	for _, c := range m.gpu {
+		if freeCPU < c.CPU {
+			frag += c.Weight * float64(idle)
+			continue
+		}
+		fits := 0
+		var small int64
+		for _, g := range free {
+			if g >= c.Devices.Each {
+				fits++
+			} else {
+				small += g
+			}
+		}
+		if fits < c.Devices.Count {
+			small = idle
+		}
+		frag += c.Weight * float64(small)
+	}
+	return frag
+}

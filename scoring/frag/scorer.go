@@ -1,0 +1,234 @@
+package frag
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+
+	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
+)
+
+// Scorer is FGD as a pipeline scorer: a node scores
+//
+//	int(sigmoid(Δ / perDevice) × 100),  Δ = fragmentation before − after,
+//
+// the paper's whole steps 0..100, where "after" places the task on the
+// node: a task sharing one device on each device it fits (once per
+// distinct free amount, equal devices giving equal results), keeping the
+// best, the lowest index among equals (Device returns it); whole devices on
+// the tightest fitting ones (resource.Devices.Allocate's choice). A node
+// the task does not fit (cpu or devices) scores 0; a filter should reject
+// it.
+//
+// The scorer remembers each node's result per task class (cpu request and
+// device request) until the node changes, as the table's and the device
+// view's Version counters tell, so a task is evaluated afresh only on the
+// nodes changed since its class was last scored. Options.FromScratch turns
+// this off; the scores are identical either way. Because of that memory,
+// one Scorer serves one scheduling loop: ScoreParallel within a call is
+// safe, scoring two tasks at once is not. The first task of a class
+// allocates that class's memory (an entry per node); after that, scoring
+// allocates nothing.
+type Scorer struct {
+	name      string
+	measure   *Measure
+	devices   *resource.Devices
+	cpu       int
+	perDevice float64
+	scratch   bool
+
+	mu      sync.Mutex // guards classes (the map, not the entries)
+	classes map[classKey][]entry
+	now     []entry // each node's current fragmentation, in score
+	evals   atomic.Int64
+}
+
+type classKey struct {
+	cpu int64
+	req resource.DeviceRequest
+}
+
+// entry is a remembered result, valid while both versions match.
+type entry struct {
+	table, devices uint64
+	valid          bool
+	score          float64
+	device         int32
+}
+
+// Options configure a Scorer.
+type Options struct {
+	// Name is the scorer's name in explanations; default "FGD".
+	Name string
+	// FromScratch recomputes every node for every task.
+	FromScratch bool
+}
+
+// NewScorer returns the scorer for tables of the schema, whose "cpu" slot
+// it reads, and the device view whose rows match those tables' rows.
+func NewScorer(schema *resource.Schema, devices *resource.Devices, m *Measure, opts Options) (*Scorer, error) {
+	if schema == nil || devices == nil || m == nil {
+		return nil, errors.New("frag: nil schema, device view or measure")
+	}
+	cpu, ok := schema.Slot(resource.CPU)
+	if !ok {
+		return nil, fmt.Errorf("frag: the schema %v has no %q slot", schema.Names(), resource.CPU)
+	}
+	name := opts.Name
+	if name == "" {
+		name = "FGD"
+	}
+	return &Scorer{
+		name: name, measure: m, devices: devices, cpu: cpu,
+		perDevice: float64(devices.PerDevice()), scratch: opts.FromScratch,
+		classes: map[classKey][]entry{},
+	}, nil
+}
+
+// Name is the configured name.
+func (s *Scorer) Name() string { return s.name }
+
+// MaxScore is 100.
+func (s *Scorer) MaxScore() float64 { return 100 }
+
+// Evaluations counts the nodes evaluated so far (the results not taken
+// from memory).
+func (s *Scorer) Evaluations() int64 { return s.evals.Load() }
+
+// Score is the paper's map from a fragmentation drop to a score:
+// int(sigmoid(delta / perDevice) × 100).
+func Score(delta, perDevice float64) float64 {
+	return float64(int64(1 / (1 + math.Exp(-delta/perDevice)) * 100))
+}
+
+// ScoreNodes scores the task on every node of the span.
+func (s *Scorer) ScoreNodes(task *scoring.Task, nodes scoring.Span, out []float64) error {
+	n := nodes.Table.Len()
+	if s.devices.Len() != n {
+		return fmt.Errorf("the device view has %d nodes, the table %d", s.devices.Len(), n)
+	}
+	if err := s.devices.Check(task.Devices); err != nil {
+		return err
+	}
+	key := classKey{cpu: task.Requests[s.cpu], req: task.Devices}
+	var memory, now []entry
+	if !s.scratch {
+		memory, now = s.memory(key, n)
+	}
+	for i := range out {
+		row := nodes.Start + i
+		tv, dv := nodes.Table.Version(row), s.devices.Version(row)
+		if memory != nil && memory[row].valid && memory[row].table == tv && memory[row].devices == dv {
+			out[i] = memory[row].score
+			continue
+		}
+		score, device := s.evaluate(nodes.Table, row, key, now)
+		out[i] = score
+		if memory != nil {
+			memory[row] = entry{table: tv, devices: dv, valid: true, score: score, device: int32(device)}
+		}
+	}
+	return nil
+}
+
+// memory returns the class's remembered results and the nodes' current
+// fragmentation, sized for n nodes.
+func (s *Scorer) memory(key classKey, n int) (memory, now []entry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	memory = s.classes[key]
+	if len(memory) < n {
+		memory = append(memory, make([]entry, n-len(memory))...)
+		s.classes[key] = memory
+	}
+	if len(s.now) < n {
+		s.now = append(s.now, make([]entry, n-len(s.now))...)
+	}
+	return memory, s.now
+}
+
+// Device returns the device a task sharing one should take on the table's
+// row: the one its score was best on (-1 when it does not fit, or asks
+// for whole devices).
+func (s *Scorer) Device(task *scoring.Task, nodes *resource.Table, row int) int {
+	key := classKey{cpu: task.Requests[s.cpu], req: task.Devices}
+	if !s.scratch {
+		memory, now := s.memory(key, nodes.Len())
+		tv, dv := nodes.Version(row), s.devices.Version(row)
+		if e := memory[row]; e.valid && e.table == tv && e.devices == dv {
+			return int(e.device)
+		}
+		_, device := s.evaluate(nodes, row, key, now)
+		return device
+	}
+	_, device := s.evaluate(nodes, row, key, nil)
+	return device
+}
+
+// current is row's fragmentation as it stands, remembered in now (nil:
+// computed afresh).
+func (s *Scorer) current(freeCPU int64, free []int64, row int, tv, dv uint64, now []entry) float64 {
+	if now == nil {
+		return s.measure.Node(freeCPU, free)
+	}
+	if e := now[row]; e.valid && e.table == tv && e.devices == dv {
+		return e.score
+	}
+	f := s.measure.Node(freeCPU, free)
+	now[row] = entry{table: tv, devices: dv, valid: true, score: f}
+	return f
+}
+
+// evaluate scores the class on the row from the node's state.
+func (s *Scorer) evaluate(t *resource.Table, row int, key classKey, now []entry) (float64, int) {
+	s.evals.Add(1)
+	freeCPU := t.Allocatable(row)[s.cpu] - t.Used(row)[s.cpu]
+	free := s.devices.Free(row)
+	req := key.req
+	if freeCPU < key.cpu || !s.devices.Fits(row, req) {
+		return 0, -1
+	}
+	var buf [64]int64 // most nodes have at most 8 GPUs
+	after := buf[:0]
+	if len(free) > len(buf) {
+		after = make([]int64, 0, len(free))
+	}
+	after = append(after, free...)
+	left := freeCPU - key.cpu
+	before := s.current(freeCPU, free, row, t.Version(row), s.devices.Version(row), now)
+	if req.Count == 1 && req.Each < s.devices.PerDevice() {
+		best, device := 0.0, -1
+	next:
+		for j, f := range free {
+			if f < req.Each {
+				continue
+			}
+			for _, g := range free[:j] {
+				if g == f {
+					continue next // an equal device earlier scored the same
+				}
+			}
+			after[j] -= req.Each
+			score := Score(before-s.measure.Node(left, after), s.perDevice)
+			after[j] = f
+			if device < 0 || score > best {
+				best, device = score, j
+			}
+		}
+		return best, device
+	}
+	// Whole devices (or none): the tightest fitting ones, one at a time.
+	for range req.Count {
+		j := -1
+		for k, f := range after {
+			if f >= req.Each && f == free[k] && (j < 0 || f < after[j]) {
+				j = k
+			}
+		}
+		after[j] -= req.Each // Fits guarantees a device
+	}
+	return Score(before-s.measure.Node(left, after), s.perDevice), -1
+}
