@@ -41,9 +41,6 @@ type Cluster struct {
 	GPUs  *resource.Devices
 	// Nodes are the trace's nodes in row order.
 	Nodes []Node
-	// version[i] counts the changes to row i, so that caches of what a
-	// node's state implies know when to recompute.
-	version []uint64
 	// CapacityMilliGPU is the cluster's GPU capacity in milli-GPU.
 	CapacityMilliGPU int64
 	// MaxMilliCPU and MaxMilliGPU are the largest node's cpu and GPU, the
@@ -71,7 +68,6 @@ func NewCluster(schema *resource.Schema, nodes []Node, order []int) (*Cluster, e
 	c := &Cluster{
 		Table:   resource.NewTable(schema, len(nodes)),
 		GPUs:    gpus,
-		version: make([]uint64, len(nodes)),
 		usedBuf: make(resource.Vector, schema.Len()),
 	}
 	seen := make([]bool, len(nodes))
@@ -126,9 +122,6 @@ func (c *Cluster) FreeCPU(i int) int64 {
 	return c.Table.Allocatable(i)[slotCPU] - c.Table.Used(i)[slotCPU]
 }
 
-// Version counts the changes to row i.
-func (c *Cluster) Version(i int) uint64 { return c.version[i] }
-
 // Place binds the pod to row i: a shared pod on GPU device (the tightest
 // fit when device < 0), whole GPUs on the tightest fitting ones.
 func (c *Cluster) Place(i int, p Pod, device int) error {
@@ -155,7 +148,6 @@ func (c *Cluster) Place(i int, p Pod, device int) error {
 	if err := c.Table.SetUsed(i, used); err != nil {
 		return err
 	}
-	c.version[i]++
 	return nil
 }
 

@@ -107,9 +107,12 @@ func Policies() []Policy {
 		simple("DotProd", func(c *Cluster, _ Env) scoring.Scorer { return &DotProdScorer{c: c} }),
 		simple("GpuPacking", func(c *Cluster, _ Env) scoring.Scorer { return &GpuPackingScorer{c: c} }),
 		{Name: "FGD", Build: func(c *Cluster, env Env) (*scoring.Pipeline, DeviceChoice, error) {
-			s := NewFGD(c, NewFragmentation(env.Classes), !env.FromScratch)
+			s, err := NewFGD(c, env.Classes, env.FromScratch)
+			if err != nil {
+				return nil, nil, err
+			}
 			pipe, err := withScorers(c, s)
-			return pipe, s.Device, err
+			return pipe, fgdDevice(s, c), err
 		}},
 		configured("RSF", rsf("")),
 		configured("RSF+retention", rsf(rsfRetention)),
@@ -151,7 +154,10 @@ plugins:
 	if err != nil {
 		return nil, nil, err
 	}
-	fgd := NewFGD(c, NewFragmentation(env.Classes), !env.FromScratch)
+	fgd, err := NewFGD(c, env.Classes, env.FromScratch)
+	if err != nil {
+		return nil, nil, err
+	}
 	// One FGD step outweighs the whole of the tie-breaker's range.
 	scorers := append([]scoring.WeightedScorer{{Scorer: fgd, Weight: balanced.MaxScore() + 1}}, balanced.Scorers()...)
 	prop, err := proportional(c, env.CoresPerGPU)
@@ -164,7 +170,7 @@ plugins:
 	}
 	filters := []scoring.Filter{scoring.NewFitFilter(nil, nil), df, prop}
 	pipe, err := scoring.NewPipeline(c.Table.Schema(), filters, scorers)
-	return pipe, fgd.Device, err
+	return pipe, fgdDevice(fgd, c), err
 }
 
 // kubeFit is kube-scheduler's NodeResourcesFit scoring cpu and GPU alike

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/scoring/frag"
 )
 
 // Workload is the paper's arrival sequence for one seed: the trace sorted
@@ -180,7 +181,11 @@ func Run(policy Policy, nodes []Node, pods []Pod, classes []Class, seed uint64, 
 	for ; point < LoadPoints; point++ {
 		res.Allocation[point] = 100 * float64(allocated) / capacity
 	}
-	res.Fragmented = 100 * NewFragmentation(classes).Cluster(c) / capacity
+	m, err := Measure(classes)
+	if err != nil {
+		return nil, err
+	}
+	res.Fragmented = 100 * Fragmented(m, c) / capacity
 	if opts.Final != nil {
 		opts.Final(c)
 	}
@@ -217,8 +222,8 @@ func evaluations(p *scoring.Pipeline) (int64, bool) {
 	var total int64
 	found := false
 	for _, s := range p.Scorers() {
-		if f, ok := s.Scorer.(*FragScorer); ok {
-			total += f.Evaluations
+		if f, ok := s.Scorer.(*frag.Scorer); ok {
+			total += f.Evaluations()
 			found = true
 		}
 	}

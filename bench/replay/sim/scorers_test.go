@@ -7,14 +7,6 @@ import (
 	"github.com/resfit/resfit/scoring"
 )
 
-// classes of the hand-worked examples: CPU-only 0.2, a 500-milli shared
-// class 0.5, a two-whole-GPU class 0.3.
-var handClasses = []Class{
-	{Shape{MilliCPU: 4000}, 0.2},
-	{Shape{MilliCPU: 2000, GPUMilli: 500, NumGPU: 1}, 0.5},
-	{Shape{MilliCPU: 8000, GPUMilli: 1000, NumGPU: 2}, 0.3},
-}
-
 // handCluster has the worked node (row 0): 16 cores with 6 used, four
 // GPUs with 0, 300, 600 and 1000 milli free; and an idle 4-GPU node.
 func handCluster(t *testing.T) *Cluster {
@@ -43,70 +35,6 @@ func handCluster(t *testing.T) *Cluster {
 		t.Fatalf("setup: free %v, cpu %d", got, c.FreeCPU(0))
 	}
 	return c
-}
-
-// Idle 1900 milli. CPU-only: 0.2 × 1900 = 380. The 500-milli class fits
-// (GPUs with 1000 and 600 free); the GPUs it cannot use hold 300 + 0:
-// 0.5 × 300 = 150. The 2-GPU class does not fit (one whole GPU):
-// 0.3 × 1900 = 570. Total 1100. Short of cpu (1.5 cores), every class
-// counts all 1900.
-func TestFragmentationByHand(t *testing.T) {
-	f := NewFragmentation(handClasses)
-	if got := f.Node(10000, []int64{1000, 300, 600, 0}); math.Abs(got-1100) > 1e-9 {
-		t.Errorf("fragmentation %v, want 1100", got)
-	}
-	if got := f.Node(1500, []int64{1000, 300, 600, 0}); math.Abs(got-1900) > 1e-9 {
-		t.Errorf("short of cpu: %v, want 1900", got)
-	}
-	if got := f.Node(10000, []int64{0, 0}); got != 0 {
-		t.Errorf("no idle GPU: %v", got)
-	}
-	// A node where everything fits has only the CPU-only share and the
-	// shared class's small GPUs: 0.2 × 3000 + 0.5 × 0 + 0.3 × 0.
-	if got := f.Node(64000, []int64{1000, 1000, 1000}); math.Abs(got-600) > 1e-9 {
-		t.Errorf("idle node: %v, want 600", got)
-	}
-	c := handCluster(t)
-	if got := f.Cluster(c); math.Abs(got-(1100+800)) > 1e-9 {
-		t.Errorf("cluster %v, want 1100 + 800 (idle node: 0.2 × 4000)", got)
-	}
-}
-
-// Placing a 2-core 500-milli pod on the worked node: on the whole GPU the
-// node's fragmentation goes 1100 → 850 (idle 1400: 280 + 0.5 × 300 +
-// 0.3 × 1400), Δ 250, int(sigmoid(0.25) × 100) = 56; on the 600-milli GPU
-// 1100 → 900 (280 + 0.5 × 400 + 420), Δ 200, 54. FGD takes the whole GPU
-// (device 3), where best fit would take the 600.
-func TestFGDByHand(t *testing.T) {
-	c := handCluster(t)
-	for _, incremental := range []bool{false, true} {
-		s := NewFGD(c, NewFragmentation(handClasses), incremental)
-		pod := Pod{Name: "p", MilliCPU: 2000, MemoryMiB: 1024, NumGPU: 1, GPUMilli: 500}
-		var task scoring.Task
-		pod.Task(&task)
-		out := make([]float64, 2)
-		if err := s.ScoreNodes(&task, scoring.Span{Table: c.Table, Start: 0, End: 2}, out); err != nil {
-			t.Fatal(err)
-		}
-		if out[0] != 56 {
-			t.Errorf("incremental %v: score %v, want 56", incremental, out[0])
-		}
-		if d := s.Device(0, pod); d != 3 {
-			t.Errorf("device %d, want 3", d)
-		}
-		// The idle node: 0.2 × 4000 = 800 before; after, idle 3500 with
-		// 500 on a GPU the 2-GPU class cannot use: 700 + 0.3 × 500 = 850,
-		// Δ −50, int(sigmoid(−0.05) × 100) = 48.
-		if out[1] != 48 {
-			t.Errorf("idle node: %v, want 48", out[1])
-		}
-	}
-	if got := fgdScore(250); got != 56 {
-		t.Errorf("fgdScore(250) = %v", got)
-	}
-	if fgdScore(1e6) != 100 || fgdScore(-1e6) != 0 {
-		t.Error("fgdScore range")
-	}
 }
 
 func scoreRow(t *testing.T, s scoring.Scorer, c *Cluster, pod Pod, row int) float64 {
@@ -158,8 +86,12 @@ func TestScorersStayInRange(t *testing.T) {
 	}
 	scorers := []scoring.Scorer{
 		NewRandomScorer(1), &BestFitScorer{c: c}, &DotProdScorer{c: c}, &GpuPackingScorer{c: c},
-		NewFGD(c, NewFragmentation(in.Classes), true),
 	}
+	fgd, err := NewFGD(c, in.Classes, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scorers = append(scorers, fgd)
 	var task scoring.Task
 	out := make([]float64, c.Table.Len())
 	span := scoring.Span{Table: c.Table, Start: 0, End: c.Table.Len()}
