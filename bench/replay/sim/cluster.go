@@ -112,11 +112,6 @@ func (p Pod) TotalMilliGPU() int64 { return int64(p.NumGPU) * p.GPUMilli }
 // Shared reports whether the pod takes part of one GPU.
 func (p Pod) Shared() bool { return p.NumGPU == 1 && p.GPUMilli < 1000 }
 
-// Shape is the pod's class key.
-func (p Pod) Shape() Shape {
-	return Shape{MilliCPU: p.MilliCPU, GPUMilli: p.GPUMilli, NumGPU: p.NumGPU}
-}
-
 // FreeCPU is row i's free milli-cpu.
 func (c *Cluster) FreeCPU(i int) int64 {
 	return c.Table.Allocatable(i)[slotCPU] - c.Table.Used(i)[slotCPU]

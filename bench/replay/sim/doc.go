@@ -8,9 +8,9 @@
 // nvidia.com/gpu in milli-GPU) beside a resource.Devices view with each
 // GPU's free milli. Every policy is a scoring.Pipeline: the NodeResourcesFit
 // and DeviceShare filters plus the policy's scorers, either resfit's own
-// (resource-strategy-fit, sra, NodeResourcesFit strategies) or the paper's
-// baselines written as scoring.Scorer implementations here (Random,
-// BestFit, DotProd, GpuPacking, FGD). Run places a workload one pod at a
-// time, with no departures, and records the GPU allocation as the arrived
-// load grows.
+// (resource-strategy-fit, sra, NodeResourcesFit strategies, FGD from
+// scoring/frag) or the paper's other baselines written as scoring.Scorer
+// implementations here (Random, BestFit, DotProd, GpuPacking). Run places
+// a workload one pod at a time, with no departures, and records the GPU
+// allocation as the arrived load grows.
 package sim

@@ -13,11 +13,6 @@ import (
 // them is for one replay at a time. Scores are whole numbers in [0, 100],
 // as the simulator's plugins give, except Random's.
 
-// taskShape is the pod class of a task built by Pod.Task.
-func taskShape(t *scoring.Task) Shape {
-	return Shape{MilliCPU: t.Requests[slotCPU], GPUMilli: t.Devices.Each, NumGPU: t.Devices.Count}
-}
-
 // RandomScorer gives every node an independent uniform score in [0, 100):
 // the best feasible node is then a uniform pick among them, which is what
 // the simulator's Random plugin does (one node picked at random gets 100).
