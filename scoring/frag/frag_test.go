@@ -289,3 +289,26 @@ func TestScorerProperties(t *testing.T) {
 		}
 	})
 }
+
+// The memory is about one table: a new table with the same rows (and so
+// the same version counters) is scored afresh, not from memory.
+func TestScorerForgetsAnotherTable(t *testing.T) {
+	tab, devs := handNodes(t)
+	m, _ := NewMeasure(hand, 1000)
+	s, _ := NewScorer(tab.Schema(), devs, m, Options{})
+	task := &scoring.Task{Requests: resource.Vector{2000, 500}, Devices: resource.DeviceRequest{Count: 1, Each: 500}}
+	out := make([]float64, 2)
+	s.ScoreNodes(task, scoring.Span{Table: tab, Start: 0, End: 2}, out)
+	if out[0] != 56 {
+		t.Fatalf("score %v", out[0])
+	}
+	// The same node with 1.5 cores free, in a new table: the pod does
+	// not fit.
+	other := resource.NewTable(tab.Schema(), 2)
+	other.Add("worked", resource.Vector{16000, 4000}, resource.Vector{14500, 2100})
+	other.Add("idle", resource.Vector{16000, 4000}, nil)
+	s.ScoreNodes(task, scoring.Span{Table: other, Start: 0, End: 2}, out)
+	if out[0] != 0 || out[1] != 48 {
+		t.Errorf("scores on the new table %v, want [0 48]", out)
+	}
+}

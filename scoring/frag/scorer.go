@@ -25,7 +25,8 @@ import (
 //
 // The scorer remembers each node's result per task class (cpu request and
 // device request) until the node changes, as the table's and the device
-// view's Version counters tell, so a task is evaluated afresh only on the
+// view's Version counters tell (or another table is scored: the memory is
+// about one table), so a task is evaluated afresh only on the
 // nodes changed since its class was last scored. Options.FromScratch turns
 // this off; the scores are identical either way. Because of that memory,
 // one Scorer serves one scheduling loop: ScoreParallel within a call is
@@ -42,7 +43,8 @@ type Scorer struct {
 	perDevice float64
 	scratch   bool
 
-	mu      sync.Mutex // guards classes (the map, not the entries)
+	mu      sync.Mutex // guards table and classes (the map, not the entries)
+	table   *resource.Table // the table the memory is about
 	classes map[classKey][]entry
 	now     []entry // each node's current fragmentation, in score
 	evals   atomic.Int64
@@ -118,7 +120,7 @@ func (s *Scorer) ScoreNodes(task *scoring.Task, nodes scoring.Span, out []float6
 	key := classKey{cpu: task.Requests[s.cpu], req: task.Devices}
 	var memory, now []entry
 	if !s.scratch {
-		memory, now = s.memory(key, n)
+		memory, now = s.memory(nodes.Table, key)
 	}
 	for i := range out {
 		row := nodes.Start + i
@@ -137,10 +139,16 @@ func (s *Scorer) ScoreNodes(task *scoring.Task, nodes scoring.Span, out []float6
 }
 
 // memory returns the class's remembered results and the nodes' current
-// fragmentation, sized for n nodes.
-func (s *Scorer) memory(key classKey, n int) (memory, now []entry) {
+// fragmentation for the table, forgetting what was about another table.
+func (s *Scorer) memory(table *resource.Table, key classKey) (memory, now []entry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.table != table {
+		s.table = table
+		clear(s.classes)
+		s.now = s.now[:0]
+	}
+	n := table.Len()
 	memory = s.classes[key]
 	if len(memory) < n {
 		memory = append(memory, make([]entry, n-len(memory))...)
@@ -158,7 +166,7 @@ func (s *Scorer) memory(key classKey, n int) (memory, now []entry) {
 func (s *Scorer) Device(task *scoring.Task, nodes *resource.Table, row int) int {
 	key := classKey{cpu: task.Requests[s.cpu], req: task.Devices}
 	if !s.scratch {
-		memory, now := s.memory(key, nodes.Len())
+		memory, now := s.memory(nodes, key)
 		tv, dv := nodes.Version(row), s.devices.Version(row)
 		if e := memory[row]; e.valid && e.table == tv && e.devices == dv {
 			return int(e.device)
