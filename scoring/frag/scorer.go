@@ -43,7 +43,7 @@ type Scorer struct {
 	perDevice float64
 	scratch   bool
 
-	mu      sync.Mutex // guards table and classes (the map, not the entries)
+	mu      sync.Mutex      // guards table and classes (the map, not the entries)
 	table   *resource.Table // the table the memory is about
 	classes map[classKey][]entry
 	now     []entry // each node's current fragmentation, in score
