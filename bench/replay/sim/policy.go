@@ -45,15 +45,22 @@ func proportional(c *Cluster, cores float64) (scoring.Filter, error) {
 
 // withScorers is the shared filters plus the given scorers, weight 1.
 func withScorers(c *Cluster, scorers ...scoring.Scorer) (*scoring.Pipeline, error) {
-	df, err := scoring.NewDeviceFilter(c.GPUs)
-	if err != nil {
-		return nil, err
-	}
 	ws := make([]scoring.WeightedScorer, len(scorers))
 	for i, s := range scorers {
 		ws[i] = scoring.WeightedScorer{Scorer: s, Weight: 1}
 	}
-	return scoring.NewPipeline(c.Table.Schema(), []scoring.Filter{scoring.NewFitFilter(nil, nil), df}, ws)
+	return assemble(c, ws)
+}
+
+// assemble is the shared filters (NodeResourcesFit, DeviceShare), any
+// extra filters, and the weighted scorers.
+func assemble(c *Cluster, scorers []scoring.WeightedScorer, extra ...scoring.Filter) (*scoring.Pipeline, error) {
+	df, err := scoring.NewDeviceFilter(c.GPUs)
+	if err != nil {
+		return nil, err
+	}
+	filters := append([]scoring.Filter{scoring.NewFitFilter(nil, nil), df}, extra...)
+	return scoring.NewPipeline(c.Table.Schema(), filters, scorers)
 }
 
 // fromConfig builds a pipeline from a resfit configuration, the way a
@@ -164,12 +171,7 @@ plugins:
 	if err != nil {
 		return nil, nil, err
 	}
-	df, err := scoring.NewDeviceFilter(c.GPUs)
-	if err != nil {
-		return nil, nil, err
-	}
-	filters := []scoring.Filter{scoring.NewFitFilter(nil, nil), df, prop}
-	pipe, err := scoring.NewPipeline(c.Table.Schema(), filters, scorers)
+	pipe, err := assemble(c, scorers, prop)
 	return pipe, fgdDevice(fgd, c), err
 }
 
