@@ -23,7 +23,10 @@ func (r DeviceRequest) Total() int64 { return int64(r.Count) * r.Each }
 //
 // Node rows are meant to match a Table's rows (add nodes to both in the
 // same order). Like a Table it is plain data: reads may run concurrently,
-// a change must not run alongside anything else.
+// a change must not run alongside anything else; and like a Table's, the
+// accessors that return a value (Free, FreeTotal, Fits, Tightest, Version)
+// panic on a row outside [0, Len()), while Take and Allocate report it as
+// an error.
 type Devices struct {
 	name      string
 	perDevice int64
@@ -104,6 +107,13 @@ func (d *Devices) Check(r DeviceRequest) error {
 	return nil
 }
 
+func (d *Devices) checkRow(i int) error {
+	if i < 0 || i >= d.Len() {
+		return fmt.Errorf("devices %s: node row %d is outside [0, %d)", d.name, i, d.Len())
+	}
+	return nil
+}
+
 // Fits reports whether node i has r.Count devices with at least r.Each
 // free each. A request for no device fits everywhere.
 func (d *Devices) Fits(i int, r DeviceRequest) bool {
@@ -138,6 +148,9 @@ func (d *Devices) Tightest(i int, each int64) int {
 
 // Take takes amount from device j of node i.
 func (d *Devices) Take(i, j int, amount int64) error {
+	if err := d.checkRow(i); err != nil {
+		return err
+	}
 	free := d.Free(i)
 	switch {
 	case j < 0 || j >= len(free):
@@ -157,6 +170,9 @@ func (d *Devices) Take(i, j int, amount int64) error {
 // r does not fit.
 func (d *Devices) Allocate(i int, r DeviceRequest) (int, error) {
 	if err := d.Check(r); err != nil {
+		return -1, err
+	}
+	if err := d.checkRow(i); err != nil {
 		return -1, err
 	}
 	if !d.Fits(i, r) {

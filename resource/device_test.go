@@ -149,3 +149,19 @@ func TestDevicesAllocateProperties(t *testing.T) {
 		}
 	})
 }
+
+func TestDevicesRowOutsideTheViewIsAnError(t *testing.T) {
+	d, _ := NewDevices("nvidia.com/gpu", 1000)
+	d.AddNode(2)
+	for _, row := range []int{-1, 1, 1 << 40} {
+		if err := d.Take(row, 0, 100); err == nil || !strings.Contains(err.Error(), "outside") {
+			t.Errorf("Take(row %d): %v", row, err)
+		}
+		if _, err := d.Allocate(row, DeviceRequest{Count: 1, Each: 100}); err == nil || !strings.Contains(err.Error(), "outside") {
+			t.Errorf("Allocate(row %d): %v", row, err)
+		}
+	}
+	if err := d.Take(0, 2, 100); err == nil {
+		t.Error("Take of a device the node lacks accepted")
+	}
+}

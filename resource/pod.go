@@ -23,7 +23,9 @@ type Container struct {
 	Sidecar bool
 }
 
-// Pod is what a pod's effective request is computed from.
+// Pod is what a pod's effective request is computed from. Every amount
+// must be in [0, MaxAmount], and so must every sum the request rules form;
+// PodRequests and KoordinatorPodRequests report the first that is not.
 type Pod struct {
 	Containers     []Container
 	InitContainers []Container
@@ -41,52 +43,41 @@ type Pod struct {
 //
 // With nonZero, a container (init containers included) that does not set cpu
 // or memory counts as requesting DefaultMilliCPURequest and
-// DefaultMemoryRequest, as kube-scheduler's NodeResourcesFit and
-// Koordinator's NodeResourcesFitPlus do when scoring; BalancedAllocation and
-// the Fit filter use nonZero = false.
+// DefaultMemoryRequest, as kube-scheduler's NodeResourcesFit does when
+// scoring; BalancedAllocation and the Fit filter use nonZero = false.
+// Koordinator's NodeResourcesFitPlus sums the same containers by another
+// rule: see KoordinatorPodRequests.
 func PodRequests(schema *Schema, pod Pod, nonZero bool) (Vector, error) {
-	k := schema.Len()
-	result := make(Vector, k)
-	sidecars := make(Vector, k)
-	initMax := make(Vector, k)
-	step := make(Vector, k)
-	add := func(dst Vector, c Container, where string) error {
-		for name, amount := range c.Requests {
-			i, ok := schema.Slot(name)
-			if !ok {
-				return fmt.Errorf("%s: resource %q is not in the schema", where, name)
-			}
-			if amount < 0 || amount > MaxAmount {
-				return fmt.Errorf("%s: %s amount %d is outside [0, 2^53]", where, name, amount)
-			}
-			dst[i] += amount
-		}
-		if nonZero {
-			addDefault(schema, dst, c.Requests, CPU, DefaultMilliCPURequest)
-			addDefault(schema, dst, c.Requests, Memory, DefaultMemoryRequest)
-		}
-		return nil
-	}
+	s := newRequestSum(schema, nonZero)
 	for i, c := range pod.Containers {
-		if err := add(result, c, fmt.Sprintf("containers[%d]", i)); err != nil {
+		if err := s.add(s.result, c, fmt.Sprintf("containers[%d]", i)); err != nil {
 			return nil, err
 		}
 	}
+	initMax := make(Vector, schema.Len())
+	sidecars := make(Vector, schema.Len())
 	for i, c := range pod.InitContainers {
-		clear(step)
-		if err := add(step, c, fmt.Sprintf("initContainers[%d]", i)); err != nil {
+		where := fmt.Sprintf("initContainers[%d]", i)
+		clear(s.step)
+		if err := s.add(s.step, c, where); err != nil {
 			return nil, err
 		}
 		if c.Sidecar {
-			addInto(result, step)
-			addInto(sidecars, step)
+			if err := s.sum(s.result, s.step, where); err != nil {
+				return nil, err
+			}
+			if err := s.sum(sidecars, s.step, where); err != nil {
+				return nil, err
+			}
 			maxInto(initMax, sidecars)
 		} else {
-			addInto(step, sidecars)
-			maxInto(initMax, step)
+			if err := s.sum(s.step, sidecars, where); err != nil {
+				return nil, err
+			}
+			maxInto(initMax, s.step)
 		}
 	}
-	maxInto(result, initMax)
+	maxInto(s.result, initMax)
 	for name, amount := range pod.PodLevel {
 		if name != CPU && name != Memory && !strings.HasPrefix(name, "hugepages-") {
 			continue
@@ -95,34 +86,154 @@ func PodRequests(schema *Schema, pod Pod, nonZero bool) (Vector, error) {
 		if !ok {
 			continue
 		}
-		result[i] = amount
-	}
-	for name, amount := range pod.Overhead {
-		i, ok := schema.Slot(name)
-		if !ok {
-			return nil, fmt.Errorf("overhead: resource %q is not in the schema", name)
+		if err := checkAmount("pod-level requests", name, amount); err != nil {
+			return nil, err
 		}
-		result[i] += amount
+		s.result[i] = amount
 	}
-	if err := schema.Check(result); err != nil {
-		return nil, fmt.Errorf("pod requests: %w", err)
+	if err := s.overhead(pod.Overhead); err != nil {
+		return nil, err
 	}
-	return result, nil
+	return s.result, nil
 }
 
-func addDefault(schema *Schema, dst Vector, set map[string]int64, name string, amount int64) {
-	if _, ok := set[name]; ok {
-		return
+// KoordinatorPodRequests computes a pod's non-zero request the way
+// Koordinator's NodeResourcesFitPlus does (calculatePodResourceRequest in
+// pkg/scheduler/plugins/noderesourcefitplus), which is not kube's rule:
+//
+//   - the main containers are summed, each with the non-zero defaults;
+//   - the init containers are then walked in spec order: a sidecar adds to
+//     the running total, a regular init container raises it to its own
+//     request when that is larger, max(total, request);
+//   - pod-level requests are not read;
+//   - overhead is added.
+//
+// So containers of 2 cores, then a sidecar of 1, then an init container of
+// 5 request 5 cores (kube: 6), and init 5 then sidecar 1 request 6.
+//
+// On overhead the upstream code cannot be followed: it adds overhead only
+// when a feature gate named PodOverhead is on, and Kubernetes removed that
+// gate (PodOverhead went GA in 1.24), so the check panics and Koordinator
+// cannot score a pod with overhead at all. resfit adds the overhead in
+// canonical units, as kube-scheduler does.
+//
+// Which resources NodeResourcesFitPlus scores is decided by kube's plain
+// request (PodRequests with nonZero false); these are the amounts it then
+// scores.
+func KoordinatorPodRequests(schema *Schema, pod Pod) (Vector, error) {
+	s := newRequestSum(schema, true)
+	for i, c := range pod.Containers {
+		if err := s.add(s.result, c, fmt.Sprintf("containers[%d]", i)); err != nil {
+			return nil, err
+		}
 	}
-	if i, ok := schema.Slot(name); ok {
-		dst[i] += amount
+	for i, c := range pod.InitContainers {
+		where := fmt.Sprintf("initContainers[%d]", i)
+		clear(s.step)
+		if err := s.add(s.step, c, where); err != nil {
+			return nil, err
+		}
+		if c.Sidecar {
+			if err := s.sum(s.result, s.step, where); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		maxInto(s.result, s.step)
 	}
+	if err := s.overhead(pod.Overhead); err != nil {
+		return nil, err
+	}
+	return s.result, nil
 }
 
-func addInto(dst, v Vector) {
-	for i := range dst {
-		dst[i] += v[i]
+// requestSum adds containers' requests into vectors of one schema, checking
+// every amount and every sum against MaxAmount.
+type requestSum struct {
+	schema       *Schema
+	nonZero      bool
+	result, step Vector
+}
+
+func newRequestSum(schema *Schema, nonZero bool) *requestSum {
+	return &requestSum{schema: schema, nonZero: nonZero, result: make(Vector, schema.Len()), step: make(Vector, schema.Len())}
+}
+
+// add adds one container's requests (with the non-zero defaults, when
+// asked) into dst.
+func (s *requestSum) add(dst Vector, c Container, where string) error {
+	for name, amount := range c.Requests {
+		i, ok := s.schema.Slot(name)
+		if !ok {
+			return fmt.Errorf("%s: resource %q is not in the schema", where, name)
+		}
+		if err := checkAmount(where, name, amount); err != nil {
+			return err
+		}
+		if err := s.addAt(dst, i, amount, where); err != nil {
+			return err
+		}
 	}
+	if !s.nonZero {
+		return nil
+	}
+	for _, d := range [...]struct {
+		name   string
+		amount int64
+	}{{CPU, DefaultMilliCPURequest}, {Memory, DefaultMemoryRequest}} {
+		if _, set := c.Requests[d.name]; set {
+			continue
+		}
+		if i, ok := s.schema.Slot(d.name); ok {
+			if err := s.addAt(dst, i, d.amount, where); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// sum adds v into dst slot by slot.
+func (s *requestSum) sum(dst, v Vector, where string) error {
+	for i, amount := range v {
+		if err := s.addAt(dst, i, amount, where); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addAt adds amount (in [0, MaxAmount]) to dst[i] (also in range), which
+// cannot overflow int64, and reports a sum above MaxAmount.
+func (s *requestSum) addAt(dst Vector, i int, amount int64, where string) error {
+	dst[i] += amount
+	if dst[i] > MaxAmount {
+		return fmt.Errorf("%s: the pod's %s request sums to more than the largest amount, 2^53", where, s.schema.Name(i))
+	}
+	return nil
+}
+
+func (s *requestSum) overhead(overhead map[string]int64) error {
+	for name, amount := range overhead {
+		i, ok := s.schema.Slot(name)
+		if !ok {
+			return fmt.Errorf("overhead: resource %q is not in the schema", name)
+		}
+		if err := checkAmount("overhead", name, amount); err != nil {
+			return err
+		}
+		if err := s.addAt(s.result, i, amount, "overhead"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkAmount(where, name string, amount int64) error {
+	if amount < 0 || amount > MaxAmount {
+		return fmt.Errorf("%s: %s amount %d is outside [0, 2^53]", where, name, amount)
+	}
+	return nil
 }
 
 func maxInto(dst, v Vector) {

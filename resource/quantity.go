@@ -43,7 +43,11 @@ type QuantityError struct {
 }
 
 func (e *QuantityError) Error() string {
-	return fmt.Sprintf("quantity %q: %s", e.Input, e.Reason)
+	in := e.Input
+	if len(in) > MaxQuantityLength {
+		in = in[:32] + "…"
+	}
+	return fmt.Sprintf("quantity %q: %s", in, e.Reason)
 }
 
 // exponentLimit bounds a parsed exponent. Any non-zero quantity with an
@@ -53,8 +57,19 @@ func (e *QuantityError) Error() string {
 // Kubernetes.)
 const exponentLimit = 1 << 20
 
-// ParseQuantity parses s in the Kubernetes quantity grammar.
+// MaxQuantityLength is the longest quantity string ParseQuantity reads.
+// The largest amount a Vector holds has 16 digits; 128 characters leave
+// room for any leading zeros, fraction and suffix a person writes, and keep
+// a hostile string from costing more than a few microseconds.
+const MaxQuantityLength = 128
+
+// ParseQuantity parses s in the Kubernetes quantity grammar. A string
+// longer than MaxQuantityLength is an error.
 func ParseQuantity(s string) (Quantity, error) {
+	if len(s) > MaxQuantityLength {
+		// Quote only the start: the input may be megabytes long.
+		return Quantity{}, &QuantityError{Input: s, Reason: fmt.Sprintf("%d characters long, at most %d are accepted", len(s), MaxQuantityLength)}
+	}
 	fail := func(reason string) (Quantity, error) {
 		return Quantity{}, &QuantityError{Input: s, Reason: reason}
 	}
@@ -224,6 +239,21 @@ func pow10(e int) *big.Int {
 // upstream code to the digit. It is 9 PB of memory, 9×10^12 cores or
 // 9×10^12 GPUs.
 const MaxAmount int64 = 1 << 53
+
+// MaxWeight bounds every weight resfit accepts, of every kind: a
+// resource's weight inside a scorer, a plugin's own weight
+// (resourceStrategyFitWeight, binpack.weight, the sra retention weight), a
+// scorer's weight in a pipeline's total, a pod's annotation weights, a
+// fragmentation class's weight. kube-scheduler's NodeResourcesFit keeps its
+// own tighter bound, 100.
+//
+// With it the largest integer weighted sum a scorer forms, 64 resources ×
+// score 100 × 10^6, is below 2^33; a scorer's largest score, 100 × 10^6,
+// is 10^8; and a pipeline, which also checks that its largest total is at
+// most 2^53, adds exact integers. Nothing overflows int64 and every
+// integer total is exact in float64. Real configurations use weights of 1
+// to 100.
+const MaxWeight = 1_000_000
 
 // ParseAmount parses s as an amount of the named resource in that resource's
 // canonical unit (see Unit). Negative quantities, quantities that overflow

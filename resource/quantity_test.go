@@ -222,3 +222,21 @@ func FuzzParseQuantity(f *testing.F) {
 		}
 	})
 }
+
+// TestLongQuantityIsRejectedWithoutParsing: a megabyte of digits used to
+// take seconds (the cost grew about n^1.8); it is now an error that quotes
+// only the start of the input.
+func TestLongQuantityIsRejectedWithoutParsing(t *testing.T) {
+	long := strings.Repeat("9", 1<<20)
+	_, err := ParseAmount(Memory, long)
+	if err == nil || !strings.Contains(err.Error(), "1048576 characters long, at most 128") {
+		t.Fatalf("got %v", err)
+	}
+	if len(err.Error()) > 200 {
+		t.Errorf("the message quotes the whole input (%d bytes)", len(err.Error()))
+	}
+	ok := "0." + strings.Repeat("0", MaxQuantityLength-4) + "1"
+	if _, err := ParseAmount(Memory, ok); err != nil {
+		t.Errorf("a %d-character quantity: %v", len(ok), err)
+	}
+}

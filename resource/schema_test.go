@@ -1,6 +1,7 @@
 package resource
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -177,4 +178,103 @@ func TestTableVersionCountsChanges(t *testing.T) {
 	if tab.Version(0) != 0 || tab.Version(1) != 2 {
 		t.Errorf("versions %d %d, want 0 2", tab.Version(0), tab.Version(1))
 	}
+}
+
+func TestPodRequestsChecksEverySum(t *testing.T) {
+	s, _ := NewSchema(CPU, Memory)
+	many := make([]Container, 2048)
+	for i := range many {
+		many[i] = Container{Requests: map[string]int64{CPU: MaxAmount}}
+	}
+	for name, pod := range map[string]Pod{
+		"2048 containers of 2^53 cpu":   {Containers: many},
+		"two containers just past 2^53": {Containers: []Container{{Requests: map[string]int64{CPU: MaxAmount}}, {Requests: map[string]int64{CPU: 1}}}},
+		"sidecars past 2^53":            {InitContainers: []Container{{Requests: map[string]int64{Memory: MaxAmount}, Sidecar: true}, {Requests: map[string]int64{Memory: 1}, Sidecar: true}}},
+		"overhead past 2^53":            {Containers: []Container{{Requests: map[string]int64{CPU: MaxAmount}}}, Overhead: map[string]int64{CPU: 1}},
+	} {
+		for _, rule := range []struct {
+			name string
+			f    func(*Schema, Pod) (Vector, error)
+		}{
+			{"kube", func(s *Schema, p Pod) (Vector, error) { return PodRequests(s, p, false) }},
+			{"kube non-zero", func(s *Schema, p Pod) (Vector, error) { return PodRequests(s, p, true) }},
+			{"koordinator", KoordinatorPodRequests},
+		} {
+			if v, err := rule.f(s, pod); err == nil || !strings.Contains(err.Error(), "2^53") {
+				t.Errorf("%s, %s rule: got %v, %v; want an error about 2^53", name, rule.name, v, err)
+			}
+		}
+	}
+	for name, pod := range map[string]Pod{
+		"negative overhead":  {Containers: []Container{{Requests: map[string]int64{CPU: 1000}}}, Overhead: map[string]int64{CPU: -500}},
+		"negative pod-level": {PodLevel: map[string]int64{CPU: -1}},
+		"negative request":   {InitContainers: []Container{{Requests: map[string]int64{Memory: -1}}}},
+	} {
+		if v, err := PodRequests(s, pod, false); err == nil || !strings.Contains(err.Error(), "outside [0, 2^53]") {
+			t.Errorf("%s: got %v, %v; want an error", name, v, err)
+		}
+	}
+}
+
+// TestKoordinatorPodRequestsWalksInitContainersInOrder reproduces the
+// scenarios of Koordinator's Test_calculatePodResourceRequest_WithSidecar
+// (cpu only) and the two orders the rules disagree on.
+func TestKoordinatorPodRequestsWalksInitContainersInOrder(t *testing.T) {
+	s, _ := NewSchema(CPU, Memory)
+	cpu := func(cores int64, sidecar bool) Container {
+		return Container{Requests: map[string]int64{CPU: cores * 1000}, Sidecar: sidecar}
+	}
+	tests := []struct {
+		name                 string
+		pod                  Pod
+		koordinator, kubeCPU int64
+	}{
+		{"containers only", Pod{Containers: []Container{cpu(2, false), cpu(3, false)}}, 5000, 5000},
+		{"with regular init container (max-based)", Pod{Containers: []Container{cpu(2, false)}, InitContainers: []Container{cpu(10, false)}}, 10000, 10000},
+		{"with sidecar init container (sum-based)", Pod{Containers: []Container{cpu(2, false)}, InitContainers: []Container{cpu(1, true)}}, 3000, 3000},
+		{"with both sidecar and regular init containers", Pod{Containers: []Container{cpu(2, false)}, InitContainers: []Container{cpu(1, true), cpu(5, false)}}, 5000, 6000},
+		{"init container before the sidecar", Pod{Containers: []Container{cpu(2, false)}, InitContainers: []Container{cpu(5, false), cpu(1, true)}}, 6000, 5000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			koord, err := KoordinatorPodRequests(s, tc.pod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kube, err := PodRequests(s, tc.pod, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if koord[0] != tc.koordinator || kube[0] != tc.kubeCPU {
+				t.Errorf("cpu: Koordinator %d, kube %d; want %d and %d", koord[0], kube[0], tc.koordinator, tc.kubeCPU)
+			}
+		})
+	}
+	// Non-zero defaults apply to every container, init ones included, and
+	// pod-level requests are not read; overhead is added.
+	got, err := KoordinatorPodRequests(s, Pod{
+		Containers:     []Container{{}},
+		InitContainers: []Container{{Requests: map[string]int64{CPU: 50}}},
+		PodLevel:       map[string]int64{CPU: 8000},
+		Overhead:       map[string]int64{CPU: 250},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(Vector{DefaultMilliCPURequest + 250, DefaultMemoryRequest}, got); diff != "" {
+		t.Errorf("defaults, pod level, overhead (-want +got):\n%s", diff)
+	}
+}
+
+func TestNewTableMisuse(t *testing.T) {
+	s, _ := NewSchema(CPU)
+	if tab := NewTable(s, -1); tab.Len() != 0 {
+		t.Errorf("negative capacity: %d rows", tab.Len())
+	}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "nil schema") {
+			t.Errorf("NewTable(nil) recovered %v, want a panic naming the nil schema", r)
+		}
+	}()
+	NewTable(nil, 1)
 }

@@ -9,6 +9,11 @@ import "fmt"
 //
 // A Table is plain data: reads may run concurrently, but a change (Add,
 // SetUsed) must not run alongside anything else.
+//
+// Node rows are indices in [0, Len()). The accessors that return a value
+// (Name, Allocatable, Used, Version) panic on a row outside that range, as
+// indexing a slice does; the methods that return an error (SetUsed,
+// SetNonZeroUsed) report it.
 type Table struct {
 	schema      *Schema
 	names       []string
@@ -37,8 +42,14 @@ func RowsOf(stride int, allocatable, used []int64) (Rows, error) {
 	return Rows{Stride: stride, Allocatable: allocatable, Used: used}, nil
 }
 
-// NewTable returns an empty table with room for capacity nodes.
+// NewTable returns an empty table with room for capacity nodes (a hint: a
+// capacity below 0 is 0). It panics if schema is nil, a programming error:
+// the caller ignored NewSchema's error.
 func NewTable(schema *Schema, capacity int) *Table {
+	if schema == nil {
+		panic("resource.NewTable: nil schema")
+	}
+	capacity = max(capacity, 0)
 	k := schema.Len()
 	return &Table{
 		schema:      schema,
