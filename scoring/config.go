@@ -104,7 +104,7 @@ func (a NodeResourcesFitPlusArgs) buildScorer(name string, schema *resource.Sche
 	if err != nil {
 		return nil, err
 	}
-	return &kubeScorer{name: name, s: f}, nil
+	return &koordinatorScorer{name: name, f: f}, nil
 }
 
 // Scoring strategy types of kube-scheduler's NodeResourcesFit.

@@ -39,7 +39,7 @@ plugins:
 		fmt.Println(err)
 		return
 	}
-	pipe.Explain(os.Stdout, task, nodes, batch, 3)
+	batch.Explain(os.Stdout, 3)
 	// Output:
 	// | # | Pod | Node | Score | resource-strategy-fit |
 	// | 0 | train-0 | gpu-a | 875 | 875 |

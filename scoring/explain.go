@@ -1,23 +1,31 @@
 package scoring
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
-
-	"github.com/resfit/resfit/resource"
 )
 
-// Explain writes the top k feasible nodes of a scored batch as the table
-// Koordinator logs ("Top10 scores for pod"), one column per scorer with its
-// weighted contribution:
+// Explain writes the top k feasible nodes of the batch's last Score call as
+// the table Koordinator logs ("Top10 scores for pod"), one column per
+// scorer with its weighted contribution:
 //
 //	| # | Pod | Node | Score | NodeResourcesFitPlus | ScarceResourceAvoidance |
 //	| 0 | test-scheduler1-xxx | node1 | 358 | 158 | 200 |
 //
-// then one line per rejected node with the filter's reason.
-func (p *Pipeline) Explain(w io.Writer, task *Task, nodes *resource.Table, b *Batch, k int) error {
+// then one line per rejected node with the filter's reason. The batch
+// knows the task, table and pipeline it was scored with; ask before
+// changing the table. A batch that was never scored is an error.
+func (b *Batch) Explain(w io.Writer, k int) error {
+	if b.task == nil || b.nodes == nil {
+		return errors.New("explain: the batch has not been scored")
+	}
+	if b.n > b.nodes.Len() {
+		return fmt.Errorf("explain: the batch holds %d nodes, its table %d", b.n, b.nodes.Len())
+	}
+	p, task, nodes := b.pipe, b.task, b.nodes
 	var sb strings.Builder
 	sb.WriteString("| # | Pod | Node | Score |")
 	for _, s := range p.scorers {

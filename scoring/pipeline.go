@@ -3,7 +3,6 @@ package scoring
 import (
 	"errors"
 	"fmt"
-	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -22,9 +21,14 @@ type Task struct {
 	// slot (see resource.PodRequests).
 	Requests resource.Vector
 	// NonZeroRequests are the requests with kube-scheduler's non-zero
-	// defaults, which the kube-scheduler and Koordinator scorers use; nil
-	// means Requests.
+	// defaults (resource.PodRequests with nonZero), which the kube-scheduler
+	// scorers use; nil means Requests.
 	NonZeroRequests resource.Vector
+	// KoordinatorRequests are the non-zero requests summed by Koordinator's
+	// rule (resource.KoordinatorPodRequests), which NodeResourcesFitPlus
+	// scores; nil means NonZeroRequests. The two differ only for pods with
+	// init containers after a sidecar, pod-level requests or overhead.
+	KoordinatorRequests resource.Vector
 	// Override is a Volcano per-task strategy (pod annotations); nil means
 	// the configured one.
 	Override *strategy.Override
@@ -39,6 +43,13 @@ func (t *Task) nonZero() resource.Vector {
 		return t.NonZeroRequests
 	}
 	return t.Requests
+}
+
+func (t *Task) koordinator() resource.Vector {
+	if t.KoordinatorRequests != nil {
+		return t.KoordinatorRequests
+	}
+	return t.nonZero()
 }
 
 // Span is a contiguous run of a table's rows, [Start, End): the unit of
@@ -64,7 +75,10 @@ func (s Span) slice(r resource.Rows) resource.Rows {
 }
 
 // Scorer scores one task on every node of a span: out[i] for row
-// nodes.Start+i, each in [0, MaxScore()]. It must not allocate.
+// nodes.Start+i, each in [0, MaxScore()]. It must not allocate. MaxScore
+// must be finite and ≥ 0; the pipeline checks every score against it and
+// turns one outside the range (NaN included) into an error that names the
+// scorer and the node.
 type Scorer interface {
 	Name() string
 	MaxScore() float64
@@ -103,11 +117,19 @@ func (v *Verdicts) Reject(i, slot int) {
 	}
 }
 
-// WeightedScorer is a scorer with its plugin weight in the total.
+// WeightedScorer is a scorer with its plugin weight in the total, in
+// [0, resource.MaxWeight].
 type WeightedScorer struct {
 	Scorer
 	Weight float64
 }
+
+// MaxTotalScore bounds a pipeline's largest total, Σ weight × MaxScore:
+// 2^53, below which every integer score times an integer weight, and every
+// sum of them, is exact in float64. With weights and scorer maxima at
+// resource.MaxWeight × 100 × resource.MaxWeight (10^14) it admits 90
+// scorers; real pipelines are far below it.
+const MaxTotalScore = 1 << 53
 
 // Pipeline runs filters, then weighted scorers, over many nodes. It is
 // immutable and safe for concurrent use; each goroutine needs its own Batch.
@@ -117,15 +139,34 @@ type Pipeline struct {
 	scorers []WeightedScorer
 }
 
-// NewPipeline assembles a pipeline. Weights must be finite and ≥ 0.
+// NewPipeline assembles a pipeline. Filters and scorers must not be nil;
+// weights must be in [0, resource.MaxWeight]; each scorer's MaxScore must be
+// finite and ≥ 0, and the largest total, Σ weight × MaxScore, at most
+// MaxTotalScore.
 func NewPipeline(schema *resource.Schema, filters []Filter, scorers []WeightedScorer) (*Pipeline, error) {
 	if schema == nil {
 		return nil, errors.New("pipeline: nil schema")
 	}
-	for i, s := range scorers {
-		if s.Scorer == nil || math.IsNaN(s.Weight) || math.IsInf(s.Weight, 0) || s.Weight < 0 {
-			return nil, fmt.Errorf("pipeline: scorers[%d]: need a scorer and a finite weight ≥ 0, got %v", i, s.Weight)
+	for i, f := range filters {
+		if f == nil {
+			return nil, fmt.Errorf("pipeline: filters[%d]: nil filter", i)
 		}
+	}
+	total := 0.0
+	for i, s := range scorers {
+		if s.Scorer == nil {
+			return nil, fmt.Errorf("pipeline: scorers[%d]: nil scorer", i)
+		}
+		if !(s.Weight >= 0 && s.Weight <= resource.MaxWeight) {
+			return nil, fmt.Errorf("pipeline: scorers[%d] (%s): weight must be in [0, %d], got %v", i, s.Name(), resource.MaxWeight, s.Weight)
+		}
+		if m := s.MaxScore(); !(m >= 0 && m <= MaxTotalScore) {
+			return nil, fmt.Errorf("pipeline: scorers[%d] (%s): MaxScore must be in [0, 2^53], got %v", i, s.Name(), m)
+		}
+		total += s.Weight * s.MaxScore()
+	}
+	if total > MaxTotalScore {
+		return nil, fmt.Errorf("pipeline: the largest total, Σ weight × MaxScore = %v, is above 2^53; lower the weights", total)
 	}
 	if len(filters) >= 1<<16 {
 		return nil, errors.New("pipeline: too many filters")
@@ -161,7 +202,8 @@ func (p *Pipeline) Scorers() []WeightedScorer {
 	return append([]WeightedScorer(nil), p.scorers...)
 }
 
-// MaxScore is the largest total: Σ weight × scorer maximum.
+// MaxScore is the largest total: Σ weight × scorer maximum, at most
+// MaxTotalScore.
 func (p *Pipeline) MaxScore() float64 {
 	total := 0.0
 	for _, s := range p.scorers {
@@ -191,10 +233,11 @@ type Batch struct {
 	spanVerdicts []Verdicts
 }
 
-// NewBatch returns a batch with room for the given number of nodes.
+// NewBatch returns a batch with room for the given number of nodes (a
+// hint: below 0 is 0; Score grows the batch to the table).
 func (p *Pipeline) NewBatch(nodes int) *Batch {
 	b := &Batch{pipe: p}
-	b.resize(nodes)
+	b.resize(max(nodes, 0))
 	return b
 }
 
@@ -295,6 +338,11 @@ func (p *Pipeline) prepare(task *Task, nodes *resource.Table, b *Batch) error {
 			return fmt.Errorf("score: task %q non-zero requests: %w", task.Name, err)
 		}
 	}
+	if task.KoordinatorRequests != nil {
+		if err := p.schema.Check(task.KoordinatorRequests); err != nil {
+			return fmt.Errorf("score: task %q Koordinator requests: %w", task.Name, err)
+		}
+	}
 	b.pipe, b.task, b.nodes = p, task, nodes
 	b.resize(nodes.Len())
 	return nil
@@ -320,8 +368,11 @@ func (p *Pipeline) scoreSpan(task *Task, span Span, b *Batch, v *Verdicts) error
 		if err := s.ScoreNodes(task, span, col); err != nil {
 			return fmt.Errorf("score: scorer %s: %w", s.Name(), err)
 		}
-		w := s.Weight
+		w, limit := s.Weight, s.MaxScore()
 		for i, x := range col {
+			if !(x >= 0 && x <= limit) { // NaN fails too
+				return fmt.Errorf("score: scorer %s gave node %q a score of %v, outside [0, %v]", s.Name(), span.Table.Name(span.Start+i), x, limit)
+			}
 			col[i] = x * w
 			totals[i] += col[i]
 		}

@@ -75,7 +75,7 @@ func TestPipelineExplainsGPUAndCPUPods(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := p.Explain(&out, gpuPod, nodes, b, 10); err != nil {
+	if err := b.Explain(&out, 10); err != nil {
 		t.Fatal(err)
 	}
 	// gpu-a: gpu (2+6)/8·2 = 2, cpu (64−24)/64 = 0.625 → 2.625/3 × 1000 = 875.

@@ -45,6 +45,20 @@ func (k *kubeScorer) ScoreNodes(task *Task, nodes Span, out []float64) error {
 	return k.s.ScoreNodes(task.nonZero(), nodes.NonZeroRows(), out)
 }
 
+// koordinatorScorer adapts KoordinatorFit, which chooses resources by the
+// plain request and scores the Koordinator non-zero amounts.
+type koordinatorScorer struct {
+	name string
+	f    *strategy.KoordinatorFit
+}
+
+func (k *koordinatorScorer) Name() string      { return k.name }
+func (k *koordinatorScorer) MaxScore() float64 { return strategy.MaxNodeScore }
+
+func (k *koordinatorScorer) ScoreNodes(task *Task, nodes Span, out []float64) error {
+	return k.f.ScoreNodes(task.Requests, task.koordinator(), nodes.NonZeroRows(), out)
+}
+
 // volcanoScorer adapts VolcanoFit (resource-strategy-fit or binpack); it
 // honours the task's Override.
 type volcanoScorer struct {

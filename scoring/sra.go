@@ -77,10 +77,9 @@ func (f *ProportionalFilter) Name() string { return SRAProportional }
 
 func (f *ProportionalFilter) FilterNodes(task *Task, nodes Span, v *Verdicts) error {
 	rows := nodes.Rows()
-	f.p.FilterNodes(task.Requests, rows.Allocatable, rows.Used, func(i int, fl sra.Failure) {
+	return f.p.FilterNodes(task.Requests, rows.Allocatable, rows.Used, func(i int, fl sra.Failure) {
 		v.Reject(i, fl.Primary)
 	})
-	return nil
 }
 
 func (f *ProportionalFilter) Explain(task *Task, nodes *resource.Table, row, _ int) string {

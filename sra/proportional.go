@@ -28,6 +28,7 @@ type Ratio struct {
 // idle.g in milli-units times the cpu ratio against millicores, and times
 // the memory ratio × 1000 × 1000 against bytes.
 type Proportional struct {
+	k           int
 	cpu, memory int // slots, -1 when the schema lacks them
 	ratios      []slotRatio
 	primaries   uint64
@@ -41,7 +42,7 @@ type slotRatio struct {
 // NewProportional builds the filter. Ratios must be finite and ≥ 0, one per
 // primary resource.
 func NewProportional(schema *resource.Schema, ratios []Ratio) (*Proportional, error) {
-	p := &Proportional{cpu: -1, memory: -1}
+	p := &Proportional{k: schema.Len(), cpu: -1, memory: -1}
 	if s, ok := schema.Slot(resource.CPU); ok {
 		p.cpu = s
 	}
@@ -80,8 +81,9 @@ type Failure struct {
 }
 
 // CheckNode reports whether the task may go to the node; when it may not,
-// it says why.
+// it says why. It panics if a vector's length is not the schema's.
 func (p *Proportional) CheckNode(req, alloc, used []int64) (bool, Failure) {
+	mustFit("Proportional.CheckNode", p.k, req, alloc, used)
 	if mask(req)&p.primaries != 0 {
 		return true, Failure{}
 	}
@@ -114,16 +116,20 @@ func (p *Proportional) node(req, alloc, used []int64) (bool, Failure) {
 
 // FilterNodes checks every node of the row-major matrices and calls reject
 // for each that fails. It does not allocate unless reject does.
-func (p *Proportional) FilterNodes(req, alloc, used []int64, reject func(node int, f Failure)) {
-	if mask(req)&p.primaries != 0 || len(req) == 0 {
-		return
+func (p *Proportional) FilterNodes(req, alloc, used []int64, reject func(node int, f Failure)) error {
+	k := p.k
+	if len(req) != k || len(used) != len(alloc) || (k > 0 && len(alloc)%k != 0) || (k == 0 && len(alloc) != 0) {
+		return fmt.Errorf("a request of %d amounts and matrices of %d and %d amounts do not fit a schema of %d resources", len(req), len(alloc), len(used), k)
 	}
-	k := len(req)
+	if k == 0 || mask(req)&p.primaries != 0 {
+		return nil
+	}
 	for i := 0; i < len(alloc)/k; i++ {
 		if ok, f := p.node(req, alloc[i*k:i*k+k], used[i*k:i*k+k]); !ok {
 			reject(i, f)
 		}
 	}
+	return nil
 }
 
 // Explain writes a failure as a sentence:

@@ -4,7 +4,9 @@
 //
 // It offers three pieces, each built once for a resource.Schema, immutable
 // and safe for concurrent use, with a batch form that walks a
-// resource.Table's matrices without allocating:
+// resource.Table's matrices without allocating (and reports inputs that do
+// not fit the schema as an error) and a per-node form (which panics if its
+// vectors' lengths are not the schema's, a programming error):
 //
 //   - Retention, Volcano's sra retention score;
 //   - Proportional, Volcano's sra proportional filter;
@@ -39,6 +41,7 @@ type Weighted struct {
 // It checks presence, not fit. The result is in [0, 100 × weight]; with
 // every resource weight 0 it is 0, as in Volcano.
 type Retention struct {
+	k         int
 	weight    int64
 	scarce    []slotWeight // scarce resources in the schema
 	weightSum int64        // over every configured scarce resource, in the schema or not
@@ -50,18 +53,19 @@ type slotWeight struct {
 }
 
 // NewRetention builds the score. weight is the policy's weight (sra's
-// retention weight, ≥ 0); resources are the scarce resources with weights
-// ≥ 0 and distinct names. A scarce resource outside the schema is on no
-// node: it counts in the weight sum, as in Volcano.
+// retention weight, in [0, resource.MaxWeight]); resources are the scarce
+// resources with weights in [0, resource.MaxWeight] and distinct names. A
+// scarce resource outside the schema is on no node: it counts in the weight
+// sum, as in Volcano.
 func NewRetention(schema *resource.Schema, weight int64, resources []Weighted) (*Retention, error) {
-	if weight < 0 {
-		return nil, fmt.Errorf("sra retention: weight must be ≥ 0, got %d", weight)
+	if weight < 0 || weight > resource.MaxWeight {
+		return nil, fmt.Errorf("sra retention: weight must be in [0, %d], got %d", resource.MaxWeight, weight)
 	}
-	r := &Retention{weight: weight}
+	r := &Retention{k: schema.Len(), weight: weight}
 	seen := map[string]bool{}
 	for i, w := range resources {
-		if w.Weight < 0 {
-			return nil, fmt.Errorf("sra retention: resources[%d] (%s): weight must be ≥ 0, got %d", i, w.Name, w.Weight)
+		if w.Weight < 0 || w.Weight > resource.MaxWeight {
+			return nil, fmt.Errorf("sra retention: resources[%d] (%s): weight must be in [0, %d], got %d", i, w.Name, resource.MaxWeight, w.Weight)
 		}
 		if seen[w.Name] {
 			return nil, fmt.Errorf("sra retention: resources[%d]: %q appears twice", i, w.Name)
@@ -79,15 +83,16 @@ func NewRetention(schema *resource.Schema, weight int64, resources []Weighted) (
 func (r *Retention) MaxScore() float64 { return float64(MaxNodeScore * r.weight) }
 
 // ScoreNode scores one node from the task's request and the node's
-// allocatable amounts.
+// allocatable amounts. It panics if a vector's length is not the schema's.
 func (r *Retention) ScoreNode(req, alloc []int64) float64 {
+	mustFit("Retention.ScoreNode", r.k, req, alloc)
 	var buf [resource.MaxResources]int
 	return r.node(requested(req, &buf), alloc)
 }
 
 // ScoreNodes scores every node of a row-major allocatable matrix into out.
 func (r *Retention) ScoreNodes(req, alloc []int64, out []float64) error {
-	if err := checkMatrix(req, alloc, out); err != nil {
+	if err := checkMatrix(r.k, req, alloc, out); err != nil {
 		return err
 	}
 	var buf [resource.MaxResources]int
@@ -130,15 +135,30 @@ func requested(req []int64, dst *[resource.MaxResources]int) []int {
 	return dst[:n]
 }
 
-func checkMatrix(req, alloc []int64, out []float64) error {
-	k := len(req)
-	if k == 0 && len(out) == 0 {
-		return nil
+// checkMatrix reports whether a request and a row-major matrix fit a
+// schema of k resources.
+func checkMatrix(k int, req, alloc []int64, out []float64) error {
+	if len(req) != k {
+		return fmt.Errorf("a request of %d amounts for a schema of %d resources", len(req), k)
 	}
-	if k == 0 || len(alloc)%k != 0 || len(alloc)/k != len(out) {
+	if len(alloc) != k*len(out) {
 		return fmt.Errorf("a matrix of %d amounts does not hold %d nodes of %d resources", len(alloc), len(out), k)
 	}
 	return nil
+}
+
+// mustFit panics unless every vector has the schema's k amounts: the
+// per-node forms' documented programming error.
+func mustFit(fn string, k int, vectors ...[]int64) {
+	for _, v := range vectors {
+		if len(v) != k {
+			lens := make([]int, len(vectors))
+			for i, v := range vectors {
+				lens[i] = len(v)
+			}
+			panic(fmt.Sprintf("sra: %s: vectors of lengths %v for a schema of %d resources", fn, lens, k))
+		}
+	}
 }
 
 // Avoidance is Koordinator's ScarceResourceAvoidance score. With diff the
@@ -151,13 +171,14 @@ func checkMatrix(req, alloc []int64, out []float64) error {
 // A "pods" slot is not a resource type here: Koordinator counts cpu,
 // memory, ephemeral-storage and scalar resources.
 type Avoidance struct {
+	k       int
 	counted uint64 // slots that are resource types
 	scarce  uint64 // slots in the scarce list
 }
 
 // NewAvoidance builds the score for the scarce resource names.
 func NewAvoidance(schema *resource.Schema, scarce []string) (*Avoidance, error) {
-	a := &Avoidance{}
+	a := &Avoidance{k: schema.Len()}
 	for i := 0; i < schema.Len(); i++ {
 		if schema.Name(i) != resource.Pods {
 			a.counted |= 1 << i
@@ -177,14 +198,16 @@ func NewAvoidance(schema *resource.Schema, scarce []string) (*Avoidance, error) 
 // MaxScore is 100.
 func (a *Avoidance) MaxScore() float64 { return MaxNodeScore }
 
-// ScoreNode scores one node.
+// ScoreNode scores one node. It panics if a vector's length is not the
+// schema's.
 func (a *Avoidance) ScoreNode(req, alloc []int64) int64 {
+	mustFit("Avoidance.ScoreNode", a.k, req, alloc)
 	return a.node(mask(req), alloc)
 }
 
 // ScoreNodes scores every node of a row-major allocatable matrix into out.
 func (a *Avoidance) ScoreNodes(req, alloc []int64, out []float64) error {
-	if err := checkMatrix(req, alloc, out); err != nil {
+	if err := checkMatrix(a.k, req, alloc, out); err != nil {
 		return err
 	}
 	want := mask(req)

@@ -7,55 +7,76 @@ import (
 )
 
 // KoordinatorFit is Koordinator's NodeResourcesFitPlus score: a type and a
-// weight per resource, in integers. Per node, over the configured resources
-// the task requests (req_i > 0):
+// weight per resource, in integers. It reads two request vectors, as
+// Koordinator does: which resources take part is decided by the plain
+// request (kube's resource.PodRequests without non-zero defaults); the
+// amounts scored are the non-zero ones (resource.KoordinatorPodRequests).
+// Per node, over the configured resources i with plain req_i > 0 (a
+// resource the task does not request, or requests as 0, is not scored and
+// its weight does not count; the "pods" slot never takes part):
 //
-//	s_i = MostRequestedScore(used_i + req_i, alloc_i) or LeastRequestedScore(...)
+//	s_i = MostRequestedScore(used_i + nonZero_i, alloc_i) or LeastRequestedScore(...)
 //	      (0 when the node lacks the resource; its weight still counts)
-//	score = Σ(w_i·s_i) / Σw_i   (truncated; 100 when the task requests none)
+//	score = Σ(w_i·s_i) / Σw_i   (truncated; 100 when no resource takes part)
 //
-// Koordinator scores with non-zero requests, like kube-scheduler, but picks
-// the resources by the plain requests.
+// So a pod asking only for 2 GPUs, under GPU Most/2, cpu Least/1 and
+// memory Least/1, scores 2×100/8 = 25 on an empty 8-GPU node: cpu and
+// memory, which it requests only through the non-zero defaults, do not
+// count.
 type KoordinatorFit struct {
+	k     int
+	pods  int // the "pods" slot, or -1
 	specs []slotSpec
 }
 
-// NewKoordinatorFit builds the scorer. Every resource needs a type and a
-// weight > 0.
+// NewKoordinatorFit builds the scorer. At least one resource is required;
+// every resource needs a type and a weight in [1, resource.MaxWeight].
 func NewKoordinatorFit(schema *resource.Schema, rs []Resource) (*KoordinatorFit, error) {
 	if err := checkResources(rs, true); err != nil {
 		return nil, fmt.Errorf("NodeResourcesFitPlus: %w", err)
 	}
-	return &KoordinatorFit{specs: kubeResources(schema, rs, 0)}, nil
+	f := &KoordinatorFit{k: schema.Len(), pods: -1, specs: kubeResources(schema, rs, 0)}
+	if slot, ok := schema.Slot(resource.Pods); ok {
+		f.pods = slot
+	}
+	return f, nil
 }
 
-// requestedSlots keeps the configured resources the task requests.
-func requestedSlots(specs []slotSpec, req []int64, dst *[resource.MaxResources]taskSlot) []taskSlot {
+// taskSlots keeps the configured resources the task requests (plain
+// request > 0), with their non-zero amounts.
+func (f *KoordinatorFit) taskSlots(req, nonZero []int64, dst *[resource.MaxResources]taskSlot) []taskSlot {
 	n := 0
-	for _, s := range specs {
-		if req[s.slot] > 0 {
-			dst[n] = taskSlot{slot: s.slot, typ: s.typ, weight: s.weight, req: req[s.slot]}
+	for _, s := range f.specs {
+		if req[s.slot] > 0 && s.slot != f.pods {
+			dst[n] = taskSlot{slot: s.slot, typ: s.typ, weight: s.weight, req: nonZero[s.slot]}
 			n++
 		}
 	}
 	return dst[:n]
 }
 
-// ScoreNode scores one node; the result is in [0, 100].
-func (f *KoordinatorFit) ScoreNode(req, alloc, used []int64) float64 {
+// ScoreNode scores one node from the plain and the non-zero request; the
+// result is in [0, 100]. It panics if a vector's length is not the
+// schema's.
+func (f *KoordinatorFit) ScoreNode(req, nonZero, alloc, used []int64) float64 {
+	mustFit("KoordinatorFit.ScoreNode", f.k, req, nonZero, alloc, used)
 	var buf [resource.MaxResources]taskSlot
-	return float64(koordinatorNode(requestedSlots(f.specs, req, &buf), alloc, used))
+	return float64(koordinatorNode(f.taskSlots(req, nonZero, &buf), alloc, used))
 }
 
-// ScoreNodes scores every node of rows into out.
-func (f *KoordinatorFit) ScoreNodes(req []int64, rows resource.Rows, out []float64) error {
-	if err := checkRows(req, rows, out); err != nil {
+// ScoreNodes scores every node of rows (with non-zero used amounts for cpu
+// and memory) into out.
+func (f *KoordinatorFit) ScoreNodes(req, nonZero []int64, rows resource.Rows, out []float64) error {
+	if err := checkRows(f.k, req, rows, out); err != nil {
 		return err
+	}
+	if len(nonZero) != f.k {
+		return fmt.Errorf("a non-zero request of %d amounts for a schema of %d resources", len(nonZero), f.k)
 	}
 	alloc, used := rows.Allocatable, rows.Used
 	var buf [resource.MaxResources]taskSlot
-	slots := requestedSlots(f.specs, req, &buf)
-	k := len(req)
+	slots := f.taskSlots(req, nonZero, &buf)
+	k := f.k
 	for i := range out {
 		out[i] = float64(koordinatorNode(slots, alloc[i*k:i*k+k], used[i*k:i*k+k]))
 	}

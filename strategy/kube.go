@@ -54,11 +54,14 @@ func kubeTaskSlots(specs []slotSpec, req []int64, dst *[resource.MaxResources]ta
 // nonZero, and the node's used amounts summed the same way).
 type KubeFit struct {
 	typ   Type
+	k     int // schema length
 	specs []slotSpec
 }
 
 // NewKubeFit builds a KubeFit of type t (MostAllocated or LeastAllocated).
-// Resource.Type is ignored; weights must be > 0 and names distinct.
+// Resource.Type is ignored; at least one resource is required (as in
+// kube-scheduler, which refuses to score with none), weights must be in
+// [1, resource.MaxWeight] and names distinct.
 func NewKubeFit(schema *resource.Schema, t Type, rs []Resource) (*KubeFit, error) {
 	if t != MostAllocated && t != LeastAllocated {
 		return nil, fmt.Errorf("NodeResourcesFit: unknown strategy type %v", t)
@@ -66,18 +69,20 @@ func NewKubeFit(schema *resource.Schema, t Type, rs []Resource) (*KubeFit, error
 	if err := checkResources(rs, false); err != nil {
 		return nil, fmt.Errorf("NodeResourcesFit: %w", err)
 	}
-	return &KubeFit{typ: t, specs: kubeResources(schema, rs, t)}, nil
+	return &KubeFit{typ: t, k: schema.Len(), specs: kubeResources(schema, rs, t)}, nil
 }
 
-// ScoreNode scores one node; the result is in [0, 100].
+// ScoreNode scores one node; the result is in [0, 100]. It panics if a
+// vector's length is not the schema's.
 func (f *KubeFit) ScoreNode(req, alloc, used []int64) float64 {
+	mustFit("KubeFit.ScoreNode", f.k, req, alloc, used)
 	var buf [resource.MaxResources]taskSlot
 	return float64(kubeFitNode(kubeTaskSlots(f.specs, req, &buf), alloc, used))
 }
 
 // ScoreNodes scores every node of rows into out.
 func (f *KubeFit) ScoreNodes(req []int64, rows resource.Rows, out []float64) error {
-	if err := checkRows(req, rows, out); err != nil {
+	if err := checkRows(f.k, req, rows, out); err != nil {
 		return err
 	}
 	alloc, used := rows.Allocatable, rows.Used
@@ -131,13 +136,14 @@ const MaxShapeScore = 10
 // 0..10 scale); kube-scheduler truncates it first (37 → 3) and scores on
 // 0..100. This type follows kube-scheduler.
 type RequestedToCapacityRatio struct {
+	k     int
 	specs []slotSpec
 	shape []ShapePoint // scores ×10
 }
 
-// NewRequestedToCapacityRatio builds the scorer. The shape needs at least
-// one point, utilisations strictly increasing in [0, 100], scores in
-// [0, 10].
+// NewRequestedToCapacityRatio builds the scorer. Resources are as for
+// NewKubeFit; the shape needs at least one point, utilisations strictly
+// increasing in [0, 100], scores in [0, 10].
 func NewRequestedToCapacityRatio(schema *resource.Schema, rs []Resource, shape []ShapePoint) (*RequestedToCapacityRatio, error) {
 	if err := checkResources(rs, false); err != nil {
 		return nil, fmt.Errorf("RequestedToCapacityRatio: %w", err)
@@ -149,7 +155,7 @@ func NewRequestedToCapacityRatio(schema *resource.Schema, rs []Resource, shape [
 	for i, p := range shape {
 		scaled[i] = ShapePoint{Utilization: p.Utilization, Score: p.Score * (MaxNodeScore / MaxShapeScore)}
 	}
-	return &RequestedToCapacityRatio{specs: kubeResources(schema, rs, MostAllocated), shape: scaled}, nil
+	return &RequestedToCapacityRatio{k: schema.Len(), specs: kubeResources(schema, rs, MostAllocated), shape: scaled}, nil
 }
 
 // CheckShape validates a shape as kube-scheduler does.
@@ -186,15 +192,17 @@ func brokenLinear(shape []ShapePoint, p int64) int64 {
 	return shape[len(shape)-1].Score
 }
 
-// ScoreNode scores one node; the result is in [0, 100].
+// ScoreNode scores one node; the result is in [0, 100]. It panics if a
+// vector's length is not the schema's.
 func (r *RequestedToCapacityRatio) ScoreNode(req, alloc, used []int64) float64 {
+	mustFit("RequestedToCapacityRatio.ScoreNode", r.k, req, alloc, used)
 	var buf [resource.MaxResources]taskSlot
 	return float64(r.node(kubeTaskSlots(r.specs, req, &buf), alloc, used))
 }
 
 // ScoreNodes scores every node of rows into out.
 func (r *RequestedToCapacityRatio) ScoreNodes(req []int64, rows resource.Rows, out []float64) error {
-	if err := checkRows(req, rows, out); err != nil {
+	if err := checkRows(r.k, req, rows, out); err != nil {
 		return err
 	}
 	alloc, used := rows.Allocatable, rows.Used
@@ -246,11 +254,13 @@ func (r *RequestedToCapacityRatio) node(slots []taskSlot, alloc, used []int64) i
 // plain requests, not the non-zero ones. Weights are ignored (kube-scheduler
 // requires them to be 1).
 type BalancedAllocation struct {
+	k     int
 	specs []slotSpec
 }
 
 // NewBalancedAllocation builds the scorer over the named resources, in
-// order (the order of the standard deviation's sum).
+// order (the order of the standard deviation's sum); at least one is
+// required.
 func NewBalancedAllocation(schema *resource.Schema, names []string) (*BalancedAllocation, error) {
 	rs := make([]Resource, len(names))
 	for i, n := range names {
@@ -259,12 +269,13 @@ func NewBalancedAllocation(schema *resource.Schema, names []string) (*BalancedAl
 	if err := checkResources(rs, false); err != nil {
 		return nil, fmt.Errorf("NodeResourcesBalancedAllocation: %w", err)
 	}
-	return &BalancedAllocation{specs: kubeResources(schema, rs, MostAllocated)}, nil
+	return &BalancedAllocation{k: schema.Len(), specs: kubeResources(schema, rs, MostAllocated)}, nil
 }
 
 // ScoreNode scores one node; the result is in [50, 100], or 0 for a
-// best-effort task.
+// best-effort task. It panics if a vector's length is not the schema's.
 func (b *BalancedAllocation) ScoreNode(req, alloc, used []int64) float64 {
+	mustFit("BalancedAllocation.ScoreNode", b.k, req, alloc, used)
 	var buf [resource.MaxResources]taskSlot
 	slots := kubeTaskSlots(b.specs, req, &buf)
 	if bestEffort(slots) {
@@ -275,7 +286,7 @@ func (b *BalancedAllocation) ScoreNode(req, alloc, used []int64) float64 {
 
 // ScoreNodes scores every node of rows into out.
 func (b *BalancedAllocation) ScoreNodes(req []int64, rows resource.Rows, out []float64) error {
-	if err := checkRows(req, rows, out); err != nil {
+	if err := checkRows(b.k, req, rows, out); err != nil {
 		return err
 	}
 	alloc, used := rows.Allocatable, rows.Used

@@ -16,7 +16,9 @@ import (
 var propNames = []string{resource.CPU, resource.Memory, "nvidia.com/gpu", "example.com/foo"}
 
 type world struct {
-	req         []int64
+	req []int64
+	// nonZero is req with non-zero defaults: cpu and memory may be larger.
+	nonZero     []int64
 	alloc, used [][]int64
 }
 
@@ -32,10 +34,13 @@ func drawAmount(t *rapid.T, label string) int64 {
 func drawWorld(t *rapid.T) world {
 	k := len(propNames)
 	n := rapid.IntRange(1, 12).Draw(t, "nodes")
-	w := world{req: make([]int64, k)}
+	w := world{req: make([]int64, k), nonZero: make([]int64, k)}
 	for j := range k {
 		w.req[j] = drawAmount(t, "req")
+		w.nonZero[j] = w.req[j]
 	}
+	w.nonZero[0] += rapid.SampledFrom([]int64{0, resource.DefaultMilliCPURequest}).Draw(t, "cpu default")
+	w.nonZero[1] += rapid.SampledFrom([]int64{0, resource.DefaultMemoryRequest}).Draw(t, "memory default")
 	for range n {
 		a, u := make([]int64, k), make([]int64, k)
 		for j := range k {
@@ -48,11 +53,13 @@ func drawWorld(t *rapid.T) world {
 	return w
 }
 
+// drawResources configures at least one resource, with weights from the
+// whole range (mostly small, as in real configurations).
 func drawResources(t *rapid.T, withType bool) []Resource {
 	var rs []Resource
-	for _, n := range propNames {
-		if rapid.Bool().Draw(t, "configured "+n) {
-			r := Resource{Name: n, Weight: rapid.Int64Range(1, 100).Draw(t, "weight")}
+	for i, n := range propNames {
+		if rapid.Bool().Draw(t, "configured "+n) || (i == len(propNames)-1 && len(rs) == 0) {
+			r := Resource{Name: n, Weight: rapid.OneOf(rapid.Int64Range(1, 100), rapid.Int64Range(1, resource.MaxWeight)).Draw(t, "weight")}
 			if withType {
 				r.Type = rapid.SampledFrom([]Type{MostAllocated, LeastAllocated}).Draw(t, "type")
 			}
@@ -135,14 +142,15 @@ func refKube(typ Type, rs []Resource, req, alloc, used map[string]int64) int64 {
 	return num / den
 }
 
-// refKoordinator is NodeResourcesFitPlus written from its description.
-func refKoordinator(rs []Resource, req, alloc, used map[string]int64) int64 {
+// refKoordinator is NodeResourcesFitPlus written from its description:
+// resources chosen by the plain request, amounts from the non-zero one.
+func refKoordinator(rs []Resource, req, nonZero, alloc, used map[string]int64) int64 {
 	var num, den int64
 	for _, r := range rs {
 		if req[r.Name] <= 0 {
 			continue
 		}
-		a, requested := alloc[r.Name], used[r.Name]+req[r.Name]
+		a, requested := alloc[r.Name], used[r.Name]+nonZero[r.Name]
 		var s int64
 		switch {
 		case a == 0:
@@ -184,7 +192,8 @@ func refVolcano(rs []Resource, pluginWeight int64, req, alloc, used map[string]i
 		if r.Type == LeastAllocated {
 			part = a - requested
 		}
-		sum.Add(sum, new(big.Rat).SetFrac(big.NewInt(part*r.Weight), big.NewInt(a)))
+		num := new(big.Int).Mul(big.NewInt(part), big.NewInt(r.Weight))
+		sum.Add(sum, new(big.Rat).SetFrac(num, big.NewInt(a)))
 	}
 	if weights > 0 {
 		sum.Quo(sum, new(big.Rat).SetInt64(weights))
@@ -229,10 +238,12 @@ func TestKoordinatorFitProperties(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkScorer(t, w, nodeScorer{f.ScoreNode, f.ScoreNodes, 100})
+		one := func(req, alloc, used []int64) float64 { return f.ScoreNode(req, w.nonZero, alloc, used) }
+		many := func(req []int64, rows resource.Rows, out []float64) error { return f.ScoreNodes(req, w.nonZero, rows, out) }
+		checkScorer(t, w, nodeScorer{one, many, 100})
 		for i := range w.alloc {
-			want := refKoordinator(rs, byName(w.req), byName(w.alloc[i]), byName(w.used[i]))
-			if got := f.ScoreNode(w.req, w.alloc[i], w.used[i]); got != float64(want) {
+			want := refKoordinator(rs, byName(w.req), byName(w.nonZero), byName(w.alloc[i]), byName(w.used[i]))
+			if got := one(w.req, w.alloc[i], w.used[i]); got != float64(want) {
 				t.Fatalf("node %d: %v, reference %d", i, got, want)
 			}
 		}
@@ -348,8 +359,8 @@ func TestBalancedAllocationProperties(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		s, w := schemaT(t), drawWorld(t)
 		var names []string
-		for _, n := range propNames {
-			if rapid.Bool().Draw(t, "balanced "+n) {
+		for i, n := range propNames {
+			if rapid.Bool().Draw(t, "balanced "+n) || (i == len(propNames)-1 && names == nil) {
 				names = append(names, n)
 			}
 		}
@@ -435,7 +446,7 @@ func TestMonotoneInUsed(t *testing.T) {
 		volc, _ := NewVolcanoFit(s, rs, 1)
 		scorers := map[string]func(req, alloc, used []int64) float64{
 			"kube":        kube.ScoreNode,
-			"koordinator": koord.ScoreNode,
+			"koordinator": func(req, alloc, used []int64) float64 { return koord.ScoreNode(req, req, alloc, used) },
 			"volcano":     func(req, alloc, used []int64) float64 { return volc.ScoreNode(req, nil, alloc, used) },
 		}
 		alloc, used := w.alloc[0], w.used[0]
@@ -466,7 +477,14 @@ func TestWeightScaleInvariance(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		s, w := schemaT(t), drawWorld(t)
 		rs := drawResources(t, true)
-		c := rapid.Int64Range(2, 1000).Draw(t, "c")
+		largest := int64(1)
+		for _, r := range rs {
+			largest = max(largest, r.Weight)
+		}
+		if largest > resource.MaxWeight/2 {
+			t.Skip("no room to scale the weights")
+		}
+		c := rapid.Int64Range(2, min(1000, resource.MaxWeight/largest)).Draw(t, "c")
 		scaled := append([]Resource(nil), rs...)
 		for i := range scaled {
 			scaled[i].Weight *= c
@@ -486,7 +504,7 @@ func TestWeightScaleInvariance(t *testing.T) {
 			if x, y := k1.ScoreNode(w.req, a, u), k2.ScoreNode(w.req, a, u); x != y {
 				t.Fatalf("kube: %v vs %v", x, y)
 			}
-			if x, y := p1.ScoreNode(w.req, a, u), p2.ScoreNode(w.req, a, u); x != y {
+			if x, y := p1.ScoreNode(w.req, w.nonZero, a, u), p2.ScoreNode(w.req, w.nonZero, a, u); x != y {
 				t.Fatalf("koordinator: %v vs %v", x, y)
 			}
 			if x, y := r1.ScoreNode(w.req, a, u), r2.ScoreNode(w.req, a, u); x != y {

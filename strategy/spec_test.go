@@ -1,7 +1,9 @@
 package strategy
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/resfit/resfit/resource"
@@ -163,7 +165,7 @@ func TestKoordinatorAdaptsToNativePlugins(t *testing.T) {
 			{{96000, 512 << 30}, {0, 0}},
 		}
 		for i, n := range nodes {
-			p, k := plus.ScoreNode(req, n[0], n[1]), native.ScoreNode(req, n[0], n[1])
+			p, k := plus.ScoreNode(req, req, n[0], n[1]), native.ScoreNode(req, n[0], n[1])
 			if p != k {
 				t.Errorf("%v node %d: NodeResourcesFitPlus %v, NodeResourcesFit %v", typ, i, p, k)
 			}
@@ -225,11 +227,11 @@ func TestBalancedAllocationImprovement(t *testing.T) {
 func TestKoordinatorFitEdges(t *testing.T) {
 	s := mustSchema(t, resource.CPU, resource.Memory, gpu)
 	f, _ := NewKoordinatorFit(s, []Resource{{Name: gpu, Type: MostAllocated, Weight: 2}, {Name: "cpu", Type: LeastAllocated, Weight: 1}})
-	if got := f.ScoreNode([]int64{0, 1 << 30, 0}, []int64{4000, 8 << 30, 0}, []int64{0, 0, 0}); got != 100 {
+	if got := f.ScoreNode([]int64{0, 1 << 30, 0}, []int64{100, 1 << 30, 0}, []int64{4000, 8 << 30, 0}, []int64{0, 0, 0}); got != 100 {
 		t.Errorf("no configured resource requested = %v, want 100", got)
 	}
 	// gpu requested but absent: 0 with weight 2; cpu (4000−1000)/4000 → 75: 75/3 = 25.
-	if got := f.ScoreNode([]int64{1000, 0, 1000}, []int64{4000, 8 << 30, 0}, []int64{0, 0, 0}); got != 25 {
+	if got := f.ScoreNode([]int64{1000, 0, 1000}, []int64{1000, 0, 1000}, []int64{4000, 8 << 30, 0}, []int64{0, 0, 0}); got != 25 {
 		t.Errorf("absent gpu = %v, want 25", got)
 	}
 }
@@ -332,7 +334,7 @@ func TestEdgeCasesAreDefined(t *testing.T) {
 		f    func(req, alloc, used []int64) float64
 	}{
 		{"kube", kube.ScoreNode},
-		{"koordinator", koord.ScoreNode},
+		{"koordinator", func(req, alloc, used []int64) float64 { return koord.ScoreNode(req, req, alloc, used) }},
 		{"volcano", func(req, alloc, used []int64) float64 { return volc.ScoreNode(req, nil, alloc, used) }},
 		{"rtcr", rtcr.ScoreNode},
 		{"balanced", bal.ScoreNode},
@@ -370,4 +372,163 @@ func TestEdgeCasesAreDefined(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The outside review's example: NodeResourcesFitPlus with nvidia.com/gpu
+// Most/2, cpu Least/1, memory Least/1 on an empty node of 96 cpu, 512Gi
+// and 8 GPUs. A pod asking only for 2 GPUs requests cpu and memory only
+// through the non-zero defaults, so they are not scored: 2×100/8 × 2 / 2
+// = 25 (it was 62 when the non-zero request chose the resources). A pod
+// asking only for a resource no argument names scores 100 (weight sum 0).
+func TestKoordinatorScoresOnlyRequestedResources(t *testing.T) {
+	const other = "example.com/fpga"
+	s := mustSchema(t, resource.CPU, resource.Memory, gpu, other)
+	f, err := NewKoordinatorFit(s, []Resource{
+		{Name: gpu, Type: MostAllocated, Weight: 2},
+		{Name: resource.CPU, Type: LeastAllocated, Weight: 1},
+		{Name: resource.Memory, Type: LeastAllocated, Weight: 1},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alloc := vec(t, s, map[string]string{"cpu": "96", "memory": "512Gi", gpu: "8", other: "4"})
+	used := make([]int64, 4)
+	defaults := []int64{resource.DefaultMilliCPURequest, resource.DefaultMemoryRequest, 0, 0}
+	gpuOnly := vec(t, s, map[string]string{gpu: "2"})
+	if got := f.ScoreNode(gpuOnly, addVectors(gpuOnly, defaults), alloc, used); got != 25 {
+		t.Errorf("GPU-only pod = %v, want 25", got)
+	}
+	otherOnly := vec(t, s, map[string]string{other: "1"})
+	if got := f.ScoreNode(otherOnly, addVectors(otherOnly, defaults), alloc, used); got != 100 {
+		t.Errorf("pod asking only for an unconfigured resource = %v, want 100", got)
+	}
+	// A request set to 0 is not a request either.
+	if got := f.ScoreNode(make([]int64, 4), defaults, alloc, used); got != 100 {
+		t.Errorf("pod asking for nothing = %v, want 100", got)
+	}
+}
+
+func addVectors(a, b []int64) []int64 {
+	out := make([]int64, len(a))
+	for i := range a {
+		out[i] = a[i] + b[i]
+	}
+	return out
+}
+
+// Koordinator's TestPlugin_Score (noderesourcefitplus): testNode1 (96 cpu,
+// 512Gi, 8 GPUs) already runs a pod of 16 cpu, 32Gi and 4 GPUs; testNode2
+// has the same plus 8 xx.xx/xx and runs nothing. The pod asks for 16 cpu,
+// 32Gi, 2 GPUs and 10Gi of ephemeral storage (not configured, so not
+// scored). Upstream asserts only node1 > node2; the digits:
+//
+//	node1: gpu 6/8 → 75 ×2; cpu (96−32)/96 → 66; memory (512−64)/512 → 87: 303/4 = 75
+//	node2: gpu 2/8 → 25 ×2; cpu (96−16)/96 → 83; memory (512−32)/512 → 93: 226/4 = 56
+func TestKoordinatorPluginScore(t *testing.T) {
+	s := mustSchema(t, resource.CPU, resource.Memory, resource.EphemeralStorage, gpu, "xx.xx/xx")
+	f, err := NewKoordinatorFit(s, []Resource{
+		{Name: gpu, Type: MostAllocated, Weight: 2},
+		{Name: resource.CPU, Type: LeastAllocated, Weight: 1},
+		{Name: resource.Memory, Type: LeastAllocated, Weight: 1},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node1 := vec(t, s, map[string]string{"cpu": "96", "memory": "512Gi", gpu: "8", "ephemeral-storage": "100Gi"})
+	node2 := vec(t, s, map[string]string{"cpu": "96", "memory": "512Gi", gpu: "8", "xx.xx/xx": "8", "ephemeral-storage": "100Gi"})
+	used1 := vec(t, s, map[string]string{"cpu": "16", "memory": "32Gi", gpu: "4"})
+	pod := vec(t, s, map[string]string{"cpu": "16", "memory": "32Gi", gpu: "2", "ephemeral-storage": "10Gi"})
+	if got := f.ScoreNode(pod, pod, node1, used1); got != 75 {
+		t.Errorf("testNode1 = %v, want 75", got)
+	}
+	if got := f.ScoreNode(pod, pod, node2, make([]int64, 5)); got != 56 {
+		t.Errorf("testNode2 = %v, want 56", got)
+	}
+}
+
+// kube-scheduler refuses to score with no resources ("resources not
+// found"); so do the constructors, instead of building a scorer that
+// scores 0 everywhere.
+func TestConstructorsRefuseNoResources(t *testing.T) {
+	s := mustSchema(t, resource.CPU, resource.Memory)
+	if _, err := NewKubeFit(s, MostAllocated, nil); err == nil || !strings.Contains(err.Error(), "resources not found") {
+		t.Errorf("NewKubeFit: %v", err)
+	}
+	if _, err := NewRequestedToCapacityRatio(s, nil, []ShapePoint{{0, 0}, {100, 10}}); err == nil {
+		t.Error("NewRequestedToCapacityRatio without resources accepted")
+	}
+	if _, err := NewBalancedAllocation(s, nil); err == nil {
+		t.Error("NewBalancedAllocation without resources accepted")
+	}
+	if _, err := NewKoordinatorFit(s, nil); err == nil {
+		t.Error("NewKoordinatorFit without resources accepted")
+	}
+}
+
+// Every weight has the bound resource.MaxWeight; above it a constructor
+// fails, so no weighted sum can wrap int64 (a weight of 10^17 once gave a
+// total of −84).
+func TestWeightsAboveMaxWeightAreRejected(t *testing.T) {
+	s := mustSchema(t, resource.CPU, resource.Memory)
+	big := []Resource{{Name: "cpu", Type: MostAllocated, Weight: resource.MaxWeight + 1}}
+	if _, err := NewKubeFit(s, MostAllocated, big); err == nil || !strings.Contains(err.Error(), "[1, 1000000]") {
+		t.Errorf("NewKubeFit: %v", err)
+	}
+	if _, err := NewKoordinatorFit(s, []Resource{{Name: "cpu", Type: MostAllocated, Weight: 1e17}}); err == nil {
+		t.Error("NewKoordinatorFit accepted a weight of 1e17")
+	}
+	if _, err := NewVolcanoFit(s, []Resource{{Name: "cpu", Type: MostAllocated, Weight: 1 << 62}}, 10); err == nil {
+		t.Error("NewVolcanoFit accepted a weight of 2^62")
+	}
+	if _, err := NewVolcanoFit(s, nil, resource.MaxWeight+1); err == nil {
+		t.Error("NewVolcanoFit accepted a plugin weight above MaxWeight")
+	}
+	if _, err := NewBinpack(s, 1, math.MaxInt64, 1, nil); err == nil {
+		t.Error("NewBinpack accepted binpack.cpu = MaxInt64")
+	}
+	at, err := NewKoordinatorFit(s, []Resource{{Name: "cpu", Type: MostAllocated, Weight: resource.MaxWeight}, {Name: "memory", Type: LeastAllocated, Weight: resource.MaxWeight}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := at.ScoreNode([]int64{1000, 1}, []int64{1000, 1}, []int64{4000, 8}, []int64{3000, 0}); got != (100+87)/2 {
+		t.Errorf("at MaxWeight = %v, want %d", got, (100+87)/2)
+	}
+}
+
+// A pod's author writes the annotations: a weight above MaxWeight (one
+// pod's 2^62 once scored 5e21 against a maximum of 1000) makes the pair
+// unusable, as bad JSON does.
+func TestAnnotationWeightsAboveBoundAreUnusable(t *testing.T) {
+	s := mustSchema(t, resource.CPU, resource.Memory)
+	for _, weights := range []string{
+		`{"cpu": 4611686018427387904, "memory": 4611686018427387904}`,
+		`{"cpu": 1000001}`,
+		`{"cpu": 1e30}`,
+		`{"cpu": 1.5}`,
+		`{"cpu": -1}`,
+	} {
+		if o, err := ParseVolcanoAnnotations(s, "MostAllocated", weights); err == nil {
+			t.Errorf("%s: accepted as %+v", weights, o)
+		}
+	}
+	if _, err := ParseVolcanoAnnotations(s, "MostAllocated", `{"cpu": 1000000, "memory": 0}`); err != nil {
+		t.Errorf("weights at the bounds: %v", err)
+	}
+}
+
+// ScoreNodes reports a request that does not fit the scorer's schema;
+// ScoreNode, the per-node kernel, panics with a message that says so.
+func TestMismatchedVectors(t *testing.T) {
+	s := mustSchema(t, resource.CPU, resource.Memory, gpu)
+	f, _ := NewKubeFit(s, MostAllocated, []Resource{{Name: gpu, Weight: 1}})
+	rows := resource.Rows{Stride: 2, Allocatable: []int64{1, 1}, Used: []int64{0, 0}}
+	if err := f.ScoreNodes([]int64{1, 1}, rows, make([]float64, 1)); err == nil || !strings.Contains(err.Error(), "schema of 3") {
+		t.Errorf("ScoreNodes with a 2-amount request: %v", err)
+	}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "KubeFit.ScoreNode") {
+			t.Errorf("ScoreNode recovered %v", r)
+		}
+	}()
+	f.ScoreNode([]int64{1, 1, 1}, []int64{1, 1}, []int64{0, 0, 0})
 }

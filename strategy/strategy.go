@@ -11,8 +11,15 @@
 //
 // Inputs to every scorer: req, the task's request; alloc and used, a node's
 // allocatable and already-requested amounts (for ScoreNodes, row-major
-// matrices with len(req) amounts per node). All amounts are in
-// [0, resource.MaxAmount], which keeps every sum and product below exact.
+// matrices with len(req) amounts per node), one amount per slot of the
+// schema the scorer was built for. All amounts are in
+// [0, resource.MaxAmount] and all weights in [0, resource.MaxWeight], which
+// keeps every sum and product below exact.
+//
+// ScoreNodes, fed from a table, reports inputs that do not fit the schema as
+// an error. ScoreNode is the per-node kernel for callers that hold their own
+// vectors: it panics if their lengths are not the schema's, a programming
+// error, as gonum's vector functions do.
 package strategy
 
 import (
@@ -97,8 +104,13 @@ func requestedScore(t Type, requested, capacity int64) int64 {
 //
 //	Σ(wᵢ·sᵢ) / Σwᵢ   (truncated; 0 when Σwᵢ is 0)
 //
-// scores and weights must have the same length.
+// With scores in [0, 100], weights in [0, resource.MaxWeight] and at most
+// resource.MaxResources of each, no sum overflows. It panics if scores and
+// weights have different lengths.
 func WeightedMean(scores, weights []int64) int64 {
+	if len(scores) != len(weights) {
+		panic(fmt.Sprintf("strategy.WeightedMean: %d scores and %d weights", len(scores), len(weights)))
+	}
 	var sum, weightSum int64
 	for i, s := range scores {
 		sum += s * weights[i]
@@ -135,15 +147,21 @@ type taskSlot struct {
 	req    int64
 }
 
+// checkResources validates a resource list: at least one resource (as
+// kube-scheduler requires: it refuses to score with none), distinct names,
+// weights in [1, resource.MaxWeight] and, with needType, a known type.
 func checkResources(rs []Resource, needType bool) error {
+	if len(rs) == 0 {
+		return fmt.Errorf("resources not found: at least one resource is required")
+	}
 	seen := make(map[string]bool, len(rs))
 	var errs []string
 	for i, r := range rs {
 		switch {
 		case seen[r.Name]:
 			errs = append(errs, fmt.Sprintf("resources[%d]: %q appears twice", i, r.Name))
-		case r.Weight <= 0:
-			errs = append(errs, fmt.Sprintf("resources[%d] (%s): weight must be > 0, got %d", i, r.Name, r.Weight))
+		case r.Weight <= 0 || r.Weight > resource.MaxWeight:
+			errs = append(errs, fmt.Sprintf("resources[%d] (%s): weight must be in [1, %d], got %d", i, r.Name, resource.MaxWeight, r.Weight))
 		case needType && r.Type != MostAllocated && r.Type != LeastAllocated:
 			errs = append(errs, fmt.Sprintf("resources[%d] (%s): unknown strategy type %v", i, r.Name, r.Type))
 		}
@@ -155,16 +173,31 @@ func checkResources(rs []Resource, needType bool) error {
 	return nil
 }
 
-func checkRows(req []int64, rows resource.Rows, out []float64) error {
-	k := len(req)
+// checkRows reports whether a request and rows fit a scorer built for a
+// schema of k resources.
+func checkRows(k int, req []int64, rows resource.Rows, out []float64) error {
+	if len(req) != k {
+		return fmt.Errorf("a request of %d amounts for a schema of %d resources", len(req), k)
+	}
 	if k == 0 {
-		if len(out) != 0 {
-			return fmt.Errorf("empty request vector with %d nodes", len(out))
-		}
 		return nil
 	}
 	if rows.Stride != k || len(rows.Allocatable) != len(rows.Used) || len(rows.Allocatable) != k*len(out) {
 		return fmt.Errorf("rows of %d amounts (stride %d) do not hold %d nodes of %d resources", len(rows.Allocatable), rows.Stride, len(out), k)
 	}
 	return nil
+}
+
+// mustFit panics unless every vector has the schema's k amounts: ScoreNode's
+// documented programming error.
+func mustFit(fn string, k int, vectors ...[]int64) {
+	for _, v := range vectors {
+		if len(v) != k {
+			lens := make([]int, len(vectors))
+			for i, v := range vectors {
+				lens[i] = len(v)
+			}
+			panic(fmt.Sprintf("strategy: %s: vectors of lengths %v for a schema of %d resources", fn, lens, k))
+		}
+	}
 }

@@ -30,7 +30,7 @@ const DefaultVolcanoPluginWeight = 10
 // schema order (Volcano sums extended resources in map order, which can move
 // the last bit of a float; the score is otherwise identical).
 type VolcanoFit struct {
-	schema       *resource.Schema
+	k            int
 	specs        []slotSpec // in summation order; weight 0 is allowed
 	order        []int      // all slots, cpu and memory first
 	pluginWeight int64
@@ -70,8 +70,9 @@ func CheckWildcard(key string) error {
 }
 
 // NewVolcanoFit builds the scorer. Keys may be wildcard patterns (see
-// CheckWildcard); weights must be ≥ 0 (Volcano's binpack allows 0, which
-// counts nothing); types MostAllocated or LeastAllocated; pluginWeight ≥ 0.
+// CheckWildcard); weights must be in [0, resource.MaxWeight] (Volcano's
+// binpack allows 0, which counts nothing); types MostAllocated or
+// LeastAllocated; pluginWeight in [0, resource.MaxWeight].
 func NewVolcanoFit(schema *resource.Schema, rs []Resource, pluginWeight int64) (*VolcanoFit, error) {
 	seen := map[string]bool{}
 	var errs []string
@@ -83,20 +84,20 @@ func NewVolcanoFit(schema *resource.Schema, rs []Resource, pluginWeight int64) (
 			errs = append(errs, fmt.Sprintf("resources[%d]: %q appears twice", i, r.Name))
 		}
 		seen[r.Name] = true
-		if r.Weight < 0 {
-			errs = append(errs, fmt.Sprintf("resources[%d] (%s): weight must be ≥ 0, got %d", i, r.Name, r.Weight))
+		if r.Weight < 0 || r.Weight > resource.MaxWeight {
+			errs = append(errs, fmt.Sprintf("resources[%d] (%s): weight must be in [0, %d], got %d", i, r.Name, resource.MaxWeight, r.Weight))
 		}
 		if r.Type != MostAllocated && r.Type != LeastAllocated {
 			errs = append(errs, fmt.Sprintf("resources[%d] (%s): unknown strategy type %v", i, r.Name, r.Type))
 		}
 	}
-	if pluginWeight < 0 {
-		errs = append(errs, fmt.Sprintf("plugin weight must be ≥ 0, got %d", pluginWeight))
+	if pluginWeight < 0 || pluginWeight > resource.MaxWeight {
+		errs = append(errs, fmt.Sprintf("plugin weight must be in [0, %d], got %d", resource.MaxWeight, pluginWeight))
 	}
 	if errs != nil {
 		return nil, fmt.Errorf("resource-strategy-fit: %s", strings.Join(errs, "; "))
 	}
-	f := &VolcanoFit{schema: schema, order: volcanoOrder(schema), pluginWeight: pluginWeight}
+	f := &VolcanoFit{k: schema.Len(), order: volcanoOrder(schema), pluginWeight: pluginWeight}
 	for _, slot := range f.order {
 		if r, ok := matchResource(schema.Name(slot), rs); ok {
 			f.specs = append(f.specs, slotSpec{slot: slot, typ: r.Type, weight: r.Weight})
@@ -141,8 +142,11 @@ func ZeroOverride() *Override { return &Override{zero: true} }
 // ParseVolcanoAnnotations reads the two annotations into an Override.
 // scoringType empty means no override (nil, nil). An unusable pair is an
 // error naming the annotation; callers that want Volcano's behaviour use
-// ZeroOverride instead. Weights must be ≥ 0; resources outside the schema
-// are never requested and are ignored.
+// ZeroOverride instead. Weights must be whole numbers in
+// [0, resource.MaxWeight]: the annotations are written by any pod's author,
+// and a larger weight would let one pod outweigh every other plugin, so it
+// is as unusable as bad JSON. Resources outside the schema are never
+// requested and are ignored.
 func ParseVolcanoAnnotations(schema *resource.Schema, scoringType, weightsJSON string) (*Override, error) {
 	if scoringType == "" {
 		return nil, nil
@@ -169,8 +173,8 @@ func ParseVolcanoAnnotations(schema *resource.Schema, scoringType, weightsJSON s
 	sort.Strings(names)
 	for _, n := range names {
 		w := weights[n]
-		if w < 0 {
-			return nil, fmt.Errorf("annotation volcano.sh/resource-strategy-weight: %q: weight must be ≥ 0, got %d", n, w)
+		if w < 0 || w > resource.MaxWeight {
+			return nil, fmt.Errorf("annotation volcano.sh/resource-strategy-weight: %q: weight must be in [0, %d], got %d", n, resource.MaxWeight, w)
 		}
 		if slot, ok := schema.Slot(n); ok {
 			o.weights[slot] = w
@@ -204,8 +208,10 @@ func (f *VolcanoFit) taskSlots(req []int64, o *Override, dst *[resource.MaxResou
 	return dst[:n], true
 }
 
-// ScoreNode scores one node; o may be nil.
+// ScoreNode scores one node; o may be nil. It panics if a vector's length
+// is not the schema's.
 func (f *VolcanoFit) ScoreNode(req []int64, o *Override, alloc, used []int64) float64 {
+	mustFit("VolcanoFit.ScoreNode", f.k, req, alloc, used)
 	var buf [resource.MaxResources]taskSlot
 	slots, ok := f.taskSlots(req, o, &buf)
 	if !ok {
@@ -216,7 +222,7 @@ func (f *VolcanoFit) ScoreNode(req []int64, o *Override, alloc, used []int64) fl
 
 // ScoreNodes scores every node of rows into out; o may be nil.
 func (f *VolcanoFit) ScoreNodes(req []int64, o *Override, rows resource.Rows, out []float64) error {
-	if err := checkRows(req, rows, out); err != nil {
+	if err := checkRows(f.k, req, rows, out); err != nil {
 		return err
 	}
 	alloc, used := rows.Allocatable, rows.Used

@@ -74,7 +74,7 @@ func Run(w io.Writer, config string, resources []string, cluster []Node, pods []
 			return err
 		}
 		fmt.Fprintf(w, "Top scores for %s %v:\n", p.Name, p.Requests)
-		if err := pipe.Explain(w, task, nodes, batch, 10); err != nil {
+		if err := batch.Explain(w, 10); err != nil {
 			return err
 		}
 		fmt.Fprintln(w)
