@@ -239,7 +239,9 @@ func TestKoordinatorFitProperties(t *testing.T) {
 			t.Fatal(err)
 		}
 		one := func(req, alloc, used []int64) float64 { return f.ScoreNode(req, w.nonZero, alloc, used) }
-		many := func(req []int64, rows resource.Rows, out []float64) error { return f.ScoreNodes(req, w.nonZero, rows, out) }
+		many := func(req []int64, rows resource.Rows, out []float64) error {
+			return f.ScoreNodes(req, w.nonZero, rows, out)
+		}
 		checkScorer(t, w, nodeScorer{one, many, 100})
 		for i := range w.alloc {
 			want := refKoordinator(rs, byName(w.req), byName(w.nonZero), byName(w.alloc[i]), byName(w.used[i]))
