@@ -25,7 +25,14 @@ import (
 // Shares are capped at 1: Volcano returns allocated/total above 1 when more
 // is allocated than the total (an inconsistent input); here that resource
 // counts as wholly taken.
+//
+// It panics if allocated and total have different lengths, a programming
+// error; Order and HierarchicalShares, which take vectors from a caller's
+// jobs, report that as an error instead.
 func Share(allocated, total []int64) (share float64, dominant int) {
+	if len(allocated) != len(total) {
+		panic(fmt.Sprintf("drf.Share: %d allocated amounts, %d total", len(allocated), len(total)))
+	}
 	dominant = -1
 	for i, a := range allocated {
 		var s float64

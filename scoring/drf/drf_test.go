@@ -287,3 +287,12 @@ func TestHierarchicalSharesRescaleChildren(t *testing.T) {
 		t.Errorf("saturated queue first: %d", c)
 	}
 }
+
+func TestShareMisuseIsADocumentedPanic(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "drf.Share: 3 allocated amounts, 2 total") {
+			t.Errorf("recovered %v", r)
+		}
+	}()
+	Share([]int64{1, 2, 3}, []int64{4, 5})
+}

@@ -16,7 +16,6 @@ package frag
 import (
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/resfit/resfit/resource"
 )
@@ -38,9 +37,11 @@ type Measure struct {
 	gpu     []Class
 }
 
-// NewMeasure checks the classes: weights finite and ≥ 0, not all 0;
-// device requests valid for the view's devices (Each in [1, perDevice]
-// when Count > 0). The weights need not sum to 1.
+// NewMeasure checks the classes: weights in [0, resource.MaxWeight], not
+// all 0; device requests valid for the view's devices (Each in
+// [1, perDevice] when Count > 0). The weights need not sum to 1. With the
+// bound, a node's fragmentation (Σ weight × idle GPU) stays finite, so a
+// fragmentation drop is never Inf − Inf.
 func NewMeasure(classes []Class, perDevice int64) (*Measure, error) {
 	if len(classes) == 0 {
 		return nil, errors.New("frag: no classes")
@@ -49,8 +50,8 @@ func NewMeasure(classes []Class, perDevice int64) (*Measure, error) {
 	total := 0.0
 	for i, c := range classes {
 		switch {
-		case math.IsNaN(c.Weight) || math.IsInf(c.Weight, 0) || c.Weight < 0:
-			return nil, fmt.Errorf("frag: classes[%d].weight: must be finite and ≥ 0, got %v", i, c.Weight)
+		case !(c.Weight >= 0 && c.Weight <= resource.MaxWeight):
+			return nil, fmt.Errorf("frag: classes[%d].weight: must be in [0, %d], got %v", i, resource.MaxWeight, c.Weight)
 		case c.CPU < 0 || c.CPU > resource.MaxAmount:
 			return nil, fmt.Errorf("frag: classes[%d].cpu: must be in [0, %d], got %d", i, resource.MaxAmount, c.CPU)
 		case c.Devices.Count < 0 || c.Devices.Count > resource.MaxDevicesPerNode:

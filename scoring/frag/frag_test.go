@@ -54,7 +54,10 @@ func TestMeasureRejects(t *testing.T) {
 	}{
 		{nil, "no classes"},
 		{[]Class{{CPU: 1, Weight: 0}}, "every class has weight 0"},
-		{[]Class{{CPU: 1, Weight: math.NaN()}}, "classes[0].weight: must be finite and ≥ 0, got NaN"},
+		{[]Class{{CPU: 1, Weight: math.NaN()}}, "classes[0].weight: must be in [0, 1000000], got NaN"},
+		// A weight of 1e306 made a node's fragmentation +Inf, and a drop
+		// Inf − Inf = NaN.
+		{[]Class{{CPU: 1, Weight: 1}, {CPU: 1, Weight: 1e306}}, "classes[1].weight: must be in [0, 1000000], got 1e+306"},
 		{[]Class{{CPU: 1, Weight: 1}, {CPU: -5, Weight: 1}}, "classes[1].cpu"},
 		{[]Class{{Devices: resource.DeviceRequest{Count: 1, Each: 1500}, Weight: 1}}, "classes[0].devices.each: must be in [1, 1000], got 1500"},
 		{[]Class{{Devices: resource.DeviceRequest{Count: -1}, Weight: 1}}, "classes[0].devices.count"},
@@ -310,5 +313,26 @@ func TestScorerForgetsAnotherTable(t *testing.T) {
 	s.ScoreNodes(task, scoring.Span{Table: other, Start: 0, End: 2}, out)
 	if out[0] != 0 || out[1] != 48 {
 		t.Errorf("scores on the new table %v, want [0 48]", out)
+	}
+}
+
+// Score is defined everywhere: NaN scores 0, infinite drops the ends of the
+// range, and the whole steps are int(sigmoid × 100).
+func TestScoreIsDefinedEverywhere(t *testing.T) {
+	for _, c := range []struct {
+		delta, perDevice, want float64
+	}{
+		{0, 1000, 50},
+		{1000, 1000, 73},
+		{-1000, 1000, 26},
+		{math.Inf(1), 1000, 100},
+		{math.Inf(-1), 1000, 0},
+		{math.NaN(), 1000, 0},
+		{0, 0, 0}, // 0/0
+		{math.Inf(1), math.Inf(1), 0},
+	} {
+		if got := Score(c.delta, c.perDevice); got != c.want {
+			t.Errorf("Score(%v, %v) = %v, want %v", c.delta, c.perDevice, got, c.want)
+		}
 	}
 }

@@ -103,9 +103,15 @@ func (s *Scorer) MaxScore() float64 { return 100 }
 func (s *Scorer) Evaluations() int64 { return s.evals.Load() }
 
 // Score is the paper's map from a fragmentation drop to a score:
-// int(sigmoid(delta / perDevice) × 100).
+// int(sigmoid(delta / perDevice) × 100), in [0, 100]. An infinite drop
+// scores 100 (or 0 when it is a rise); a NaN drop, or a perDevice that
+// makes the quotient NaN, scores 0.
 func Score(delta, perDevice float64) float64 {
-	return float64(int64(1 / (1 + math.Exp(-delta/perDevice)) * 100))
+	x := 1 / (1 + math.Exp(-delta/perDevice)) * 100
+	if !(x >= 0) { // NaN
+		return 0
+	}
+	return math.Trunc(x)
 }
 
 // ScoreNodes scores the task on every node of the span.

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/resfit/resfit/resource"
@@ -129,7 +130,12 @@ func overLine(j Job, now time.Time, e Election) (float64, bool) {
 
 // MainResource is the slot a job's request weighs most on: the largest
 // request/total (the job's dominant resource). -1 when it requests nothing.
+// It panics if request and total have different lengths, a programming
+// error (Step checks the target's request against the table's schema).
 func MainResource(request, total []int64) int {
+	if len(request) != len(total) {
+		panic(fmt.Sprintf("reservation.MainResource: %d requested amounts, %d total", len(request), len(total)))
+	}
 	best, slot := 0.0, -1
 	for i, r := range request {
 		if r <= 0 {
@@ -297,7 +303,7 @@ const (
 	ClusterLock
 )
 
-// Policy configures locking.
+// Policy configures locking; Validate says what it accepts.
 type Policy struct {
 	Scheme    Scheme
 	Algorithm Algorithm
@@ -308,6 +314,31 @@ type Policy struct {
 	// Timeout escalates to ClusterLock when the target has waited this
 	// long since it was elected; 0 never escalates.
 	Timeout time.Duration
+}
+
+// Validate checks a policy: a known Scheme and Algorithm, Nodes ≥ 0,
+// Percent a share in [0, 1], Timeout ≥ 0.
+func (p Policy) Validate() error {
+	var errs []string
+	if p.Scheme > ClusterLock {
+		errs = append(errs, fmt.Sprintf("scheme: unknown scheme %d", p.Scheme))
+	}
+	if p.Algorithm > IdleFirst {
+		errs = append(errs, fmt.Sprintf("algorithm: unknown algorithm %d", p.Algorithm))
+	}
+	if p.Nodes < 0 {
+		errs = append(errs, fmt.Sprintf("nodes: must be ≥ 0, got %d", p.Nodes))
+	}
+	if !(p.Percent >= 0 && p.Percent <= 1) {
+		errs = append(errs, fmt.Sprintf("percent: must be a share in [0, 1], got %v", p.Percent))
+	}
+	if p.Timeout < 0 {
+		errs = append(errs, fmt.Sprintf("timeout: must be ≥ 0, got %v", p.Timeout))
+	}
+	if errs != nil {
+		return fmt.Errorf("reservation policy: %s", strings.Join(errs, "; "))
+	}
+	return nil
 }
 
 // Status is the target job's state as the caller sees it.
@@ -346,6 +377,9 @@ type State struct {
 //     lock.
 //   - Otherwise the Scheme decides which nodes to add (see Scheme).
 func Step(s State, p Policy, now time.Time, t Target, nodes *resource.Table) (State, error) {
+	if err := p.Validate(); err != nil {
+		return s, err
+	}
 	if t.Status == Running || t.Status == Deleted || t.Name == "" {
 		return State{}, nil
 	}
@@ -368,7 +402,8 @@ func Step(s State, p Policy, now time.Time, t Target, nodes *resource.Table) (St
 	rows := nodes.Rows()
 	total := make([]int64, rows.Stride)
 	for i, a := range rows.Allocatable {
-		total[i%rows.Stride] += a
+		// Saturate: 1024 nodes at the largest amount would wrap int64.
+		total[i%rows.Stride] = min(total[i%rows.Stride], math.MaxInt64-a) + a
 	}
 	main := MainResource(t.Request, total)
 	if main < 0 {

@@ -2,6 +2,7 @@ package reservation
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -425,4 +426,40 @@ func ExampleStep() {
 	// Output:
 	// target: train-big locked: [gpu-b]
 	// filter: node reserved for target job train-big
+}
+
+// A policy's Percent is a share: 1e300 once overflowed to "lock 1 node".
+// Step now refuses it, and every other value out of range, with the field
+// named.
+func TestStepRefusesAPolicyOutOfRange(t *testing.T) {
+	tab := nodesOf(t, [3]any{"a", 8, 6}, [3]any{"b", 8, 3})
+	target := Target{Name: "big", Request: resource.Vector{8000, 0, 16000}}
+	for _, c := range []struct {
+		p    Policy
+		want string
+	}{
+		{Policy{Scheme: MultiNode, Percent: 1e300}, "percent: must be a share in [0, 1], got 1e+300"},
+		{Policy{Scheme: MultiNode, Percent: math.NaN()}, "percent"},
+		{Policy{Scheme: MultiNode, Percent: -0.1}, "percent"},
+		{Policy{Scheme: MultiNode, Nodes: -1}, "nodes: must be ≥ 0"},
+		{Policy{Timeout: -time.Second}, "timeout"},
+		{Policy{Scheme: 9}, "unknown scheme 9"},
+		{Policy{Algorithm: 7}, "unknown algorithm 7"},
+	} {
+		if _, err := Step(State{}, c.p, t0, target, tab); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.p, err, c.want)
+		}
+	}
+	if s, err := Step(State{}, Policy{Scheme: MultiNode, Percent: 1}, t0, target, tab); err != nil || len(s.Locked) != 2 {
+		t.Errorf("Percent 1 locks every node: %v, %v", s.Locked, err)
+	}
+}
+
+func TestMainResourceMisuseIsADocumentedPanic(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "reservation.MainResource: 2 requested amounts, 3 total") {
+			t.Errorf("recovered %v", r)
+		}
+	}()
+	MainResource([]int64{1, 2}, []int64{1, 2, 3})
 }
