@@ -1,13 +1,9 @@
 package scoring
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/sra"
@@ -218,36 +214,27 @@ func (c *Config) Build(schema *resource.Schema) (*Pipeline, error) {
 //   - a legacy kube-scheduler Policy, as in the RequestedToCapacityRatio
 //     KEP: priorities.
 //
-// Every bad value is reported with its field path.
+// Every bad value is reported with its field path, all of them at once, in
+// a *ConfigError: values of the wrong kind, out of their documented range
+// (every weight is at most resource.MaxWeight), NaN or infinite; a mapping
+// key that is not a string; a key given twice in one mapping (in
+// compatibility mode the last wins, with a warning).
 func Load(data []byte, opts Options) (*Config, error) {
-	doc, err := decodeDocument(data)
-	if err != nil {
-		return nil, err
-	}
-	return Decode(doc, opts)
-}
-
-func decodeDocument(data []byte) (map[string]any, error) {
-	js, err := yaml.YAMLToJSON(data)
-	if err != nil {
-		return nil, fmt.Errorf("config: not YAML or JSON: %v", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.UseNumber()
-	var doc any
-	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("config: %v", err)
-	}
-	m, ok := doc.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("config: the document must be an object, got %s", formatValue(doc))
-	}
-	return m, nil
-}
-
-// Decode is Load for an already decoded document.
-func Decode(doc map[string]any, opts Options) (*Config, error) {
 	d := &decoder{compat: opts.Compat}
+	doc, ok := d.document(data)
+	if !ok {
+		return nil, d.err()
+	}
+	return d.decode(doc, opts)
+}
+
+// Decode is Load for an already decoded document (from encoding/json, or
+// YAML decoded into map[string]any).
+func Decode(doc map[string]any, opts Options) (*Config, error) {
+	return (&decoder{compat: opts.Compat}).decode(doc, opts)
+}
+
+func (d *decoder) decode(doc map[string]any, opts Options) (*Config, error) {
 	var c *Config
 	switch {
 	case doc["plugins"] != nil && doc["profiles"] == nil:
@@ -259,8 +246,7 @@ func Decode(doc map[string]any, opts Options) (*Config, error) {
 	case doc["priorities"] != nil:
 		c = d.policy(doc)
 	default:
-		return nil, &ConfigError{Errors: []*FieldError{{Path: "(root)",
-			Detail: "unrecognised configuration: want plugins (resfit), tiers (Volcano), profiles (KubeSchedulerConfiguration) or priorities (Policy)"}}}
+		d.missing("(root)", "unrecognised configuration: want plugins (resfit), tiers (Volcano), profiles (KubeSchedulerConfiguration) or priorities (Policy)")
 	}
 	if err := d.err(); err != nil {
 		return nil, err
@@ -305,7 +291,7 @@ func (d *decoder) scorerArgs(path, plugin string, raw any) (ScorerArgs, bool) {
 }
 
 func (d *decoder) native(doc map[string]any) *Config {
-	d.only("", doc, "plugins", "filters")
+	d.only("", doc, strictFields, "plugins", "filters")
 	c := &Config{}
 	plugins, _ := d.list("plugins", doc["plugins"])
 	fitArgs := NodeResourcesFitArgs{}
@@ -315,7 +301,7 @@ func (d *decoder) native(doc map[string]any) *Config {
 		if !ok {
 			continue
 		}
-		d.only(path, m, "name", "weight", "args", "arguments")
+		d.only(path, m, strictFields, "name", "weight", "args", "arguments")
 		name, ok := d.str(join(path, "name"), m["name"])
 		if !ok {
 			continue
@@ -355,13 +341,13 @@ func (d *decoder) native(doc map[string]any) *Config {
 
 var knownScorers = []string{ResourceStrategyFit, Binpack, NodeResourcesFit, NodeResourcesBalancedAllocation, NodeResourcesFitPlus, ScarceResourceAvoidance}
 
-// pluginWeight reads a plugin's weight in the total: a number ≥ 0, 1 when
-// absent.
+// pluginWeight reads a plugin's weight in the total: a whole number in
+// [0, resource.MaxWeight], 1 when absent.
 func (d *decoder) pluginWeight(path string, raw any) float64 {
 	if raw == nil {
 		return 1
 	}
-	w, ok := d.integer(path, raw)
+	w, ok := d.weight(path, raw, strictInt)
 	if !ok {
 		return 0
 	}

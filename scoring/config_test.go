@@ -19,6 +19,17 @@ func decodeArgsErr(t *testing.T, plugin, yamlArgs string, opts Options) (ScorerA
 	return DecodeArgs(plugin, doc, opts)
 }
 
+// decodeDocument reads a document as Load does (strictly), for tests that
+// decode one plugin's arguments.
+func decodeDocument(data []byte) (map[string]any, error) {
+	d := &decoder{}
+	doc, ok := d.document(data)
+	if err := d.err(); !ok || err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
 func TestStrictErrorsNameFieldAndValue(t *testing.T) {
 	tests := []struct {
 		name, plugin, args string
@@ -57,7 +68,7 @@ resources:
 		{"bad resource name", NodeResourcesFitPlus, `
 resources:
   "Nvidia GPU": {type: MostAllocated, weight: 1}`,
-			[]string{`resources["Nvidia GPU"]: not a valid resource name, got "Nvidia GPU"`}},
+			[]string{`resources["Nvidia GPU"]: not a valid resource name: name part has ' '; allowed are letters, digits, '-', '_' and '.', got "Nvidia GPU"`}},
 		{"missing type", NodeResourcesFitPlus, `
 resources:
   cpu: {weight: 1}`,
@@ -78,7 +89,7 @@ scoringStrategy:
   type: RequestedToCapacityRatio
   requestedToCapacityRatio:
     shape: [{utilization: 50, score: 5}, {utilization: 40, score: 11}]`,
-			[]string{`scoringStrategy.requestedToCapacityRatio.shape: shape[1].utilization: values must be sorted`}},
+			[]string{"scoringStrategy.requestedToCapacityRatio.shape[1].utilization: values must be sorted in increasing order: must be above the previous point's 50, got 40"}},
 		{"binpack negative", Binpack, `
 binpack.weight: -2
 binpack.cpu: -1
@@ -247,7 +258,7 @@ profiles:
 	// The KEP lists its shape from 100 down to 0; kube-scheduler requires
 	// increasing utilisation, so the example as written is rejected.
 	if _, err := Load([]byte(kep), Options{}); err == nil || !strings.Contains(err.Error(),
-		"priorities[0].argument.requestedToCapacityRatioArguments.shape: shape[1].utilization: values must be sorted in increasing order") {
+		"priorities[0].argument.requestedToCapacityRatioArguments.shape[1].utilization: values must be sorted in increasing order") {
 		t.Fatalf("KEP policy with a descending shape: %v", err)
 	}
 	kep = strings.Replace(kep, `{"utilization": 100, "score": 10}, {"utilization": 0, "score": 0}`, `{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}`, 1)

@@ -2,12 +2,20 @@ package scoring
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+
+	// The YAML engine behind sigs.k8s.io/yaml, through that module's own
+	// re-export: decoding into a MapSlice keeps each mapping's keys in order
+	// and twice if they appear twice, which a conversion to JSON loses.
+	yaml "sigs.k8s.io/yaml/goyaml.v2"
+
+	"github.com/resfit/resfit/resource"
 )
 
 // FieldError is one bad configuration value: where it is, what is wrong and
@@ -51,7 +59,7 @@ func formatValue(v any) string {
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	case nil:
 		return "null"
-	case map[string]any:
+	case map[string]any, yaml.MapSlice:
 		return "an object"
 	case []any:
 		return "a list"
@@ -113,6 +121,234 @@ func index(path string, i int) string {
 	return fmt.Sprintf("%s[%d]", path, i)
 }
 
+// child is the path of a mapping's key when the decoder does not yet know
+// whether the key is a field (joined with a dot) or a name (quoted).
+func child(path, k string) string {
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			return key(path, k)
+		}
+	}
+	if k == "" {
+		return key(path, k)
+	}
+	return join(path, k)
+}
+
+// document reads a YAML or JSON document (YAML 1.1, as Kubernetes' and
+// Volcano's own readers do) into plain values: map[string]any, []any,
+// string, bool, nil and the numbers int, int64, uint64 and float64. It
+// checks what a conversion to JSON used to hide, each with its path: a key
+// that is not a string is an error (scalar keys become strings, as
+// sigs.k8s.io/yaml makes them); a key that appears twice in one mapping is
+// an error in strict mode, and in compatibility mode the last value wins,
+// as in every YAML decoder Volcano and Kubernetes use, with a warning;
+// .nan and .inf stay numbers, for the field that reads them to refuse.
+func (d *decoder) document(data []byte) (map[string]any, bool) {
+	var root yaml.MapSlice
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			d.missing("(root)", "the document must be an object (a mapping of fields)")
+		} else {
+			d.missing("(root)", "not YAML or JSON: "+err.Error())
+		}
+		return nil, false
+	}
+	return d.plainMap("", root), true
+}
+
+func (d *decoder) plainMap(path string, ms yaml.MapSlice) map[string]any {
+	m := make(map[string]any, len(ms))
+	for _, item := range ms {
+		k, ok := d.mapKey(path, item.Key)
+		if !ok {
+			continue
+		}
+		kpath := child(path, k)
+		if first, dup := m[k]; dup {
+			detail := fmt.Sprintf("the key appears twice in one mapping (first %s, then %s)", formatValue(first), formatValue(item.Value))
+			if !d.compat {
+				d.missing(kpath, detail)
+				continue
+			}
+			d.warn("%s: %s; using the last, as YAML decoders do", kpath, detail)
+		}
+		m[k] = d.plain(kpath, item.Value)
+	}
+	return m
+}
+
+func (d *decoder) plain(path string, v any) any {
+	switch x := v.(type) {
+	case yaml.MapSlice:
+		return d.plainMap(path, x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = d.plain(index(path, i), e)
+		}
+		return out
+	}
+	return v
+}
+
+// mapKey turns a mapping key into a string as sigs.k8s.io/yaml does for
+// scalars; null, a list or a mapping as a key is an error.
+func (d *decoder) mapKey(path string, k any) (string, bool) {
+	switch x := k.(type) {
+	case string:
+		return x, true
+	case int, int64, uint64, bool:
+		return fmt.Sprint(x), true
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64), true
+	}
+	where := path
+	if where == "" {
+		where = "(root)"
+	}
+	d.fail(where, "a mapping key must be a string", k)
+	return "", false
+}
+
+// number is a decoded number: exactly, as an int64, when it is a whole
+// number that fits; otherwise as a float64 (a fraction, NaN, ±Inf, or a
+// whole number beyond int64).
+type number struct {
+	i     int64
+	f     float64
+	isInt bool
+}
+
+// numberOf reads the numbers decoding produces: YAML's int, int64, uint64
+// and float64, encoding/json's float64 and json.Number.
+func numberOf(v any) (number, bool) {
+	switch x := v.(type) {
+	case int:
+		return number{i: int64(x), isInt: true}, true
+	case int32:
+		return number{i: int64(x), isInt: true}, true
+	case int64:
+		return number{i: x, isInt: true}, true
+	case uint64:
+		if x <= math.MaxInt64 {
+			return number{i: int64(x), isInt: true}, true
+		}
+		return number{f: float64(x)}, true
+	case float64:
+		if x == math.Trunc(x) && x >= -(1<<63) && x < 1<<63 {
+			return number{i: int64(x), isInt: true}, true
+		}
+		return number{f: x}, true
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return number{i: i, isInt: true}, true
+		}
+		f, err := strconv.ParseFloat(string(x), 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			return number{}, false
+		}
+		return numberOf(f) // ±Inf when out of float64's range
+	}
+	return number{}, false
+}
+
+// intRule is how Volcano reads an integer argument, which compatibility
+// mode reproduces for a number with a fraction.
+type intRule uint8
+
+const (
+	// strictInt: kube-scheduler's and Koordinator's decoders, and resfit's
+	// own forms, refuse a fraction in both modes.
+	strictInt intRule = iota
+	// truncatedInt: Volcano's framework.Get decodes with mapstructure,
+	// which truncates a float toward zero (7.9 → 7).
+	truncatedInt
+	// ignoredInt: Volcano's Arguments.GetInt ignores a value that is not an
+	// int, keeping the default.
+	ignoredInt
+)
+
+// whole reads a whole number. A whole number beyond int64 saturates, so
+// that the caller's range check reports it with its value. ok is false when
+// there is nothing to use: an error was recorded, or compatibility mode
+// keeps the default as Volcano does.
+func (d *decoder) whole(path string, v any, rule intRule) (int64, bool) {
+	n, isNum := numberOf(v)
+	switch {
+	case !isNum || math.IsNaN(n.f) || math.IsInf(n.f, 0):
+		d.fail(path, "must be a whole number", v)
+		return 0, false
+	case n.isInt:
+		return n.i, true
+	case n.f == math.Trunc(n.f):
+		if n.f > 0 {
+			return math.MaxInt64, true
+		}
+		return math.MinInt64, true
+	}
+	if d.compat && rule == truncatedInt {
+		t := int64(n.f) // |n.f| < 2^63 here: larger floats are whole
+		d.warn("%s: %s is not a whole number; using %d, as Volcano's argument decoder truncates it", path, formatValue(v), t)
+		return t, true
+	}
+	if d.compat && rule == ignoredInt {
+		d.warn("%s: %s is not a whole number; Volcano ignores it and keeps the default", path, formatValue(v))
+		return 0, false
+	}
+	d.fail(path, "must be a whole number", v)
+	return 0, false
+}
+
+// weight reads a whole-number weight and holds it to resource.MaxWeight:
+// above it is an error, or in compatibility mode the bound with a warning.
+// The lower bound, which differs from field to field, is the caller's.
+func (d *decoder) weight(path string, v any, rule intRule) (int64, bool) {
+	w, ok := d.whole(path, v, rule)
+	if !ok || w <= resource.MaxWeight {
+		return w, ok
+	}
+	if !d.compat {
+		d.fail(path, fmt.Sprintf("must be at most %d, the bound on every weight (it keeps sums exact)", resource.MaxWeight), v)
+		return 0, false
+	}
+	d.warn("%s: %s is above %d, the bound on every weight; using %d", path, formatValue(v), resource.MaxWeight, resource.MaxWeight)
+	return resource.MaxWeight, true
+}
+
+// boolean reads true or false, or a string strconv.ParseBool reads.
+func (d *decoder) boolean(path string, v any) (bool, bool) {
+	switch x := v.(type) {
+	case bool:
+		return x, true
+	case string:
+		if b, err := strconv.ParseBool(x); err == nil {
+			return b, true
+		}
+	}
+	d.fail(path, "must be true or false", v)
+	return false, false
+}
+
+// number reads a finite number.
+func (d *decoder) number(path string, v any) (float64, bool) {
+	n, ok := numberOf(v)
+	if !ok {
+		d.fail(path, "must be a number", v)
+		return 0, false
+	}
+	if n.isInt {
+		return float64(n.i), true
+	}
+	if math.IsNaN(n.f) || math.IsInf(n.f, 0) {
+		d.fail(path, "must be a finite number", v)
+		return 0, false
+	}
+	return n.f, true
+}
+
 // object reads a JSON object; a missing (nil) value is an empty one.
 func (d *decoder) object(path string, v any) (map[string]any, bool) {
 	switch m := v.(type) {
@@ -144,53 +380,53 @@ func (d *decoder) str(path string, v any) (string, bool) {
 	return s, ok
 }
 
-// integer reads a whole number from any numeric form decoding produces.
-func (d *decoder) integer(path string, v any) (int64, bool) {
-	switch x := v.(type) {
-	case int:
-		return int64(x), true
-	case int32:
-		return int64(x), true
-	case int64:
-		return x, true
-	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return i, true
-		}
-		if f, err := x.Float64(); err == nil {
-			return d.integer(path, f)
-		}
-	case float64:
-		if x == math.Trunc(x) && math.Abs(x) <= 1<<53 {
-			return int64(x), true
-		}
-		d.fail(path, "must be a whole number", v)
-		return 0, false
-	}
-	d.fail(path, "must be a whole number", v)
-	return 0, false
-}
+// fieldRule is how Volcano matches an object's keys to the fields it reads,
+// which compatibility mode reproduces.
+type fieldRule uint8
 
-func (d *decoder) boolean(path string, v any) (bool, bool) {
-	switch x := v.(type) {
-	case bool:
-		return x, true
-	case string:
-		if b, err := strconv.ParseBool(x); err == nil {
-			return b, true
-		}
-	}
-	d.fail(path, "must be true or false", v)
-	return false, false
-}
+const (
+	// strictFields: an unknown key is an error in both modes
+	// (kube-scheduler's and Koordinator's decoders are strict, and so are
+	// resfit's own forms).
+	strictFields fieldRule = iota
+	// volcanoKeys: Volcano looks its keys up by exact name and ignores the
+	// rest (a plugin's top-level arguments).
+	volcanoKeys
+	// volcanoStruct: Volcano decodes the object with mapstructure, which
+	// ignores unknown keys and matches a field's name in any case.
+	volcanoStruct
+)
 
-// only reports keys of m not in allowed (after apiVersion and kind, which
-// upstream args carry).
-func (d *decoder) only(path string, m map[string]any, allowed ...string) {
+// only checks m's keys against the known fields (apiVersion and kind,
+// which upstream args carry, are always allowed) and returns the object to
+// read. An unknown key is an error, except in compatibility mode under a
+// Volcano rule, where it is dropped (or, under volcanoStruct, renamed to
+// the field it matches but for case), with a warning.
+func (d *decoder) only(path string, m map[string]any, rule fieldRule, known ...string) map[string]any {
+	lenient := d.compat && rule != strictFields
+	out, copied := m, false
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if k == "apiVersion" || k == "kind" || contains(allowed, k) {
+		if k == "apiVersion" || k == "kind" || slices.Contains(known, k) {
 			continue
 		}
-		d.fail(key(path, k), "unknown field; known are "+strings.Join(allowed, ", "), m[k])
+		if !lenient {
+			d.fail(key(path, k), "unknown field; known are "+strings.Join(known, ", "), m[k])
+			continue
+		}
+		if !copied { // the caller's map stays as it was
+			out, copied = maps.Clone(m), true
+		}
+		delete(out, k)
+		if rule == volcanoStruct {
+			if i := slices.IndexFunc(known, func(f string) bool { return strings.EqualFold(f, k) }); i >= 0 {
+				if _, taken := m[known[i]]; !taken {
+					out[known[i]] = m[k]
+					d.warn("%s: read as %s, as Volcano matches field names in any case", key(path, k), known[i])
+					continue
+				}
+			}
+		}
+		d.warn("%s: unknown field, ignored as Volcano ignores it (known are %s)", key(path, k), strings.Join(known, ", "))
 	}
+	return out
 }

@@ -1,6 +1,8 @@
 package scoring
 
 import (
+	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -20,31 +22,42 @@ func (d *decoder) resourceName(path, name string, allowWildcard bool) bool {
 		return true
 	}
 	if err := resource.ValidateName(name); err != nil {
-		d.fail(path, "not a valid resource name", name)
+		d.fail(path, invalidName(name, err), name)
 		return false
 	}
 	return true
 }
 
+// invalidName says why a resource name is not valid, without repeating the
+// name the message quotes anyway.
+func invalidName(name string, err error) string {
+	return "not a valid resource name: " + strings.TrimPrefix(err.Error(), fmt.Sprintf("resource name %q: ", name))
+}
+
 // typedResources reads {name: {type, weight}}, the form shared by Volcano's
-// resource-strategy-fit and Koordinator's NodeResourcesFitPlus. A missing
-// weight is 1.
-func (d *decoder) typedResources(path string, raw any, allowWildcard bool) []strategy.Resource {
+// resource-strategy-fit (volcano: wildcards allowed, read as Volcano reads
+// them in compatibility mode) and Koordinator's NodeResourcesFitPlus. A
+// missing weight is 1.
+func (d *decoder) typedResources(path string, raw any, volcano bool) []strategy.Resource {
 	m, ok := d.object(path, raw)
 	if !ok {
 		return nil
 	}
+	fields, ints := strictFields, strictInt
+	if volcano {
+		fields, ints = volcanoStruct, truncatedInt
+	}
 	var rs []strategy.Resource
 	for _, name := range slices.Sorted(maps.Keys(m)) {
 		rpath := key(path, name)
-		if !d.resourceName(rpath, name, allowWildcard) {
+		if !d.resourceName(rpath, name, volcano) {
 			continue
 		}
 		spec, ok := d.object(rpath, m[name])
 		if !ok {
 			continue
 		}
-		d.only(rpath, spec, "type", "weight")
+		spec = d.only(rpath, spec, fields, "type", "weight")
 		r := strategy.Resource{Name: name, Weight: 1}
 		if raw, present := spec["type"]; !present {
 			if !d.lenient(join(rpath, "type"), "required: want MostAllocated or LeastAllocated", nil, "LeastAllocated") {
@@ -65,7 +78,7 @@ func (d *decoder) typedResources(path string, raw any, allowWildcard bool) []str
 			continue
 		}
 		if raw, present := spec["weight"]; present {
-			w, ok := d.integer(join(rpath, "weight"), raw)
+			w, ok := d.weight(join(rpath, "weight"), raw, ints)
 			if !ok {
 				continue
 			}
@@ -99,12 +112,12 @@ func (d *decoder) resourceStrategyFit(path string, raw any) ScorerArgs {
 			plain[k] = v
 		}
 	}
-	d.only(path, plain, "resourceStrategyFitWeight", "resources", "sra", "proportional")
+	d.only(path, plain, volcanoKeys, "resourceStrategyFitWeight", "resources", "sra", "proportional")
 	a := ResourceStrategyFitArgs{Weight: strategy.DefaultVolcanoPluginWeight}
 	d.decodeSRA(path, m, &a)
 	if raw, present := m["resourceStrategyFitWeight"]; present {
 		wpath := join(path, "resourceStrategyFitWeight")
-		if w, ok := d.integer(wpath, raw); ok {
+		if w, ok := d.weight(wpath, raw, truncatedInt); ok {
 			switch {
 			case w > 0:
 				a.Weight = w
@@ -133,7 +146,7 @@ func (d *decoder) fitPlus(path string, raw any) ScorerArgs {
 	if !ok {
 		return NodeResourcesFitPlusArgs{}
 	}
-	d.only(path, m, "resources")
+	d.only(path, m, strictFields, "resources")
 	before := len(d.errs)
 	a := NodeResourcesFitPlusArgs{Resources: d.typedResources(join(path, "resources"), m["resources"], false)}
 	if len(a.Resources) == 0 && len(d.errs) == before {
@@ -162,7 +175,7 @@ func (d *decoder) binpack(path string, raw any) ScorerArgs {
 		if !present {
 			return
 		}
-		w, ok := d.integer(key(path, k), raw)
+		w, ok := d.weight(key(path, k), raw, ignoredInt)
 		if !ok {
 			return
 		}
@@ -175,7 +188,7 @@ func (d *decoder) binpack(path string, raw any) ScorerArgs {
 		*dst = w
 	}
 	if raw, present := m["binpack.weight"]; present {
-		if w, ok := d.integer(key(path, "binpack.weight"), raw); ok {
+		if w, ok := d.weight(key(path, "binpack.weight"), raw, ignoredInt); ok {
 			if w < 0 {
 				d.fail(key(path, "binpack.weight"), "must be ≥ 0", raw)
 			} else {
@@ -210,7 +223,12 @@ func (d *decoder) binpack(path string, raw any) ScorerArgs {
 		case strings.HasPrefix(k, "binpack.resources."):
 			d.lenient(key(path, k), "names a resource not listed in binpack.resources", m[k], "nothing (ignored)")
 		default:
-			d.fail(key(path, k), "unknown field; known are binpack.weight, binpack.cpu, binpack.memory, binpack.resources, binpack.resources.<name>", m[k])
+			const known = "binpack.weight, binpack.cpu, binpack.memory, binpack.resources, binpack.resources.<name>"
+			if d.compat {
+				d.warn("%s: unknown field, ignored as Volcano ignores it (known are %s)", key(path, k), known)
+			} else {
+				d.fail(key(path, k), "unknown field; known are "+known, m[k])
+			}
 		}
 	}
 	return a
@@ -218,7 +236,8 @@ func (d *decoder) binpack(path string, raw any) ScorerArgs {
 
 // namedWeights reads kube-scheduler's [{name, weight}] (nameKey "name") or
 // the legacy Policy's [{resource, weight}] (nameKey "resource"). A missing
-// weight is 1; weights must be in (0, 100].
+// weight is 1, and so is kube-scheduler's 0 (its defaulting sets it);
+// weights must be in (0, 100]; a name may appear once.
 func (d *decoder) namedWeights(path string, raw any, nameKey string) []strategy.Resource {
 	list, _ := d.list(path, raw)
 	var rs []strategy.Resource
@@ -228,16 +247,23 @@ func (d *decoder) namedWeights(path string, raw any, nameKey string) []strategy.
 		if !ok {
 			continue
 		}
-		d.only(ipath, m, nameKey, "weight")
+		d.only(ipath, m, strictFields, nameKey, "weight")
 		name, ok := d.str(join(ipath, nameKey), m[nameKey])
 		if !ok || !d.resourceName(join(ipath, nameKey), name, false) {
 			continue
 		}
+		if slices.ContainsFunc(rs, func(r strategy.Resource) bool { return r.Name == name }) {
+			d.fail(join(ipath, nameKey), "appears twice in the list", name)
+			continue
+		}
 		r := strategy.Resource{Name: name, Weight: 1}
 		if raw, present := m["weight"]; present {
-			w, ok := d.integer(join(ipath, "weight"), raw)
+			w, ok := d.whole(join(ipath, "weight"), raw, strictInt)
 			if !ok {
 				continue
+			}
+			if w == 0 && nameKey == "name" {
+				w = 1
 			}
 			if w <= 0 || w > 100 {
 				d.fail(join(ipath, "weight"), "must be in (0, 100]", raw)
@@ -254,27 +280,37 @@ func defaultKubeResources() []strategy.Resource {
 	return []strategy.Resource{{Name: resource.CPU, Weight: 1}, {Name: resource.Memory, Weight: 1}}
 }
 
-// shape reads [{utilization, score}].
+// shape reads [{utilization, score}] and checks it as kube-scheduler does,
+// reporting a bad point at its own path.
 func (d *decoder) shape(path string, raw any) []strategy.ShapePoint {
 	list, _ := d.list(path, raw)
 	var pts []strategy.ShapePoint
+	complete := true
 	for i, item := range list {
 		ipath := index(path, i)
 		m, ok := d.object(ipath, item)
 		if !ok {
+			complete = false
 			continue
 		}
-		d.only(ipath, m, "utilization", "score")
-		u, ok1 := d.integer(join(ipath, "utilization"), m["utilization"])
-		s, ok2 := d.integer(join(ipath, "score"), m["score"])
-		if ok1 && ok2 {
-			pts = append(pts, strategy.ShapePoint{Utilization: u, Score: s})
+		d.only(ipath, m, strictFields, "utilization", "score")
+		u, ok1 := d.whole(join(ipath, "utilization"), m["utilization"], strictInt)
+		s, ok2 := d.whole(join(ipath, "score"), m["score"], strictInt)
+		if !ok1 || !ok2 {
+			complete = false
+			continue
 		}
+		pts = append(pts, strategy.ShapePoint{Utilization: u, Score: s})
 	}
-	if len(d.errs) == 0 {
-		if err := strategy.CheckShape(pts); err != nil {
-			d.fail(path, err.Error(), raw)
-		}
+	if !complete { // the points' own errors are reported; indices no longer match
+		return pts
+	}
+	var se *strategy.ShapeError
+	switch err := strategy.CheckShape(pts); {
+	case errors.As(err, &se):
+		d.fail(join(index(path, se.Point), se.Field), se.Detail, se.Value)
+	case err != nil:
+		d.fail(path, err.Error(), raw)
 	}
 	return pts
 }
@@ -295,7 +331,7 @@ func (d *decoder) nodeResourcesFit(path string, raw any) ScorerArgs {
 	if !ok {
 		return NodeResourcesFitArgs{}
 	}
-	d.only(path, m, "scoringStrategy", "ignoredResources", "ignoredResourceGroups", "requestedToCapacityRatioArguments")
+	d.only(path, m, strictFields, "scoringStrategy", "ignoredResources", "ignoredResourceGroups", "requestedToCapacityRatioArguments")
 	a := NodeResourcesFitArgs{Type: ScoringLeastAllocated, Resources: defaultKubeResources()}
 	if legacy, present := m["requestedToCapacityRatioArguments"]; present {
 		return d.legacyRTCR(join(path, "requestedToCapacityRatioArguments"), legacy)
@@ -316,7 +352,7 @@ func (d *decoder) nodeResourcesFit(path string, raw any) ScorerArgs {
 	if !ok {
 		return a
 	}
-	d.only(spath, ss, "type", "resources", "requestedToCapacityRatio")
+	d.only(spath, ss, strictFields, "type", "resources", "requestedToCapacityRatio")
 	if raw, present := ss["type"]; present {
 		if s, ok := d.str(join(spath, "type"), raw); ok {
 			switch s {
@@ -339,7 +375,7 @@ func (d *decoder) nodeResourcesFit(path string, raw any) ScorerArgs {
 	case a.Type == ScoringRequestedToCapacityRatio:
 		rpath := join(spath, "requestedToCapacityRatio")
 		if rm, ok := d.object(rpath, rtcr); ok {
-			d.only(rpath, rm, "shape")
+			d.only(rpath, rm, strictFields, "shape")
 			a.Shape = d.shape(join(rpath, "shape"), rm["shape"])
 		}
 	case hasRTCR:
@@ -356,7 +392,7 @@ func (d *decoder) legacyRTCR(path string, raw any) NodeResourcesFitArgs {
 	if !ok {
 		return a
 	}
-	d.only(path, m, "shape", "resources")
+	d.only(path, m, strictFields, "shape", "resources")
 	a.Shape = d.shape(join(path, "shape"), m["shape"])
 	if rs := d.namedWeights(join(path, "resources"), m["resources"], "resource"); len(rs) > 0 {
 		a.Resources = rs
@@ -371,7 +407,7 @@ func (d *decoder) balanced(path string, raw any) ScorerArgs {
 	if !ok {
 		return BalancedAllocationArgs{}
 	}
-	d.only(path, m, "resources")
+	d.only(path, m, strictFields, "resources")
 	a := BalancedAllocationArgs{Resources: []string{resource.CPU, resource.Memory}}
 	if raw, present := m["resources"]; present {
 		rs := d.namedWeights(join(path, "resources"), raw, "name")
@@ -515,7 +551,7 @@ func (d *decoder) extensionPoint(path string, plugins map[string]any, point stri
 			}
 			e := enabledPlugin{name: name}
 			if raw, present := pm["weight"]; present {
-				if x, ok := d.integer(join(ipath, "weight"), raw); ok {
+				if x, ok := d.weight(join(ipath, "weight"), raw, strictInt); ok {
 					if x < 0 {
 						d.fail(join(ipath, "weight"), "must be ≥ 0", raw)
 					}
@@ -545,7 +581,7 @@ func (d *decoder) policy(doc map[string]any) *Config {
 		if !ok {
 			continue
 		}
-		d.only(path, m, "name", "weight", "argument")
+		d.only(path, m, strictFields, "name", "weight", "argument")
 		name, ok := d.str(join(path, "name"), m["name"])
 		if !ok {
 			continue
@@ -559,7 +595,7 @@ func (d *decoder) policy(doc map[string]any) *Config {
 			if !ok {
 				continue
 			}
-			d.only(apath, am, "requestedToCapacityRatioArguments")
+			d.only(apath, am, strictFields, "requestedToCapacityRatioArguments")
 			args = d.legacyRTCR(join(apath, "requestedToCapacityRatioArguments"), am["requestedToCapacityRatioArguments"])
 		case MostRequestedPriority:
 			args = NodeResourcesFitArgs{Type: ScoringMostAllocated, Resources: defaultKubeResources()}

@@ -1,10 +1,8 @@
 package scoring
 
 import (
-	"encoding/json"
 	"errors"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 
@@ -156,7 +154,7 @@ func (d *decoder) flatSRA(path string, m map[string]any, keys []string) (ret, pr
 			resources = d.resourceList(key(path, k), v)
 		case k == "sra.retention.weight":
 			ret.weightRaw, ret.weightPath = v, key(path, k)
-			if w, ok := d.integer(key(path, k), v); ok {
+			if w, ok := d.weight(key(path, k), v, truncatedInt); ok {
 				ret.weight = &w
 			}
 		case strings.HasPrefix(k, "sra.retention."):
@@ -177,6 +175,9 @@ func (d *decoder) nestedSRA(path string, raw any) (ret, prop sraPolicy) {
 	if !ok {
 		return
 	}
+	// Volcano decodes its released form with mapstructure; resfit also reads
+	// the design's form here. One check covers both forms' fields.
+	m = d.only(path, m, volcanoStruct, "enable", "resources", "weight", "resourceWeight", "policy", "retention", "proportional")
 	releasedKeys := m["enable"] != nil || m["weight"] != nil || m["resourceWeight"] != nil
 	specKeys := m["policy"] != nil || m["retention"] != nil || m["proportional"] != nil
 	if releasedKeys && specKeys {
@@ -184,12 +185,11 @@ func (d *decoder) nestedSRA(path string, raw any) (ret, prop sraPolicy) {
 		return
 	}
 	if releasedKeys {
-		d.only(path, m, "enable", "resources", "weight", "resourceWeight")
 		ret = sraPolicy{released: true, path: join(path, "resources"), weightRaw: m["weight"], weightPath: join(path, "weight")}
 		ret.enabled = d.enable(join(path, "enable"), m["enable"])
 		ret.resources = d.resourceList(join(path, "resources"), m["resources"])
 		if m["weight"] != nil {
-			if w, ok := d.integer(join(path, "weight"), m["weight"]); ok {
+			if w, ok := d.weight(join(path, "weight"), m["weight"], truncatedInt); ok {
 				ret.weight = &w
 			}
 		}
@@ -197,7 +197,6 @@ func (d *decoder) nestedSRA(path string, raw any) (ret, prop sraPolicy) {
 		ret.wpath = func(k string) string { return key(join(path, "resourceWeight"), k) }
 		return ret, prop
 	}
-	d.only(path, m, "policy", "resources", "retention", "proportional")
 	ret.enabled, prop.enabled = d.policies(join(path, "policy"), m["policy"])
 	resources := d.resourceList(join(path, "resources"), m["resources"])
 	ret.resources, prop.resources = resources, resources
@@ -207,7 +206,7 @@ func (d *decoder) nestedSRA(path string, raw any) (ret, prop sraPolicy) {
 	for k, v := range rm {
 		if k == "weight" {
 			ret.weightRaw, ret.weightPath = v, join(join(path, "retention"), "weight")
-			if w, ok := d.integer(join(join(path, "retention"), "weight"), v); ok {
+			if w, ok := d.weight(join(join(path, "retention"), "weight"), v, truncatedInt); ok {
 				ret.weight = &w
 			}
 			continue
@@ -225,7 +224,7 @@ func (d *decoder) releasedProportional(path string, raw any) sraPolicy {
 	if !ok {
 		return sraPolicy{}
 	}
-	d.only(path, m, "enable", "resources", "resourceProportion")
+	m = d.only(path, m, volcanoStruct, "enable", "resources", "resourceProportion")
 	p := sraPolicy{released: true, path: join(path, "resources")}
 	p.enabled = d.enable(join(path, "enable"), m["enable"])
 	p.resources = d.resourceList(join(path, "resources"), m["resources"])
@@ -285,7 +284,7 @@ func (d *decoder) resourceList(path string, raw any) []string {
 	var valid []string
 	for _, n := range names {
 		if err := resource.ValidateName(n); err != nil {
-			d.fail(path, "not a valid resource name", n)
+			d.fail(path, invalidName(n, err), n)
 			continue
 		}
 		if slices.Contains(valid, n) {
@@ -328,7 +327,7 @@ func (d *decoder) retention(p sraPolicy) *RetentionArgs {
 	for _, n := range p.resources {
 		w := int64(1)
 		if raw, ok := p.weights[n]; ok {
-			x, ok := d.integer(p.wpath(n), raw)
+			x, ok := d.weight(p.wpath(n), raw, truncatedInt)
 			if !ok {
 				continue
 			}
@@ -397,33 +396,6 @@ func (d *decoder) proportional(p sraPolicy) []sra.Ratio {
 	return out
 }
 
-// number reads a finite number.
-func (d *decoder) number(path string, v any) (float64, bool) {
-	var f float64
-	switch x := v.(type) {
-	case int:
-		f = float64(x)
-	case int64:
-		f = float64(x)
-	case float64:
-		f = x
-	case json.Number:
-		var err error
-		if f, err = x.Float64(); err != nil {
-			d.fail(path, "must be a number", v)
-			return 0, false
-		}
-	default:
-		d.fail(path, "must be a number", v)
-		return 0, false
-	}
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		d.fail(path, "must be a finite number", v)
-		return 0, false
-	}
-	return f, true
-}
-
 // scarceResourceAvoidance decodes Koordinator's ScarceResourceAvoidanceArgs:
 // resources: [nvidia.com/gpu, ...].
 func (d *decoder) scarceResourceAvoidance(path string, raw any) ScorerArgs {
@@ -431,7 +403,7 @@ func (d *decoder) scarceResourceAvoidance(path string, raw any) ScorerArgs {
 	if !ok {
 		return ScarceResourceAvoidanceArgs{}
 	}
-	d.only(path, m, "resources")
+	d.only(path, m, strictFields, "resources")
 	rpath := join(path, "resources")
 	if raw, present := m["resources"]; present {
 		if _, isList := raw.([]any); !isList {

@@ -131,7 +131,7 @@ func TestSRAErrorsNameFieldAndValue(t *testing.T) {
 		{"mixed nested", `{sra: {enable: true, policy: retention}}`,
 			[]string{`sra: mixes Volcano's released form`}},
 		{"bad resource", `{sra: {policy: retention, resources: "nvidia.com/gpu, Bad Name"}}`,
-			[]string{`sra.resources: not a valid resource name, got "Bad Name"`}},
+			[]string{`sra.resources: not a valid resource name: name part has ' '; allowed are letters, digits, '-', '_' and '.', got "Bad Name"`}},
 		{"no resources", `{sra: {policy: retention}}`,
 			[]string{`sra.resources: at least one scarce resource is required`}},
 		{"proportional twice", `{sra: {policy: proportional, resources: nvidia.com/gpu}, proportional: {enable: true, resources: nvidia.com/gpu}}`,

@@ -158,20 +158,35 @@ func NewRequestedToCapacityRatio(schema *resource.Schema, rs []Resource, shape [
 	return &RequestedToCapacityRatio{k: schema.Len(), specs: kubeResources(schema, rs, MostAllocated), shape: scaled}, nil
 }
 
-// CheckShape validates a shape as kube-scheduler does.
+// ShapeError is a shape point kube-scheduler would refuse: Field
+// ("utilization" or "score") of point Point.
+type ShapeError struct {
+	Point  int
+	Field  string
+	Detail string
+	Value  int64
+}
+
+func (e *ShapeError) Error() string {
+	return fmt.Sprintf("shape[%d].%s: %s, got %d", e.Point, e.Field, e.Detail, e.Value)
+}
+
+// CheckShape validates a shape as kube-scheduler does: at least one point,
+// utilisations strictly increasing in [0, 100], scores in [0, 10]. A bad
+// point is reported as a *ShapeError.
 func CheckShape(shape []ShapePoint) error {
 	if len(shape) == 0 {
 		return fmt.Errorf("shape: at least one point must be specified")
 	}
 	for i, p := range shape {
 		if i > 0 && shape[i-1].Utilization >= p.Utilization {
-			return fmt.Errorf("shape[%d].utilization: values must be sorted in increasing order, got %d after %d", i, p.Utilization, shape[i-1].Utilization)
+			return &ShapeError{i, "utilization", fmt.Sprintf("values must be sorted in increasing order: must be above the previous point's %d", shape[i-1].Utilization), p.Utilization}
 		}
 		if p.Utilization < 0 || p.Utilization > 100 {
-			return fmt.Errorf("shape[%d].utilization: must be in [0, 100], got %d", i, p.Utilization)
+			return &ShapeError{i, "utilization", "must be in [0, 100]", p.Utilization}
 		}
 		if p.Score < 0 || p.Score > MaxShapeScore {
-			return fmt.Errorf("shape[%d].score: must be in [0, 10], got %d", i, p.Score)
+			return &ShapeError{i, "score", "must be in [0, 10]", p.Score}
 		}
 	}
 	return nil
