@@ -90,3 +90,40 @@ func TestOverrideFromAnnotations(t *testing.T) {
 		t.Error("a type without weights must score 0 (zero override), not fall back")
 	}
 }
+
+// A pod's author controls the annotations: weights above
+// resource.MaxWeight (the review's 2^62 scored 5e21 against a maximum of
+// 1000) make the pair unusable, and the task scores 0 everywhere, as bad
+// JSON does in Volcano.
+func TestOutOfRangeAnnotationWeightsScoreZero(t *testing.T) {
+	s, _ := Schema[string](nil)
+	c, err := Decode(map[string]any{"resourceStrategyFitWeight": 10}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipe, err := c.Scoring.Build(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := resource.NewTable(s, 1)
+	nodes.Add("n", resource.Vector{64000, 256 << 30}, resource.Vector{8000, 8 << 30})
+	b := pipe.NewBatch(1)
+	for _, weights := range []string{`{"cpu": 4611686018427387904, "memory": 4611686018427387904}`, `{"cpu": 1000001}`} {
+		o := Override(s, map[string]string{"volcano.sh/resource-strategy-scoring-type": "MostAllocated", "volcano.sh/resource-strategy-weight": weights})
+		task := &scoring.Task{Name: "t", Requests: resource.Vector{4000, 1 << 30}, Override: o}
+		if err := pipe.Score(task, nodes, b); err != nil {
+			t.Fatal(err)
+		}
+		if b.Total(0) != 0 {
+			t.Errorf("%s: total %v, want 0", weights, b.Total(0))
+		}
+	}
+	o := Override(s, map[string]string{"volcano.sh/resource-strategy-scoring-type": "MostAllocated", "volcano.sh/resource-strategy-weight": `{"cpu": 1}`})
+	if err := pipe.Score(&scoring.Task{Name: "t", Requests: resource.Vector{4000, 1 << 30}, Override: o}, nodes, b); err != nil {
+		t.Fatal(err)
+	}
+	// cpu MostAllocated (8+4)/64 × 1 / 1 × 100 × 10 = 187.5; in range.
+	if b.Total(0) != 187.5 || b.Total(0) > pipe.MaxScore() {
+		t.Errorf("usable annotation: total %v, max %v", b.Total(0), pipe.MaxScore())
+	}
+}

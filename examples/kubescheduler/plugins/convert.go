@@ -85,8 +85,10 @@ func schemaFor(pod *v1.Pod, nodes []fwk.NodeInfo) (*resource.Schema, error) {
 
 // podRequests computes the pod's effective request as kube-scheduler does:
 // plain, and with the non-zero defaults for containers that set no cpu or
-// memory (see resource.PodRequests).
-func podRequests(schema *resource.Schema, pod *v1.Pod) (plain, nonZero resource.Vector, err error) {
+// memory (see resource.PodRequests); and the non-zero request by
+// Koordinator's rule, which NodeResourcesFitPlus scores (see
+// resource.KoordinatorPodRequests).
+func podRequests(schema *resource.Schema, pod *v1.Pod) (plain, nonZero, koordinator resource.Vector, err error) {
 	p := resource.Pod{Overhead: requests(pod.Spec.Overhead)}
 	for _, c := range pod.Spec.Containers {
 		p.Containers = append(p.Containers, resource.Container{Requests: requests(c.Resources.Requests)})
@@ -99,10 +101,13 @@ func podRequests(schema *resource.Schema, pod *v1.Pod) (plain, nonZero resource.
 		p.PodLevel = requests(pod.Spec.Resources.Requests)
 	}
 	if plain, err = resource.PodRequests(schema, p, false); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	nonZero, err = resource.PodRequests(schema, p, true)
-	return plain, nonZero, err
+	if nonZero, err = resource.PodRequests(schema, p, true); err != nil {
+		return nil, nil, nil, err
+	}
+	koordinator, err = resource.KoordinatorPodRequests(schema, p)
+	return plain, nonZero, koordinator, err
 }
 
 // vector reads a framework Resource into a vector; pods, when asked,

@@ -206,3 +206,32 @@ func TestBadArgsAreErrors(t *testing.T) {
 		t.Error("unknown plugin accepted")
 	}
 }
+
+// NodeResourcesFitPlus in the real framework scores what Koordinator
+// scores: a pod asking only for GPUs is scored on GPUs alone (2×100/8 =
+// 25 on an empty 8-GPU node), and a pod with a sidecar before a larger init
+// container is summed by Koordinator's rule (5 cores, where kube's rule
+// gives 6).
+func TestNodeResourcesFitPlusFollowsKoordinatorInFramework(t *testing.T) {
+	nodes := []*v1.Node{
+		node("gpu-96", resources("cpu", "96", "memory", "512Gi", gpu, "8")),
+		node("gpu-10", resources("cpu", "10", "memory", "64Gi", gpu, "8")),
+	}
+	fw, infos := newFramework(t, nodes, nil, koordinatorPlugins[0])
+	totals, _ := score(t, fw, infos, pod("gpu-only", "", resources(gpu, "2")))
+	if totals["gpu-96"] != 25*2 {
+		t.Errorf("GPU-only pod on gpu-96: %d, want 25 × plugin weight 2", totals["gpu-96"])
+	}
+	always := v1.ContainerRestartPolicyAlways
+	p := pod("sidecar", "", resources("cpu", "2", gpu, "1"))
+	p.Spec.InitContainers = []v1.Container{
+		{Name: "sidecar", RestartPolicy: &always, Resources: v1.ResourceRequirements{Requests: resources("cpu", "1")}},
+		{Name: "init", Resources: v1.ResourceRequirements{Requests: resources("cpu", "5")}},
+	}
+	// gpu-10: gpu 1/8 → 12 ×2; cpu Least (10−5)/10 → 50 (kube's 6 cores
+	// would give 40); memory is not requested: (24+50)/3 = 24.
+	totals, _ = score(t, fw, infos, p)
+	if totals["gpu-10"] != 24*2 {
+		t.Errorf("sidecar pod on gpu-10: %d, want 24 × plugin weight 2", totals["gpu-10"])
+	}
+}

@@ -112,12 +112,13 @@ func (p *Plugin) evaluate(pod *v1.Pod, nodes []fwk.NodeInfo) (*cycleState, error
 	if err != nil {
 		return nil, err
 	}
-	plain, nonZero, err := podRequests(schema, pod)
+	plain, nonZero, koordinator, err := podRequests(schema, pod)
 	if err != nil {
 		return nil, err
 	}
 	b := pipe.NewBatch(t.Len())
-	if err := pipe.Score(&scoring.Task{Name: pod.Name, Requests: plain, NonZeroRequests: nonZero}, t, b); err != nil {
+	task := &scoring.Task{Name: pod.Name, Requests: plain, NonZeroRequests: nonZero, KoordinatorRequests: koordinator}
+	if err := pipe.Score(task, t, b); err != nil {
 		return nil, err
 	}
 	s := &cycleState{scores: make(map[string]int64, t.Len()), reasons: map[string]string{}}
