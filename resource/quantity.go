@@ -217,10 +217,16 @@ func (q Quantity) ScaledValue(scale int) (v int64, ok bool) {
 		}
 	}
 	if !num.IsInt64() {
+		// −2^63 fits though its magnitude does not ("-8Ei").
+		if q.neg && num.Cmp(minInt64Magnitude) == 0 {
+			return math.MinInt64, true
+		}
 		return 0, false
 	}
 	return q.signed(num.Int64()), true
 }
+
+var minInt64Magnitude = new(big.Int).Lsh(big.NewInt(1), 63)
 
 func (q Quantity) signed(v int64) int64 {
 	if q.neg {

@@ -195,7 +195,11 @@ func abs(x int) int {
 
 func FuzzParseQuantity(f *testing.F) {
 	for _, s := range []string{"4Gi", "100m", "1.5", ".5", "2e3", "1E", "-1", "+0.001m", "1K", "1 Gi",
-		"1Gib", "1.5.5", "Gi", "", "9223372036854775807", "1e-30", "1e999999999", "8Ei", "0.0000001Ki"} {
+		"1Gib", "1.5.5", "Gi", "", "9223372036854775807", "1e-30", "1e999999999", "8Ei", "0.0000001Ki",
+		// Extremes: 2^53 and one past it, 2^63, the exponent limit's edges,
+		// the length limit and one past it.
+		"9007199254740992", "9007199254740993", "9223372036854775808", "8Ei", "-8Ei", "1e1048576", "1e-1048577",
+		"1e9223372036854775807", "1e-9223372036854775808", strings.Repeat("9", MaxQuantityLength), strings.Repeat("9", MaxQuantityLength+1)} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

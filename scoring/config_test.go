@@ -1,6 +1,7 @@
 package scoring
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -292,8 +293,20 @@ func FuzzLoad(f *testing.F) {
 		`profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: {type: RequestedToCapacityRatio, requestedToCapacityRatio: {shape: [{utilization: 0, score: 0}, {utilization: 100, score: 10}]}}}}]}]`,
 		`priorities: [{name: MostRequestedPriority, weight: 1}]`,
 		`{"plugins": [{"name": "NodeResourcesFitPlus", "args": {"resources": {"cpu": {"type": "X", "weight": -1}}}}]}`,
+		// Extremes: NaN and the infinities, weights at and past the bound and
+		// past int64, duplicate and non-string keys, a fraction where an
+		// integer is read.
+		`plugins: [{name: resource-strategy-fit, weight: .nan, args: {resourceStrategyFitWeight: .inf, resources: {cpu: {type: MostAllocated, weight: -.inf}}}}]`,
+		`plugins: [{name: NodeResourcesFitPlus, weight: 1000000, args: {resources: {cpu: {type: MostAllocated, weight: 1000000}}}}]`,
+		`profiles: [{pluginConfig: [{name: NodeResourcesFitPlus, args: {resources: {nvidia.com/gpu: {type: MostAllocated, weight: 100000000000000000}}}}], plugins: {score: {enabled: [{name: NodeResourcesFitPlus, weight: 2147483647}]}}}]`,
+		`tiers: [{plugins: [{name: resource-strategy-fit, arguments: {resourceStrategyFitWeight: 7.9, resources: {cpu: {type: MostAllocated, weight: 4611686018427387904}}}}]}]`,
+		`tiers: [{plugins: [{name: binpack, arguments: {binpack.cpu: 9223372036854775807, binpack.memory: 18446744073709551616}}]}]`,
+		`tiers: [{plugins: [{name: resource-strategy-fit, arguments: {sra.policy: retention, sra.resources: nvidia.com/gpu, sra.retention.weight: 100000000000000000}}]}]`,
+		"plugins: [{name: binpack, weight: 1, weight: 2}]",
+		"plugins: [{name: binpack, args: {null: 1, [a]: 2}}]",
 	} {
 		f.Add([]byte(s), false)
+		f.Add([]byte(s), true)
 	}
 	schema, _ := resource.NewSchema("cpu", "memory", "nvidia.com/gpu")
 	nodes := resource.NewTable(schema, 2)
@@ -302,11 +315,15 @@ func FuzzLoad(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, compat bool) {
 		c, err := Load(data, Options{Compat: compat})
 		if err != nil {
+			var ce *ConfigError
+			if !errors.As(err, &ce) || len(ce.Errors) == 0 || ce.Errors[0].Path == "" {
+				t.Fatalf("an error without a field path: %v", err)
+			}
 			return
 		}
 		p, err := c.Build(schema)
 		if err != nil {
-			return
+			t.Fatalf("loaded but did not build: %v", err)
 		}
 		b := p.NewBatch(nodes.Len())
 		if err := p.Score(&Task{Requests: resource.Vector{500, 1 << 20, 1000}}, nodes, b); err != nil {
