@@ -1,6 +1,7 @@
 package scoring
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -313,22 +314,39 @@ func TestScarceResourceAvoidanceArgsErrors(t *testing.T) {
 	}
 }
 
+// fuzzArgs fuzzes one plugin's arguments, from the seeds and the same
+// seeds with extreme values (NaN, infinities, weights past the bound and
+// past int64, fractions, duplicate keys) spliced in.
 func fuzzArgs(f *testing.F, plugin string, seeds ...string) {
+	extremes := []string{".nan", ".inf", "-.inf", "1000001", "9223372036854775808", "4611686018427387904", "7.9", "-1e300"}
 	for _, s := range seeds {
 		f.Add([]byte(s), false)
+		f.Add([]byte(s), true)
+		for i, x := range extremes {
+			// Replace the first number of the seed by an extreme value.
+			if j := strings.IndexAny(s, "0123456789"); j >= 0 {
+				k := j
+				for k < len(s) && s[k] >= '0' && s[k] <= '9' {
+					k++
+				}
+				f.Add([]byte(s[:j]+x+s[k:]), i%2 == 0)
+			}
+		}
 	}
 	schema, _ := resource.NewSchema("cpu", "memory", "nvidia.com/gpu", "nvidia.com/t4")
 	nodes := resource.NewTable(schema, 2)
 	nodes.Add("gpu", resource.Vector{74000, 128e9, 8000, 0}, resource.Vector{8000, 8e9, 0, 0})
 	nodes.Add("cpu", resource.Vector{32000, 64 << 30, 0, 0}, nil)
 	f.Fuzz(func(t *testing.T, data []byte, compat bool) {
-		doc, err := decodeDocument(data)
-		if err != nil {
+		d := &decoder{compat: compat}
+		doc, ok := d.document(data)
+		if !ok || d.err() != nil {
 			return
 		}
 		args, _, err := DecodeArgs(plugin, doc, Options{Compat: compat})
 		if err != nil {
-			if !strings.Contains(err.Error(), ": ") {
+			var ce *ConfigError
+			if !errors.As(err, &ce) || len(ce.Errors) == 0 || !strings.Contains(err.Error(), ": ") {
 				t.Fatalf("error without a field path: %v", err)
 			}
 			return
@@ -337,7 +355,7 @@ func fuzzArgs(f *testing.F, plugin string, seeds ...string) {
 			Scorers: []ScorerConfig{{Name: plugin, Weight: 1, Args: args}}}
 		p, err := c.Build(schema)
 		if err != nil {
-			return
+			t.Fatalf("decoded but did not build: %v", err)
 		}
 		b := p.NewBatch(2)
 		for _, req := range []resource.Vector{{8000, 8e9, 0, 0}, {1000, 1 << 30, 1000, 0}} {

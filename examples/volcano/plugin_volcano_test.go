@@ -18,9 +18,9 @@ import (
 	"volcano.sh/volcano/pkg/scheduler/util"
 )
 
-// arguments is the plugin configuration under test, in Volcano's released
-// form, parsed by yaml.v2 as volcano-scheduler.conf is.
-const arguments = `
+// released is a plugin configuration in Volcano's released form, parsed by
+// yaml.v2 as volcano-scheduler.conf is.
+const releasedConf = `
 resourceStrategyFitWeight: 10
 resources:
   nvidia.com/gpu: {type: MostAllocated, weight: 2}
@@ -36,6 +36,24 @@ proportional:
   resourceProportion: {nvidia.com/gpu.cpu: 8, nvidia.com/gpu.memory: 8}
 `
 
+// quirks is a configuration as Volcano reads it but not as written: an
+// unknown key (ignored), floats where integers are read (truncated), field
+// names in another case (matched), unknown fields in the sra object
+// (ignored). resfit's compatibility mode must read it the same way.
+const quirks = `
+resourceStrategyFitWeight: 7.9
+ResourceStrategyFitPlusWeight: 3
+resources:
+  nvidia.com/gpu: {Type: MostAllocated, WEIGHT: 2.5}
+  cpu: {type: LeastAllocated, weight: 1, extra: x}
+sra:
+  Enable: true
+  resources: nvidia.com/gpu
+  weight: 10.9
+  resourceWeight: {nvidia.com/gpu: 3.3}
+  unknown: 1
+`
+
 func gpuNode(name, cpu, mem, gpus string) *v1.Node {
 	rl := api.BuildResourceList(cpu, mem, []api.ScalarResource{{Name: "pods", Value: "110"}, {Name: "nvidia.com/gpu", Value: gpus}}...)
 	return util.BuildNode(name, rl, map[string]string{})
@@ -49,7 +67,7 @@ func pod(name, node string, phase v1.PodPhase, rl v1.ResourceList) *v1.Pod {
 	return util.BuildPod("c1", name, node, phase, rl, "pg1", map[string]string{}, map[string]string{})
 }
 
-func session(t *testing.T, builder framework.PluginBuilder) *framework.Session {
+func session(t *testing.T, builder framework.PluginBuilder, arguments string) *framework.Session {
 	t.Helper()
 	var args framework.Arguments
 	if err := yaml.Unmarshal([]byte(arguments), &args); err != nil {
@@ -83,10 +101,17 @@ func session(t *testing.T, builder framework.PluginBuilder) *framework.Session {
 
 // On the same session, resfit's batch node order gives every task on every
 // node the score Volcano's own resource-strategy-fit plugin gives, and its
-// proportional predicate the same decision.
+// proportional predicate the same decision: for the released form, and for
+// arguments only Volcano's lenient decoding reads.
 func TestMatchesVolcanoResourceStrategyFit(t *testing.T) {
 	options.Default()
-	theirs, ours := session(t, rsf.New), session(t, New)
+	for name, arguments := range map[string]string{"released": releasedConf, "quirks": quirks} {
+		t.Run(name, func(t *testing.T) { matchVolcano(t, arguments) })
+	}
+}
+
+func matchVolcano(t *testing.T, arguments string) {
+	theirs, ours := session(t, rsf.New, arguments), session(t, New, arguments)
 	var ourNodes []*api.NodeInfo
 	for _, n := range ours.Nodes {
 		ourNodes = append(ourNodes, n)
