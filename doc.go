@@ -17,4 +17,52 @@
 //     configuration in upstream formats.
 //
 // examples/quickstart and examples/aiscenario are runnable starts.
+//
+// # Bad input
+//
+// One rule holds across the packages:
+//
+//   - Data from a user's cluster, configuration or pods — names, quantities,
+//     amounts, request vectors, weights, annotations, device requests, a
+//     table or view handed to a scorer — is checked where it enters, and a
+//     bad value is an error that says where and what: a configuration error
+//     names its field path and value (resources["nvidia.com/gpu"].weight:
+//     must be > 0, got -1), all of them at once. Such input never panics,
+//     never yields NaN and never a score outside [0, MaxScore]; a pipeline
+//     checks every scorer's output against its maximum, so even a custom
+//     scorer cannot break that.
+//   - Pod annotations are written by any pod's author and are untrusted: an
+//     unusable one (bad JSON, a weight out of range) scores the task 0, as
+//     Volcano treats bad JSON.
+//   - A programming error may panic, only where the godoc says so, with a
+//     message naming the function: vectors of the wrong length handed to a
+//     per-node kernel (ScoreNode, CheckNode, strategy.WeightedMean,
+//     drf.Share, reservation.MainResource), a nil schema given to
+//     resource.NewTable, and a row outside [0, Len()) given to an accessor
+//     that returns a value (Table.Name, Devices.Free, Batch.Total), as
+//     indexing a slice does. Every method that returns an error reports
+//     such input instead. A size hint below 0 (NewTable's capacity,
+//     NewBatch's nodes) is 0.
+//
+// # Weights
+//
+// Every weight has a bound that keeps sums exact (resource.MaxWeight,
+// 10^6, unless a narrower upstream bound applies):
+//
+//	weight                                             range
+//	a resource in a scorer (Koordinator, Volcano       [1, 10^6]; Volcano's 0 where Volcano allows it
+//	  resource-strategy-fit and binpack, sra
+//	  retention, pod annotations)
+//	a resource in kube-scheduler's NodeResourcesFit    (0, 100], as kube-scheduler validates (0 means 1)
+//	a plugin's own weight (resourceStrategyFitWeight,  [0, 10^6]
+//	  binpack.weight, the sra retention weight)
+//	a scorer in a pipeline's total                     [0, 10^6], finite
+//	a pipeline's largest total, Σ weight × MaxScore    at most scoring.MaxTotalScore, 2^53
+//	a fragmentation class (scoring/frag)               [0, 10^6]
+//	a reservation's Percent                            [0, 1] (a share, not a weight)
+//
+// With these, a scorer's integer sums stay below 2^33, its largest score
+// is 10^8, and every integer total is exact in float64. Strict
+// configuration decoding rejects a weight above its bound with its path;
+// compatibility mode holds it to the bound with a warning.
 package resfit

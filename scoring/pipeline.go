@@ -215,7 +215,9 @@ func (p *Pipeline) MaxScore() float64 {
 // Batch holds one Score call's results: per node, whether it is feasible
 // (and if not, why), its total and each scorer's weighted contribution. It
 // is reused from call to call, with any pipeline; Score allocates only when
-// it has to grow.
+// it has to grow. Its accessors (Feasible, Total, Contribution, Reason,
+// RejectedBy) take a row in [0, Len()) and panic outside it, as indexing a
+// slice does.
 type Batch struct {
 	n          int
 	rejectedBy []uint16

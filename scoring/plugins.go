@@ -27,8 +27,8 @@ type nodeBatchScorer interface {
 	ScoreNodes(req []int64, rows resource.Rows, out []float64) error
 }
 
-// kubeScorer adapts a kube-scheduler or Koordinator strategy, which scores
-// with non-zero requests unless plain is set.
+// kubeScorer adapts a kube-scheduler strategy, which scores with non-zero
+// requests unless plain is set.
 type kubeScorer struct {
 	name  string
 	s     nodeBatchScorer

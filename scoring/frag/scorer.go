@@ -168,7 +168,8 @@ func (s *Scorer) memory(table *resource.Table, key classKey) (memory, now []entr
 
 // Device returns the device a task sharing one should take on the table's
 // row: the one its score was best on (-1 when it does not fit, or asks
-// for whole devices).
+// for whole devices). Call it for a task and table that Score accepted: it
+// panics if the task's requests or the row do not fit the table.
 func (s *Scorer) Device(task *scoring.Task, nodes *resource.Table, row int) int {
 	key := classKey{cpu: task.Requests[s.cpu], req: task.Devices}
 	if !s.scratch {
