@@ -48,18 +48,15 @@ type Pod struct {
 // Koordinator's NodeResourcesFitPlus sums the same containers by another
 // rule: see KoordinatorPodRequests.
 func PodRequests(schema *Schema, pod Pod, nonZero bool) (Vector, error) {
-	s := newRequestSum(schema, nonZero)
-	for i, c := range pod.Containers {
-		if err := s.add(s.result, c, fmt.Sprintf("containers[%d]", i)); err != nil {
-			return nil, err
-		}
+	s, err := sumContainers(schema, pod, nonZero)
+	if err != nil {
+		return nil, err
 	}
 	initMax := make(Vector, schema.Len())
 	sidecars := make(Vector, schema.Len())
 	for i, c := range pod.InitContainers {
-		where := fmt.Sprintf("initContainers[%d]", i)
-		clear(s.step)
-		if err := s.add(s.step, c, where); err != nil {
+		where, err := s.initContainer(i, c)
+		if err != nil {
 			return nil, err
 		}
 		if c.Sidecar {
@@ -121,16 +118,13 @@ func PodRequests(schema *Schema, pod Pod, nonZero bool) (Vector, error) {
 // request (PodRequests with nonZero false); these are the amounts it then
 // scores.
 func KoordinatorPodRequests(schema *Schema, pod Pod) (Vector, error) {
-	s := newRequestSum(schema, true)
-	for i, c := range pod.Containers {
-		if err := s.add(s.result, c, fmt.Sprintf("containers[%d]", i)); err != nil {
-			return nil, err
-		}
+	s, err := sumContainers(schema, pod, true)
+	if err != nil {
+		return nil, err
 	}
 	for i, c := range pod.InitContainers {
-		where := fmt.Sprintf("initContainers[%d]", i)
-		clear(s.step)
-		if err := s.add(s.step, c, where); err != nil {
+		where, err := s.initContainer(i, c)
+		if err != nil {
 			return nil, err
 		}
 		if c.Sidecar {
@@ -155,8 +149,23 @@ type requestSum struct {
 	result, step Vector
 }
 
-func newRequestSum(schema *Schema, nonZero bool) *requestSum {
-	return &requestSum{schema: schema, nonZero: nonZero, result: make(Vector, schema.Len()), step: make(Vector, schema.Len())}
+// sumContainers starts a sum with the pod's main containers in result.
+func sumContainers(schema *Schema, pod Pod, nonZero bool) (*requestSum, error) {
+	s := &requestSum{schema: schema, nonZero: nonZero, result: make(Vector, schema.Len()), step: make(Vector, schema.Len())}
+	for i, c := range pod.Containers {
+		if err := s.add(s.result, c, fmt.Sprintf("containers[%d]", i)); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// initContainer sets step to init container i's request and returns where
+// it is, for messages.
+func (s *requestSum) initContainer(i int, c Container) (string, error) {
+	where := fmt.Sprintf("initContainers[%d]", i)
+	clear(s.step)
+	return where, s.add(s.step, c, where)
 }
 
 // add adds one container's requests (with the non-zero defaults, when

@@ -100,3 +100,18 @@ func (s *Schema) Check(v Vector) error {
 
 // Vector holds one amount per schema slot, in canonical units.
 type Vector []int64
+
+// MustLen panics unless every vector has n amounts. It is for per-node
+// kernels whose godoc states that vectors of the wrong length are a
+// programming error; fn names the kernel in the message.
+func MustLen(fn string, n int, vectors ...[]int64) {
+	for _, v := range vectors {
+		if len(v) != n {
+			lens := make([]int, len(vectors))
+			for i, v := range vectors {
+				lens[i] = len(v)
+			}
+			panic(fmt.Sprintf("%s: vectors of lengths %v for a schema of %d resources", fn, lens, n))
+		}
+	}
+}

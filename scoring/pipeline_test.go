@@ -222,7 +222,11 @@ func TestConcurrentScoring(t *testing.T) {
 // its column values back exactly (node2's 22% cpu and 5% memory would score
 // far above its 96), so this test checks the claim, and its table's own
 // arithmetic (Score = NodeResourcesFitPlus + ScarceResourceAvoidance).
-func TestKoordinatorGPUPodPrefersFullerGPUNode(t *testing.T) {
+// fitPlusPipeline is the Koordinator document's NodeResourcesFitPlus alone
+// (gpu Most/2, cpu and memory Least/1), plugin weight 2, over cpu, memory
+// and GPUs.
+func fitPlusPipeline(t *testing.T) *Pipeline {
+	t.Helper()
 	c, err := Load([]byte(`
 profiles:
 - pluginConfig:
@@ -245,6 +249,12 @@ profiles:
 	if err != nil {
 		t.Fatal(err)
 	}
+	return p
+}
+
+func TestKoordinatorGPUPodPrefersFullerGPUNode(t *testing.T) {
+	p := fitPlusPipeline(t)
+	schema := p.Schema()
 	nodes := resource.NewTable(schema, 2)
 	add := func(name string, alloc, used map[string]string) {
 		if _, err := nodes.AddQuantities(name, alloc, used); err != nil {

@@ -109,28 +109,8 @@ func TestBatchExplainKnowsItsTaskAndTable(t *testing.T) {
 // example: 25, not 62), preferring KoordinatorRequests when a task has
 // them.
 func TestKoordinatorThroughPipelineUsesBothVectors(t *testing.T) {
-	c, err := Load([]byte(`
-profiles:
-- pluginConfig:
-  - name: NodeResourcesFitPlus
-    args:
-      resources:
-        nvidia.com/gpu: {type: MostAllocated, weight: 2}
-        cpu: {type: LeastAllocated, weight: 1}
-        memory: {type: LeastAllocated, weight: 1}
-  plugins:
-    score:
-      enabled: [{name: NodeResourcesFitPlus}]
-      disabled: [{name: "*"}]
-`), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	schema, _ := resource.NewSchema("cpu", "memory", gpu)
-	p, err := c.Build(schema)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := fitPlusPipeline(t) // plugin weight 2
+	schema := p.Schema()
 	nodes := resource.NewTable(schema, 1)
 	nodes.AddQuantities("gpu-node", map[string]string{"cpu": "96", "memory": "512Gi", gpu: "8"}, nil)
 	b := p.NewBatch(1)
@@ -138,8 +118,8 @@ profiles:
 	if err := p.Score(gpuOnly, nodes, b); err != nil {
 		t.Fatal(err)
 	}
-	if b.Total(0) != 25 {
-		t.Errorf("GPU-only pod = %v, want 25", b.Total(0))
+	if b.Total(0) != 25*2 {
+		t.Errorf("GPU-only pod = %v, want 25 × 2", b.Total(0))
 	}
 	// cpu requested: kube's rule gives 48 cores, Koordinator's 96 (an init
 	// container of 96 after a sidecar). With the Koordinator amounts cpu
@@ -151,7 +131,7 @@ profiles:
 	if err := p.Score(withCPU, nodes, b); err != nil {
 		t.Fatal(err)
 	}
-	if b.Total(0) != 16 {
-		t.Errorf("with Koordinator requests = %v, want 16", b.Total(0))
+	if b.Total(0) != 16*2 {
+		t.Errorf("with Koordinator requests = %v, want 16 × 2", b.Total(0))
 	}
 }

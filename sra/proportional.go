@@ -83,7 +83,7 @@ type Failure struct {
 // CheckNode reports whether the task may go to the node; when it may not,
 // it says why. It panics if a vector's length is not the schema's.
 func (p *Proportional) CheckNode(req, alloc, used []int64) (bool, Failure) {
-	mustFit("Proportional.CheckNode", p.k, req, alloc, used)
+	resource.MustLen("sra.Proportional.CheckNode", p.k, req, alloc, used)
 	if mask(req)&p.primaries != 0 {
 		return true, Failure{}
 	}

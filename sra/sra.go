@@ -85,7 +85,7 @@ func (r *Retention) MaxScore() float64 { return float64(MaxNodeScore * r.weight)
 // ScoreNode scores one node from the task's request and the node's
 // allocatable amounts. It panics if a vector's length is not the schema's.
 func (r *Retention) ScoreNode(req, alloc []int64) float64 {
-	mustFit("Retention.ScoreNode", r.k, req, alloc)
+	resource.MustLen("sra.Retention.ScoreNode", r.k, req, alloc)
 	var buf [resource.MaxResources]int
 	return r.node(requested(req, &buf), alloc)
 }
@@ -147,20 +147,6 @@ func checkMatrix(k int, req, alloc []int64, out []float64) error {
 	return nil
 }
 
-// mustFit panics unless every vector has the schema's k amounts: the
-// per-node forms' documented programming error.
-func mustFit(fn string, k int, vectors ...[]int64) {
-	for _, v := range vectors {
-		if len(v) != k {
-			lens := make([]int, len(vectors))
-			for i, v := range vectors {
-				lens[i] = len(v)
-			}
-			panic(fmt.Sprintf("sra: %s: vectors of lengths %v for a schema of %d resources", fn, lens, k))
-		}
-	}
-}
-
 // Avoidance is Koordinator's ScarceResourceAvoidance score. With diff the
 // resource types the node has (allocatable > 0) that the task does not
 // request, and inter those of diff in the scarce list:
@@ -201,7 +187,7 @@ func (a *Avoidance) MaxScore() float64 { return MaxNodeScore }
 // ScoreNode scores one node. It panics if a vector's length is not the
 // schema's.
 func (a *Avoidance) ScoreNode(req, alloc []int64) int64 {
-	mustFit("Avoidance.ScoreNode", a.k, req, alloc)
+	resource.MustLen("sra.Avoidance.ScoreNode", a.k, req, alloc)
 	return a.node(mask(req), alloc)
 }
 

@@ -59,7 +59,7 @@ func (f *KoordinatorFit) taskSlots(req, nonZero []int64, dst *[resource.MaxResou
 // result is in [0, 100]. It panics if a vector's length is not the
 // schema's.
 func (f *KoordinatorFit) ScoreNode(req, nonZero, alloc, used []int64) float64 {
-	mustFit("KoordinatorFit.ScoreNode", f.k, req, nonZero, alloc, used)
+	resource.MustLen("strategy.KoordinatorFit.ScoreNode", f.k, req, nonZero, alloc, used)
 	var buf [resource.MaxResources]taskSlot
 	return float64(koordinatorNode(f.taskSlots(req, nonZero, &buf), alloc, used))
 }

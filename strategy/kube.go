@@ -75,7 +75,7 @@ func NewKubeFit(schema *resource.Schema, t Type, rs []Resource) (*KubeFit, error
 // ScoreNode scores one node; the result is in [0, 100]. It panics if a
 // vector's length is not the schema's.
 func (f *KubeFit) ScoreNode(req, alloc, used []int64) float64 {
-	mustFit("KubeFit.ScoreNode", f.k, req, alloc, used)
+	resource.MustLen("strategy.KubeFit.ScoreNode", f.k, req, alloc, used)
 	var buf [resource.MaxResources]taskSlot
 	return float64(kubeFitNode(kubeTaskSlots(f.specs, req, &buf), alloc, used))
 }
@@ -210,7 +210,7 @@ func brokenLinear(shape []ShapePoint, p int64) int64 {
 // ScoreNode scores one node; the result is in [0, 100]. It panics if a
 // vector's length is not the schema's.
 func (r *RequestedToCapacityRatio) ScoreNode(req, alloc, used []int64) float64 {
-	mustFit("RequestedToCapacityRatio.ScoreNode", r.k, req, alloc, used)
+	resource.MustLen("strategy.RequestedToCapacityRatio.ScoreNode", r.k, req, alloc, used)
 	var buf [resource.MaxResources]taskSlot
 	return float64(r.node(kubeTaskSlots(r.specs, req, &buf), alloc, used))
 }
@@ -290,7 +290,7 @@ func NewBalancedAllocation(schema *resource.Schema, names []string) (*BalancedAl
 // ScoreNode scores one node; the result is in [50, 100], or 0 for a
 // best-effort task. It panics if a vector's length is not the schema's.
 func (b *BalancedAllocation) ScoreNode(req, alloc, used []int64) float64 {
-	mustFit("BalancedAllocation.ScoreNode", b.k, req, alloc, used)
+	resource.MustLen("strategy.BalancedAllocation.ScoreNode", b.k, req, alloc, used)
 	var buf [resource.MaxResources]taskSlot
 	slots := kubeTaskSlots(b.specs, req, &buf)
 	if bestEffort(slots) {

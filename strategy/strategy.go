@@ -187,17 +187,3 @@ func checkRows(k int, req []int64, rows resource.Rows, out []float64) error {
 	}
 	return nil
 }
-
-// mustFit panics unless every vector has the schema's k amounts: ScoreNode's
-// documented programming error.
-func mustFit(fn string, k int, vectors ...[]int64) {
-	for _, v := range vectors {
-		if len(v) != k {
-			lens := make([]int, len(vectors))
-			for i, v := range vectors {
-				lens[i] = len(v)
-			}
-			panic(fmt.Sprintf("strategy: %s: vectors of lengths %v for a schema of %d resources", fn, lens, k))
-		}
-	}
-}

@@ -211,7 +211,7 @@ func (f *VolcanoFit) taskSlots(req []int64, o *Override, dst *[resource.MaxResou
 // ScoreNode scores one node; o may be nil. It panics if a vector's length
 // is not the schema's.
 func (f *VolcanoFit) ScoreNode(req []int64, o *Override, alloc, used []int64) float64 {
-	mustFit("VolcanoFit.ScoreNode", f.k, req, alloc, used)
+	resource.MustLen("strategy.VolcanoFit.ScoreNode", f.k, req, alloc, used)
 	var buf [resource.MaxResources]taskSlot
 	slots, ok := f.taskSlots(req, o, &buf)
 	if !ok {
