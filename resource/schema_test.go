@@ -161,11 +161,13 @@ func TestPodRequestsFollowsKubernetes(t *testing.T) {
 	}
 }
 
-func TestTableVersionCountsChanges(t *testing.T) {
+func TestTableVersionChangesWithTheRow(t *testing.T) {
 	s, _ := NewSchema("cpu", "memory")
 	tab := NewTable(s, 2)
 	tab.Add("a", Vector{4000, 1 << 30}, nil)
 	tab.Add("b", Vector{4000, 1 << 30}, nil)
+	tab.Add("c", Vector{8000, 2 << 30}, Vector{1000, 0})
+	a, b := tab.Version(0), tab.Version(1)
 	if err := tab.SetUsed(1, Vector{1000, 0}); err != nil {
 		t.Fatal(err)
 	}
@@ -175,8 +177,26 @@ func TestTableVersionCountsChanges(t *testing.T) {
 	if err := tab.SetNonZeroUsed(1, Vector{1000, 200 << 20}); err != nil {
 		t.Fatal(err)
 	}
-	if tab.Version(0) != 0 || tab.Version(1) != 2 {
-		t.Errorf("versions %d %d, want 0 2", tab.Version(0), tab.Version(1))
+	b2 := tab.Version(1)
+	if tab.Version(0) != a || b2 == b {
+		t.Errorf("versions %d→%d (want unchanged) and %d→%d (want changed)", a, tab.Version(0), b, b2)
+	}
+	if err := tab.SetAllocatable(1, Vector{2000, 1 << 30}); err != nil || tab.Version(1) == b2 || tab.Allocatable(1)[0] != 2000 {
+		t.Errorf("SetAllocatable: %v, version %d", err, tab.Version(1))
+	}
+	// Removing a moves c into row 0, with a version row 0 never had.
+	moved, err := tab.Remove(0)
+	if err != nil || moved != 2 || tab.Len() != 2 || tab.Name(0) != "c" || tab.Used(0)[0] != 1000 || tab.Allocatable(0)[0] != 8000 {
+		t.Fatalf("Remove(0): moved %d, %v; rows %d, row 0 %s %v", moved, err, tab.Len(), tab.Name(0), tab.Used(0))
+	}
+	if v := tab.Version(0); v == a || v == b2 {
+		t.Errorf("the moved row kept an old version %d", v)
+	}
+	if _, err := tab.Remove(5); err == nil {
+		t.Error("Remove out of range accepted")
+	}
+	if moved, err := tab.Remove(1); err != nil || moved != 1 || tab.Len() != 1 || tab.Name(0) != "c" {
+		t.Errorf("Remove(last): %d, %v", moved, err)
 	}
 }
 

@@ -22,7 +22,9 @@ type Table struct {
 	// nonZeroUsed is used summed with kube-scheduler's non-zero defaults;
 	// nil until SetNonZeroUsed is first called, and used stands in for it.
 	nonZeroUsed []int64
-	// versions counts each row's changes (see Version).
+	// clock numbers the table's changes; versions[i] is the number of row
+	// i's last change (see Version).
+	clock    uint64
 	versions []uint64
 }
 
@@ -72,7 +74,7 @@ func (t *Table) Add(name string, allocatable, used Vector) (int, error) {
 		return 0, fmt.Errorf("node %q used: %w", name, err)
 	}
 	t.names = append(t.names, name)
-	t.versions = append(t.versions, 0)
+	t.versions = append(t.versions, t.tick())
 	t.allocatable = append(t.allocatable, allocatable...)
 	t.used = append(t.used, used...)
 	if t.nonZeroUsed != nil {
@@ -110,7 +112,7 @@ func (t *Table) SetNonZeroUsed(i int, used Vector) error {
 	}
 	k := t.schema.Len()
 	copy(t.nonZeroUsed[i*k:(i+1)*k], used)
-	t.versions[i]++
+	t.versions[i] = t.tick()
 	return nil
 }
 
@@ -123,14 +125,63 @@ func (t *Table) SetUsed(i int, used Vector) error {
 		return fmt.Errorf("node %q used: %w", t.names[i], err)
 	}
 	copy(t.Used(i), used)
-	t.versions[i]++
+	t.versions[i] = t.tick()
 	return nil
 }
 
-// Version counts the changes made to node i through SetUsed and
-// SetNonZeroUsed, so that a cache of what a node's state implies can tell
-// when to recompute. Writing through the views that Used and Rows return
-// bypasses it.
+// SetAllocatable replaces node i's allocatable amounts, as after a node
+// update.
+func (t *Table) SetAllocatable(i int, allocatable Vector) error {
+	if i < 0 || i >= len(t.names) {
+		return fmt.Errorf("node row %d is outside [0, %d)", i, len(t.names))
+	}
+	if err := t.schema.Check(allocatable); err != nil {
+		return fmt.Errorf("node %q allocatable: %w", t.names[i], err)
+	}
+	copy(t.Allocatable(i), allocatable)
+	t.versions[i] = t.tick()
+	return nil
+}
+
+// Remove deletes node i. The last node moves into row i (and gets a new
+// version), so rows stay dense; it returns the old row of the node now at
+// i, which is i itself when i was the last row.
+func (t *Table) Remove(i int) (int, error) {
+	n := len(t.names)
+	if i < 0 || i >= n {
+		return 0, fmt.Errorf("node row %d is outside [0, %d)", i, n)
+	}
+	last, k := n-1, t.schema.Len()
+	if i != last {
+		t.names[i] = t.names[last]
+		copy(t.allocatable[i*k:(i+1)*k], t.allocatable[last*k:])
+		copy(t.used[i*k:(i+1)*k], t.used[last*k:])
+		if t.nonZeroUsed != nil {
+			copy(t.nonZeroUsed[i*k:(i+1)*k], t.nonZeroUsed[last*k:])
+		}
+		t.versions[i] = t.tick()
+	}
+	t.names = t.names[:last]
+	t.versions = t.versions[:last]
+	t.allocatable = t.allocatable[:last*k]
+	t.used = t.used[:last*k]
+	if t.nonZeroUsed != nil {
+		t.nonZeroUsed = t.nonZeroUsed[:last*k]
+	}
+	return last, nil
+}
+
+// tick numbers a change.
+func (t *Table) tick() uint64 {
+	t.clock++
+	return t.clock
+}
+
+// Version is a number that changes whenever node i's row changes (Add,
+// SetUsed, SetNonZeroUsed, SetAllocatable, or Remove moving another node
+// into the row) and is never reused within the table, so that a cache of
+// what a row implies can tell when to recompute. Writing through the views
+// that Used and Rows return bypasses it.
 func (t *Table) Version(i int) uint64 { return t.versions[i] }
 
 // Schema returns the table's schema.
