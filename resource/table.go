@@ -208,6 +208,14 @@ func (t *Table) Used(i int) Vector {
 	return t.used[i*k : (i+1)*k : (i+1)*k]
 }
 
+// NonZeroUsed returns node i's non-zero used amounts (see
+// SetNonZeroUsed), a view into the table: the plain ones for a table never
+// given any.
+func (t *Table) NonZeroUsed(i int) Vector {
+	k := t.schema.Len()
+	return t.nonZeroUsedMatrix()[i*k : (i+1)*k : (i+1)*k]
+}
+
 // Rows returns the table's view with the plain used amounts.
 func (t *Table) Rows() Rows {
 	return Rows{Stride: t.schema.Len(), Allocatable: t.allocatable, Used: t.used}
