@@ -1,0 +1,109 @@
+package kubebridge_test
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	kres "k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/scoring"
+)
+
+func resources(kv ...string) v1.ResourceList {
+	l := v1.ResourceList{}
+	for i := 0; i < len(kv); i += 2 {
+		l[v1.ResourceName(kv[i])] = kres.MustParse(kv[i+1])
+	}
+	return l
+}
+
+func newNode(name string, kv ...string) *v1.Node {
+	return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: v1.NodeStatus{Allocatable: resources(kv...)}}
+}
+
+func newPod(name, nodeName string, kv ...string) *v1.Pod {
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ml"},
+		Spec: v1.PodSpec{NodeName: nodeName, Containers: []v1.Container{{Name: "main", Resources: v1.ResourceRequirements{Requests: resources(kv...)}}}}}
+}
+
+// A cluster read from Kubernetes objects, a pending pod turned into a
+// task, scored with a resource-strategy-fit configuration: the GPU pod
+// packs onto the GPU node that already runs a GPU job (gpu 8/8 × 2, cpu
+// 40/64 free: 2.625/3 × 1000 = 875; on gpu-b, 0.5 + 0.875 → 458.3), and the
+// CPU node, without GPUs, is filtered out.
+func ExampleNewSnapshot() {
+	snap, err := kubebridge.NewSnapshot(
+		[]*v1.Node{
+			newNode("gpu-a", "cpu", "64", "memory", "512Gi", "pods", "110", "nvidia.com/gpu", "8"),
+			newNode("gpu-b", "cpu", "64", "memory", "512Gi", "pods", "110", "nvidia.com/gpu", "8"),
+			newNode("cpu-a", "cpu", "32", "memory", "128Gi", "pods", "110"),
+		},
+		[]*v1.Pod{
+			newPod("running", "gpu-a", "cpu", "16", "memory", "64Gi", "nvidia.com/gpu", "6"),
+			newPod("train-0", "", "cpu", "8", "memory", "32Gi", "nvidia.com/gpu", "2"),
+		})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	cfg, err := scoring.Load([]byte(`
+plugins:
+- name: resource-strategy-fit
+  args:
+    resources:
+      nvidia.com/gpu: {type: MostAllocated, weight: 2}
+      cpu: {type: LeastAllocated, weight: 1}
+`), scoring.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	pipe, err := cfg.Build(snap.Schema())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	pending := snap.Pending()[0]
+	task, err := kubebridge.NewTask(snap.Schema(), pending, kubebridge.TaskOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	batch := pipe.NewBatch(snap.Table().Len())
+	if err := pipe.Score(task, snap.Table(), batch); err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, row := range batch.Top(3, nil) {
+		fmt.Printf("%s %s %.1f\n", task.Name, snap.Table().Name(row), batch.Total(row))
+	}
+	// Output:
+	// ml/train-0 gpu-a 875.0
+	// ml/train-0 gpu-b 458.3
+}
+
+// Events, as an informer delivers them, change only the rows they touch.
+func ExampleSnapshot_AddPod() {
+	snap, _ := kubebridge.NewSnapshot([]*v1.Node{newNode("n1", "cpu", "8", "memory", "32Gi", "pods", "110")}, nil)
+	row, _ := snap.Row("n1")
+	show := func(event string) {
+		fmt.Printf("%-7s used cpu %dm, pods %d\n", event, snap.Table().Used(row)[0], snap.Table().Used(row)[3])
+	}
+	p := newPod("web", "", "cpu", "500m")
+	snap.AddPod(p) // pending: uses nothing
+	show("add")
+	bound := p.DeepCopy()
+	bound.Spec.NodeName = "n1"
+	snap.UpdatePod(bound)
+	show("bind")
+	done := bound.DeepCopy()
+	done.Status.Phase = v1.PodSucceeded
+	snap.UpdatePod(done)
+	show("finish")
+	// Output:
+	// add     used cpu 0m, pods 0
+	// bind    used cpu 500m, pods 1
+	// finish  used cpu 0m, pods 0
+}
