@@ -35,8 +35,8 @@ type Snapshot struct {
 	changes int
 	names   map[string]string // resource name → an object that has it
 
-	order []string          // node names by row
-	rows  map[string]int    // node name → row
+	order []string       // node names by row
+	rows  map[string]int // node name → row
 	nodes map[string]*v1.Node
 	pods  map[string]*podEntry
 	bound map[string]map[string]*podEntry // node name → its counted pods, known node or not
