@@ -4,12 +4,15 @@ go 1.26.0
 
 require (
 	github.com/resfit/resfit v0.0.0
+	github.com/resfit/resfit/examples/kubebridge v0.0.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/component-base v0.37.2
+	k8s.io/klog/v2 v2.140.0
 	k8s.io/kube-scheduler v0.0.0
 	k8s.io/kubernetes v1.37.2
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd
+	pgregory.net/rapid v1.3.0
 )
 
 require (
@@ -138,7 +141,6 @@ require (
 	k8s.io/dynamic-resource-allocation v0.37.2 // indirect
 	k8s.io/endpointslice v0.0.0 // indirect
 	k8s.io/externaljwt v0.0.0 // indirect
-	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kms v0.37.2 // indirect
 	k8s.io/kube-aggregator v0.0.0 // indirect
 	k8s.io/kube-controller-manager v0.0.0 // indirect
@@ -158,6 +160,8 @@ require (
 )
 
 replace github.com/resfit/resfit => ../..
+
+replace github.com/resfit/resfit/examples/kubebridge => ../kubebridge
 
 // k8s.io/kubernetes refers to its staging modules as v0.0.0; pin them to the matching release.
 replace (

@@ -2,24 +2,34 @@
 //
 //   - NodeResourcesFitPlus and ScarceResourceAvoidance, with Koordinator's
 //     arguments;
-//   - ResourceStrategyFit, with resfit's own configuration (strategies,
-//     RequestedToCapacityRatio shape, sra retention, proportional filter).
+//   - ResourceStrategyFit, with any configuration resfit reads
+//     (strategies, RequestedToCapacityRatio shape, sra retention,
+//     proportional filter).
 //
 // kube-scheduler calls Filter and Score once per node; these plugins do
 // their work once per cycle instead, in PreFilter (ResourceStrategyFit) or
 // PreScore, scoring every node in one resfit batch, and Filter and Score
-// look the results up.
+// look the results up. What does not change from cycle to cycle is kept:
+// the pipeline is built once (again only when a resource name it has not
+// seen appears), the node table is kept and a node's row is read again
+// only when its NodeInfo generation changed, and the per-cycle results
+// live in slices reused from cycle to cycle. Pods are read through
+// kubebridge. Every plugin implements SignPlugin, so a profile that uses
+// them keeps kube-scheduler's opportunistic batching.
 package plugins
 
 import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	fwk "k8s.io/kube-scheduler/framework"
 
+	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 )
 
@@ -31,11 +41,21 @@ const (
 )
 
 // Plugin scores, and for ResourceStrategyFit filters, with a resfit
-// configuration.
+// configuration. It keeps state across scheduling cycles (see the package
+// documentation); kube-scheduler runs one cycle at a time per profile, and
+// each profile has its own Plugin.
 type Plugin struct {
 	name   string
+	handle fwk.Handle // nil in tests that build a plugin alone
 	config *scoring.Config
 	filter bool
+	// overrides is set when the plugin honours Volcano's per-pod scoring
+	// annotations, which then belong in the pod's signature.
+	overrides bool
+
+	mu    sync.Mutex // serialises PreFilter and PreScore
+	nodes nodes
+	cycle uint64
 }
 
 var (
@@ -43,21 +63,22 @@ var (
 	_ fwk.ScorePlugin     = &Plugin{}
 	_ fwk.PreFilterPlugin = &Plugin{}
 	_ fwk.FilterPlugin    = &Plugin{}
+	_ fwk.SignPlugin      = &Plugin{}
 )
 
 // NewNodeResourcesFitPlus builds Koordinator's NodeResourcesFitPlus from
 // its args: resources: {name: {type, weight}}.
-func NewNodeResourcesFitPlus(_ context.Context, obj runtime.Object, _ fwk.Handle) (fwk.Plugin, error) {
-	return newSingle(NodeResourcesFitPlusName, obj)
+func NewNodeResourcesFitPlus(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+	return newSingle(NodeResourcesFitPlusName, obj, h)
 }
 
 // NewScarceResourceAvoidance builds Koordinator's ScarceResourceAvoidance
 // from its args: resources: [names].
-func NewScarceResourceAvoidance(_ context.Context, obj runtime.Object, _ fwk.Handle) (fwk.Plugin, error) {
-	return newSingle(ScarceResourceAvoidanceName, obj)
+func NewScarceResourceAvoidance(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+	return newSingle(ScarceResourceAvoidanceName, obj, h)
 }
 
-func newSingle(name string, obj runtime.Object) (fwk.Plugin, error) {
+func newSingle(name string, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 	doc, err := decodeArgs(obj)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -66,14 +87,14 @@ func newSingle(name string, obj runtime.Object) (fwk.Plugin, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s args: %w", name, err)
 	}
-	return &Plugin{name: name, config: &scoring.Config{Scorers: []scoring.ScorerConfig{{Name: name, Weight: 1, Args: args}}}}, nil
+	return &Plugin{name: name, handle: h, config: &scoring.Config{Scorers: []scoring.ScorerConfig{{Name: name, Weight: 1, Args: args}}}}, nil
 }
 
 // NewResourceStrategyFit builds ResourceStrategyFit from a resfit
 // configuration in any form scoring.Load reads (resfit's plugins list, a
 // Volcano scheduler configuration, ...). Its score is the pipeline's total
 // scaled to kube-scheduler's 0..100; its filters run in PreFilter/Filter.
-func NewResourceStrategyFit(_ context.Context, obj runtime.Object, _ fwk.Handle) (fwk.Plugin, error) {
+func NewResourceStrategyFit(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 	doc, err := decodeArgs(obj)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ResourceStrategyFitName, err)
@@ -82,59 +103,73 @@ func NewResourceStrategyFit(_ context.Context, obj runtime.Object, _ fwk.Handle)
 	if err != nil {
 		return nil, fmt.Errorf("%s args: %w", ResourceStrategyFitName, err)
 	}
-	return &Plugin{name: ResourceStrategyFitName, config: cfg, filter: len(cfg.Filters) > 0}, nil
+	return &Plugin{name: ResourceStrategyFitName, handle: h, config: cfg, filter: len(cfg.Filters) > 0, overrides: true}, nil
 }
 
 // Name returns the plugin's name.
 func (p *Plugin) Name() string { return p.name }
 
-// cycleState is one cycle's results, by node name.
+// SignPod returns what the plugin's results depend on in the pod: its
+// requests (containers, init containers in order with their restart
+// policy, pod-level requests, overhead) and, for ResourceStrategyFit,
+// Volcano's scoring annotations. Pods with equal fragments get equal
+// results, so kube-scheduler may reuse one pod's ranking for the next.
+func (p *Plugin) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
+	fragments := []fwk.SignFragment{{Key: RequestsSignerName, Value: kubebridge.PodOf(pod)}}
+	if p.overrides {
+		fragments = append(fragments, fwk.SignFragment{Key: VolcanoAnnotationsSignerName, Value: [2]string{
+			pod.Annotations[kubebridge.VolcanoScoringTypeAnnotation], pod.Annotations[kubebridge.VolcanoWeightAnnotation]}})
+	}
+	return fragments, nil
+}
+
+// Signature fragment keys, named as kube-scheduler names its own: the
+// state they read, then the function of it.
+const (
+	RequestsSignerName           = "v1.Pod.Spec.ContainerRequestsInOrderAndOverhead()"
+	VolcanoAnnotationsSignerName = "v1.Pod.Annotations.VolcanoResourceStrategy()"
+)
+
+// cycleState is one cycle's results: the task, and the cycle they belong
+// to (the per-node results are in the plugin's reused slices).
 type cycleState struct {
-	scores  map[string]int64
-	reasons map[string]string // rejected nodes
+	cycle uint64
+	task  *scoring.Task
+	// schema is the schema the task was made for.
+	schema *resource.Schema
 }
 
 func (s *cycleState) Clone() fwk.StateData { return s }
 
 func (p *Plugin) key() fwk.StateKey { return fwk.StateKey("resfit/" + p.name) }
 
-// evaluate scores (and filters) the pod on every node in one batch.
-func (p *Plugin) evaluate(pod *v1.Pod, nodes []fwk.NodeInfo) (*cycleState, error) {
-	schema, err := schemaFor(pod, nodes)
-	if err != nil {
-		return nil, err
-	}
-	pipe, err := p.config.Build(schema)
-	if err != nil {
-		return nil, err
-	}
-	t, err := table(schema, nodes)
-	if err != nil {
-		return nil, err
-	}
-	plain, nonZero, koordinator, err := podRequests(schema, pod)
-	if err != nil {
-		return nil, err
-	}
-	b := pipe.NewBatch(t.Len())
-	task := &scoring.Task{Name: pod.Name, Requests: plain, NonZeroRequests: nonZero, KoordinatorRequests: koordinator}
-	if err := pipe.Score(task, t, b); err != nil {
-		return nil, err
-	}
-	s := &cycleState{scores: make(map[string]int64, t.Len()), reasons: map[string]string{}}
-	max := pipe.MaxScore()
-	for i := 0; i < t.Len(); i++ {
-		if !b.Feasible(i) {
-			s.reasons[t.Name(i)] = b.Reason(i)
-			continue
+// evaluate scores (and filters) the pod on every node of the cycle's
+// snapshot in one batch, updating only the rows of nodes that changed.
+// PreScore is handed only the feasible nodes, a different list each cycle;
+// the snapshot's list of all nodes is the same from cycle to cycle, so its
+// rows are found without a lookup, and a node that left is noticed.
+func (p *Plugin) evaluate(pod *v1.Pod, infos []fwk.NodeInfo) (*cycleState, error) {
+	all := false
+	if p.handle != nil && p.handle.SnapshotSharedLister() != nil {
+		if list, err := p.handle.SnapshotSharedLister().NodeInfos().List(); err == nil {
+			infos, all = list, true
 		}
-		score := int64(0)
-		if max > 0 {
-			score = int64(math.Round(b.Total(i) / max * float64(fwk.MaxNodeScore)))
-		}
-		s.scores[t.Name(i)] = score
 	}
-	return s, nil
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.nodes.prepare(p.config, pod, infos, all); err != nil {
+		return nil, err
+	}
+	task, err := kubebridge.NewTask(p.nodes.schema, pod, kubebridge.TaskOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if err := p.nodes.score(task); err != nil {
+		return nil, err
+	}
+	p.cycle++
+	p.nodes.cycle = p.cycle
+	return &cycleState{cycle: p.cycle, task: task, schema: p.nodes.schema}, nil
 }
 
 // PreFilter evaluates every node once, for ResourceStrategyFit's filters
@@ -151,7 +186,9 @@ func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 	return nil, nil
 }
 
-// PreFilterExtensions is nil: the state is recomputed each cycle.
+// PreFilterExtensions is nil: Filter works a node out afresh when the
+// NodeInfo it is given is not the one the cycle's batch read (preemption's
+// dry runs, nominated pods).
 func (p *Plugin) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
 
 // Filter rejects a node the configuration's filters rejected.
@@ -160,8 +197,12 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, _ *v1.Pod, node
 	if err != nil {
 		return fwk.AsStatus(err)
 	}
-	if reason, rejected := s.reasons[node.Node().Name]; rejected {
-		return fwk.NewStatus(fwk.Unschedulable, reason)
+	r, err := p.result(s, node)
+	if err != nil {
+		return fwk.AsStatus(err)
+	}
+	if !r.feasible {
+		return fwk.NewStatus(fwk.Unschedulable, r.reason)
 	}
 	return nil
 }
@@ -185,7 +226,11 @@ func (p *Plugin) Score(_ context.Context, state fwk.CycleState, _ *v1.Pod, node 
 	if err != nil {
 		return 0, fwk.AsStatus(err)
 	}
-	return s.scores[node.Node().Name], nil
+	r, err := p.result(s, node)
+	if err != nil {
+		return 0, fwk.AsStatus(err)
+	}
+	return r.score, nil
 }
 
 // ScoreExtensions is nil: scores are already on 0..100.
@@ -201,4 +246,28 @@ func (p *Plugin) read(state fwk.CycleState) (*cycleState, error) {
 		return nil, fmt.Errorf("%s: state has type %T", p.name, d)
 	}
 	return s, nil
+}
+
+// nodeResult is one node's outcome.
+type nodeResult struct {
+	feasible bool
+	score    int64
+	reason   string
+}
+
+// result looks a node's outcome up in the cycle's batch, or works it out
+// afresh when the batch did not read this NodeInfo as it now is.
+func (p *Plugin) result(s *cycleState, node fwk.NodeInfo) (nodeResult, error) {
+	if r, ok := p.nodes.lookup(s.cycle, node); ok {
+		return r, nil
+	}
+	return evaluateOne(p.config, s, node)
+}
+
+// toScore scales a pipeline total to kube-scheduler's 0..100.
+func toScore(total, max float64) int64 {
+	if max <= 0 {
+		return 0
+	}
+	return int64(math.Round(total / max * float64(fwk.MaxNodeScore)))
 }

@@ -1,0 +1,286 @@
+package plugins
+
+import (
+	"slices"
+	"sync/atomic"
+
+	v1 "k8s.io/api/core/v1"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
+)
+
+// nodes is what a plugin keeps from cycle to cycle: the pipeline, the
+// node table with each row's NodeInfo generation, and the last cycle's
+// results by row. Its methods that change it run under the plugin's
+// mutex; lookup only reads, from Score and Filter, after the cycle's
+// evaluation.
+type nodes struct {
+	schema *resource.Schema
+	pipe   *scoring.Pipeline
+	table  *resource.Table
+	rows   map[string]int32
+	gens   []int64 // per row, the NodeInfo generation it was read from
+	batch  *scoring.Batch
+
+	// The last list of NodeInfos and their rows: the next cycle usually
+	// passes the same list, and then needs no lookup by name.
+	lastInfos []fwk.NodeInfo
+	lastRows  []int32
+
+	cycle   uint64
+	scores  []int64 // per row, this cycle's score on 0..100
+	maxScore float64
+
+	alloc, used, nonZero resource.Vector
+}
+
+// prepare makes the table hold the given NodeInfos as they are: a new
+// schema and pipeline when a node or the pod brings a resource name the
+// schema lacks, a row for a node not seen before, a row read again for a
+// node whose generation changed. With all (PreFilter's list of every
+// node), rows of nodes no longer listed are dropped.
+func (n *nodes) prepare(cfg *scoring.Config, pod *v1.Pod, infos []fwk.NodeInfo, all bool) error {
+	if n.schema == nil || !n.covers(pod, infos) {
+		if err := n.rebuild(cfg, pod, infos); err != nil {
+			return err
+		}
+	}
+	same := len(infos) == len(n.lastInfos)
+	if !same {
+		n.lastInfos = append(n.lastInfos[:0], make([]fwk.NodeInfo, len(infos))...)
+		n.lastRows = append(n.lastRows[:0], make([]int32, len(infos))...)
+	}
+	for i, info := range infos {
+		var row int32
+		if same && n.lastInfos[i] == info {
+			row = n.lastRows[i]
+		} else {
+			r, ok := n.rows[info.Node().Name]
+			if !ok {
+				var err error
+				if r, err = n.add(info); err != nil {
+					return err
+				}
+			}
+			row = r
+			n.lastInfos[i], n.lastRows[i] = info, row
+		}
+		if g := info.GetGeneration(); g != n.gens[row] {
+			if err := n.read(row, info); err != nil {
+				return err
+			}
+		}
+	}
+	if all && len(infos) != n.table.Len() {
+		// A node left the cluster: start again from this list (rare).
+		return n.rebuild(cfg, pod, infos)
+	}
+	return nil
+}
+
+// covers reports whether the schema has every resource the nodes offer and
+// the pod asks for.
+func (n *nodes) covers(pod *v1.Pod, infos []fwk.NodeInfo) bool {
+	for _, name := range kubebridge.ResourceNames(pod) {
+		if _, ok := n.schema.Slot(name); !ok {
+			return false
+		}
+	}
+	for i, info := range infos {
+		if i < len(n.lastInfos) && n.lastInfos[i] == info && info.GetGeneration() == n.gens[n.lastRows[i]] {
+			continue // unchanged since it was last read
+		}
+		for name := range info.GetAllocatable().GetScalarResources() {
+			if _, ok := n.schema.Slot(string(name)); !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// rebuild makes the schema, pipeline and table afresh from the nodes and
+// the pod.
+func (n *nodes) rebuild(cfg *scoring.Config, pod *v1.Pod, infos []fwk.NodeInfo) error {
+	seen := map[string]bool{}
+	if n.schema != nil {
+		for _, name := range n.schema.Names() {
+			seen[name] = true
+		}
+	}
+	for _, name := range kubebridge.ResourceNames(pod) {
+		seen[name] = true
+	}
+	for _, info := range infos {
+		for name := range info.GetAllocatable().GetScalarResources() {
+			seen[string(name)] = true
+		}
+	}
+	names := []string{resource.CPU, resource.Memory, resource.EphemeralStorage, resource.Pods}
+	var rest []string
+	for name := range seen {
+		if !slices.Contains(names, name) && resource.ValidateName(name) == nil {
+			rest = append(rest, name)
+		}
+	}
+	slices.Sort(rest)
+	schema, err := resource.NewSchema(append(names, rest...)...)
+	if err != nil {
+		return err
+	}
+	pipe, err := cfg.Build(schema)
+	if err != nil {
+		return err
+	}
+	k := schema.Len()
+	*n = nodes{
+		schema: schema, pipe: pipe, table: resource.NewTable(schema, len(infos)),
+		rows: make(map[string]int32, len(infos)), batch: pipe.NewBatch(len(infos)), maxScore: pipe.MaxScore(),
+		alloc: make(resource.Vector, k), used: make(resource.Vector, k), nonZero: make(resource.Vector, k),
+		cycle: n.cycle,
+	}
+	for _, info := range infos {
+		if _, err := n.add(info); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// add appends a row for a node and reads it.
+func (n *nodes) add(info fwk.NodeInfo) (int32, error) {
+	name := info.Node().Name
+	r, err := n.table.Add(name, n.alloc[:n.schema.Len()], nil)
+	if err != nil {
+		return 0, err
+	}
+	row := int32(r)
+	n.rows[name] = row
+	n.gens = append(n.gens, 0)
+	n.scores = append(n.scores, 0)
+	return row, n.read(row, info)
+}
+
+// read copies a NodeInfo into its row: allocatable, requested and the
+// non-zero requested amounts kube-scheduler scores with (tracked for cpu
+// and memory only; every other resource takes the plain requested amount).
+func (n *nodes) read(row int32, info fwk.NodeInfo) error {
+	vector(n.schema, info.GetAllocatable(), int64(info.GetAllocatable().GetAllowedPodNumber()), n.alloc)
+	vector(n.schema, info.GetRequested(), int64(len(info.GetPods())), n.used)
+	copy(n.nonZero, n.used)
+	cpu, _ := n.schema.Slot(resource.CPU)
+	memory, _ := n.schema.Slot(resource.Memory)
+	n.nonZero[cpu] = info.GetNonZeroRequested().GetMilliCPU()
+	n.nonZero[memory] = info.GetNonZeroRequested().GetMemory()
+	r := int(row)
+	if err := n.table.SetAllocatable(r, clampVector(n.alloc)); err != nil {
+		return err
+	}
+	if err := n.table.SetUsed(r, clampVector(n.used)); err != nil {
+		return err
+	}
+	if err := n.table.SetNonZeroUsed(r, clampVector(n.nonZero)); err != nil {
+		return err
+	}
+	n.gens[row] = info.GetGeneration()
+	return nil
+}
+
+// clampVector holds amounts to [0, resource.MaxAmount]: NodeInfo sums can
+// go past it on a misreporting node, and a score must not fail the cycle.
+func clampVector(v resource.Vector) resource.Vector {
+	for i, x := range v {
+		v[i] = min(max(x, 0), resource.MaxAmount)
+	}
+	return v
+}
+
+// score runs the pipeline on the whole table and keeps each row's score.
+func (n *nodes) score(task *scoring.Task) error {
+	if err := n.pipe.Score(task, n.table, n.batch); err != nil {
+		return err
+	}
+	for row := range n.table.Len() {
+		n.scores[row] = toScore(n.batch.Total(row), n.maxScore)
+	}
+	return nil
+}
+
+// lookup returns a node's outcome from the cycle's batch, when the batch
+// is this cycle's and read the NodeInfo at its current generation.
+func (n *nodes) lookup(cycle uint64, info fwk.NodeInfo) (nodeResult, bool) {
+	if cycle != n.cycle {
+		return nodeResult{}, false
+	}
+	row, ok := n.rows[info.Node().Name]
+	if !ok || n.gens[row] != info.GetGeneration() {
+		return nodeResult{}, false
+	}
+	if !n.batch.Feasible(int(row)) {
+		return nodeResult{reason: n.batch.Reason(int(row))}, true
+	}
+	return nodeResult{feasible: true, score: n.scores[row]}, true
+}
+
+// evaluateOne works one node's outcome out afresh, for a NodeInfo the
+// cycle's batch did not read as it is (a preemption dry run, nominated
+// pods added). It reads the node in the cycle's schema, as the batch would
+// (the task asks for nothing outside it). It allocates; it is the rare
+// path.
+func evaluateOne(cfg *scoring.Config, s *cycleState, info fwk.NodeInfo) (nodeResult, error) {
+	singleEvaluations.Add(1)
+	var one nodes
+	if err := one.rebuildWith(cfg, s.schema, info); err != nil {
+		return nodeResult{}, err
+	}
+	if err := one.score(s.task); err != nil {
+		return nodeResult{}, err
+	}
+	r, _ := one.lookup(one.cycle, info)
+	return r, nil
+}
+
+// singleEvaluations counts evaluateOne's calls, for tests: in a plain
+// cycle every node's outcome comes from the batch.
+var singleEvaluations atomic.Int64
+
+// rebuildWith makes a one-node table over a given schema.
+func (n *nodes) rebuildWith(cfg *scoring.Config, schema *resource.Schema, info fwk.NodeInfo) error {
+	pipe, err := cfg.Build(schema)
+	if err != nil {
+		return err
+	}
+	k := schema.Len()
+	*n = nodes{
+		schema: schema, pipe: pipe, table: resource.NewTable(schema, 1), rows: map[string]int32{},
+		batch: pipe.NewBatch(1), maxScore: pipe.MaxScore(),
+		alloc: make(resource.Vector, k), used: make(resource.Vector, k), nonZero: make(resource.Vector, k),
+	}
+	_, err = n.add(info)
+	return err
+}
+
+// vector reads a framework Resource into dst, in the schema's slots; pods,
+// when the schema has the slot, holds the pod count. Scalar resources the
+// schema lacks are left out.
+func vector(schema *resource.Schema, r fwk.Resource, pods int64, dst resource.Vector) {
+	clear(dst)
+	set := func(name string, v int64) {
+		if i, ok := schema.Slot(name); ok {
+			dst[i] = v
+		}
+	}
+	set(resource.CPU, r.GetMilliCPU())
+	set(resource.Memory, r.GetMemory())
+	set(resource.EphemeralStorage, r.GetEphemeralStorage())
+	set(resource.Pods, pods)
+	for name, v := range r.GetScalarResources() {
+		if resource.UnitOf(string(name)) == resource.Milli {
+			v *= 1000
+		}
+		set(string(name), v)
+	}
+}

@@ -1,0 +1,295 @@
+package plugins
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/textlogger"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultbinder"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/queuesort"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"pgregory.net/rapid"
+)
+
+// aiScenario is the design's AI-scenario configuration for
+// ResourceStrategyFit: GPU packed, cpu spread, sra retention and the
+// proportional filter.
+const aiScenario = `{"plugins": [{"name": "resource-strategy-fit", "args": {
+  "resources": {"nvidia.com/gpu": {"type": "MostAllocated", "weight": 2}, "cpu": {"type": "LeastAllocated", "weight": 1}},
+  "sra": {"policy": "retention, proportional", "resources": "nvidia.com/gpu",
+          "retention": {"weight": 10, "nvidia.com/gpu": 1}, "proportional": {"nvidia.com/gpu.cpu": 8, "nvidia.com/gpu.memory": 8}}}}]}`
+
+// live is a cluster as kube-scheduler holds it: the scheduler cache, and a
+// snapshot that UpdateSnapshot refreshes node by node (NodeInfos that did
+// not change keep their object and generation), under a framework whose
+// plugins keep their state from cycle to cycle.
+type live struct {
+	cache    cache.Cache
+	snapshot *cache.Snapshot
+	fw       framework.Framework
+	logger   klog.Logger
+}
+
+func newLive(t testing.TB, ctx context.Context, plugins ...enabled) *live {
+	t.Helper()
+	l := &live{cache: cache.New(ctx, nil, false, false), snapshot: cache.NewEmptySnapshot(), logger: klog.FromContext(ctx)}
+	l.fw = newFrameworkOn(t, ctx, l.snapshot, plugins...)
+	return l
+}
+
+func (l *live) sync(t testing.TB) []fwk.NodeInfo {
+	t.Helper()
+	if err := l.cache.UpdateSnapshot(l.logger, l.snapshot); err != nil {
+		t.Fatal(err)
+	}
+	infos, err := l.snapshot.NodeInfos().List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return infos
+}
+
+// newFrameworkOn is newFramework over a given snapshot.
+func newFrameworkOn(t testing.TB, ctx context.Context, snapshot *cache.Snapshot, plugins ...enabled) framework.Framework {
+	t.Helper()
+	registry := frameworkruntime.Registry{
+		queuesort.Name:              queuesort.New,
+		defaultbinder.Name:          defaultbinder.New,
+		NodeResourcesFitPlusName:    NewNodeResourcesFitPlus,
+		ScarceResourceAvoidanceName: NewScarceResourceAvoidance,
+		ResourceStrategyFitName:     NewResourceStrategyFit,
+	}
+	profile := &config.KubeSchedulerProfile{
+		SchedulerName: "resfit",
+		Plugins: &config.Plugins{
+			QueueSort: config.PluginSet{Enabled: []config.Plugin{{Name: queuesort.Name}}},
+			Bind:      config.PluginSet{Enabled: []config.Plugin{{Name: defaultbinder.Name}}},
+		},
+	}
+	for _, p := range plugins {
+		profile.Plugins.PreScore.Enabled = append(profile.Plugins.PreScore.Enabled, config.Plugin{Name: p.name})
+		profile.Plugins.Score.Enabled = append(profile.Plugins.Score.Enabled, config.Plugin{Name: p.name, Weight: p.weight})
+		if p.name == ResourceStrategyFitName {
+			profile.Plugins.PreFilter.Enabled = append(profile.Plugins.PreFilter.Enabled, config.Plugin{Name: p.name})
+			profile.Plugins.Filter.Enabled = append(profile.Plugins.Filter.Enabled, config.Plugin{Name: p.name})
+		}
+		profile.PluginConfig = append(profile.PluginConfig, config.PluginConfig{
+			Name: p.name, Args: &runtime.Unknown{Raw: []byte(p.args), ContentType: runtime.ContentTypeJSON},
+		})
+	}
+	fw, err := frameworkruntime.NewFramework(ctx, registry, profile, frameworkruntime.WithSnapshotSharedLister(snapshot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fw
+}
+
+// outcome runs one cycle as kube-scheduler does (PreFilter, Filter on
+// every node, PreScore and Score on the feasible ones) and returns, per
+// node, its total score or the reason it was rejected.
+func outcome(t testing.TB, fw framework.Framework, infos []fwk.NodeInfo, p *v1.Pod) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	state := framework.NewCycleState()
+	out := map[string]string{}
+	if _, s, _ := fw.RunPreFilterPlugins(ctx, state, p); !s.IsSuccess() && !s.IsSkip() {
+		t.Fatalf("PreFilter: %v", s.AsError())
+	}
+	var feasible []fwk.NodeInfo
+	for _, info := range infos {
+		if s := fw.RunFilterPlugins(ctx, state, p, info); !s.IsSuccess() {
+			out[info.Node().Name] = "rejected: " + s.Message()
+			continue
+		}
+		feasible = append(feasible, info)
+	}
+	if len(feasible) == 0 {
+		return out
+	}
+	if s := fw.RunPreScorePlugins(ctx, state, p, feasible); !s.IsSuccess() {
+		t.Fatalf("PreScore: %v", s.AsError())
+	}
+	scores, s := fw.RunScorePlugins(ctx, state, p, feasible)
+	if !s.IsSuccess() {
+		t.Fatalf("Score: %v", s.AsError())
+	}
+	for _, n := range scores {
+		out[n.Name] = fmt.Sprint(n.TotalScore)
+	}
+	return out
+}
+
+// TestStateKeptAcrossCyclesIsExact: the plugins keep their table and
+// pipeline from cycle to cycle and read a node again only when its
+// generation changed; after any sequence of cluster changes (pods bound
+// and removed, nodes added, resized and removed, a new extended resource
+// appearing) every cycle's outcome is the one a fresh framework gives on
+// the same snapshot, and every node's comes from the kept table's batch.
+func TestStateKeptAcrossCyclesIsExact(t *testing.T) {
+	configs := map[string][]enabled{
+		"ResourceStrategyFit": {{ResourceStrategyFitName, 1, aiScenario}},
+		"Koordinator":         koordinatorPlugins,
+	}
+	for name, plugins := range configs {
+		t.Run(name, func(t *testing.T) {
+			rapid.Check(t, func(rt *rapid.T) {
+				ctx := context.Background()
+				l := newLive(t, ctx, plugins...)
+				nodeNames := []string{"gpu-0", "gpu-1", "cpu-0", "cpu-1", "cpu-2"}
+				drawNode := func(name string) *v1.Node {
+					kv := []string{"cpu", fmt.Sprint(rapid.IntRange(8, 96).Draw(rt, "cores")), "memory", fmt.Sprint(rapid.IntRange(16, 512).Draw(rt, "gi"), "Gi")}
+					if strings.HasPrefix(name, "gpu") {
+						kv = append(kv, gpu, fmt.Sprint(rapid.IntRange(1, 8).Draw(rt, "gpus")))
+					}
+					if rapid.IntRange(0, 9).Draw(rt, "fpga") == 0 {
+						kv = append(kv, "example.com/fpga", "2")
+					}
+					return node(name, resources(kv...))
+				}
+				drawPod := func(name, nodeName string) *v1.Pod {
+					kv := []string{"cpu", fmt.Sprint(rapid.IntRange(1, 16).Draw(rt, "pod cores")), "memory", fmt.Sprint(rapid.IntRange(1, 64).Draw(rt, "pod gi"), "Gi")}
+					if rapid.Bool().Draw(rt, "pod gpu") {
+						kv = append(kv, gpu, fmt.Sprint(rapid.IntRange(1, 2).Draw(rt, "pod gpus")))
+					}
+					if rapid.IntRange(0, 4).Draw(rt, "only gpu") == 0 {
+						kv = []string{gpu, "1"}
+					}
+					return pod(name, nodeName, resources(kv...))
+				}
+				present := map[string]*v1.Node{}
+				bound := map[string]*v1.Pod{}
+				for _, n := range nodeNames[:3] {
+					present[n] = drawNode(n)
+					l.cache.AddNode(l.logger, present[n])
+				}
+				for cycle := range rapid.IntRange(1, 12).Draw(rt, "cycles") {
+					switch rapid.IntRange(0, 4).Draw(rt, "change") {
+					case 0, 1: // a pod is bound
+						names := sortedKeys(present)
+						if len(names) == 0 {
+							break
+						}
+						p := drawPod(fmt.Sprint("bound-", cycle), rapid.SampledFrom(names).Draw(rt, "bind to"))
+						if err := l.cache.AddPod(l.logger, p); err != nil {
+							t.Fatal(err)
+						}
+						bound[p.Name] = p
+					case 2: // a pod goes away
+						if len(bound) == 0 {
+							break
+						}
+						name := rapid.SampledFrom(sortedKeys(bound)).Draw(rt, "remove pod")
+						if err := l.cache.RemovePod(l.logger, bound[name]); err != nil {
+							t.Fatal(err)
+						}
+						delete(bound, name)
+					case 3: // a node arrives or changes
+						name := rapid.SampledFrom(nodeNames).Draw(rt, "node")
+						n := drawNode(name)
+						if old, ok := present[name]; ok {
+							l.cache.UpdateNode(l.logger, old, n)
+						} else {
+							l.cache.AddNode(l.logger, n)
+						}
+						present[name] = n
+					case 4: // a node leaves
+						names := sortedKeys(present)
+						if len(names) < 2 {
+							break
+						}
+						name := rapid.SampledFrom(names).Draw(rt, "remove node")
+						for pn, p := range bound {
+							if p.Spec.NodeName == name {
+								l.cache.RemovePod(l.logger, p)
+								delete(bound, pn)
+							}
+						}
+						if err := l.cache.RemoveNode(l.logger, present[name]); err != nil {
+							t.Fatal(err)
+						}
+						delete(present, name)
+					}
+					infos := l.sync(t)
+					p := drawPod(fmt.Sprint("pending-", cycle), "")
+					before := singleEvaluations.Load()
+					got := outcome(t, l.fw, infos, p)
+					if n := singleEvaluations.Load() - before; n != 0 {
+						rt.Fatalf("cycle %d: %d nodes were evaluated one by one, not from the kept table", cycle, n)
+					}
+					want := outcome(t, newFrameworkOn(t, ctx, l.snapshot, plugins...), infos, p)
+					if fmt.Sprint(got) != fmt.Sprint(want) {
+						rt.Fatalf("cycle %d: kept state gave\n%v\na fresh framework\n%v", cycle, got, want)
+					}
+				}
+			})
+		})
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	for i := 1; i < len(keys); i++ {
+		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
+			keys[j], keys[j-1] = keys[j-1], keys[j]
+		}
+	}
+	return keys
+}
+
+// Every resfit plugin implements SignPlugin, so kube-scheduler keeps its
+// opportunistic batching on for a profile that uses them: the framework
+// does not log "Disabling signatures for profile because plugins do not
+// support it", it signs a pod, two pods with equal requests share a
+// signature and get the same outcome, and a pod with other requests (or,
+// for ResourceStrategyFit, other Volcano annotations) does not share it.
+func TestSignaturesKeepBatchingOn(t *testing.T) {
+	for name, plugins := range map[string][]enabled{
+		"ResourceStrategyFit": {{ResourceStrategyFitName, 1, aiScenario}},
+		"Koordinator":         koordinatorPlugins,
+	} {
+		t.Run(name, func(t *testing.T) {
+			var logs bytes.Buffer
+			ctx := klog.NewContext(context.Background(), textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(&logs))))
+			nodes := []*v1.Node{
+				node("gpu", resources("cpu", "74", "memory", "128G", gpu, "8")),
+				node("cpu", resources("cpu", "16", "memory", "64G")),
+			}
+			snapshot := cache.NewSnapshot([]*v1.Pod{pod("load", "gpu", resources("cpu", "8", "memory", "8G", gpu, "2"))}, nodes)
+			fw := newFrameworkOn(t, ctx, snapshot, plugins...)
+			if strings.Contains(logs.String(), "Disabling signatures") {
+				t.Fatalf("the framework turned signatures off:\n%s", logs.String())
+			}
+			a := pod("a", "", resources("cpu", "4", "memory", "4G", gpu, "1"))
+			b := pod("b", "", resources("cpu", "4", "memory", "4G", gpu, "1"))
+			c := pod("c", "", resources("cpu", "4", "memory", "4G", gpu, "2"))
+			sa, sb, sc := fw.SignPod(ctx, a), fw.SignPod(ctx, b), fw.SignPod(ctx, c)
+			if sa == nil || !bytes.Equal(sa, sb) || bytes.Equal(sa, sc) {
+				t.Fatalf("signatures: a %s, b %s, c %s", sa, sb, sc)
+			}
+			infos, _ := snapshot.NodeInfos().List()
+			if oa, ob := outcome(t, fw, infos, a), outcome(t, fw, infos, b); fmt.Sprint(oa) != fmt.Sprint(ob) {
+				t.Errorf("same signature, different outcomes: %v and %v", oa, ob)
+			}
+			annotated := a.DeepCopy()
+			annotated.Annotations = map[string]string{"volcano.sh/resource-strategy-scoring-type": "LeastAllocated", "volcano.sh/resource-strategy-weight": `{"cpu": 1}`}
+			same := bytes.Equal(fw.SignPod(ctx, annotated), sa)
+			if overrides := name == "ResourceStrategyFit"; same == overrides {
+				t.Errorf("Volcano annotations change the signature: %v, want %v", !same, overrides)
+			}
+		})
+	}
+}
+
