@@ -29,4 +29,3 @@ func decodeArgs(obj runtime.Object) (map[string]any, error) {
 	delete(m, "kind")
 	return m, nil
 }
-

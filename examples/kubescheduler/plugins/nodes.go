@@ -30,8 +30,8 @@ type nodes struct {
 	lastInfos []fwk.NodeInfo
 	lastRows  []int32
 
-	cycle   uint64
-	scores  []int64 // per row, this cycle's score on 0..100
+	cycle    uint64
+	scores   []int64 // per row, this cycle's score on 0..100
 	maxScore float64
 
 	alloc, used, nonZero resource.Vector

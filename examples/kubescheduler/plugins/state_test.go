@@ -292,4 +292,3 @@ func TestSignaturesKeepBatchingOn(t *testing.T) {
 		})
 	}
 }
-
