@@ -24,6 +24,11 @@ type nodes struct {
 	rows   map[string]int32
 	gens   []int64 // per row, the NodeInfo generation it was read from
 	batch  *scoring.Batch
+	// byNode finds a row from the v1.Node a NodeInfo holds: a pointer
+	// hashes faster than a name, and Score looks a row up for every node.
+	// rowNode is each row's v1.Node, to drop a replaced one.
+	byNode  map[*v1.Node]int32
+	rowNode []*v1.Node
 
 	// The last list of NodeInfos and their rows: the next cycle usually
 	// passes the same list, and then needs no lookup by name.
@@ -138,7 +143,8 @@ func (n *nodes) rebuild(cfg *scoring.Config, pod *v1.Pod, infos []fwk.NodeInfo) 
 	k := schema.Len()
 	*n = nodes{
 		schema: schema, pipe: pipe, table: resource.NewTable(schema, len(infos)),
-		rows: make(map[string]int32, len(infos)), batch: pipe.NewBatch(len(infos)), maxScore: pipe.MaxScore(),
+		rows: make(map[string]int32, len(infos)), byNode: make(map[*v1.Node]int32, len(infos)),
+		batch: pipe.NewBatch(len(infos)), maxScore: pipe.MaxScore(),
 		alloc: make(resource.Vector, k), used: make(resource.Vector, k), nonZero: make(resource.Vector, k),
 		cycle: n.cycle,
 	}
@@ -159,6 +165,7 @@ func (n *nodes) add(info fwk.NodeInfo) (int32, error) {
 	}
 	row := int32(r)
 	n.rows[name] = row
+	n.rowNode = append(n.rowNode, nil)
 	n.gens = append(n.gens, 0)
 	n.scores = append(n.scores, 0)
 	return row, n.read(row, info)
@@ -186,6 +193,10 @@ func (n *nodes) read(row int32, info fwk.NodeInfo) error {
 		return err
 	}
 	n.gens[row] = info.GetGeneration()
+	if node := info.Node(); n.rowNode[row] != node {
+		delete(n.byNode, n.rowNode[row])
+		n.byNode[node], n.rowNode[row] = row, node
+	}
 	return nil
 }
 
@@ -211,16 +222,19 @@ func (n *nodes) score(task *scoring.Task) error {
 
 // lookup returns a node's outcome from the cycle's batch, when the batch
 // is this cycle's and read the NodeInfo at its current generation.
-func (n *nodes) lookup(cycle uint64, info fwk.NodeInfo) (nodeResult, bool) {
+func (n *nodes) lookup(cycle uint64, info fwk.NodeInfo, reason bool) (nodeResult, bool) {
 	if cycle != n.cycle {
 		return nodeResult{}, false
 	}
-	row, ok := n.rows[info.Node().Name]
+	row, ok := n.byNode[info.Node()]
 	if !ok || n.gens[row] != info.GetGeneration() {
 		return nodeResult{}, false
 	}
 	if !n.batch.Feasible(int(row)) {
-		return nodeResult{reason: n.batch.Reason(int(row))}, true
+		if reason {
+			return nodeResult{reason: n.batch.Reason(int(row))}, true
+		}
+		return nodeResult{}, true
 	}
 	return nodeResult{feasible: true, score: n.scores[row]}, true
 }
@@ -239,7 +253,7 @@ func evaluateOne(cfg *scoring.Config, s *cycleState, info fwk.NodeInfo) (nodeRes
 	if err := one.score(s.task); err != nil {
 		return nodeResult{}, err
 	}
-	r, _ := one.lookup(one.cycle, info)
+	r, _ := one.lookup(one.cycle, info, true)
 	return r, nil
 }
 
@@ -255,7 +269,7 @@ func (n *nodes) rebuildWith(cfg *scoring.Config, schema *resource.Schema, info f
 	}
 	k := schema.Len()
 	*n = nodes{
-		schema: schema, pipe: pipe, table: resource.NewTable(schema, 1), rows: map[string]int32{},
+		schema: schema, pipe: pipe, table: resource.NewTable(schema, 1), rows: map[string]int32{}, byNode: map[*v1.Node]int32{},
 		batch: pipe.NewBatch(1), maxScore: pipe.MaxScore(),
 		alloc: make(resource.Vector, k), used: make(resource.Vector, k), nonZero: make(resource.Vector, k),
 	}

@@ -52,6 +52,7 @@ type Plugin struct {
 	// overrides is set when the plugin honours Volcano's per-pod scoring
 	// annotations, which then belong in the pod's signature.
 	overrides bool
+	stateKey  fwk.StateKey
 
 	mu    sync.Mutex // serialises PreFilter and PreScore
 	nodes nodes
@@ -87,7 +88,8 @@ func newSingle(name string, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error
 	if err != nil {
 		return nil, fmt.Errorf("%s args: %w", name, err)
 	}
-	return &Plugin{name: name, handle: h, config: &scoring.Config{Scorers: []scoring.ScorerConfig{{Name: name, Weight: 1, Args: args}}}}, nil
+	return &Plugin{name: name, handle: h, stateKey: fwk.StateKey("resfit/" + name),
+		config: &scoring.Config{Scorers: []scoring.ScorerConfig{{Name: name, Weight: 1, Args: args}}}}, nil
 }
 
 // NewResourceStrategyFit builds ResourceStrategyFit from a resfit
@@ -103,7 +105,8 @@ func NewResourceStrategyFit(_ context.Context, obj runtime.Object, h fwk.Handle)
 	if err != nil {
 		return nil, fmt.Errorf("%s args: %w", ResourceStrategyFitName, err)
 	}
-	return &Plugin{name: ResourceStrategyFitName, handle: h, config: cfg, filter: len(cfg.Filters) > 0, overrides: true}, nil
+	return &Plugin{name: ResourceStrategyFitName, handle: h, stateKey: "resfit/" + ResourceStrategyFitName,
+		config: cfg, filter: len(cfg.Filters) > 0, overrides: true}, nil
 }
 
 // Name returns the plugin's name.
@@ -141,7 +144,12 @@ type cycleState struct {
 
 func (s *cycleState) Clone() fwk.StateData { return s }
 
-func (p *Plugin) key() fwk.StateKey { return fwk.StateKey("resfit/" + p.name) }
+func (p *Plugin) key() fwk.StateKey {
+	if p.stateKey == "" { // built in a test without a constructor
+		return fwk.StateKey("resfit/" + p.name)
+	}
+	return p.stateKey
+}
 
 // evaluate scores (and filters) the pod on every node of the cycle's
 // snapshot in one batch, updating only the rows of nodes that changed.
@@ -197,7 +205,7 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, _ *v1.Pod, node
 	if err != nil {
 		return fwk.AsStatus(err)
 	}
-	r, err := p.result(s, node)
+	r, err := p.result(s, node, true)
 	if err != nil {
 		return fwk.AsStatus(err)
 	}
@@ -226,7 +234,7 @@ func (p *Plugin) Score(_ context.Context, state fwk.CycleState, _ *v1.Pod, node 
 	if err != nil {
 		return 0, fwk.AsStatus(err)
 	}
-	r, err := p.result(s, node)
+	r, err := p.result(s, node, false)
 	if err != nil {
 		return 0, fwk.AsStatus(err)
 	}
@@ -248,17 +256,19 @@ func (p *Plugin) read(state fwk.CycleState) (*cycleState, error) {
 	return s, nil
 }
 
-// nodeResult is one node's outcome.
+// nodeResult is one node's outcome; reason is set only when asked for.
 type nodeResult struct {
 	feasible bool
-	score    int64
+	score    int64 // 0 when infeasible
 	reason   string
 }
 
 // result looks a node's outcome up in the cycle's batch, or works it out
-// afresh when the batch did not read this NodeInfo as it now is.
-func (p *Plugin) result(s *cycleState, node fwk.NodeInfo) (nodeResult, error) {
-	if r, ok := p.nodes.lookup(s.cycle, node); ok {
+// afresh when the batch did not read this NodeInfo as it now is. The
+// reason a node is infeasible is worked out only when asked for (Filter):
+// Score is also called on nodes other plugins rejected.
+func (p *Plugin) result(s *cycleState, node fwk.NodeInfo, reason bool) (nodeResult, error) {
+	if r, ok := p.nodes.lookup(s.cycle, node, reason); ok {
 		return r, nil
 	}
 	return evaluateOne(p.config, s, node)
