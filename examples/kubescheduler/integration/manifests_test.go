@@ -1,0 +1,219 @@
+package integration
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	v1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes"
+	clientscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/kubernetes/pkg/scheduler"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	schedulerscheme "k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	testutils "k8s.io/kubernetes/test/integration/util"
+	"k8s.io/utils/ptr"
+
+	"github.com/resfit/resfit/examples/kubescheduler/plugins"
+)
+
+// readManifests decodes every document of a manifest file.
+func readManifests(t *testing.T, path string) []runtime.Object {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var objs []runtime.Object
+	for {
+		doc, err := reader.Read()
+		if err == io.EOF {
+			return objs
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		obj, _, err := clientscheme.Codecs.UniversalDeserializer().Decode(doc, nil, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		objs = append(objs, obj)
+	}
+}
+
+// apply creates the objects as kubectl apply would on an empty cluster.
+func apply(t *testing.T, ctx context.Context, cs kubernetes.Interface, objs []runtime.Object) {
+	t.Helper()
+	var err error
+	for _, obj := range objs {
+		switch o := obj.(type) {
+		case *v1.ServiceAccount:
+			_, err = cs.CoreV1().ServiceAccounts(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		case *v1.ConfigMap:
+			_, err = cs.CoreV1().ConfigMaps(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.ClusterRole:
+			_, err = cs.RbacV1().ClusterRoles().Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.ClusterRoleBinding:
+			_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.RoleBinding:
+			_, err = cs.RbacV1().RoleBindings(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		default:
+			t.Fatalf("no apply for %T", obj)
+		}
+		if err != nil {
+			t.Fatalf("applying %T: %v", obj, err)
+		}
+	}
+}
+
+// TestSecondSchedulerFromManifests deploys resfit's scheduler as the
+// manifests describe, on a real kube-apiserver with RBAC: it applies
+// rbac.yaml and configmap.yaml, reads the KubeSchedulerConfiguration back
+// from the ConfigMap, and runs kube-scheduler with resfit's plugins under
+// the ServiceAccount's own token. The ServiceAccount can run its leader
+// election on its lease, and the scheduler binds the pods that name it:
+// GPU pods pack onto the fuller GPU node, CPU pods spread over the CPU
+// nodes. deployment.yaml runs the same binary with that ServiceAccount and
+// ConfigMap.
+func TestSecondSchedulerFromManifests(t *testing.T) {
+	deployment := readManifests(t, "../manifests/deployment.yaml")
+	d, ok := deployment[0].(*appsv1.Deployment)
+	if !ok || d.Spec.Template.Spec.ServiceAccountName != "resfit-scheduler" || d.Spec.Template.Spec.Volumes[0].ConfigMap.Name != "resfit-scheduler-config" {
+		t.Fatalf("deployment.yaml does not run as resfit-scheduler with its ConfigMap: %+v", deployment)
+	}
+
+	testCtx := testutils.InitTestAPIServer(t, "resfit-deploy", nil) // cleans up after itself
+	admin, ctx, ns := testCtx.ClientSet, testCtx.Ctx, testCtx.NS.Name
+	apply(t, ctx, admin, readManifests(t, "../manifests/rbac.yaml"))
+	apply(t, ctx, admin, readManifests(t, "../manifests/configmap.yaml"))
+
+	cm, err := admin.CoreV1().ConfigMaps("kube-system").Get(ctx, "resfit-scheduler-config", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, _, err := schedulerscheme.Codecs.UniversalDecoder().Decode([]byte(cm.Data["scheduler-config.yaml"]), nil, nil)
+	if err != nil {
+		t.Fatalf("the ConfigMap's scheduler configuration: %v", err)
+	}
+	cfg := obj.(*config.KubeSchedulerConfiguration)
+	if cfg.LeaderElection.ResourceName != "resfit-scheduler" || cfg.Profiles[0].SchedulerName != "resfit-scheduler" {
+		t.Fatalf("configuration: lease %q, profile %q", cfg.LeaderElection.ResourceName, cfg.Profiles[0].SchedulerName)
+	}
+
+	token, err := admin.CoreV1().ServiceAccounts("kube-system").CreateToken(ctx, "resfit-scheduler",
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	saConfig := rest.AnonymousClientConfig(testCtx.KubeConfig)
+	saConfig.BearerToken = token.Status.Token
+	sa := kubernetes.NewForConfigOrDie(saConfig)
+
+	// Leader election creates and renews the lease the configuration names.
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "resfit-scheduler", Namespace: "kube-system"},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("resfit-scheduler-0")}}
+	if lease, err = sa.CoordinationV1().Leases("kube-system").Create(ctx, lease, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("the ServiceAccount cannot create its lease: %v", err)
+	}
+	if _, err := sa.CoordinationV1().Leases("kube-system").Update(ctx, lease, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("the ServiceAccount cannot renew its lease: %v", err)
+	}
+	if _, err := sa.CoreV1().Secrets("kube-system").List(ctx, metav1.ListOptions{}); err == nil {
+		t.Error("the ServiceAccount can list secrets: its permissions are wider than a scheduler's")
+	}
+
+	// The scheduler talks to the apiserver only as the ServiceAccount.
+	schedCtx := &testutils.TestContext{Ctx: ctx, NS: testCtx.NS, ClientSet: sa, KubeConfig: saConfig, CloseFn: func() {}}
+	registry := frameworkruntime.Registry{plugins.ResourceStrategyFitName: plugins.NewResourceStrategyFit}
+	testutils.InitTestSchedulerWithOptions(t, schedCtx, 0,
+		scheduler.WithProfiles(cfg.Profiles...), scheduler.WithFrameworkOutOfTreeRegistry(registry))
+	// What the ServiceAccount may not list and watch never syncs: say which.
+	syncCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	schedCtx.InformerFactory.Start(schedCtx.SchedulerCtx.Done())
+	schedCtx.DynInformerFactory.Start(schedCtx.SchedulerCtx.Done())
+	for typ, synced := range schedCtx.InformerFactory.WaitForCacheSync(syncCtx.Done()) {
+		if !synced {
+			t.Fatalf("the scheduler's informer for %v did not sync under the ServiceAccount", typ)
+		}
+	}
+	for gvr, synced := range schedCtx.DynInformerFactory.WaitForCacheSync(syncCtx.Done()) {
+		if !synced {
+			t.Fatalf("the scheduler's informer for %v did not sync under the ServiceAccount", gvr)
+		}
+	}
+	go schedCtx.Scheduler.Run(schedCtx.SchedulerCtx)
+	t.Cleanup(schedCtx.SchedulerCloseFn)
+
+	for _, n := range []struct {
+		name  string
+		alloc v1.ResourceList
+	}{
+		{"gpu-busy", list("cpu", "74", "memory", "256G", "pods", "110", gpu, "8")},
+		{"gpu-idle", list("cpu", "74", "memory", "256G", "pods", "110", gpu, "8")},
+		{"cpu-1", list("cpu", "16", "memory", "64Gi", "pods", "110")},
+		{"cpu-2", list("cpu", "16", "memory", "64Gi", "pods", "110")},
+	} {
+		node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name}, Status: v1.NodeStatus{
+			Capacity: n.alloc, Allocatable: n.alloc,
+			Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}},
+		}}
+		if _, err := admin.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create := func(name, nodeName string, req v1.ResourceList) *v1.Pod {
+		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: v1.PodSpec{
+			SchedulerName: "resfit-scheduler",
+			NodeName:      nodeName,
+			Containers:    []v1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10", Resources: v1.ResourceRequirements{Requests: req, Limits: req}}},
+		}}
+		p, err := admin.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	boundTo := func(p *v1.Pod) string {
+		t.Helper()
+		if err := testutils.WaitForPodToScheduleWithTimeout(ctx, admin, p, 30*time.Second); err != nil {
+			t.Fatalf("pod %s not scheduled: %v", p.Name, err)
+		}
+		got, err := admin.CoreV1().Pods(ns).Get(ctx, p.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.Spec.NodeName
+	}
+	create("running-job", "gpu-busy", list("cpu", "8", "memory", "16G", gpu, "6"))
+	for i, want := range []string{"gpu-busy", "gpu-idle"} {
+		if got := boundTo(create(fmt.Sprintf("gpu-%d", i), "", list("cpu", "8", "memory", "16G", gpu, "2"))); got != want {
+			t.Errorf("GPU pod %d bound to %s, want %s", i, got, want)
+		}
+	}
+	seen := map[string]int{}
+	for i := range 4 {
+		seen[boundTo(create(fmt.Sprintf("cpu-%d", i), "", list("cpu", "2", "memory", "2Gi")))]++
+	}
+	if seen["cpu-1"] != 2 || seen["cpu-2"] != 2 {
+		t.Errorf("CPU pods landed %v, want two on each CPU node", seen)
+	}
+}
