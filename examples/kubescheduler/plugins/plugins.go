@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -57,6 +58,15 @@ type Plugin struct {
 	mu    sync.Mutex // serialises PreFilter and PreScore
 	nodes nodes
 	cycle uint64
+	// last is the CycleState the last evaluation wrote to, with what it
+	// wrote: Score and Filter, called for every node, find their cycle's
+	// results without a lookup in the CycleState.
+	last atomic.Pointer[lastCycle]
+}
+
+type lastCycle struct {
+	state fwk.CycleState
+	data  *cycleState
 }
 
 var (
@@ -190,7 +200,7 @@ func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 	if err != nil {
 		return nil, fwk.AsStatus(err)
 	}
-	state.Write(p.key(), s)
+	p.write(state, s)
 	return nil, nil
 }
 
@@ -224,7 +234,7 @@ func (p *Plugin) PreScore(_ context.Context, state fwk.CycleState, pod *v1.Pod, 
 	if err != nil {
 		return fwk.AsStatus(err)
 	}
-	state.Write(p.key(), s)
+	p.write(state, s)
 	return nil
 }
 
@@ -244,7 +254,17 @@ func (p *Plugin) Score(_ context.Context, state fwk.CycleState, _ *v1.Pod, node 
 // ScoreExtensions is nil: scores are already on 0..100.
 func (p *Plugin) ScoreExtensions() fwk.ScoreExtensions { return nil }
 
+// write keeps a cycle's results in its CycleState.
+func (p *Plugin) write(state fwk.CycleState, s *cycleState) {
+	state.Write(p.key(), s)
+	p.last.Store(&lastCycle{state: state, data: s})
+}
+
+// read returns a cycle's results.
 func (p *Plugin) read(state fwk.CycleState) (*cycleState, error) {
+	if last := p.last.Load(); last != nil && last.state == state {
+		return last.data, nil
+	}
 	d, err := state.Read(p.key())
 	if err != nil {
 		return nil, fmt.Errorf("%s: no state from PreFilter/PreScore: %w", p.name, err)
