@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/resfit/resfit/scoring"
+	resfitconfig "github.com/resfit/resfit/scoring/config"
 )
 
 // Configurations benchmarked, by name; %s is the resource list.
@@ -74,7 +75,7 @@ func cluster(b *testing.B, n, k int) *Cluster {
 }
 
 func pipeline(b *testing.B, c *Cluster, config string) *scoring.Pipeline {
-	cfg, err := scoring.Load([]byte(configs[config](c.Schema.Names())), scoring.Options{})
+	cfg, err := resfitconfig.Load([]byte(configs[config](c.Schema.Names())), resfitconfig.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func TestGeneratedClustersScore(t *testing.T) {
 		t.Fatal("same seed, different clusters")
 	}
 	for _, config := range configOrder {
-		cfg, err := scoring.Load([]byte(configs[config](a.Schema.Names())), scoring.Options{})
+		cfg, err := resfitconfig.Load([]byte(configs[config](a.Schema.Names())), resfitconfig.Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", config, err)
 		}

@@ -1,4 +1,4 @@
-package scoring
+package scoring_test
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/scoring/config"
 )
 
 // benchCluster makes n nodes over cpu, memory and nvidia.com/gpu: a quarter
@@ -56,7 +58,7 @@ func BenchmarkScore(b *testing.B) {
 		for _, n := range []int{1000, 10000} {
 			b.Run(fmt.Sprintf("%s/%s/nodes=%d", c.config, c.task, n), func(b *testing.B) {
 				schema, nodes := benchCluster(b, n)
-				cfg, err := Load([]byte(benchConfigs[c.config]), Options{})
+				cfg, err := config.Load([]byte(benchConfigs[c.config]), config.Options{})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -65,7 +67,7 @@ func BenchmarkScore(b *testing.B) {
 					b.Fatal(err)
 				}
 				batch := p.NewBatch(n)
-				tk := &Task{Requests: tasks[c.task]}
+				tk := &scoring.Task{Requests: tasks[c.task]}
 				b.ReportAllocs()
 				b.ResetTimer()
 				for b.Loop() {

@@ -1,10 +1,12 @@
-package scoring
+package scoring_test
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/scoring/config"
 	"github.com/resfit/resfit/sra"
 )
 
@@ -25,16 +27,16 @@ func TestDeviceFilterSeesDevicesNotTotals(t *testing.T) {
 	for j := range 4 {
 		devs.Take(1, j, 750)
 	}
-	df, err := NewDeviceFilter(devs)
+	df, err := scoring.NewDeviceFilter(devs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := NewPipeline(schema, []Filter{NewFitFilter(nil, nil), df}, nil)
+	p, err := scoring.NewPipeline(schema, []scoring.Filter{scoring.NewFitFilter(nil, nil), df}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := p.NewBatch(2)
-	task := &Task{Name: "share", Requests: resource.Vector{1000, 300}, Devices: resource.DeviceRequest{Count: 1, Each: 300}}
+	task := &scoring.Task{Name: "share", Requests: resource.Vector{1000, 300}, Devices: resource.DeviceRequest{Count: 1, Each: 300}}
 	if err := p.Score(task, nodes, b); err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +64,7 @@ func TestDeviceFilterSeesDevicesNotTotals(t *testing.T) {
 	if err := p.Score(task, nodes, b); err == nil || !strings.Contains(err.Error(), "3 nodes, the table 2") {
 		t.Errorf("mismatched view: %v", err)
 	}
-	if _, err := NewDeviceFilter(nil); err == nil {
+	if _, err := scoring.NewDeviceFilter(nil); err == nil {
 		t.Error("nil view accepted")
 	}
 }
@@ -76,29 +78,29 @@ func TestAssembledPipelineWithProportionalFilter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := NewProportionalFilter(p)
+	f, err := scoring.NewProportionalFilter(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewProportionalFilter(nil); err == nil {
+	if _, err := scoring.NewProportionalFilter(nil); err == nil {
 		t.Error("nil accepted")
 	}
 	nodes := resource.NewTable(schema, 2)
 	nodes.Add("gpu-73", resource.Vector{80000, 8000}, resource.Vector{7000, 0})
 	nodes.Add("gpu-80", resource.Vector{80000, 8000}, nil)
-	pipe, err := NewPipeline(schema, []Filter{f}, nil)
+	pipe, err := scoring.NewPipeline(schema, []scoring.Filter{f}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := pipe.NewBatch(2)
-	if err := pipe.Score(&Task{Requests: resource.Vector{10000, 0}}, nodes, b); err != nil {
+	if err := pipe.Score(&scoring.Task{Requests: resource.Vector{10000, 0}}, nodes, b); err != nil {
 		t.Fatal(err)
 	}
 	if b.Feasible(0) || !b.Feasible(1) {
 		t.Errorf("feasible %v %v: 73 − 10 < 64 must fail, 80 − 10 ≥ 64 pass", b.Feasible(0), b.Feasible(1))
 	}
 	// Scorers hands out a copy of the list.
-	withScorer, _ := NewPipeline(schema, nil, []WeightedScorer{{Scorer: mustKubeScorer(t, schema), Weight: 2}})
+	withScorer, _ := scoring.NewPipeline(schema, nil, []scoring.WeightedScorer{{Scorer: mustKubeScorer(t, schema), Weight: 2}})
 	list := withScorer.Scorers()
 	list[0].Weight = 99
 	if withScorer.Scorers()[0].Weight != 2 {
@@ -106,9 +108,9 @@ func TestAssembledPipelineWithProportionalFilter(t *testing.T) {
 	}
 }
 
-func mustKubeScorer(t *testing.T, schema *resource.Schema) Scorer {
+func mustKubeScorer(t *testing.T, schema *resource.Schema) scoring.Scorer {
 	t.Helper()
-	cfg, err := Load([]byte("plugins:\n- name: NodeResourcesFit\n"), Options{})
+	cfg, err := config.Load([]byte("plugins:\n- name: NodeResourcesFit\n"), config.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

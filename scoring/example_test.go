@@ -6,19 +6,20 @@ import (
 
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/scoring/config"
 )
 
 // Scoring one GPU task on a GPU node and a CPU node with Volcano's
 // resource-strategy-fit arguments.
 func ExamplePipeline_Score() {
-	cfg, err := scoring.Load([]byte(`
+	cfg, err := config.Load([]byte(`
 plugins:
 - name: resource-strategy-fit
   args:
     resources:
       nvidia.com/gpu: {type: MostAllocated, weight: 2}
       cpu: {type: LeastAllocated, weight: 1}
-`), scoring.Options{})
+`), config.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -48,9 +49,9 @@ plugins:
 
 // A bad value is reported with its field path.
 func ExampleDecodeArgs() {
-	_, _, err := scoring.DecodeArgs("resource-strategy-fit", map[string]any{
+	_, _, err := config.DecodeArgs("resource-strategy-fit", map[string]any{
 		"resources": map[string]any{"nvidia.com/gpu": map[string]any{"type": "MostAllocated", "weight": -1}},
-	}, scoring.Options{})
+	}, config.Options{})
 	fmt.Println(err)
 	// Output:
 	// resources["nvidia.com/gpu"].weight: must be > 0, got -1
@@ -71,7 +72,7 @@ func ExampleDeviceFilter() {
 	gpus.Take(0, 1, 500)
 	gpus.Take(1, 1, 1000) // one-whole: 1000 + 0 free
 	filter, _ := scoring.NewDeviceFilter(gpus)
-	cfg, _ := scoring.Load([]byte("plugins:\n- name: NodeResourcesFit\n  args: {scoringStrategy: {type: MostAllocated}}\n"), scoring.Options{})
+	cfg, _ := config.Load([]byte("plugins:\n- name: NodeResourcesFit\n  args: {scoringStrategy: {type: MostAllocated}}\n"), config.Options{})
 	pipe, _ := cfg.Build(schema)
 	pipe, _ = pipe.WithFilters(filter)
 

@@ -1,9 +1,8 @@
-package scoring
+package scoring_test
 
 import (
 	"bytes"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +10,8 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/scoring/config"
 )
 
 const gpu = "nvidia.com/gpu"
@@ -18,9 +19,9 @@ const gpu = "nvidia.com/gpu"
 // aiCluster is the quickstart's scenario: GPU MostAllocated weight 2, cpu
 // LeastAllocated weight 1 (Volcano resource-strategy-fit, weight 10), two
 // GPU nodes and two CPU nodes.
-func aiCluster(t testing.TB) (*Pipeline, *resource.Table) {
+func aiCluster(t testing.TB) (*scoring.Pipeline, *resource.Table) {
 	t.Helper()
-	c, err := Load([]byte(`
+	c, err := config.Load([]byte(`
 plugins:
 - name: resource-strategy-fit
   args:
@@ -28,7 +29,7 @@ plugins:
     resources:
       nvidia.com/gpu: {type: MostAllocated, weight: 2}
       cpu: {type: LeastAllocated, weight: 1}
-`), Options{})
+`), config.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,13 +58,13 @@ plugins:
 	return p, nodes
 }
 
-func task(t testing.TB, s *resource.Schema, name string, q map[string]string) *Task {
+func task(t testing.TB, s *resource.Schema, name string, q map[string]string) *scoring.Task {
 	t.Helper()
 	v, err := s.Parse(q)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Task{Name: name, Requests: v}
+	return &scoring.Task{Name: name, Requests: v}
 }
 
 func TestPipelineExplainsGPUAndCPUPods(t *testing.T) {
@@ -101,7 +102,7 @@ rejected cpu-b by NodeResourcesFit: insufficient nvidia.com/gpu: requested 2, fr
 	got := b.Top(4, nil)
 	names := make([]string, len(got))
 	for i, r := range got {
-		names[i] = fmt.Sprintf("%s=%s", nodes.Name(r), FormatScore(b.Total(r)))
+		names[i] = fmt.Sprintf("%s=%s", nodes.Name(r), scoring.FormatScore(b.Total(r)))
 	}
 	if strings.Join(names, " ") != "gpu-b=812.5 cpu-b=750 gpu-a=687.5 cpu-a=125" {
 		t.Errorf("cpu pod ranking: %v", names)
@@ -128,7 +129,7 @@ func TestScoreRejectsBadInput(t *testing.T) {
 	p, nodes := aiCluster(t)
 	b := p.NewBatch(nodes.Len())
 	other, _ := resource.NewSchema("cpu")
-	for name, tk := range map[string]*Task{
+	for name, tk := range map[string]*scoring.Task{
 		"short":    {Requests: resource.Vector{1}},
 		"negative": {Requests: resource.Vector{-1, 0, 0}},
 		"huge":     {Requests: resource.Vector{resource.MaxAmount + 1, 0, 0}},
@@ -138,44 +139,12 @@ func TestScoreRejectsBadInput(t *testing.T) {
 			t.Errorf("%s request accepted", name)
 		}
 	}
-	if err := p.Score(&Task{Requests: resource.Vector{0}}, resource.NewTable(other, 0), b); err == nil {
+	if err := p.Score(&scoring.Task{Requests: resource.Vector{0}}, resource.NewTable(other, 0), b); err == nil {
 		t.Error("table of another schema accepted")
 	}
 	if err := p.Score(nil, nodes, b); err == nil {
 		t.Error("nil task accepted")
 	}
-}
-
-// Top agrees with a full sort (total descending, row ascending) and never
-// returns a rejected node.
-func TestTopMatchesSort(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		n := rapid.IntRange(0, 40).Draw(t, "n")
-		p := &Pipeline{}
-		b := &Batch{pipe: p}
-		b.resize(n)
-		for i := range n {
-			b.totals[i] = float64(rapid.IntRange(0, 5).Draw(t, "total"))
-			if rapid.IntRange(0, 4).Draw(t, "reject") == 0 {
-				b.rejectedBy[i] = 1
-			}
-		}
-		k := rapid.IntRange(0, n+2).Draw(t, "k")
-		var want []int
-		for i := range n {
-			if b.rejectedBy[i] == 0 {
-				want = append(want, i)
-			}
-		}
-		sort.SliceStable(want, func(x, y int) bool { return b.totals[want[x]] > b.totals[want[y]] })
-		if len(want) > k {
-			want = want[:k]
-		}
-		got := b.Top(k, nil)
-		if fmt.Sprint(got) != fmt.Sprint(want) && !(len(got) == 0 && len(want) == 0) {
-			t.Fatalf("Top(%d) = %v, want %v", k, got, want)
-		}
-	})
 }
 
 // A pipeline is shared by goroutines, each with its own batch; run with
@@ -225,9 +194,9 @@ func TestConcurrentScoring(t *testing.T) {
 // fitPlusPipeline is the Koordinator document's NodeResourcesFitPlus alone
 // (gpu Most/2, cpu and memory Least/1), plugin weight 2, over cpu, memory
 // and GPUs.
-func fitPlusPipeline(t *testing.T) *Pipeline {
+func fitPlusPipeline(t *testing.T) *scoring.Pipeline {
 	t.Helper()
-	c, err := Load([]byte(`
+	c, err := config.Load([]byte(`
 profiles:
 - pluginConfig:
   - name: NodeResourcesFitPlus
@@ -240,7 +209,7 @@ profiles:
     score:
       enabled: [{name: NodeResourcesFitPlus, weight: 2}]
       disabled: [{name: "*"}]
-`), Options{})
+`), config.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,12 +258,12 @@ func TestFitFilterIgnoresAndCountsPods(t *testing.T) {
 	nodes := resource.NewTable(schema, 2)
 	nodes.Add("full", resource.Vector{4000, 10, 0}, resource.Vector{0, 10, 0})
 	nodes.Add("room", resource.Vector{4000, 10, 0}, resource.Vector{0, 9, 0})
-	p, err := NewPipeline(schema, []Filter{NewFitFilter(nil, []string{"example.com"})}, nil)
+	p, err := scoring.NewPipeline(schema, []scoring.Filter{scoring.NewFitFilter(nil, []string{"example.com"})}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := p.NewBatch(2)
-	if err := p.Score(&Task{Requests: resource.Vector{1000, 0, 1000}}, nodes, b); err != nil {
+	if err := p.Score(&scoring.Task{Requests: resource.Vector{1000, 0, 1000}}, nodes, b); err != nil {
 		t.Fatal(err)
 	}
 	if b.Feasible(0) || !b.Feasible(1) {
@@ -308,7 +277,7 @@ func TestFitFilterIgnoresAndCountsPods(t *testing.T) {
 // ScoreParallel gives exactly Score's results, for any number of workers
 // (run with -race: the workers write disjoint parts of the batch).
 func TestScoreParallelMatchesScore(t *testing.T) {
-	c, err := Load([]byte(`
+	c, err := config.Load([]byte(`
 plugins:
 - name: resource-strategy-fit
   args:
@@ -319,7 +288,7 @@ plugins:
   args: {scoringStrategy: {type: MostAllocated}}
 - name: ScarceResourceAvoidance
   args: {resources: [nvidia.com/gpu]}
-`), Options{})
+`), config.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +305,7 @@ plugins:
 			u := resource.Vector{rapid.Int64Range(0, a[0]).Draw(t, "used cpu"), 0, rapid.Int64Range(0, a[2]).Draw(t, "used gpu")}
 			nodes.Add(fmt.Sprint("n", i), a, u)
 		}
-		task := &Task{Requests: resource.Vector{rapid.Int64Range(0, 8).Draw(t, "req cpu") * 1000, 1 << 30, rapid.SampledFrom([]int64{0, 1000}).Draw(t, "req gpu")}}
+		task := &scoring.Task{Requests: resource.Vector{rapid.Int64Range(0, 8).Draw(t, "req cpu") * 1000, 1 << 30, rapid.SampledFrom([]int64{0, 1000}).Draw(t, "req gpu")}}
 		want, got := p.NewBatch(n), p.NewBatch(n)
 		if err := p.Score(task, nodes, want); err != nil {
 			t.Fatal(err)

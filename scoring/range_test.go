@@ -1,4 +1,4 @@
-package scoring
+package scoring_test
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
 )
 
 // fixedScorer returns one score for every node, whatever it is.
@@ -16,7 +17,7 @@ type fixedScorer struct {
 
 func (f fixedScorer) Name() string      { return "fixed" }
 func (f fixedScorer) MaxScore() float64 { return f.max }
-func (f fixedScorer) ScoreNodes(_ *Task, _ Span, out []float64) error {
+func (f fixedScorer) ScoreNodes(_ *scoring.Task, _ scoring.Span, out []float64) error {
 	for i := range out {
 		out[i] = f.score
 	}
@@ -31,27 +32,27 @@ func TestNewPipelineRejectsWeightsOutsideTheirBound(t *testing.T) {
 	s, _ := resource.NewSchema("cpu")
 	ok := fixedScorer{score: 1, max: 100}
 	for name, c := range map[string]struct {
-		filters []Filter
-		scorers []WeightedScorer
+		filters []scoring.Filter
+		scorers []scoring.WeightedScorer
 		want    string
 	}{
-		"weight MaxFloat64":    {scorers: []WeightedScorer{{ok, math.MaxFloat64}}, want: "weight must be in [0, 1000000]"},
-		"weight NaN":           {scorers: []WeightedScorer{{ok, math.NaN()}}, want: "got NaN"},
-		"weight +Inf":          {scorers: []WeightedScorer{{ok, math.Inf(1)}}, want: "got +Inf"},
-		"weight −1":            {scorers: []WeightedScorer{{ok, -1}}, want: "got -1"},
-		"weight above bound":   {scorers: []WeightedScorer{{ok, resource.MaxWeight + 1}}, want: "got 1.000001e+06"},
-		"infinite MaxScore":    {scorers: []WeightedScorer{{fixedScorer{max: math.Inf(1)}, 1}}, want: "MaxScore must be in [0, 2^53]"},
-		"NaN MaxScore":         {scorers: []WeightedScorer{{fixedScorer{max: math.NaN()}, 1}}, want: "MaxScore"},
-		"total above 2^53":     {scorers: []WeightedScorer{{fixedScorer{max: 1 << 40}, resource.MaxWeight}}, want: "above 2^53"},
-		"nil scorer":           {scorers: []WeightedScorer{{nil, 1}}, want: "nil scorer"},
-		"nil filter":           {filters: []Filter{nil}, want: "filters[0]: nil filter"},
-		"nil among the others": {filters: []Filter{NewFitFilter(nil, nil), nil}, want: "filters[1]"},
+		"weight MaxFloat64":    {scorers: []scoring.WeightedScorer{{ok, math.MaxFloat64}}, want: "weight must be in [0, 1000000]"},
+		"weight NaN":           {scorers: []scoring.WeightedScorer{{ok, math.NaN()}}, want: "got NaN"},
+		"weight +Inf":          {scorers: []scoring.WeightedScorer{{ok, math.Inf(1)}}, want: "got +Inf"},
+		"weight −1":            {scorers: []scoring.WeightedScorer{{ok, -1}}, want: "got -1"},
+		"weight above bound":   {scorers: []scoring.WeightedScorer{{ok, resource.MaxWeight + 1}}, want: "got 1.000001e+06"},
+		"infinite MaxScore":    {scorers: []scoring.WeightedScorer{{fixedScorer{max: math.Inf(1)}, 1}}, want: "MaxScore must be in [0, 2^53]"},
+		"NaN MaxScore":         {scorers: []scoring.WeightedScorer{{fixedScorer{max: math.NaN()}, 1}}, want: "MaxScore"},
+		"total above 2^53":     {scorers: []scoring.WeightedScorer{{fixedScorer{max: 1 << 40}, resource.MaxWeight}}, want: "above 2^53"},
+		"nil scorer":           {scorers: []scoring.WeightedScorer{{nil, 1}}, want: "nil scorer"},
+		"nil filter":           {filters: []scoring.Filter{nil}, want: "filters[0]: nil filter"},
+		"nil among the others": {filters: []scoring.Filter{scoring.NewFitFilter(nil, nil), nil}, want: "filters[1]"},
 	} {
-		if _, err := NewPipeline(s, c.filters, c.scorers); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := scoring.NewPipeline(s, c.filters, c.scorers); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error saying %q", name, err, c.want)
 		}
 	}
-	if _, err := NewPipeline(s, nil, []WeightedScorer{{fixedScorer{max: 1e8}, resource.MaxWeight}}); err != nil {
+	if _, err := scoring.NewPipeline(s, nil, []scoring.WeightedScorer{{fixedScorer{max: 1e8}, resource.MaxWeight}}); err != nil {
 		t.Errorf("weights at their bounds: %v", err)
 	}
 }
@@ -65,11 +66,11 @@ func TestScoreRejectsAScorerOutsideItsRange(t *testing.T) {
 	nodes.Add("n0", resource.Vector{1000}, nil)
 	nodes.Add("n1", resource.Vector{1000}, nil)
 	for _, bad := range []float64{math.NaN(), -1, 101, math.Inf(1)} {
-		p, err := NewPipeline(s, nil, []WeightedScorer{{fixedScorer{score: bad, max: 100}, 1}})
+		p, err := scoring.NewPipeline(s, nil, []scoring.WeightedScorer{{fixedScorer{score: bad, max: 100}, 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = p.Score(&Task{Name: "t", Requests: resource.Vector{0}}, nodes, p.NewBatch(2))
+		err = p.Score(&scoring.Task{Name: "t", Requests: resource.Vector{0}}, nodes, p.NewBatch(2))
 		if err == nil || !strings.Contains(err.Error(), `scorer fixed gave node "n0"`) {
 			t.Errorf("score %v: %v", bad, err)
 		}
@@ -85,7 +86,7 @@ func TestBatchExplainKnowsItsTaskAndTable(t *testing.T) {
 	if err := p.NewBatch(-1).Explain(&bytes.Buffer{}, 3); err == nil || !strings.Contains(err.Error(), "not been scored") {
 		t.Errorf("unscored batch: %v", err)
 	}
-	fewer, err := NewPipeline(p.Schema(), nil, nil)
+	fewer, err := scoring.NewPipeline(p.Schema(), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestKoordinatorThroughPipelineUsesBothVectors(t *testing.T) {
 	nodes := resource.NewTable(schema, 1)
 	nodes.AddQuantities("gpu-node", map[string]string{"cpu": "96", "memory": "512Gi", gpu: "8"}, nil)
 	b := p.NewBatch(1)
-	gpuOnly := &Task{Name: "gpu-only", Requests: resource.Vector{0, 0, 2000}, NonZeroRequests: resource.Vector{100, 200 << 20, 2000}}
+	gpuOnly := &scoring.Task{Name: "gpu-only", Requests: resource.Vector{0, 0, 2000}, NonZeroRequests: resource.Vector{100, 200 << 20, 2000}}
 	if err := p.Score(gpuOnly, nodes, b); err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +127,7 @@ func TestKoordinatorThroughPipelineUsesBothVectors(t *testing.T) {
 	// Least (96−96)/96 → 0, so (25·2 + 0)/3 = 16 (kube's amount would give
 	// (50 + 50)/3 = 33); memory, requested only through the defaults, does
 	// not count.
-	withCPU := &Task{Name: "init", Requests: resource.Vector{48000, 0, 2000},
+	withCPU := &scoring.Task{Name: "init", Requests: resource.Vector{48000, 0, 2000},
 		NonZeroRequests: resource.Vector{48000, 200 << 20, 2000}, KoordinatorRequests: resource.Vector{96000, 200 << 20, 2000}}
 	if err := p.Score(withCPU, nodes, b); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/resfit/resfit/bench"
 	"github.com/resfit/resfit/scoring"
+	resfitconfig "github.com/resfit/resfit/scoring/config"
 )
 
 // strategies compared: kube-scheduler's type, resfit's configuration.
@@ -40,8 +41,8 @@ func resfitPipeline(c *bench.Cluster, typ config.ScoringStrategyType) (*scoring.
 		}
 		extra = ", requestedToCapacityRatio: {shape: [" + strings.Join(pts, ", ") + "]}"
 	}
-	cfg, err := scoring.Load([]byte(fmt.Sprintf(`plugins: [{name: NodeResourcesFit, args: {scoringStrategy: {type: %s, resources: [%s]%s}}}]
-filters: []`, typ, strings.Join(rs, ", "), extra)), scoring.Options{})
+	cfg, err := resfitconfig.Load([]byte(fmt.Sprintf(`plugins: [{name: NodeResourcesFit, args: {scoringStrategy: {type: %s, resources: [%s]%s}}}]
+filters: []`, typ, strings.Join(rs, ", "), extra)), resfitconfig.Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/resfit/resfit/examples/kubebridge"
-	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/scoring/config"
 )
 
 func resources(kv ...string) v1.ResourceList {
@@ -48,14 +48,14 @@ func ExampleNewSnapshot() {
 		fmt.Println(err)
 		return
 	}
-	cfg, err := scoring.Load([]byte(`
+	cfg, err := config.Load([]byte(`
 plugins:
 - name: resource-strategy-fit
   args:
     resources:
       nvidia.com/gpu: {type: MostAllocated, weight: 2}
       cpu: {type: LeastAllocated, weight: 1}
-`), scoring.Options{})
+`), config.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -16,7 +16,7 @@ import (
 	"slices"
 
 	"github.com/resfit/resfit/resource"
-	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/scoring/config"
 	"github.com/resfit/resfit/sra"
 	"github.com/resfit/resfit/strategy"
 )
@@ -28,7 +28,7 @@ const PluginName = "resource-strategy-fit"
 type Config struct {
 	// Scoring builds the node-order pipeline (resource-strategy-fit and,
 	// when configured, sra retention).
-	Scoring *scoring.Config
+	Scoring *config.Config
 	// Proportional holds the sra proportional ratios; nil when off.
 	Proportional []sra.Ratio
 	// Warnings are the values compatibility mode changed.
@@ -44,15 +44,15 @@ func Decode(arguments map[string]any, compat bool) (*Config, error) {
 	if !ok {
 		doc = map[string]any{}
 	}
-	args, warnings, err := scoring.DecodeArgs(PluginName, doc, scoring.Options{Compat: compat})
+	args, warnings, err := config.DecodeArgs(PluginName, doc, config.Options{Compat: compat})
 	if err != nil {
 		return nil, err
 	}
-	rsf := args.(scoring.ResourceStrategyFitArgs)
+	rsf := args.(config.ResourceStrategyFitArgs)
 	proportional := rsf.Proportional
 	rsf.Proportional = nil // the predicate is registered separately
 	return &Config{
-		Scoring:      &scoring.Config{Scorers: []scoring.ScorerConfig{{Name: PluginName, Weight: 1, Args: rsf}}},
+		Scoring:      &config.Config{Scorers: []config.ScorerConfig{{Name: PluginName, Weight: 1, Args: rsf}}},
 		Proportional: proportional,
 		Warnings:     warnings,
 	}, nil

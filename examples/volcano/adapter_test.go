@@ -8,6 +8,7 @@ import (
 
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/scoring/config"
 	"github.com/resfit/resfit/sra"
 	"github.com/resfit/resfit/strategy"
 )
@@ -30,11 +31,11 @@ func TestDecodeYAMLv2Arguments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := scoring.ResourceStrategyFitArgs{
+	want := config.ResourceStrategyFitArgs{
 		Weight: 10,
 		Resources: []strategy.Resource{{Name: "cpu", Type: strategy.LeastAllocated, Weight: 1},
 			{Name: "nvidia.com/gpu", Type: strategy.MostAllocated, Weight: 2}},
-		Retention: &scoring.RetentionArgs{Weight: 10, Resources: []sra.Weighted{{Name: "nvidia.com/gpu", Weight: 1}}},
+		Retention: &config.RetentionArgs{Weight: 10, Resources: []sra.Weighted{{Name: "nvidia.com/gpu", Weight: 1}}},
 	}
 	if diff := cmp.Diff(want, c.Scoring.Scorers[0].Args); diff != "" {
 		t.Errorf("scoring args (-want +got):\n%s", diff)
@@ -45,7 +46,7 @@ func TestDecodeYAMLv2Arguments(t *testing.T) {
 	// The flat dotted dialect, as a volcano-scheduler.conf writes it.
 	flat := map[string]any{"sra.policy": "retention", "sra.resources": "nvidia.com/t4, nvidia.com/a10",
 		"sra.retention.weight": 2, "sra.retention.nvidia.com/t4": 1, "sra.retention.nvidia.com/a10": 1}
-	if c, err := Decode(flat, false); err != nil || c.Scoring.Scorers[0].Args.(scoring.ResourceStrategyFitArgs).Retention.Weight != 2 {
+	if c, err := Decode(flat, false); err != nil || c.Scoring.Scorers[0].Args.(config.ResourceStrategyFitArgs).Retention.Weight != 2 {
 		t.Errorf("flat dialect: %+v, %v", c, err)
 	}
 }

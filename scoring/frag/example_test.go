@@ -5,6 +5,7 @@ import (
 
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/scoring/config"
 	"github.com/resfit/resfit/scoring/frag"
 	"github.com/resfit/resfit/sra"
 )
@@ -31,11 +32,11 @@ func Example() {
 		{CPU: 4000, Weight: 0.2},
 	}, 1000)
 	fgd, _ := frag.NewScorer(schema, gpus, measure, frag.Options{})
-	cfg, _ := scoring.Load([]byte(`
+	cfg, _ := config.Load([]byte(`
 plugins:
 - name: NodeResourcesBalancedAllocation
   args: {resources: [{name: cpu, weight: 1}, {name: nvidia.com/gpu, weight: 1}]}
-`), scoring.Options{})
+`), config.Options{})
 	balanced, _ := cfg.Build(schema)
 	devices, _ := scoring.NewDeviceFilter(gpus)
 	p, _ := sra.NewProportional(schema, []sra.Ratio{{Resource: "nvidia.com/gpu", CPU: 10}})

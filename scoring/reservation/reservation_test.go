@@ -12,6 +12,7 @@ import (
 
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/scoring/config"
 )
 
 const gpu = "nvidia.com/gpu"
@@ -247,7 +248,7 @@ func TestStepSchemes(t *testing.T) {
 
 // pipelineFor is a fit filter and a GPU-packing scorer.
 func pipelineFor(t tb, s *resource.Schema) *scoring.Pipeline {
-	c, err := scoring.Load([]byte(`plugins: [{name: resource-strategy-fit, args: {resources: {nvidia.com/gpu: {type: MostAllocated, weight: 1}}}}]`), scoring.Options{})
+	c, err := config.Load([]byte(`plugins: [{name: resource-strategy-fit, args: {resources: {nvidia.com/gpu: {type: MostAllocated, weight: 1}}}}]`), config.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/scoring/config"
 	"github.com/resfit/resfit/sra"
 )
 
@@ -67,7 +68,7 @@ func assemble(c *Cluster, scorers []scoring.WeightedScorer, extra ...scoring.Fil
 // user writes one (its default filter is NodeResourcesFit), and adds the
 // DeviceShare filter.
 func fromConfig(c *Cluster, text string) (*scoring.Pipeline, DeviceChoice, error) {
-	cfg, err := scoring.Load([]byte(text), scoring.Options{})
+	cfg, err := config.Load([]byte(text), config.Options{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -149,11 +150,11 @@ func Policies() []Policy {
 const ResfitFrag = "ResfitFrag"
 
 func buildResfitFrag(c *Cluster, env Env) (*scoring.Pipeline, DeviceChoice, error) {
-	cfg, err := scoring.Load([]byte(`
+	cfg, err := config.Load([]byte(`
 plugins:
 - name: NodeResourcesBalancedAllocation
   args: {resources: [{name: cpu, weight: 1}, {name: nvidia.com/gpu, weight: 1}]}
-`), scoring.Options{})
+`), config.Options{})
 	if err != nil {
 		return nil, nil, err
 	}

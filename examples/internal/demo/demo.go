@@ -8,6 +8,7 @@ import (
 
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
+	resfitconfig "github.com/resfit/resfit/scoring/config"
 )
 
 // Node is one node as quantities by name.
@@ -45,7 +46,7 @@ var Pods = []Pod{
 // Run scores every pod on the cluster under the configuration and writes an
 // explain table per pod.
 func Run(w io.Writer, config string, resources []string, cluster []Node, pods []Pod) error {
-	cfg, err := scoring.Load([]byte(config), scoring.Options{})
+	cfg, err := resfitconfig.Load([]byte(config), resfitconfig.Options{})
 	if err != nil {
 		return err
 	}

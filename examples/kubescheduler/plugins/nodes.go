@@ -10,6 +10,7 @@ import (
 	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/scoring/config"
 )
 
 // nodes is what a plugin keeps from cycle to cycle: the pipeline, the
@@ -47,7 +48,7 @@ type nodes struct {
 // schema lacks, a row for a node not seen before, a row read again for a
 // node whose generation changed. With all (PreFilter's list of every
 // node), rows of nodes no longer listed are dropped.
-func (n *nodes) prepare(cfg *scoring.Config, pod *v1.Pod, infos []fwk.NodeInfo, all bool) error {
+func (n *nodes) prepare(cfg *config.Config, pod *v1.Pod, infos []fwk.NodeInfo, all bool) error {
 	if n.schema == nil || !n.covers(pod, infos) {
 		if err := n.rebuild(cfg, pod, infos); err != nil {
 			return err
@@ -109,7 +110,7 @@ func (n *nodes) covers(pod *v1.Pod, infos []fwk.NodeInfo) bool {
 
 // rebuild makes the schema, pipeline and table afresh from the nodes and
 // the pod.
-func (n *nodes) rebuild(cfg *scoring.Config, pod *v1.Pod, infos []fwk.NodeInfo) error {
+func (n *nodes) rebuild(cfg *config.Config, pod *v1.Pod, infos []fwk.NodeInfo) error {
 	seen := map[string]bool{}
 	if n.schema != nil {
 		for _, name := range n.schema.Names() {
@@ -244,7 +245,7 @@ func (n *nodes) lookup(cycle uint64, info fwk.NodeInfo, reason bool) (nodeResult
 // pods added). It reads the node in the cycle's schema, as the batch would
 // (the task asks for nothing outside it). It allocates; it is the rare
 // path.
-func evaluateOne(cfg *scoring.Config, s *cycleState, info fwk.NodeInfo) (nodeResult, error) {
+func evaluateOne(cfg *config.Config, s *cycleState, info fwk.NodeInfo) (nodeResult, error) {
 	singleEvaluations.Add(1)
 	var one nodes
 	if err := one.rebuildWith(cfg, s.schema, info); err != nil {
@@ -262,7 +263,7 @@ func evaluateOne(cfg *scoring.Config, s *cycleState, info fwk.NodeInfo) (nodeRes
 var singleEvaluations atomic.Int64
 
 // rebuildWith makes a one-node table over a given schema.
-func (n *nodes) rebuildWith(cfg *scoring.Config, schema *resource.Schema, info fwk.NodeInfo) error {
+func (n *nodes) rebuildWith(cfg *config.Config, schema *resource.Schema, info fwk.NodeInfo) error {
 	pipe, err := cfg.Build(schema)
 	if err != nil {
 		return err

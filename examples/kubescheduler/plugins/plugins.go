@@ -32,6 +32,7 @@ import (
 	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/scoring/config"
 )
 
 // Plugin names.
@@ -48,7 +49,7 @@ const (
 type Plugin struct {
 	name   string
 	handle fwk.Handle // nil in tests that build a plugin alone
-	config *scoring.Config
+	config *config.Config
 	filter bool
 	// overrides is set when the plugin honours Volcano's per-pod scoring
 	// annotations, which then belong in the pod's signature.
@@ -94,16 +95,16 @@ func newSingle(name string, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	args, _, err := scoring.DecodeArgs(name, doc, scoring.Options{})
+	args, _, err := config.DecodeArgs(name, doc, config.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("%s args: %w", name, err)
 	}
 	return &Plugin{name: name, handle: h, stateKey: fwk.StateKey("resfit/" + name),
-		config: &scoring.Config{Scorers: []scoring.ScorerConfig{{Name: name, Weight: 1, Args: args}}}}, nil
+		config: &config.Config{Scorers: []config.ScorerConfig{{Name: name, Weight: 1, Args: args}}}}, nil
 }
 
 // NewResourceStrategyFit builds ResourceStrategyFit from a resfit
-// configuration in any form scoring.Load reads (resfit's plugins list, a
+// configuration in any form config.Load reads (resfit's plugins list, a
 // Volcano scheduler configuration, ...). Its score is the pipeline's total
 // scaled to kube-scheduler's 0..100; its filters run in PreFilter/Filter.
 func NewResourceStrategyFit(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
@@ -111,7 +112,7 @@ func NewResourceStrategyFit(_ context.Context, obj runtime.Object, h fwk.Handle)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ResourceStrategyFitName, err)
 	}
-	cfg, err := scoring.Decode(doc, scoring.Options{})
+	cfg, err := config.Decode(doc, config.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("%s args: %w", ResourceStrategyFitName, err)
 	}

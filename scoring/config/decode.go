@@ -1,4 +1,4 @@
-package scoring
+package config
 
 import (
 	"encoding/json"

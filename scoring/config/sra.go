@@ -1,7 +1,6 @@
-package scoring
+package config
 
 import (
-	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -10,81 +9,13 @@ import (
 	"github.com/resfit/resfit/sra"
 )
 
-// Names of the pipeline parts that scarce-resource avoidance adds.
-const (
-	SRARetention            = "sra.retention"
-	SRAProportional         = "sra.proportional"
-	ScarceResourceAvoidance = "ScarceResourceAvoidance"
-)
+// Scarce-resource avoidance in resource-strategy-fit's arguments: the
+// design's flat and nested forms and Volcano's released form.
 
 // RetentionArgs configure Volcano's sra retention score (see sra.Retention).
 type RetentionArgs struct {
 	Weight    int64
 	Resources []sra.Weighted
-}
-
-// ScarceResourceAvoidanceArgs are Koordinator's ScarceResourceAvoidanceArgs.
-type ScarceResourceAvoidanceArgs struct {
-	Resources []string
-}
-
-func (a ScarceResourceAvoidanceArgs) buildScorer(name string, schema *resource.Schema) (Scorer, error) {
-	av, err := sra.NewAvoidance(schema, a.Resources)
-	if err != nil {
-		return nil, err
-	}
-	return &avoidanceScorer{name: name, a: av}, nil
-}
-
-type avoidanceScorer struct {
-	name string
-	a    *sra.Avoidance
-}
-
-func (s *avoidanceScorer) Name() string      { return s.name }
-func (s *avoidanceScorer) MaxScore() float64 { return s.a.MaxScore() }
-func (s *avoidanceScorer) ScoreNodes(task *Task, nodes Span, out []float64) error {
-	return s.a.ScoreNodes(task.Requests, nodes.Rows().Allocatable, out)
-}
-
-type retentionScorer struct {
-	r *sra.Retention
-}
-
-func (s *retentionScorer) Name() string      { return SRARetention }
-func (s *retentionScorer) MaxScore() float64 { return s.r.MaxScore() }
-func (s *retentionScorer) ScoreNodes(task *Task, nodes Span, out []float64) error {
-	return s.r.ScoreNodes(task.Requests, nodes.Rows().Allocatable, out)
-}
-
-// ProportionalFilter wraps sra.Proportional as a pipeline filter.
-type ProportionalFilter struct {
-	p *sra.Proportional
-}
-
-// NewProportionalFilter wraps p, for pipelines assembled in code rather
-// than from a configuration.
-func NewProportionalFilter(p *sra.Proportional) (*ProportionalFilter, error) {
-	if p == nil {
-		return nil, errors.New("proportional filter: nil sra.Proportional")
-	}
-	return &ProportionalFilter{p: p}, nil
-}
-
-func (f *ProportionalFilter) Name() string { return SRAProportional }
-
-func (f *ProportionalFilter) FilterNodes(task *Task, nodes Span, v *Verdicts) error {
-	rows := nodes.Rows()
-	return f.p.FilterNodes(task.Requests, rows.Allocatable, rows.Used, func(i int, fl sra.Failure) {
-		v.Reject(i, fl.Primary)
-	})
-}
-
-func (f *ProportionalFilter) Explain(task *Task, nodes *resource.Table, row, _ int) string {
-	if ok, fl := f.p.CheckNode(task.Requests, nodes.Allocatable(row), nodes.Used(row)); !ok {
-		return fl.Explain(nodes.Schema())
-	}
-	return "proportional check failed (the node has changed since)"
 }
 
 // sraPolicy is one SRA policy as read from any dialect, before validation.
@@ -394,27 +325,4 @@ func (d *decoder) proportional(p sraPolicy) []sra.Ratio {
 		out = append(out, *ratios[n])
 	}
 	return out
-}
-
-// scarceResourceAvoidance decodes Koordinator's ScarceResourceAvoidanceArgs:
-// resources: [nvidia.com/gpu, ...].
-func (d *decoder) scarceResourceAvoidance(path string, raw any) ScorerArgs {
-	m, ok := d.object(path, raw)
-	if !ok {
-		return ScarceResourceAvoidanceArgs{}
-	}
-	d.only(path, m, strictFields, "resources")
-	rpath := join(path, "resources")
-	if raw, present := m["resources"]; present {
-		if _, isList := raw.([]any); !isList {
-			d.fail(rpath, "must be a list of resource names", raw)
-			return ScarceResourceAvoidanceArgs{}
-		}
-	}
-	before := len(d.errs)
-	names := d.resourceList(rpath, m["resources"])
-	if len(names) == 0 && len(d.errs) == before {
-		d.missing(rpath, "at least one scarce resource is required")
-	}
-	return ScarceResourceAvoidanceArgs{Resources: names}
 }

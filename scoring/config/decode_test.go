@@ -1,4 +1,4 @@
-package scoring
+package config
 
 import (
 	"strings"
@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/strategy"
 )
 
@@ -185,7 +186,7 @@ profiles:
 			if err != nil {
 				t.Fatal(err)
 			}
-			if m := p.MaxScore(); !(m > 0 && m <= MaxTotalScore) {
+			if m := p.MaxScore(); !(m > 0 && m <= scoring.MaxTotalScore) {
 				t.Errorf("MaxScore %v", m)
 			}
 		})

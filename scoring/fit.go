@@ -2,76 +2,14 @@ package scoring
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/resfit/resfit/resource"
-	"github.com/resfit/resfit/strategy"
 )
 
-// Plugin names, as upstream configurations spell them.
-const (
-	NodeResourcesFit                = "NodeResourcesFit"
-	NodeResourcesBalancedAllocation = "NodeResourcesBalancedAllocation"
-	NodeResourcesFitPlus            = "NodeResourcesFitPlus"
-	ResourceStrategyFit             = "resource-strategy-fit"
-	Binpack                         = "binpack"
-	// Legacy scheduler Policy priorities (the KEP's configuration form).
-	RequestedToCapacityRatioPriority = "RequestedToCapacityRatioPriority"
-	MostRequestedPriority            = "MostRequestedPriority"
-	LeastRequestedPriority           = "LeastRequestedPriority"
-	BalancedResourceAllocation       = "BalancedResourceAllocation"
-)
-
-// nodeBatchScorer is what every strategy offers for many nodes.
-type nodeBatchScorer interface {
-	ScoreNodes(req []int64, rows resource.Rows, out []float64) error
-}
-
-// kubeScorer adapts a kube-scheduler strategy, which scores with non-zero
-// requests unless plain is set.
-type kubeScorer struct {
-	name  string
-	s     nodeBatchScorer
-	plain bool
-}
-
-func (k *kubeScorer) Name() string      { return k.name }
-func (k *kubeScorer) MaxScore() float64 { return strategy.MaxNodeScore }
-
-func (k *kubeScorer) ScoreNodes(task *Task, nodes Span, out []float64) error {
-	if k.plain {
-		return k.s.ScoreNodes(task.Requests, nodes.Rows(), out)
-	}
-	return k.s.ScoreNodes(task.nonZero(), nodes.NonZeroRows(), out)
-}
-
-// koordinatorScorer adapts KoordinatorFit, which chooses resources by the
-// plain request and scores the Koordinator non-zero amounts.
-type koordinatorScorer struct {
-	name string
-	f    *strategy.KoordinatorFit
-}
-
-func (k *koordinatorScorer) Name() string      { return k.name }
-func (k *koordinatorScorer) MaxScore() float64 { return strategy.MaxNodeScore }
-
-func (k *koordinatorScorer) ScoreNodes(task *Task, nodes Span, out []float64) error {
-	return k.f.ScoreNodes(task.Requests, task.koordinator(), nodes.NonZeroRows(), out)
-}
-
-// volcanoScorer adapts VolcanoFit (resource-strategy-fit or binpack); it
-// honours the task's Override.
-type volcanoScorer struct {
-	name string
-	f    *strategy.VolcanoFit
-}
-
-func (v *volcanoScorer) Name() string      { return v.name }
-func (v *volcanoScorer) MaxScore() float64 { return v.f.MaxScore() }
-
-func (v *volcanoScorer) ScoreNodes(task *Task, nodes Span, out []float64) error {
-	return v.f.ScoreNodes(task.Requests, task.Override, nodes.Rows(), out)
-}
+// NodeResourcesFit is the fit filter's name, kube-scheduler's.
+const NodeResourcesFit = "NodeResourcesFit"
 
 // FitFilter rejects a node without enough free amount of a resource the
 // task requests, as kube-scheduler's NodeResourcesFit filter and Volcano's
@@ -102,22 +40,13 @@ func (f *FitFilter) checked(schema *resource.Schema, dst *[resource.MaxResources
 		if f.ignored[name] {
 			continue
 		}
-		if prefix, _, ok := strings.Cut(name, "/"); ok && contains(f.groups, prefix) {
+		if prefix, _, ok := strings.Cut(name, "/"); ok && slices.Contains(f.groups, prefix) {
 			continue
 		}
 		dst[n] = i
 		n++
 	}
 	return dst[:n]
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func (f *FitFilter) FilterNodes(task *Task, nodes Span, v *Verdicts) error {

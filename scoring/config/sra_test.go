@@ -1,4 +1,4 @@
-package scoring
+package config
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/sra"
 	"github.com/resfit/resfit/strategy"
 )
@@ -222,7 +223,7 @@ tiers:
 		{map[string]string{"cpu": "2", "memory": "4Gi", "nvidia.com/t4": "1", "nvidia.com/a10": "2"}, [3]float64{0, 0, 0}},
 	} {
 		req, _ := schema.Parse(c.req)
-		if err := p.Score(&Task{Requests: req}, nodes, b); err != nil {
+		if err := p.Score(&scoring.Task{Requests: req}, nodes, b); err != nil {
 			t.Fatal(err)
 		}
 		for i, want := range c.want {
@@ -277,7 +278,7 @@ profiles:
 	b := p.NewBatch(4)
 	best := func(req map[string]string) string {
 		v, _ := schema.Parse(req)
-		if err := p.Score(&Task{Name: "test-scheduler1-xxx", Requests: v}, nodes, b); err != nil {
+		if err := p.Score(&scoring.Task{Name: "test-scheduler1-xxx", Requests: v}, nodes, b); err != nil {
 			t.Fatal(err)
 		}
 		return nodes.Name(b.Top(1, nil)[0])
@@ -359,7 +360,7 @@ func fuzzArgs(f *testing.F, plugin string, seeds ...string) {
 		}
 		b := p.NewBatch(2)
 		for _, req := range []resource.Vector{{8000, 8e9, 0, 0}, {1000, 1 << 30, 1000, 0}} {
-			if err := p.Score(&Task{Requests: req}, nodes, b); err != nil {
+			if err := p.Score(&scoring.Task{Requests: req}, nodes, b); err != nil {
 				t.Fatal(err)
 			}
 			for i := 0; i < b.Len(); i++ {

@@ -1,4 +1,4 @@
-package scoring
+package config
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/strategy"
 )
 
@@ -189,7 +190,7 @@ func TestEveryLoadedConfigurationScoresInRange(t *testing.T) {
 			t.Fatalf("%s\nloaded but did not build: %v", doc, err)
 		}
 		max := p.MaxScore()
-		if !(max >= 0 && max <= MaxTotalScore) {
+		if !(max >= 0 && max <= scoring.MaxTotalScore) {
 			t.Fatalf("%s\nMaxScore %v", doc, max)
 		}
 		nodes := resource.NewTable(schema, 4)
@@ -208,7 +209,7 @@ func TestEveryLoadedConfigurationScoresInRange(t *testing.T) {
 		}
 		nonZero := append(resource.Vector(nil), req...)
 		nonZero[0] = min(resource.MaxAmount, nonZero[0]+resource.DefaultMilliCPURequest)
-		task := &Task{Name: "t", Requests: req, NonZeroRequests: nonZero}
+		task := &scoring.Task{Name: "t", Requests: req, NonZeroRequests: nonZero}
 		if rapid.Bool().Draw(t, "annotated") {
 			o, err := strategy.ParseVolcanoAnnotations(schema, drawType(t), fmt.Sprintf(`{"cpu": %s, "nvidia.com/gpu": %s}`, drawNumber(t, "annotation cpu"), drawNumber(t, "annotation gpu")))
 			if err != nil {

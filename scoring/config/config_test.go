@@ -1,4 +1,4 @@
-package scoring
+package config
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/strategy"
 )
 
@@ -326,7 +327,7 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("loaded but did not build: %v", err)
 		}
 		b := p.NewBatch(nodes.Len())
-		if err := p.Score(&Task{Requests: resource.Vector{500, 1 << 20, 1000}}, nodes, b); err != nil {
+		if err := p.Score(&scoring.Task{Requests: resource.Vector{500, 1 << 20, 1000}}, nodes, b); err != nil {
 			t.Fatal(err)
 		}
 		for i := 0; i < b.Len(); i++ {

@@ -1,0 +1,220 @@
+// Package config reads scoring configurations in the forms users deploy
+// them — resfit's own, Volcano's volcano-scheduler.conf and plugin
+// arguments, kube-scheduler's KubeSchedulerConfiguration (Koordinator's
+// plugins included), the legacy Policy of the RequestedToCapacityRatio KEP
+// — into one validated Config, and builds a scoring.Pipeline from it.
+//
+// Each dialect is in a file of its own (native.go, volcano.go with sra.go,
+// kube.go, koordinator.go, policy.go); they share one small decoder
+// (decode.go) that carries the field path of every value, so that every bad
+// value is reported, all at once, as path, rule and value:
+//
+//	resources["nvidia.com/gpu"].weight: must be > 0, got -1
+//
+// Options.Compat instead reproduces what Volcano silently does with bad
+// values, with a warning per changed value.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
+)
+
+// Plugin names, as upstream configurations spell them.
+const (
+	NodeResourcesFit                = scoring.NodeResourcesFit
+	NodeResourcesBalancedAllocation = "NodeResourcesBalancedAllocation"
+	NodeResourcesFitPlus            = "NodeResourcesFitPlus"
+	ScarceResourceAvoidance         = "ScarceResourceAvoidance"
+	ResourceStrategyFit             = "resource-strategy-fit"
+	Binpack                         = "binpack"
+	// Legacy scheduler Policy priorities (the KEP's configuration form).
+	RequestedToCapacityRatioPriority = "RequestedToCapacityRatioPriority"
+	MostRequestedPriority            = "MostRequestedPriority"
+	LeastRequestedPriority           = "LeastRequestedPriority"
+	BalancedResourceAllocation       = "BalancedResourceAllocation"
+)
+
+// Names of the pipeline parts that scarce-resource avoidance adds.
+const (
+	SRARetention    = scoring.SRARetention
+	SRAProportional = scoring.SRAProportional
+)
+
+// Options control decoding.
+type Options struct {
+	// Compat reproduces what Volcano silently does with bad values instead
+	// of failing: a resource weight ≤ 0 becomes 1, an unknown strategy type
+	// LeastAllocated, a negative plugin weight 10, an invalid wildcard is
+	// dropped. Each change is reported in Config.Warnings.
+	Compat bool
+	// Profile picks the KubeSchedulerConfiguration profile by schedulerName;
+	// empty means the first.
+	Profile string
+}
+
+// Config is a validated scoring configuration: which filters run and which
+// scorers, with their plugin weights and arguments. Build turns it into a
+// Pipeline for a schema.
+type Config struct {
+	Filters []FilterConfig
+	Scorers []ScorerConfig
+	// Warnings lists what was skipped or, in compatibility mode, changed.
+	Warnings []string
+}
+
+// FilterConfig enables one filter.
+type FilterConfig struct {
+	Name string
+	Args FilterArgs
+}
+
+// ScorerConfig enables one scorer with its weight in the total.
+type ScorerConfig struct {
+	Name   string
+	Weight float64
+	Args   ScorerArgs
+}
+
+// ScorerArgs are one scoring plugin's decoded arguments. A plugin builds
+// every part it stands for through one method: its scorers, with weights
+// relative to the plugin's (resource-strategy-fit with sra retention is two
+// scorers), and the filters it brings (its sra proportional filter).
+type ScorerArgs interface {
+	build(name string, schema *resource.Schema) ([]scoring.WeightedScorer, []scoring.Filter, error)
+}
+
+// FilterArgs are one filter's decoded arguments.
+type FilterArgs interface {
+	buildFilter(schema *resource.Schema) (scoring.Filter, error)
+}
+
+// scorer is a plugin's single scorer at the plugin's own weight.
+func scorer(s scoring.Scorer, err error) ([]scoring.WeightedScorer, []scoring.Filter, error) {
+	if err != nil {
+		return nil, nil, err
+	}
+	return []scoring.WeightedScorer{{Scorer: s, Weight: 1}}, nil, nil
+}
+
+// Build makes the pipeline for a schema: the configured filters, then each
+// scoring plugin's scorers (weighted by its weight) and the filters it
+// brings. The result is immutable and safe for concurrent use.
+func (c *Config) Build(schema *resource.Schema) (*scoring.Pipeline, error) {
+	var errs []string
+	var filters, brought []scoring.Filter
+	for i, f := range c.Filters {
+		built, err := f.Args.buildFilter(schema)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("filters[%d] (%s): %v", i, f.Name, err))
+			continue
+		}
+		filters = append(filters, built)
+	}
+	var scorers []scoring.WeightedScorer
+	for i, s := range c.Scorers {
+		parts, plugged, err := s.Args.build(s.Name, schema)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("scorers[%d] (%s): %v", i, s.Name, err))
+			continue
+		}
+		for _, p := range parts {
+			scorers = append(scorers, scoring.WeightedScorer{Scorer: p.Scorer, Weight: p.Weight * s.Weight})
+		}
+		brought = append(brought, plugged...)
+	}
+	if errs != nil {
+		return nil, errors.New(strings.Join(errs, "\n"))
+	}
+	return scoring.NewPipeline(schema, append(filters, brought...), scorers)
+}
+
+// Load decodes a configuration from YAML or JSON. It recognises, by their
+// top-level fields:
+//
+//   - resfit's own form: plugins (a list of {name, weight, args}) and
+//     optionally filters (a list of names; default [NodeResourcesFit]);
+//   - a Volcano scheduler configuration (volcano-scheduler.conf): tiers;
+//   - a KubeSchedulerConfiguration (Koordinator's included): profiles;
+//   - a legacy kube-scheduler Policy, as in the RequestedToCapacityRatio
+//     KEP: priorities.
+//
+// Every bad value is reported with its field path, all of them at once, in
+// a *ConfigError: values of the wrong kind, out of their documented range
+// (every weight is at most resource.MaxWeight), NaN or infinite; a mapping
+// key that is not a string; a key given twice in one mapping (in
+// compatibility mode the last wins, with a warning).
+func Load(data []byte, opts Options) (*Config, error) {
+	d := &decoder{compat: opts.Compat}
+	doc, ok := d.document(data)
+	if !ok {
+		return nil, d.err()
+	}
+	return d.decode(doc, opts)
+}
+
+// Decode is Load for an already decoded document (from encoding/json, or
+// YAML decoded into map[string]any).
+func Decode(doc map[string]any, opts Options) (*Config, error) {
+	return (&decoder{compat: opts.Compat}).decode(doc, opts)
+}
+
+func (d *decoder) decode(doc map[string]any, opts Options) (*Config, error) {
+	var c *Config
+	switch {
+	case doc["plugins"] != nil && doc["profiles"] == nil:
+		c = d.native(doc)
+	case doc["tiers"] != nil:
+		c = d.volcanoConf(doc)
+	case doc["profiles"] != nil:
+		c = d.kubeConf(doc, opts.Profile)
+	case doc["priorities"] != nil:
+		c = d.policy(doc)
+	default:
+		d.missing("(root)", "unrecognised configuration: want plugins (resfit), tiers (Volcano), profiles (KubeSchedulerConfiguration) or priorities (Policy)")
+	}
+	if err := d.err(); err != nil {
+		return nil, err
+	}
+	c.Warnings = d.warns
+	return c, nil
+}
+
+// DecodeArgs decodes one plugin's upstream arguments, as a scheduler hands
+// them to a plugin (Volcano's framework.Arguments, a pluginConfig's args).
+// Its field paths start at the arguments.
+func DecodeArgs(plugin string, args map[string]any, opts Options) (ScorerArgs, []string, error) {
+	d := &decoder{compat: opts.Compat}
+	a, known := d.scorerArgs("", plugin, args)
+	if !known {
+		return nil, nil, fmt.Errorf("unknown plugin %q", plugin)
+	}
+	if err := d.err(); err != nil {
+		return nil, nil, err
+	}
+	return a, d.warns, nil
+}
+
+// scorerArgs decodes a known scoring plugin's arguments; known is false for
+// a plugin resfit does not provide.
+func (d *decoder) scorerArgs(path, plugin string, raw any) (ScorerArgs, bool) {
+	switch plugin {
+	case ResourceStrategyFit:
+		return d.resourceStrategyFit(path, raw), true
+	case Binpack:
+		return d.binpack(path, raw), true
+	case NodeResourcesFitPlus:
+		return d.fitPlus(path, raw), true
+	case NodeResourcesFit:
+		return d.nodeResourcesFit(path, raw), true
+	case NodeResourcesBalancedAllocation:
+		return d.balanced(path, raw), true
+	case ScarceResourceAvoidance:
+		return d.scarceResourceAvoidance(path, raw), true
+	}
+	return nil, false
+}

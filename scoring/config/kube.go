@@ -1,0 +1,355 @@
+package config
+
+import (
+	"errors"
+	"slices"
+
+	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/strategy"
+)
+
+// kube-scheduler: KubeSchedulerConfiguration, and the arguments of
+// NodeResourcesFit (with RequestedToCapacityRatio) and
+// NodeResourcesBalancedAllocation.
+
+// Scoring strategy types of kube-scheduler's NodeResourcesFit.
+const (
+	ScoringMostAllocated            = "MostAllocated"
+	ScoringLeastAllocated           = "LeastAllocated"
+	ScoringRequestedToCapacityRatio = "RequestedToCapacityRatio"
+)
+
+// NodeResourcesFitArgs are kube-scheduler's NodeResourcesFitArgs.
+type NodeResourcesFitArgs struct {
+	Type      string // ScoringMostAllocated, ScoringLeastAllocated or ScoringRequestedToCapacityRatio
+	Resources []strategy.Resource
+	Shape     []strategy.ShapePoint // RequestedToCapacityRatio only
+	// IgnoredResources and IgnoredResourceGroups are not checked by the
+	// NodeResourcesFit filter.
+	IgnoredResources, IgnoredResourceGroups []string
+}
+
+func (a NodeResourcesFitArgs) build(name string, schema *resource.Schema) ([]scoring.WeightedScorer, []scoring.Filter, error) {
+	var s scoring.RowsScorer
+	var err error
+	switch a.Type {
+	case ScoringRequestedToCapacityRatio:
+		s, err = strategy.NewRequestedToCapacityRatio(schema, a.Resources, a.Shape)
+	default:
+		var t strategy.Type
+		if t, err = strategy.ParseType(a.Type); err == nil {
+			s, err = strategy.NewKubeFit(schema, t, a.Resources)
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return scorer(scoring.NewStrategyScorer(name, s, false), nil)
+}
+
+func (a NodeResourcesFitArgs) buildFilter(*resource.Schema) (scoring.Filter, error) {
+	return scoring.NewFitFilter(a.IgnoredResources, a.IgnoredResourceGroups), nil
+}
+
+// BalancedAllocationArgs are kube-scheduler's
+// NodeResourcesBalancedAllocationArgs.
+type BalancedAllocationArgs struct {
+	Resources []string
+}
+
+func (a BalancedAllocationArgs) build(name string, schema *resource.Schema) ([]scoring.WeightedScorer, []scoring.Filter, error) {
+	b, err := strategy.NewBalancedAllocation(schema, a.Resources)
+	if err != nil {
+		return nil, nil, err
+	}
+	return scorer(scoring.NewStrategyScorer(name, b, true), nil)
+}
+
+func defaultKubeResources() []strategy.Resource {
+	return []strategy.Resource{{Name: resource.CPU, Weight: 1}, {Name: resource.Memory, Weight: 1}}
+}
+
+// shape reads [{utilization, score}] and checks it as kube-scheduler does,
+// reporting a bad point at its own path.
+func (d *decoder) shape(path string, raw any) []strategy.ShapePoint {
+	list, _ := d.list(path, raw)
+	var pts []strategy.ShapePoint
+	complete := true
+	for i, item := range list {
+		ipath := index(path, i)
+		m, ok := d.object(ipath, item)
+		if !ok {
+			complete = false
+			continue
+		}
+		d.only(ipath, m, strictFields, "utilization", "score")
+		u, ok1 := d.whole(join(ipath, "utilization"), m["utilization"], strictInt)
+		s, ok2 := d.whole(join(ipath, "score"), m["score"], strictInt)
+		if !ok1 || !ok2 {
+			complete = false
+			continue
+		}
+		pts = append(pts, strategy.ShapePoint{Utilization: u, Score: s})
+	}
+	if !complete { // the points' own errors are reported; indices no longer match
+		return pts
+	}
+	var se *strategy.ShapeError
+	switch err := strategy.CheckShape(pts); {
+	case errors.As(err, &se):
+		d.fail(join(index(path, se.Point), se.Field), se.Detail, se.Value)
+	case err != nil:
+		d.fail(path, err.Error(), raw)
+	}
+	return pts
+}
+
+// nodeResourcesFit decodes kube-scheduler's NodeResourcesFitArgs:
+//
+//	scoringStrategy:
+//	  type: MostAllocated | LeastAllocated | RequestedToCapacityRatio   # default LeastAllocated
+//	  resources: [{name: cpu, weight: 1}, ...]                         # default cpu, memory
+//	  requestedToCapacityRatio: {shape: [{utilization: 0, score: 0}, ...]}
+//	ignoredResources: [...]
+//	ignoredResourceGroups: [...]
+//
+// and the KEP's older form, requestedToCapacityRatioArguments: {shape,
+// resources: [{resource, weight}]}.
+func (d *decoder) nodeResourcesFit(path string, raw any) ScorerArgs {
+	m, ok := d.object(path, raw)
+	if !ok {
+		return NodeResourcesFitArgs{}
+	}
+	d.only(path, m, strictFields, "scoringStrategy", "ignoredResources", "ignoredResourceGroups", "requestedToCapacityRatioArguments")
+	a := NodeResourcesFitArgs{Type: ScoringLeastAllocated, Resources: defaultKubeResources()}
+	if legacy, present := m["requestedToCapacityRatioArguments"]; present {
+		return d.legacyRTCR(join(path, "requestedToCapacityRatioArguments"), legacy)
+	}
+	for _, f := range []struct {
+		k   string
+		dst *[]string
+	}{{"ignoredResources", &a.IgnoredResources}, {"ignoredResourceGroups", &a.IgnoredResourceGroups}} {
+		list, _ := d.list(join(path, f.k), m[f.k])
+		for i, item := range list {
+			if s, ok := d.str(index(join(path, f.k), i), item); ok {
+				*f.dst = append(*f.dst, s)
+			}
+		}
+	}
+	spath := join(path, "scoringStrategy")
+	ss, ok := d.object(spath, m["scoringStrategy"])
+	if !ok {
+		return a
+	}
+	d.only(spath, ss, strictFields, "type", "resources", "requestedToCapacityRatio")
+	if raw, present := ss["type"]; present {
+		if s, ok := d.str(join(spath, "type"), raw); ok {
+			switch s {
+			case ScoringMostAllocated, ScoringLeastAllocated, ScoringRequestedToCapacityRatio:
+				a.Type = s
+			default:
+				d.fail(join(spath, "type"), "unsupported scoring strategy type, want MostAllocated, LeastAllocated or RequestedToCapacityRatio", s)
+			}
+		}
+	}
+	if raw, present := ss["resources"]; present {
+		if rs := d.namedWeights(join(spath, "resources"), raw, "name"); len(rs) > 0 {
+			a.Resources = rs
+		}
+	}
+	rtcr, hasRTCR := ss["requestedToCapacityRatio"]
+	switch {
+	case a.Type == ScoringRequestedToCapacityRatio && !hasRTCR:
+		d.missing(join(spath, "requestedToCapacityRatio"), "must be specified when type is RequestedToCapacityRatio")
+	case a.Type == ScoringRequestedToCapacityRatio:
+		rpath := join(spath, "requestedToCapacityRatio")
+		if rm, ok := d.object(rpath, rtcr); ok {
+			d.only(rpath, rm, strictFields, "shape")
+			a.Shape = d.shape(join(rpath, "shape"), rm["shape"])
+		}
+	case hasRTCR:
+		d.fail(join(spath, "requestedToCapacityRatio"), "must be absent when type is not RequestedToCapacityRatio", rtcr)
+	}
+	return a
+}
+
+// legacyRTCR reads the KEP's requestedToCapacityRatioArguments: shape and
+// resources [{resource, weight}] (default cpu and memory, weight 1).
+func (d *decoder) legacyRTCR(path string, raw any) NodeResourcesFitArgs {
+	a := NodeResourcesFitArgs{Type: ScoringRequestedToCapacityRatio, Resources: defaultKubeResources()}
+	m, ok := d.object(path, raw)
+	if !ok {
+		return a
+	}
+	d.only(path, m, strictFields, "shape", "resources")
+	a.Shape = d.shape(join(path, "shape"), m["shape"])
+	if rs := d.namedWeights(join(path, "resources"), m["resources"], "resource"); len(rs) > 0 {
+		a.Resources = rs
+	}
+	return a
+}
+
+// balanced decodes NodeResourcesBalancedAllocationArgs: resources [{name,
+// weight: 1}] (default cpu and memory).
+func (d *decoder) balanced(path string, raw any) ScorerArgs {
+	m, ok := d.object(path, raw)
+	if !ok {
+		return BalancedAllocationArgs{}
+	}
+	d.only(path, m, strictFields, "resources")
+	a := BalancedAllocationArgs{Resources: []string{resource.CPU, resource.Memory}}
+	if raw, present := m["resources"]; present {
+		rs := d.namedWeights(join(path, "resources"), raw, "name")
+		for i, r := range rs {
+			if r.Weight != 1 {
+				d.fail(join(index(join(path, "resources"), i), "weight"), "must be 1", r.Weight)
+			}
+		}
+		if len(rs) > 0 {
+			a.Resources = a.Resources[:0]
+			for _, r := range rs {
+				a.Resources = append(a.Resources, r.Name)
+			}
+		}
+	}
+	return a
+}
+
+// kubeConf reads a KubeSchedulerConfiguration profile: the score plugins it
+// enables (kube-scheduler's defaults NodeResourcesFit and
+// NodeResourcesBalancedAllocation, weight 1, unless disabled) with their
+// pluginConfig args, and the NodeResourcesFit filter unless disabled.
+func (d *decoder) kubeConf(doc map[string]any, profileName string) *Config {
+	c := &Config{}
+	profiles, _ := d.list("profiles", doc["profiles"])
+	pi := -1
+	for i, p := range profiles {
+		if m, ok := p.(map[string]any); ok && (profileName == "" || m["schedulerName"] == profileName) {
+			pi = i
+			break
+		}
+	}
+	if pi < 0 {
+		d.missing("profiles", "no profile named "+formatValue(profileName))
+		return c
+	}
+	path := index("profiles", pi)
+	profile, _ := d.object(path, profiles[pi])
+	args := map[string]any{}
+	cfgPath := map[string]string{}
+	pcs, _ := d.list(join(path, "pluginConfig"), profile["pluginConfig"])
+	for i, pc := range pcs {
+		ppath := index(join(path, "pluginConfig"), i)
+		m, ok := d.object(ppath, pc)
+		if !ok {
+			continue
+		}
+		if name, ok := d.str(join(ppath, "name"), m["name"]); ok {
+			args[name] = m["args"]
+			cfgPath[name] = join(ppath, "args")
+		}
+	}
+	plugins, _ := d.object(join(path, "plugins"), profile["plugins"])
+	enabled, disabled := d.extensionPoint(join(path, "plugins"), plugins, "score")
+	multiEnabled, multiDisabled := d.extensionPoint(join(path, "plugins"), plugins, "multiPoint")
+	_, filterDisabled := d.extensionPoint(join(path, "plugins"), plugins, "filter")
+	off := func(name string, lists ...[]string) bool {
+		for _, l := range lists {
+			if slices.Contains(l, "*") || slices.Contains(l, name) {
+				return true
+			}
+		}
+		return false
+	}
+	type entry struct {
+		name   string
+		weight float64
+	}
+	var order []entry
+	for _, def := range []string{NodeResourcesFit, NodeResourcesBalancedAllocation} {
+		if !off(def, disabled, multiDisabled) {
+			order = append(order, entry{def, 1})
+		}
+	}
+	for _, e := range append(multiEnabled, enabled...) {
+		w := float64(e.weight)
+		if w == 0 { // kube-scheduler: an unset or zero weight is 1
+			w = 1
+		}
+		replaced := false
+		for i := range order {
+			if order[i].name == e.name {
+				order[i].weight, replaced = w, true
+			}
+		}
+		if !replaced {
+			order = append(order, entry{e.name, w})
+		}
+	}
+	var fitArgs ScorerArgs = NodeResourcesFitArgs{Type: ScoringLeastAllocated, Resources: defaultKubeResources()}
+	if raw, ok := args[NodeResourcesFit]; ok {
+		fitArgs = d.nodeResourcesFit(cfgPath[NodeResourcesFit], raw)
+	}
+	for _, e := range order {
+		if e.name == NodeResourcesFit {
+			c.Scorers = append(c.Scorers, ScorerConfig{Name: e.name, Weight: e.weight, Args: fitArgs})
+			continue
+		}
+		a, known := d.scorerArgs(cfgPath[e.name], e.name, args[e.name])
+		if !known {
+			d.warn("%s: score plugin %q has no resfit scorer; skipped", join(path, "plugins"), e.name)
+			continue
+		}
+		c.Scorers = append(c.Scorers, ScorerConfig{Name: e.name, Weight: e.weight, Args: a})
+	}
+	if !off(NodeResourcesFit, filterDisabled, multiDisabled) {
+		fa, _ := fitArgs.(NodeResourcesFitArgs)
+		c.Filters = append(c.Filters, FilterConfig{Name: NodeResourcesFit, Args: fa})
+	}
+	return c
+}
+
+// enabledPlugin is one entry of plugins.<point>.enabled.
+type enabledPlugin struct {
+	name   string
+	weight int64
+}
+
+// extensionPoint reads plugins.<point>.enabled and the names in disabled.
+func (d *decoder) extensionPoint(path string, plugins map[string]any, point string) (enabled []enabledPlugin, disabled []string) {
+	ppath := join(path, point)
+	m, ok := d.object(ppath, plugins[point])
+	if !ok {
+		return nil, nil
+	}
+	for _, which := range []string{"enabled", "disabled"} {
+		list, _ := d.list(join(ppath, which), m[which])
+		for i, item := range list {
+			ipath := index(join(ppath, which), i)
+			pm, ok := d.object(ipath, item)
+			if !ok {
+				continue
+			}
+			name, ok := d.str(join(ipath, "name"), pm["name"])
+			if !ok {
+				continue
+			}
+			if which == "disabled" {
+				disabled = append(disabled, name)
+				continue
+			}
+			e := enabledPlugin{name: name}
+			if raw, present := pm["weight"]; present {
+				if x, ok := d.weight(join(ipath, "weight"), raw, strictInt); ok {
+					if x < 0 {
+						d.fail(join(ipath, "weight"), "must be ≥ 0", raw)
+					}
+					e.weight = x
+				}
+			}
+			enabled = append(enabled, e)
+		}
+	}
+	return enabled, disabled
+}
