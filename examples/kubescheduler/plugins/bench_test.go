@@ -22,9 +22,9 @@ import (
 
 // noop is a Score plugin that does nothing: the framework's own cost per
 // node and cycle, the floor any plugin adds to.
-type noop struct{}
+type noop struct{ name string }
 
-func (noop) Name() string { return "Noop" }
+func (n noop) Name() string { return n.name }
 func (noop) Score(context.Context, fwk.CycleState, *v1.Pod, fwk.NodeInfo) (int64, *fwk.Status) {
 	return 0, nil
 }
@@ -54,13 +54,14 @@ func benchCluster(n int) ([]*v1.Node, []*v1.Pod) {
 	return nodes, pods
 }
 
-var mostAllocated = `{"plugins": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAllocated",
+var mostAllocated = `{"filters": [], "plugins": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAllocated",
   "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}, {"name": "nvidia.com/gpu", "weight": 1}]}}}]}`
 
 // BenchmarkFrameworkCycle measures one scheduling cycle's scoring as
 // kube-scheduler runs it — RunPreScorePlugins, then RunScorePlugins over
 // every node — through the real framework runtime, on the same nodes and
-// pod, for: a Score plugin that does nothing (the floor), kube-scheduler's
+// pod, for: a Score plugin that does nothing (the floor; two of them, the
+// floor of a two-plugin profile), kube-scheduler's
 // NodeResourcesFit (MostAllocated on cpu, memory and GPUs), and each resfit
 // plugin. It reports ns/node per cycle; allocs/op are per cycle.
 func BenchmarkFrameworkCycle(b *testing.B) {
@@ -72,6 +73,7 @@ func BenchmarkFrameworkCycle(b *testing.B) {
 		inTree  bool
 	}{
 		{name: "Noop"},
+		{name: "Noop×2"},
 		{name: "NodeResourcesFit", inTree: true},
 		{name: "ResourceStrategyFit-MostAllocated", plugins: []enabled{{ResourceStrategyFitName, 1, mostAllocated}}},
 		{name: "ResourceStrategyFit-AIScenario", plugins: []enabled{{ResourceStrategyFitName, 1, aiScenario}}},
@@ -123,7 +125,8 @@ func benchFramework(b *testing.B, snapshot *cache.Snapshot, name string, inTree 
 		NodeResourcesFitPlusName:    NewNodeResourcesFitPlus,
 		ScarceResourceAvoidanceName: NewScarceResourceAvoidance,
 		ResourceStrategyFitName:     NewResourceStrategyFit,
-		"Noop":                      func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return noop{}, nil },
+		"Noop":                      func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return noop{"Noop"}, nil },
+		"Noop2":                     func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return noop{"Noop2"}, nil },
 		noderesources.Name:          frameworkruntime.FactoryAdapter(feature.Features{}, noderesources.NewFit),
 	}
 	profile := &config.KubeSchedulerProfile{
@@ -136,6 +139,8 @@ func benchFramework(b *testing.B, snapshot *cache.Snapshot, name string, inTree 
 	switch {
 	case name == "Noop":
 		profile.Plugins.Score.Enabled = []config.Plugin{{Name: "Noop", Weight: 1}}
+	case name == "Noop×2": // the floor of a profile with two score plugins
+		profile.Plugins.Score.Enabled = []config.Plugin{{Name: "Noop", Weight: 1}, {Name: "Noop2", Weight: 1}}
 	case inTree:
 		profile.Plugins.PreScore.Enabled = []config.Plugin{{Name: noderesources.Name}}
 		profile.Plugins.Score.Enabled = []config.Plugin{{Name: noderesources.Name, Weight: 1}}

@@ -1,7 +1,9 @@
 package plugins
 
 import (
+	"errors"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
@@ -25,20 +27,30 @@ type nodes struct {
 	rows   map[string]int32
 	gens   []int64 // per row, the NodeInfo generation it was read from
 	batch  *scoring.Batch
-	// byNode finds a row from the v1.Node a NodeInfo holds: a pointer
-	// hashes faster than a name, and Score looks a row up for every node.
-	// rowNode is each row's v1.Node, to drop a replaced one.
-	byNode  map[*v1.Node]int32
+	// byNode finds a row from the v1.Node a NodeInfo holds (Score looks a
+	// row up for every node); rowNode is each row's v1.Node, to drop a
+	// replaced one.
+	byNode  rowIndex
 	rowNode []*v1.Node
 
 	// The last list of NodeInfos and their rows: the next cycle usually
 	// passes the same list, and then needs no lookup by name.
 	lastInfos []fwk.NodeInfo
 	lastRows  []int32
+	// rowInfo is the NodeInfo each row was read from. kube-scheduler
+	// updates a changed node's NodeInfo in place, so a cycle does not read
+	// every NodeInfo's generation (a cache miss each): lookup notices a
+	// changed one, works its outcome out afresh, and marks the row stale,
+	// to be read again in the next cycle.
+	rowInfo []fwk.NodeInfo
+	staleMu sync.Mutex
+	stale   []int32
 
 	cycle    uint64
-	scores   []int64 // per row, this cycle's score on 0..100
 	maxScore float64
+	// outcomes holds, per row, the cycle's result with the generation it
+	// was read at: what Score needs, in one cache line.
+	outcomes []rowOutcome
 
 	alloc, used, nonZero resource.Vector
 }
@@ -49,7 +61,7 @@ type nodes struct {
 // node whose generation changed. With all (PreFilter's list of every
 // node), rows of nodes no longer listed are dropped.
 func (n *nodes) prepare(cfg *config.Config, pod *v1.Pod, infos []fwk.NodeInfo, all bool) error {
-	if n.schema == nil || !n.covers(pod, infos) {
+	if n.schema == nil || !n.coversPod(pod) {
 		if err := n.rebuild(cfg, pod, infos); err != nil {
 			return err
 		}
@@ -60,24 +72,31 @@ func (n *nodes) prepare(cfg *config.Config, pod *v1.Pod, infos []fwk.NodeInfo, a
 		n.lastRows = append(n.lastRows[:0], make([]int32, len(infos))...)
 	}
 	for i, info := range infos {
-		var row int32
 		if same && n.lastInfos[i] == info {
-			row = n.lastRows[i]
-		} else {
-			r, ok := n.rows[info.Node().Name]
-			if !ok {
-				var err error
-				if r, err = n.add(info); err != nil {
-					return err
-				}
-			}
-			row = r
-			n.lastInfos[i], n.lastRows[i] = info, row
+			continue // the row read from this NodeInfo; lookup sees changes
 		}
-		if g := info.GetGeneration(); g != n.gens[row] {
-			if err := n.read(row, info); err != nil {
+		r, ok := n.rows[info.Node().Name]
+		if !ok {
+			if !n.coversNode(info) {
+				return n.rebuild(cfg, pod, infos)
+			}
+			var err error
+			if r, err = n.add(info); err != nil {
 				return err
 			}
+		} else if err := n.refresh(r, info); err != nil {
+			return n.rebuild(cfg, pod, infos)
+		}
+		n.lastInfos[i], n.lastRows[i] = info, r
+	}
+	// Rows lookup found stale since the last cycle.
+	n.staleMu.Lock()
+	stale := n.stale
+	n.stale = n.stale[:0]
+	n.staleMu.Unlock()
+	for _, row := range stale {
+		if err := n.refresh(row, n.rowInfo[row]); err != nil {
+			return n.rebuild(cfg, pod, infos)
 		}
 	}
 	if all && len(infos) != n.table.Len() {
@@ -87,22 +106,36 @@ func (n *nodes) prepare(cfg *config.Config, pod *v1.Pod, infos []fwk.NodeInfo, a
 	return nil
 }
 
-// covers reports whether the schema has every resource the nodes offer and
-// the pod asks for.
-func (n *nodes) covers(pod *v1.Pod, infos []fwk.NodeInfo) bool {
+// refresh reads a row again from a NodeInfo whose generation differs from
+// the one read; an error means the node brings a resource the schema lacks
+// (rebuild).
+func (n *nodes) refresh(row int32, info fwk.NodeInfo) error {
+	if info.GetGeneration() == n.gens[row] && n.rowInfo[row] == info {
+		return nil
+	}
+	if !n.coversNode(info) {
+		return errNewResource
+	}
+	return n.read(row, info)
+}
+
+var errNewResource = errors.New("a node offers a resource the schema lacks")
+
+// coversPod reports whether the schema has every resource the pod asks for;
+// coversNode, every resource the node offers.
+func (n *nodes) coversPod(pod *v1.Pod) bool {
 	for _, name := range kubebridge.ResourceNames(pod) {
 		if _, ok := n.schema.Slot(name); !ok {
 			return false
 		}
 	}
-	for i, info := range infos {
-		if i < len(n.lastInfos) && n.lastInfos[i] == info && info.GetGeneration() == n.gens[n.lastRows[i]] {
-			continue // unchanged since it was last read
-		}
-		for name := range info.GetAllocatable().GetScalarResources() {
-			if _, ok := n.schema.Slot(string(name)); !ok {
-				return false
-			}
+	return true
+}
+
+func (n *nodes) coversNode(info fwk.NodeInfo) bool {
+	for name := range info.GetAllocatable().GetScalarResources() {
+		if _, ok := n.schema.Slot(string(name)); !ok {
+			return false
 		}
 	}
 	return true
@@ -144,7 +177,7 @@ func (n *nodes) rebuild(cfg *config.Config, pod *v1.Pod, infos []fwk.NodeInfo) e
 	k := schema.Len()
 	*n = nodes{
 		schema: schema, pipe: pipe, table: resource.NewTable(schema, len(infos)),
-		rows: make(map[string]int32, len(infos)), byNode: make(map[*v1.Node]int32, len(infos)),
+		rows: make(map[string]int32, len(infos)), byNode: newRowIndex(len(infos)),
 		batch: pipe.NewBatch(len(infos)), maxScore: pipe.MaxScore(),
 		alloc: make(resource.Vector, k), used: make(resource.Vector, k), nonZero: make(resource.Vector, k),
 		cycle: n.cycle,
@@ -167,8 +200,8 @@ func (n *nodes) add(info fwk.NodeInfo) (int32, error) {
 	row := int32(r)
 	n.rows[name] = row
 	n.rowNode = append(n.rowNode, nil)
+	n.rowInfo = append(n.rowInfo, nil)
 	n.gens = append(n.gens, 0)
-	n.scores = append(n.scores, 0)
 	return row, n.read(row, info)
 }
 
@@ -194,9 +227,11 @@ func (n *nodes) read(row int32, info fwk.NodeInfo) error {
 		return err
 	}
 	n.gens[row] = info.GetGeneration()
+	n.rowInfo[row] = info
 	if node := info.Node(); n.rowNode[row] != node {
-		delete(n.byNode, n.rowNode[row])
-		n.byNode[node], n.rowNode[row] = row, node
+		n.byNode.remove(n.rowNode[row])
+		n.byNode.put(node, row)
+		n.rowNode[row] = node
 	}
 	return nil
 }
@@ -210,16 +245,39 @@ func clampVector(v resource.Vector) resource.Vector {
 	return v
 }
 
-// score runs the pipeline on the whole table and keeps each row's score.
+// rowOutcome is one row's result in the cycle: its score on 0..100 (-1
+// when a filter rejected it) and the NodeInfo generation it was read at.
+type rowOutcome struct {
+	gen   int64
+	score int64
+}
+
+// score runs the pipeline on the whole table, split across the cores for
+// a large one (PreScore runs on one goroutine, where Score runs on many),
+// and keeps each row's outcome.
 func (n *nodes) score(task *scoring.Task) error {
-	if err := n.pipe.Score(task, n.table, n.batch); err != nil {
+	var err error
+	if n.table.Len() >= parallelRows {
+		err = n.pipe.ScoreParallel(task, n.table, n.batch, 0)
+	} else {
+		err = n.pipe.Score(task, n.table, n.batch)
+	}
+	if err != nil {
 		return err
 	}
-	for row := range n.table.Len() {
-		n.scores[row] = toScore(n.batch.Total(row), n.maxScore)
+	n.outcomes = slices.Grow(n.outcomes[:0], n.table.Len())[:n.table.Len()]
+	for row := range n.outcomes {
+		o := rowOutcome{gen: n.gens[row], score: -1}
+		if n.batch.Feasible(row) {
+			o.score = toScore(n.batch.Total(row), n.maxScore)
+		}
+		n.outcomes[row] = o
 	}
 	return nil
 }
+
+// parallelRows is the smallest table worth scoring on several cores.
+const parallelRows = 2048
 
 // lookup returns a node's outcome from the cycle's batch, when the batch
 // is this cycle's and read the NodeInfo at its current generation.
@@ -227,56 +285,66 @@ func (n *nodes) lookup(cycle uint64, info fwk.NodeInfo, reason bool) (nodeResult
 	if cycle != n.cycle {
 		return nodeResult{}, false
 	}
-	row, ok := n.byNode[info.Node()]
-	if !ok || n.gens[row] != info.GetGeneration() {
+	row, ok := n.byNode.get(info.Node())
+	if !ok {
+		// The node object changed: find the row by name.
+		if row, ok = n.rows[info.Node().Name]; ok {
+			n.markStale(row)
+		}
 		return nodeResult{}, false
 	}
-	if !n.batch.Feasible(int(row)) {
+	o := n.outcomes[row]
+	if o.gen != info.GetGeneration() {
+		if n.rowInfo[row] == info {
+			n.markStale(row) // changed in place since the last cycle
+		}
+		return nodeResult{}, false
+	}
+	if o.score < 0 {
 		if reason {
 			return nodeResult{reason: n.batch.Reason(int(row))}, true
 		}
 		return nodeResult{}, true
 	}
-	return nodeResult{feasible: true, score: n.scores[row]}, true
+	return nodeResult{feasible: true, score: o.score}, true
+}
+
+// markStale queues a row to be read again in the next cycle. It is called
+// from Score and Filter, which run in parallel.
+func (n *nodes) markStale(row int32) {
+	n.staleMu.Lock()
+	n.stale = append(n.stale, row)
+	n.staleMu.Unlock()
 }
 
 // evaluateOne works one node's outcome out afresh, for a NodeInfo the
-// cycle's batch did not read as it is (a preemption dry run, nominated
-// pods added). It reads the node in the cycle's schema, as the batch would
-// (the task asks for nothing outside it). It allocates; it is the rare
-// path.
+// cycle's batch did not read as it is (a node changed since the last
+// cycle, a preemption dry run, nominated pods added). It reads the node in
+// the cycle's schema, grown by any resource the node now offers (scarce
+// resource avoidance counts what a node has, not only what the task asks
+// for). It allocates; it is the rare path.
 func evaluateOne(cfg *config.Config, s *cycleState, info fwk.NodeInfo) (nodeResult, error) {
 	singleEvaluations.Add(1)
-	var one nodes
-	if err := one.rebuildWith(cfg, s.schema, info); err != nil {
+	one := nodes{schema: s.schema}
+	if err := one.rebuild(cfg, s.pod, []fwk.NodeInfo{info}); err != nil {
 		return nodeResult{}, err
 	}
-	if err := one.score(s.task); err != nil {
+	task := s.task
+	if one.schema.Len() != s.schema.Len() {
+		var err error
+		if task, err = kubebridge.NewTask(one.schema, s.pod, kubebridge.TaskOptions{}); err != nil {
+			return nodeResult{}, err
+		}
+	}
+	if err := one.score(task); err != nil {
 		return nodeResult{}, err
 	}
 	r, _ := one.lookup(one.cycle, info, true)
 	return r, nil
 }
 
-// singleEvaluations counts evaluateOne's calls, for tests: in a plain
-// cycle every node's outcome comes from the batch.
+// singleEvaluations counts evaluateOne's calls, for tests.
 var singleEvaluations atomic.Int64
-
-// rebuildWith makes a one-node table over a given schema.
-func (n *nodes) rebuildWith(cfg *config.Config, schema *resource.Schema, info fwk.NodeInfo) error {
-	pipe, err := cfg.Build(schema)
-	if err != nil {
-		return err
-	}
-	k := schema.Len()
-	*n = nodes{
-		schema: schema, pipe: pipe, table: resource.NewTable(schema, 1), rows: map[string]int32{}, byNode: map[*v1.Node]int32{},
-		batch: pipe.NewBatch(1), maxScore: pipe.MaxScore(),
-		alloc: make(resource.Vector, k), used: make(resource.Vector, k), nonZero: make(resource.Vector, k),
-	}
-	_, err = n.add(info)
-	return err
-}
 
 // vector reads a framework Resource into dst, in the schema's slots; pods,
 // when the schema has the slot, holds the pod count. Scalar resources the

@@ -148,6 +148,7 @@ const (
 // to (the per-node results are in the plugin's reused slices).
 type cycleState struct {
 	cycle uint64
+	pod   *v1.Pod
 	task  *scoring.Task
 	// schema is the schema the task was made for.
 	schema *resource.Schema
@@ -188,7 +189,7 @@ func (p *Plugin) evaluate(pod *v1.Pod, infos []fwk.NodeInfo) (*cycleState, error
 	}
 	p.cycle++
 	p.nodes.cycle = p.cycle
-	return &cycleState{cycle: p.cycle, task: task, schema: p.nodes.schema}, nil
+	return &cycleState{cycle: p.cycle, pod: pod, task: task, schema: p.nodes.schema}, nil
 }
 
 // PreFilter evaluates every node once, for ResourceStrategyFit's filters
@@ -228,7 +229,7 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, _ *v1.Pod, node
 
 // PreScore evaluates the candidate nodes once, unless PreFilter did.
 func (p *Plugin) PreScore(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
-	if _, err := state.Read(p.key()); err == nil {
+	if _, err := p.read(state); err == nil {
 		return nil
 	}
 	s, err := p.evaluate(pod, nodes)
@@ -286,8 +287,7 @@ type nodeResult struct {
 
 // result looks a node's outcome up in the cycle's batch, or works it out
 // afresh when the batch did not read this NodeInfo as it now is. The
-// reason a node is infeasible is worked out only when asked for (Filter):
-// Score is also called on nodes other plugins rejected.
+// reason a node is infeasible is worked out only when asked for (Filter).
 func (p *Plugin) result(s *cycleState, node fwk.NodeInfo, reason bool) (nodeResult, error) {
 	if r, ok := p.nodes.lookup(s.cycle, node, reason); ok {
 		return r, nil

@@ -134,7 +134,10 @@ func outcome(t testing.TB, fw framework.Framework, infos []fwk.NodeInfo, p *v1.P
 // generation changed; after any sequence of cluster changes (pods bound
 // and removed, nodes added, resized and removed, a new extended resource
 // appearing) every cycle's outcome is the one a fresh framework gives on
-// the same snapshot, and every node's comes from the kept table's batch.
+// the same snapshot. A node changed since the last cycle may be worked out
+// on its own once (kube-scheduler updates its NodeInfo in place, and the
+// plugin notices the change when it looks the node up); in the cycle after
+// that, every node's outcome comes from the kept table's batch.
 func TestStateKeptAcrossCyclesIsExact(t *testing.T) {
 	configs := map[string][]enabled{
 		"ResourceStrategyFit": {{ResourceStrategyFitName, 1, aiScenario}},
@@ -220,15 +223,17 @@ func TestStateKeptAcrossCyclesIsExact(t *testing.T) {
 						delete(present, name)
 					}
 					infos := l.sync(t)
-					p := drawPod(fmt.Sprint("pending-", cycle), "")
-					before := singleEvaluations.Load()
-					got := outcome(t, l.fw, infos, p)
-					if n := singleEvaluations.Load() - before; n != 0 {
-						rt.Fatalf("cycle %d: %d nodes were evaluated one by one, not from the kept table", cycle, n)
-					}
-					want := outcome(t, newFrameworkOn(t, ctx, l.snapshot, plugins...), infos, p)
-					if fmt.Sprint(got) != fmt.Sprint(want) {
-						rt.Fatalf("cycle %d: kept state gave\n%v\na fresh framework\n%v", cycle, got, want)
+					fresh := newFrameworkOn(t, ctx, l.snapshot, plugins...)
+					for pass := range 2 {
+						p := drawPod(fmt.Sprint("pending-", cycle, "-", pass), "")
+						before := singleEvaluations.Load()
+						got := outcome(t, l.fw, infos, p)
+						if n := singleEvaluations.Load() - before; pass == 1 && n != 0 {
+							rt.Fatalf("cycle %d: %d nodes were evaluated one by one in a cycle after which nothing changed", cycle, n)
+						}
+						if want := outcome(t, fresh, infos, p); fmt.Sprint(got) != fmt.Sprint(want) {
+							rt.Fatalf("cycle %d, pass %d: kept state gave\n%v\na fresh framework\n%v", cycle, pass, got, want)
+						}
 					}
 				}
 			})
