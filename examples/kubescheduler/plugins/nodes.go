@@ -51,6 +51,10 @@ type nodes struct {
 	// outcomes holds, per row, the cycle's result with the generation it
 	// was read at: what Score needs, in one cache line.
 	outcomes []rowOutcome
+	// batchRows maps the batch's rows to the table's when the cycle scored
+	// only some (partial, scoreSome); otherwise the batch holds the table.
+	batchRows []int32
+	partial   bool
 
 	alloc, used, nonZero resource.Vector
 }
@@ -245,17 +249,19 @@ func clampVector(v resource.Vector) resource.Vector {
 	return v
 }
 
-// rowOutcome is one row's result in the cycle: its score on 0..100 (-1
-// when a filter rejected it) and the NodeInfo generation it was read at.
+// rowOutcome is one row's result in a cycle: its score on 0..100 (-1 when
+// a filter rejected it), the NodeInfo generation it was read at and the
+// cycle.
 type rowOutcome struct {
 	gen   int64
 	score int64
+	cycle uint64
 }
 
 // score runs the pipeline on the whole table, split across the cores for
 // a large one (PreScore runs on one goroutine, where Score runs on many),
 // and keeps each row's outcome.
-func (n *nodes) score(task *scoring.Task) error {
+func (n *nodes) score(task *scoring.Task, cycle uint64) error {
 	var err error
 	if n.table.Len() >= parallelRows {
 		err = n.pipe.ScoreParallel(task, n.table, n.batch, 0)
@@ -265,11 +271,63 @@ func (n *nodes) score(task *scoring.Task) error {
 	if err != nil {
 		return err
 	}
-	n.outcomes = slices.Grow(n.outcomes[:0], n.table.Len())[:n.table.Len()]
+	n.sized()
 	for row := range n.outcomes {
-		o := rowOutcome{gen: n.gens[row], score: -1}
+		o := rowOutcome{gen: n.gens[row], score: -1, cycle: cycle}
 		if n.batch.Feasible(row) {
 			o.score = toScore(n.batch.Total(row), n.maxScore)
+		}
+		n.outcomes[row] = o
+	}
+	n.partial = false
+	return nil
+}
+
+// sized gives outcomes a slot per row.
+func (n *nodes) sized() {
+	if len(n.outcomes) < n.table.Len() {
+		n.outcomes = append(n.outcomes, make([]rowOutcome, n.table.Len()-len(n.outcomes))...)
+	}
+	n.outcomes = n.outcomes[:n.table.Len()]
+}
+
+// scoreSome scores only the given nodes' rows, read afresh where they
+// changed, in a table of their own: what PreScore asks for when
+// kube-scheduler samples a few of many nodes. The batch then holds that
+// table; batchRows maps its rows back.
+func (n *nodes) scoreSome(task *scoring.Task, given []fwk.NodeInfo, cycle uint64) error {
+	partialScorings.Add(1)
+	n.batchRows, n.partial = n.batchRows[:0], true
+	for _, info := range given {
+		row, ok := n.byNode.get(info.Node())
+		if !ok {
+			if row, ok = n.rows[info.Node().Name]; !ok {
+				continue // not a node of the snapshot: Score works it out alone
+			}
+		}
+		if err := n.refresh(row, info); err != nil {
+			continue // a resource the schema lacks: likewise
+		}
+		n.batchRows = append(n.batchRows, row)
+	}
+	sub := resource.NewTable(n.schema, len(n.batchRows))
+	for _, row := range n.batchRows {
+		r, err := sub.Add(n.table.Name(int(row)), n.table.Allocatable(int(row)), n.table.Used(int(row)))
+		if err != nil {
+			return err
+		}
+		if err := sub.SetNonZeroUsed(r, n.table.NonZeroUsed(int(row))); err != nil {
+			return err
+		}
+	}
+	if err := n.pipe.Score(task, sub, n.batch); err != nil {
+		return err
+	}
+	n.sized()
+	for i, row := range n.batchRows {
+		o := rowOutcome{gen: n.gens[row], score: -1, cycle: cycle}
+		if n.batch.Feasible(i) {
+			o.score = toScore(n.batch.Total(i), n.maxScore)
 		}
 		n.outcomes[row] = o
 	}
@@ -294,6 +352,9 @@ func (n *nodes) lookup(cycle uint64, info fwk.NodeInfo, reason bool) (nodeResult
 		return nodeResult{}, false
 	}
 	o := n.outcomes[row]
+	if o.cycle != cycle {
+		return nodeResult{}, false // not scored this cycle
+	}
 	if o.gen != info.GetGeneration() {
 		if n.rowInfo[row] == info {
 			n.markStale(row) // changed in place since the last cycle
@@ -301,10 +362,14 @@ func (n *nodes) lookup(cycle uint64, info fwk.NodeInfo, reason bool) (nodeResult
 		return nodeResult{}, false
 	}
 	if o.score < 0 {
-		if reason {
-			return nodeResult{reason: n.batch.Reason(int(row))}, true
+		if !reason {
+			return nodeResult{}, true
 		}
-		return nodeResult{}, true
+		batchRow := int(row)
+		if n.partial {
+			batchRow = slices.Index(n.batchRows, row)
+		}
+		return nodeResult{reason: n.batch.Reason(batchRow)}, true
 	}
 	return nodeResult{feasible: true, score: o.score}, true
 }
@@ -336,15 +401,16 @@ func evaluateOne(cfg *config.Config, s *cycleState, info fwk.NodeInfo) (nodeResu
 			return nodeResult{}, err
 		}
 	}
-	if err := one.score(task); err != nil {
+	if err := one.score(task, one.cycle); err != nil {
 		return nodeResult{}, err
 	}
 	r, _ := one.lookup(one.cycle, info, true)
 	return r, nil
 }
 
-// singleEvaluations counts evaluateOne's calls, for tests.
-var singleEvaluations atomic.Int64
+// singleEvaluations counts evaluateOne's calls, partialScorings
+// scoreSome's, for tests.
+var singleEvaluations, partialScorings atomic.Int64
 
 // vector reads a framework Resource into dst, in the schema's slots; pods,
 // when the schema has the slot, holds the pod count. Scalar resources the

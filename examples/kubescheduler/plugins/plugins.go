@@ -168,7 +168,12 @@ func (p *Plugin) key() fwk.StateKey {
 // PreScore is handed only the feasible nodes, a different list each cycle;
 // the snapshot's list of all nodes is the same from cycle to cycle, so its
 // rows are found without a lookup, and a node that left is noticed.
-func (p *Plugin) evaluate(pod *v1.Pod, infos []fwk.NodeInfo) (*cycleState, error) {
+//
+// given are the nodes the framework asked about; from PreScore (subset) they
+// are the feasible ones, often a sample (percentageOfNodesToScore), and
+// when they are few only their rows are scored.
+func (p *Plugin) evaluate(pod *v1.Pod, given []fwk.NodeInfo, subset bool) (*cycleState, error) {
+	infos := given
 	all := false
 	if p.handle != nil && p.handle.SnapshotSharedLister() != nil {
 		if list, err := p.handle.SnapshotSharedLister().NodeInfos().List(); err == nil {
@@ -184,10 +189,15 @@ func (p *Plugin) evaluate(pod *v1.Pod, infos []fwk.NodeInfo) (*cycleState, error
 	if err != nil {
 		return nil, err
 	}
-	if err := p.nodes.score(task); err != nil {
+	p.cycle++
+	if subset && 4*len(given) < p.nodes.table.Len() {
+		err = p.nodes.scoreSome(task, given, p.cycle)
+	} else {
+		err = p.nodes.score(task, p.cycle)
+	}
+	if err != nil {
 		return nil, err
 	}
-	p.cycle++
 	p.nodes.cycle = p.cycle
 	return &cycleState{cycle: p.cycle, pod: pod, task: task, schema: p.nodes.schema}, nil
 }
@@ -198,7 +208,7 @@ func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 	if !p.filter {
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
-	s, err := p.evaluate(pod, nodes)
+	s, err := p.evaluate(pod, nodes, false)
 	if err != nil {
 		return nil, fwk.AsStatus(err)
 	}
@@ -232,7 +242,7 @@ func (p *Plugin) PreScore(_ context.Context, state fwk.CycleState, pod *v1.Pod, 
 	if _, err := p.read(state); err == nil {
 		return nil
 	}
-	s, err := p.evaluate(pod, nodes)
+	s, err := p.evaluate(pod, nodes, true)
 	if err != nil {
 		return fwk.AsStatus(err)
 	}

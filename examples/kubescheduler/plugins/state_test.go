@@ -98,6 +98,13 @@ func newFrameworkOn(t testing.TB, ctx context.Context, snapshot *cache.Snapshot,
 // every node, PreScore and Score on the feasible ones) and returns, per
 // node, its total score or the reason it was rejected.
 func outcome(t testing.TB, fw framework.Framework, infos []fwk.NodeInfo, p *v1.Pod) map[string]string {
+	return sampledOutcome(t, fw, infos, p, 0)
+}
+
+// sampledOutcome is outcome with at most sample feasible nodes scored (0:
+// all), as kube-scheduler scores only a share of a large cluster's nodes
+// (percentageOfNodesToScore).
+func sampledOutcome(t testing.TB, fw framework.Framework, infos []fwk.NodeInfo, p *v1.Pod, sample int) map[string]string {
 	t.Helper()
 	ctx := context.Background()
 	state := framework.NewCycleState()
@@ -112,6 +119,9 @@ func outcome(t testing.TB, fw framework.Framework, infos []fwk.NodeInfo, p *v1.P
 			continue
 		}
 		feasible = append(feasible, info)
+	}
+	if sample > 0 && len(feasible) > sample {
+		feasible = feasible[len(feasible)-sample:]
 	}
 	if len(feasible) == 0 {
 		return out
@@ -137,7 +147,8 @@ func outcome(t testing.TB, fw framework.Framework, infos []fwk.NodeInfo, p *v1.P
 // the same snapshot. A node changed since the last cycle may be worked out
 // on its own once (kube-scheduler updates its NodeInfo in place, and the
 // plugin notices the change when it looks the node up); in the cycle after
-// that, every node's outcome comes from the kept table's batch.
+// that, every node's outcome comes from the kept table's batch — whether
+// every feasible node is scored or, as in a large cluster, a sample.
 func TestStateKeptAcrossCyclesIsExact(t *testing.T) {
 	configs := map[string][]enabled{
 		"ResourceStrategyFit": {{ResourceStrategyFitName, 1, aiScenario}},
@@ -224,14 +235,15 @@ func TestStateKeptAcrossCyclesIsExact(t *testing.T) {
 					}
 					infos := l.sync(t)
 					fresh := newFrameworkOn(t, ctx, l.snapshot, plugins...)
+					sample := rapid.IntRange(0, 2).Draw(rt, "nodes scored")
 					for pass := range 2 {
 						p := drawPod(fmt.Sprint("pending-", cycle, "-", pass), "")
 						before := singleEvaluations.Load()
-						got := outcome(t, l.fw, infos, p)
+						got := sampledOutcome(t, l.fw, infos, p, sample)
 						if n := singleEvaluations.Load() - before; pass == 1 && n != 0 {
 							rt.Fatalf("cycle %d: %d nodes were evaluated one by one in a cycle after which nothing changed", cycle, n)
 						}
-						if want := outcome(t, fresh, infos, p); fmt.Sprint(got) != fmt.Sprint(want) {
+						if want := sampledOutcome(t, fresh, infos, p, sample); fmt.Sprint(got) != fmt.Sprint(want) {
 							rt.Fatalf("cycle %d, pass %d: kept state gave\n%v\na fresh framework\n%v", cycle, pass, got, want)
 						}
 					}
@@ -293,6 +305,56 @@ func TestSignaturesKeepBatchingOn(t *testing.T) {
 			same := bytes.Equal(fw.SignPod(ctx, annotated), sa)
 			if overrides := name == "ResourceStrategyFit"; same == overrides {
 				t.Errorf("Volcano annotations change the signature: %v, want %v", !same, overrides)
+			}
+		})
+	}
+}
+
+// When kube-scheduler scores only a few of many nodes (a sample, as
+// percentageOfNodesToScore takes in a large cluster), PreScore scores only
+// their rows, read afresh where they changed, and each sampled node gets
+// the score it gets when every node is scored.
+func TestSampledScoringScoresOnlyTheSample(t *testing.T) {
+	ctx := context.Background()
+	for name, plugins := range map[string][]enabled{
+		"Koordinator":         koordinatorPlugins,
+		"ResourceStrategyFit": {{ResourceStrategyFitName, 1, mostAllocated}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			l := newLive(t, ctx, plugins...)
+			for i := range 12 {
+				kv := []string{"cpu", fmt.Sprint(8 + 4*i), "memory", "64Gi"}
+				if i%3 == 0 {
+					kv = append(kv, gpu, "8")
+				}
+				l.cache.AddNode(l.logger, node(fmt.Sprint("node-", i), resources(kv...)))
+			}
+			p := pod("p", "", resources("cpu", "2", "memory", "4Gi", gpu, "1"))
+			infos := l.sync(t)
+			sampled := infos[len(infos)-1].Node().Name // sampledOutcome keeps the last ones
+			for cycle := range 3 {
+				if cycle > 0 { // a sampled node changes between cycles
+					if err := l.cache.AddPod(l.logger, pod(fmt.Sprint("bound-", cycle), sampled, resources("cpu", "4", gpu, "2"))); err != nil {
+						t.Fatal(err)
+					}
+				}
+				infos = l.sync(t)
+				before, singles := partialScorings.Load(), singleEvaluations.Load()
+				got := sampledOutcome(t, l.fw, infos, p, 2)
+				if partialScorings.Load() == before {
+					t.Fatalf("cycle %d: PreScore scored every row for a sample of 2 of 12 nodes", cycle)
+				}
+				if n := singleEvaluations.Load() - singles; n != 0 {
+					t.Errorf("cycle %d: %d of the sampled nodes were evaluated one by one", cycle, n)
+				}
+				// The reference scores every node, so it does not take the
+				// sampled path.
+				all := outcome(t, newFrameworkOn(t, ctx, l.snapshot, plugins...), infos, p)
+				for name, score := range got {
+					if all[name] != score {
+						t.Errorf("cycle %d: %s scored %s in a sample, %s among all nodes", cycle, name, score, all[name])
+					}
+				}
 			}
 		})
 	}
