@@ -32,6 +32,7 @@ const (
 	ScarceResourceAvoidance         = "ScarceResourceAvoidance"
 	ResourceStrategyFit             = "resource-strategy-fit"
 	Binpack                         = "binpack"
+	NodeOrder                       = "nodeorder"
 	// Legacy scheduler Policy priorities (the KEP's configuration form).
 	RequestedToCapacityRatioPriority = "RequestedToCapacityRatioPriority"
 	MostRequestedPriority            = "MostRequestedPriority"
@@ -65,6 +66,9 @@ type Config struct {
 	Scorers []ScorerConfig
 	// Warnings lists what was skipped or, in compatibility mode, changed.
 	Warnings []string
+	// Source says where Load found the configuration when it was inside a
+	// ConfigMap or among other documents; empty otherwise.
+	Source string
 }
 
 // FilterConfig enables one filter.
@@ -73,11 +77,15 @@ type FilterConfig struct {
 	Args FilterArgs
 }
 
-// ScorerConfig enables one scorer with its weight in the total.
+// ScorerConfig enables one scoring plugin with its weight in the total.
 type ScorerConfig struct {
 	Name   string
 	Weight float64
 	Args   ScorerArgs
+	// ScoresOff leaves the plugin's scores out and FiltersOff the filters
+	// it brings, as Volcano's enableNodeOrder: false and enablePredicate:
+	// false do.
+	ScoresOff, FiltersOff bool
 }
 
 // ScorerArgs are one scoring plugin's decoded arguments. A plugin builds
@@ -122,10 +130,14 @@ func (c *Config) Build(schema *resource.Schema) (*scoring.Pipeline, error) {
 			errs = append(errs, fmt.Sprintf("scorers[%d] (%s): %v", i, s.Name, err))
 			continue
 		}
-		for _, p := range parts {
-			scorers = append(scorers, scoring.WeightedScorer{Scorer: p.Scorer, Weight: p.Weight * s.Weight})
+		if !s.ScoresOff {
+			for _, p := range parts {
+				scorers = append(scorers, scoring.WeightedScorer{Scorer: p.Scorer, Weight: p.Weight * s.Weight})
+			}
 		}
-		brought = append(brought, plugged...)
+		if !s.FiltersOff {
+			brought = append(brought, plugged...)
+		}
 	}
 	if errs != nil {
 		return nil, errors.New(strings.Join(errs, "\n"))
@@ -139,9 +151,16 @@ func (c *Config) Build(schema *resource.Schema) (*scoring.Pipeline, error) {
 //   - resfit's own form: plugins (a list of {name, weight, args}) and
 //     optionally filters (a list of names; default [NodeResourcesFit]);
 //   - a Volcano scheduler configuration (volcano-scheduler.conf): tiers;
-//   - a KubeSchedulerConfiguration (Koordinator's included): profiles;
+//   - a KubeSchedulerConfiguration (Koordinator's included): profiles, or
+//     its kind;
 //   - a legacy kube-scheduler Policy, as in the RequestedToCapacityRatio
 //     KEP: priorities.
+//
+// Each may also come as users keep it: inside a ConfigMap (any data key;
+// field paths then start at data["<key>"]), or as the one configuration
+// (or ConfigMap holding one) among the documents of a multi-document file
+// of manifests (paths start at "(document N)"). Config.Source says where
+// it was found.
 //
 // Every bad value is reported with its field path, all of them at once, in
 // a *ConfigError: values of the wrong kind, out of their documented range
@@ -150,11 +169,16 @@ func (c *Config) Build(schema *resource.Schema) (*scoring.Pipeline, error) {
 // compatibility mode the last wins, with a warning).
 func Load(data []byte, opts Options) (*Config, error) {
 	d := &decoder{compat: opts.Compat}
-	doc, ok := d.document(data)
+	doc, source, ok := d.file(data)
 	if !ok {
 		return nil, d.err()
 	}
-	return d.decode(doc, opts)
+	c, err := d.decode(doc, opts)
+	if err != nil {
+		return nil, err
+	}
+	c.Source = source
+	return c, nil
 }
 
 // Decode is Load for an already decoded document (from encoding/json, or
@@ -170,12 +194,12 @@ func (d *decoder) decode(doc map[string]any, opts Options) (*Config, error) {
 		c = d.native(doc)
 	case doc["tiers"] != nil:
 		c = d.volcanoConf(doc)
-	case doc["profiles"] != nil:
+	case doc["profiles"] != nil || doc["kind"] == "KubeSchedulerConfiguration":
 		c = d.kubeConf(doc, opts.Profile)
 	case doc["priorities"] != nil:
 		c = d.policy(doc)
 	default:
-		d.missing("(root)", "unrecognised configuration: want plugins (resfit), tiers (Volcano), profiles (KubeSchedulerConfiguration) or priorities (Policy)")
+		d.missing(d.rootPath(), "unrecognised configuration: want plugins (resfit), tiers (Volcano), profiles (KubeSchedulerConfiguration) or priorities (Policy)")
 	}
 	if err := d.err(); err != nil {
 		return nil, err
@@ -207,6 +231,8 @@ func (d *decoder) scorerArgs(path, plugin string, raw any) (ScorerArgs, bool) {
 		return d.resourceStrategyFit(path, raw), true
 	case Binpack:
 		return d.binpack(path, raw), true
+	case NodeOrder:
+		return d.nodeOrder(path, raw), true
 	case NodeResourcesFitPlus:
 		return d.fitPlus(path, raw), true
 	case NodeResourcesFit:

@@ -71,8 +71,25 @@ func formatValue(v any) string {
 // first) and, in compatibility mode, warnings for each value it changed.
 type decoder struct {
 	compat bool
-	errs   []*FieldError
-	warns  []string
+	// root is the path of the document's root: empty, or where the
+	// configuration sits in the file (a ConfigMap's data key).
+	root string
+	// yamlInts is set when the document was decoded from YAML text, where
+	// 2 and 2.0 decode to different types, as in Volcano's own decoder.
+	yamlInts bool
+	errs     []*FieldError
+	warns    []string
+}
+
+// at is the path of a top-level field.
+func (d *decoder) at(field string) string { return join(d.root, field) }
+
+// rootPath names the document's root in a message.
+func (d *decoder) rootPath() string {
+	if d.root == "" {
+		return "(root)"
+	}
+	return d.root
 }
 
 func (d *decoder) fail(path, detail string, v any) {
@@ -150,13 +167,14 @@ func (d *decoder) document(data []byte) (map[string]any, bool) {
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		var te *yaml.TypeError
 		if errors.As(err, &te) {
-			d.missing("(root)", "the document must be an object (a mapping of fields)")
+			d.missing(d.rootPath(), "the document must be an object (a mapping of fields)")
 		} else {
-			d.missing("(root)", "not YAML or JSON: "+err.Error())
+			d.missing(d.rootPath(), "not YAML or JSON: "+err.Error())
 		}
 		return nil, false
 	}
-	return d.plainMap("", root), true
+	d.yamlInts = true
+	return d.plainMap(d.root, root), true
 }
 
 func (d *decoder) plainMap(path string, ms yaml.MapSlice) map[string]any {
@@ -207,10 +225,21 @@ func (d *decoder) mapKey(path string, k any) (string, bool) {
 	}
 	where := path
 	if where == "" {
-		where = "(root)"
+		where = d.rootPath()
 	}
 	d.fail(where, "a mapping key must be a string", k)
 	return "", false
+}
+
+// floatText shows a YAML float as written: 2.0 stays 2.0.
+type floatText float64
+
+func (f floatText) String() string {
+	s := strconv.FormatFloat(float64(f), 'g', -1, 64)
+	if !strings.ContainsAny(s, ".eEn") { // not a fraction, exponent, NaN or Inf
+		s += ".0"
+	}
+	return s
 }
 
 // number is a decoded number: exactly, as an int64, when it is a whole
@@ -276,6 +305,16 @@ const (
 // there is nothing to use: an error was recorded, or compatibility mode
 // keeps the default as Volcano does.
 func (d *decoder) whole(path string, v any, rule intRule) (int64, bool) {
+	if f, isFloat := v.(float64); isFloat && f == math.Trunc(f) && rule == ignoredInt && d.yamlInts {
+		// Arguments.GetInt takes only what YAML decodes as an int: 2.0 is
+		// a float, ignored even though it is whole.
+		if d.compat {
+			d.warn("%s: %s is not written as an integer; Volcano ignores it and keeps the default", path, floatText(v.(float64)))
+		} else {
+			d.fail(path, "must be written as an integer (Volcano ignores any other number and keeps the default)", floatText(v.(float64)))
+		}
+		return 0, false
+	}
 	n, isNum := numberOf(v)
 	switch {
 	case !isNum || math.IsNaN(n.f) || math.IsInf(n.f, 0):

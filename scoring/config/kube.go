@@ -220,9 +220,13 @@ func (d *decoder) balanced(path string, raw any) ScorerArgs {
 // enables (kube-scheduler's defaults NodeResourcesFit and
 // NodeResourcesBalancedAllocation, weight 1, unless disabled) with their
 // pluginConfig args, and the NodeResourcesFit filter unless disabled.
+// Without profiles it is kube-scheduler's default profile.
 func (d *decoder) kubeConf(doc map[string]any, profileName string) *Config {
 	c := &Config{}
-	profiles, _ := d.list("profiles", doc["profiles"])
+	profiles, _ := d.list(d.at("profiles"), doc["profiles"])
+	if len(profiles) == 0 && (profileName == "" || profileName == "default-scheduler") {
+		profiles = []any{map[string]any{}} // kube-scheduler's default profile
+	}
 	pi := -1
 	for i, p := range profiles {
 		if m, ok := p.(map[string]any); ok && (profileName == "" || m["schedulerName"] == profileName) {
@@ -231,10 +235,10 @@ func (d *decoder) kubeConf(doc map[string]any, profileName string) *Config {
 		}
 	}
 	if pi < 0 {
-		d.missing("profiles", "no profile named "+formatValue(profileName))
+		d.missing(d.at("profiles"), "no profile named "+formatValue(profileName))
 		return c
 	}
-	path := index("profiles", pi)
+	path := index(d.at("profiles"), pi)
 	profile, _ := d.object(path, profiles[pi])
 	args := map[string]any{}
 	cfgPath := map[string]string{}

@@ -9,12 +9,12 @@ import (
 // [NodeResourcesFit], with the NodeResourcesFit plugin's args when it has
 // one).
 func (d *decoder) native(doc map[string]any) *Config {
-	d.only("", doc, strictFields, "plugins", "filters")
+	d.only(d.root, doc, strictFields, "plugins", "filters")
 	c := &Config{}
-	plugins, _ := d.list("plugins", doc["plugins"])
+	plugins, _ := d.list(d.at("plugins"), doc["plugins"])
 	fitArgs := NodeResourcesFitArgs{}
 	for i, p := range plugins {
-		path := index("plugins", i)
+		path := index(d.at("plugins"), i)
 		m, ok := d.object(path, p)
 		if !ok {
 			continue
@@ -41,15 +41,15 @@ func (d *decoder) native(doc map[string]any) *Config {
 	}
 	filters := []any{NodeResourcesFit}
 	if raw, present := doc["filters"]; present {
-		filters, _ = d.list("filters", raw)
+		filters, _ = d.list(d.at("filters"), raw)
 	}
 	for i, f := range filters {
-		name, ok := d.str(index("filters", i), f)
+		name, ok := d.str(index(d.at("filters"), i), f)
 		if !ok {
 			continue
 		}
 		if name != NodeResourcesFit {
-			d.fail(index("filters", i), "unknown filter; known is "+NodeResourcesFit, name)
+			d.fail(index(d.at("filters"), i), "unknown filter; known is "+NodeResourcesFit, name)
 			continue
 		}
 		c.Filters = append(c.Filters, FilterConfig{Name: name, Args: fitArgs})
@@ -57,7 +57,7 @@ func (d *decoder) native(doc map[string]any) *Config {
 	return c
 }
 
-var knownScorers = []string{ResourceStrategyFit, Binpack, NodeResourcesFit, NodeResourcesBalancedAllocation, NodeResourcesFitPlus, ScarceResourceAvoidance}
+var knownScorers = []string{ResourceStrategyFit, Binpack, NodeOrder, NodeResourcesFit, NodeResourcesBalancedAllocation, NodeResourcesFitPlus, ScarceResourceAvoidance}
 
 // pluginWeight reads a plugin's weight in the total: a whole number in
 // [0, resource.MaxWeight], 1 when absent.

@@ -14,9 +14,9 @@ import (
 //	- {name: MostRequestedPriority, weight: 1}
 func (d *decoder) policy(doc map[string]any) *Config {
 	c := &Config{Filters: []FilterConfig{{Name: NodeResourcesFit, Args: NodeResourcesFitArgs{}}}}
-	list, _ := d.list("priorities", doc["priorities"])
+	list, _ := d.list(d.at("priorities"), doc["priorities"])
 	for i, item := range list {
-		path := index("priorities", i)
+		path := index(d.at("priorities"), i)
 		m, ok := d.object(path, item)
 		if !ok {
 			continue

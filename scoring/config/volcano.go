@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -15,18 +16,28 @@ import (
 // resource-strategy-fit (scarce-resource avoidance is in sra.go) and binpack
 // plugins.
 
-// volcanoConf reads a volcano-scheduler.conf: every plugin of every tier,
-// each scoring on its own scale (Volcano adds node-order scores unweighted),
-// behind the fit check Volcano's allocate action makes.
+// volcanoConf reads a volcano-scheduler.conf: every plugin of every tier.
+// Volcano adds the node-order scores of all of them, unweighted, behind the
+// fit check its allocate action makes; resfit does the same with the
+// plugins that score resources (resource-strategy-fit, binpack, nodeorder's
+// resource scores) and names, in Warnings, each plugin it leaves to the
+// host scheduler. A plugin Volcano does not have is an error (a warning in
+// compatibility mode: Volcano logs it and runs without it).
 func (d *decoder) volcanoConf(doc map[string]any) *Config {
+	d.only(d.root, doc, volcanoKeys, "actions", "tiers", "configurations", "metrics")
+	if raw, present := doc["actions"]; present {
+		d.str(d.at("actions"), raw)
+	}
 	c := &Config{Filters: []FilterConfig{{Name: NodeResourcesFit, Args: NodeResourcesFitArgs{}}}}
-	tiers, _ := d.list("tiers", doc["tiers"])
+	var host []string // plugins that are not node scores, as "path name"
+	tiers, _ := d.list(d.at("tiers"), doc["tiers"])
 	for i, t := range tiers {
-		tpath := index("tiers", i)
+		tpath := index(d.at("tiers"), i)
 		tm, ok := d.object(tpath, t)
 		if !ok {
 			continue
 		}
+		d.only(tpath, tm, volcanoKeys, "plugins")
 		plugins, _ := d.list(join(tpath, "plugins"), tm["plugins"])
 		for j, p := range plugins {
 			path := index(join(tpath, "plugins"), j)
@@ -34,19 +45,101 @@ func (d *decoder) volcanoConf(doc map[string]any) *Config {
 			if !ok {
 				continue
 			}
+			m = d.only(path, m, volcanoKeys, volcanoPluginOptions...)
 			name, ok := d.str(join(path, "name"), m["name"])
 			if !ok {
 				continue
 			}
+			scores, filters := true, true
+			for _, opt := range volcanoPluginOptions[2:] {
+				if raw, present := m[opt]; present {
+					on, ok := d.volcanoBool(join(path, opt), raw)
+					switch {
+					case ok && opt == "enableNodeOrder":
+						scores = on
+					case ok && opt == "enablePredicate":
+						filters = on
+					}
+				}
+			}
 			args, known := d.scorerArgs(join(path, "arguments"), name, m["arguments"])
 			if !known {
-				d.warn("%s: plugin %q has no resfit scorer; skipped", join(path, "name"), name)
+				role, ok := volcanoHostPlugins[name]
+				switch {
+				case !ok:
+					d.lenient(join(path, "name"), "not a Volcano plugin; known are "+strings.Join(volcanoPluginNames(), ", "), name, "nothing (Volcano skips a plugin it does not know)")
+				case role == "":
+					host = append(host, path+" "+name)
+				default:
+					d.warn("%s (%s): %s", path, name, role)
+				}
 				continue
 			}
-			c.Scorers = append(c.Scorers, ScorerConfig{Name: name, Weight: 1, Args: args})
+			if !scores {
+				d.warn("%s (%s): enableNodeOrder is false, so Volcano adds none of its scores; left out", path, name)
+			}
+			c.Scorers = append(c.Scorers, ScorerConfig{Name: name, Weight: 1, Args: args, ScoresOff: !scores, FiltersOff: !filters})
 		}
 	}
+	if host != nil {
+		d.warn("%s: not node scores (job, task and queue order, gang scheduling, admission, eviction); the host scheduler runs them", strings.Join(host, ", "))
+	}
 	return c
+}
+
+// volcanoPluginOptions are the fields of a Volcano tier's plugin entry
+// (conf.PluginOption): its name, its arguments, and the switches for each
+// extension point, which Volcano turns on when they are absent.
+var volcanoPluginOptions = []string{"name", "arguments",
+	"enableJobOrder", "enableHierarchy", "enableJobReady", "enableJobPipelined", "enableTaskOrder",
+	"enablePreemptable", "enableReclaimable", "enablePreemptive", "enableQueueOrder", "enabledClusterOrder",
+	"enablePredicate", "enableBestNode", "enableNodeOrder", "enableTargetJob", "enableReservedNodes",
+	"enableJobEnqueued", "enabledVictim", "enableJobStarving", "enabledOverused", "enabledAllocatable",
+	"enabledHyperNodeOrder", "enabledSubJobReady", "enabledSubJobPipelined", "enabledSubJobOrder",
+	"enabledHyperNodeGradient"}
+
+// volcanoHostPlugins are Volcano's plugins (its plugin factory) that resfit
+// does not compute, with what a user should know about each; an empty
+// note means the plugin scores no nodes, and one warning lists them all.
+var volcanoHostPlugins = map[string]string{
+	"priority":               "",
+	"gang":                   "",
+	"conformance":            "",
+	"overcommit":             "",
+	"proportion":             "",
+	"capacity":               "",
+	"sla":                    "",
+	"pdb":                    "",
+	"cdp":                    "",
+	"rescheduling":           "",
+	"resourcequota":          "",
+	"drf":                    "job and queue order by dominant resource share, not a node score; the host scheduler runs it (scoring/drf computes the same shares and order)",
+	"predicates":             "its resource check is resfit's fit filter, which always runs; its other filters (node affinity, taints, ports, volumes, pod affinity, DRA) and its volume-binding score are left to the host scheduler",
+	"deviceshare":            "scores nodes for shared GPUs (binpack or spread over devices); the host scheduler adds that score (resfit's DeviceShare filter and scoring/frag work on the same device view)",
+	"tdm":                    "scores nodes by time-division revocable zones; the host scheduler adds that score",
+	"task-topology":          "scores nodes by the job's task affinity; the host scheduler adds that score",
+	"numa-aware":             "scores nodes by NUMA placement; the host scheduler adds that score",
+	"usage":                  "scores nodes by measured load; the host scheduler adds that score",
+	"nodegroup":              "scores nodes by queue and node-group affinity; the host scheduler adds that score",
+	"network-topology-aware": "scores nodes and hypernodes by network topology; the host scheduler adds that score",
+	"extender":               "calls an HTTP extender that may filter and score nodes; the host scheduler runs it",
+}
+
+// volcanoPluginNames are every plugin name a Volcano configuration may use.
+func volcanoPluginNames() []string {
+	names := append(slices.Collect(maps.Keys(volcanoHostPlugins)), ResourceStrategyFit, Binpack, NodeOrder)
+	slices.Sort(names)
+	return names
+}
+
+// volcanoBool reads a plugin switch as Volcano's YAML decoder does: a YAML
+// boolean; anything else makes Volcano refuse the whole configuration.
+func (d *decoder) volcanoBool(path string, v any) (bool, bool) {
+	b, ok := v.(bool)
+	if !ok {
+		d.fail(path, "must be true or false (Volcano refuses the configuration otherwise)", v)
+	}
+	return b, ok
 }
 
 // ResourceStrategyFitArgs are Volcano's resource-strategy-fit arguments,
@@ -223,6 +316,123 @@ func (d *decoder) binpack(path string, raw any) ScorerArgs {
 				d.fail(key(path, k), "unknown field; known are "+known, m[k])
 			}
 		}
+	}
+	return a
+}
+
+// NodeOrderArgs are Volcano's nodeorder arguments. nodeorder adds
+// kube-scheduler scores, each an integer on 0..100 times its weight; three
+// of them are resource scores, which resfit computes as Volcano sets them
+// up:
+//
+//   - leastrequested: NodeResourcesFit, LeastAllocated, cpu and memory
+//     weighted 50 and 50 (default weight 1);
+//   - mostrequested: NodeResourcesFit, MostAllocated, cpu and memory
+//     weighted 1 and 1 (default weight 0, off);
+//   - balancedresource: NodeResourcesBalancedAllocation over cpu, memory and
+//     nvidia.com/gpu (default weight 1).
+//
+// A weight of 0 leaves the score out, as Volcano does not create it.
+// Other holds the weights of its other scores (nodeaffinity, podaffinity,
+// tainttoleration, imagelocality, podtopologyspread), which are not
+// resource scores: the host scheduler computes them.
+type NodeOrderArgs struct {
+	LeastRequested, MostRequested, BalancedResource int64
+	Other                                           map[string]int64
+}
+
+// nodeOrderWeights are nodeorder's arguments with Volcano's defaults, in
+// the order Volcano documents them: the three resource scores first.
+var nodeOrderWeights = []struct {
+	key string
+	def int64
+}{
+	{"leastrequested.weight", 1}, {"mostrequested.weight", 0}, {"balancedresource.weight", 1},
+	{"nodeaffinity.weight", 2}, {"podaffinity.weight", 2}, {"tainttoleration.weight", 3},
+	{"imagelocality.weight", 1}, {"podtopologyspread.weight", 2},
+}
+
+// nodeOrderBalancedResources are the resources Volcano's nodeorder hands
+// NodeResourcesBalancedAllocation.
+var nodeOrderBalancedResources = []string{resource.CPU, resource.Memory, "nvidia.com/gpu"}
+
+func (a NodeOrderArgs) build(name string, schema *resource.Schema) ([]scoring.WeightedScorer, []scoring.Filter, error) {
+	var parts []scoring.WeightedScorer
+	if a.LeastRequested > 0 {
+		f, err := strategy.NewKubeFit(schema, strategy.LeastAllocated, []strategy.Resource{{Name: resource.CPU, Weight: 50}, {Name: resource.Memory, Weight: 50}})
+		if err != nil {
+			return nil, nil, err
+		}
+		parts = append(parts, scoring.WeightedScorer{Scorer: scoring.NewStrategyScorer(name+".leastrequested", f, false), Weight: float64(a.LeastRequested)})
+	}
+	if a.MostRequested > 0 {
+		f, err := strategy.NewKubeFit(schema, strategy.MostAllocated, []strategy.Resource{{Name: resource.CPU, Weight: 1}, {Name: resource.Memory, Weight: 1}})
+		if err != nil {
+			return nil, nil, err
+		}
+		parts = append(parts, scoring.WeightedScorer{Scorer: scoring.NewStrategyScorer(name+".mostrequested", f, false), Weight: float64(a.MostRequested)})
+	}
+	if a.BalancedResource > 0 {
+		b, err := strategy.NewBalancedAllocation(schema, nodeOrderBalancedResources)
+		if err != nil {
+			return nil, nil, err
+		}
+		parts = append(parts, scoring.WeightedScorer{Scorer: scoring.NewStrategyScorer(name+".balancedresource", b, true), Weight: float64(a.BalancedResource)})
+	}
+	return parts, nil, nil
+}
+
+// nodeOrder decodes Volcano's nodeorder arguments:
+//
+//	leastrequested.weight: 1
+//	mostrequested.weight: 0
+//	balancedresource.weight: 1
+//	nodeaffinity.weight: 2        # and podaffinity, tainttoleration,
+//	                              # imagelocality, podtopologyspread
+//
+// Each is read as Arguments.GetInt reads it: an integer, or (in
+// compatibility mode) the default when it is not one. A weight must be
+// ≥ 0 in either mode: Volcano would subtract a negative one, which
+// resfit's totals do not do.
+func (d *decoder) nodeOrder(path string, raw any) ScorerArgs {
+	a := NodeOrderArgs{Other: map[string]int64{}}
+	m, ok := d.object(path, raw)
+	if !ok {
+		return a
+	}
+	known := make([]string, len(nodeOrderWeights))
+	for i, w := range nodeOrderWeights {
+		known[i] = w.key
+	}
+	m = d.only(path, m, volcanoKeys, known...)
+	var others []string
+	for i, w := range nodeOrderWeights {
+		v := w.def
+		if raw, present := m[w.key]; present {
+			x, ok := d.weight(key(path, w.key), raw, ignoredInt)
+			switch {
+			case ok && x < 0:
+				d.fail(key(path, w.key), "must be ≥ 0 (Volcano would subtract the score; resfit does not)", raw)
+			case ok:
+				v = x
+			}
+		}
+		switch i {
+		case 0:
+			a.LeastRequested = v
+		case 1:
+			a.MostRequested = v
+		case 2:
+			a.BalancedResource = v
+		default:
+			a.Other[w.key] = v
+			if v > 0 {
+				others = append(others, fmt.Sprintf("%s (weight %d)", strings.TrimSuffix(w.key, ".weight"), v))
+			}
+		}
+	}
+	if others != nil {
+		d.warn("%s (nodeorder): %s are not resource scores; the host scheduler computes them, and resfit scores leastrequested, mostrequested and balancedresource", strings.TrimSuffix(path, ".arguments"), strings.Join(others, ", "))
 	}
 	return a
 }
