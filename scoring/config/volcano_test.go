@@ -82,7 +82,7 @@ metadata:
 // ConfigMap and among other manifests, and scores as Volcano's nodeorder
 // (leastrequested and balancedresource at weight 1) plus binpack (cpu and
 // memory at weight 1) do. Worked by hand from Volcano's and kube-scheduler's
-// formulas, on a GPU node (32 cores, 128Gi, 8 GPUs; 8 cores, 64Gi and 4 GPUs
+// formulas, on a GPU node (32 cores, 128Gi, 8 GPUs; 8 cores, 64Gi and 6 GPUs
 // used) and a CPU node (64 cores, 256Gi; 16 cores and 64Gi used):
 //
 // GPU task (8 cores, 16Gi, 1 GPU) on the GPU node:
@@ -91,12 +91,12 @@ metadata:
 //	  cpu (32−16)·100/32 = 50, memory (128−80)·100/128 = 37 (37.5 truncated),
 //	  (50·50 + 37·50)/100 = 43
 //	balancedresource (kube BalancedAllocation over cpu, memory, GPU):
-//	  with the task  cpu 16/32 = .5, memory 80/128 = .625, GPU 5/8 = .625:
-//	                 std 0.0589 → int(94.1) = 94
-//	  without it     .25, .5, .5: std 0.1179 → int(88.2) = 88
-//	  50 + (50 + 94 − 88)/2 = 78
-//	binpack: (16/32 + 80/128)/2 · 100 = (0.5 + 0.625)/2 · 100 = 56.25
-//	total 43 + 78 + 56.25 = 177.25
+//	  with the task  cpu 16/32 = .5, memory 80/128 = .625, GPU 7/8 = .875:
+//	                 std 0.1559 → int(84.4) = 84
+//	  without it     .25, .5, .75: std 0.2041 → int(79.6) = 79
+//	  50 + (50 + 84 − 79)/2 = 77 (55/2 truncated)
+//	binpack (cpu and memory only): (16/32 + 80/128)/2 · 100 = 56.25
+//	total 43 + 77 + 56.25 = 176.25
 //
 // CPU task (8 cores, 16Gi) on the GPU node: leastrequested 43 as above;
 // balancedresource skips the GPU the task does not request: with it
@@ -115,7 +115,7 @@ func TestVolcanoDefaultConfiguration(t *testing.T) {
 	}
 	nodes := resource.NewTable(schema, 2)
 	for _, n := range []struct{ name, alloc, used string }{
-		{"gpu-node", "cpu=32,memory=128Gi,nvidia.com/gpu=8", "cpu=8,memory=64Gi,nvidia.com/gpu=4"},
+		{"gpu-node", "cpu=32,memory=128Gi,nvidia.com/gpu=8", "cpu=8,memory=64Gi,nvidia.com/gpu=6"},
 		{"cpu-node", "cpu=64,memory=256Gi", "cpu=16,memory=64Gi"},
 	} {
 		if _, err := nodes.AddQuantities(n.name, quantities(n.alloc), quantities(n.used)); err != nil {
@@ -127,7 +127,7 @@ func TestVolcanoDefaultConfiguration(t *testing.T) {
 		name, requests string
 		want           []want // per node; nil where the task does not fit
 	}{
-		{"gpu-task", "cpu=8,memory=16Gi,nvidia.com/gpu=1", []want{{43, 78, 56.25, 177.25}, {}}},
+		{"gpu-task", "cpu=8,memory=16Gi,nvidia.com/gpu=1", []want{{43, 77, 56.25, 176.25}, {}}},
 		{"cpu-task", "cpu=8,memory=16Gi", []want{{43, 78, 56.25, 177.25}, {65, 73, 34.375, 172.375}}},
 	}
 	forms := map[string]string{
