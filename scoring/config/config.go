@@ -75,6 +75,8 @@ type Config struct {
 type FilterConfig struct {
 	Name string
 	Args FilterArgs
+	// Source says where the filter was enabled, or why it runs.
+	Source string
 }
 
 // ScorerConfig enables one scoring plugin with its weight in the total.
@@ -86,6 +88,11 @@ type ScorerConfig struct {
 	// it brings, as Volcano's enableNodeOrder: false and enablePredicate:
 	// false do.
 	ScoresOff, FiltersOff bool
+	// Sources says where each value was read: the key "" is the plugin's
+	// entry, "weight" its weight, and a path under "args" (as Canonical
+	// writes it, args.resources["nvidia.com/gpu"].weight) an argument.
+	// A value not listed is a default.
+	Sources map[string]string
 }
 
 // ScorerArgs are one scoring plugin's decoded arguments. A plugin builds
@@ -94,6 +101,10 @@ type ScorerConfig struct {
 // scorers), and the filters it brings (its sra proportional filter).
 type ScorerArgs interface {
 	build(name string, schema *resource.Schema) ([]scoring.WeightedScorer, []scoring.Filter, error)
+	// plugin is the name resfit's own form knows the plugin by, and
+	// canonical its arguments in that form, every default filled in.
+	plugin() string
+	canonical() []yamlNode
 }
 
 // FilterArgs are one filter's decoded arguments.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"pgregory.net/rapid"
 
 	"github.com/resfit/resfit/resource"
@@ -101,11 +103,14 @@ func pluginArgs(t *rapid.T, name string) string {
 		return "{resources: " + typedResources(t) + "}"
 	case ScarceResourceAvoidance:
 		return "{resources: [nvidia.com/gpu]}"
+	case NodeOrder:
+		return optional(t, "leastrequested.weight: "+drawNumber(t, "least"), "mostrequested.weight: "+drawNumber(t, "most"),
+			"balancedresource.weight: "+drawNumber(t, "balanced"), "nodeaffinity.weight: "+drawNumber(t, "affinity"))
 	}
 	return fmt.Sprintf("{resources: [{name: cpu, weight: %s}, {name: memory}]}", drawNumber(t, "balanced weight"))
 }
 
-var plugins = []string{ResourceStrategyFit, Binpack, NodeResourcesFit, NodeResourcesBalancedAllocation, NodeResourcesFitPlus, ScarceResourceAvoidance}
+var plugins = []string{ResourceStrategyFit, Binpack, NodeOrder, NodeResourcesFit, NodeResourcesBalancedAllocation, NodeResourcesFitPlus, ScarceResourceAvoidance}
 
 // drawConfig draws a configuration in one of the four dialects.
 func drawConfig(t *rapid.T) string {
@@ -119,7 +124,7 @@ func drawConfig(t *rapid.T) string {
 		}
 	case 1:
 		b.WriteString("tiers:\n- plugins:\n")
-		for _, name := range []string{ResourceStrategyFit, Binpack} {
+		for _, name := range []string{ResourceStrategyFit, Binpack, NodeOrder} {
 			if rapid.Bool().Draw(t, "volcano "+name) {
 				fmt.Fprintf(&b, "  - {name: %s, arguments: %s}\n", name, pluginArgs(t, name))
 			}
@@ -146,6 +151,9 @@ func drawConfig(t *rapid.T) string {
 		fmt.Fprintf(&b, "- {name: MostRequestedPriority, weight: %s}\n", drawNumber(t, "policy weight"))
 		fmt.Fprintf(&b, "- {name: RequestedToCapacityRatioPriority, weight: %s, argument: {requestedToCapacityRatioArguments: {shape: [{utilization: %s, score: %s}], resources: [{resource: cpu, weight: %s}]}}}\n",
 			drawNumber(t, "rtcr weight"), drawNumber(t, "u"), drawNumber(t, "s"), drawNumber(t, "rtcr cpu"))
+	}
+	if rapid.Bool().Draw(t, "in a ConfigMap") {
+		return "kind: ConfigMap\ndata:\n  config: |\n" + indent(b.String(), "    ")
 	}
 	return b.String()
 }
@@ -227,4 +235,41 @@ func TestEveryLoadedConfigurationScoresInRange(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A loaded configuration written by Canonical loads back, in the same mode,
+// to the same filters and scoring plugins (names aside: a Policy's
+// MostRequestedPriority comes back as NodeResourcesFit).
+func TestCanonicalLoadsBackToTheSameConfiguration(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		doc := drawConfig(t)
+		opts := Options{Compat: rapid.Bool().Draw(t, "compat")}
+		c, err := Load([]byte(doc), opts)
+		if err != nil {
+			return
+		}
+		text := c.Canonical()
+		back, err := Load(text, opts)
+		if err != nil {
+			t.Fatalf("%s\nwritten as\n%s\ndoes not load back: %v", doc, text, err)
+		}
+		ignore := cmpopts.IgnoreFields(ScorerConfig{}, "Name", "Sources")
+		if diff := cmp.Diff(c.Scorers, back.Scorers, ignore); diff != "" {
+			t.Fatalf("%s\nwritten as\n%s\nscorers (-loaded +loaded back):\n%s", doc, text, diff)
+		}
+		if diff := cmp.Diff(filterViews(c), filterViews(back)); diff != "" {
+			t.Fatalf("%s\nwritten as\n%s\nfilters (-loaded +loaded back):\n%s", doc, text, diff)
+		}
+	})
+}
+
+// filterViews are a configuration's filters as they run: name and the
+// resources the fit check ignores.
+func filterViews(c *Config) []NodeResourcesFitArgs {
+	var out []NodeResourcesFitArgs
+	for _, f := range c.Filters {
+		a, _ := f.Args.(NodeResourcesFitArgs)
+		out = append(out, NodeResourcesFitArgs{Type: f.Name, IgnoredResources: a.IgnoredResources, IgnoredResourceGroups: a.IgnoredResourceGroups})
+	}
+	return out
 }

@@ -77,8 +77,11 @@ type decoder struct {
 	// yamlInts is set when the document was decoded from YAML text, where
 	// 2 and 2.0 decode to different types, as in Volcano's own decoder.
 	yamlInts bool
-	errs     []*FieldError
-	warns    []string
+	// notes collects, while one plugin's arguments are decoded, where each
+	// value was read (see note).
+	notes map[string]string
+	errs  []*FieldError
+	warns []string
 }
 
 // at is the path of a top-level field.

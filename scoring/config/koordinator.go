@@ -31,7 +31,7 @@ func (d *decoder) fitPlus(path string, raw any) ScorerArgs {
 	}
 	d.only(path, m, strictFields, "resources")
 	before := len(d.errs)
-	a := NodeResourcesFitPlusArgs{Resources: d.typedResources(join(path, "resources"), m["resources"], false)}
+	a := NodeResourcesFitPlusArgs{Resources: d.typedResources(join(path, "resources"), "resources", m["resources"], false)}
 	if len(a.Resources) == 0 && len(d.errs) == before {
 		d.missing(join(path, "resources"), "at least one resource is required")
 	}
@@ -61,6 +61,7 @@ func (d *decoder) scarceResourceAvoidance(path string, raw any) ScorerArgs {
 	d.only(path, m, strictFields, "resources")
 	rpath := join(path, "resources")
 	if raw, present := m["resources"]; present {
+		d.note("resources", rpath)
 		if _, isList := raw.([]any); !isList {
 			d.fail(rpath, "must be a list of resource names", raw)
 			return ScarceResourceAvoidanceArgs{}
@@ -72,4 +73,21 @@ func (d *decoder) scarceResourceAvoidance(path string, raw any) ScorerArgs {
 		d.missing(rpath, "at least one scarce resource is required")
 	}
 	return ScarceResourceAvoidanceArgs{Resources: names}
+}
+
+func (NodeResourcesFitPlusArgs) plugin() string { return NodeResourcesFitPlus }
+
+func (a NodeResourcesFitPlusArgs) canonical() []yamlNode {
+	resources := mapping("resources")
+	for _, r := range a.Resources {
+		resources.items = append(resources.items, mapping(r.Name,
+			yamlNode{key: "type", scalar: r.Type.String()}, yamlNode{key: "weight", scalar: r.Weight}))
+	}
+	return []yamlNode{resources}
+}
+
+func (ScarceResourceAvoidanceArgs) plugin() string { return ScarceResourceAvoidance }
+
+func (a ScarceResourceAvoidanceArgs) canonical() []yamlNode {
+	return []yamlNode{sequence("resources", a.Resources)}
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"maps"
 	"slices"
 
 	"github.com/resfit/resfit/resource"
@@ -126,17 +127,7 @@ func (d *decoder) nodeResourcesFit(path string, raw any) ScorerArgs {
 	if legacy, present := m["requestedToCapacityRatioArguments"]; present {
 		return d.legacyRTCR(join(path, "requestedToCapacityRatioArguments"), legacy)
 	}
-	for _, f := range []struct {
-		k   string
-		dst *[]string
-	}{{"ignoredResources", &a.IgnoredResources}, {"ignoredResourceGroups", &a.IgnoredResourceGroups}} {
-		list, _ := d.list(join(path, f.k), m[f.k])
-		for i, item := range list {
-			if s, ok := d.str(index(join(path, f.k), i), item); ok {
-				*f.dst = append(*f.dst, s)
-			}
-		}
-	}
+	d.ignored(path, m, &a)
 	spath := join(path, "scoringStrategy")
 	ss, ok := d.object(spath, m["scoringStrategy"])
 	if !ok {
@@ -144,6 +135,7 @@ func (d *decoder) nodeResourcesFit(path string, raw any) ScorerArgs {
 	}
 	d.only(spath, ss, strictFields, "type", "resources", "requestedToCapacityRatio")
 	if raw, present := ss["type"]; present {
+		d.note("scoringStrategy.type", join(spath, "type"))
 		if s, ok := d.str(join(spath, "type"), raw); ok {
 			switch s {
 			case ScoringMostAllocated, ScoringLeastAllocated, ScoringRequestedToCapacityRatio:
@@ -154,6 +146,7 @@ func (d *decoder) nodeResourcesFit(path string, raw any) ScorerArgs {
 		}
 	}
 	if raw, present := ss["resources"]; present {
+		d.note("scoringStrategy.resources", join(spath, "resources"))
 		if rs := d.namedWeights(join(spath, "resources"), raw, "name"); len(rs) > 0 {
 			a.Resources = rs
 		}
@@ -166,6 +159,7 @@ func (d *decoder) nodeResourcesFit(path string, raw any) ScorerArgs {
 		rpath := join(spath, "requestedToCapacityRatio")
 		if rm, ok := d.object(rpath, rtcr); ok {
 			d.only(rpath, rm, strictFields, "shape")
+			d.note("scoringStrategy.requestedToCapacityRatio.shape", join(rpath, "shape"))
 			a.Shape = d.shape(join(rpath, "shape"), rm["shape"])
 		}
 	case hasRTCR:
@@ -183,7 +177,12 @@ func (d *decoder) legacyRTCR(path string, raw any) NodeResourcesFitArgs {
 		return a
 	}
 	d.only(path, m, strictFields, "shape", "resources")
+	d.note("scoringStrategy.type", path)
+	d.note("scoringStrategy.requestedToCapacityRatio.shape", join(path, "shape"))
 	a.Shape = d.shape(join(path, "shape"), m["shape"])
+	if m["resources"] != nil {
+		d.note("scoringStrategy.resources", join(path, "resources"))
+	}
 	if rs := d.namedWeights(join(path, "resources"), m["resources"], "resource"); len(rs) > 0 {
 		a.Resources = rs
 	}
@@ -200,6 +199,7 @@ func (d *decoder) balanced(path string, raw any) ScorerArgs {
 	d.only(path, m, strictFields, "resources")
 	a := BalancedAllocationArgs{Resources: []string{resource.CPU, resource.Memory}}
 	if raw, present := m["resources"]; present {
+		d.note("resources", join(path, "resources"))
 		rs := d.namedWeights(join(path, "resources"), raw, "name")
 		for i, r := range rs {
 			if r.Weight != 1 {
@@ -266,58 +266,67 @@ func (d *decoder) kubeConf(doc map[string]any, profileName string) *Config {
 		}
 		return false
 	}
+	const defaultProfile = "kube-scheduler's default profile"
 	type entry struct {
-		name   string
-		weight float64
+		name           string
+		weight         float64
+		source, weighs string // where it was enabled and its weight set
 	}
 	var order []entry
 	for _, def := range []string{NodeResourcesFit, NodeResourcesBalancedAllocation} {
 		if !off(def, disabled, multiDisabled) {
-			order = append(order, entry{def, 1})
+			order = append(order, entry{def, 1, defaultProfile, defaultProfile})
 		}
 	}
 	for _, e := range append(multiEnabled, enabled...) {
-		w := float64(e.weight)
+		w, weighs := float64(e.weight), join(e.path, "weight")
+		if !e.hasWeight {
+			weighs = "kube-scheduler's default for an unset weight"
+		}
 		if w == 0 { // kube-scheduler: an unset or zero weight is 1
 			w = 1
 		}
 		replaced := false
 		for i := range order {
 			if order[i].name == e.name {
-				order[i].weight, replaced = w, true
+				order[i].weight, order[i].source, order[i].weighs, replaced = w, e.path, weighs, true
 			}
 		}
 		if !replaced {
-			order = append(order, entry{e.name, w})
+			order = append(order, entry{e.name, w, e.path, weighs})
 		}
 	}
 	var fitArgs ScorerArgs = NodeResourcesFitArgs{Type: ScoringLeastAllocated, Resources: defaultKubeResources()}
+	fitNotes := map[string]string{}
 	if raw, ok := args[NodeResourcesFit]; ok {
-		fitArgs = d.nodeResourcesFit(cfgPath[NodeResourcesFit], raw)
+		fitArgs, fitNotes, _ = d.plugin(cfgPath[NodeResourcesFit], NodeResourcesFit, raw)
 	}
 	for _, e := range order {
-		if e.name == NodeResourcesFit {
-			c.Scorers = append(c.Scorers, ScorerConfig{Name: e.name, Weight: e.weight, Args: fitArgs})
-			continue
+		a, notes, known := fitArgs, fitNotes, true
+		if e.name != NodeResourcesFit {
+			a, notes, known = d.plugin(cfgPath[e.name], e.name, args[e.name])
 		}
-		a, known := d.scorerArgs(cfgPath[e.name], e.name, args[e.name])
 		if !known {
 			d.warn("%s: score plugin %q has no resfit scorer; skipped", join(path, "plugins"), e.name)
 			continue
 		}
-		c.Scorers = append(c.Scorers, ScorerConfig{Name: e.name, Weight: e.weight, Args: a})
+		notes = maps.Clone(notes)
+		notes[""], notes["weight"] = e.source, e.weighs
+		c.Scorers = append(c.Scorers, ScorerConfig{Name: e.name, Weight: e.weight, Args: a, Sources: notes})
 	}
 	if !off(NodeResourcesFit, filterDisabled, multiDisabled) {
 		fa, _ := fitArgs.(NodeResourcesFitArgs)
-		c.Filters = append(c.Filters, FilterConfig{Name: NodeResourcesFit, Args: fa})
+		c.Filters = append(c.Filters, FilterConfig{Name: NodeResourcesFit, Args: NodeResourcesFitArgs{IgnoredResources: fa.IgnoredResources, IgnoredResourceGroups: fa.IgnoredResourceGroups}, Source: defaultProfile})
 	}
 	return c
 }
 
 // enabledPlugin is one entry of plugins.<point>.enabled.
 type enabledPlugin struct {
-	name   string
-	weight int64
+	name      string
+	weight    int64
+	path      string
+	hasWeight bool
 }
 
 // extensionPoint reads plugins.<point>.enabled and the names in disabled.
@@ -343,8 +352,9 @@ func (d *decoder) extensionPoint(path string, plugins map[string]any, point stri
 				disabled = append(disabled, name)
 				continue
 			}
-			e := enabledPlugin{name: name}
+			e := enabledPlugin{name: name, path: ipath}
 			if raw, present := pm["weight"]; present {
+				e.hasWeight = true
 				if x, ok := d.weight(join(ipath, "weight"), raw, strictInt); ok {
 					if x < 0 {
 						d.fail(join(ipath, "weight"), "must be ≥ 0", raw)
@@ -356,4 +366,56 @@ func (d *decoder) extensionPoint(path string, plugins map[string]any, point stri
 		}
 	}
 	return enabled, disabled
+}
+
+func (NodeResourcesFitArgs) plugin() string { return NodeResourcesFit }
+
+func (a NodeResourcesFitArgs) canonical() []yamlNode {
+	ss := mapping("scoringStrategy", yamlNode{key: "type", scalar: a.Type}, namedNodes("resources", a.Resources))
+	if a.Type == ScoringRequestedToCapacityRatio {
+		shape := yamlNode{key: "shape", seq: true, items: []yamlNode{}}
+		for _, p := range a.Shape {
+			shape.items = append(shape.items, mapping("", yamlNode{key: "utilization", scalar: p.Utilization}, yamlNode{key: "score", scalar: p.Score}))
+		}
+		ss.items = append(ss.items, mapping("requestedToCapacityRatio", shape))
+	}
+	return []yamlNode{ss, sequence("ignoredResources", a.IgnoredResources), sequence("ignoredResourceGroups", a.IgnoredResourceGroups)}
+}
+
+func (BalancedAllocationArgs) plugin() string { return NodeResourcesBalancedAllocation }
+
+func (a BalancedAllocationArgs) canonical() []yamlNode {
+	rs := make([]strategy.Resource, len(a.Resources))
+	for i, n := range a.Resources {
+		rs[i] = strategy.Resource{Name: n, Weight: 1}
+	}
+	return []yamlNode{namedNodes("resources", rs)}
+}
+
+// namedNodes writes kube-scheduler's [{name, weight}].
+func namedNodes(key string, rs []strategy.Resource) yamlNode {
+	n := yamlNode{key: key, seq: true, items: []yamlNode{}}
+	for _, r := range rs {
+		n.items = append(n.items, mapping("", yamlNode{key: "name", scalar: r.Name}, yamlNode{key: "weight", scalar: r.Weight}))
+	}
+	return n
+}
+
+// ignored reads NodeResourcesFitArgs' ignoredResources and
+// ignoredResourceGroups from m, the arguments at path.
+func (d *decoder) ignored(path string, m map[string]any, a *NodeResourcesFitArgs) {
+	for _, f := range []struct {
+		k   string
+		dst *[]string
+	}{{"ignoredResources", &a.IgnoredResources}, {"ignoredResourceGroups", &a.IgnoredResourceGroups}} {
+		if m[f.k] != nil {
+			d.note(f.k, join(path, f.k))
+		}
+		list, _ := d.list(join(path, f.k), m[f.k])
+		for i, item := range list {
+			if s, ok := d.str(index(join(path, f.k), i), item); ok {
+				*f.dst = append(*f.dst, s)
+			}
+		}
+	}
 }

@@ -4,10 +4,21 @@ import (
 	"strings"
 )
 
-// native reads resfit's own form: plugins, a list of {name, weight, args}
-// (or arguments), and filters, a list of filter names (default
-// [NodeResourcesFit], with the NodeResourcesFit plugin's args when it has
-// one).
+// native reads resfit's own form, the form Config.Canonical writes:
+//
+//	filters:                       # default [NodeResourcesFit]
+//	- NodeResourcesFit             # a name, or {name, args: {ignoredResources,
+//	                               # ignoredResourceGroups}}
+//	plugins:
+//	- name: resource-strategy-fit  # any plugin resfit knows
+//	  weight: 1                    # default 1
+//	  scores: true                 # false leaves its scores out
+//	  filters: true                # false leaves out the filters it brings
+//	  args: {...}                  # the plugin's upstream arguments (or arguments)
+//
+// A NodeResourcesFit filter given by name takes the NodeResourcesFit
+// plugin's ignoredResources and ignoredResourceGroups, when the plugin is
+// configured.
 func (d *decoder) native(doc map[string]any) *Config {
 	d.only(d.root, doc, strictFields, "plugins", "filters")
 	c := &Config{}
@@ -19,7 +30,7 @@ func (d *decoder) native(doc map[string]any) *Config {
 		if !ok {
 			continue
 		}
-		d.only(path, m, strictFields, "name", "weight", "args", "arguments")
+		d.only(path, m, strictFields, "name", "weight", "scores", "filters", "args", "arguments")
 		name, ok := d.str(join(path, "name"), m["name"])
 		if !ok {
 			continue
@@ -29,32 +40,73 @@ func (d *decoder) native(doc map[string]any) *Config {
 		if m["arguments"] != nil {
 			argsKey = "arguments"
 		}
-		args, known := d.scorerArgs(join(path, argsKey), name, m[argsKey])
+		args, notes, known := d.plugin(join(path, argsKey), name, m[argsKey])
 		if !known {
 			d.fail(join(path, "name"), "unknown plugin; known are "+strings.Join(knownScorers, ", "), name)
 			continue
 		}
-		if fa, ok := args.(NodeResourcesFitArgs); ok {
-			fitArgs = fa
+		notes[""] = path
+		sc := ScorerConfig{Name: name, Weight: weight, Args: args, Sources: notes}
+		for _, sw := range []struct {
+			field string
+			off   *bool
+		}{{"scores", &sc.ScoresOff}, {"filters", &sc.FiltersOff}} {
+			if raw, present := m[sw.field]; present {
+				notes[sw.field] = join(path, sw.field)
+				on, _ := d.boolean(join(path, sw.field), raw)
+				*sw.off = !on
+			}
 		}
-		c.Scorers = append(c.Scorers, ScorerConfig{Name: name, Weight: weight, Args: args})
+		if m["weight"] != nil {
+			notes["weight"] = join(path, "weight")
+		}
+		if fa, ok := args.(NodeResourcesFitArgs); ok {
+			fitArgs = NodeResourcesFitArgs{IgnoredResources: fa.IgnoredResources, IgnoredResourceGroups: fa.IgnoredResourceGroups}
+		}
+		c.Scorers = append(c.Scorers, sc)
 	}
 	filters := []any{NodeResourcesFit}
-	if raw, present := doc["filters"]; present {
+	raw, present := doc["filters"]
+	if present {
 		filters, _ = d.list(d.at("filters"), raw)
 	}
 	for i, f := range filters {
-		name, ok := d.str(index(d.at("filters"), i), f)
-		if !ok {
-			continue
+		fpath := index(d.at("filters"), i)
+		source := fpath
+		if !present {
+			source = "default"
 		}
-		if name != NodeResourcesFit {
-			d.fail(index(d.at("filters"), i), "unknown filter; known is "+NodeResourcesFit, name)
-			continue
+		name, args := d.filter(fpath, f, fitArgs)
+		if name != "" {
+			c.Filters = append(c.Filters, FilterConfig{Name: name, Args: args, Source: source})
 		}
-		c.Filters = append(c.Filters, FilterConfig{Name: name, Args: fitArgs})
 	}
 	return c
+}
+
+// filter reads one entry of filters: a name, or {name, args}; a name alone
+// takes the arguments of the plugin of that name (given).
+func (d *decoder) filter(path string, raw any, given NodeResourcesFitArgs) (string, NodeResourcesFitArgs) {
+	npath, args := path, given
+	if m, isObject := raw.(map[string]any); isObject {
+		d.only(path, m, strictFields, "name", "args")
+		npath, raw = join(path, "name"), m["name"]
+		args = NodeResourcesFitArgs{}
+		apath := join(path, "args")
+		if am, ok := d.object(apath, m["args"]); ok {
+			d.only(apath, am, strictFields, "ignoredResources", "ignoredResourceGroups")
+			d.ignored(apath, am, &args)
+		}
+	}
+	name, ok := d.str(npath, raw)
+	if !ok {
+		return "", args
+	}
+	if name != NodeResourcesFit {
+		d.fail(npath, "unknown filter; known is "+NodeResourcesFit, name)
+		return "", args
+	}
+	return name, args
 }
 
 var knownScorers = []string{ResourceStrategyFit, Binpack, NodeOrder, NodeResourcesFit, NodeResourcesBalancedAllocation, NodeResourcesFitPlus, ScarceResourceAvoidance}

@@ -13,7 +13,7 @@ import (
 //	  argument: {requestedToCapacityRatioArguments: {shape: [...], resources: [...]}}
 //	- {name: MostRequestedPriority, weight: 1}
 func (d *decoder) policy(doc map[string]any) *Config {
-	c := &Config{Filters: []FilterConfig{{Name: NodeResourcesFit, Args: NodeResourcesFitArgs{}}}}
+	c := &Config{Filters: []FilterConfig{{Name: NodeResourcesFit, Args: NodeResourcesFitArgs{}, Source: "a Policy's predicates check that a pod fits"}}}
 	list, _ := d.list(d.at("priorities"), doc["priorities"])
 	for i, item := range list {
 		path := index(d.at("priorities"), i)
@@ -27,6 +27,10 @@ func (d *decoder) policy(doc map[string]any) *Config {
 			continue
 		}
 		weight := d.pluginWeight(join(path, "weight"), m["weight"])
+		notes := map[string]string{"": path}
+		if m["weight"] != nil {
+			notes["weight"] = join(path, "weight")
+		}
 		var args ScorerArgs
 		switch name {
 		case RequestedToCapacityRatioPriority:
@@ -36,18 +40,22 @@ func (d *decoder) policy(doc map[string]any) *Config {
 				continue
 			}
 			d.only(apath, am, strictFields, "requestedToCapacityRatioArguments")
+			d.notes = notes
 			args = d.legacyRTCR(join(apath, "requestedToCapacityRatioArguments"), am["requestedToCapacityRatioArguments"])
+			d.notes = nil
 		case MostRequestedPriority:
 			args = NodeResourcesFitArgs{Type: ScoringMostAllocated, Resources: defaultKubeResources()}
+			notes["args.scoringStrategy.type"] = join(path, "name")
 		case LeastRequestedPriority:
 			args = NodeResourcesFitArgs{Type: ScoringLeastAllocated, Resources: defaultKubeResources()}
+			notes["args.scoringStrategy.type"] = join(path, "name")
 		case BalancedResourceAllocation:
 			args = BalancedAllocationArgs{Resources: []string{resource.CPU, resource.Memory}}
 		default:
 			d.warn("%s: priority %q has no resfit scorer; skipped", join(path, "name"), name)
 			continue
 		}
-		c.Scorers = append(c.Scorers, ScorerConfig{Name: name, Weight: weight, Args: args})
+		c.Scorers = append(c.Scorers, ScorerConfig{Name: name, Weight: weight, Args: args, Sources: notes})
 	}
 	return c
 }

@@ -38,8 +38,9 @@ func invalidName(name string, err error) string {
 // typedResources reads {name: {type, weight}}, the form shared by Volcano's
 // resource-strategy-fit (volcano: wildcards allowed, read as Volcano reads
 // them in compatibility mode) and Koordinator's NodeResourcesFitPlus. A
-// missing weight is 1.
-func (d *decoder) typedResources(path string, raw any, volcano bool) []strategy.Resource {
+// missing weight is 1. rel is the list's path in resfit's own form, for
+// notes.
+func (d *decoder) typedResources(path, rel string, raw any, volcano bool) []strategy.Resource {
 	m, ok := d.object(path, raw)
 	if !ok {
 		return nil
@@ -60,6 +61,13 @@ func (d *decoder) typedResources(path string, raw any, volcano bool) []strategy.
 		}
 		spec = d.only(rpath, spec, fields, "type", "weight")
 		r := strategy.Resource{Name: name, Weight: 1}
+		rrel := child(rel, name)
+		if _, present := spec["type"]; present {
+			d.note(child(rrel, "type"), join(rpath, "type"))
+		}
+		if _, present := spec["weight"]; present {
+			d.note(child(rrel, "weight"), join(rpath, "weight"))
+		}
 		if raw, present := spec["type"]; !present {
 			if !d.lenient(join(rpath, "type"), "required: want MostAllocated or LeastAllocated", nil, "LeastAllocated") {
 				continue

@@ -30,7 +30,8 @@ type sraPolicy struct {
 	ratios     map[string]any // proportional: "<resource>.cpu|memory" → ratio
 	wpath      func(k string) string
 	rpath      func(k string) string
-	released   bool // Volcano's released form (a missing weight turns it off)
+	released   bool   // Volcano's released form (a missing weight turns it off)
+	enablePath string // where it was turned on or off; empty when it was not
 }
 
 // decodeSRA reads scarce-resource avoidance from resource-strategy-fit
@@ -81,6 +82,7 @@ func (d *decoder) flatSRA(path string, m map[string]any, keys []string) (ret, pr
 		switch {
 		case k == "sra.policy":
 			ret.enabled, prop.enabled = d.policies(key(path, k), v)
+			ret.enablePath, prop.enablePath = key(path, k), key(path, k)
 		case k == "sra.resources":
 			resources = d.resourceList(key(path, k), v)
 		case k == "sra.retention.weight":
@@ -118,6 +120,9 @@ func (d *decoder) nestedSRA(path string, raw any) (ret, prop sraPolicy) {
 	if releasedKeys {
 		ret = sraPolicy{released: true, path: join(path, "resources"), weightRaw: m["weight"], weightPath: join(path, "weight")}
 		ret.enabled = d.enable(join(path, "enable"), m["enable"])
+		if m["enable"] != nil {
+			ret.enablePath = join(path, "enable")
+		}
 		ret.resources = d.resourceList(join(path, "resources"), m["resources"])
 		if m["weight"] != nil {
 			if w, ok := d.weight(join(path, "weight"), m["weight"], truncatedInt); ok {
@@ -129,6 +134,9 @@ func (d *decoder) nestedSRA(path string, raw any) (ret, prop sraPolicy) {
 		return ret, prop
 	}
 	ret.enabled, prop.enabled = d.policies(join(path, "policy"), m["policy"])
+	if m["policy"] != nil {
+		ret.enablePath, prop.enablePath = join(path, "policy"), join(path, "policy")
+	}
 	resources := d.resourceList(join(path, "resources"), m["resources"])
 	ret.resources, prop.resources = resources, resources
 	ret.path, prop.path = join(path, "resources"), join(path, "resources")
@@ -158,6 +166,9 @@ func (d *decoder) releasedProportional(path string, raw any) sraPolicy {
 	m = d.only(path, m, volcanoStruct, "enable", "resources", "resourceProportion")
 	p := sraPolicy{released: true, path: join(path, "resources")}
 	p.enabled = d.enable(join(path, "enable"), m["enable"])
+	if m["enable"] != nil {
+		p.enablePath = join(path, "enable")
+	}
 	p.resources = d.resourceList(join(path, "resources"), m["resources"])
 	p.ratios, _ = d.object(join(path, "resourceProportion"), m["resourceProportion"])
 	p.rpath = func(k string) string { return key(join(path, "resourceProportion"), k) }
@@ -228,6 +239,7 @@ func (d *decoder) resourceList(path string, raw any) []string {
 }
 
 func (d *decoder) retention(p sraPolicy) *RetentionArgs {
+	p.note(d, "sra")
 	for _, k := range slices.Sorted(maps.Keys(p.weights)) {
 		if !slices.Contains(p.resources, k) {
 			d.lenient(p.wpath(k), "names a resource not listed in the sra resources", p.weights[k], "nothing (ignored)")
@@ -281,6 +293,7 @@ func (d *decoder) retention(p sraPolicy) *RetentionArgs {
 }
 
 func (d *decoder) proportional(p sraPolicy) []sra.Ratio {
+	p.note(d, "proportional")
 	ratios := map[string]*sra.Ratio{}
 	for _, n := range p.resources {
 		ratios[n] = &sra.Ratio{Resource: n, CPU: 1, Memory: 1}
@@ -325,4 +338,24 @@ func (d *decoder) proportional(p sraPolicy) []sra.Ratio {
 		out = append(out, *ratios[n])
 	}
 	return out
+}
+
+// note records where the policy's values were read, under rel (sra or
+// proportional) as Canonical writes them in Volcano's released form.
+func (p sraPolicy) note(d *decoder, rel string) {
+	if p.enablePath != "" {
+		d.note(rel+".enable", p.enablePath)
+	}
+	if len(p.resources) > 0 {
+		d.note(rel+".resources", p.path)
+	}
+	if p.weight != nil {
+		d.note(rel+".weight", p.weightPath)
+	}
+	for k := range p.weights {
+		d.note(child(rel+".resourceWeight", k), p.wpath(k))
+	}
+	for k := range p.ratios {
+		d.note(child(rel+".resourceProportion", k), p.rpath(k))
+	}
 }

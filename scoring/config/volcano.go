@@ -28,7 +28,7 @@ func (d *decoder) volcanoConf(doc map[string]any) *Config {
 	if raw, present := doc["actions"]; present {
 		d.str(d.at("actions"), raw)
 	}
-	c := &Config{Filters: []FilterConfig{{Name: NodeResourcesFit, Args: NodeResourcesFitArgs{}}}}
+	c := &Config{Filters: []FilterConfig{{Name: NodeResourcesFit, Args: NodeResourcesFitArgs{}, Source: "Volcano's allocate action checks that a task fits"}}}
 	var host []string // plugins that are not node scores, as "path name"
 	tiers, _ := d.list(d.at("tiers"), doc["tiers"])
 	for i, t := range tiers {
@@ -62,7 +62,7 @@ func (d *decoder) volcanoConf(doc map[string]any) *Config {
 					}
 				}
 			}
-			args, known := d.scorerArgs(join(path, "arguments"), name, m["arguments"])
+			args, notes, known := d.plugin(join(path, "arguments"), name, m["arguments"])
 			if !known {
 				role, ok := volcanoHostPlugins[name]
 				switch {
@@ -78,7 +78,13 @@ func (d *decoder) volcanoConf(doc map[string]any) *Config {
 			if !scores {
 				d.warn("%s (%s): enableNodeOrder is false, so Volcano adds none of its scores; left out", path, name)
 			}
-			c.Scorers = append(c.Scorers, ScorerConfig{Name: name, Weight: 1, Args: args, ScoresOff: !scores, FiltersOff: !filters})
+			notes[""], notes["weight"] = path, "Volcano adds node-order scores unweighted"
+			for field, opt := range map[string]string{"scores": "enableNodeOrder", "filters": "enablePredicate"} {
+				if m[opt] != nil {
+					notes[field] = join(path, opt)
+				}
+			}
+			c.Scorers = append(c.Scorers, ScorerConfig{Name: name, Weight: 1, Args: args, ScoresOff: !scores, FiltersOff: !filters, Sources: notes})
 		}
 	}
 	if host != nil {
@@ -205,6 +211,7 @@ func (d *decoder) resourceStrategyFit(path string, raw any) ScorerArgs {
 	d.decodeSRA(path, m, &a)
 	if raw, present := m["resourceStrategyFitWeight"]; present {
 		wpath := join(path, "resourceStrategyFitWeight")
+		d.note("resourceStrategyFitWeight", wpath)
 		if w, ok := d.weight(wpath, raw, truncatedInt); ok {
 			switch {
 			case w > 0:
@@ -217,7 +224,7 @@ func (d *decoder) resourceStrategyFit(path string, raw any) ScorerArgs {
 			}
 		}
 	}
-	a.Resources = d.typedResources(join(path, "resources"), m["resources"], true)
+	a.Resources = d.typedResources(join(path, "resources"), "resources", m["resources"], true)
 	if len(a.Resources) == 0 {
 		a.Resources = []strategy.Resource{
 			{Name: resource.CPU, Type: strategy.LeastAllocated, Weight: 1},
@@ -261,6 +268,7 @@ func (d *decoder) binpack(path string, raw any) ScorerArgs {
 		if !present {
 			return
 		}
+		d.note(child("", k), key(path, k))
 		w, ok := d.weight(key(path, k), raw, ignoredInt)
 		if !ok {
 			return
@@ -274,6 +282,7 @@ func (d *decoder) binpack(path string, raw any) ScorerArgs {
 		*dst = w
 	}
 	if raw, present := m["binpack.weight"]; present {
+		d.note(child("", "binpack.weight"), key(path, "binpack.weight"))
 		if w, ok := d.weight(key(path, "binpack.weight"), raw, ignoredInt); ok {
 			if w < 0 {
 				d.fail(key(path, "binpack.weight"), "must be ≥ 0", raw)
@@ -286,6 +295,7 @@ func (d *decoder) binpack(path string, raw any) ScorerArgs {
 	weight("binpack.memory", &a.Memory)
 	listed := map[string]bool{}
 	if raw, present := m["binpack.resources"]; present {
+		d.note(child("", "binpack.resources"), key(path, "binpack.resources"))
 		if s, ok := d.str(key(path, "binpack.resources"), raw); ok {
 			for _, name := range strings.Split(s, ",") {
 				name = strings.TrimSpace(name)
@@ -409,6 +419,7 @@ func (d *decoder) nodeOrder(path string, raw any) ScorerArgs {
 	for i, w := range nodeOrderWeights {
 		v := w.def
 		if raw, present := m[w.key]; present {
+			d.note(child("", w.key), key(path, w.key))
 			x, ok := d.weight(key(path, w.key), raw, ignoredInt)
 			switch {
 			case ok && x < 0:
@@ -435,4 +446,74 @@ func (d *decoder) nodeOrder(path string, raw any) ScorerArgs {
 		d.warn("%s (nodeorder): %s are not resource scores; the host scheduler computes them, and resfit scores leastrequested, mostrequested and balancedresource", strings.TrimSuffix(path, ".arguments"), strings.Join(others, ", "))
 	}
 	return a
+}
+
+func (ResourceStrategyFitArgs) plugin() string { return ResourceStrategyFit }
+
+// canonical writes resource-strategy-fit's arguments with scarce-resource
+// avoidance in Volcano's released form, the one form that gives retention
+// and the proportional filter each its own resources.
+func (a ResourceStrategyFitArgs) canonical() []yamlNode {
+	resources := mapping("resources")
+	for _, r := range a.Resources {
+		resources.items = append(resources.items, mapping(r.Name,
+			yamlNode{key: "type", scalar: r.Type.String()}, yamlNode{key: "weight", scalar: r.Weight}))
+	}
+	out := []yamlNode{{key: "resourceStrategyFitWeight", scalar: a.Weight}, resources}
+	if r := a.Retention; r != nil {
+		names, weights := make([]string, len(r.Resources)), mapping("resourceWeight")
+		for i, w := range r.Resources {
+			names[i] = w.Name
+			weights.items = append(weights.items, yamlNode{key: w.Name, scalar: w.Weight})
+		}
+		out = append(out, mapping("sra", yamlNode{key: "enable", scalar: true}, sequence("resources", names),
+			yamlNode{key: "weight", scalar: r.Weight}, weights))
+	} else {
+		out = append(out, mapping("sra", yamlNode{key: "enable", scalar: false}))
+	}
+	if a.Proportional != nil {
+		names, ratios := make([]string, len(a.Proportional)), mapping("resourceProportion")
+		for i, r := range a.Proportional {
+			names[i] = r.Resource
+			ratios.items = append(ratios.items, yamlNode{key: r.Resource + ".cpu", scalar: r.CPU}, yamlNode{key: r.Resource + ".memory", scalar: r.Memory})
+		}
+		out = append(out, mapping("proportional", yamlNode{key: "enable", scalar: true}, sequence("resources", names), ratios))
+	} else {
+		out = append(out, mapping("proportional", yamlNode{key: "enable", scalar: false}))
+	}
+	return out
+}
+
+func (BinpackArgs) plugin() string { return Binpack }
+
+func (a BinpackArgs) canonical() []yamlNode {
+	names := slices.Sorted(maps.Keys(a.Resources))
+	out := []yamlNode{
+		{key: "binpack.weight", scalar: a.Weight},
+		{key: "binpack.cpu", scalar: a.CPU},
+		{key: "binpack.memory", scalar: a.Memory},
+		{key: "binpack.resources", scalar: strings.Join(names, ", ")},
+	}
+	for _, n := range names {
+		out = append(out, yamlNode{key: "binpack.resources." + n, scalar: a.Resources[n]})
+	}
+	return out
+}
+
+func (NodeOrderArgs) plugin() string { return NodeOrder }
+
+func (a NodeOrderArgs) canonical() []yamlNode {
+	out := []yamlNode{
+		{key: "leastrequested.weight", scalar: a.LeastRequested},
+		{key: "mostrequested.weight", scalar: a.MostRequested},
+		{key: "balancedresource.weight", scalar: a.BalancedResource},
+	}
+	for _, w := range nodeOrderWeights[3:] {
+		v, ok := a.Other[w.key]
+		if !ok {
+			v = w.def
+		}
+		out = append(out, yamlNode{key: w.key, scalar: v})
+	}
+	return out
 }
