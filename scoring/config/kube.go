@@ -312,6 +312,7 @@ func (d *decoder) kubeConf(doc map[string]any, profileName string) *Config {
 		}
 		notes = maps.Clone(notes)
 		notes[""], notes["weight"] = e.source, e.weighs
+		d.weightProduct(e.weighs, e.weight, a)
 		c.Scorers = append(c.Scorers, ScorerConfig{Name: e.name, Weight: e.weight, Args: a, Sources: notes})
 	}
 	if !off(NodeResourcesFit, filterDisabled, multiDisabled) {

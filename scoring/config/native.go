@@ -60,6 +60,7 @@ func (d *decoder) native(doc map[string]any) *Config {
 		if m["weight"] != nil {
 			notes["weight"] = join(path, "weight")
 		}
+		d.weightProduct(join(path, "weight"), weight, args)
 		if fa, ok := args.(NodeResourcesFitArgs); ok {
 			fitArgs = NodeResourcesFitArgs{IgnoredResources: fa.IgnoredResources, IgnoredResourceGroups: fa.IgnoredResourceGroups}
 		}

@@ -443,7 +443,11 @@ func (d *decoder) nodeOrder(path string, raw any) ScorerArgs {
 		}
 	}
 	if others != nil {
-		d.warn("%s (nodeorder): %s are not resource scores; the host scheduler computes them, and resfit scores leastrequested, mostrequested and balancedresource", strings.TrimSuffix(path, ".arguments"), strings.Join(others, ", "))
+		where := path // the plugin's entry, above its arguments
+		if i := strings.LastIndexByte(path, '.'); i >= 0 {
+			where = path[:i]
+		}
+		d.warn("%s (nodeorder): %s are not resource scores; the host scheduler computes them, and resfit scores leastrequested, mostrequested and balancedresource", d.displayPath(where), strings.Join(others, ", "))
 	}
 	return a
 }
@@ -516,4 +520,20 @@ func (a NodeOrderArgs) canonical() []yamlNode {
 		out = append(out, yamlNode{key: w.key, scalar: v})
 	}
 	return out
+}
+
+// partWeight is the largest weight nodeorder gives one of its scores.
+func (a NodeOrderArgs) partWeight() int64 {
+	return max(a.LeastRequested, a.MostRequested, a.BalancedResource)
+}
+
+// weightProduct checks that a plugin's weight times the weights it gives
+// its own scores (nodeorder's) stays within resource.MaxWeight, the bound
+// on every weight in a pipeline.
+func (d *decoder) weightProduct(path string, weight float64, args ScorerArgs) {
+	a, ok := args.(interface{ partWeight() int64 })
+	if !ok || weight*float64(a.partWeight()) <= resource.MaxWeight {
+		return
+	}
+	d.fail(path, fmt.Sprintf("times the plugin's largest weight of its own (%d) must be at most %d, the bound on every weight", a.partWeight(), resource.MaxWeight), int64(weight))
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/strategy"
 )
 
 // volcanoDefaultConf is the scheduler configuration Volcano ships: its Helm
@@ -354,4 +355,43 @@ tiers:
 	if len(c.Scorers) != 1 || c.Scorers[0].ScoresOff {
 		t.Errorf("scorers %+v: binpack should score (the misspelt switch is ignored)", c.Scorers)
 	}
+}
+
+// volcano-scheduler.conf: which plugins resfit computes, and what it says
+// of the others.
+func TestVolcanoConf(t *testing.T) {
+	runLoadCases(t, []loadCase{
+		{name: "scoring plugins in two tiers", doc: `
+tiers:
+- plugins: [{name: binpack, arguments: {binpack.weight: 2}}]
+- plugins: [{name: resource-strategy-fit}, {name: nodeorder, arguments: {nodeaffinity.weight: 0, podaffinity.weight: 0, tainttoleration.weight: 0, imagelocality.weight: 0, podtopologyspread.weight: 0}}]`,
+			filters: []string{NodeResourcesFit},
+			scorers: []ScorerConfig{
+				{Name: Binpack, Weight: 1, Args: BinpackArgs{Weight: 2, CPU: 1, Memory: 1, Resources: map[string]int64{}}},
+				{Name: ResourceStrategyFit, Weight: 1, Args: ResourceStrategyFitArgs{Weight: 10, Resources: []strategy.Resource{
+					{Name: "cpu", Type: strategy.LeastAllocated, Weight: 1}, {Name: "memory", Type: strategy.LeastAllocated, Weight: 1}}}},
+				{Name: NodeOrder, Weight: 1, Args: NodeOrderArgs{LeastRequested: 1, BalancedResource: 1, Other: map[string]int64{
+					"nodeaffinity.weight": 0, "podaffinity.weight": 0, "tainttoleration.weight": 0, "imagelocality.weight": 0, "podtopologyspread.weight": 0}}}}},
+		{name: "plugins that score nodes resfit does not compute", doc: `tiers: [{plugins: [{name: deviceshare}, {name: usage}, {name: sla}]}]`,
+			filters: []string{NodeResourcesFit},
+			warns: []string{"tiers[0].plugins[0] (deviceshare): scores nodes for shared GPUs", "tiers[0].plugins[1] (usage): scores nodes by measured load",
+				"tiers[0].plugins[2] sla: not node scores"}},
+		{name: "an unknown plugin in compatibility mode", doc: `tiers: [{plugins: [{name: reservation}, {name: binpack}]}]`, compat: true,
+			filters: []string{NodeResourcesFit}, scorers: []ScorerConfig{{Name: Binpack, Weight: 1, Args: binpackDefaults}},
+			warns: []string{`tiers[0].plugins[0].name: not a Volcano plugin; known are binpack, capacity`}},
+		{name: "errors", doc: `
+actions: [allocate]
+tiers:
+- plugins: [{name: reservation}, {name: binpack, arguments: {binpack.cpu: -1}}, {name: gang, enablePreemptable: "false"}]`,
+			errs: []string{`actions: must be a string, got a list`, `tiers[0].plugins[0].name: not a Volcano plugin`,
+				`tiers[0].plugins[1].arguments["binpack.cpu"]: must be ≥ 0, got -1`,
+				`tiers[0].plugins[2].enablePreemptable: must be true or false (Volcano refuses the configuration otherwise), got "false"`}},
+	})
+}
+
+func FuzzVolcano(f *testing.F) {
+	fuzzConfig(f, volcanoDefaultConf,
+		`tiers: [{plugins: [{name: binpack, arguments: {binpack.weight: 10, binpack.resources: "nvidia.com/gpu", binpack.resources.nvidia.com/gpu: 2}}]}]`,
+		`tiers: [{plugins: [{name: nodeorder, enableNodeOrder: false, arguments: {mostrequested.weight: 3, leastrequested.weight: 2.0}}, {name: resource-strategy-fit, arguments: {resourceStrategyFitWeight: 7.9, resources: {cpu: {type: MostAllocated, weight: 4611686018427387904}}}}]}]`,
+		`tiers: [{plugins: [{name: resource-strategy-fit, arguments: {sra.policy: retention, sra.resources: nvidia.com/gpu, sra.retention.weight: 100000000000000000}}]}]`)
 }
