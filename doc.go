@@ -4,7 +4,7 @@
 // scoring loop.
 //
 // The library is in its sub-packages, one concept each, with dependencies
-// pointing one way (scoring → sra, strategy → resource):
+// pointing one way (scoring/config → scoring → sra, strategy → resource):
 //
 //   - resource: resource names, Kubernetes quantities, dense vectors and the
 //     node table.
@@ -13,8 +13,10 @@
 //     upstream's numeric profile.
 //   - sra: scarce-resource avoidance (Volcano's retention score and
 //     proportional filter, Koordinator's ScarceResourceAvoidance).
-//   - scoring: the pipeline (filters, weighted scorers, top-N, explain) and
-//     configuration in upstream formats.
+//   - scoring: the pipeline (filters, weighted scorers, top-N, explain).
+//   - scoring/config: configurations in the forms users deploy (Volcano,
+//     kube-scheduler, Koordinator, a legacy Policy, resfit's own; bare, in a
+//     ConfigMap or among manifests), built into a pipeline.
 //
 // examples/quickstart and examples/aiscenario are runnable starts.
 //

@@ -2,49 +2,50 @@ package scoring_test
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/config"
+	"github.com/resfit/resfit/strategy"
 )
 
-// Scoring one GPU task on a GPU node and a CPU node with Volcano's
-// resource-strategy-fit arguments.
+// A pipeline built in code, without a configuration file: the fit filter
+// and Volcano's resource-strategy-fit score, scoring one GPU task on a GPU
+// node and a CPU node.
 func ExamplePipeline_Score() {
-	cfg, err := config.Load([]byte(`
-plugins:
-- name: resource-strategy-fit
-  args:
-    resources:
-      nvidia.com/gpu: {type: MostAllocated, weight: 2}
-      cpu: {type: LeastAllocated, weight: 1}
-`), config.Options{})
+	schema, _ := resource.NewSchema("cpu", "memory", "nvidia.com/gpu")
+	fit, err := strategy.NewVolcanoFit(schema, []strategy.Resource{
+		{Name: "nvidia.com/gpu", Type: strategy.MostAllocated, Weight: 2},
+		{Name: "cpu", Type: strategy.LeastAllocated, Weight: 1},
+	}, strategy.DefaultVolcanoPluginWeight)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	schema, _ := resource.NewSchema("cpu", "memory", "nvidia.com/gpu")
-	pipe, _ := cfg.Build(schema)
+	pipe, err := scoring.NewPipeline(schema,
+		[]scoring.Filter{scoring.NewFitFilter(nil, nil)},
+		[]scoring.WeightedScorer{{Scorer: scoring.NewVolcanoScorer("rsf", fit), Weight: 1}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	nodes := resource.NewTable(schema, 2)
-	alloc, _ := schema.Parse(map[string]string{"cpu": "64", "memory": "512Gi", "nvidia.com/gpu": "8"})
-	used, _ := schema.Parse(map[string]string{"cpu": "16", "nvidia.com/gpu": "6"})
-	nodes.Add("gpu-a", alloc, used)
-	alloc, _ = schema.Parse(map[string]string{"cpu": "32", "memory": "128Gi"})
-	nodes.Add("cpu-a", alloc, nil)
+	nodes.Add("gpu-a", resource.Vector{64000, 512 << 30, 8000}, resource.Vector{16000, 0, 6000})
+	nodes.Add("cpu-a", resource.Vector{32000, 128 << 30, 0}, nil)
 
-	req, _ := schema.Parse(map[string]string{"cpu": "8", "nvidia.com/gpu": "2"})
-	task := &scoring.Task{Name: "train-0", Requests: req}
+	task := &scoring.Task{Name: "train-0", Requests: resource.Vector{8000, 0, 2000}}
 	batch := pipe.NewBatch(nodes.Len())
 	if err := pipe.Score(task, nodes, batch); err != nil {
 		fmt.Println(err)
 		return
 	}
-	batch.Explain(os.Stdout, 3)
+	for _, i := range batch.Top(2, nil) {
+		fmt.Println(nodes.Name(i), batch.Total(i))
+	}
+	fmt.Println(nodes.Name(1)+":", batch.Reason(1))
 	// Output:
-	// | # | Pod | Node | Score | resource-strategy-fit |
-	// | 0 | train-0 | gpu-a | 875 | 875 |
-	// rejected cpu-a by NodeResourcesFit: insufficient nvidia.com/gpu: requested 2, free 0
+	// gpu-a 875
+	// cpu-a: insufficient nvidia.com/gpu: requested 2, free 0
 }
 
 // A bad value is reported with its field path.

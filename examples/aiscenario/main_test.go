@@ -17,10 +17,11 @@ func TestAIScenario(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, line := range []string{
-		"| # | Pod | Node | Score | resource-strategy-fit | sra.retention |",
-		"| 0 | cpu-pod | cpu-1 | 1750 | 750 | 1000 |",
-		"| 2 | cpu-pod | gpu-2 | 916.6666666666666 | 916.6666666666666 | 0 |",
-		"| 0 | gpu-pod | gpu-0 | 777.7777777777778 | 777.7777777777778 | 0 |",
+		"| # | node | score | resource-strategy-fit | sra.retention |",
+		"| 0 | cpu-1 | 1750 | 750 | 1000 |",
+		"| 2 | gpu-2 | 916.67 | 916.67 | 0 |",
+		"| 0 | gpu-0 | 777.78 | 777.78 | 0 |",
+		"Scores run from 0 to 2000, the most this configuration gives.",
 	} {
 		if !strings.Contains(out.String(), line+"\n") {
 			t.Errorf("output lacks %q:\n%s", line, out.String())
