@@ -4,15 +4,25 @@
 // plugins included), the legacy Policy of the RequestedToCapacityRatio KEP
 // — into one validated Config, and builds a scoring.Pipeline from it.
 //
-// Each dialect is in a file of its own (native.go, volcano.go with sra.go,
-// kube.go, koordinator.go, policy.go); they share one small decoder
-// (decode.go) that carries the field path of every value, so that every bad
-// value is reported, all at once, as path, rule and value:
+// Each dialect is in a file of its own: resfit's form (native.go), Volcano
+// (volcano.go, with its scarce-resource avoidance in sra.go),
+// kube-scheduler (kube.go), Koordinator (koordinator.go) and the legacy
+// Policy (policy.go). A document goes one way through them: Load
+// (config.go) finds the configuration in its file (manifest.go: bare, in a
+// ConfigMap, among manifests), decode (config.go) picks the dialect by its
+// top-level fields, the dialect's file reads its plugin list and hands each
+// plugin's arguments to scorerArgs (config.go), which calls that plugin's
+// decoder, in the file of the dialect the plugin comes from. Each plugin's
+// arguments type is next to its decoder and builds its scorers and
+// filters. All share one small decoder (decode.go, with resource lists in
+// resources.go) that carries the field path of every value, so that every
+// bad value is reported, all at once, as path, rule and value:
 //
 //	resources["nvidia.com/gpu"].weight: must be > 0, got -1
 //
 // Options.Compat instead reproduces what Volcano silently does with bad
-// values, with a warning per changed value.
+// values, with a warning per changed value. Config.Canonical (render.go)
+// writes back what was understood.
 package config
 
 import (
@@ -232,6 +242,16 @@ func DecodeArgs(plugin string, args map[string]any, opts Options) (ScorerArgs, [
 		return nil, nil, err
 	}
 	return a, d.warns, nil
+}
+
+// plugin decodes one scoring plugin's arguments with the notes of where
+// each value was read.
+func (d *decoder) plugin(path, name string, raw any) (ScorerArgs, map[string]string, bool) {
+	saved := d.notes
+	d.notes = map[string]string{}
+	defer func() { d.notes = saved }()
+	args, known := d.scorerArgs(path, name, raw)
+	return args, d.notes, known
 }
 
 // scorerArgs decodes a known scoring plugin's arguments; known is false for

@@ -141,6 +141,33 @@ func index(path string, i int) string {
 	return fmt.Sprintf("%s[%d]", path, i)
 }
 
+// under is a path below parent: rel as child built it from parent "".
+func under(parent, rel string) string {
+	switch {
+	case rel == "":
+		return parent
+	case strings.HasPrefix(rel, "["):
+		return parent + rel
+	}
+	return join(parent, rel)
+}
+
+// note records where the value at rel (a path below the plugin's
+// arguments, built with child and index as Canonical builds it) was read.
+func (d *decoder) note(rel, source string) {
+	if d.notes != nil {
+		d.notes[under("args", rel)] = d.displayPath(source)
+	}
+}
+
+// displayPath is a path as a message shows it.
+func (d *decoder) displayPath(path string) string {
+	if path == "" {
+		return d.rootPath()
+	}
+	return path
+}
+
 // child is the path of a mapping's key when the decoder does not yet know
 // whether the key is a field (joined with a dot) or a name (quoted).
 func child(path, k string) string {

@@ -195,43 +195,6 @@ func yamlScalar(v any) string {
 	return fmt.Sprint(v)
 }
 
-// under is a path below parent: rel as child built it from parent "".
-func under(parent, rel string) string {
-	switch {
-	case rel == "":
-		return parent
-	case strings.HasPrefix(rel, "["):
-		return parent + rel
-	}
-	return join(parent, rel)
-}
-
-// note records where the value at rel (a path below the plugin's
-// arguments, built with child and index as Canonical builds it) was read.
-func (d *decoder) note(rel, source string) {
-	if d.notes != nil {
-		d.notes[under("args", rel)] = d.displayPath(source)
-	}
-}
-
-// displayPath is a path as a message shows it.
-func (d *decoder) displayPath(path string) string {
-	if path == "" {
-		return d.rootPath()
-	}
-	return path
-}
-
-// plugin decodes one scoring plugin's arguments with the notes of where
-// each value was read.
-func (d *decoder) plugin(path, name string, raw any) (ScorerArgs, map[string]string, bool) {
-	saved := d.notes
-	d.notes = map[string]string{}
-	defer func() { d.notes = saved }()
-	args, known := d.scorerArgs(path, name, raw)
-	return args, d.notes, known
-}
-
 func ignoredNodes(a NodeResourcesFitArgs) []yamlNode {
 	var out []yamlNode
 	if len(a.IgnoredResources) > 0 {
