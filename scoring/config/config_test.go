@@ -1,14 +1,11 @@
 package config
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/resfit/resfit/resource"
-	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/strategy"
 )
 
@@ -288,7 +285,7 @@ plugins: []`} {
 }
 
 func FuzzLoad(f *testing.F) {
-	for _, s := range []string{
+	seeds := []string{
 		`plugins: [{name: resource-strategy-fit, args: {resources: {nvidia.com/gpu: {type: MostAllocated, weight: 2}}}}]`,
 		`tiers: [{plugins: [{name: binpack, arguments: {binpack.weight: 10, binpack.resources: "nvidia.com/gpu", binpack.resources.nvidia.com/gpu: 2}}]}]`,
 		`profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: {type: RequestedToCapacityRatio, requestedToCapacityRatio: {shape: [{utilization: 0, score: 0}, {utilization: 100, score: 10}]}}}}]}]`,
@@ -305,35 +302,6 @@ func FuzzLoad(f *testing.F) {
 		`tiers: [{plugins: [{name: resource-strategy-fit, arguments: {sra.policy: retention, sra.resources: nvidia.com/gpu, sra.retention.weight: 100000000000000000}}]}]`,
 		"plugins: [{name: binpack, weight: 1, weight: 2}]",
 		"plugins: [{name: binpack, args: {null: 1, [a]: 2}}]",
-	} {
-		f.Add([]byte(s), false)
-		f.Add([]byte(s), true)
 	}
-	schema, _ := resource.NewSchema("cpu", "memory", "nvidia.com/gpu")
-	nodes := resource.NewTable(schema, 2)
-	nodes.Add("a", resource.Vector{4000, 8 << 30, 2000}, resource.Vector{1000, 1 << 30, 1000})
-	nodes.Add("b", resource.Vector{0, 0, 0}, nil)
-	f.Fuzz(func(t *testing.T, data []byte, compat bool) {
-		c, err := Load(data, Options{Compat: compat})
-		if err != nil {
-			var ce *ConfigError
-			if !errors.As(err, &ce) || len(ce.Errors) == 0 || ce.Errors[0].Path == "" {
-				t.Fatalf("an error without a field path: %v", err)
-			}
-			return
-		}
-		p, err := c.Build(schema)
-		if err != nil {
-			t.Fatalf("loaded but did not build: %v", err)
-		}
-		b := p.NewBatch(nodes.Len())
-		if err := p.Score(&scoring.Task{Requests: resource.Vector{500, 1 << 20, 1000}}, nodes, b); err != nil {
-			t.Fatal(err)
-		}
-		for i := 0; i < b.Len(); i++ {
-			if tot := b.Total(i); !(tot >= 0 && tot <= p.MaxScore()) {
-				t.Fatalf("total %v outside [0, %v]", tot, p.MaxScore())
-			}
-		}
-	})
+	fuzzConfig(f, seeds...)
 }

@@ -73,72 +73,16 @@ func TestSchedulerPlacesMixedWorkload(t *testing.T) {
 	t.Cleanup(testCtx.SchedulerCloseFn)
 	cs, ns, ctx := testCtx.ClientSet, testCtx.NS.Name, testCtx.Ctx
 
-	for _, n := range []struct {
-		name  string
-		alloc v1.ResourceList
-	}{
-		{"gpu-busy", list("cpu", "74", "memory", "256G", "pods", "110", gpu, "8")},
-		{"gpu-idle", list("cpu", "74", "memory", "256G", "pods", "110", gpu, "8")},
-		{"cpu-1", list("cpu", "16", "memory", "64Gi", "pods", "110")},
-		{"cpu-2", list("cpu", "16", "memory", "64Gi", "pods", "110")},
-	} {
-		node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name}, Status: v1.NodeStatus{
-			Capacity: n.alloc, Allocatable: n.alloc,
-			Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}},
-		}}
-		if _, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	create := func(name, nodeName string, req v1.ResourceList) *v1.Pod {
-		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: v1.PodSpec{
-			NodeName:   nodeName,
-			Containers: []v1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10", Resources: v1.ResourceRequirements{Requests: req, Limits: req}}},
-		}}
-		p, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	// gpu-busy already runs a job on 6 of its 8 GPUs.
-	create("running-job", "gpu-busy", list("cpu", "8", "memory", "16G", gpu, "6"))
-
-	boundTo := func(p *v1.Pod) string {
-		t.Helper()
-		if err := testutils.WaitForPodToScheduleWithTimeout(ctx, cs, p, 30*time.Second); err != nil {
-			t.Fatalf("pod %s not scheduled: %v", p.Name, err)
-		}
-		got, err := cs.CoreV1().Pods(ns).Get(ctx, p.Name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got.Spec.NodeName
-	}
-	// A stream of pods, one at a time: GPU pods pack onto the fuller GPU
-	// node; CPU pods go to CPU nodes, spread.
-	for i, want := range []string{"gpu-busy", "gpu-idle"} {
-		p := create(fmt.Sprintf("gpu-%d", i), "", list("cpu", "8", "memory", "16G", gpu, "2"))
-		if got := boundTo(p); got != want {
-			t.Errorf("GPU pod %d bound to %s, want %s", i, got, want)
-		}
-	}
-	seen := map[string]int{}
-	for i := range 4 {
-		p := create(fmt.Sprintf("cpu-%d", i), "", list("cpu", "2", "memory", "2Gi"))
-		seen[boundTo(p)]++
-	}
-	if seen["cpu-1"] != 2 || seen["cpu-2"] != 2 {
-		t.Errorf("CPU pods landed %v, want two on each CPU node", seen)
-	}
+	c := newTestCluster(t, ctx, cs, ns, "")
+	c.packAndSpread()
 	// A CPU pod too big for the CPU nodes: gpu-idle has the cpu, but its 6
 	// free GPUs need 8 cores each (66 − 20 < 48), so the proportional filter
 	// keeps it off; gpu-busy has no free GPU left to protect and takes it.
-	if got := boundTo(create("cpu-big", "", list("cpu", "20", "memory", "4Gi"))); got != "gpu-busy" {
+	if got := c.boundTo(c.create("cpu-big", "", list("cpu", "20", "memory", "4Gi"))); got != "gpu-busy" {
 		t.Errorf("cpu-big bound to %s, want gpu-busy", got)
 	}
 	// One that only gpu-idle could hold stays pending, and says why.
-	huge := create("cpu-huge", "", list("cpu", "40", "memory", "4Gi"))
+	huge := c.create("cpu-huge", "", list("cpu", "40", "memory", "4Gi"))
 	var message string
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 20*time.Second, false, func(ctx context.Context) (bool, error) {
 		p, err := cs.CoreV1().Pods(ns).Get(ctx, huge.Name, metav1.GetOptions{})

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"testing"
@@ -163,57 +162,5 @@ func TestSecondSchedulerFromManifests(t *testing.T) {
 	go schedCtx.Scheduler.Run(schedCtx.SchedulerCtx)
 	t.Cleanup(schedCtx.SchedulerCloseFn)
 
-	for _, n := range []struct {
-		name  string
-		alloc v1.ResourceList
-	}{
-		{"gpu-busy", list("cpu", "74", "memory", "256G", "pods", "110", gpu, "8")},
-		{"gpu-idle", list("cpu", "74", "memory", "256G", "pods", "110", gpu, "8")},
-		{"cpu-1", list("cpu", "16", "memory", "64Gi", "pods", "110")},
-		{"cpu-2", list("cpu", "16", "memory", "64Gi", "pods", "110")},
-	} {
-		node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name}, Status: v1.NodeStatus{
-			Capacity: n.alloc, Allocatable: n.alloc,
-			Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}},
-		}}
-		if _, err := admin.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	create := func(name, nodeName string, req v1.ResourceList) *v1.Pod {
-		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: v1.PodSpec{
-			SchedulerName: "resfit-scheduler",
-			NodeName:      nodeName,
-			Containers:    []v1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10", Resources: v1.ResourceRequirements{Requests: req, Limits: req}}},
-		}}
-		p, err := admin.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	boundTo := func(p *v1.Pod) string {
-		t.Helper()
-		if err := testutils.WaitForPodToScheduleWithTimeout(ctx, admin, p, 30*time.Second); err != nil {
-			t.Fatalf("pod %s not scheduled: %v", p.Name, err)
-		}
-		got, err := admin.CoreV1().Pods(ns).Get(ctx, p.Name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got.Spec.NodeName
-	}
-	create("running-job", "gpu-busy", list("cpu", "8", "memory", "16G", gpu, "6"))
-	for i, want := range []string{"gpu-busy", "gpu-idle"} {
-		if got := boundTo(create(fmt.Sprintf("gpu-%d", i), "", list("cpu", "8", "memory", "16G", gpu, "2"))); got != want {
-			t.Errorf("GPU pod %d bound to %s, want %s", i, got, want)
-		}
-	}
-	seen := map[string]int{}
-	for i := range 4 {
-		seen[boundTo(create(fmt.Sprintf("cpu-%d", i), "", list("cpu", "2", "memory", "2Gi")))]++
-	}
-	if seen["cpu-1"] != 2 || seen["cpu-2"] != 2 {
-		t.Errorf("CPU pods landed %v, want two on each CPU node", seen)
-	}
+	newTestCluster(t, ctx, admin, ns, "resfit-scheduler").packAndSpread()
 }

@@ -119,16 +119,10 @@ func (discard) Write(p []byte) (int, error) { return len(p), nil }
 // benchFramework builds a framework whose score plugins are the profile's.
 func benchFramework(b *testing.B, snapshot *cache.Snapshot, name string, inTree bool, plugins []enabled) framework.Framework {
 	b.Helper()
-	registry := frameworkruntime.Registry{
-		queuesort.Name:              queuesort.New,
-		defaultbinder.Name:          defaultbinder.New,
-		NodeResourcesFitPlusName:    NewNodeResourcesFitPlus,
-		ScarceResourceAvoidanceName: NewScarceResourceAvoidance,
-		ResourceStrategyFitName:     NewResourceStrategyFit,
-		"Noop":                      func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return noop{"Noop"}, nil },
-		"Noop2":                     func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return noop{"Noop2"}, nil },
-		noderesources.Name:          frameworkruntime.FactoryAdapter(feature.Features{}, noderesources.NewFit),
-	}
+	registry := resfitRegistry()
+	registry["Noop"] = func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return noop{"Noop"}, nil }
+	registry["Noop2"] = func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return noop{"Noop2"}, nil }
+	registry[noderesources.Name] = frameworkruntime.FactoryAdapter(feature.Features{}, noderesources.NewFit)
 	profile := &config.KubeSchedulerProfile{
 		SchedulerName: "bench",
 		Plugins: &config.Plugins{

@@ -10,12 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	fwk "k8s.io/kube-scheduler/framework"
-	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
-	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultbinder"
-	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/queuesort"
-	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 )
 
 const gpu = "nvidia.com/gpu"
@@ -51,37 +47,8 @@ type enabled struct {
 // passes an out-of-tree plugin's args: *runtime.Unknown with JSON.
 func newFramework(t *testing.T, nodes []*v1.Node, pods []*v1.Pod, plugins ...enabled) (framework.Framework, []fwk.NodeInfo) {
 	t.Helper()
-	ctx := context.Background()
-	registry := frameworkruntime.Registry{
-		queuesort.Name:              queuesort.New,
-		defaultbinder.Name:          defaultbinder.New,
-		NodeResourcesFitPlusName:    NewNodeResourcesFitPlus,
-		ScarceResourceAvoidanceName: NewScarceResourceAvoidance,
-		ResourceStrategyFitName:     NewResourceStrategyFit,
-	}
-	profile := &config.KubeSchedulerProfile{
-		SchedulerName: "resfit",
-		Plugins: &config.Plugins{
-			QueueSort: config.PluginSet{Enabled: []config.Plugin{{Name: queuesort.Name}}},
-			Bind:      config.PluginSet{Enabled: []config.Plugin{{Name: defaultbinder.Name}}},
-		},
-	}
-	for _, p := range plugins {
-		profile.Plugins.PreScore.Enabled = append(profile.Plugins.PreScore.Enabled, config.Plugin{Name: p.name})
-		profile.Plugins.Score.Enabled = append(profile.Plugins.Score.Enabled, config.Plugin{Name: p.name, Weight: p.weight})
-		if p.name == ResourceStrategyFitName {
-			profile.Plugins.PreFilter.Enabled = append(profile.Plugins.PreFilter.Enabled, config.Plugin{Name: p.name})
-			profile.Plugins.Filter.Enabled = append(profile.Plugins.Filter.Enabled, config.Plugin{Name: p.name})
-		}
-		profile.PluginConfig = append(profile.PluginConfig, config.PluginConfig{
-			Name: p.name, Args: &runtime.Unknown{Raw: []byte(p.args), ContentType: runtime.ContentTypeJSON},
-		})
-	}
 	snapshot := cache.NewSnapshot(pods, nodes)
-	fw, err := frameworkruntime.NewFramework(ctx, registry, profile, frameworkruntime.WithSnapshotSharedLister(snapshot))
-	if err != nil {
-		t.Fatal(err)
-	}
+	fw := newFrameworkOn(t, context.Background(), snapshot, plugins...)
 	infos, err := snapshot.NodeInfos().List()
 	if err != nil {
 		t.Fatal(err)

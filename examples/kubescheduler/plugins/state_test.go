@@ -59,16 +59,22 @@ func (l *live) sync(t testing.TB) []fwk.NodeInfo {
 	return infos
 }
 
-// newFrameworkOn is newFramework over a given snapshot.
-func newFrameworkOn(t testing.TB, ctx context.Context, snapshot *cache.Snapshot, plugins ...enabled) framework.Framework {
-	t.Helper()
-	registry := frameworkruntime.Registry{
+// resfitRegistry registers resfit's plugins and what a profile needs
+// besides (queue sort, bind).
+func resfitRegistry() frameworkruntime.Registry {
+	return frameworkruntime.Registry{
 		queuesort.Name:              queuesort.New,
 		defaultbinder.Name:          defaultbinder.New,
 		NodeResourcesFitPlusName:    NewNodeResourcesFitPlus,
 		ScarceResourceAvoidanceName: NewScarceResourceAvoidance,
 		ResourceStrategyFitName:     NewResourceStrategyFit,
 	}
+}
+
+// newFrameworkOn is newFramework over a given snapshot.
+func newFrameworkOn(t testing.TB, ctx context.Context, snapshot *cache.Snapshot, plugins ...enabled) framework.Framework {
+	t.Helper()
+	registry := resfitRegistry()
 	profile := &config.KubeSchedulerProfile{
 		SchedulerName: "resfit",
 		Plugins: &config.Plugins{

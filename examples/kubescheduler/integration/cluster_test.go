@@ -1,0 +1,94 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clientset "k8s.io/client-go/kubernetes"
+	testutils "k8s.io/kubernetes/test/integration/util"
+)
+
+// testCluster is the cluster both tests schedule on: two GPU nodes of 8
+// GPUs and two CPU nodes, made through the API.
+type testCluster struct {
+	t         *testing.T
+	ctx       context.Context
+	cs        clientset.Interface
+	ns        string
+	scheduler string // the pods' schedulerName; empty for the default
+}
+
+func newTestCluster(t *testing.T, ctx context.Context, cs clientset.Interface, ns, scheduler string) *testCluster {
+	t.Helper()
+	for _, n := range []struct {
+		name  string
+		alloc v1.ResourceList
+	}{
+		{"gpu-busy", list("cpu", "74", "memory", "256G", "pods", "110", gpu, "8")},
+		{"gpu-idle", list("cpu", "74", "memory", "256G", "pods", "110", gpu, "8")},
+		{"cpu-1", list("cpu", "16", "memory", "64Gi", "pods", "110")},
+		{"cpu-2", list("cpu", "16", "memory", "64Gi", "pods", "110")},
+	} {
+		node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name}, Status: v1.NodeStatus{
+			Capacity: n.alloc, Allocatable: n.alloc,
+			Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}},
+		}}
+		if _, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &testCluster{t: t, ctx: ctx, cs: cs, ns: ns, scheduler: scheduler}
+}
+
+// create makes a pod with the given requests (and limits), bound to
+// nodeName when it is set.
+func (c *testCluster) create(name, nodeName string, req v1.ResourceList) *v1.Pod {
+	c.t.Helper()
+	p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.ns}, Spec: v1.PodSpec{
+		SchedulerName: c.scheduler,
+		NodeName:      nodeName,
+		Containers:    []v1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10", Resources: v1.ResourceRequirements{Requests: req, Limits: req}}},
+	}}
+	p, err := c.cs.CoreV1().Pods(c.ns).Create(c.ctx, p, metav1.CreateOptions{})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return p
+}
+
+// boundTo waits for a pod to be scheduled and returns its node.
+func (c *testCluster) boundTo(p *v1.Pod) string {
+	c.t.Helper()
+	if err := testutils.WaitForPodToScheduleWithTimeout(c.ctx, c.cs, p, 30*time.Second); err != nil {
+		c.t.Fatalf("pod %s not scheduled: %v", p.Name, err)
+	}
+	got, err := c.cs.CoreV1().Pods(c.ns).Get(c.ctx, p.Name, metav1.GetOptions{})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return got.Spec.NodeName
+}
+
+// packAndSpread runs a job on 6 of gpu-busy's GPUs, then a stream of pods,
+// one at a time: GPU pods pack onto the fuller GPU node; CPU pods go to the
+// CPU nodes, spread.
+func (c *testCluster) packAndSpread() {
+	c.t.Helper()
+	c.create("running-job", "gpu-busy", list("cpu", "8", "memory", "16G", gpu, "6"))
+	for i, want := range []string{"gpu-busy", "gpu-idle"} {
+		if got := c.boundTo(c.create(fmt.Sprintf("gpu-%d", i), "", list("cpu", "8", "memory", "16G", gpu, "2"))); got != want {
+			c.t.Errorf("GPU pod %d bound to %s, want %s", i, got, want)
+		}
+	}
+	seen := map[string]int{}
+	for i := range 4 {
+		seen[c.boundTo(c.create(fmt.Sprintf("cpu-%d", i), "", list("cpu", "2", "memory", "2Gi")))]++
+	}
+	if seen["cpu-1"] != 2 || seen["cpu-2"] != 2 {
+		c.t.Errorf("CPU pods landed %v, want two on each CPU node", seen)
+	}
+}
