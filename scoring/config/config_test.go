@@ -185,7 +185,7 @@ tiers:
 	}}, c.Scorers[0].Args); diff != "" {
 		t.Errorf("volcano args (-want +got):\n%s", diff)
 	}
-	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], `tiers[0].plugins[1] gang: not node scores`) {
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], `"gang" has no resfit scorer`) {
 		t.Errorf("warnings: %q", c.Warnings)
 	}
 

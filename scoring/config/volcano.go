@@ -29,7 +29,7 @@ func (d *decoder) volcanoConf(doc map[string]any) *Config {
 		d.str(d.at("actions"), raw)
 	}
 	c := &Config{Filters: []FilterConfig{{Name: NodeResourcesFit, Args: NodeResourcesFitArgs{}, Source: "Volcano's allocate action checks that a task fits"}}}
-	var host []string // plugins that are not node scores, as "path name"
+	var host []string // plugins that are not node scores, as `path "name"`
 	tiers, _ := d.list(d.at("tiers"), doc["tiers"])
 	for i, t := range tiers {
 		tpath := index(d.at("tiers"), i)
@@ -69,7 +69,7 @@ func (d *decoder) volcanoConf(doc map[string]any) *Config {
 				case !ok:
 					d.lenient(join(path, "name"), "not a Volcano plugin; known are "+strings.Join(volcanoPluginNames(), ", "), name, "nothing (Volcano skips a plugin it does not know)")
 				case role == "":
-					host = append(host, path+" "+name)
+					host = append(host, fmt.Sprintf("%s %q", strings.TrimPrefix(path, d.root+"."), name))
 				default:
 					d.warn("%s (%s): %s", path, name, role)
 				}
@@ -88,7 +88,15 @@ func (d *decoder) volcanoConf(doc map[string]any) *Config {
 		}
 	}
 	if host != nil {
-		d.warn("%s: not node scores (job, task and queue order, gang scheduling, admission, eviction); the host scheduler runs them", strings.Join(host, ", "))
+		verb := "has"
+		if len(host) > 1 {
+			verb = "have"
+		}
+		where := ""
+		if d.root != "" {
+			where = d.root + ": "
+		}
+		d.warn("%s%s %s no resfit scorer: not node scores (job, task and queue order, gang scheduling, admission, eviction); the host scheduler runs them", where, strings.Join(host, ", "), verb)
 	}
 	return c
 }

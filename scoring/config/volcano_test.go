@@ -174,7 +174,7 @@ func TestVolcanoDefaultConfiguration(t *testing.T) {
 			}
 			warnings := strings.Join(c.Warnings, "\n")
 			wantAll(t, warnings,
-				"priority", "gang", "conformance", "overcommit", "proportion", ": not node scores",
+				`tiers[0].plugins[0] "priority", tiers[0].plugins[1] "gang", tiers[0].plugins[2] "conformance", tiers[1].plugins[0] "overcommit", tiers[1].plugins[3] "proportion" have no resfit scorer: not node scores`,
 				"(drf): job and queue order by dominant resource share",
 				"(predicates): its resource check is resfit's fit filter",
 				"(nodeorder): nodeaffinity (weight 2), podaffinity (weight 2), tainttoleration (weight 3), imagelocality (weight 1), podtopologyspread (weight 2) are not resource scores")
@@ -375,7 +375,7 @@ tiers:
 		{name: "plugins that score nodes resfit does not compute", doc: `tiers: [{plugins: [{name: deviceshare}, {name: usage}, {name: sla}]}]`,
 			filters: []string{NodeResourcesFit},
 			warns: []string{"tiers[0].plugins[0] (deviceshare): scores nodes for shared GPUs", "tiers[0].plugins[1] (usage): scores nodes by measured load",
-				"tiers[0].plugins[2] sla: not node scores"}},
+				`tiers[0].plugins[2] "sla" has no resfit scorer: not node scores`}},
 		{name: "an unknown plugin in compatibility mode", doc: `tiers: [{plugins: [{name: reservation}, {name: binpack}]}]`, compat: true,
 			filters: []string{NodeResourcesFit}, scorers: []ScorerConfig{{Name: Binpack, Weight: 1, Args: binpackDefaults}},
 			warns: []string{`tiers[0].plugins[0].name: not a Volcano plugin; known are binpack, capacity`}},
