@@ -1,0 +1,246 @@
+// Package resfitctl is what kubectl-resfit does, importable: read a cluster
+// (a live one through client-go, or a snapshot file of `kubectl get
+// nodes,pods -A -o json`), then validate a scheduler configuration, explain
+// how it scores a pod on every node, or place pending pods under one or
+// more configurations and compare the outcomes. It never changes the
+// cluster. Every error is one line that says what to fix.
+package resfitctl
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+)
+
+// Cluster is the nodes and pods a command works on.
+type Cluster struct {
+	Nodes []*v1.Node
+	Pods  []*v1.Pod
+	// Source says where the cluster was read from, for messages.
+	Source string
+}
+
+// ReadSnapshot reads a snapshot file: the output of
+//
+//	kubectl get nodes,pods -A -o json
+//
+// (a v1 List; YAML, and a NodeList or PodList, are read too). Items of
+// other kinds are left out; a snapshot without nodes is an error.
+func ReadSnapshot(path string) (*Cluster, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("snapshot %s does not exist; make one with: kubectl get nodes,pods -A -o json > %s", path, path)
+		}
+		return nil, fmt.Errorf("snapshot %s: %v", path, err)
+	}
+	c, err := ParseSnapshot(data)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: %v", path, err)
+	}
+	c.Source = "snapshot " + path
+	return c, nil
+}
+
+// ParseSnapshot reads a snapshot's content (see ReadSnapshot).
+func ParseSnapshot(data []byte) (*Cluster, error) {
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil, fmt.Errorf("not JSON or YAML (%v); make it with kubectl get nodes,pods -A -o json", firstLine(err))
+	}
+	var list struct {
+		Kind  string            `json:"kind"`
+		Items []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(js, &list); err != nil {
+		return nil, fmt.Errorf("not a List of nodes and pods (%v); make it with kubectl get nodes,pods -A -o json", firstLine(err))
+	}
+	if !strings.HasSuffix(list.Kind, "List") {
+		return nil, fmt.Errorf("a %s, not a List of nodes and pods; make it with kubectl get nodes,pods -A -o json", kindOrNothing(list.Kind))
+	}
+	c := &Cluster{}
+	for i, raw := range list.Items {
+		var meta metav1.TypeMeta
+		if err := json.Unmarshal(raw, &meta); err != nil {
+			return nil, fmt.Errorf("items[%d]: %v", i, firstLine(err))
+		}
+		kind := meta.Kind
+		if kind == "" { // a NodeList's or PodList's items carry no kind
+			kind = strings.TrimSuffix(list.Kind, "List")
+		}
+		switch kind {
+		case "Node":
+			n := &v1.Node{}
+			if err := json.Unmarshal(raw, n); err != nil {
+				return nil, fmt.Errorf("items[%d] (a Node): %v", i, firstLine(err))
+			}
+			c.Nodes = append(c.Nodes, n)
+		case "Pod":
+			p := &v1.Pod{}
+			if err := json.Unmarshal(raw, p); err != nil {
+				return nil, fmt.Errorf("items[%d] (a Pod): %v", i, firstLine(err))
+			}
+			c.Pods = append(c.Pods, p)
+		}
+	}
+	if len(c.Nodes) == 0 {
+		return nil, fmt.Errorf("no nodes in it (%d items); make it with kubectl get nodes,pods -A -o json", len(list.Items))
+	}
+	c.sort()
+	return c, nil
+}
+
+// Live reads the nodes and pods of a running cluster. It only lists.
+func Live(ctx context.Context, cs kubernetes.Interface, source string) (*Cluster, error) {
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing nodes of %s: %v", source, firstLine(err))
+	}
+	pods, err := cs.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing pods of %s: %v", source, firstLine(err))
+	}
+	c := &Cluster{Source: source}
+	for i := range nodes.Items {
+		c.Nodes = append(c.Nodes, &nodes.Items[i])
+	}
+	for i := range pods.Items {
+		c.Pods = append(c.Pods, &pods.Items[i])
+	}
+	if len(c.Nodes) == 0 {
+		return nil, fmt.Errorf("%s has no nodes", source)
+	}
+	c.sort()
+	return c, nil
+}
+
+// sort orders nodes by name and pods by namespace and name, so that every
+// command's answer is the same for the same objects, however listed.
+func (c *Cluster) sort() {
+	slices.SortFunc(c.Nodes, func(a, b *v1.Node) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(c.Pods, func(a, b *v1.Pod) int {
+		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	})
+}
+
+// FindPod finds a pod by "namespace/name", or by name in namespace.
+func (c *Cluster) FindPod(ref, namespace string) (*v1.Pod, error) {
+	ns, name := namespace, ref
+	if before, after, ok := strings.Cut(ref, "/"); ok {
+		ns, name = before, after
+	}
+	if ns == "" {
+		ns = metav1.NamespaceDefault
+	}
+	for _, p := range c.Pods {
+		if p.Namespace == ns && p.Name == name {
+			return p, nil
+		}
+	}
+	return nil, fmt.Errorf("pod %s/%s is not in %s (%d pods); check the name and the namespace (-n), or give the pod's manifest with -f", ns, name, c.Source, len(c.Pods))
+}
+
+// ReadPods reads pod manifests from a YAML or JSON file: one pod, several
+// documents, or a List.
+func ReadPods(path string) ([]*v1.Pod, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("pod file: %v", err)
+	}
+	var pods []*v1.Pod
+	for i, doc := range splitDocuments(data) {
+		js, err := yaml.YAMLToJSON(doc)
+		if err != nil {
+			return nil, fmt.Errorf("pod file %s, document %d: not JSON or YAML (%v)", path, i+1, firstLine(err))
+		}
+		if strings.TrimSpace(string(js)) == "null" {
+			continue
+		}
+		var meta metav1.TypeMeta
+		if err := json.Unmarshal(js, &meta); err != nil {
+			return nil, fmt.Errorf("pod file %s, document %d: %v", path, i+1, firstLine(err))
+		}
+		if strings.HasSuffix(meta.Kind, "List") {
+			var list struct {
+				Items []json.RawMessage `json:"items"`
+			}
+			if err := json.Unmarshal(js, &list); err != nil {
+				return nil, fmt.Errorf("pod file %s, document %d: %v", path, i+1, firstLine(err))
+			}
+			for j, item := range list.Items {
+				p, err := readPod(item)
+				if err != nil {
+					return nil, fmt.Errorf("pod file %s, document %d, items[%d]: %v", path, i+1, j, err)
+				}
+				pods = append(pods, p)
+			}
+			continue
+		}
+		p, err := readPod(js)
+		if err != nil {
+			return nil, fmt.Errorf("pod file %s, document %d: %v", path, i+1, err)
+		}
+		pods = append(pods, p)
+	}
+	if len(pods) == 0 {
+		return nil, fmt.Errorf("pod file %s holds no pods", path)
+	}
+	return pods, nil
+}
+
+// readPod reads one pod manifest (JSON); a pod without a namespace is in
+// the default one.
+func readPod(js []byte) (*v1.Pod, error) {
+	var meta metav1.TypeMeta
+	if err := json.Unmarshal(js, &meta); err != nil {
+		return nil, errors.New(firstLine(err))
+	}
+	if meta.Kind != "Pod" && meta.Kind != "" {
+		return nil, fmt.Errorf("a %s, not a Pod", meta.Kind)
+	}
+	p := &v1.Pod{}
+	if err := json.Unmarshal(js, p); err != nil {
+		return nil, errors.New(firstLine(err))
+	}
+	if p.Namespace == "" {
+		p.Namespace = metav1.NamespaceDefault
+	}
+	return p, nil
+}
+
+// splitDocuments splits a YAML stream at its "---" lines.
+func splitDocuments(data []byte) [][]byte {
+	var docs [][]byte
+	var cur []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "---") && strings.TrimSpace(strings.TrimLeft(line, "-")) == "" {
+			docs = append(docs, []byte(strings.Join(cur, "\n")))
+			cur = nil
+			continue
+		}
+		cur = append(cur, line)
+	}
+	return append(docs, []byte(strings.Join(cur, "\n")))
+}
+
+func kindOrNothing(kind string) string {
+	if kind == "" {
+		return "document without kind"
+	}
+	return kind
+}
+
+// firstLine keeps an error message to one line.
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}

@@ -1,0 +1,232 @@
+package resfitctl
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/scoring/config"
+)
+
+// Explanation is how a configuration scores one pod on every node.
+type Explanation struct {
+	Pod    string `json:"pod"`
+	Config string `json:"config"`
+	// BoundTo is the node the pod runs on, when it does; it is scored as
+	// before it was placed there (its own requests taken off the node).
+	BoundTo  string            `json:"boundTo,omitempty"`
+	Requests map[string]string `json:"requests"`
+	MaxScore float64           `json:"maxScore"`
+	Plugins  []string          `json:"plugins"`
+	Feasible int               `json:"feasible"`
+	Rejected int               `json:"rejected"`
+	Nodes    []NodeExplanation `json:"nodes"`
+	Warnings []string          `json:"warnings,omitempty"`
+}
+
+// NodeExplanation is one node's outcome: its total and each plugin's
+// weighted contribution when feasible, the filter's reason when not.
+type NodeExplanation struct {
+	Name     string             `json:"name"`
+	Feasible bool               `json:"feasible"`
+	Total    float64            `json:"total"`
+	Scores   map[string]float64 `json:"scores"`
+	Reason   string             `json:"reason"`
+}
+
+// scene is a cluster ready to score: its kubebridge snapshot and the
+// configuration's pipeline for its schema.
+type scene struct {
+	snap *kubebridge.Snapshot
+	pipe *scoring.Pipeline
+}
+
+// newScene builds the snapshot of the cluster's nodes and pods, with the
+// extra pods (ones to score) pending in it, so that the schema holds every
+// resource they ask for, and the configuration's pipeline.
+func newScene(c *Cluster, cfg *config.Config, extra []*v1.Pod) (*scene, error) {
+	pods := slices.Clone(c.Pods)
+	for _, p := range extra {
+		i := slices.IndexFunc(pods, func(q *v1.Pod) bool { return q.Namespace == p.Namespace && q.Name == p.Name })
+		pending := p.DeepCopy()
+		pending.Spec.NodeName = ""
+		if i >= 0 {
+			pods[i] = pending // scored as if not yet placed
+		} else {
+			pods = append(pods, pending)
+		}
+	}
+	snap, err := kubebridge.NewSnapshot(c.Nodes, pods)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", c.Source, err)
+	}
+	pipe, err := cfg.Build(snap.Schema())
+	if err != nil {
+		return nil, fmt.Errorf("the configuration does not build for this cluster's resources: %v", firstLine(err))
+	}
+	return &scene{snap: snap, pipe: pipe}, nil
+}
+
+// Explain scores a pod on every node of the cluster under a configuration.
+// A pod that runs on a node is scored as it was before it was placed there.
+// Nodes come best first (ties by name), then the rejected ones by name.
+func Explain(c *Cluster, cfg *config.Config, configName string, pod *v1.Pod) (*Explanation, error) {
+	sc, err := newScene(c, cfg, []*v1.Pod{pod})
+	if err != nil {
+		return nil, err
+	}
+	schema, table := sc.snap.Schema(), sc.snap.Table()
+	task, err := kubebridge.NewTask(schema, pod, kubebridge.TaskOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("pod %s/%s: %v", pod.Namespace, pod.Name, firstLine(err))
+	}
+	batch := sc.pipe.NewBatch(table.Len())
+	if err := sc.pipe.Score(task, table, batch); err != nil {
+		return nil, fmt.Errorf("scoring pod %s/%s: %v", pod.Namespace, pod.Name, err)
+	}
+	e := &Explanation{
+		Pod: pod.Namespace + "/" + pod.Name, Config: configName, BoundTo: pod.Spec.NodeName,
+		Requests: quantities(schema, task.Requests), MaxScore: sc.pipe.MaxScore(),
+		Plugins: sc.pipe.ScorerNames(), Warnings: cfg.Warnings,
+	}
+	for i := range table.Len() {
+		n := NodeExplanation{Name: table.Name(i), Feasible: batch.Feasible(i), Scores: map[string]float64{}}
+		if n.Feasible {
+			e.Feasible++
+			n.Total = batch.Total(i)
+			for j, name := range e.Plugins {
+				n.Scores[name] = batch.Contribution(i, j)
+			}
+		} else {
+			e.Rejected++
+			n.Reason = batch.RejectedBy(i) + ": " + batch.Reason(i)
+		}
+		e.Nodes = append(e.Nodes, n)
+	}
+	slices.SortStableFunc(e.Nodes, func(a, b NodeExplanation) int {
+		if a.Feasible != b.Feasible {
+			if a.Feasible {
+				return -1
+			}
+			return 1
+		}
+		if c := cmp.Compare(b.Total, a.Total); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return e, nil
+}
+
+// quantities writes a request vector's non-zero amounts as quantities.
+func quantities(schema *resource.Schema, v resource.Vector) map[string]string {
+	out := map[string]string{}
+	for i, x := range v {
+		if x != 0 && schema.Name(i) != resource.Pods {
+			out[schema.Name(i)] = resource.FormatAmount(schema.Name(i), x)
+		}
+	}
+	return out
+}
+
+// Top keeps the best n feasible nodes and the first n rejected ones (all
+// when n ≤ 0).
+func (e *Explanation) Top(n int) *Explanation {
+	if n <= 0 {
+		return e
+	}
+	out := *e
+	out.Nodes = nil
+	feasible, rejected := 0, 0
+	for _, node := range e.Nodes {
+		if node.Feasible && feasible < n {
+			feasible++
+			out.Nodes = append(out.Nodes, node)
+		} else if !node.Feasible && rejected < n {
+			rejected++
+			out.Nodes = append(out.Nodes, node)
+		}
+	}
+	return &out
+}
+
+// WriteJSON writes the explanation as one JSON object.
+func (e *Explanation) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(e)
+}
+
+// WriteTable writes the explanation for people: the pod, its requests and
+// the highest score the configuration gives; the nodes kept, best first,
+// with scores rounded to two decimals; the rejected ones with their reason;
+// and how many were left out.
+func (e *Explanation) WriteTable(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Pod %s, requesting %s, under %s: scores run from 0 to %s.\n", e.Pod, requestText(e.Requests), e.Config, Rounded(e.MaxScore))
+	if e.BoundTo != "" {
+		fmt.Fprintf(&b, "It runs on %s; it is scored as before it was placed there.\n", e.BoundTo)
+	}
+	for _, w := range e.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", w)
+	}
+	b.WriteString("\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "RANK\tNODE\tTOTAL")
+	for _, p := range e.Plugins {
+		fmt.Fprint(tw, "\t"+p)
+	}
+	fmt.Fprintln(tw)
+	shownFeasible, shownRejected := 0, 0
+	for _, n := range e.Nodes {
+		if !n.Feasible {
+			continue
+		}
+		shownFeasible++
+		fmt.Fprintf(tw, "%d\t%s\t%s", shownFeasible, n.Name, Rounded(n.Total))
+		for _, p := range e.Plugins {
+			fmt.Fprint(tw, "\t"+Rounded(n.Scores[p]))
+		}
+		fmt.Fprintln(tw)
+	}
+	if shownFeasible == 0 {
+		fmt.Fprintln(tw, "-\tno node can take the pod\t-")
+	}
+	tw.Flush()
+	for _, n := range e.Nodes {
+		if !n.Feasible {
+			if shownRejected == 0 {
+				b.WriteString("\nRejected:\n")
+			}
+			shownRejected++
+			fmt.Fprintf(&b, "  %s: %s\n", n.Name, n.Reason)
+		}
+	}
+	if more := e.Feasible - shownFeasible + e.Rejected - shownRejected; more > 0 {
+		fmt.Fprintf(&b, "\n%d feasible and %d rejected nodes in all; --top 0 shows every one.\n", e.Feasible, e.Rejected)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// requestText writes requests as "cpu 8, nvidia.com/gpu 2".
+func requestText(r map[string]string) string {
+	if len(r) == 0 {
+		return "nothing"
+	}
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(r)) {
+		parts = append(parts, name+" "+r[name])
+	}
+	return strings.Join(parts, ", ")
+}

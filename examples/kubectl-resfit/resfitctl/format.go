@@ -1,0 +1,14 @@
+package resfitctl
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Rounded writes a score to two decimals, without trailing zeros: "875",
+// "916.67".
+func Rounded(v float64) string {
+	s := strconv.FormatFloat(v, 'f', 2, 64)
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}

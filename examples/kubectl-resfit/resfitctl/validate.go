@@ -1,0 +1,58 @@
+package resfitctl
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/resfit/resfit/scoring/config"
+)
+
+// ConfigError is a configuration that does not load: every bad value, one
+// per line, each with the file and its field path.
+type ConfigError struct {
+	File  string
+	Lines []string
+}
+
+func (e *ConfigError) Error() string {
+	return strings.Join(e.Lines, "\n")
+}
+
+// LoadConfig reads a configuration file in any form resfit reads (bare,
+// inside a ConfigMap, or the one configuration among manifests).
+func LoadConfig(path string, opts config.Options) (*config.Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %v", err)
+	}
+	cfg, err := config.Load(data, opts)
+	if err != nil {
+		var ce *config.ConfigError
+		if !errors.As(err, &ce) {
+			return nil, fmt.Errorf("config %s: %v", path, err)
+		}
+		e := &ConfigError{File: path}
+		for _, fe := range ce.Errors {
+			e.Lines = append(e.Lines, path+": "+fe.Error())
+		}
+		return nil, e
+	}
+	return cfg, nil
+}
+
+// Validate writes what resfit understood of a loaded configuration: its
+// canonical form (every plugin, weight and default, each value's source)
+// and its warnings.
+func Validate(w io.Writer, path string, cfg *config.Config) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s is valid.\n", path)
+	for _, warning := range cfg.Warnings {
+		fmt.Fprintf(&b, "# warning: %s\n", warning)
+	}
+	b.Write(cfg.Canonical())
+	_, err := io.WriteString(w, b.String())
+	return err
+}

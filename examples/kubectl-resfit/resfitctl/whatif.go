@@ -1,0 +1,386 @@
+package resfitctl
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/scoring/config"
+	"github.com/resfit/resfit/scoring/frag"
+)
+
+// GPU is the device resource whose allocation and fragmentation whatif
+// reports.
+const GPU = "nvidia.com/gpu"
+
+// NamedConfig is a configuration with the name a report gives it (its
+// file).
+type NamedConfig struct {
+	Name   string
+	Config *config.Config
+}
+
+// WhatIfOptions control a what-if run.
+type WhatIfOptions struct {
+	// Progress receives a line every Every pods placed (default 1000) and
+	// at the end of each configuration; nil for none.
+	Progress io.Writer
+	Every    int
+}
+
+// Placement is where one pod went under one configuration: a node, or
+// none with the reason.
+type Placement struct {
+	Pod    string  `json:"pod"`
+	Node   string  `json:"node,omitempty"`
+	Score  float64 `json:"score,omitempty"`
+	Reason string  `json:"reason,omitempty"`
+}
+
+// Outcome is one configuration's run.
+type Outcome struct {
+	Config     string      `json:"config"`
+	Placed     int         `json:"placed"`
+	Pending    int         `json:"pending"`
+	Placements []Placement `json:"placements"`
+	// GPUAllocated is the share of the cluster's GPUs that pods use after
+	// the run, GPUFragmented the share that is idle but fragmented for the
+	// workload's pod classes (FGD's measure); both nil without GPUs.
+	GPUAllocated  *float64 `json:"gpuAllocated"`
+	GPUFragmented *float64 `json:"gpuFragmented"`
+	Warnings      []string `json:"warnings,omitempty"`
+}
+
+// WhatIfReport compares configurations placing the same pods.
+type WhatIfReport struct {
+	// Pods are the pods placed, in queue order.
+	Pods     []string  `json:"pods"`
+	Outcomes []Outcome `json:"outcomes"`
+	// Differs lists the pods whose node is not the same under every
+	// configuration.
+	Differs []string `json:"differs"`
+}
+
+// QueueOrder sorts pods as kube-scheduler's default queue does: higher
+// priority first, then earlier creation; ties by namespace and name.
+func QueueOrder(pods []*v1.Pod) {
+	priority := func(p *v1.Pod) int32 {
+		if p.Spec.Priority != nil {
+			return *p.Spec.Priority
+		}
+		return 0
+	}
+	slices.SortStableFunc(pods, func(a, b *v1.Pod) int {
+		if c := cmp.Compare(priority(b), priority(a)); c != 0 {
+			return c
+		}
+		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	})
+}
+
+// WhatIf places the pods one by one, in queue order, with each
+// configuration on its own copy of the cluster: a pod goes to its best
+// node (ties to the first by name) and then uses it, or stays pending with
+// the reasons nodes rejected it. pods nil means the cluster's pending pods.
+func WhatIf(c *Cluster, cfgs []NamedConfig, pods []*v1.Pod, opts WhatIfOptions) (*WhatIfReport, error) {
+	if pods == nil {
+		for _, p := range c.Pods {
+			if p.Spec.NodeName == "" && !kubebridge.Finished(p) {
+				pods = append(pods, p)
+			}
+		}
+	}
+	pods = slices.Clone(pods)
+	QueueOrder(pods)
+	r := &WhatIfReport{}
+	for _, p := range pods {
+		r.Pods = append(r.Pods, p.Namespace+"/"+p.Name)
+	}
+	for _, nc := range cfgs {
+		o, err := place(c, nc, pods, opts)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", nc.Name, err)
+		}
+		r.Outcomes = append(r.Outcomes, *o)
+	}
+	for i, name := range r.Pods {
+		for _, o := range r.Outcomes[1:] {
+			if o.Placements[i].Node != r.Outcomes[0].Placements[i].Node {
+				r.Differs = append(r.Differs, name)
+				break
+			}
+		}
+	}
+	return r, nil
+}
+
+// place runs one configuration.
+func place(c *Cluster, nc NamedConfig, pods []*v1.Pod, opts WhatIfOptions) (*Outcome, error) {
+	sc, err := newScene(c, nc.Config, pods)
+	if err != nil {
+		return nil, err
+	}
+	schema, table := sc.snap.Schema(), sc.snap.Table()
+	gpus, err := newGPUView(sc.snap, c)
+	if err != nil {
+		return nil, err
+	}
+	o := &Outcome{Config: nc.Name, Warnings: nc.Config.Warnings}
+	batch := sc.pipe.NewBatch(table.Len())
+	every := cmp.Or(opts.Every, 1000)
+	start := time.Now()
+	var top []int
+	for i, p := range pods {
+		task, err := kubebridge.NewTask(schema, p, kubebridge.TaskOptions{Devices: GPU})
+		if err != nil {
+			return nil, fmt.Errorf("pod %s/%s: %v", p.Namespace, p.Name, firstLine(err))
+		}
+		if err := sc.pipe.Score(task, table, batch); err != nil {
+			return nil, fmt.Errorf("scoring pod %s/%s: %v", p.Namespace, p.Name, err)
+		}
+		pl := Placement{Pod: p.Namespace + "/" + p.Name}
+		if top = batch.Top(1, top[:0]); len(top) == 0 {
+			pl.Reason = pendingReason(batch)
+			o.Pending++
+		} else {
+			row := top[0]
+			pl.Node, pl.Score = table.Name(row), batch.Total(row)
+			bound := p.DeepCopy()
+			bound.Spec.NodeName = pl.Node
+			if err := sc.snap.UpdatePod(bound); err != nil {
+				return nil, fmt.Errorf("placing pod %s on %s: %v", pl.Pod, pl.Node, err)
+			}
+			if sc.snap.Table() != table { // the schema was built with every pod's resources
+				return nil, fmt.Errorf("placing pod %s changed the cluster's resources", pl.Pod)
+			}
+			gpus.take(row, task.Devices)
+			o.Placed++
+		}
+		o.Placements = append(o.Placements, pl)
+		if opts.Progress != nil && (i+1)%every == 0 {
+			fmt.Fprintf(opts.Progress, "%s: %d of %d pods, %d placed (%s)\n", nc.Name, i+1, len(pods), o.Placed, time.Since(start).Round(time.Millisecond))
+		}
+	}
+	if opts.Progress != nil {
+		fmt.Fprintf(opts.Progress, "%s: %d pods, %d placed, %d pending (%s)\n", nc.Name, len(pods), o.Placed, o.Pending, time.Since(start).Round(time.Millisecond))
+	}
+	o.GPUAllocated, o.GPUFragmented = gpus.shares(sc.snap.Table(), pods, c)
+	return o, nil
+}
+
+// pendingReason sums up why every node rejected a pod, as kube-scheduler's
+// event does: "0/6 nodes can take it: 3 NodeResourcesFit (insufficient
+// nvidia.com/gpu), 3 NodeResourcesFit (insufficient cpu)".
+func pendingReason(b *scoring.Batch) string {
+	counts := map[string]int{}
+	for i := range b.Len() {
+		reason, _, _ := strings.Cut(b.Reason(i), ":")
+		counts[b.RejectedBy(i)+" ("+reason+")"]++
+	}
+	kinds := slices.Sorted(maps.Keys(counts))
+	slices.SortStableFunc(kinds, func(a, c string) int { return cmp.Compare(counts[c], counts[a]) })
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%d %s", counts[k], k)
+	}
+	return fmt.Sprintf("0/%d nodes can take it: %s", b.Len(), strings.Join(parts, ", "))
+}
+
+// gpuView is the cluster's GPUs device by device (whole GPUs, 1000 milli
+// each), for the allocation and fragmentation figures: the pods already
+// bound take theirs first, tightest first in name order (a snapshot does
+// not say which device a pod holds), then the placed ones.
+type gpuView struct {
+	devices *resource.Devices // nil: the cluster has no GPUs
+	slot    int
+}
+
+func newGPUView(snap *kubebridge.Snapshot, c *Cluster) (*gpuView, error) {
+	slot, ok := snap.Schema().Slot(GPU)
+	if !ok {
+		return &gpuView{}, nil
+	}
+	devices, err := resource.NewDevices(GPU, 1000)
+	if err != nil {
+		return nil, err
+	}
+	table := snap.Table()
+	for i := range table.Len() {
+		if _, err := devices.AddNode(int(table.Allocatable(i)[slot] / 1000)); err != nil {
+			return nil, fmt.Errorf("node %s: %v", table.Name(i), err)
+		}
+	}
+	g := &gpuView{devices: devices, slot: slot}
+	for _, p := range c.Pods {
+		row, ok := snap.Row(p.Spec.NodeName)
+		if !ok || !kubebridge.Counts(p) {
+			continue
+		}
+		task, err := kubebridge.NewTask(snap.Schema(), p, kubebridge.TaskOptions{Devices: GPU})
+		if err != nil {
+			continue // a pod the scheduler would not score holds no device here
+		}
+		g.take(row, task.Devices)
+	}
+	return g, nil
+}
+
+// take allocates a pod's devices on a node, tightest first; a request the
+// devices cannot hold (shares of one GPU spread over several) is left out
+// of the figures.
+func (g *gpuView) take(row int, r resource.DeviceRequest) {
+	if g.devices == nil || r.Count == 0 || !g.devices.Fits(row, r) {
+		return
+	}
+	g.devices.Allocate(row, r)
+}
+
+// shares returns the allocated and the fragmented share of the GPUs.
+func (g *gpuView) shares(table *resource.Table, pods []*v1.Pod, c *Cluster) (*float64, *float64) {
+	if g.devices == nil {
+		return nil, nil
+	}
+	var total, used int64
+	for i := range table.Len() {
+		total += table.Allocatable(i)[g.slot]
+		used += min(table.Used(i)[g.slot], table.Allocatable(i)[g.slot])
+	}
+	if total == 0 {
+		return nil, nil
+	}
+	allocated := float64(used) / float64(total)
+	m, err := frag.NewMeasure(classes(table.Schema(), append(slices.Clone(pods), c.Pods...)), 1000)
+	if err != nil {
+		return &allocated, nil
+	}
+	cpu, _ := table.Schema().Slot(resource.CPU)
+	var fragmented float64
+	for i := range table.Len() {
+		fragmented += m.Node(table.Allocatable(i)[cpu]-table.Used(i)[cpu], g.devices.Free(i))
+	}
+	share := fragmented / float64(total)
+	return &allocated, &share
+}
+
+// classes are the workload's pod classes: each distinct cpu request and
+// GPU request among the pods, weighted by the share of the pods that have
+// it (FGD's class popularity), so that a node's fragmentation is the GPU
+// amount a pod drawn from the workload expects not to be able to use.
+func classes(schema *resource.Schema, pods []*v1.Pod) []frag.Class {
+	count := map[frag.Class]float64{}
+	seen := map[string]bool{}
+	total := 0.0
+	for _, p := range pods {
+		key := p.Namespace + "/" + p.Name
+		if seen[key] || kubebridge.Finished(p) {
+			continue
+		}
+		seen[key] = true
+		task, err := kubebridge.NewTask(schema, p, kubebridge.TaskOptions{Devices: GPU})
+		if err != nil {
+			continue
+		}
+		cpu, _ := schema.Slot(resource.CPU)
+		count[frag.Class{CPU: task.Requests[cpu], Devices: task.Devices}]++
+		total++
+	}
+	var out []frag.Class
+	for c, n := range count {
+		c.Weight = n / total
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b frag.Class) int {
+		return cmp.Or(cmp.Compare(a.CPU, b.CPU), cmp.Compare(a.Devices.Count, b.Devices.Count), cmp.Compare(a.Devices.Each, b.Devices.Each))
+	})
+	return out
+}
+
+// WriteJSON writes the report as one JSON object.
+func (r *WhatIfReport) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteTable writes the report for people: a line per configuration
+// (placed, pending, GPU allocated and fragmented), why each pending pod
+// waits, and where every pod went, the ones that differ marked.
+func (r *WhatIfReport) WriteTable(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d pods placed one by one in queue order (priority, then creation), each configuration on its own copy of the cluster.\n\n", len(r.Pods))
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CONFIG\tPLACED\tPENDING\tGPU ALLOCATED\tGPU FRAGMENTED")
+	for _, o := range r.Outcomes {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", o.Config, o.Placed, o.Pending, percent(o.GPUAllocated), percent(o.GPUFragmented))
+	}
+	tw.Flush()
+	for _, o := range r.Outcomes {
+		for _, w := range o.Warnings {
+			fmt.Fprintf(&b, "warning (%s): %s\n", o.Config, w)
+		}
+	}
+	for _, o := range r.Outcomes {
+		if o.Pending == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\nPending under %s:\n", o.Config)
+		for _, p := range o.Placements {
+			if p.Node == "" {
+				fmt.Fprintf(&b, "  %s: %s\n", p.Pod, p.Reason)
+			}
+		}
+	}
+	if len(r.Pods) > 0 {
+		b.WriteString("\n")
+		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprint(tw, "POD")
+		for _, o := range r.Outcomes {
+			fmt.Fprint(tw, "\t"+o.Config)
+		}
+		if len(r.Outcomes) > 1 {
+			fmt.Fprint(tw, "\tDIFFERS")
+		}
+		fmt.Fprintln(tw)
+		differs := map[string]bool{}
+		for _, pod := range r.Differs {
+			differs[pod] = true
+		}
+		for i, pod := range r.Pods {
+			fmt.Fprint(tw, pod)
+			for _, o := range r.Outcomes {
+				fmt.Fprint(tw, "\t"+cmp.Or(o.Placements[i].Node, "(pending)"))
+			}
+			if differs[pod] {
+				fmt.Fprint(tw, "\t*")
+			}
+			fmt.Fprintln(tw)
+		}
+		tw.Flush()
+	}
+	if len(r.Outcomes) > 1 {
+		fmt.Fprintf(&b, "\n%d of %d pods go to a different node under some configuration.\n", len(r.Differs), len(r.Pods))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func percent(v *float64) string {
+	if v == nil {
+		return "no GPUs"
+	}
+	return Rounded(100*(*v)) + "%"
+}
