@@ -3,6 +3,7 @@ module github.com/resfit/resfit/examples/kubectl-resfit
 go 1.26.0
 
 require (
+	github.com/google/go-cmp v0.7.0
 	github.com/resfit/resfit v0.0.0
 	github.com/resfit/resfit/examples/kubebridge v0.0.0
 	github.com/spf13/cobra v1.10.2

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	v1 "k8s.io/api/core/v1"
@@ -45,7 +46,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	var ue usageError
 	var ce *resfitctl.ConfigError
+	if strings.HasPrefix(err.Error(), "unknown command ") { // cobra's, with its suggestions
+		ue = usageError{err}
+	}
 	switch {
+	case ue.error != nil:
+		fmt.Fprintf(stderr, "error: %v\nRun 'kubectl resfit --help' for usage.\n", strings.TrimSpace(ue.Error()))
+		return 2
 	case errors.As(err, &ce):
 		fmt.Fprintln(stderr, ce.Error())
 		return 1
@@ -69,7 +76,9 @@ type options struct {
 func newRoot(ctx context.Context, stdout, stderr io.Writer) *cobra.Command {
 	o := &options{}
 	root := &cobra.Command{
-		Use:   "kubectl resfit",
+		Use:   "kubectl-resfit",
+		// kubectl runs the plugin as "kubectl resfit": usage and errors say so.
+		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl resfit"},
 		Short: "Explain and compare scheduler configurations on a cluster or a snapshot",
 		Long: `kubectl resfit scores pods on nodes exactly as resfit's engine does for a
 scheduler configuration in any form it reads (volcano-scheduler.conf, a

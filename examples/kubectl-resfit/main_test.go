@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// kubectlResfit runs the command line and returns its exit status, stdout
+// and stderr.
+func kubectlResfit(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+const (
+	snapshot = "testdata/cluster.json"
+	rsf      = "testdata/rsf.yaml"
+	rsfSRA   = "testdata/rsf-sra.yaml"
+)
+
+func TestValidate(t *testing.T) {
+	code, out, errOut := kubectlResfit(t, "validate", "--config", rsfSRA)
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{
+		"# testdata/rsf-sra.yaml is valid.",
+		"# resfit configuration, read from ConfigMap volcano-system/volcano-scheduler-configmap",
+		"resource-strategy-fit",
+		"type: MostAllocated",
+		`# data["volcano-scheduler.conf"].tiers[0].plugins[0].arguments.resources["nvidia.com/gpu"].type`,
+		"sra",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("validate's output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// Warnings come before the configuration, as comments.
+func TestValidateWarns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "volcano.conf")
+	conf := "tiers:\n- plugins:\n  - name: gang\n  - name: binpack\n"
+	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := kubectlResfit(t, "validate", "--config", path)
+	if code != 0 || !strings.Contains(out, "# warning: tiers[0].plugins[0] \"gang\" has no resfit scorer") || !strings.Contains(out, "- name: binpack") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
+// A bad configuration prints every error with its path and exits 1.
+func TestValidateBadConfiguration(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.yaml")
+	bad := `tiers:
+- plugins:
+  - name: resource-strategy-fit
+    arguments:
+      resourceStrategyFitWeight: -3
+      resources:
+        nvidia.com/gpu: {type: Mostallocated, weight: 2}
+`
+	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := kubectlResfit(t, "validate", "--config", path)
+	if code != 1 || out != "" {
+		t.Errorf("exit %d, stdout %q; want 1 and nothing", code, out)
+	}
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("want two error lines, got:\n%s", errOut)
+	}
+	for i, want := range []string{
+		path + `: tiers[0].plugins[0].arguments.resourceStrategyFitWeight: must be`,
+		path + `: tiers[0].plugins[0].arguments.resources["nvidia.com/gpu"].type: `,
+	} {
+		if !strings.HasPrefix(lines[i], want) {
+			t.Errorf("line %d %q, want it to start %q", i+1, lines[i], want)
+		}
+	}
+}
+
+func TestExplainCommand(t *testing.T) {
+	code, out, errOut := kubectlResfit(t, "explain", "--config", rsf, "--snapshot", snapshot, "-o", "json", "train/job-1")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var e struct {
+		Nodes []struct {
+			Name     string
+			Feasible bool
+			Total    float64
+			Reason   string
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &e); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.Nodes) != 4 || e.Nodes[0].Name != "gpu-a" || e.Nodes[0].Total != 875 || e.Nodes[3].Feasible || e.Nodes[3].Reason == "" {
+		t.Errorf("nodes %+v", e.Nodes)
+	}
+	// -n and --top, table output; a pod from a file.
+	code, out, _ = kubectlResfit(t, "explain", "--config", rsf, "--snapshot", snapshot, "-n", "train", "job-1", "--top", "1")
+	if code != 0 || !strings.Contains(out, "1     gpu-a  875") || strings.Contains(out, "gpu-b") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	code, out, _ = kubectlResfit(t, "explain", "--config", rsf, "--snapshot", snapshot, "-f", "testdata/pod.yaml")
+	if code != 0 || !strings.Contains(out, "1     gpu-a  812.5") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestWhatIfCommand(t *testing.T) {
+	code, out, errOut := kubectlResfit(t, "whatif", "--config", rsf, "--config", rsfSRA, "--snapshot", snapshot)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "\nweb/api-2    gpu-b              cpu-b  *\n") || !strings.Contains(errOut, "testdata/rsf.yaml: 4 pods, 4 placed, 0 pending") {
+		t.Errorf("stdout:\n%s\nstderr:\n%s", out, errOut)
+	}
+	code, _, errOut = kubectlResfit(t, "whatif", "-q", "--config", rsf, "--snapshot", snapshot, "-o", "json")
+	if code != 0 || errOut != "" {
+		t.Errorf("-q: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// The mistakes a user makes: one line on stderr that says what to fix,
+// exit 1 for bad input and 2 for a bad command line; never a stack trace.
+func TestUserErrors(t *testing.T) {
+	dir := t.TempDir()
+	noNodes := filepath.Join(dir, "empty.json")
+	_ = os.WriteFile(noNodes, []byte(`{"kind":"List","apiVersion":"v1","items":[]}`), 0o644)
+	unknown := filepath.Join(dir, "unknown.yaml")
+	_ = os.WriteFile(unknown, []byte("kind: Deployment\napiVersion: apps/v1\n"), 0o644)
+	t.Setenv("KUBECONFIG", filepath.Join(dir, "no-kubeconfig"))
+	t.Setenv("HOME", dir)
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"missing snapshot", []string{"explain", "--config", rsf, "--snapshot", "nope.json", "train/job-1"}, 1,
+			"error: snapshot nope.json does not exist; make one with: kubectl get nodes,pods -A -o json > nope.json"},
+		{"malformed snapshot", []string{"whatif", "--config", rsf, "--snapshot", rsf}, 1,
+			"error: snapshot testdata/rsf.yaml: a document without kind, not a List of nodes and pods; make it with kubectl get nodes,pods -A -o json"},
+		{"snapshot without nodes", []string{"whatif", "--config", rsf, "--snapshot", noNodes}, 1,
+			"error: snapshot " + noNodes + ": no nodes in it (0 items); make it with kubectl get nodes,pods -A -o json"},
+		{"pod not in the snapshot", []string{"explain", "--config", rsf, "--snapshot", snapshot, "jb-1"}, 1,
+			"error: pod default/jb-1 is not in snapshot testdata/cluster.json (7 pods); check the name and the namespace (-n), or give the pod's manifest with -f"},
+		{"config in no known form", []string{"validate", "--config", unknown}, 1, unknown + ": (root): "},
+		{"config missing", []string{"validate", "--config", "nope.yaml"}, 1, "error: config: open nope.yaml: no such file or directory"},
+		{"no cluster", []string{"explain", "--config", rsf, "train/job-1"}, 1,
+			"error: no cluster to read: give --snapshot FILE, or a kubeconfig (--kubeconfig or KUBECONFIG)"},
+		{"no config", []string{"explain", "--snapshot", snapshot, "train/job-1"}, 2, "error: explain needs --config FILE"},
+		{"no pod", []string{"explain", "--config", rsf, "--snapshot", snapshot}, 2, "error: explain needs one pod"},
+		{"pod twice", []string{"explain", "--config", rsf, "-f", "testdata/pod.yaml", "train/job-1"}, 2, "error: explain needs one pod"},
+		{"bad output", []string{"whatif", "--config", rsf, "-o", "yaml"}, 2, `error: --output must be table or json, got "yaml"`},
+		{"unknown flag", []string{"validate", "--confg", rsf}, 2, "error: unknown flag: --confg"},
+		{"bad top", []string{"explain", "--top", "many"}, 2, `error: invalid argument "many" for "--top" flag`},
+		{"unknown command", []string{"explian"}, 2, `error: unknown command "explian" for "kubectl resfit"`},
+		{"stray argument", []string{"validate", "--config", rsf, "extra"}, 2, `error: unexpected argument "extra"`},
+		{"whatif without config", []string{"whatif"}, 2, "error: whatif needs at least one --config FILE"},
+	} {
+		code, out, errOut := kubectlResfit(t, tc.args...)
+		first, _, _ := strings.Cut(errOut, "\n")
+		if code != tc.code || !strings.HasPrefix(first, tc.want) || out != "" || strings.Contains(errOut, "goroutine") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit %d and %q", tc.name, code, out, errOut, tc.code, tc.want)
+		}
+		if tc.code == 1 && tc.name != "config in no known form" && strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%s: want one line, got %q", tc.name, errOut)
+		}
+	}
+}

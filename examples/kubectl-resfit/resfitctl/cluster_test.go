@@ -1,0 +1,127 @@
+package resfitctl
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+func TestReadSnapshot(t *testing.T) {
+	c, err := ReadSnapshot(filepath.Join("..", "testdata", "cluster.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Nodes) != 4 || len(c.Pods) != 7 || c.Nodes[0].Name != "cpu-a" || c.Pods[0].Name != "done-0" {
+		t.Errorf("%d nodes (first %s), %d pods (first %s); want 4 (cpu-a), 7 (batch/done-0)", len(c.Nodes), c.Nodes[0].Name, len(c.Pods), c.Pods[0].Name)
+	}
+	if !strings.HasSuffix(c.Source, "cluster.json") {
+		t.Errorf("source %q", c.Source)
+	}
+	// The same objects in YAML, and as a NodeList whose items have no kind.
+	js, _ := os.ReadFile(filepath.Join("..", "testdata", "cluster.json"))
+	y, err := yaml.JSONToYAML(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c2, err := ParseSnapshot(y); err != nil || len(c2.Nodes) != 4 || len(c2.Pods) != 7 {
+		t.Errorf("YAML snapshot: %v", err)
+	}
+	nodeList := `{"kind":"NodeList","apiVersion":"v1","items":[{"metadata":{"name":"n1"},"status":{"allocatable":{"cpu":"4"}}}]}`
+	if c3, err := ParseSnapshot([]byte(nodeList)); err != nil || len(c3.Nodes) != 1 || c3.Nodes[0].Name != "n1" {
+		t.Errorf("NodeList: %v", err)
+	}
+}
+
+// Each mistake is one line that says what to fix.
+func TestSnapshotErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct{ path, want string }{
+		{filepath.Join(dir, "missing.json"), "snapshot " + dir + "/missing.json does not exist; make one with: kubectl get nodes,pods -A -o json > " + dir + "/missing.json"},
+		{write("garbage.json", "{not: [json"), "not JSON or YAML ("},
+		{write("pod.json", `{"kind":"Pod","metadata":{"name":"p"}}`), "a Pod, not a List of nodes and pods; make it with kubectl get nodes,pods -A -o json"},
+		{write("nokind.yaml", "foo: bar\n"), "a document without kind, not a List of nodes and pods"},
+		{write("empty.json", `{"kind":"List","items":[]}`), "no nodes in it (0 items); make it with kubectl get nodes,pods -A -o json"},
+		{write("podsonly.json", `{"kind":"PodList","items":[{"metadata":{"name":"p"}}]}`), "no nodes in it (1 items)"},
+		{write("badnode.json", `{"kind":"List","items":[{"kind":"Node","metadata":{"name":"n"},"status":{"allocatable":{"cpu":"lots"}}}]}`), "items[0] (a Node): "},
+		{write("scalar.json", `"hello"`), "not a List of nodes and pods ("},
+	} {
+		_, err := ReadSnapshot(tc.path)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: error %v, want one line containing %q", filepath.Base(tc.path), err, tc.want)
+		}
+	}
+}
+
+func TestFindPod(t *testing.T) {
+	c, _ := testdata(t, "rsf.yaml")
+	for _, tc := range []struct{ ref, ns, want string }{
+		{"train/job-1", "", "job-1"},
+		{"job-1", "train", "job-1"},
+		{"web/api-0", "train", "api-0"}, // namespace/name wins over -n
+	} {
+		p, err := c.FindPod(tc.ref, tc.ns)
+		if err != nil || p.Name != tc.want {
+			t.Errorf("FindPod(%q, %q) = %v, %v; want %s", tc.ref, tc.ns, p, err, tc.want)
+		}
+	}
+	_, err := c.FindPod("job-1", "")
+	want := "pod default/job-1 is not in snapshot ../testdata/cluster.json (7 pods); check the name and the namespace (-n), or give the pod's manifest with -f"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}
+
+func TestReadPods(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "pods.yaml")
+	content := `# a comment before the first document
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: a}
+spec: {containers: [{name: c, image: x}]}
+---
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: Pod, metadata: {name: b, namespace: ns}}
+- {apiVersion: v1, kind: Pod, metadata: {name: c, namespace: ns}}
+---
+`
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pods, err := ReadPods(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range pods {
+		got = append(got, p.Namespace+"/"+p.Name)
+	}
+	if strings.Join(got, " ") != "default/a ns/b ns/c" {
+		t.Errorf("pods %v, want default/a ns/b ns/c", got)
+	}
+	for name, tc := range map[string]struct{ content, want string }{
+		"deploy.yaml": {"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n", "document 1: a Deployment, not a Pod"},
+		"none.yaml":   {"# nothing\n", "holds no pods"},
+		"bad.yaml":    {"kind: Pod\n---\nkind: [\n", "document 2: not JSON or YAML"},
+		"list.yaml":   {"kind: List\nitems:\n- {kind: Service}\n", "document 1, items[0]: a Service, not a Pod"},
+	} {
+		p := filepath.Join(dir, name)
+		_ = os.WriteFile(p, []byte(tc.content), 0o644)
+		if _, err := ReadPods(p); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", name, err, tc.want)
+		}
+	}
+}

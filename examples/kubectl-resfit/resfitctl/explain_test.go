@@ -1,0 +1,240 @@
+package resfitctl
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/resfit/resfit/scoring/config"
+)
+
+// testdata reads the shipped example: the snapshot and a configuration.
+func testdata(t *testing.T, configFile string) (*Cluster, *config.Config) {
+	t.Helper()
+	c, err := ReadSnapshot(filepath.Join("..", "testdata", "cluster.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadConfig(filepath.Join("..", "testdata", configFile), config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, cfg
+}
+
+// node finds a node's line in an explanation.
+func node(t *testing.T, e *Explanation, name string) NodeExplanation {
+	t.Helper()
+	for _, n := range e.Nodes {
+		if n.Name == name {
+			return n
+		}
+	}
+	t.Fatalf("no node %s in the explanation", name)
+	return NodeExplanation{}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+func order(e *Explanation) []string {
+	var names []string
+	for _, n := range e.Nodes {
+		names = append(names, n.Name)
+	}
+	return names
+}
+
+// rsf.yaml is Volcano's resource-strategy-fit: nvidia.com/gpu MostAllocated
+// weight 2, cpu LeastAllocated weight 1, plugin weight 10; a node scores
+// 100·10·(2·gpuUsedAfter/gpus + 1·cpuFreeAfter/cpus)/3 over the resources the
+// pod asks for.
+func TestExplainGPUJobUnderResourceStrategyFit(t *testing.T) {
+	c, cfg := testdata(t, "rsf.yaml")
+	pod, err := c.FindPod("train/job-1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Explain(c, cfg, "rsf.yaml", pod) // 4 cores, 16Gi, 2 GPUs
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"gpu-a", "gpu-b", "cpu-a", "cpu-b"}; !cmp.Equal(order(e), want) {
+		t.Errorf("order %v, want %v", order(e), want)
+	}
+	// gpu-a runs job-0 (8 cores, 6 GPUs): gpu (6+2)/8 = 1, cpu (32-12)/32 = 0.625.
+	// gpu-b is empty: gpu 2/8 = 0.25, cpu 28/32 = 0.875.
+	for name, want := range map[string]float64{
+		"gpu-a": 1000 * (2*1 + 0.625) / 3,   // 875
+		"gpu-b": 1000 * (2*0.25 + 0.875) / 3, // 458.33
+	} {
+		n := node(t, e, name)
+		if !n.Feasible || !near(n.Total, want) || !near(n.Scores["resource-strategy-fit"], want) || n.Reason != "" {
+			t.Errorf("%s: %+v, want feasible with total %v", name, n, want)
+		}
+	}
+	for _, name := range []string{"cpu-a", "cpu-b"} {
+		n := node(t, e, name)
+		if want := "NodeResourcesFit: insufficient nvidia.com/gpu: requested 2, free 0"; n.Feasible || n.Reason != want || n.Total != 0 {
+			t.Errorf("%s: %+v, want rejected: %s", name, n, want)
+		}
+	}
+	if e.MaxScore != 1000 || e.Feasible != 2 || e.Rejected != 2 || e.BoundTo != "" {
+		t.Errorf("max %v, %d feasible, %d rejected, bound to %q; want 1000, 2, 2, none", e.MaxScore, e.Feasible, e.Rejected, e.BoundTo)
+	}
+	if want := map[string]string{"cpu": "4", "memory": "16Gi", "nvidia.com/gpu": "2"}; !cmp.Equal(e.Requests, want) {
+		t.Errorf("requests %v, want %v", e.Requests, want)
+	}
+}
+
+// With sra retention (weight 10 over 100) a pod that asks for no GPU gets
+// 1000 more on a node without GPUs: the CPU pod goes to a CPU node although
+// resource-strategy-fit alone spreads it onto the emptier GPU node. The
+// finished pod on cpu-b uses nothing.
+func TestExplainCPUPodUnderRetention(t *testing.T) {
+	c, cfg := testdata(t, "rsf-sra.yaml")
+	pod, err := c.FindPod("api-1", "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Explain(c, cfg, "rsf-sra.yaml", pod) // 4 cores, 8Gi
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []NodeExplanation{
+		// cpu free after: cpu-b 12/16, cpu-a (8 used) 4/16, gpu-b 28/32, gpu-a (8 used) 20/32.
+		{Name: "cpu-b", Feasible: true, Total: 1750, Scores: map[string]float64{"resource-strategy-fit": 750, "sra.retention": 1000}},
+		{Name: "cpu-a", Feasible: true, Total: 1250, Scores: map[string]float64{"resource-strategy-fit": 250, "sra.retention": 1000}},
+		{Name: "gpu-b", Feasible: true, Total: 875, Scores: map[string]float64{"resource-strategy-fit": 875, "sra.retention": 0}},
+		{Name: "gpu-a", Feasible: true, Total: 625, Scores: map[string]float64{"resource-strategy-fit": 625, "sra.retention": 0}},
+	}
+	if diff := cmp.Diff(want, e.Nodes); diff != "" {
+		t.Errorf("nodes (-want +got):\n%s", diff)
+	}
+	if e.MaxScore != 2000 || !cmp.Equal(e.Plugins, []string{"resource-strategy-fit", "sra.retention"}) {
+		t.Errorf("max %v plugins %v, want 2000 [resource-strategy-fit sra.retention]", e.MaxScore, e.Plugins)
+	}
+}
+
+// A pod that runs is scored as before it was placed: job-0 (8 cores, 6
+// GPUs) on an empty GPU node scores 1000·(2·6/8 + 24/32)/3 = 750 on both,
+// and the tie goes to the first name.
+func TestExplainBoundPodIsScoredAsBeforePlacement(t *testing.T) {
+	c, cfg := testdata(t, "rsf.yaml")
+	pod, err := c.FindPod("train/job-0", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Explain(c, cfg, "rsf.yaml", pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.BoundTo != "gpu-a" || node(t, e, "gpu-a").Total != 750 || node(t, e, "gpu-b").Total != 750 || e.Nodes[0].Name != "gpu-a" {
+		t.Errorf("bound to %q, nodes %+v; want gpu-a, gpu-a and gpu-b at 750", e.BoundTo, e.Nodes)
+	}
+	var b strings.Builder
+	if err := e.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "It runs on gpu-a; it is scored as before it was placed there.") {
+		t.Errorf("the table does not say where the pod runs:\n%s", b.String())
+	}
+}
+
+// A pod from a file (research/notebook: 2 cores, 8Gi, 1 GPU), not in the
+// cluster: gpu-a 1000·(2·7/8 + 22/32)/3 = 812.5, gpu-b 1000·(2/8 + 30/32)/3.
+func TestExplainPodFromFile(t *testing.T) {
+	c, cfg := testdata(t, "rsf.yaml")
+	pods, err := ReadPods(filepath.Join("..", "testdata", "pod.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Explain(c, cfg, "rsf.yaml", pods[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Pod != "research/notebook" || !near(node(t, e, "gpu-a").Total, 812.5) || !near(node(t, e, "gpu-b").Total, 1000*(2.0/8+30.0/32)/3) {
+		t.Errorf("%s: %+v", e.Pod, e.Nodes)
+	}
+}
+
+// The JSON form has the fields the issue names, best first, and reads back.
+func TestExplainJSON(t *testing.T) {
+	c, cfg := testdata(t, "rsf.yaml")
+	pod, _ := c.FindPod("train/job-1", "")
+	e, err := Explain(c, cfg, "rsf.yaml", pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := e.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		MaxScore float64 `json:"maxScore"`
+		Nodes    []map[string]any
+	}
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.MaxScore != 1000 || len(got.Nodes) != 4 {
+		t.Fatalf("maxScore %v, %d nodes; want 1000, 4:\n%s", got.MaxScore, len(got.Nodes), buf.String())
+	}
+	first, last := got.Nodes[0], got.Nodes[3]
+	want := map[string]any{"name": "gpu-a", "feasible": true, "total": 875.0, "scores": map[string]any{"resource-strategy-fit": 875.0}, "reason": ""}
+	if diff := cmp.Diff(want, first); diff != "" {
+		t.Errorf("nodes[0] (-want +got):\n%s", diff)
+	}
+	want = map[string]any{"name": "cpu-b", "feasible": false, "total": 0.0, "scores": map[string]any{}, "reason": "NodeResourcesFit: insufficient nvidia.com/gpu: requested 2, free 0"}
+	if diff := cmp.Diff(want, last); diff != "" {
+		t.Errorf("nodes[3] (-want +got):\n%s", diff)
+	}
+}
+
+// The table gives the maximum, rounds to two decimals and lists rejected
+// nodes with their reason; --top keeps the best n of each kind and says how
+// many there are.
+func TestExplainTable(t *testing.T) {
+	c, cfg := testdata(t, "rsf.yaml")
+	pod, _ := c.FindPod("train/job-1", "")
+	e, err := Explain(c, cfg, "rsf.yaml", pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := e.Top(1).WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := `Pod train/job-1, requesting cpu 4, memory 16Gi, nvidia.com/gpu 2, under rsf.yaml: scores run from 0 to 1000.
+
+RANK  NODE   TOTAL  resource-strategy-fit
+1     gpu-a  875    875
+
+Rejected:
+  cpu-a: NodeResourcesFit: insufficient nvidia.com/gpu: requested 2, free 0
+
+2 feasible and 2 rejected nodes in all; --top 0 shows every one.
+`
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("table (-want +got):\n%s", diff)
+	}
+	b.Reset()
+	if err := e.Top(0).WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "2     gpu-b  458.33  458.33") || strings.Contains(b.String(), "--top 0") {
+		t.Errorf("the full table lacks gpu-b at 458.33 or still says --top:\n%s", b.String())
+	}
+}
+
+func TestRounded(t *testing.T) {
+	for v, want := range map[float64]string{875: "875", 458.3333333: "458.33", 812.5: "812.5", 0: "0", 0.004: "0", 99.999: "100"} {
+		if got := Rounded(v); got != want {
+			t.Errorf("Rounded(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
