@@ -76,10 +76,10 @@ type options struct {
 func newRoot(ctx context.Context, stdout, stderr io.Writer) *cobra.Command {
 	o := &options{}
 	root := &cobra.Command{
-		Use:   "kubectl-resfit",
+		Use: "kubectl-resfit",
 		// kubectl runs the plugin as "kubectl resfit": usage and errors say so.
 		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl resfit"},
-		Short: "Explain and compare scheduler configurations on a cluster or a snapshot",
+		Short:       "Explain and compare scheduler configurations on a cluster or a snapshot",
 		Long: `kubectl resfit scores pods on nodes exactly as resfit's engine does for a
 scheduler configuration in any form it reads (volcano-scheduler.conf, a
 KubeSchedulerConfiguration with Koordinator's plugins, resfit's own form;

@@ -69,7 +69,7 @@ func TestExplainGPUJobUnderResourceStrategyFit(t *testing.T) {
 	// gpu-a runs job-0 (8 cores, 6 GPUs): gpu (6+2)/8 = 1, cpu (32-12)/32 = 0.625.
 	// gpu-b is empty: gpu 2/8 = 0.25, cpu 28/32 = 0.875.
 	for name, want := range map[string]float64{
-		"gpu-a": 1000 * (2*1 + 0.625) / 3,   // 875
+		"gpu-a": 1000 * (2*1 + 0.625) / 3,    // 875
 		"gpu-b": 1000 * (2*0.25 + 0.875) / 3, // 458.33
 	} {
 		n := node(t, e, name)
