@@ -12,6 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/resfit/resfit/examples/kubectl-resfit/examplecluster"
 )
 
 func nodesOf(o Outcome) []string {
@@ -169,7 +171,9 @@ spec:
 }
 
 func TestQueueOrder(t *testing.T) {
-	at := func(s int) metav1.Time { return metav1.NewTime(start.Add(time.Duration(s) * time.Second)) }
+	at := func(s int) metav1.Time {
+		return metav1.NewTime(examplecluster.Start.Add(time.Duration(s) * time.Second))
+	}
 	prio := func(p int32) *int32 { return &p }
 	pod := func(name string, p *int32, created metav1.Time) *v1.Pod {
 		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, CreationTimestamp: created}, Spec: v1.PodSpec{Priority: p}}

@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"bytes"
@@ -15,14 +15,14 @@ import (
 func kubectlResfit(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), args, &stdout, &stderr)
+	code := Run(context.Background(), args, &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
 }
 
 const (
-	snapshot = "testdata/cluster.json"
-	rsf      = "testdata/rsf.yaml"
-	rsfSRA   = "testdata/rsf-sra.yaml"
+	snapshot = "../testdata/cluster.json"
+	rsf      = "../testdata/rsf.yaml"
+	rsfSRA   = "../testdata/rsf-sra.yaml"
 )
 
 func TestValidate(t *testing.T) {
@@ -31,7 +31,7 @@ func TestValidate(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 	for _, want := range []string{
-		"# testdata/rsf-sra.yaml is valid.",
+		"# ../testdata/rsf-sra.yaml is valid.",
 		"# resfit configuration, read from ConfigMap volcano-system/volcano-scheduler-configmap",
 		"resource-strategy-fit",
 		"type: MostAllocated",
@@ -110,11 +110,11 @@ func TestExplainCommand(t *testing.T) {
 	}
 	// -n and --top, table output; a pod from a file.
 	code, out, _ = kubectlResfit(t, "explain", "--config", rsf, "--snapshot", snapshot, "-n", "train", "job-1", "--top", "1")
-	if code != 0 || !strings.Contains(out, "1     gpu-a  875") || strings.Contains(out, "gpu-b") {
+	if code != 0 || !hasRow(out, "1", "gpu-a", "875", "875") || strings.Contains(out, "gpu-b") {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
-	code, out, _ = kubectlResfit(t, "explain", "--config", rsf, "--snapshot", snapshot, "-f", "testdata/pod.yaml")
-	if code != 0 || !strings.Contains(out, "1     gpu-a  812.5") {
+	code, out, _ = kubectlResfit(t, "explain", "--config", rsf, "--snapshot", snapshot, "-f", "../testdata/pod.yaml")
+	if code != 0 || !hasRow(out, "1", "gpu-a", "812.5", "812.5") {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
 }
@@ -124,7 +124,7 @@ func TestWhatIfCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(out, "\nweb/api-2    gpu-b              cpu-b  *\n") || !strings.Contains(errOut, "testdata/rsf.yaml: 4 pods, 4 placed, 0 pending") {
+	if !hasRow(out, "web/api-2", "gpu-b", "cpu-b", "*") || !strings.Contains(errOut, "../testdata/rsf.yaml: 4 pods, 4 placed, 0 pending") {
 		t.Errorf("stdout:\n%s\nstderr:\n%s", out, errOut)
 	}
 	code, _, errOut = kubectlResfit(t, "whatif", "-q", "--config", rsf, "--snapshot", snapshot, "-o", "json")
@@ -152,18 +152,18 @@ func TestUserErrors(t *testing.T) {
 		{"missing snapshot", []string{"explain", "--config", rsf, "--snapshot", "nope.json", "train/job-1"}, 1,
 			"error: snapshot nope.json does not exist; make one with: kubectl get nodes,pods -A -o json > nope.json"},
 		{"malformed snapshot", []string{"whatif", "--config", rsf, "--snapshot", rsf}, 1,
-			"error: snapshot testdata/rsf.yaml: a document without kind, not a List of nodes and pods; make it with kubectl get nodes,pods -A -o json"},
+			"error: snapshot ../testdata/rsf.yaml: a document without kind, not a List of nodes and pods; make it with kubectl get nodes,pods -A -o json"},
 		{"snapshot without nodes", []string{"whatif", "--config", rsf, "--snapshot", noNodes}, 1,
 			"error: snapshot " + noNodes + ": no nodes in it (0 items); make it with kubectl get nodes,pods -A -o json"},
 		{"pod not in the snapshot", []string{"explain", "--config", rsf, "--snapshot", snapshot, "jb-1"}, 1,
-			"error: pod default/jb-1 is not in snapshot testdata/cluster.json (7 pods); check the name and the namespace (-n), or give the pod's manifest with -f"},
+			"error: pod default/jb-1 is not in snapshot ../testdata/cluster.json (7 pods); check the name and the namespace (-n), or give the pod's manifest with -f"},
 		{"config in no known form", []string{"validate", "--config", unknown}, 1, unknown + ": (root): "},
 		{"config missing", []string{"validate", "--config", "nope.yaml"}, 1, "error: config: open nope.yaml: no such file or directory"},
 		{"no cluster", []string{"explain", "--config", rsf, "train/job-1"}, 1,
 			"error: no cluster to read: give --snapshot FILE, or a kubeconfig (--kubeconfig or KUBECONFIG)"},
 		{"no config", []string{"explain", "--snapshot", snapshot, "train/job-1"}, 2, "error: explain needs --config FILE"},
 		{"no pod", []string{"explain", "--config", rsf, "--snapshot", snapshot}, 2, "error: explain needs one pod"},
-		{"pod twice", []string{"explain", "--config", rsf, "-f", "testdata/pod.yaml", "train/job-1"}, 2, "error: explain needs one pod"},
+		{"pod twice", []string{"explain", "--config", rsf, "-f", "../testdata/pod.yaml", "train/job-1"}, 2, "error: explain needs one pod"},
 		{"bad output", []string{"whatif", "--config", rsf, "-o", "yaml"}, 2, `error: --output must be table or json, got "yaml"`},
 		{"unknown flag", []string{"validate", "--confg", rsf}, 2, "error: unknown flag: --confg"},
 		{"bad top", []string{"explain", "--top", "many"}, 2, `error: invalid argument "many" for "--top" flag`},
@@ -180,4 +180,14 @@ func TestUserErrors(t *testing.T) {
 			t.Errorf("%s: want one line, got %q", tc.name, errOut)
 		}
 	}
+}
+
+// hasRow reports whether a table has a row of exactly these cells.
+func hasRow(table string, cells ...string) bool {
+	for _, line := range strings.Split(table, "\n") {
+		if strings.Join(strings.Fields(line), " ") == strings.Join(cells, " ") {
+			return true
+		}
+	}
+	return false
 }
