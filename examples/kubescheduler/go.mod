@@ -84,6 +84,7 @@ require (
 	github.com/prometheus/client_model v0.6.2 // indirect
 	github.com/prometheus/common v0.70.0 // indirect
 	github.com/prometheus/procfs v0.21.1 // indirect
+	github.com/resfit/resfit/examples/kubectl-resfit v0.0.0
 	github.com/robfig/cron/v3 v3.0.1 // indirect
 	github.com/sirupsen/logrus v1.9.4 // indirect
 	github.com/soheilhy/cmux v0.1.5 // indirect
@@ -202,3 +203,5 @@ replace (
 )
 
 tool go.etcd.io/etcd/server/v3
+
+replace github.com/resfit/resfit/examples/kubectl-resfit => ../kubectl-resfit

@@ -96,13 +96,18 @@ const (
 )
 
 // SnapshotJSON writes nodes and pods as `kubectl get nodes,pods -A -o
-// json` does: a v1 List of the objects.
+// json` does: a v1 List of the objects, each with its kind (objects read
+// through a typed client have none; they are copied, not changed).
 func SnapshotJSON(nodes []*v1.Node, pods []*v1.Pod) []byte {
 	l := v1.List{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "List"}}
 	for _, n := range nodes {
+		n = n.DeepCopy()
+		n.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Node"}
 		l.Items = append(l.Items, runtime.RawExtension{Object: n})
 	}
 	for _, p := range pods {
+		p = p.DeepCopy()
+		p.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
 		l.Items = append(l.Items, runtime.RawExtension{Object: p})
 	}
 	data, err := json.MarshalIndent(l, "", "    ")
