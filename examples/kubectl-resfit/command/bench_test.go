@@ -1,0 +1,118 @@
+package command
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	kres "k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/resfit/resfit/examples/kubectl-resfit/examplecluster"
+	"github.com/resfit/resfit/examples/kubectl-resfit/resfitctl"
+	"github.com/resfit/resfit/scoring/config"
+)
+
+// largeSnapshot writes a snapshot of n nodes, one in five a GPU node (64
+// cores, 8 GPUs), each running four pods, plus pending pods, and returns
+// its path.
+func largeSnapshot(b *testing.B, n, pending int) string {
+	b.Helper()
+	q := func(kv ...string) v1.ResourceList {
+		l := v1.ResourceList{}
+		for i := 0; i < len(kv); i += 2 {
+			l[v1.ResourceName(kv[i])] = kres.MustParse(kv[i+1])
+		}
+		return l
+	}
+	pod := func(name, node string, req v1.ResourceList) *v1.Pod {
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "load", Name: name, CreationTimestamp: metav1.NewTime(examplecluster.Start)},
+			Spec:   v1.PodSpec{NodeName: node, Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{Requests: req}}}},
+			Status: v1.PodStatus{Phase: v1.PodRunning}}
+	}
+	var nodes []*v1.Node
+	var pods []*v1.Pod
+	for i := range n {
+		name := fmt.Sprintf("node-%05d", i)
+		alloc := q("cpu", "32", "memory", "128Gi", "pods", "110")
+		if i%5 == 0 {
+			alloc = q("cpu", "64", "memory", "512Gi", "pods", "110", examplecluster.GPU, "8")
+		}
+		nodes = append(nodes, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: v1.NodeStatus{Allocatable: alloc, Capacity: alloc}})
+		for j := range 4 {
+			req := q("cpu", fmt.Sprint(1+(i+j)%6), "memory", fmt.Sprintf("%dGi", 2+(i*j)%9))
+			if i%5 == 0 && j < 2 {
+				req[examplecluster.GPU] = kres.MustParse(fmt.Sprint(1 + (i+j)%3))
+			}
+			pods = append(pods, pod(fmt.Sprintf("run-%05d-%d", i, j), name, req))
+		}
+	}
+	for i := range pending {
+		req := q("cpu", fmt.Sprint(1+i%8), "memory", "8Gi")
+		if i%2 == 0 {
+			req[examplecluster.GPU] = kres.MustParse(fmt.Sprint(1 + i%4))
+		}
+		pods = append(pods, pod(fmt.Sprintf("wait-%05d", i), "", req))
+	}
+	path := filepath.Join(b.TempDir(), "cluster.json")
+	if err := os.WriteFile(path, examplecluster.SnapshotJSON(nodes, pods), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// BenchmarkExplain5000Nodes times `kubectl resfit explain` on a snapshot
+// of 5000 nodes and 20,000 pods: the whole command (read and decode the
+// snapshot, build the cluster, score, print every node), and its parts.
+func BenchmarkExplain5000Nodes(b *testing.B) {
+	snapshot := largeSnapshot(b, 5000, 1)
+	rsfSRAPath := rsfSRA
+	b.Run("command", func(b *testing.B) {
+		for b.Loop() {
+			if code := Run(context.Background(), []string{"explain", "--snapshot", snapshot, "--config", rsfSRAPath, "--top", "0", "load/wait-00000"}, io.Discard, io.Discard); code != 0 {
+				b.Fatalf("exit %d", code)
+			}
+		}
+	})
+	b.Run("read-snapshot", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := resfitctl.ReadSnapshot(snapshot); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	c, err := resfitctl.ReadSnapshot(snapshot)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg, err := resfitctl.LoadConfig(rsfSRAPath, config.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := c.FindPod("load/wait-00000", "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("explain", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := resfitctl.Explain(c, cfg, "rsf-sra.yaml", p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkWhatIf5000Nodes places 1000 pending pods on the same cluster
+// under one configuration.
+func BenchmarkWhatIf5000Nodes(b *testing.B) {
+	snapshot := largeSnapshot(b, 5000, 1000)
+	for b.Loop() {
+		if code := Run(context.Background(), []string{"whatif", "-q", "--snapshot", snapshot, "--config", rsfSRA}, io.Discard, io.Discard); code != 0 {
+			b.Fatalf("exit %d", code)
+		}
+	}
+}
