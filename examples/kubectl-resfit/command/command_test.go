@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // kubectlResfit runs the command line and returns its exit status, stdout
@@ -190,4 +192,39 @@ func hasRow(table string, cells ...string) bool {
 		}
 	}
 	return false
+}
+
+// The README's worked example is what the commands print: every
+// "$ kubectl resfit ..." line in it, run in testdata, prints the lines
+// that follow it in the README.
+func TestREADMEQuotesTheWorkedExample(t *testing.T) {
+	readme, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir("../testdata")
+	lines := strings.Split(string(readme), "\n")
+	ran := 0
+	for i := 0; i < len(lines); i++ {
+		cmdline, ok := strings.CutPrefix(lines[i], "$ kubectl resfit ")
+		if !ok {
+			continue
+		}
+		var quoted []string
+		for i++; i < len(lines) && !strings.HasPrefix(lines[i], "$ ") && lines[i] != "```"; i++ {
+			quoted = append(quoted, lines[i])
+		}
+		i--
+		code, out, errOut := kubectlResfit(t, strings.Fields(cmdline)...)
+		if code != 0 {
+			t.Errorf("kubectl resfit %s: exit %d: %s", cmdline, code, errOut)
+		}
+		if diff := cmp.Diff(strings.Join(quoted, "\n")+"\n", out); diff != "" {
+			t.Errorf("README quotes kubectl resfit %s differently (-README +printed):\n%s", cmdline, diff)
+		}
+		ran++
+	}
+	if ran != 3 {
+		t.Errorf("ran %d of the README's commands, want 3", ran)
+	}
 }
