@@ -2,7 +2,6 @@ package resfitctl
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -162,9 +161,7 @@ func (e *Explanation) Top(n int) *Explanation {
 
 // WriteJSON writes the explanation as one JSON object.
 func (e *Explanation) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(e)
+	return writeJSON(w, e)
 }
 
 // WriteTable writes the explanation for people: the pod, its requests and

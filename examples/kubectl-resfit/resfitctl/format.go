@@ -1,6 +1,8 @@
 package resfitctl
 
 import (
+	"encoding/json"
+	"io"
 	"strconv"
 	"strings"
 )
@@ -11,4 +13,11 @@ func Rounded(v float64) string {
 	s := strconv.FormatFloat(v, 'f', 2, 64)
 	s = strings.TrimRight(s, "0")
 	return strings.TrimSuffix(s, ".")
+}
+
+// writeJSON writes a report as one indented JSON object.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

@@ -2,7 +2,6 @@ package resfitctl
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -311,9 +310,7 @@ func classes(schema *resource.Schema, pods []*v1.Pod) []frag.Class {
 
 // WriteJSON writes the report as one JSON object.
 func (r *WhatIfReport) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	return writeJSON(w, r)
 }
 
 // WriteTable writes the report for people: a line per configuration
