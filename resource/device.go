@@ -73,7 +73,7 @@ func (d *Devices) AddNode(count int) (int, error) {
 	return d.Len() - 1, nil
 }
 
-// Version counts the changes Take and Allocate made to node i, so that a
+// Version counts the changes Take, Allocate and SetFree made to node i, so that a
 // cache of what a node's devices imply can tell when to recompute.
 func (d *Devices) Version(i int) uint64 { return d.versions[i] }
 
@@ -159,6 +159,27 @@ func (d *Devices) Take(i, j int, amount int64) error {
 		return fmt.Errorf("devices %s: node row %d device %d has %d free, cannot take %d", d.name, i, j, free[j], amount)
 	}
 	free[j] -= amount
+	d.versions[i]++
+	return nil
+}
+
+// SetFree sets node i's free amount per device, as a snapshot of Free
+// taken earlier gives it back (undoing allocations): one amount per device,
+// each in [0, PerDevice()].
+func (d *Devices) SetFree(i int, free []int64) error {
+	if err := d.checkRow(i); err != nil {
+		return err
+	}
+	cur := d.Free(i)
+	if len(free) != len(cur) {
+		return fmt.Errorf("devices %s: node row %d has %d devices, got %d amounts", d.name, i, len(cur), len(free))
+	}
+	for j, f := range free {
+		if f < 0 || f > d.perDevice {
+			return fmt.Errorf("devices %s: node row %d device %d: free amount must be in [0, %d], got %d", d.name, i, j, d.perDevice, f)
+		}
+	}
+	copy(cur, free)
 	d.versions[i]++
 	return nil
 }

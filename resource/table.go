@@ -26,6 +26,10 @@ type Table struct {
 	// i's last change (see Version).
 	clock    uint64
 	versions []uint64
+	// changes is the journal of the latest changes: changes[k] is the row
+	// changed by change number changesBase+k+1 (see ChangedSince).
+	changes     []int32
+	changesBase uint64
 }
 
 // Rows is a read-only, row-major view of many nodes for batch scorers:
@@ -74,7 +78,7 @@ func (t *Table) Add(name string, allocatable, used Vector) (int, error) {
 		return 0, fmt.Errorf("node %q used: %w", name, err)
 	}
 	t.names = append(t.names, name)
-	t.versions = append(t.versions, t.tick())
+	t.versions = append(t.versions, t.tick(len(t.names)-1))
 	t.allocatable = append(t.allocatable, allocatable...)
 	t.used = append(t.used, used...)
 	if t.nonZeroUsed != nil {
@@ -112,7 +116,7 @@ func (t *Table) SetNonZeroUsed(i int, used Vector) error {
 	}
 	k := t.schema.Len()
 	copy(t.nonZeroUsed[i*k:(i+1)*k], used)
-	t.versions[i] = t.tick()
+	t.versions[i] = t.tick(i)
 	return nil
 }
 
@@ -125,7 +129,56 @@ func (t *Table) SetUsed(i int, used Vector) error {
 		return fmt.Errorf("node %q used: %w", t.names[i], err)
 	}
 	copy(t.Used(i), used)
-	t.versions[i] = t.tick()
+	t.versions[i] = t.tick(i)
+	return nil
+}
+
+// AddUsed adds a task's requests to node i's used amounts, as a binding
+// does: requests to the plain ones, and nonZero (the requests with the
+// non-zero defaults; nil means requests) to the non-zero ones. It takes
+// requests away instead when release is true (undoing a binding); an
+// amount may not go below 0 or above MaxAmount. It is one change (one
+// Version), and allocates only the first time the non-zero amounts come
+// to differ from the plain ones.
+func (t *Table) AddUsed(i int, requests, nonZero Vector, release bool) error {
+	if i < 0 || i >= len(t.names) {
+		return fmt.Errorf("node row %d is outside [0, %d)", i, len(t.names))
+	}
+	if err := t.schema.Check(requests); err != nil {
+		return fmt.Errorf("node %q: requests: %w", t.names[i], err)
+	}
+	if nonZero == nil {
+		nonZero = requests
+	} else if err := t.schema.Check(nonZero); err != nil {
+		return fmt.Errorf("node %q: non-zero requests: %w", t.names[i], err)
+	}
+	sign := int64(1)
+	if release {
+		sign = -1
+	}
+	used, zeroUsed := t.Used(i), t.NonZeroUsed(i)
+	separate := t.nonZeroUsed != nil
+	for j := range requests {
+		u := used[j] + sign*requests[j]
+		z := zeroUsed[j] + sign*nonZero[j]
+		if u < 0 || u > MaxAmount || z < 0 || z > MaxAmount {
+			return fmt.Errorf("node %q: %s used would leave [0, %d]", t.names[i], t.schema.Name(j), int64(MaxAmount))
+		}
+		if !separate && nonZero[j] != requests[j] {
+			separate = true
+		}
+	}
+	if separate && t.nonZeroUsed == nil {
+		t.nonZeroUsed = append(make([]int64, 0, cap(t.used)), t.used...)
+		zeroUsed = t.NonZeroUsed(i)
+	}
+	for j := range requests {
+		used[j] += sign * requests[j]
+		if t.nonZeroUsed != nil {
+			zeroUsed[j] += sign * nonZero[j]
+		}
+	}
+	t.versions[i] = t.tick(i)
 	return nil
 }
 
@@ -139,7 +192,7 @@ func (t *Table) SetAllocatable(i int, allocatable Vector) error {
 		return fmt.Errorf("node %q allocatable: %w", t.names[i], err)
 	}
 	copy(t.Allocatable(i), allocatable)
-	t.versions[i] = t.tick()
+	t.versions[i] = t.tick(i)
 	return nil
 }
 
@@ -159,7 +212,7 @@ func (t *Table) Remove(i int) (int, error) {
 		if t.nonZeroUsed != nil {
 			copy(t.nonZeroUsed[i*k:(i+1)*k], t.nonZeroUsed[last*k:])
 		}
-		t.versions[i] = t.tick()
+		t.versions[i] = t.tick(i)
 	}
 	t.names = t.names[:last]
 	t.versions = t.versions[:last]
@@ -171,15 +224,45 @@ func (t *Table) Remove(i int) (int, error) {
 	return last, nil
 }
 
-// tick numbers a change.
-func (t *Table) tick() uint64 {
+// tick numbers a change to row i and records it in the journal, which
+// keeps at least the last max(4096, 4 × Len()) changes.
+func (t *Table) tick(i int) uint64 {
 	t.clock++
+	if keep := max(4096, 4*len(t.names)); len(t.changes) >= 2*keep {
+		drop := len(t.changes) - keep
+		t.changes = append(t.changes[:0], t.changes[drop:]...)
+		t.changesBase += uint64(drop)
+	}
+	t.changes = append(t.changes, int32(i))
 	return t.clock
 }
 
+// Clock is the number of the table's latest change (0 for a table never
+// changed): every change (Add, SetUsed, AddUsed, SetNonZeroUsed,
+// SetAllocatable, Remove) advances it by one.
+func (t *Table) Clock() uint64 { return t.clock }
+
+// ChangedSince appends to dst[:0] the rows changed after the table's clock
+// stood at since, oldest first: a row changed twice is listed twice, and a
+// row that Remove has since cut off the end may be listed (≥ Len()). It
+// reports false, with nothing appended, when the table no longer remembers
+// that far back (it keeps at least the last max(4096, 4 × Len()) changes);
+// the caller then treats every row as changed. It allocates only when dst
+// is too small.
+func (t *Table) ChangedSince(since uint64, dst []int) ([]int, bool) {
+	dst = dst[:0]
+	if since > t.clock || since < t.changesBase {
+		return dst, since == t.clock
+	}
+	for _, row := range t.changes[since-t.changesBase:] {
+		dst = append(dst, int(row))
+	}
+	return dst, true
+}
+
 // Version is a number that changes whenever node i's row changes (Add,
-// SetUsed, SetNonZeroUsed, SetAllocatable, or Remove moving another node
-// into the row) and is never reused within the table, so that a cache of
+// SetUsed, AddUsed, SetNonZeroUsed, SetAllocatable, or Remove moving another
+// node into the row) and is never reused within the table, so that a cache of
 // what a row implies can tell when to recompute. Writing through the views
 // that Used and Rows return bypasses it.
 func (t *Table) Version(i int) uint64 { return t.versions[i] }

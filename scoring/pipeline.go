@@ -79,6 +79,14 @@ func (s Span) slice(r resource.Rows) resource.Rows {
 // must be finite and ≥ 0; the pipeline checks every score against it and
 // turns one outside the range (NaN included) into an error that names the
 // scorer and the node.
+//
+// A node's score must depend only on the task's class (its Requests,
+// NonZeroRequests, KoordinatorRequests, Devices and Override) and on the
+// node's table row, or on state kept per row that changes only together
+// with the row (resource.Table.Version), such as a device view that is
+// changed along with the table: a Placer remembers each node's score until
+// its row changes. A scorer for which that is not true (random, shared
+// state, other nodes, the task's name) implements Volatile.
 type Scorer interface {
 	Name() string
 	MaxScore() float64
@@ -87,7 +95,8 @@ type Scorer interface {
 
 // Filter rejects the nodes of a span a task must not go to: it calls
 // v.Reject(i, slot) for row nodes.Start+i, naming the resource concerned
-// (or -1). It must not allocate.
+// (or -1). It must not allocate. Its verdict on a node must depend only on what a
+// Scorer's score may depend on, or it implements Volatile.
 type Filter interface {
 	Name() string
 	FilterNodes(task *Task, nodes Span, v *Verdicts) error

@@ -1,6 +1,7 @@
 package strategy
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -132,6 +133,24 @@ type Override struct {
 	typ     Type
 	weights []int64 // per slot; -1 means not listed
 	zero    bool
+}
+
+// AppendKey appends to b bytes that are equal for two overrides exactly
+// when they score alike (nil included), so that tasks can be grouped by
+// override without comparing pointers.
+func (o *Override) AppendKey(b []byte) []byte {
+	if o == nil {
+		return append(b, 0)
+	}
+	zero := byte(0)
+	if o.zero {
+		zero = 1
+	}
+	b = append(b, 1, zero, byte(o.typ))
+	for _, w := range o.weights {
+		b = binary.LittleEndian.AppendUint64(b, uint64(w))
+	}
+	return b
 }
 
 // ZeroOverride scores every node 0 for the task. It is what Volcano does

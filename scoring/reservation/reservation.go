@@ -477,6 +477,11 @@ func NewFilter(s State, nodes *resource.Table) *Filter {
 // Name is "reservation".
 func (f *Filter) Name() string { return "reservation" }
 
+// Volatile is true: the verdict depends on the task's job and on the
+// locks, which change apart from the table, so a scoring.Placer must not
+// remember it.
+func (f *Filter) Volatile() bool { return true }
+
 // FilterNodes rejects the locked nodes for a task of any job but the
 // target.
 func (f *Filter) FilterNodes(task *scoring.Task, nodes scoring.Span, v *scoring.Verdicts) error {

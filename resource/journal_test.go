@@ -1,0 +1,125 @@
+package resource
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func journalTable(t *testing.T, n int) *Table {
+	t.Helper()
+	s, _ := NewSchema("cpu", "memory")
+	tab := NewTable(s, n)
+	for i := range n {
+		if _, err := tab.Add(fmt.Sprint("n", i), Vector{8000, 1 << 30}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tab
+}
+
+// ChangedSince lists every change after a clock reading, in order, and
+// says when it no longer remembers that far back.
+func TestChangedSince(t *testing.T) {
+	tab := journalTable(t, 3)
+	if tab.Clock() != 3 {
+		t.Fatalf("clock %d after three adds", tab.Clock())
+	}
+	rows, ok := tab.ChangedSince(0, nil)
+	if !ok || !slices.Equal(rows, []int{0, 1, 2}) {
+		t.Errorf("since 0: %v %v", rows, ok)
+	}
+	at := tab.Clock()
+	tab.SetUsed(2, Vector{1000, 0})
+	tab.AddUsed(0, Vector{1000, 0}, nil, false)
+	tab.SetUsed(2, Vector{2000, 0})
+	tab.Remove(1) // row 2 moves into 1
+	if rows, ok = tab.ChangedSince(at, rows); !ok || !slices.Equal(rows, []int{2, 0, 2, 1}) {
+		t.Errorf("since %d: %v %v, want [2 0 2 1]", at, rows, ok)
+	}
+	if rows, ok = tab.ChangedSince(tab.Clock(), rows); !ok || len(rows) != 0 {
+		t.Errorf("since now: %v %v", rows, ok)
+	}
+	if _, ok = tab.ChangedSince(tab.Clock()+1, rows); ok {
+		t.Error("a clock from the future is remembered")
+	}
+	// The journal keeps at least 4096 changes: older readings are lost.
+	for k := range 10000 {
+		tab.SetUsed(k%2, Vector{int64(k), 0})
+	}
+	if _, ok = tab.ChangedSince(at, rows); ok {
+		t.Error("a reading 10,000 changes old is still remembered")
+	}
+	recent := tab.Clock() - 4096
+	if rows, ok = tab.ChangedSince(recent, rows); !ok || len(rows) != 4096 || rows[4095] != 1 {
+		t.Errorf("the last 4096 changes: %d rows, %v", len(rows), ok)
+	}
+}
+
+// AddUsed adds and takes back a binding in one change; the non-zero
+// amounts follow their own requests; nothing leaves [0, MaxAmount].
+func TestAddUsed(t *testing.T) {
+	tab := journalTable(t, 2)
+	v := tab.Version(1)
+	if err := tab.AddUsed(1, Vector{0, 0}, Vector{100, 200 << 20}, false); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(tab.Used(1), Vector{0, 0}) || !slices.Equal(tab.NonZeroUsed(1), Vector{100, 200 << 20}) || !slices.Equal(tab.NonZeroUsed(0), Vector{0, 0}) || tab.Version(1) == v {
+		t.Errorf("used %v non-zero %v version %d→%d", tab.Used(1), tab.NonZeroUsed(1), v, tab.Version(1))
+	}
+	if err := tab.AddUsed(1, Vector{500, 0}, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := tab.AddUsed(1, Vector{500, 0}, nil, true); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(tab.Used(1), Vector{0, 0}) || !slices.Equal(tab.NonZeroUsed(1), Vector{100, 200 << 20}) {
+		t.Errorf("after add and release: used %v non-zero %v", tab.Used(1), tab.NonZeroUsed(1))
+	}
+	for name, c := range map[string]struct {
+		row     int
+		req     Vector
+		release bool
+		want    string
+	}{
+		"below 0":     {1, Vector{1, 0}, true, `node "n1": cpu used would leave [0, 9007199254740992]`},
+		"above max":   {0, Vector{MaxAmount, 0}, false, ""},
+		"outside":     {2, Vector{1, 0}, false, "node row 2 is outside [0, 2)"},
+		"bad request": {0, Vector{-1, 0}, false, "requests: cpu: amount -1"},
+	} {
+		err := tab.AddUsed(c.row, c.req, nil, c.release)
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", name, err, c.want)
+		}
+	}
+	if err := tab.AddUsed(0, Vector{1, 0}, nil, false); err == nil {
+		t.Error("used above MaxAmount accepted")
+	}
+}
+
+func TestSetFree(t *testing.T) {
+	d, _ := NewDevices("nvidia.com/gpu", 1000)
+	d.AddNode(2)
+	d.Take(0, 1, 300)
+	saved := slices.Clone(d.Free(0))
+	d.Allocate(0, DeviceRequest{Count: 1, Each: 1000})
+	v := d.Version(0)
+	if err := d.SetFree(0, saved); err != nil || !slices.Equal(d.Free(0), []int64{1000, 700}) || d.Version(0) == v {
+		t.Errorf("SetFree: %v, free %v", err, d.Free(0))
+	}
+	for _, bad := range [][]int64{{1000}, {1001, 0}, {-1, 0}} {
+		if err := d.SetFree(0, bad); err == nil {
+			t.Errorf("SetFree(%v) accepted", bad)
+		}
+	}
+	if err := d.SetFree(1, saved); err == nil {
+		t.Error("SetFree of a row outside accepted")
+	}
+}

@@ -1,0 +1,493 @@
+package scoring
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/resfit/resfit/resource"
+)
+
+// Volatile is implemented by a Scorer or Filter whose result for a node
+// can change while the node's table row does not: one that draws random
+// numbers, reads state that changes apart from the table (a reservation's
+// locks), or looks at other nodes or at the task's name or job. A Placer
+// remembers every other scorer's and filter's result for a node until the
+// node's row changes; when a pipeline has a component whose Volatile
+// reports true, the placer scores every node for every task instead.
+type Volatile interface {
+	Volatile() bool
+}
+
+func isVolatile(x any) bool {
+	v, ok := x.(Volatile)
+	return ok && v.Volatile()
+}
+
+// Volatile reports whether a filter or scorer of the pipeline is volatile
+// (see the Volatile interface).
+func (p *Pipeline) Volatile() bool {
+	for _, f := range p.filters {
+		if isVolatile(f) {
+			return true
+		}
+	}
+	for _, s := range p.scorers {
+		if isVolatile(s.Scorer) {
+			return true
+		}
+	}
+	return false
+}
+
+// PlacerOptions configure a Placer.
+type PlacerOptions struct {
+	// Devices is the device view that Bind takes a task's devices
+	// (Task.Devices) from, tightest first (resource.Devices.Allocate); its
+	// rows are the table's. nil: Bind changes only the table.
+	Devices *resource.Devices
+	// Rank breaks ties between nodes of equal total: the lower rank wins.
+	// nil means the lower row, as Batch.Top orders. Otherwise it holds one
+	// distinct rank per table row (copied); a table that grows or shrinks
+	// needs a new Placer.
+	Rank []int
+	// MaxClasses bounds the task classes remembered; the least recently
+	// used is forgotten first. 0 means DefaultMaxClasses.
+	MaxClasses int
+}
+
+// DefaultMaxClasses is how many task classes a Placer remembers unless
+// told otherwise: at 16 bytes per node and class, 64 classes of a
+// 100,000-node table take 100 MB.
+const DefaultMaxClasses = 64
+
+// A Placer places tasks one after another on a table: for each the best
+// feasible node, which it then binds the task to. Tasks with identical
+// requests (plain, non-zero and Koordinator), device request and Volcano
+// override form a class; the placer scores a node for a class once, and
+// again only when the node's row changed (resource.Table.ChangedSince),
+// and keeps the class's feasible nodes in a heap whose top is the best,
+// ordered as Batch.Top orders (highest total, then lower row) or by
+// PlacerOptions.Rank. Placing a task then costs O(changed rows × log N)
+// after its class's first, instead of scoring every node. The placements
+// are exactly those of scoring every node for every task, as long as every
+// filter and scorer is a function of the task's class and the node's row
+// (see Scorer); a pipeline with a Volatile component is scored in full
+// for every task.
+//
+// Changes to the table made by others (SetUsed, Add, Remove, ...) are
+// seen through its journal; a change to the device view must come with a
+// change to the same row of the table (as Bind makes them), or the placer
+// will not notice it.
+//
+// Memory: 16 bytes per node for each remembered class, at most
+// MaxClasses classes, plus one batch for the table. A Placer is stateful
+// and not safe for concurrent use; it changes the table and the device
+// view, which nothing else may change during a call.
+type Placer struct {
+	pipe     *Pipeline
+	table    *resource.Table
+	devices  *resource.Devices
+	rank     []int
+	volatile bool
+	batch    *Batch
+	top      []int
+
+	classes    map[string]*placerClass
+	maxClasses int
+	newest     *placerClass // most recently used; the list runs to the oldest
+	oldest     *placerClass
+
+	key     []byte
+	changed []int
+	stamp   []uint64 // per row, the task number that last rescored it
+	tasks   uint64
+}
+
+// placerClass is what a placer remembers of one task class.
+type placerClass struct {
+	key    string
+	built  bool   // scored on every node once
+	seen   uint64 // the table's clock when brought up to date
+	totals []float64
+	heap   []int32 // feasible rows; heap[0] is the best
+	pos    []int32 // row → index in heap, -1 when infeasible
+	newer  *placerClass
+	older  *placerClass
+}
+
+// NewPlacer returns a placer for a pipeline and the table it places on
+// (built for the pipeline's schema).
+func NewPlacer(p *Pipeline, table *resource.Table, opts PlacerOptions) (*Placer, error) {
+	if p == nil || table == nil {
+		return nil, errors.New("placer: nil pipeline or table")
+	}
+	if table.Schema() != p.schema {
+		return nil, errors.New("placer: the table was built for another schema than the pipeline")
+	}
+	if opts.Devices != nil && opts.Devices.Len() != table.Len() {
+		return nil, fmt.Errorf("placer: the device view has %d nodes, the table %d", opts.Devices.Len(), table.Len())
+	}
+	if opts.MaxClasses < 0 {
+		return nil, fmt.Errorf("placer: MaxClasses must be ≥ 0, got %d", opts.MaxClasses)
+	}
+	pl := &Placer{
+		pipe: p, table: table, devices: opts.Devices, volatile: p.Volatile(),
+		batch: p.NewBatch(table.Len()), top: make([]int, 0, 1),
+		classes: map[string]*placerClass{}, maxClasses: opts.MaxClasses,
+	}
+	if pl.maxClasses == 0 {
+		pl.maxClasses = DefaultMaxClasses
+	}
+	if opts.Rank != nil {
+		if len(opts.Rank) != table.Len() {
+			return nil, fmt.Errorf("placer: Rank has %d entries, the table %d rows", len(opts.Rank), table.Len())
+		}
+		seen := make(map[int]bool, len(opts.Rank))
+		for row, r := range opts.Rank {
+			if seen[r] {
+				return nil, fmt.Errorf("placer: Rank[%d] = %d is not distinct", row, r)
+			}
+			seen[r] = true
+		}
+		pl.rank = slices.Clone(opts.Rank)
+	}
+	return pl, nil
+}
+
+// Place finds the best node for the task and binds the task to it. It
+// returns the row, or -1 (and changes nothing) when no node is feasible.
+func (pl *Placer) Place(task *Task) (int, error) {
+	row, err := pl.Best(task)
+	if err != nil || row < 0 {
+		return row, err
+	}
+	return row, pl.Bind(task, row)
+}
+
+// Best returns the row of the best feasible node for the task, or -1 when
+// there is none, without binding it.
+func (pl *Placer) Best(task *Task) (int, error) {
+	if pl.rank != nil && len(pl.rank) != pl.table.Len() {
+		return -1, fmt.Errorf("placer: the table has %d rows, Rank %d; build a new Placer", pl.table.Len(), len(pl.rank))
+	}
+	if err := pl.pipe.prepare(task, pl.table, pl.batch); err != nil {
+		return -1, err
+	}
+	pl.tasks++
+	if pl.volatile {
+		return pl.bestOfAll(task)
+	}
+	c := pl.class(task)
+	changed, ok := pl.table.ChangedSince(c.seen, pl.changed)
+	pl.changed = changed
+	if !c.built || !ok {
+		if err := pl.rebuild(task, c); err != nil {
+			return -1, err
+		}
+	} else if err := pl.update(task, c, changed); err != nil {
+		return -1, err
+	}
+	c.seen = pl.table.Clock()
+	if len(c.heap) == 0 {
+		return -1, nil
+	}
+	return int(c.heap[0]), nil
+}
+
+// bestOfAll scores every node and picks the best.
+func (pl *Placer) bestOfAll(task *Task) (int, error) {
+	b := pl.batch
+	if err := pl.pipe.scoreSpan(task, Span{Table: pl.table, Start: 0, End: pl.table.Len()}, b, &b.verdicts); err != nil {
+		return -1, err
+	}
+	if pl.rank == nil {
+		if pl.top = b.Top(1, pl.top); len(pl.top) == 0 {
+			return -1, nil
+		}
+		return pl.top[0], nil
+	}
+	best := -1
+	for i := range b.Len() {
+		if b.Feasible(i) && (best < 0 || pl.better(b.totals, i, best)) {
+			best = i
+		}
+	}
+	return best, nil
+}
+
+// rebuild scores every node for the class.
+func (pl *Placer) rebuild(task *Task, c *placerClass) error {
+	b := pl.batch
+	n := pl.table.Len()
+	if err := pl.pipe.scoreSpan(task, Span{Table: pl.table, Start: 0, End: n}, b, &b.verdicts); err != nil {
+		return err
+	}
+	c.built = false // until it is
+	c.totals = append(c.totals[:0], b.totals[:n]...)
+	c.pos = slices.Grow(c.pos[:0], n)[:n]
+	c.heap = c.heap[:0]
+	for i := range n {
+		c.pos[i] = -1
+		if b.Feasible(i) {
+			c.pos[i] = int32(len(c.heap))
+			c.heap = append(c.heap, int32(i))
+		}
+	}
+	for i := len(c.heap)/2 - 1; i >= 0; i-- {
+		pl.down(c, i)
+	}
+	c.built = true
+	return nil
+}
+
+// update rescores the rows changed since the class was last brought up to
+// date, each once, and fixes their places in the heap.
+func (pl *Placer) update(task *Task, c *placerClass, changed []int) error {
+	n := pl.table.Len()
+	for r := n; r < len(c.pos); r++ { // rows Remove cut off the end
+		pl.remove(c, r)
+	}
+	for len(c.pos) < n {
+		c.pos = append(c.pos, -1)
+		c.totals = append(c.totals, 0)
+	}
+	c.pos, c.totals = c.pos[:n], c.totals[:n]
+	if len(pl.stamp) < n {
+		pl.stamp = append(pl.stamp, make([]uint64, n-len(pl.stamp))...)
+	}
+	b := pl.batch
+	for _, r := range changed {
+		if r >= n || pl.stamp[r] == pl.tasks {
+			continue
+		}
+		pl.stamp[r] = pl.tasks
+		if err := pl.pipe.scoreSpan(task, Span{Table: pl.table, Start: r, End: r + 1}, b, &b.verdicts); err != nil {
+			return err
+		}
+		if !b.Feasible(r) {
+			pl.remove(c, r)
+			continue
+		}
+		old := c.totals[r]
+		c.totals[r] = b.totals[r]
+		switch i := c.pos[r]; {
+		case i < 0:
+			c.pos[r] = int32(len(c.heap))
+			c.heap = append(c.heap, int32(r))
+			pl.up(c, len(c.heap)-1)
+		case c.totals[r] > old:
+			pl.up(c, int(i))
+		case c.totals[r] < old:
+			pl.down(c, int(i))
+		}
+	}
+	return nil
+}
+
+// Bind binds the task to a row: its requests are added to the row's used
+// amounts (resource.Table.AddUsed) and its devices taken from the device
+// view, tightest first. On error nothing changes.
+func (pl *Placer) Bind(task *Task, row int) error {
+	if task == nil {
+		return errors.New("placer: nil task")
+	}
+	if pl.devices != nil && task.Devices.Count > 0 {
+		if row < 0 || row >= pl.devices.Len() {
+			return fmt.Errorf("placer: row %d is outside [0, %d)", row, pl.devices.Len())
+		}
+		if !pl.devices.Fits(row, task.Devices) {
+			return fmt.Errorf("placer: task %q's devices do not fit on %s", task.Name, pl.table.Name(row))
+		}
+	}
+	if err := pl.table.AddUsed(row, task.Requests, task.NonZeroRequests, false); err != nil {
+		return fmt.Errorf("placer: binding task %q: %w", task.Name, err)
+	}
+	if pl.devices != nil && task.Devices.Count > 0 {
+		if _, err := pl.devices.Allocate(row, task.Devices); err != nil {
+			return fmt.Errorf("placer: binding task %q: %w", task.Name, err) // Fits said yes: unreachable
+		}
+	}
+	return nil
+}
+
+// PlaceGang places a job's tasks as a unit, in order: when at least
+// minMember of them find a node it returns each task's row (-1 for one
+// that found none); when fewer do, it unbinds those it placed, so that the
+// table's and the device view's amounts are as before, and returns nil.
+func (pl *Placer) PlaceGang(tasks []*Task, minMember int) ([]int, error) {
+	type undo struct {
+		task *Task
+		row  int
+		free []int64
+	}
+	var done []undo
+	rollback := func() error {
+		var errs []error
+		for i := len(done) - 1; i >= 0; i-- {
+			u := done[i]
+			errs = append(errs, pl.table.AddUsed(u.row, u.task.Requests, u.task.NonZeroRequests, true))
+			if u.free != nil {
+				errs = append(errs, pl.devices.SetFree(u.row, u.free))
+			}
+		}
+		return errors.Join(errs...)
+	}
+	rows := make([]int, len(tasks))
+	placed := 0
+	for i, t := range tasks {
+		row, err := pl.Best(t)
+		if err != nil {
+			return nil, errors.Join(err, rollback())
+		}
+		rows[i] = row
+		if row < 0 {
+			continue
+		}
+		u := undo{task: t, row: row}
+		if pl.devices != nil && t.Devices.Count > 0 {
+			u.free = slices.Clone(pl.devices.Free(row))
+		}
+		if err := pl.Bind(t, row); err != nil {
+			return nil, errors.Join(err, rollback())
+		}
+		done = append(done, u)
+		placed++
+	}
+	if placed < minMember {
+		return nil, rollback()
+	}
+	return rows, nil
+}
+
+// Forget drops every remembered class.
+func (pl *Placer) Forget() {
+	clear(pl.classes)
+	pl.newest, pl.oldest = nil, nil
+}
+
+// Classes is the number of task classes remembered.
+func (pl *Placer) Classes() int { return len(pl.classes) }
+
+// class returns the task's class, most recently used now, making it (and
+// forgetting the least recently used beyond the bound) when new.
+func (pl *Placer) class(task *Task) *placerClass {
+	pl.key = appendClassKey(pl.key[:0], task)
+	c, ok := pl.classes[string(pl.key)]
+	if ok {
+		pl.unlink(c)
+	} else {
+		if len(pl.classes) >= pl.maxClasses {
+			old := pl.oldest
+			pl.unlink(old)
+			delete(pl.classes, old.key)
+		}
+		c = &placerClass{key: string(pl.key)}
+		pl.classes[c.key] = c
+	}
+	c.older, c.newer = pl.newest, nil
+	if pl.newest != nil {
+		pl.newest.newer = c
+	}
+	pl.newest = c
+	if pl.oldest == nil {
+		pl.oldest = c
+	}
+	return c
+}
+
+func (pl *Placer) unlink(c *placerClass) {
+	if c.newer != nil {
+		c.newer.older = c.older
+	} else {
+		pl.newest = c.older
+	}
+	if c.older != nil {
+		c.older.newer = c.newer
+	} else {
+		pl.oldest = c.newer
+	}
+	c.newer, c.older = nil, nil
+}
+
+// appendClassKey writes what makes two tasks score alike: requests (plain,
+// non-zero, Koordinator), device request and override.
+func appendClassKey(b []byte, t *Task) []byte {
+	vec := func(b []byte, v resource.Vector) []byte {
+		if v == nil {
+			return append(b, 0)
+		}
+		b = append(b, 1)
+		for _, x := range v {
+			b = binary.LittleEndian.AppendUint64(b, uint64(x))
+		}
+		return b
+	}
+	b = vec(b, t.Requests)
+	b = vec(b, t.NonZeroRequests)
+	b = vec(b, t.KoordinatorRequests)
+	b = binary.LittleEndian.AppendUint64(b, uint64(t.Devices.Count))
+	b = binary.LittleEndian.AppendUint64(b, uint64(t.Devices.Each))
+	return t.Override.AppendKey(b)
+}
+
+// better orders rows for a class: higher total, then lower rank (row).
+func (pl *Placer) better(totals []float64, i, j int) bool {
+	if totals[i] != totals[j] {
+		return totals[i] > totals[j]
+	}
+	if pl.rank != nil {
+		return pl.rank[i] < pl.rank[j]
+	}
+	return i < j
+}
+
+func (pl *Placer) swap(c *placerClass, i, j int) {
+	c.heap[i], c.heap[j] = c.heap[j], c.heap[i]
+	c.pos[c.heap[i]], c.pos[c.heap[j]] = int32(i), int32(j)
+}
+
+func (pl *Placer) up(c *placerClass, i int) {
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !pl.better(c.totals, int(c.heap[i]), int(c.heap[parent])) {
+			return
+		}
+		pl.swap(c, i, parent)
+		i = parent
+	}
+}
+
+func (pl *Placer) down(c *placerClass, i int) {
+	for {
+		best, left, right := i, 2*i+1, 2*i+2
+		if left < len(c.heap) && pl.better(c.totals, int(c.heap[left]), int(c.heap[best])) {
+			best = left
+		}
+		if right < len(c.heap) && pl.better(c.totals, int(c.heap[right]), int(c.heap[best])) {
+			best = right
+		}
+		if best == i {
+			return
+		}
+		pl.swap(c, i, best)
+		i = best
+	}
+}
+
+// remove takes row r out of the class's heap, if it is there.
+func (pl *Placer) remove(c *placerClass, r int) {
+	i := int(c.pos[r])
+	if i < 0 {
+		return
+	}
+	last := len(c.heap) - 1
+	pl.swap(c, i, last)
+	c.heap = c.heap[:last]
+	c.pos[r] = -1
+	if i < last {
+		pl.down(c, i)
+		pl.up(c, i)
+	}
+}

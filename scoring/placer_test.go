@@ -1,0 +1,351 @@
+package scoring_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/scoring/config"
+	"github.com/resfit/resfit/scoring/frag"
+)
+
+// placerConfigs cover every built-in scorer and filter a configuration
+// builds; FGD and DeviceShare are added per cluster.
+var placerConfigs = map[string]string{
+	"rsf": `tiers:
+- plugins:
+  - name: resource-strategy-fit
+    arguments:
+      resources:
+        nvidia.com/gpu: {type: MostAllocated, weight: 2}
+        cpu: {type: LeastAllocated, weight: 1}
+      sra:
+        enable: true
+        resources: nvidia.com/gpu
+        weight: 3
+      proportional:
+        enable: true
+        resources: nvidia.com/gpu
+        resourceProportion: {nvidia.com/gpu.cpu: 4}
+  - name: binpack
+    arguments: {binpack.resources: nvidia.com/gpu}
+  - name: nodeorder
+    arguments: {mostrequested.weight: 1}
+`,
+	"kube": `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: RequestedToCapacityRatio
+        resources: [{name: cpu, weight: 1}, {name: nvidia.com/gpu, weight: 3}]
+        requestedToCapacityRatio:
+          shape: [{utilization: 0, score: 0}, {utilization: 60, score: 10}, {utilization: 100, score: 4}]
+  - name: NodeResourcesBalancedAllocation
+    args: {resources: [{name: cpu, weight: 1}, {name: memory, weight: 1}]}
+`,
+	"koordinator": `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- plugins:
+    score:
+      enabled: [{name: NodeResourcesFitPlus, weight: 2}, {name: ScarceResourceAvoidance, weight: 1}]
+  pluginConfig:
+  - name: NodeResourcesFitPlus
+    args:
+      resources:
+        nvidia.com/gpu: {type: MostAllocated, weight: 2}
+        cpu: {type: LeastAllocated, weight: 1}
+        memory: {type: LeastAllocated, weight: 1}
+  - name: ScarceResourceAvoidance
+    args: {resources: [nvidia.com/gpu]}
+`,
+}
+
+// placerCluster is one copy of a random cluster: its table, device view
+// and pipeline (the configuration's, with DeviceShare, and FGD when asked).
+type placerCluster struct {
+	table   *resource.Table
+	devices *resource.Devices
+	pipe    *scoring.Pipeline
+}
+
+func newPlacerCluster(t *rapid.T, cfg *config.Config, schema *resource.Schema, alloc, used []resource.Vector, withFGD bool) *placerCluster {
+	c := &placerCluster{table: resource.NewTable(schema, len(alloc))}
+	c.devices, _ = resource.NewDevices(gpu, 1000)
+	for i := range alloc {
+		if _, err := c.table.Add(fmt.Sprint("n", i), alloc[i], used[i]); err != nil {
+			t.Fatal(err)
+		}
+		c.devices.AddNode(int(alloc[i][2] / 1000))
+		for g := int64(0); g < used[i][2]/1000; g++ {
+			c.devices.Take(i, int(g), 1000)
+		}
+	}
+	pipe, err := cfg.Build(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	df, _ := scoring.NewDeviceFilter(c.devices)
+	if pipe, err = pipe.WithFilters(df); err != nil {
+		t.Fatal(err)
+	}
+	if withFGD {
+		m, _ := frag.NewMeasure([]frag.Class{{CPU: 4000, Devices: resource.DeviceRequest{Count: 1, Each: 500}, Weight: 0.5}, {CPU: 8000, Devices: resource.DeviceRequest{Count: 2, Each: 1000}, Weight: 0.5}}, 1000)
+		fgd, _ := frag.NewScorer(schema, c.devices, m, frag.Options{})
+		ws := append(pipe.Scorers(), scoring.WeightedScorer{Scorer: fgd, Weight: 1})
+		filters := []scoring.Filter{scoring.NewFitFilter(nil, nil), df}
+		if pipe, err = scoring.NewPipeline(schema, filters, ws); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.pipe = pipe
+	return c
+}
+
+// bind is what a placement does to a cluster: requests onto the row's used
+// amounts, devices tightest first.
+func (c *placerCluster) bind(t *rapid.T, task *scoring.Task, row int) {
+	if err := c.table.AddUsed(row, task.Requests, task.NonZeroRequests, false); err != nil {
+		t.Fatal(err)
+	}
+	if task.Devices.Count > 0 {
+		if _, err := c.devices.Allocate(row, task.Devices); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Placing through a Placer gives exactly the placements of scoring every
+// node for every task, for every built-in scorer and filter, with rows or
+// a random rank breaking ties, while others change the table between
+// tasks, and with fewer remembered classes than there are.
+func TestPlacerMatchesFullRescoring(t *testing.T) {
+	schema, _ := resource.NewSchema("cpu", "memory", gpu)
+	cfgs := map[string]*config.Config{}
+	for name, text := range placerConfigs {
+		cfg, err := config.Load([]byte(text), config.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		cfgs[name] = cfg
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		cfg := cfgs[rapid.SampledFrom([]string{"rsf", "kube", "koordinator"}).Draw(t, "config")]
+		withFGD := rapid.Bool().Draw(t, "fgd")
+		n := rapid.IntRange(1, 30).Draw(t, "nodes")
+		var alloc, used []resource.Vector
+		for range n {
+			gpus := rapid.SampledFrom([]int64{0, 0, 4000, 8000}).Draw(t, "gpus")
+			a := resource.Vector{rapid.Int64Range(1, 64).Draw(t, "cpu") * 1000, rapid.Int64Range(1, 256).Draw(t, "mem") << 30, gpus}
+			u := resource.Vector{rapid.Int64Range(0, a[0]).Draw(t, "used cpu"), rapid.Int64Range(0, a[1]>>30).Draw(t, "used mem") << 30, rapid.Int64Range(0, gpus/1000).Draw(t, "used gpus") * 1000}
+			alloc, used = append(alloc, a), append(used, u)
+		}
+		full := newPlacerCluster(t, cfg, schema, alloc, used, withFGD)
+		inc := newPlacerCluster(t, cfg, schema, alloc, used, withFGD)
+		var rank []int
+		if rapid.Bool().Draw(t, "ranked") {
+			rank = rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "rank seed"), 1)).Perm(n)
+		}
+		placer, err := scoring.NewPlacer(inc.pipe, inc.table, scoring.PlacerOptions{Devices: inc.devices, Rank: rank, MaxClasses: rapid.IntRange(0, 3).Draw(t, "max classes")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A few shapes, so that classes repeat.
+		shapes := []scoring.Task{
+			{Requests: resource.Vector{4000, 16 << 30, 1000}, Devices: resource.DeviceRequest{Count: 1, Each: 1000}},
+			{Requests: resource.Vector{2000, 4 << 30, 500}, Devices: resource.DeviceRequest{Count: 1, Each: 500}},
+			{Requests: resource.Vector{8000, 32 << 30, 2000}, Devices: resource.DeviceRequest{Count: 2, Each: 1000}},
+			{Requests: resource.Vector{1000, 2 << 30, 0}},
+			{Requests: resource.Vector{0, 0, 0}, NonZeroRequests: resource.Vector{100, 200 << 20, 0}},
+		}
+		batch := full.pipe.NewBatch(n)
+		steps := rapid.IntRange(1, 40).Draw(t, "tasks")
+		for step := range steps {
+			if rapid.IntRange(0, 9).Draw(t, "outside change") == 0 {
+				// Someone else frees a node's cpu: both copies.
+				row := rapid.IntRange(0, n-1).Draw(t, "changed row")
+				u := slices.Clone(full.table.Used(row))
+				u[0] /= 2
+				full.table.SetUsed(row, u)
+				inc.table.SetUsed(row, u)
+			}
+			task := shapes[rapid.IntRange(0, len(shapes)-1).Draw(t, "shape")]
+			if err := full.pipe.Score(&task, full.table, batch); err != nil {
+				t.Fatal(err)
+			}
+			want := -1
+			for i := range n {
+				if !batch.Feasible(i) {
+					continue
+				}
+				if want < 0 || batch.Total(i) > batch.Total(want) || batch.Total(i) == batch.Total(want) && rank != nil && rank[i] < rank[want] {
+					want = i
+				}
+			}
+			got, err := placer.Place(&task)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Fatalf("task %d (%v): placer chose %d, full rescoring %d (total %v)", step, task.Requests, got, want, batch.Total(max(want, 0)))
+			}
+			if want >= 0 {
+				full.bind(t, &task, want)
+			}
+			for i := range n {
+				if !slices.Equal(full.table.Used(i), inc.table.Used(i)) || !slices.Equal(full.table.NonZeroUsed(i), inc.table.NonZeroUsed(i)) || !slices.Equal(full.devices.Free(i), inc.devices.Free(i)) {
+					t.Fatalf("after task %d node %d differs: used %v/%v devices %v/%v", step, i, inc.table.Used(i), full.table.Used(i), inc.devices.Free(i), full.devices.Free(i))
+				}
+			}
+		}
+	})
+}
+
+// gangCluster is four nodes of 8 cores and 2 GPUs, one GPU used on each.
+func gangCluster(t *testing.T) (*resource.Table, *resource.Devices, *scoring.Placer) {
+	t.Helper()
+	schema, _ := resource.NewSchema("cpu", "memory", gpu)
+	table := resource.NewTable(schema, 4)
+	devices, _ := resource.NewDevices(gpu, 1000)
+	for i := range 4 {
+		table.Add(fmt.Sprint("n", i), resource.Vector{8000, 64 << 30, 2000}, resource.Vector{2000, 8 << 30, 1000})
+		devices.AddNode(2)
+		devices.Take(i, 0, 1000)
+	}
+	cfg, err := config.Load([]byte(placerConfigs["rsf"]), config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipe, _ := cfg.Build(schema)
+	df, _ := scoring.NewDeviceFilter(devices)
+	pipe, _ = pipe.WithFilters(df)
+	placer, err := scoring.NewPlacer(pipe, table, scoring.PlacerOptions{Devices: devices})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return table, devices, placer
+}
+
+// state is a table's and device view's amounts, to compare before and after.
+func state(table *resource.Table, devices *resource.Devices) string {
+	s := ""
+	for i := range table.Len() {
+		s += fmt.Sprint(table.Used(i), table.NonZeroUsed(i), devices.Free(i), ";")
+	}
+	return s
+}
+
+// A job whose minimum does not fit places nothing and leaves the table and
+// the devices as they were; one that fits places its tasks, each on a GPU.
+func TestPlaceGangAllOrNothing(t *testing.T) {
+	table, devices, placer := gangCluster(t)
+	before := state(table, devices)
+	worker := &scoring.Task{Name: "w", Requests: resource.Vector{2000, 8 << 30, 1000}, Devices: resource.DeviceRequest{Count: 1, Each: 1000}}
+	job := []*scoring.Task{worker, worker, worker, worker, worker}
+	rows, err := placer.PlaceGang(job, 5) // 4 free GPUs for 5 workers
+	if err != nil || rows != nil {
+		t.Fatalf("rows %v, err %v; want nil, nil", rows, err)
+	}
+	if after := state(table, devices); after != before {
+		t.Errorf("the table changed:\nbefore %s\nafter  %s", before, after)
+	}
+	rows, err = placer.PlaceGang(job, 4) // 4 of 5 is enough
+	if err != nil {
+		t.Fatal(err)
+	}
+	if placed := slices.DeleteFunc(slices.Clone(rows), func(r int) bool { return r < 0 }); len(placed) != 4 || rows[4] != -1 {
+		t.Errorf("rows %v, want four nodes and a pending fifth", rows)
+	}
+	for i := range 4 {
+		if devices.FreeTotal(i) != 0 || table.Used(i)[0] != 4000 {
+			t.Errorf("node %d: %v free GPU, %v cpu used; want 0 and 4000", i, devices.FreeTotal(i), table.Used(i)[0])
+		}
+	}
+}
+
+// Nodes added and removed by others are seen: a removed node is never
+// chosen, an added one is.
+func TestPlacerSeesAddedAndRemovedNodes(t *testing.T) {
+	schema, _ := resource.NewSchema("cpu", "memory", gpu)
+	table := resource.NewTable(schema, 4)
+	for i := range 4 {
+		table.Add(fmt.Sprint("n", i), resource.Vector{8000, 64 << 30, 0}, resource.Vector{int64(i) * 1000, 0, 0})
+	}
+	cfg, _ := config.Load([]byte(placerConfigs["kube"]), config.Options{})
+	pipe, _ := cfg.Build(schema)
+	placer, err := scoring.NewPlacer(pipe, table, scoring.PlacerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpuTask := &scoring.Task{Name: "c", Requests: resource.Vector{1000, 1 << 30, 0}}
+	// RequestedToCapacityRatio rises to 60% use: the fullest node, n3.
+	if row, err := placer.Best(cpuTask); err != nil || table.Name(row) != "n3" {
+		t.Fatalf("best %v, %v; want n3", row, err)
+	}
+	if _, err := table.Remove(3); err != nil {
+		t.Fatal(err)
+	}
+	if row, err := placer.Best(cpuTask); err != nil || table.Name(row) != "n2" {
+		t.Fatalf("after removing n3: %v, %v; want n2", row, err)
+	}
+	if _, err := table.Remove(0); err != nil { // n2 moves into row 0
+		t.Fatal(err)
+	}
+	if row, err := placer.Best(cpuTask); err != nil || row != 0 || table.Name(row) != "n2" {
+		t.Fatalf("after removing n0: %v, %v; want n2 in row 0", row, err)
+	}
+	table.Add("fuller", resource.Vector{8000, 64 << 30, 0}, resource.Vector{3500, 0, 0})
+	if row, err := placer.Best(cpuTask); err != nil || table.Name(row) != "fuller" {
+		t.Errorf("after adding fuller: %v, %v", row, err)
+	}
+}
+
+// randomScorer draws a score per node: volatile.
+type randomScorer struct{ rng *rand.Rand }
+
+func (s *randomScorer) Name() string      { return "random" }
+func (s *randomScorer) MaxScore() float64 { return 100 }
+func (s *randomScorer) Volatile() bool    { return true }
+func (s *randomScorer) ScoreNodes(_ *scoring.Task, _ scoring.Span, out []float64) error {
+	for i := range out {
+		out[i] = float64(s.rng.IntN(100))
+	}
+	return nil
+}
+
+// A volatile scorer is scored on every node for every task: the placer
+// picks what full scoring with the same draws picks.
+func TestPlacerRescoresVolatileScorers(t *testing.T) {
+	schema, _ := resource.NewSchema("cpu")
+	table := resource.NewTable(schema, 50)
+	for i := range 50 {
+		table.Add(fmt.Sprint("n", i), resource.Vector{64000}, nil)
+	}
+	mk := func() *scoring.Pipeline {
+		p, _ := scoring.NewPipeline(schema, nil, []scoring.WeightedScorer{{Scorer: &randomScorer{rand.New(rand.NewPCG(7, 7))}, Weight: 1}})
+		return p
+	}
+	full, inc := mk(), mk()
+	if !inc.Volatile() || full.Volatile() != true {
+		t.Fatal("a pipeline with a volatile scorer is not volatile")
+	}
+	placer, _ := scoring.NewPlacer(inc, table, scoring.PlacerOptions{})
+	batch := full.NewBatch(50)
+	task := &scoring.Task{Requests: resource.Vector{1000}}
+	for k := range 20 {
+		full.Score(task, table, batch)
+		want := batch.Top(1, nil)[0]
+		got, err := placer.Best(task)
+		if err != nil || got != want {
+			t.Fatalf("task %d: placer %d (%v), full %d", k, got, err, want)
+		}
+	}
+}
