@@ -349,3 +349,34 @@ func TestPlacerRescoresVolatileScorers(t *testing.T) {
 		}
 	}
 }
+
+// After the first task of its class, placing a task allocates nothing.
+func TestPlacerDoesNotAllocateAfterTheFirstTaskOfAClass(t *testing.T) {
+	schema, _ := resource.NewSchema("cpu", "memory", gpu)
+	table := resource.NewTable(schema, 1000)
+	for i := range 1000 {
+		table.Add(fmt.Sprint("n", i), resource.Vector{1 << 40, 1 << 50, 1 << 40}, nil)
+	}
+	cfg, _ := config.Load([]byte(placerConfigs["rsf"]), config.Options{})
+	pipe, _ := cfg.Build(schema)
+	placer, _ := scoring.NewPlacer(pipe, table, scoring.PlacerOptions{})
+	tasks := []*scoring.Task{
+		{Requests: resource.Vector{4000, 16 << 30, 1000}},
+		{Requests: resource.Vector{1000, 1 << 30, 0}, Override: nil},
+	}
+	for _, task := range tasks {
+		if _, err := placer.Place(task); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k := 0
+	allocs := testing.AllocsPerRun(200, func() {
+		if _, err := placer.Place(tasks[k%2]); err != nil {
+			t.Fatal(err)
+		}
+		k++
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per task", allocs)
+	}
+}
