@@ -182,7 +182,9 @@ func (pl *Placer) Best(task *Task) (int, error) {
 	c := pl.class(task)
 	changed, ok := pl.table.ChangedSince(c.seen, pl.changed)
 	pl.changed = changed
-	if !c.built || !ok {
+	// Past about one row in eight, scoring every node in one pass is
+	// cheaper than one row at a time.
+	if !c.built || !ok || len(changed) > pl.table.Len()/8 {
 		if err := pl.rebuild(task, c); err != nil {
 			return -1, err
 		}

@@ -25,6 +25,10 @@ func NewRandomScorer(seed uint64) *RandomScorer {
 
 func (s *RandomScorer) Name() string      { return "Random" }
 func (s *RandomScorer) MaxScore() float64 { return 100 }
+
+// Volatile is true: a node's score is a fresh draw for every pod, so a
+// scoring.Placer scores every node for every pod.
+func (s *RandomScorer) Volatile() bool { return true }
 func (s *RandomScorer) ScoreNodes(_ *scoring.Task, nodes scoring.Span, out []float64) error {
 	for i := range out {
 		out[i] = s.rng.Float64() * 100
