@@ -97,6 +97,11 @@ type Options struct {
 	Tiebreak Tiebreak
 	// FromScratch turns off incremental fragmentation evaluation.
 	FromScratch bool
+	// ScoreEveryNode scores every node for every pod instead of placing
+	// through a scoring.Placer (which scores a node again only when it
+	// changed): the same placements, slower; the reference the tests hold
+	// the placer to.
+	ScoreEveryNode bool
 	// Placements, when not nil, receives each pod's row (−1 if pending)
 	// and device (for a shared pod).
 	Placements func(pod int, node string, device int)
@@ -135,7 +140,7 @@ func Run(policy Policy, nodes []Node, pods []Pod, classes []Class, seed uint64, 
 	// tie-break needs every tied node, so it scores every node per pod.
 	var placer *scoring.Placer
 	var batch *scoring.Batch
-	if opts.Tiebreak == TiebreakFresh {
+	if opts.Tiebreak == TiebreakFresh || opts.ScoreEveryNode {
 		batch = pipe.NewBatch(c.Table.Len())
 	} else if placer, err = scoring.NewPlacer(pipe, c.Table, scoring.PlacerOptions{MaxClasses: placerClasses}); err != nil {
 		return nil, err
@@ -163,7 +168,10 @@ func Run(policy Policy, nodes []Node, pods []Pod, classes []Class, seed uint64, 
 				return nil, err
 			}
 			if top = batch.Top(1, top); len(top) == 1 {
-				row = pickTie(batch, top[0], ties)
+				row = top[0]
+				if opts.Tiebreak == TiebreakFresh {
+					row = pickTie(batch, row, ties)
+				}
 			}
 		}
 		dev := -1

@@ -2,7 +2,9 @@ package sim
 
 import (
 	"cmp"
+	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -113,6 +115,34 @@ func TestTiebreaks(t *testing.T) {
 	}
 	if _, err := Run(bestFit[0], in.Nodes, w, in.Classes, 42, Options{Tiebreak: "sideways"}, 0); err == nil || !strings.Contains(err.Error(), `tie-break "sideways"`) {
 		t.Errorf("unknown tie-break: %v", err)
+	}
+}
+
+// Placing through a scoring.Placer gives every policy exactly the
+// placements (node and GPU) of scoring every node for every pod, under
+// each tie-break.
+func TestPlacerPlacesAsScoringEveryNode(t *testing.T) {
+	in := Synthetic(SyntheticSpec{Nodes: 120, Seed: 3})
+	c, _ := NewCluster(Schema(), in.Nodes, nil)
+	w := Workload(in.Pods, c.CapacityMilliGPU, 1.3, 43)
+	for _, pol := range Policies() {
+		for _, tb := range []Tiebreak{TiebreakPermutation, TiebreakName} {
+			var runs [2][]string
+			var results [2]*Result
+			for k, every := range []bool{true, false} {
+				r, err := Run(pol, in.Nodes, w, in.Classes, 43, Options{Tiebreak: tb, ScoreEveryNode: every, Placements: func(_ int, node string, dev int) {
+					runs[k] = append(runs[k], fmt.Sprint(node, "/", dev))
+				}}, in.CoresPerGPU())
+				if err != nil {
+					t.Fatal(err)
+				}
+				r.Evaluations = 0 // the placer evaluates fewer
+				results[k] = r
+			}
+			if !slices.Equal(runs[0], runs[1]) || !reflect.DeepEqual(results[0], results[1]) {
+				t.Errorf("%s, %s: the placer's placements differ from scoring every node", pol.Name, tb)
+			}
+		}
 	}
 }
 
