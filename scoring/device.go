@@ -2,6 +2,7 @@ package scoring
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/resfit/resfit/resource"
 )
@@ -17,6 +18,13 @@ import (
 // between scheduling cycles, as it updates the table's used amounts.
 type DeviceFilter struct {
 	devices *resource.Devices
+	// slot is the device resource's slot in the schema last seen.
+	slot atomic.Pointer[deviceSlot]
+}
+
+type deviceSlot struct {
+	schema *resource.Schema
+	slot   int // -1 when the schema lacks the resource
 }
 
 // NewDeviceFilter returns the filter over a device view.
@@ -42,10 +50,16 @@ func (f *DeviceFilter) FilterNodes(task *Task, nodes Span, v *Verdicts) error {
 	if err := f.devices.Check(r); err != nil {
 		return err
 	}
-	slot := -1
-	if s, ok := nodes.Table.Schema().Slot(f.devices.Name()); ok {
-		slot = s
+	schema := nodes.Table.Schema()
+	ds := f.slot.Load()
+	if ds == nil || ds.schema != schema {
+		ds = &deviceSlot{schema: schema, slot: -1}
+		if s, ok := schema.Slot(f.devices.Name()); ok {
+			ds.slot = s
+		}
+		f.slot.Store(ds)
 	}
+	slot := ds.slot
 	for i := range nodes.Len() {
 		if !f.devices.Fits(nodes.Start+i, r) {
 			v.Reject(i, slot)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/resfit/resfit/resource"
 )
@@ -18,6 +19,16 @@ const NodeResourcesFit = "NodeResourcesFit"
 type FitFilter struct {
 	ignored map[string]bool
 	groups  []string
+	// plan is what the filter checks for the schema it last saw, so that a
+	// call on a few rows (a Placer's) does not look names up again.
+	plan atomic.Pointer[fitPlan]
+}
+
+// fitPlan is the slots a FitFilter checks for one schema.
+type fitPlan struct {
+	schema *resource.Schema
+	slots  []int
+	pods   int // the "pods" slot, or -1
 }
 
 // NewFitFilter returns the filter. Resources named in ignored, or whose
@@ -33,8 +44,13 @@ func NewFitFilter(ignored, ignoredGroups []string) *FitFilter {
 
 func (f *FitFilter) Name() string { return NodeResourcesFit }
 
-func (f *FitFilter) checked(schema *resource.Schema, dst *[resource.MaxResources]int) []int {
-	n := 0
+// planFor returns the checked slots for a schema, worked out once per
+// schema (it allocates only then).
+func (f *FitFilter) planFor(schema *resource.Schema) *fitPlan {
+	if p := f.plan.Load(); p != nil && p.schema == schema {
+		return p
+	}
+	p := &fitPlan{schema: schema, pods: -1}
 	for i := 0; i < schema.Len(); i++ {
 		name := schema.Name(i)
 		if f.ignored[name] {
@@ -43,29 +59,28 @@ func (f *FitFilter) checked(schema *resource.Schema, dst *[resource.MaxResources
 		if prefix, _, ok := strings.Cut(name, "/"); ok && slices.Contains(f.groups, prefix) {
 			continue
 		}
-		dst[n] = i
-		n++
+		p.slots = append(p.slots, i)
 	}
-	return dst[:n]
+	if s, ok := schema.Slot(resource.Pods); ok {
+		p.pods = s
+	}
+	f.plan.Store(p)
+	return p
 }
 
 func (f *FitFilter) FilterNodes(task *Task, nodes Span, v *Verdicts) error {
-	schema := nodes.Table.Schema()
+	plan := f.planFor(nodes.Table.Schema())
+	podsSlot := plan.pods
 	var buf [resource.MaxResources]int
-	slots := f.checked(schema, &buf)
-	podsSlot := -1
-	if s, ok := schema.Slot(resource.Pods); ok {
-		podsSlot = s
-	}
 	var reqs [resource.MaxResources]int64
+	slots := buf[:0]
 	n := 0
-	for _, slot := range slots {
+	for _, slot := range plan.slots {
 		if r := fitRequest(task, slot, podsSlot); r > 0 {
-			slots[n], reqs[n] = slot, r
+			slots, reqs[n] = append(slots, slot), r
 			n++
 		}
 	}
-	slots = slots[:n]
 	rows := nodes.Rows()
 	alloc, used, k := rows.Allocatable, rows.Used, rows.Stride
 	for i := 0; i < nodes.Len(); i++ {

@@ -67,9 +67,9 @@ const DefaultMaxClasses = 64
 // requests (plain, non-zero and Koordinator), device request and Volcano
 // override form a class; the placer scores a node for a class once, and
 // again only when the node's row changed (resource.Table.ChangedSince),
-// and keeps the class's feasible nodes in a heap whose top is the best,
-// ordered as Batch.Top orders (highest total, then lower row) or by
-// PlacerOptions.Rank. Placing a task then costs O(changed rows × log N)
+// and keeps the class's nodes in a tournament tree whose root is the best
+// feasible one, ordered as Batch.Top orders (highest total, then lower
+// row) or by PlacerOptions.Rank. Placing a task then costs O(changed rows × log N)
 // after its class's first, instead of scoring every node. The placements
 // are exactly those of scoring every node for every task, as long as every
 // filter and scorer is a function of the task's class and the node's row
@@ -111,10 +111,12 @@ type placerClass struct {
 	built  bool   // scored on every node once
 	seen   uint64 // the table's clock when brought up to date
 	totals []float64
-	heap   []int32 // feasible rows; heap[0] is the best
-	pos    []int32 // row → index in heap, -1 when infeasible
-	newer  *placerClass
-	older  *placerClass
+	// tree is a tournament over the n rows: leaf n+r is row r (-1 when
+	// infeasible), node i in [1, n) the better of nodes 2i and 2i+1, so
+	// node 1 is the best row (for n = 1 node 1 is the one leaf).
+	tree  []int32
+	newer *placerClass
+	older *placerClass
 }
 
 // NewPlacer returns a placer for a pipeline and the table it places on
@@ -184,7 +186,7 @@ func (pl *Placer) Best(task *Task) (int, error) {
 	pl.changed = changed
 	// Past about one row in eight, scoring every node in one pass is
 	// cheaper than one row at a time.
-	if !c.built || !ok || len(changed) > pl.table.Len()/8 {
+	if !c.built || !ok || len(c.totals) != pl.table.Len() || len(changed) > pl.table.Len()/8 {
 		if err := pl.rebuild(task, c); err != nil {
 			return -1, err
 		}
@@ -192,10 +194,15 @@ func (pl *Placer) Best(task *Task) (int, error) {
 		return -1, err
 	}
 	c.seen = pl.table.Clock()
-	if len(c.heap) == 0 {
-		return -1, nil
+	return c.best(), nil
+}
+
+// best is the class's best feasible row, or -1.
+func (c *placerClass) best() int {
+	if len(c.totals) == 0 {
+		return -1
 	}
-	return int(c.heap[0]), nil
+	return int(c.tree[1])
 }
 
 // bestOfAll scores every node and picks the best.
@@ -228,34 +235,24 @@ func (pl *Placer) rebuild(task *Task, c *placerClass) error {
 	}
 	c.built = false // until it is
 	c.totals = append(c.totals[:0], b.totals[:n]...)
-	c.pos = slices.Grow(c.pos[:0], n)[:n]
-	c.heap = c.heap[:0]
+	c.tree = slices.Grow(c.tree[:0], 2*n)[:2*n]
 	for i := range n {
-		c.pos[i] = -1
+		c.tree[n+i] = -1
 		if b.Feasible(i) {
-			c.pos[i] = int32(len(c.heap))
-			c.heap = append(c.heap, int32(i))
+			c.tree[n+i] = int32(i)
 		}
 	}
-	for i := len(c.heap)/2 - 1; i >= 0; i-- {
-		pl.down(c, i)
+	for i := n - 1; i >= 1; i-- {
+		c.tree[i] = pl.winner(c.totals, c.tree[2*i], c.tree[2*i+1])
 	}
 	c.built = true
 	return nil
 }
 
 // update rescores the rows changed since the class was last brought up to
-// date, each once, and fixes their places in the heap.
+// date, each once, and replays their matches up the tree.
 func (pl *Placer) update(task *Task, c *placerClass, changed []int) error {
 	n := pl.table.Len()
-	for r := n; r < len(c.pos); r++ { // rows Remove cut off the end
-		pl.remove(c, r)
-	}
-	for len(c.pos) < n {
-		c.pos = append(c.pos, -1)
-		c.totals = append(c.totals, 0)
-	}
-	c.pos, c.totals = c.pos[:n], c.totals[:n]
 	if len(pl.stamp) < n {
 		pl.stamp = append(pl.stamp, make([]uint64, n-len(pl.stamp))...)
 	}
@@ -268,21 +265,15 @@ func (pl *Placer) update(task *Task, c *placerClass, changed []int) error {
 		if err := pl.pipe.scoreSpan(task, Span{Table: pl.table, Start: r, End: r + 1}, b, &b.verdicts); err != nil {
 			return err
 		}
-		if !b.Feasible(r) {
-			pl.remove(c, r)
-			continue
+		leaf := int32(-1)
+		if b.Feasible(r) {
+			leaf = int32(r)
 		}
-		old := c.totals[r]
 		c.totals[r] = b.totals[r]
-		switch i := c.pos[r]; {
-		case i < 0:
-			c.pos[r] = int32(len(c.heap))
-			c.heap = append(c.heap, int32(r))
-			pl.up(c, len(c.heap)-1)
-		case c.totals[r] > old:
-			pl.up(c, int(i))
-		case c.totals[r] < old:
-			pl.down(c, int(i))
+		i := n + r
+		c.tree[i] = leaf
+		for i >>= 1; i >= 1; i >>= 1 {
+			c.tree[i] = pl.winner(c.totals, c.tree[2*i], c.tree[2*i+1])
 		}
 	}
 	return nil
@@ -445,51 +436,16 @@ func (pl *Placer) better(totals []float64, i, j int) bool {
 	return i < j
 }
 
-func (pl *Placer) swap(c *placerClass, i, j int) {
-	c.heap[i], c.heap[j] = c.heap[j], c.heap[i]
-	c.pos[c.heap[i]], c.pos[c.heap[j]] = int32(i), int32(j)
-}
-
-func (pl *Placer) up(c *placerClass, i int) {
-	for i > 0 {
-		parent := (i - 1) / 2
-		if !pl.better(c.totals, int(c.heap[i]), int(c.heap[parent])) {
-			return
-		}
-		pl.swap(c, i, parent)
-		i = parent
-	}
-}
-
-func (pl *Placer) down(c *placerClass, i int) {
-	for {
-		best, left, right := i, 2*i+1, 2*i+2
-		if left < len(c.heap) && pl.better(c.totals, int(c.heap[left]), int(c.heap[best])) {
-			best = left
-		}
-		if right < len(c.heap) && pl.better(c.totals, int(c.heap[right]), int(c.heap[best])) {
-			best = right
-		}
-		if best == i {
-			return
-		}
-		pl.swap(c, i, best)
-		i = best
-	}
-}
-
-// remove takes row r out of the class's heap, if it is there.
-func (pl *Placer) remove(c *placerClass, r int) {
-	i := int(c.pos[r])
-	if i < 0 {
-		return
-	}
-	last := len(c.heap) - 1
-	pl.swap(c, i, last)
-	c.heap = c.heap[:last]
-	c.pos[r] = -1
-	if i < last {
-		pl.down(c, i)
-		pl.up(c, i)
+// winner is the better of two rows, either of which may be -1 (none).
+func (pl *Placer) winner(totals []float64, a, b int32) int32 {
+	switch {
+	case a < 0:
+		return b
+	case b < 0:
+		return a
+	case pl.better(totals, int(a), int(b)):
+		return a
+	default:
+		return b
 	}
 }
