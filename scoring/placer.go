@@ -73,26 +73,36 @@ const DefaultMaxClasses = 64
 // after its class's first, instead of scoring every node. The placements
 // are exactly those of scoring every node for every task, as long as every
 // filter and scorer is a function of the task's class and the node's row
-// (see Scorer); a pipeline with a Volatile component is scored in full
-// for every task.
+// (see Scorer), or is Volatile: the volatile ones run on every node for
+// every task, the others are remembered as before, and a node's total is
+// summed over all of them in the pipeline's order, so it is the pipeline's
+// to the last bit.
 //
 // Changes to the table made by others (SetUsed, Add, Remove, ...) are
 // seen through its journal; a change to the device view must come with a
 // change to the same row of the table (as Bind makes them), or the placer
 // will not notice it.
 //
-// Memory: 16 bytes per node for each remembered class, at most
-// MaxClasses classes, plus one batch for the table. A Placer is stateful
+// Memory: 16 bytes per node for each remembered class (plus 8 per
+// non-volatile scorer when the pipeline has volatile parts), at most
+// MaxClasses classes, plus a batch or two for the table. A Placer is stateful
 // and not safe for concurrent use; it changes the table and the device
 // view, which nothing else may change during a call.
 type Placer struct {
-	pipe     *Pipeline
-	table    *resource.Table
-	devices  *resource.Devices
-	rank     []int
-	volatile bool
-	batch    *Batch
-	top      []int
+	pipe    *Pipeline
+	table   *resource.Table
+	devices *resource.Devices
+	rank    []int
+	// stable is what the classes remember: the pipeline, or when it has
+	// volatile parts, its other filters and scorers; batch is its batch.
+	stable *Pipeline
+	batch  *Batch
+	// volatile, when not nil, is the pipeline's volatile filters and
+	// scorers, run on every node for every task into vbatch; columns says
+	// where each of the pipeline's scorers is, in order.
+	volatile *Pipeline
+	vbatch   *Batch
+	columns  []scorerColumn
 
 	classes    map[string]*placerClass
 	maxClasses int
@@ -105,6 +115,13 @@ type Placer struct {
 	tasks   uint64
 }
 
+// scorerColumn places one of a pipeline's scorers in a Placer's split:
+// column index of the volatile or the stable pipeline.
+type scorerColumn struct {
+	volatile bool
+	index    int
+}
+
 // placerClass is what a placer remembers of one task class.
 type placerClass struct {
 	key    string
@@ -114,7 +131,10 @@ type placerClass struct {
 	// tree is a tournament over the n rows: leaf n+r is row r (-1 when
 	// infeasible), node i in [1, n) the better of nodes 2i and 2i+1, so
 	// node 1 is the best row (for n = 1 node 1 is the one leaf).
-	tree  []int32
+	tree []int32
+	// cols are the stable scorers' weighted contributions per row, kept
+	// when the pipeline has volatile parts.
+	cols  [][]float64
 	newer *placerClass
 	older *placerClass
 }
@@ -135,10 +155,15 @@ func NewPlacer(p *Pipeline, table *resource.Table, opts PlacerOptions) (*Placer,
 		return nil, fmt.Errorf("placer: MaxClasses must be ≥ 0, got %d", opts.MaxClasses)
 	}
 	pl := &Placer{
-		pipe: p, table: table, devices: opts.Devices, volatile: p.Volatile(),
-		batch: p.NewBatch(table.Len()), top: make([]int, 0, 1),
+		pipe: p, table: table, devices: opts.Devices, stable: p,
 		classes: map[string]*placerClass{}, maxClasses: opts.MaxClasses,
 	}
+	if p.Volatile() {
+		if err := pl.split(); err != nil {
+			return nil, err
+		}
+	}
+	pl.batch = pl.stable.NewBatch(table.Len())
 	if pl.maxClasses == 0 {
 		pl.maxClasses = DefaultMaxClasses
 	}
@@ -158,6 +183,38 @@ func NewPlacer(p *Pipeline, table *resource.Table, opts PlacerOptions) (*Placer,
 	return pl, nil
 }
 
+// split divides the pipeline into what classes remember and what is run
+// for every task.
+func (pl *Placer) split() error {
+	var stableF, volatileF []Filter
+	for _, f := range pl.pipe.filters {
+		if isVolatile(f) {
+			volatileF = append(volatileF, f)
+		} else {
+			stableF = append(stableF, f)
+		}
+	}
+	var stableS, volatileS []WeightedScorer
+	for _, s := range pl.pipe.scorers {
+		if isVolatile(s.Scorer) {
+			pl.columns = append(pl.columns, scorerColumn{volatile: true, index: len(volatileS)})
+			volatileS = append(volatileS, s)
+		} else {
+			pl.columns = append(pl.columns, scorerColumn{index: len(stableS)})
+			stableS = append(stableS, s)
+		}
+	}
+	var err error
+	if pl.stable, err = NewPipeline(pl.pipe.schema, stableF, stableS); err != nil {
+		return err
+	}
+	if pl.volatile, err = NewPipeline(pl.pipe.schema, volatileF, volatileS); err != nil {
+		return err
+	}
+	pl.vbatch = pl.volatile.NewBatch(pl.table.Len())
+	return nil
+}
+
 // Place finds the best node for the task and binds the task to it. It
 // returns the row, or -1 (and changes nothing) when no node is feasible.
 func (pl *Placer) Place(task *Task) (int, error) {
@@ -174,13 +231,10 @@ func (pl *Placer) Best(task *Task) (int, error) {
 	if pl.rank != nil && len(pl.rank) != pl.table.Len() {
 		return -1, fmt.Errorf("placer: the table has %d rows, Rank %d; build a new Placer", pl.table.Len(), len(pl.rank))
 	}
-	if err := pl.pipe.prepare(task, pl.table, pl.batch); err != nil {
+	if err := pl.stable.prepare(task, pl.table, pl.batch); err != nil {
 		return -1, err
 	}
 	pl.tasks++
-	if pl.volatile {
-		return pl.bestOfAll(task)
-	}
 	c := pl.class(task)
 	changed, ok := pl.table.ChangedSince(c.seen, pl.changed)
 	pl.changed = changed
@@ -194,6 +248,9 @@ func (pl *Placer) Best(task *Task) (int, error) {
 		return -1, err
 	}
 	c.seen = pl.table.Clock()
+	if pl.volatile != nil {
+		return pl.bestWithVolatile(task, c)
+	}
 	return c.best(), nil
 }
 
@@ -205,22 +262,31 @@ func (c *placerClass) best() int {
 	return int(c.tree[1])
 }
 
-// bestOfAll scores every node and picks the best.
-func (pl *Placer) bestOfAll(task *Task) (int, error) {
-	b := pl.batch
-	if err := pl.pipe.scoreSpan(task, Span{Table: pl.table, Start: 0, End: pl.table.Len()}, b, &b.verdicts); err != nil {
+// bestWithVolatile runs the volatile filters and scorers on every node
+// and picks the best node feasible for both parts, its total summed over
+// the pipeline's scorers in their order (as the pipeline sums it, so the
+// totals are the same to the last bit).
+func (pl *Placer) bestWithVolatile(task *Task, c *placerClass) (int, error) {
+	vb := pl.vbatch
+	if err := pl.volatile.Score(task, pl.table, vb); err != nil {
 		return -1, err
 	}
-	if pl.rank == nil {
-		if pl.top = b.Top(1, pl.top); len(pl.top) == 0 {
-			return -1, nil
+	n := pl.table.Len()
+	best, bestTotal := -1, 0.0
+	for i := range n {
+		if c.tree[n+i] < 0 || !vb.Feasible(i) {
+			continue
 		}
-		return pl.top[0], nil
-	}
-	best := -1
-	for i := range b.Len() {
-		if b.Feasible(i) && (best < 0 || pl.better(b.totals, i, best)) {
-			best = i
+		total := 0.0
+		for _, col := range pl.columns {
+			if col.volatile {
+				total += vb.Contribution(i, col.index)
+			} else {
+				total += c.cols[col.index][i]
+			}
+		}
+		if best < 0 || total > bestTotal || total == bestTotal && pl.rank != nil && pl.rank[i] < pl.rank[best] {
+			best, bestTotal = i, total
 		}
 	}
 	return best, nil
@@ -230,10 +296,16 @@ func (pl *Placer) bestOfAll(task *Task) (int, error) {
 func (pl *Placer) rebuild(task *Task, c *placerClass) error {
 	b := pl.batch
 	n := pl.table.Len()
-	if err := pl.pipe.scoreSpan(task, Span{Table: pl.table, Start: 0, End: n}, b, &b.verdicts); err != nil {
+	if err := pl.stable.scoreSpan(task, Span{Table: pl.table, Start: 0, End: n}, b, &b.verdicts); err != nil {
 		return err
 	}
 	c.built = false // until it is
+	if pl.volatile != nil {
+		c.cols = slices.Grow(c.cols[:0], len(pl.stable.scorers))[:len(pl.stable.scorers)]
+		for j := range c.cols {
+			c.cols[j] = append(c.cols[j][:0], b.columns[j*n:(j+1)*n]...)
+		}
+	}
 	c.totals = append(c.totals[:0], b.totals[:n]...)
 	c.tree = slices.Grow(c.tree[:0], 2*n)[:2*n]
 	for i := range n {
@@ -262,8 +334,11 @@ func (pl *Placer) update(task *Task, c *placerClass, changed []int) error {
 			continue
 		}
 		pl.stamp[r] = pl.tasks
-		if err := pl.pipe.scoreSpan(task, Span{Table: pl.table, Start: r, End: r + 1}, b, &b.verdicts); err != nil {
+		if err := pl.stable.scoreSpan(task, Span{Table: pl.table, Start: r, End: r + 1}, b, &b.verdicts); err != nil {
 			return err
+		}
+		for j, col := range c.cols {
+			col[r] = b.Contribution(r, j)
 		}
 		leaf := int32(-1)
 		if b.Feasible(r) {

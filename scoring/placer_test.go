@@ -77,7 +77,16 @@ type placerCluster struct {
 	pipe    *scoring.Pipeline
 }
 
-func newPlacerCluster(t *rapid.T, cfg *config.Config, schema *resource.Schema, alloc, used []resource.Vector, withFGD bool) *placerCluster {
+// volatileParts, when seed is not 0, puts a random scorer at position at
+// among the scorers and a random filter after the others.
+type volatileParts struct {
+	seed   uint64
+	at     int
+	weight float64
+	filter bool
+}
+
+func newPlacerCluster(t *rapid.T, cfg *config.Config, schema *resource.Schema, alloc, used []resource.Vector, withFGD bool, vol volatileParts) *placerCluster {
 	c := &placerCluster{table: resource.NewTable(schema, len(alloc))}
 	c.devices, _ = resource.NewDevices(gpu, 1000)
 	for i := range alloc {
@@ -106,9 +115,36 @@ func newPlacerCluster(t *rapid.T, cfg *config.Config, schema *resource.Schema, a
 			t.Fatal(err)
 		}
 	}
+	if vol.seed != 0 {
+		ws := pipe.Scorers()
+		at := min(vol.at, len(ws))
+		ws = slices.Insert(ws, at, scoring.WeightedScorer{Scorer: &randomScorer{rand.New(rand.NewPCG(vol.seed, 1))}, Weight: vol.weight})
+		filters := []scoring.Filter{scoring.NewFitFilter(nil, nil), df}
+		if vol.filter {
+			filters = append(filters, &randomFilter{rand.New(rand.NewPCG(vol.seed, 2))})
+		}
+		if pipe, err = scoring.NewPipeline(schema, filters, ws); err != nil {
+			t.Fatal(err)
+		}
+	}
 	c.pipe = pipe
 	return c
 }
+
+// randomFilter rejects one node in four at random: volatile.
+type randomFilter struct{ rng *rand.Rand }
+
+func (f *randomFilter) Name() string   { return "random" }
+func (f *randomFilter) Volatile() bool { return true }
+func (f *randomFilter) FilterNodes(_ *scoring.Task, nodes scoring.Span, v *scoring.Verdicts) error {
+	for i := range nodes.Len() {
+		if f.rng.IntN(4) == 0 {
+			v.Reject(i, -1)
+		}
+	}
+	return nil
+}
+func (f *randomFilter) Explain(*scoring.Task, *resource.Table, int, int) string { return "drawn" }
 
 // bind is what a placement does to a cluster: requests onto the row's used
 // amounts, devices tightest first.
@@ -126,7 +162,8 @@ func (c *placerCluster) bind(t *rapid.T, task *scoring.Task, row int) {
 // Placing through a Placer gives exactly the placements of scoring every
 // node for every task, for every built-in scorer and filter, with rows or
 // a random rank breaking ties, while others change the table between
-// tasks, and with fewer remembered classes than there are.
+// tasks, with fewer remembered classes than there are, and with volatile
+// scorers and filters among the others.
 func TestPlacerMatchesFullRescoring(t *testing.T) {
 	schema, _ := resource.NewSchema("cpu", "memory", gpu)
 	cfgs := map[string]*config.Config{}
@@ -148,8 +185,13 @@ func TestPlacerMatchesFullRescoring(t *testing.T) {
 			u := resource.Vector{rapid.Int64Range(0, a[0]).Draw(t, "used cpu"), rapid.Int64Range(0, a[1]>>30).Draw(t, "used mem") << 30, rapid.Int64Range(0, gpus/1000).Draw(t, "used gpus") * 1000}
 			alloc, used = append(alloc, a), append(used, u)
 		}
-		full := newPlacerCluster(t, cfg, schema, alloc, used, withFGD)
-		inc := newPlacerCluster(t, cfg, schema, alloc, used, withFGD)
+		var vol volatileParts
+		if rapid.IntRange(0, 3).Draw(t, "volatile") == 0 {
+			vol = volatileParts{seed: rapid.Uint64Range(1, 1<<40).Draw(t, "volatile seed"), at: rapid.IntRange(0, 5).Draw(t, "at"),
+				weight: float64(rapid.IntRange(0, 7).Draw(t, "weight")) / 3, filter: rapid.Bool().Draw(t, "volatile filter")}
+		}
+		full := newPlacerCluster(t, cfg, schema, alloc, used, withFGD, vol)
+		inc := newPlacerCluster(t, cfg, schema, alloc, used, withFGD, vol)
 		var rank []int
 		if rapid.Bool().Draw(t, "ranked") {
 			rank = rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "rank seed"), 1)).Perm(n)
