@@ -238,9 +238,9 @@ func (pl *Placer) Best(task *Task) (int, error) {
 	c := pl.class(task)
 	changed, ok := pl.table.ChangedSince(c.seen, pl.changed)
 	pl.changed = changed
-	// Past about one row in eight, scoring every node in one pass is
+	// Past about one row in four, scoring every node in one pass is
 	// cheaper than one row at a time.
-	if !c.built || !ok || len(c.totals) != pl.table.Len() || len(changed) > pl.table.Len()/8 {
+	if !c.built || !ok || len(c.totals) != pl.table.Len() || len(changed) > pl.table.Len()/4 {
 		if err := pl.rebuild(task, c); err != nil {
 			return -1, err
 		}
