@@ -348,6 +348,14 @@ func TestPlacerSeesAddedAndRemovedNodes(t *testing.T) {
 	if row, err := placer.Best(cpuTask); err != nil || table.Name(row) != "fuller" {
 		t.Errorf("after adding fuller: %v, %v", row, err)
 	}
+	// Forgotten classes are made again.
+	if placer.Classes() != 1 {
+		t.Errorf("%d classes remembered, want 1", placer.Classes())
+	}
+	placer.Forget()
+	if row, err := placer.Best(cpuTask); placer.Classes() != 1 || err != nil || table.Name(row) != "fuller" {
+		t.Errorf("after Forget: %v, %v, %d classes", row, err, placer.Classes())
+	}
 }
 
 // randomScorer draws a score per node: volatile.
