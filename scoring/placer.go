@@ -109,6 +109,7 @@ type Placer struct {
 	newest     *placerClass // most recently used; the list runs to the oldest
 	oldest     *placerClass
 
+	total   float64 // the total of the row Best last returned
 	key     []byte
 	changed []int
 	stamp   []uint64 // per row, the task number that last rescored it
@@ -231,6 +232,7 @@ func (pl *Placer) Best(task *Task) (int, error) {
 	if pl.rank != nil && len(pl.rank) != pl.table.Len() {
 		return -1, fmt.Errorf("placer: the table has %d rows, Rank %d; build a new Placer", pl.table.Len(), len(pl.rank))
 	}
+	pl.total = 0
 	if err := pl.stable.prepare(task, pl.table, pl.batch); err != nil {
 		return -1, err
 	}
@@ -248,11 +250,19 @@ func (pl *Placer) Best(task *Task) (int, error) {
 		return -1, err
 	}
 	c.seen = pl.table.Clock()
+	row := c.best()
 	if pl.volatile != nil {
 		return pl.bestWithVolatile(task, c)
 	}
-	return c.best(), nil
+	if row >= 0 {
+		pl.total = c.totals[row]
+	}
+	return row, nil
 }
+
+// Total is the total score of the node the last Best or Place returned
+// (0 when it returned -1): the pipeline's Batch.Total for that node.
+func (pl *Placer) Total() float64 { return pl.total }
 
 // best is the class's best feasible row, or -1.
 func (c *placerClass) best() int {
@@ -289,6 +299,7 @@ func (pl *Placer) bestWithVolatile(task *Task, c *placerClass) (int, error) {
 			best, bestTotal = i, total
 		}
 	}
+	pl.total = bestTotal
 	return best, nil
 }
 

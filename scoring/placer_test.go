@@ -239,6 +239,9 @@ func TestPlacerMatchesFullRescoring(t *testing.T) {
 			if got != want {
 				t.Fatalf("task %d (%v): placer chose %d, full rescoring %d (total %v)", step, task.Requests, got, want, batch.Total(max(want, 0)))
 			}
+			if want >= 0 && placer.Total() != batch.Total(want) {
+				t.Fatalf("task %d: the placer's total %v, the batch's %v", step, placer.Total(), batch.Total(want))
+			}
 			if want >= 0 {
 				full.bind(t, &task, want)
 			}

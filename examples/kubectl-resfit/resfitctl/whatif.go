@@ -127,7 +127,9 @@ func WhatIf(c *Cluster, cfgs []NamedConfig, pods []*v1.Pod, opts WhatIfOptions) 
 	return r, nil
 }
 
-// place runs one configuration.
+// place runs one configuration: each pod in turn to the node the
+// pipeline scores best (ties to the first row, nodes in name order), as
+// scoring every node for every pod would, through a scoring.Placer.
 func place(c *Cluster, nc NamedConfig, pods []*v1.Pod, opts WhatIfOptions) (*Outcome, error) {
 	sc, err := newScene(c, nc.Config, pods)
 	if err != nil {
@@ -139,25 +141,33 @@ func place(c *Cluster, nc NamedConfig, pods []*v1.Pod, opts WhatIfOptions) (*Out
 		return nil, err
 	}
 	o := &Outcome{Config: nc.Name, Warnings: nc.Config.Warnings}
+	// The placer scores a node again for pods alike only when it changed;
+	// a pending pod's reasons need every node scored.
+	placer, err := scoring.NewPlacer(sc.pipe, table, scoring.PlacerOptions{MaxClasses: 256})
+	if err != nil {
+		return nil, err
+	}
 	batch := sc.pipe.NewBatch(table.Len())
 	every := cmp.Or(opts.Every, 1000)
 	start := time.Now()
-	var top []int
 	for i, p := range pods {
 		task, err := kubebridge.NewTask(schema, p, kubebridge.TaskOptions{Devices: GPU})
 		if err != nil {
 			return nil, fmt.Errorf("pod %s/%s: %v", p.Namespace, p.Name, firstLine(err))
 		}
-		if err := sc.pipe.Score(task, table, batch); err != nil {
+		row, err := placer.Best(task)
+		if err != nil {
 			return nil, fmt.Errorf("scoring pod %s/%s: %v", p.Namespace, p.Name, err)
 		}
 		pl := Placement{Pod: p.Namespace + "/" + p.Name}
-		if top = batch.Top(1, top[:0]); len(top) == 0 {
+		if row < 0 {
+			if err := sc.pipe.Score(task, table, batch); err != nil {
+				return nil, fmt.Errorf("scoring pod %s/%s: %v", p.Namespace, p.Name, err)
+			}
 			pl.Reason = pendingReason(batch)
 			o.Pending++
 		} else {
-			row := top[0]
-			pl.Node, pl.Score = table.Name(row), batch.Total(row)
+			pl.Node, pl.Score = table.Name(row), placer.Total()
 			bound := p.DeepCopy()
 			bound.Spec.NodeName = pl.Node
 			if err := sc.snap.UpdatePod(bound); err != nil {
