@@ -18,4 +18,10 @@
 // NewRetentionScorer, NewAvoidanceScorer, NewFitFilter,
 // NewProportionalFilter, NewDeviceFilter) turn the strategy and sra
 // kernels into pipeline parts.
+//
+// A Placer places many tasks in a row on one table (a job's workers, a
+// replayed trace): for tasks alike it scores a node again only when the
+// node's row changed, and finds the best node in O(log N), with exactly
+// the placements of scoring every node for every task; PlaceGang places a
+// job all or nothing.
 package scoring
