@@ -91,3 +91,59 @@ func ExampleDeviceFilter() {
 	// one-whole GPU 0
 	// halves: Insufficient nvidia.com/gpu devices: 0 of 2 have 600m free, 1 needed
 }
+
+// A training job's workers placed one after another through a Placer:
+// GPUs packed (MostAllocated weight 2), cpu spread (LeastAllocated weight
+// 1). The first worker scores every node; each later one only the node
+// the worker before it changed. On gpu-a the first worker scores
+// 1000·(2·7/8 + 40/64)/3 = 791.67; the third no longer fits there and
+// goes to gpu-b, 1000·(2·1/8 + 56/64)/3 = 375. A gang of eight needs eight
+// GPUs, gpu-b has seven free: it places nothing, and gpu-b is as it was.
+func ExamplePlacer() {
+	schema, _ := resource.NewSchema("cpu", "memory", "nvidia.com/gpu")
+	cfg, err := config.Load([]byte(`
+tiers:
+- plugins:
+  - name: resource-strategy-fit
+    arguments:
+      resources:
+        nvidia.com/gpu: {type: MostAllocated, weight: 2}
+        cpu: {type: LeastAllocated, weight: 1}
+`), config.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	pipe, err := cfg.Build(schema)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	nodes := resource.NewTable(schema, 3)
+	nodes.Add("gpu-a", resource.Vector{64000, 512 << 30, 8000}, resource.Vector{16000, 0, 6000})
+	nodes.Add("gpu-b", resource.Vector{64000, 512 << 30, 8000}, nil)
+	nodes.Add("cpu-a", resource.Vector{32000, 128 << 30, 0}, nil)
+
+	placer, err := scoring.NewPlacer(pipe, nodes, scoring.PlacerOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	worker := &scoring.Task{Name: "worker", Requests: resource.Vector{8000, 32 << 30, 1000}}
+	for i := range 3 {
+		row, err := placer.Place(worker)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("worker-%d → %s (%.2f)\n", i, nodes.Name(row), placer.Total())
+	}
+	gang := []*scoring.Task{worker, worker, worker, worker, worker, worker, worker, worker}
+	rows, err := placer.PlaceGang(gang, len(gang))
+	fmt.Println("gang of 8:", rows, err, "— gpu-b still uses", nodes.Used(1)[2]/1000, "GPU")
+	// Output:
+	// worker-0 → gpu-a (791.67)
+	// worker-1 → gpu-a (833.33)
+	// worker-2 → gpu-b (375.00)
+	// gang of 8: [] <nil> — gpu-b still uses 1 GPU
+}
