@@ -33,6 +33,7 @@ type Devices struct {
 	start     []int    // node i's devices are free[start[i]:start[i+1]]
 	free      []int64  // free amount per device
 	versions  []uint64 // changes per node (see Version)
+	models    []string // per node; "" unknown
 }
 
 // MaxDevicesPerNode bounds the devices one node may have.
@@ -70,10 +71,29 @@ func (d *Devices) AddNode(count int) (int, error) {
 	}
 	d.start = append(d.start, len(d.free))
 	d.versions = append(d.versions, 0)
+	d.models = append(d.models, "")
 	return d.Len() - 1, nil
 }
 
-// Version counts the changes Take, Allocate and SetFree made to node i, so that a
+// SetModel records the model of node i's devices (one model per node, as
+// a node's GPUs are alike; "" for unknown), which a task's accepted models
+// (ModelSet) are checked against. It counts as a change (Version).
+func (d *Devices) SetModel(i int, model string) error {
+	if err := d.checkRow(i); err != nil {
+		return err
+	}
+	if err := ValidateModel(model); err != nil {
+		return fmt.Errorf("devices %s: node row %d: %w", d.name, i, err)
+	}
+	d.models[i] = model
+	d.versions[i]++
+	return nil
+}
+
+// Model is the model of node i's devices, "" when unknown.
+func (d *Devices) Model(i int) string { return d.models[i] }
+
+// Version counts the changes Take, Allocate, SetFree and SetModel made to node i, so that a
 // cache of what a node's devices imply can tell when to recompute.
 func (d *Devices) Version(i int) uint64 { return d.versions[i] }
 
