@@ -20,7 +20,7 @@ func TestParseModelSet(t *testing.T) {
 		}
 	}
 	for text, msg := range map[string]string{
-		"V100 M32":              `model "V100 M32": name part must start and end`,
+		"V100 M32":              `model "V100 M32": name part has ' '`,
 		"-A10":                  `model "-A10"`,
 		"A10|T4/x":              `model "T4/x"`,
 		strings.Repeat("a", 64): "at most 63 characters",
