@@ -2,13 +2,15 @@ package scoring
 
 import (
 	"fmt"
+	"strings"
 	"sync/atomic"
 
 	"github.com/resfit/resfit/resource"
 )
 
 // DeviceFilter rejects a node that lacks the devices a task asks for in
-// Task.Devices: Count devices with at least Each free on every one, as the
+// Task.Devices, or whose devices' model (resource.Devices.Model) is not one
+// of Task.Models: Count devices with at least Each free on every one, as the
 // GPU-sharing filters of Alibaba's gpushare and the ATC'23 simulator do. A
 // node with 1000 milli-GPU free in total, spread as 4 × 250, fails a pod
 // asking for one GPU with 300 free, though NodeResourcesFit would pass it.
@@ -50,6 +52,7 @@ func (f *DeviceFilter) FilterNodes(task *Task, nodes Span, v *Verdicts) error {
 	if err := f.devices.Check(r); err != nil {
 		return err
 	}
+	models := task.Models
 	schema := nodes.Table.Schema()
 	ds := f.slot.Load()
 	if ds == nil || ds.schema != schema {
@@ -61,16 +64,24 @@ func (f *DeviceFilter) FilterNodes(task *Task, nodes Span, v *Verdicts) error {
 	}
 	slot := ds.slot
 	for i := range nodes.Len() {
-		if !f.devices.Fits(nodes.Start+i, r) {
+		row := nodes.Start + i
+		if !f.devices.Fits(row, r) || !models.Accepts(f.devices.Model(row)) {
 			v.Reject(i, slot)
 		}
 	}
 	return nil
 }
 
-// Explain says how many devices had enough free.
+// Explain says which model the task does not accept, or how many devices
+// had enough free.
 func (f *DeviceFilter) Explain(task *Task, nodes *resource.Table, row, _ int) string {
 	r := task.Devices
+	if model := f.devices.Model(row); !task.Models.Accepts(model) {
+		if model == "" {
+			return fmt.Sprintf("%s model unknown; the task accepts only %s", f.devices.Name(), strings.Join(task.Models.Names(), ", "))
+		}
+		return fmt.Sprintf("%s model %s is not one the task accepts (%s)", f.devices.Name(), model, strings.Join(task.Models.Names(), ", "))
+	}
 	n := 0
 	for _, free := range f.devices.Free(row) {
 		if free >= r.Each {

@@ -1,8 +1,11 @@
 package scoring_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"pgregory.net/rapid"
 
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
@@ -119,4 +122,97 @@ func mustKubeScorer(t *testing.T, schema *resource.Schema) scoring.Scorer {
 		t.Fatal(err)
 	}
 	return p.Scorers()[0].Scorer
+}
+
+// A task that accepts some GPU models is kept off nodes of other models
+// and off nodes whose model is unknown, and the reason names them.
+func TestDeviceFilterModels(t *testing.T) {
+	schema, _ := resource.NewSchema("cpu", gpu)
+	table := resource.NewTable(schema, 3)
+	devices, _ := resource.NewDevices(gpu, 1000)
+	for i, model := range []string{"P100", "V100M32", ""} {
+		table.Add(model+"-node", resource.Vector{32000, 8000}, nil)
+		devices.AddNode(8)
+		devices.SetModel(i, model)
+	}
+	df, _ := scoring.NewDeviceFilter(devices)
+	pipe, _ := scoring.NewPipeline(schema, []scoring.Filter{df}, nil)
+	models, _ := resource.ParseModelSet("V100M16|V100M32")
+	task := &scoring.Task{Requests: resource.Vector{1000, 1000}, Devices: resource.DeviceRequest{Count: 1, Each: 1000}, Models: models}
+	batch := pipe.NewBatch(3)
+	if err := pipe.Score(task, table, batch); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"nvidia.com/gpu model P100 is not one the task accepts (V100M16, V100M32)",
+		"",
+		"nvidia.com/gpu model unknown; the task accepts only V100M16, V100M32",
+	}
+	for i, w := range want {
+		if batch.Reason(i) != w || batch.Feasible(i) != (w == "") {
+			t.Errorf("row %d: feasible %v, %q; want %q", i, batch.Feasible(i), batch.Reason(i), w)
+		}
+	}
+	// Any model for a task that names none; none checked for a task that
+	// asks for no device.
+	for _, task := range []*scoring.Task{
+		{Requests: resource.Vector{1000, 1000}, Devices: resource.DeviceRequest{Count: 1, Each: 1000}},
+		{Requests: resource.Vector{1000, 0}, Models: models},
+	} {
+		pipe.Score(task, table, batch)
+		for i := range 3 {
+			if !batch.Feasible(i) {
+				t.Errorf("task %+v rejected on row %d: %s", task, i, batch.Reason(i))
+			}
+		}
+	}
+}
+
+// The filter agrees with a slow reference on random nodes, models and
+// requests: a node passes when enough of its devices have enough free and
+// its model is one the task accepts (or the task accepts any).
+func TestDeviceFilterMatchesReference(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		schema, _ := resource.NewSchema("cpu", gpu)
+		n := rapid.IntRange(1, 12).Draw(t, "nodes")
+		table := resource.NewTable(schema, n)
+		devices, _ := resource.NewDevices(gpu, 1000)
+		for i := range n {
+			count := rapid.IntRange(0, 8).Draw(t, "gpus")
+			table.Add(fmt.Sprint("n", i), resource.Vector{64000, int64(count) * 1000}, nil)
+			devices.AddNode(count)
+			devices.SetModel(i, rapid.SampledFrom([]string{"", "A10", "T4", "V100M32"}).Draw(t, "model"))
+			for j := range count {
+				devices.Take(i, j, rapid.Int64Range(0, 1000).Draw(t, "taken"))
+			}
+		}
+		models, _ := resource.ParseModelSet(rapid.SampledFrom([]string{"", "A10", "T4|V100M32", "P100"}).Draw(t, "accepts"))
+		req := resource.DeviceRequest{Count: rapid.IntRange(0, 3).Draw(t, "count")}
+		if req.Count > 0 {
+			req.Each = rapid.Int64Range(1, 1000).Draw(t, "each")
+		}
+		task := &scoring.Task{Requests: resource.Vector{0, req.Total()}, Devices: req, Models: models}
+		df, _ := scoring.NewDeviceFilter(devices)
+		pipe, _ := scoring.NewPipeline(schema, []scoring.Filter{df}, nil)
+		batch := pipe.NewBatch(n)
+		if err := pipe.Score(task, table, batch); err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			enough := 0
+			for _, f := range devices.Free(i) {
+				if f >= req.Each {
+					enough++
+				}
+			}
+			modelOK := models == ""
+			for _, m := range strings.Split(string(models), "|") {
+				modelOK = modelOK || m == devices.Model(i)
+			}
+			want := req.Count == 0 || enough >= req.Count && modelOK
+			if batch.Feasible(i) != want {
+				t.Fatalf("row %d (model %q, free %v): feasible %v, reference %v", i, devices.Model(i), devices.Free(i), batch.Feasible(i), want)
+			}
+		}
+	})
 }

@@ -36,6 +36,10 @@ type Task struct {
 	// GPU, or whole GPUs), checked by a DeviceFilter; the zero value asks
 	// for nothing. Requests still carries the total in the resource's slot.
 	Devices resource.DeviceRequest
+	// Models are the device models the task's devices may be (a
+	// DeviceFilter rejects a node of another model, FGD counts such a
+	// node's idle devices as fragment for it); empty accepts any.
+	Models resource.ModelSet
 }
 
 func (t *Task) nonZero() resource.Vector {
@@ -81,7 +85,7 @@ func (s Span) slice(r resource.Rows) resource.Rows {
 // scorer and the node.
 //
 // A node's score must depend only on the task's class (its Requests,
-// NonZeroRequests, KoordinatorRequests, Devices and Override) and on the
+// NonZeroRequests, KoordinatorRequests, Devices, Models and Override) and on the
 // node's table row, or on state kept per row that changes only together
 // with the row (resource.Table.Version), such as a device view that is
 // changed along with the table: a Placer remembers each node's score until

@@ -64,8 +64,8 @@ const DefaultMaxClasses = 64
 
 // A Placer places tasks one after another on a table: for each the best
 // feasible node, which it then binds the task to. Tasks with identical
-// requests (plain, non-zero and Koordinator), device request and Volcano
-// override form a class; the placer scores a node for a class once, and
+// requests (plain, non-zero and Koordinator), device request, accepted
+// device models and Volcano override form a class; the placer scores a node for a class once, and
 // again only when the node's row changed (resource.Table.ChangedSince),
 // and keeps the class's nodes in a tournament tree whose root is the best
 // feasible one, ordered as Batch.Top orders (highest total, then lower
@@ -491,7 +491,7 @@ func (pl *Placer) unlink(c *placerClass) {
 }
 
 // appendClassKey writes what makes two tasks score alike: requests (plain,
-// non-zero, Koordinator), device request and override.
+// non-zero, Koordinator), device request, accepted models and override.
 func appendClassKey(b []byte, t *Task) []byte {
 	vec := func(b []byte, v resource.Vector) []byte {
 		if v == nil {
@@ -508,6 +508,8 @@ func appendClassKey(b []byte, t *Task) []byte {
 	b = vec(b, t.KoordinatorRequests)
 	b = binary.LittleEndian.AppendUint64(b, uint64(t.Devices.Count))
 	b = binary.LittleEndian.AppendUint64(b, uint64(t.Devices.Each))
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(t.Models)))
+	b = append(b, t.Models...)
 	return t.Override.AppendKey(b)
 }
 

@@ -86,7 +86,7 @@ type volatileParts struct {
 	filter bool
 }
 
-func newPlacerCluster(t *rapid.T, cfg *config.Config, schema *resource.Schema, alloc, used []resource.Vector, withFGD bool, vol volatileParts) *placerCluster {
+func newPlacerCluster(t *rapid.T, cfg *config.Config, schema *resource.Schema, alloc, used []resource.Vector, models []string, withFGD bool, vol volatileParts) *placerCluster {
 	c := &placerCluster{table: resource.NewTable(schema, len(alloc))}
 	c.devices, _ = resource.NewDevices(gpu, 1000)
 	for i := range alloc {
@@ -94,6 +94,7 @@ func newPlacerCluster(t *rapid.T, cfg *config.Config, schema *resource.Schema, a
 			t.Fatal(err)
 		}
 		c.devices.AddNode(int(alloc[i][2] / 1000))
+		c.devices.SetModel(i, models[i])
 		for g := int64(0); g < used[i][2]/1000; g++ {
 			c.devices.Take(i, int(g), 1000)
 		}
@@ -179,7 +180,9 @@ func TestPlacerMatchesFullRescoring(t *testing.T) {
 		withFGD := rapid.Bool().Draw(t, "fgd")
 		n := rapid.IntRange(1, 30).Draw(t, "nodes")
 		var alloc, used []resource.Vector
+		var models []string
 		for range n {
+			models = append(models, rapid.SampledFrom([]string{"", "A10", "T4"}).Draw(t, "model"))
 			gpus := rapid.SampledFrom([]int64{0, 0, 4000, 8000}).Draw(t, "gpus")
 			a := resource.Vector{rapid.Int64Range(1, 64).Draw(t, "cpu") * 1000, rapid.Int64Range(1, 256).Draw(t, "mem") << 30, gpus}
 			u := resource.Vector{rapid.Int64Range(0, a[0]).Draw(t, "used cpu"), rapid.Int64Range(0, a[1]>>30).Draw(t, "used mem") << 30, rapid.Int64Range(0, gpus/1000).Draw(t, "used gpus") * 1000}
@@ -190,8 +193,8 @@ func TestPlacerMatchesFullRescoring(t *testing.T) {
 			vol = volatileParts{seed: rapid.Uint64Range(1, 1<<40).Draw(t, "volatile seed"), at: rapid.IntRange(0, 5).Draw(t, "at"),
 				weight: float64(rapid.IntRange(0, 7).Draw(t, "weight")) / 3, filter: rapid.Bool().Draw(t, "volatile filter")}
 		}
-		full := newPlacerCluster(t, cfg, schema, alloc, used, withFGD, vol)
-		inc := newPlacerCluster(t, cfg, schema, alloc, used, withFGD, vol)
+		full := newPlacerCluster(t, cfg, schema, alloc, used, models, withFGD, vol)
+		inc := newPlacerCluster(t, cfg, schema, alloc, used, models, withFGD, vol)
 		var rank []int
 		if rapid.Bool().Draw(t, "ranked") {
 			rank = rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "rank seed"), 1)).Perm(n)
@@ -203,6 +206,7 @@ func TestPlacerMatchesFullRescoring(t *testing.T) {
 		// A few shapes, so that classes repeat.
 		shapes := []scoring.Task{
 			{Requests: resource.Vector{4000, 16 << 30, 1000}, Devices: resource.DeviceRequest{Count: 1, Each: 1000}},
+			{Requests: resource.Vector{4000, 16 << 30, 1000}, Devices: resource.DeviceRequest{Count: 1, Each: 1000}, Models: "A10"},
 			{Requests: resource.Vector{2000, 4 << 30, 500}, Devices: resource.DeviceRequest{Count: 1, Each: 500}},
 			{Requests: resource.Vector{8000, 32 << 30, 2000}, Devices: resource.DeviceRequest{Count: 2, Each: 1000}},
 			{Requests: resource.Vector{1000, 2 << 30, 0}},
