@@ -21,10 +21,12 @@ import (
 )
 
 // Class is a typical pod class: its cpu request (milli-cpu), what it asks
-// of devices (Count 0 for a CPU-only class) and its share of the workload.
+// of devices (Count 0 for a CPU-only class), the device models it accepts
+// (empty: any) and its share of the workload.
 type Class struct {
 	CPU     int64
 	Devices resource.DeviceRequest
+	Models  resource.ModelSet
 	Weight  float64
 }
 
@@ -61,6 +63,9 @@ func NewMeasure(classes []Class, perDevice int64) (*Measure, error) {
 		case c.Devices.Count == 0 && c.Devices.Each != 0:
 			return nil, fmt.Errorf("frag: classes[%d].devices: %d per device but no device", i, c.Devices.Each)
 		}
+		if canonical, err := resource.ParseModelSet(string(c.Models)); err != nil || canonical != c.Models {
+			return nil, fmt.Errorf("frag: classes[%d].models: %q is not a canonical model set (resource.ParseModelSet)", i, c.Models)
+		}
 		total += c.Weight
 		if c.Devices.Count == 0 {
 			m.cpuOnly += c.Weight
@@ -75,9 +80,19 @@ func NewMeasure(classes []Class, perDevice int64) (*Measure, error) {
 }
 
 // Node is the fragmentation, in device units (milli-GPU), of a node with
-// freeCPU milli-cpu and the given free amount per device. It adds in a
-// fixed order, so that equal states give bit-identical results.
+// freeCPU milli-cpu and the given free amount per device, whose devices'
+// model is unknown ("": a class restricted to some models cannot use
+// them). It adds in a fixed order, so that equal states give bit-identical
+// results.
 func (m *Measure) Node(freeCPU int64, free []int64) float64 {
+	return m.NodeModel(freeCPU, free, "")
+}
+
+// NodeModel is Node for a node whose devices are of the model: a class
+// restricted to other models cannot use any of them, so all of the node's
+// idle devices are fragment for it, as for a class that does not fit (the
+// paper's simulator does the same).
+func (m *Measure) NodeModel(freeCPU int64, free []int64, model string) float64 {
 	var idle int64
 	for _, g := range free {
 		idle += g
@@ -87,7 +102,7 @@ func (m *Measure) Node(freeCPU int64, free []int64) float64 {
 	}
 	frag := m.cpuOnly * float64(idle)
 	for _, c := range m.gpu {
-		if freeCPU < c.CPU {
+		if freeCPU < c.CPU || !c.Models.Accepts(model) {
 			frag += c.Weight * float64(idle)
 			continue
 		}

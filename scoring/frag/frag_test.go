@@ -160,7 +160,18 @@ func TestScorerRejects(t *testing.T) {
 
 // reference is a slow, direct FGD: copy the node's devices for every
 // candidate and sum the classes' fragments by the definition.
-func reference(classes []Class, freeCPU int64, free []int64, cpu int64, req resource.DeviceRequest) (float64, int) {
+func reference(classes []Class, freeCPU int64, free []int64, cpu int64, req resource.DeviceRequest, model string, accepts resource.ModelSet) (float64, int) {
+	accepted := func(set resource.ModelSet) bool {
+		if set == "" {
+			return true
+		}
+		for _, m := range strings.Split(string(set), "|") {
+			if m == model {
+				return true
+			}
+		}
+		return false
+	}
 	fragOf := func(cpuLeft int64, fr []int64) float64 {
 		total := 0.0
 		for _, c := range classes {
@@ -175,7 +186,7 @@ func reference(classes []Class, freeCPU int64, free []int64, cpu int64, req reso
 			}
 			switch {
 			case idle == 0:
-			case c.Devices.Count == 0, cpuLeft < c.CPU, fits < c.Devices.Count:
+			case c.Devices.Count == 0, cpuLeft < c.CPU, fits < c.Devices.Count, !accepted(c.Models):
 				total += c.Weight * float64(idle)
 			default:
 				total += c.Weight * float64(small)
@@ -189,7 +200,7 @@ func reference(classes []Class, freeCPU int64, free []int64, cpu int64, req reso
 			fits++
 		}
 	}
-	if freeCPU < cpu || fits < req.Count {
+	if freeCPU < cpu || fits < req.Count || req.Count > 0 && !accepted(accepts) {
 		return 0, -1
 	}
 	before := fragOf(freeCPU, free)
@@ -227,7 +238,8 @@ func TestScorerProperties(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var classes []Class
 		for range rapid.IntRange(1, 5).Draw(t, "classes") {
-			c := Class{CPU: rapid.Int64Range(0, 16000).Draw(t, "cpu"), Weight: rapid.Float64Range(0, 1).Draw(t, "w")}
+			c := Class{CPU: rapid.Int64Range(0, 16000).Draw(t, "cpu"), Weight: rapid.Float64Range(0, 1).Draw(t, "w"),
+				Models: resource.ModelSet(rapid.SampledFrom([]string{"", "", "A10", "A10|T4", "T4"}).Draw(t, "class models"))}
 			if n := rapid.IntRange(0, 3).Draw(t, "count"); n > 0 {
 				c.Devices = resource.DeviceRequest{Count: n, Each: 1000}
 				if n == 1 {
@@ -248,6 +260,7 @@ func TestScorerProperties(t *testing.T) {
 			n := rapid.IntRange(0, 8).Draw(t, "gpus")
 			tab.Add(string(rune('a'+i)), resource.Vector{32000, int64(n) * 1000}, nil)
 			devs.AddNode(n)
+			devs.SetModel(i, rapid.SampledFrom([]string{"", "A10", "T4", "P100"}).Draw(t, "node model"))
 		}
 		remember, _ := NewScorer(schema, devs, m, Options{})
 		scratch, _ := NewScorer(schema, devs, m, Options{FromScratch: true})
@@ -260,7 +273,8 @@ func TestScorerProperties(t *testing.T) {
 					req.Each = rapid.SampledFrom([]int64{100, 250, 500, 810, 1000}).Draw(t, "teach")
 				}
 			}
-			task := &scoring.Task{Requests: resource.Vector{rapid.Int64Range(0, 12000).Draw(t, "tcpu"), req.Total()}, Devices: req}
+			task := &scoring.Task{Requests: resource.Vector{rapid.Int64Range(0, 12000).Draw(t, "tcpu"), req.Total()}, Devices: req,
+				Models: resource.ModelSet(rapid.SampledFrom([]string{"", "", "A10", "T4|V100M32"}).Draw(t, "task models"))}
 			span := scoring.Span{Table: tab, Start: 0, End: 4}
 			if err := remember.ScoreNodes(task, span, out); err != nil {
 				t.Fatal(err)
@@ -270,7 +284,7 @@ func TestScorerProperties(t *testing.T) {
 			}
 			for i := range out {
 				used := tab.Used(i)
-				want, wantDev := reference(classes, 32000-used[0], devs.Free(i), task.Requests[0], req)
+				want, wantDev := reference(classes, 32000-used[0], devs.Free(i), task.Requests[0], req, devs.Model(i), task.Models)
 				if out[i] != want || out2[i] != want || out[i] < 0 || out[i] > 100 {
 					t.Fatalf("row %d: remembered %v, scratch %v, reference %v", i, out[i], out2[i], want)
 				}
@@ -280,7 +294,7 @@ func TestScorerProperties(t *testing.T) {
 			}
 			// Place the task on a random node it fits, changing it.
 			row := rapid.IntRange(0, 3).Draw(t, "row")
-			if 32000-tab.Used(row)[0] >= task.Requests[0] && devs.Fits(row, req) {
+			if 32000-tab.Used(row)[0] >= task.Requests[0] && devs.Fits(row, req) && (req.Count == 0 || task.Models.Accepts(devs.Model(row))) {
 				if req.Count == 1 && req.Each < 1000 {
 					devs.Take(row, remember.Device(task, tab, row), req.Each)
 				} else {
@@ -334,5 +348,31 @@ func TestScoreIsDefinedEverywhere(t *testing.T) {
 		if got := Score(c.delta, c.perDevice); got != c.want {
 			t.Errorf("Score(%v, %v) = %v, want %v", c.delta, c.perDevice, got, c.want)
 		}
+	}
+}
+
+// A class restricted to other models counts all of a node's idle GPU as
+// fragment, as one that does not fit: a P100 node with four idle GPUs is
+// half fragmented for a workload half of which accepts only V100M32.
+func TestMeasureModels(t *testing.T) {
+	v100, _ := resource.ParseModelSet("V100M32")
+	m, err := NewMeasure([]Class{
+		{CPU: 1000, Devices: resource.DeviceRequest{Count: 1, Each: 1000}, Models: v100, Weight: 0.5},
+		{CPU: 1000, Devices: resource.DeviceRequest{Count: 1, Each: 1000}, Weight: 0.5},
+	}, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	free := []int64{1000, 1000, 1000, 1000}
+	for model, want := range map[string]float64{"P100": 2000, "": 2000, "V100M32": 0} {
+		if got := m.NodeModel(32000, free, model); got != want {
+			t.Errorf("model %q: %v, want %v", model, got, want)
+		}
+	}
+	if got := m.Node(32000, free); got != 2000 {
+		t.Errorf("Node (model unknown): %v, want 2000", got)
+	}
+	if _, err := NewMeasure([]Class{{Weight: 1, Models: "T4|A10"}}, 1000); err == nil || !strings.Contains(err.Error(), `classes[0].models: "T4|A10" is not a canonical model set`) {
+		t.Errorf("a non-canonical set: %v", err)
 	}
 }

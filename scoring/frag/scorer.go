@@ -23,8 +23,11 @@ import (
 // the task does not fit (cpu or devices) scores 0; a filter should reject
 // it.
 //
-// The scorer remembers each node's result per task class (cpu request and
-// device request) until the node changes, as the table's and the device
+// A node whose devices are of a model the task does not accept
+// (Task.Models) scores 0, as one it does not fit.
+//
+// The scorer remembers each node's result per task class (cpu request,
+// device request and accepted models) until the node changes, as the table's and the device
 // view's Version counters tell (or another table is scored: the memory is
 // about one table), so a task is evaluated afresh only on the
 // nodes changed since its class was last scored. Options.FromScratch turns
@@ -51,8 +54,9 @@ type Scorer struct {
 }
 
 type classKey struct {
-	cpu int64
-	req resource.DeviceRequest
+	cpu    int64
+	req    resource.DeviceRequest
+	models resource.ModelSet
 }
 
 // entry is a remembered result, valid while both versions match.
@@ -123,7 +127,7 @@ func (s *Scorer) ScoreNodes(task *scoring.Task, nodes scoring.Span, out []float6
 	if err := s.devices.Check(task.Devices); err != nil {
 		return err
 	}
-	key := classKey{cpu: task.Requests[s.cpu], req: task.Devices}
+	key := classKey{cpu: task.Requests[s.cpu], req: task.Devices, models: task.Models}
 	var memory, now []entry
 	if !s.scratch {
 		memory, now = s.memory(nodes.Table, key)
@@ -171,7 +175,7 @@ func (s *Scorer) memory(table *resource.Table, key classKey) (memory, now []entr
 // for whole devices). Call it for a task and table that Score accepted: it
 // panics if the task's requests or the row do not fit the table.
 func (s *Scorer) Device(task *scoring.Task, nodes *resource.Table, row int) int {
-	key := classKey{cpu: task.Requests[s.cpu], req: task.Devices}
+	key := classKey{cpu: task.Requests[s.cpu], req: task.Devices, models: task.Models}
 	if !s.scratch {
 		memory, now := s.memory(nodes, key)
 		tv, dv := nodes.Version(row), s.devices.Version(row)
@@ -188,13 +192,14 @@ func (s *Scorer) Device(task *scoring.Task, nodes *resource.Table, row int) int 
 // current is row's fragmentation as it stands, remembered in now (nil:
 // computed afresh).
 func (s *Scorer) current(freeCPU int64, free []int64, row int, tv, dv uint64, now []entry) float64 {
+	model := s.devices.Model(row)
 	if now == nil {
-		return s.measure.Node(freeCPU, free)
+		return s.measure.NodeModel(freeCPU, free, model)
 	}
 	if e := now[row]; e.valid && e.table == tv && e.devices == dv {
 		return e.score
 	}
-	f := s.measure.Node(freeCPU, free)
+	f := s.measure.NodeModel(freeCPU, free, model)
 	now[row] = entry{table: tv, devices: dv, valid: true, score: f}
 	return f
 }
@@ -205,7 +210,8 @@ func (s *Scorer) evaluate(t *resource.Table, row int, key classKey, now []entry)
 	freeCPU := t.Allocatable(row)[s.cpu] - t.Used(row)[s.cpu]
 	free := s.devices.Free(row)
 	req := key.req
-	if freeCPU < key.cpu || !s.devices.Fits(row, req) {
+	model := s.devices.Model(row)
+	if freeCPU < key.cpu || !s.devices.Fits(row, req) || req.Count > 0 && !key.models.Accepts(model) {
 		return 0, -1
 	}
 	var buf [64]int64 // most nodes have at most 8 GPUs
@@ -229,7 +235,7 @@ func (s *Scorer) evaluate(t *resource.Table, row int, key classKey, now []entry)
 				}
 			}
 			after[j] -= req.Each
-			score := Score(before-s.measure.Node(left, after), s.perDevice)
+			score := Score(before-s.measure.NodeModel(left, after, model), s.perDevice)
 			after[j] = f
 			if device < 0 || score > best {
 				best, device = score, j
@@ -247,5 +253,5 @@ func (s *Scorer) evaluate(t *resource.Table, row int, key classKey, now []entry)
 		}
 		after[j] -= req.Each // Fits guarantees a device
 	}
-	return Score(before-s.measure.Node(left, after), s.perDevice), -1
+	return Score(before-s.measure.NodeModel(left, after, model), s.perDevice), -1
 }
