@@ -84,7 +84,11 @@ func NewCluster(schema *resource.Schema, nodes []Node, order []int) (*Cluster, e
 		if _, err := c.Table.Add(n.Name, alloc, nil); err != nil {
 			return nil, fmt.Errorf("cluster: %w", err)
 		}
-		if _, err := c.GPUs.AddNode(n.GPUs); err != nil {
+		row, err := c.GPUs.AddNode(n.GPUs)
+		if err != nil {
+			return nil, fmt.Errorf("cluster: node %s: %w", n.Name, err)
+		}
+		if err := c.GPUs.SetModel(row, n.Model); err != nil {
 			return nil, fmt.Errorf("cluster: node %s: %w", n.Name, err)
 		}
 		c.Nodes = append(c.Nodes, n)
@@ -104,6 +108,7 @@ func (p Pod) Task(t *scoring.Task) {
 	if p.NumGPU > 0 {
 		t.Devices = resource.DeviceRequest{Count: p.NumGPU, Each: p.GPUMilli}
 	}
+	t.Models = p.GPUSpec
 }
 
 // TotalMilliGPU is the pod's GPU request over all its GPUs.

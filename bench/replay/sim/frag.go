@@ -12,7 +12,7 @@ import (
 func Measure(classes []Class) (*frag.Measure, error) {
 	fc := make([]frag.Class, len(classes))
 	for i, c := range classes {
-		fc[i] = frag.Class{CPU: c.MilliCPU, Weight: c.Weight}
+		fc[i] = frag.Class{CPU: c.MilliCPU, Models: c.Models, Weight: c.Weight}
 		if c.NumGPU > 0 {
 			fc[i].Devices = resource.DeviceRequest{Count: c.NumGPU, Each: c.GPUMilli}
 		}
@@ -25,7 +25,7 @@ func Measure(classes []Class) (*frag.Measure, error) {
 func Fragmented(m *frag.Measure, c *Cluster) float64 {
 	total := 0.0
 	for i := range c.Table.Len() {
-		total += m.Node(c.FreeCPU(i), c.GPUs.Free(i))
+		total += m.NodeModel(c.FreeCPU(i), c.GPUs.Free(i), c.GPUs.Model(i))
 	}
 	return total
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"slices"
 	"strconv"
+
+	"github.com/resfit/resfit/resource"
 )
 
 // Node is one node of the trace.
@@ -26,6 +28,9 @@ type Pod struct {
 	MemoryMiB int64
 	NumGPU    int
 	GPUMilli  int64
+	// GPUSpec are the GPU models the pod accepts (the trace's gpu_spec,
+	// "V100M16|V100M32"); empty accepts any.
+	GPUSpec resource.ModelSet
 }
 
 // ReadNodes reads a node list: sn,cpu_milli,memory_mib,gpu,model.
@@ -54,12 +59,13 @@ func ReadNodes(r io.Reader) ([]Node, error) {
 	return nodes, nil
 }
 
-// ReadPods reads a pod list: name,cpu_milli,memory_mib,num_gpu,gpu_milli
-// (further columns are allowed and ignored). gpu_milli must be in [0, 1000],
+// ReadPods reads a pod list: name,cpu_milli,memory_mib,num_gpu,gpu_milli,
+// and gpu_spec when the list has it (further columns are allowed and
+// ignored). gpu_milli must be in [0, 1000],
 // 0 exactly when num_gpu is 0, and 1000 when num_gpu is above 1 (a pod
 // shares at most one GPU); num_gpu is at most MaxGPUsPerNode.
 func ReadPods(r io.Reader) ([]Pod, error) {
-	rows, err := readCSV(r, []string{"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"})
+	rows, err := readCSV(r, []string{"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"}, "gpu_spec")
 	if err != nil {
 		return nil, fmt.Errorf("pod list: %w", err)
 	}
@@ -87,13 +93,17 @@ func ReadPods(r io.Reader) ([]Pod, error) {
 			return nil, fmt.Errorf("pod list, line %d: a share of a GPU (gpu_milli %d) with num_gpu %d; sharing is for one GPU", i+2, p.GPUMilli, gpus)
 		}
 		p.NumGPU = int(gpus)
+		if p.GPUSpec, err = resource.ParseModelSet(row["gpu_spec"]); err != nil {
+			return nil, fmt.Errorf("pod list, line %d: gpu_spec: %v", i+2, err)
+		}
 		pods = append(pods, p)
 	}
 	return pods, nil
 }
 
-// readCSV reads a CSV with a header holding at least the wanted columns.
-func readCSV(r io.Reader, want []string) ([]map[string]string, error) {
+// readCSV reads a CSV with a header holding at least the wanted columns;
+// an optional column is read when the header has it ("" otherwise).
+func readCSV(r io.Reader, want []string, optional ...string) ([]map[string]string, error) {
 	cr := csv.NewReader(r)
 	header, err := cr.Read()
 	if err != nil {
@@ -106,6 +116,11 @@ func readCSV(r io.Reader, want []string) ([]map[string]string, error) {
 	for _, w := range want {
 		if _, ok := index[w]; !ok {
 			return nil, fmt.Errorf("header %v lacks column %q", header, w)
+		}
+	}
+	for _, o := range optional {
+		if _, ok := index[o]; ok {
+			want = append(want, o)
 		}
 	}
 	var rows []map[string]string
@@ -137,12 +152,13 @@ func number(row map[string]string, col string, errs []error) (int64, []error) {
 	return v, errs
 }
 
-// Shape is a pod class: cpu, per-GPU milli and GPU count (memory is not part
-// of it, as in the paper).
+// Shape is a pod class: cpu, per-GPU milli, GPU count and accepted GPU
+// models (memory is not part of it, as in the paper).
 type Shape struct {
 	MilliCPU int64
 	GPUMilli int64
 	NumGPU   int
+	Models   resource.ModelSet
 }
 
 // Class is a typical pod class with its share of the workload.
@@ -158,7 +174,7 @@ type Class struct {
 func TypicalClasses(pods []Pod, coverage float64) []Class {
 	counts := map[Shape]int{}
 	for _, p := range pods {
-		counts[Shape{MilliCPU: p.MilliCPU, GPUMilli: p.GPUMilli, NumGPU: p.NumGPU}]++
+		counts[Shape{MilliCPU: p.MilliCPU, GPUMilli: p.GPUMilli, NumGPU: p.NumGPU, Models: p.GPUSpec}]++
 	}
 	shapes := make([]Shape, 0, len(counts))
 	for s := range counts {
@@ -174,7 +190,10 @@ func TypicalClasses(pods []Pod, coverage float64) []Class {
 		if c := cmp.Compare(a.GPUMilli, b.GPUMilli); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.MilliCPU, b.MilliCPU)
+		if c := cmp.Compare(a.MilliCPU, b.MilliCPU); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Models, b.Models)
 	})
 	var classes []Class
 	covered := 0

@@ -34,8 +34,8 @@ func TestReadPodsAndClasses(t *testing.T) {
 	// (1000,200,1) and (12000,1000,1)) = 8 pods.
 	classes := TypicalClasses(ps, 0.8)
 	want := []Class{
-		{Shape{6000, 460, 1}, 4.0 / 8}, {Shape{4000, 0, 0}, 2.0 / 8},
-		{Shape{1000, 200, 1}, 1.0 / 8}, {Shape{12000, 1000, 1}, 1.0 / 8},
+		{Shape{6000, 460, 1, ""}, 4.0 / 8}, {Shape{4000, 0, 0, ""}, 2.0 / 8},
+		{Shape{1000, 200, 1, ""}, 1.0 / 8}, {Shape{12000, 1000, 1, ""}, 1.0 / 8},
 	}
 	if len(classes) != len(want) {
 		t.Fatalf("classes %+v", classes)
