@@ -5,12 +5,15 @@
 //
 //	go run .                         # the openb trace when ../shared/traces/openb exists, else synthetic
 //	go run . -trace DIR -out results # CSV and SVG into results/
+//	go run . -pods openb_pod_list_gpuspec20.csv  # another pod list (in the trace directory, or a path)
 //	go run . -synthetic              # the built-in synthetic cluster and workload
 //
 // It prints per policy the mean over the seeds (± the standard deviation)
 // of the allocation at 100% and 130% arrived load, the unallocated and
 // fragmented GPU at 130%, and the pending pods; it writes replay.csv (every
-// seed and load point), summary.csv and allocation.svg.
+// seed and load point), summary.csv and allocation.svg into -out (by
+// default resfit-replay in the system's temporary directory, not the
+// source tree).
 package main
 
 import (
@@ -18,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -31,16 +35,46 @@ func main() {
 	}
 }
 
+// input is the synthetic workload when asked for; else the trace: the one
+// given (whose files must be there), or the one found beside the
+// repository; else, with nothing found and no pod list asked for, the
+// synthetic workload.
+func input(synthetic bool, trace, podList string) (sim.Input, error) {
+	if synthetic {
+		if trace != "" || podList != "" {
+			return sim.Input{}, fmt.Errorf("-synthetic replays the built-in workload; it takes no -trace or -pods")
+		}
+		return sim.Synthetic(sim.SyntheticSpec{Nodes: 400, Seed: 1}), nil
+	}
+	if trace == "" {
+		trace = sim.FindTrace()
+	}
+	if trace == "" {
+		if podList != "" {
+			return sim.Input{}, fmt.Errorf("-pods %s: the node list comes from the trace directory; give -trace DIR", podList)
+		}
+		return sim.Synthetic(sim.SyntheticSpec{Nodes: 400, Seed: 1}), nil
+	}
+	if podList == "" {
+		return sim.ReadTrace(trace)
+	}
+	if !strings.ContainsRune(podList, os.PathSeparator) {
+		podList = filepath.Join(trace, podList)
+	}
+	return sim.ReadTraceFiles(filepath.Join(trace, sim.NodeListFile), podList)
+}
+
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	trace := fs.String("trace", sim.FindTrace(), "directory with openb_node_list_gpu_node.csv and openb_pod_list_default.csv (default ../shared/traces/openb seen from the repository root, when present)")
+	trace := fs.String("trace", "", "directory with "+sim.NodeListFile+" and "+sim.PodListFile+" (default ../shared/traces/openb seen from the repository root, when present)")
+	podList := fs.String("pods", "", "pod list to replay instead of "+sim.PodListFile+": a file name in the trace directory, or a path")
 	synthetic := fs.Bool("synthetic", false, "use the built-in synthetic cluster and workload instead of a trace")
 	seeds := fs.Int("seeds", 10, "number of seeds, from 42 up")
 	ratio := fs.Float64("load", 1.3, "workload total GPU request as a multiple of cluster GPU capacity")
 	only := fs.String("policies", "", "comma-separated policy names to run (default all)")
 	tiebreak := fs.String("tiebreak", string(sim.TiebreakPermutation), "how equal top scores are broken: permutation, name or fresh")
-	out := fs.String("out", ".", "directory for replay.csv, summary.csv and allocation.svg (empty: write none)")
+	out := fs.String("out", filepath.Join(os.TempDir(), "resfit-replay"), "directory for replay.csv, summary.csv and allocation.svg (empty: write none)")
 	workers := fs.Int("workers", 0, "replays run in parallel (0: GOMAXPROCS)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -51,18 +85,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if !(*ratio > 0 && *ratio <= 10) {
 		return fmt.Errorf("-load: must be in (0, 10], got %v", *ratio)
 	}
-	var in sim.Input
-	var err error
-	if *synthetic || *trace == "" {
-		in = sim.Synthetic(sim.SyntheticSpec{Nodes: 400, Seed: 1})
-		fmt.Fprintln(stderr, "input:", in.Name)
-	} else {
-		in, err = sim.ReadTrace(*trace)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(stderr, "input:", in.Name)
+	in, err := input(*synthetic, *trace, *podList)
+	if err != nil {
+		return err
 	}
+	fmt.Fprintln(stderr, "input:", in.Name)
 	policies, err := sim.Select(sim.Policies(), *only)
 	if err != nil {
 		return err

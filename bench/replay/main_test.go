@@ -48,3 +48,35 @@ func TestRunSynthetic(t *testing.T) {
 		t.Errorf("bad tie-break: %v", err)
 	}
 }
+
+// A trace directory or pod list that is not there is an error naming the
+// file, never a silent switch to the synthetic workload; -pods reads a
+// pod list beside the trace's node list, gpu_spec included.
+func TestTraceFiles(t *testing.T) {
+	dir := t.TempDir()
+	nodes := "sn,cpu_milli,memory_mib,gpu,model\nn0,32000,131072,2,V100M32\nn1,32000,131072,2,P100\n"
+	pods := "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\np0,4000,8192,1,1000,V100M32|V100M16\np1,4000,8192,1,500,\n"
+	os.WriteFile(filepath.Join(dir, "openb_node_list_gpu_node.csv"), []byte(nodes), 0o644)
+	os.WriteFile(filepath.Join(dir, "mine.csv"), []byte(pods), 0o644)
+	var out, log bytes.Buffer
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-trace", filepath.Join(dir, "nowhere")}, "node list: open " + filepath.Join(dir, "nowhere", "openb_node_list_gpu_node.csv")},
+		{[]string{"-trace", dir}, "pod list: open " + filepath.Join(dir, "openb_pod_list_default.csv")},
+		{[]string{"-trace", dir, "-pods", "other.csv"}, "pod list: open " + filepath.Join(dir, "other.csv")},
+		{[]string{"-synthetic", "-trace", dir}, "-synthetic replays the built-in workload"},
+	} {
+		if err := run(append(c.args, "-out", ""), &out, &log); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
+		}
+	}
+	out.Reset()
+	if err := run([]string{"-trace", dir, "-pods", "mine.csv", "-seeds", "1", "-policies", "BestFit", "-out", ""}, &out, &log); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "openb ("+dir+", mine.csv): 2 nodes") {
+		t.Errorf("output:\n%s", out.String())
+	}
+}

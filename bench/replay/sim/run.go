@@ -23,27 +23,41 @@ type Input struct {
 // Coverage is the share of pods the typical classes cover, as in the paper.
 const Coverage = 0.95
 
-// ReadTrace reads openb_node_list_gpu_node.csv and
-// openb_pod_list_default.csv from dir.
+// The trace's files, in its directory.
+const (
+	NodeListFile = "openb_node_list_gpu_node.csv"
+	PodListFile  = "openb_pod_list_default.csv"
+)
+
+// ReadTrace reads the node list (NodeListFile) and the default pod list
+// (PodListFile) from dir.
 func ReadTrace(dir string) (Input, error) {
-	in := Input{Name: "openb " + filepath.Base(dir)}
-	nf, err := os.Open(filepath.Join(dir, "openb_node_list_gpu_node.csv"))
+	in, err := ReadTraceFiles(filepath.Join(dir, NodeListFile), filepath.Join(dir, PodListFile))
+	in.Name = "openb (" + dir + ")"
+	return in, err
+}
+
+// ReadTraceFiles reads a node list and a pod list (any of openb's, such
+// as openb_pod_list_gpuspec20.csv). A file that is missing or does not
+// read is an error naming it.
+func ReadTraceFiles(nodeList, podList string) (Input, error) {
+	in := Input{Name: fmt.Sprintf("openb (%s, %s)", filepath.Dir(nodeList), filepath.Base(podList))}
+	nf, err := os.Open(nodeList)
 	if err != nil {
-		return in, err
+		return in, fmt.Errorf("node list: %w (a trace directory holds %s)", err, NodeListFile)
 	}
 	defer nf.Close()
 	if in.Nodes, err = ReadNodes(nf); err != nil {
-		return in, err
+		return in, fmt.Errorf("%s: %w", nodeList, err)
 	}
-	pf, err := os.Open(filepath.Join(dir, "openb_pod_list_default.csv"))
+	pf, err := os.Open(podList)
 	if err != nil {
-		return in, err
+		return in, fmt.Errorf("pod list: %w", err)
 	}
 	defer pf.Close()
 	if in.Pods, err = ReadPods(pf); err != nil {
-		return in, err
+		return in, fmt.Errorf("%s: %w", podList, err)
 	}
-	in.Name = "openb (" + dir + ")"
 	in.Classes = TypicalClasses(in.Pods, Coverage)
 	return in, nil
 }
