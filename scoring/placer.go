@@ -250,10 +250,10 @@ func (pl *Placer) Best(task *Task) (int, error) {
 		return -1, err
 	}
 	c.seen = pl.table.Clock()
-	row := c.best()
 	if pl.volatile != nil {
 		return pl.bestWithVolatile(task, c)
 	}
+	row := c.best()
 	if row >= 0 {
 		pl.total = c.totals[row]
 	}
@@ -295,7 +295,7 @@ func (pl *Placer) bestWithVolatile(task *Task, c *placerClass) (int, error) {
 				total += c.cols[col.index][i]
 			}
 		}
-		if best < 0 || total > bestTotal || total == bestTotal && pl.rank != nil && pl.rank[i] < pl.rank[best] {
+		if best < 0 || pl.better(total, i, bestTotal, best) {
 			best, bestTotal = i, total
 		}
 	}
@@ -310,7 +310,6 @@ func (pl *Placer) rebuild(task *Task, c *placerClass) error {
 	if err := pl.stable.scoreSpan(task, Span{Table: pl.table, Start: 0, End: n}, b, &b.verdicts); err != nil {
 		return err
 	}
-	c.built = false // until it is
 	if pl.volatile != nil {
 		c.cols = slices.Grow(c.cols[:0], len(pl.stable.scorers))[:len(pl.stable.scorers)]
 		for j := range c.cols {
@@ -513,10 +512,11 @@ func appendClassKey(b []byte, t *Task) []byte {
 	return t.Override.AppendKey(b)
 }
 
-// better orders rows for a class: higher total, then lower rank (row).
-func (pl *Placer) better(totals []float64, i, j int) bool {
-	if totals[i] != totals[j] {
-		return totals[i] > totals[j]
+// better orders rows i and j, of totals ti and tj: higher total, then
+// lower rank (row), as Batch.Top orders.
+func (pl *Placer) better(ti float64, i int, tj float64, j int) bool {
+	if ti != tj {
+		return ti > tj
 	}
 	if pl.rank != nil {
 		return pl.rank[i] < pl.rank[j]
@@ -531,7 +531,7 @@ func (pl *Placer) winner(totals []float64, a, b int32) int32 {
 		return b
 	case b < 0:
 		return a
-	case pl.better(totals, int(a), int(b)):
+	case pl.better(totals[a], int(a), totals[b], int(b)):
 		return a
 	default:
 		return b

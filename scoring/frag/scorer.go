@@ -189,10 +189,9 @@ func (s *Scorer) Device(task *scoring.Task, nodes *resource.Table, row int) int 
 	return device
 }
 
-// current is row's fragmentation as it stands, remembered in now (nil:
-// computed afresh).
-func (s *Scorer) current(freeCPU int64, free []int64, row int, tv, dv uint64, now []entry) float64 {
-	model := s.devices.Model(row)
+// current is row's fragmentation as it stands (its devices of the model),
+// remembered in now (nil: computed afresh).
+func (s *Scorer) current(freeCPU int64, free []int64, model string, row int, tv, dv uint64, now []entry) float64 {
 	if now == nil {
 		return s.measure.NodeModel(freeCPU, free, model)
 	}
@@ -221,7 +220,7 @@ func (s *Scorer) evaluate(t *resource.Table, row int, key classKey, now []entry)
 	}
 	after = append(after, free...)
 	left := freeCPU - key.cpu
-	before := s.current(freeCPU, free, row, t.Version(row), s.devices.Version(row), now)
+	before := s.current(freeCPU, free, model, row, t.Version(row), s.devices.Version(row), now)
 	if req.Count == 1 && req.Each < s.devices.PerDevice() {
 		best, device := 0.0, -1
 	next:

@@ -22,13 +22,7 @@ import (
 // its path.
 func largeSnapshot(b *testing.B, n, pending int) string {
 	b.Helper()
-	q := func(kv ...string) v1.ResourceList {
-		l := v1.ResourceList{}
-		for i := 0; i < len(kv); i += 2 {
-			l[v1.ResourceName(kv[i])] = kres.MustParse(kv[i+1])
-		}
-		return l
-	}
+	q := examplecluster.Resources
 	pod := func(name, node string, req v1.ResourceList) *v1.Pod {
 		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "load", Name: name, CreationTimestamp: metav1.NewTime(examplecluster.Start)},
 			Spec:   v1.PodSpec{NodeName: node, Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{Requests: req}}}},

@@ -18,8 +18,10 @@ import (
 // GPU is the device resource the example uses.
 const GPU = "nvidia.com/gpu"
 
-// list is a resource list from name, quantity pairs.
-func list(kv ...string) v1.ResourceList {
+// Resources is a resource list from name, quantity pairs:
+// Resources("cpu", "4", "memory", "16Gi"). It panics on a quantity that
+// does not parse, a programming error in the caller's constants.
+func Resources(kv ...string) v1.ResourceList {
 	l := v1.ResourceList{}
 	for i := 0; i < len(kv); i += 2 {
 		l[v1.ResourceName(kv[i])] = kres.MustParse(kv[i+1])
@@ -42,10 +44,10 @@ func Cluster() ([]*v1.Node, []*v1.Pod) {
 		name  string
 		alloc v1.ResourceList
 	}{
-		{"cpu-a", list("cpu", "16", "memory", "64Gi", "pods", "110")},
-		{"cpu-b", list("cpu", "16", "memory", "64Gi", "pods", "110")},
-		{"gpu-a", list("cpu", "32", "memory", "128Gi", "pods", "110", GPU, "8")},
-		{"gpu-b", list("cpu", "32", "memory", "128Gi", "pods", "110", GPU, "8")},
+		{"cpu-a", Resources("cpu", "16", "memory", "64Gi", "pods", "110")},
+		{"cpu-b", Resources("cpu", "16", "memory", "64Gi", "pods", "110")},
+		{"gpu-a", Resources("cpu", "32", "memory", "128Gi", "pods", "110", GPU, "8")},
+		{"gpu-b", Resources("cpu", "32", "memory", "128Gi", "pods", "110", GPU, "8")},
 	} {
 		nodes = append(nodes, &v1.Node{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Node"},
@@ -66,13 +68,13 @@ func Cluster() ([]*v1.Node, []*v1.Pod) {
 		priority       int32
 		req            v1.ResourceList
 	}{
-		{"train", "job-0", "gpu-a", v1.PodRunning, 100, list("cpu", "8", "memory", "32Gi", GPU, "6")},
-		{"web", "api-0", "cpu-a", v1.PodRunning, 0, list("cpu", "8", "memory", "16Gi")},
-		{"batch", "done-0", "cpu-b", v1.PodSucceeded, 0, list("cpu", "12", "memory", "8Gi")},
-		{"train", "job-1", "", v1.PodPending, 100, list("cpu", "4", "memory", "16Gi", GPU, "2")},
-		{"web", "api-1", "", v1.PodPending, 0, list("cpu", "4", "memory", "8Gi")},
-		{"web", "api-2", "", v1.PodPending, 0, list("cpu", "12", "memory", "8Gi")},
-		{"train", "job-2", "", v1.PodPending, 100, list("cpu", "8", "memory", "16Gi", GPU, "4")},
+		{"train", "job-0", "gpu-a", v1.PodRunning, 100, Resources("cpu", "8", "memory", "32Gi", GPU, "6")},
+		{"web", "api-0", "cpu-a", v1.PodRunning, 0, Resources("cpu", "8", "memory", "16Gi")},
+		{"batch", "done-0", "cpu-b", v1.PodSucceeded, 0, Resources("cpu", "12", "memory", "8Gi")},
+		{"train", "job-1", "", v1.PodPending, 100, Resources("cpu", "4", "memory", "16Gi", GPU, "2")},
+		{"web", "api-1", "", v1.PodPending, 0, Resources("cpu", "4", "memory", "8Gi")},
+		{"web", "api-2", "", v1.PodPending, 0, Resources("cpu", "12", "memory", "8Gi")},
+		{"train", "job-2", "", v1.PodPending, 100, Resources("cpu", "8", "memory", "16Gi", GPU, "4")},
 	} {
 		prio, class := priority(p.priority)
 		pods = append(pods, &v1.Pod{

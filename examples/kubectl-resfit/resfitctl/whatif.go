@@ -293,6 +293,7 @@ func classes(schema *resource.Schema, pods []*v1.Pod) []frag.Class {
 	count := map[frag.Class]float64{}
 	seen := map[string]bool{}
 	total := 0.0
+	cpu, _ := schema.Slot(resource.CPU)
 	for _, p := range pods {
 		key := p.Namespace + "/" + p.Name
 		if seen[key] || kubebridge.Finished(p) {
@@ -303,7 +304,6 @@ func classes(schema *resource.Schema, pods []*v1.Pod) []frag.Class {
 		if err != nil {
 			continue
 		}
-		cpu, _ := schema.Slot(resource.CPU)
 		count[frag.Class{CPU: task.Requests[cpu], Devices: task.Devices}]++
 		total++
 	}
