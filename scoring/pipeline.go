@@ -293,6 +293,11 @@ func (p *Pipeline) ScoreParallel(task *Task, nodes *resource.Table, b *Batch, wo
 	if err := p.prepare(task, nodes, b); err != nil {
 		return err
 	}
+	return p.scoreParallel(task, nodes, b, workers)
+}
+
+// scoreParallel is ScoreParallel on a prepared batch.
+func (p *Pipeline) scoreParallel(task *Task, nodes *resource.Table, b *Batch, workers int) error {
 	n := nodes.Len()
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -336,8 +341,21 @@ const parallelChunk = 1024
 
 // prepare checks the inputs and sizes the batch.
 func (p *Pipeline) prepare(task *Task, nodes *resource.Table, b *Batch) error {
-	if task == nil || nodes == nil || b == nil {
-		return errors.New("score: nil task, table or batch")
+	if b == nil {
+		return errors.New("score: nil batch")
+	}
+	if err := p.check(task, nodes); err != nil {
+		return err
+	}
+	b.pipe, b.task, b.nodes = p, task, nodes
+	b.resize(nodes.Len())
+	return nil
+}
+
+// check checks that a task and a table fit the pipeline.
+func (p *Pipeline) check(task *Task, nodes *resource.Table) error {
+	if task == nil || nodes == nil {
+		return errors.New("score: nil task or table")
 	}
 	if nodes.Schema() != p.schema {
 		return errors.New("score: the table was built for another schema than the pipeline")
@@ -358,9 +376,33 @@ func (p *Pipeline) prepare(task *Task, nodes *resource.Table, b *Batch) error {
 			return fmt.Errorf("score: task %q Koordinator requests: %w", task.Name, err)
 		}
 	}
-	b.pipe, b.task, b.nodes = p, task, nodes
-	b.resize(nodes.Len())
 	return nil
+}
+
+// Reason says why the pipeline's filters reject the task on one node of
+// the table, or "" when every filter passes it: Batch.Reason for one row,
+// for a caller that kept only whether nodes are feasible (Placer.Scores).
+// It only reads the task and the table, so calls may run concurrently
+// while nothing changes them; it allocates a little.
+func (p *Pipeline) Reason(task *Task, nodes *resource.Table, row int) (string, error) {
+	if err := p.check(task, nodes); err != nil {
+		return "", err
+	}
+	if row < 0 || row >= nodes.Len() {
+		return "", fmt.Errorf("score: row %d is outside the table's [0, %d)", row, nodes.Len())
+	}
+	v := &Verdicts{rejectedBy: make([]uint16, 1), slots: make([]int16, 1)}
+	span := Span{Table: nodes, Start: row, End: row + 1}
+	for i, f := range p.filters {
+		v.filter = uint16(i + 1)
+		if err := f.FilterNodes(task, span, v); err != nil {
+			return "", fmt.Errorf("score: filter %s: %w", f.Name(), err)
+		}
+		if !v.Feasible(0) {
+			return f.Explain(task, nodes, row, int(v.slots[0])), nil
+		}
+	}
+	return "", nil
 }
 
 // scoreSpan runs every filter and scorer on one span, writing only that

@@ -55,7 +55,15 @@ type PlacerOptions struct {
 	// MaxClasses bounds the task classes remembered; the least recently
 	// used is forgotten first. 0 means DefaultMaxClasses.
 	MaxClasses int
+	// Workers is how many goroutines score every node for a class seen
+	// for the first time (Pipeline.ScoreParallel). 0 means GOMAXPROCS for
+	// a table of ParallelRows rows or more and 1 below; 1 never starts one.
+	Workers int
 }
+
+// ParallelRows is the fewest rows a Placer with PlacerOptions.Workers 0
+// scores on several cores.
+const ParallelRows = 2048
 
 // DefaultMaxClasses is how many task classes a Placer remembers unless
 // told otherwise: at 16 bytes per node and class, 64 classes of a
@@ -103,9 +111,14 @@ type Placer struct {
 	volatile *Pipeline
 	vbatch   *Batch
 	columns  []scorerColumn
+	// vtotals and vleaves are what Scores returns when there are volatile
+	// parts.
+	vtotals []float64
+	vleaves []int32
 
 	classes    map[string]*placerClass
 	maxClasses int
+	workers    int
 	newest     *placerClass // most recently used; the list runs to the oldest
 	oldest     *placerClass
 
@@ -155,9 +168,12 @@ func NewPlacer(p *Pipeline, table *resource.Table, opts PlacerOptions) (*Placer,
 	if opts.MaxClasses < 0 {
 		return nil, fmt.Errorf("placer: MaxClasses must be ≥ 0, got %d", opts.MaxClasses)
 	}
+	if opts.Workers < 0 {
+		return nil, fmt.Errorf("placer: Workers must be ≥ 0, got %d", opts.Workers)
+	}
 	pl := &Placer{
 		pipe: p, table: table, devices: opts.Devices, stable: p,
-		classes: map[string]*placerClass{}, maxClasses: opts.MaxClasses,
+		classes: map[string]*placerClass{}, maxClasses: opts.MaxClasses, workers: opts.Workers,
 	}
 	if p.Volatile() {
 		if err := pl.split(); err != nil {
@@ -233,8 +249,25 @@ func (pl *Placer) Best(task *Task) (int, error) {
 		return -1, fmt.Errorf("placer: the table has %d rows, Rank %d; build a new Placer", pl.table.Len(), len(pl.rank))
 	}
 	pl.total = 0
-	if err := pl.stable.prepare(task, pl.table, pl.batch); err != nil {
+	c, err := pl.current(task)
+	if err != nil {
 		return -1, err
+	}
+	if pl.volatile != nil {
+		return pl.bestWithVolatile(task, c)
+	}
+	row := c.best()
+	if row >= 0 {
+		pl.total = c.totals[row]
+	}
+	return row, nil
+}
+
+// current returns the task's class with every node's stable results up to
+// date: scored once, then again only where the row changed.
+func (pl *Placer) current(task *Task) (*placerClass, error) {
+	if err := pl.stable.prepare(task, pl.table, pl.batch); err != nil {
+		return nil, err
 	}
 	pl.tasks++
 	c := pl.class(task)
@@ -244,20 +277,75 @@ func (pl *Placer) Best(task *Task) (int, error) {
 	// cheaper than one row at a time.
 	if !c.built || !ok || len(c.totals) != pl.table.Len() || len(changed) > pl.table.Len()/4 {
 		if err := pl.rebuild(task, c); err != nil {
-			return -1, err
+			return nil, err
 		}
 	} else if err := pl.update(task, c, changed); err != nil {
-		return -1, err
+		return nil, err
 	}
 	c.seen = pl.table.Clock()
-	if pl.volatile != nil {
-		return pl.bestWithVolatile(task, c)
+	return c, nil
+}
+
+// Scores is every node's result for one task, as a Placer keeps them: a
+// read-only view, valid until the next call on the placer or change to its
+// table, and safe for concurrent reads until then.
+type Scores struct {
+	totals []float64
+	leaves []int32 // the row when feasible, -1 when not
+}
+
+// Len is the number of nodes.
+func (s Scores) Len() int { return len(s.totals) }
+
+// Feasible reports whether node row passed every filter.
+func (s Scores) Feasible(row int) bool { return s.leaves[row] >= 0 }
+
+// Total is node row's total score (0 when infeasible), the pipeline's
+// Batch.Total to the last bit.
+func (s Scores) Total(row int) float64 { return s.totals[row] }
+
+// Scores returns every node's result for the task, as Pipeline.Score would
+// give them, without binding anything: what a scheduler that ranks nodes
+// itself (kube-scheduler's Score) asks for. Like Best it scores a node for
+// the task's class once and again only when its row changed; a pipeline's
+// volatile parts run on every node.
+func (pl *Placer) Scores(task *Task) (Scores, error) {
+	c, err := pl.current(task)
+	if err != nil {
+		return Scores{}, err
 	}
-	row := c.best()
-	if row >= 0 {
-		pl.total = c.totals[row]
+	n := pl.table.Len()
+	if pl.volatile == nil {
+		return Scores{totals: c.totals, leaves: c.tree[n : 2*n]}, nil
 	}
-	return row, nil
+	vb := pl.vbatch
+	if err := pl.volatile.Score(task, pl.table, vb); err != nil {
+		return Scores{}, err
+	}
+	pl.vtotals = slices.Grow(pl.vtotals[:0], n)[:n]
+	pl.vleaves = slices.Grow(pl.vleaves[:0], n)[:n]
+	for i := range n {
+		pl.vtotals[i], pl.vleaves[i] = 0, -1
+		if c.tree[n+i] < 0 || !vb.Feasible(i) {
+			continue
+		}
+		pl.vtotals[i], pl.vleaves[i] = pl.sum(c, vb, i), int32(i)
+	}
+	return Scores{totals: pl.vtotals, leaves: pl.vleaves}, nil
+}
+
+// sum is row i's total over the pipeline's scorers in their order, the
+// stable parts remembered, the volatile ones from vb.
+func (pl *Placer) sum(c *placerClass, vb *Batch, i int) float64 {
+	total := 0.0
+	for _, col := range pl.columns {
+		if col.volatile {
+			total += vb.Contribution(i, col.index)
+		} else {
+			total += c.cols[col.index][i]
+		}
+	}
+	return total
 }
 
 // Total is the total score of the node the last Best or Place returned
@@ -287,14 +375,7 @@ func (pl *Placer) bestWithVolatile(task *Task, c *placerClass) (int, error) {
 		if c.tree[n+i] < 0 || !vb.Feasible(i) {
 			continue
 		}
-		total := 0.0
-		for _, col := range pl.columns {
-			if col.volatile {
-				total += vb.Contribution(i, col.index)
-			} else {
-				total += c.cols[col.index][i]
-			}
-		}
+		total := pl.sum(c, vb, i)
 		if best < 0 || pl.better(total, i, bestTotal, best) {
 			best, bestTotal = i, total
 		}
@@ -307,7 +388,17 @@ func (pl *Placer) bestWithVolatile(task *Task, c *placerClass) (int, error) {
 func (pl *Placer) rebuild(task *Task, c *placerClass) error {
 	b := pl.batch
 	n := pl.table.Len()
-	if err := pl.stable.scoreSpan(task, Span{Table: pl.table, Start: 0, End: n}, b, &b.verdicts); err != nil {
+	workers := pl.workers
+	if workers == 0 && n < ParallelRows {
+		workers = 1
+	}
+	var err error
+	if workers == 1 {
+		err = pl.stable.scoreSpan(task, Span{Table: pl.table, Start: 0, End: n}, b, &b.verdicts)
+	} else {
+		err = pl.stable.scoreParallel(task, pl.table, b, workers)
+	}
+	if err != nil {
 		return err
 	}
 	if pl.volatile != nil {
@@ -456,12 +547,14 @@ func (pl *Placer) class(task *Task) *placerClass {
 	if ok {
 		pl.unlink(c)
 	} else {
+		c = &placerClass{key: string(pl.key)}
 		if len(pl.classes) >= pl.maxClasses {
+			// The forgotten class's slices are the new one's.
 			old := pl.oldest
 			pl.unlink(old)
 			delete(pl.classes, old.key)
+			c.totals, c.tree, c.cols = old.totals[:0], old.tree[:0], old.cols
 		}
-		c = &placerClass{key: string(pl.key)}
 		pl.classes[c.key] = c
 	}
 	c.older, c.newer = pl.newest, nil

@@ -199,7 +199,7 @@ func TestPlacerMatchesFullRescoring(t *testing.T) {
 		if rapid.Bool().Draw(t, "ranked") {
 			rank = rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "rank seed"), 1)).Perm(n)
 		}
-		placer, err := scoring.NewPlacer(inc.pipe, inc.table, scoring.PlacerOptions{Devices: inc.devices, Rank: rank, MaxClasses: rapid.IntRange(0, 3).Draw(t, "max classes")})
+		placer, err := scoring.NewPlacer(inc.pipe, inc.table, scoring.PlacerOptions{Devices: inc.devices, Rank: rank, MaxClasses: rapid.IntRange(0, 3).Draw(t, "max classes"), Workers: rapid.IntRange(0, 3).Draw(t, "workers")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,6 +235,35 @@ func TestPlacerMatchesFullRescoring(t *testing.T) {
 				if want < 0 || batch.Total(i) > batch.Total(want) || batch.Total(i) == batch.Total(want) && rank != nil && rank[i] < rank[want] {
 					want = i
 				}
+			}
+			if rapid.IntRange(0, 2).Draw(t, "scores") == 0 {
+				// Every node's result, as kube-scheduler's Score asks,
+				// in place of placing the task (a volatile scorer gives
+				// each call new numbers, so both sides make one call).
+				scores, err := placer.Scores(&task)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if scores.Len() != n {
+					t.Fatalf("task %d: Scores has %d nodes, the table %d", step, scores.Len(), n)
+				}
+				for i := range n {
+					if scores.Feasible(i) != batch.Feasible(i) || scores.Total(i) != batch.Total(i) {
+						t.Fatalf("task %d node %d: Scores says feasible %v total %v, full rescoring %v %v",
+							step, i, scores.Feasible(i), scores.Total(i), batch.Feasible(i), batch.Total(i))
+					}
+					if vol.seed != 0 && vol.filter {
+						continue // Reason would draw again
+					}
+					reason, err := inc.pipe.Reason(&task, inc.table, i)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if want := batch.Reason(i); reason != want {
+						t.Fatalf("task %d node %d: Reason %q, the batch's %q", step, i, reason, want)
+					}
+				}
+				continue
 			}
 			got, err := placer.Place(&task)
 			if err != nil {
@@ -435,5 +464,31 @@ func TestPlacerDoesNotAllocateAfterTheFirstTaskOfAClass(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("%v allocations per task", allocs)
+	}
+}
+
+// NewPlacer says which option is wrong.
+func TestNewPlacerRejectsBadOptions(t *testing.T) {
+	schema, _ := resource.NewSchema("cpu", "memory", gpu)
+	table := resource.NewTable(schema, 2)
+	table.Add("a", resource.Vector{8000, 64 << 30, 2000}, nil)
+	table.Add("b", resource.Vector{8000, 64 << 30, 2000}, nil)
+	cfg, err := config.Load([]byte(placerConfigs["rsf"]), config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipe, _ := cfg.Build(schema)
+	for _, c := range []struct {
+		opts scoring.PlacerOptions
+		want string
+	}{
+		{scoring.PlacerOptions{MaxClasses: -1}, "placer: MaxClasses must be ≥ 0, got -1"},
+		{scoring.PlacerOptions{Workers: -2}, "placer: Workers must be ≥ 0, got -2"},
+		{scoring.PlacerOptions{Rank: []int{0}}, "placer: Rank has 1 entries, the table 2 rows"},
+		{scoring.PlacerOptions{Rank: []int{3, 3}}, "placer: Rank[1] = 3 is not distinct"},
+	} {
+		if _, err := scoring.NewPlacer(pipe, table, c.opts); err == nil || err.Error() != c.want {
+			t.Errorf("%+v: error %v, want %q", c.opts, err, c.want)
+		}
 	}
 }
