@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
@@ -63,8 +65,32 @@ var mostAllocated = `{"filters": [], "plugins": [{"name": "NodeResourcesFit", "a
 // pod, for: a Score plugin that does nothing (the floor; two of them, the
 // floor of a two-plugin profile), kube-scheduler's
 // NodeResourcesFit (MostAllocated on cpu, memory and GPUs), and each resfit
-// plugin. It reports ns/node per cycle; allocs/op are per cycle.
-func BenchmarkFrameworkCycle(b *testing.B) {
+// plugin (Koordinator's two alone and as the pair they are deployed as).
+// It reports ns/node per cycle; allocs/op are per cycle.
+func BenchmarkFrameworkCycle(b *testing.B) { benchmarkCycles(b, sameShape) }
+
+// BenchmarkFrameworkCycleAfterABind is BenchmarkFrameworkCycle as cycles
+// follow one another in a running kube-scheduler: each cycle ends with
+// RunReservePluginsReserve on a node, and that node's NodeInfo then
+// changes in place (a pod assumed there, or taken off again the next time
+// round, so the cluster stays as it was), as the scheduler's cache and
+// snapshot change it before the next cycle.
+func BenchmarkFrameworkCycleAfterABind(b *testing.B) { benchmarkCycles(b, afterABind) }
+
+// BenchmarkFrameworkCycleNewShape is BenchmarkFrameworkCycle with a pod of
+// requests no earlier cycle saw in every cycle (its cpu request grows by
+// one millicore each time): what a plugin that remembers results per pod
+// shape costs when nothing repeats.
+func BenchmarkFrameworkCycleNewShape(b *testing.B) { benchmarkCycles(b, newShape) }
+
+// How the cycles of a benchmark follow one another.
+const (
+	sameShape  = iota // the same pod on the same cluster
+	afterABind        // the same pod, one node changed since the last cycle
+	newShape          // a pod of new requests on the same cluster
+)
+
+func benchmarkCycles(b *testing.B, mode int) {
 	klog.SetOutput(discard{})
 	klog.LogToStderr(false)
 	profiles := []struct {
@@ -77,6 +103,8 @@ func BenchmarkFrameworkCycle(b *testing.B) {
 		{name: "NodeResourcesFit", inTree: true},
 		{name: "ResourceStrategyFit-MostAllocated", plugins: []enabled{{ResourceStrategyFitName, 1, mostAllocated}}},
 		{name: "ResourceStrategyFit-AIScenario", plugins: []enabled{{ResourceStrategyFitName, 1, aiScenario}}},
+		{name: "NodeResourcesFitPlus", plugins: koordinatorPlugins[:1]},
+		{name: "ScarceResourceAvoidance", plugins: koordinatorPlugins[1:]},
 		{name: "NodeResourcesFitPlus+ScarceResourceAvoidance", plugins: koordinatorPlugins},
 	}
 	for _, n := range []int{1000, 5000} {
@@ -91,13 +119,22 @@ func BenchmarkFrameworkCycle(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/nodes=%d", prof.name, n), func(b *testing.B) {
 				fw := benchFramework(b, snapshot, prof.name, prof.inTree, prof.plugins)
 				ctx := context.Background()
+				binds := newBinder(b, infos, p)
+				shapes := newShapes(p)
 				cycle := func() {
 					state := framework.NewCycleState()
+					p := p
+					if mode == newShape {
+						p = shapes.next()
+					}
 					if s := fw.RunPreScorePlugins(ctx, state, p, infos); !s.IsSuccess() {
 						b.Fatal(s.AsError())
 					}
 					if _, s := fw.RunScorePlugins(ctx, state, p, infos); !s.IsSuccess() {
 						b.Fatal(s.AsError())
+					}
+					if mode == afterABind {
+						binds.next(ctx, fw, state)
 					}
 				}
 				cycle() // the first cycle builds what later ones keep
@@ -106,8 +143,90 @@ func BenchmarkFrameworkCycle(b *testing.B) {
 				for b.Loop() {
 					cycle()
 				}
+				b.StopTimer()
+				binds.undo()
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/node")
 			})
+		}
+	}
+}
+
+// shapes hands out copies of a pod, each with a cpu request one millicore
+// above the last (made ahead, a thousand at a time, so that making them
+// is not measured).
+type shapes struct {
+	pod   *v1.Pod
+	made  []*v1.Pod
+	i     int
+	milli int64
+}
+
+func newShapes(p *v1.Pod) *shapes {
+	return &shapes{pod: p, milli: p.Spec.Containers[0].Resources.Requests.Cpu().MilliValue()}
+}
+
+func (s *shapes) next() *v1.Pod {
+	if s.i == len(s.made) {
+		s.made, s.i = s.made[:0], 0
+		for range 1000 {
+			s.milli++
+			p := s.pod.DeepCopy()
+			p.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = *resourceapi.NewMilliQuantity(s.milli, resourceapi.DecimalSI)
+			s.made = append(s.made, p)
+		}
+	}
+	s.i++
+	return s.made[s.i-1]
+}
+
+// binder assumes a pod on one node after another, and takes it off again
+// the next time round the nodes.
+type binder struct {
+	b      *testing.B
+	infos  []*framework.NodeInfo
+	pods   []*v1.Pod
+	on     []bool
+	cursor int
+}
+
+func newBinder(b *testing.B, infos []fwk.NodeInfo, p *v1.Pod) *binder {
+	bd := &binder{b: b, on: make([]bool, len(infos))}
+	for i, info := range infos {
+		bd.infos = append(bd.infos, info.(*framework.NodeInfo))
+		placed := p.DeepCopy()
+		placed.Name, placed.UID, placed.Spec.NodeName = fmt.Sprint("placed-", i), types.UID(fmt.Sprint("placed-", i)), info.Node().Name
+		bd.pods = append(bd.pods, placed)
+	}
+	return bd
+}
+
+// next reserves the pod on the next node and changes that node's NodeInfo.
+func (bd *binder) next(ctx context.Context, fw framework.Framework, state fwk.CycleState) {
+	i := bd.cursor
+	bd.cursor = (i + 1) % len(bd.infos)
+	if s := fw.RunReservePluginsReserve(ctx, state, bd.pods[i], bd.pods[i].Spec.NodeName); !s.IsSuccess() {
+		bd.b.Fatal(s.AsError())
+	}
+	bd.flip(i)
+}
+
+func (bd *binder) flip(i int) {
+	if bd.on[i] {
+		if err := bd.infos[i].RemovePod(klog.Background(), bd.pods[i]); err != nil {
+			bd.b.Fatal(err)
+		}
+	} else {
+		bd.infos[i].AddPod(bd.pods[i])
+	}
+	bd.on[i] = !bd.on[i]
+}
+
+// undo takes off every pod still on, so the next benchmark sees the
+// cluster as generated.
+func (bd *binder) undo() {
+	for i, on := range bd.on {
+		if on {
+			bd.flip(i)
 		}
 	}
 }
@@ -146,6 +265,7 @@ func benchFramework(b *testing.B, snapshot *cache.Snapshot, name string, inTree 
 		for _, p := range plugins {
 			profile.Plugins.PreScore.Enabled = append(profile.Plugins.PreScore.Enabled, config.Plugin{Name: p.name})
 			profile.Plugins.Score.Enabled = append(profile.Plugins.Score.Enabled, config.Plugin{Name: p.name, Weight: p.weight})
+			profile.Plugins.Reserve.Enabled = append(profile.Plugins.Reserve.Enabled, config.Plugin{Name: p.name})
 			profile.PluginConfig = append(profile.PluginConfig, config.PluginConfig{
 				Name: p.name, Args: &runtime.Unknown{Raw: []byte(p.args), ContentType: runtime.ContentTypeJSON},
 			})

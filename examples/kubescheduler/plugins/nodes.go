@@ -16,8 +16,9 @@ import (
 )
 
 // nodes is what a plugin keeps from cycle to cycle: the pipeline, the
-// node table with each row's NodeInfo generation, and the last cycle's
-// results by row. Its methods that change it run under the plugin's
+// node table with each row's NodeInfo generation, and a placer that
+// remembers each pod class's results by row and scores a row again only
+// when it changed. Its methods that change it run under the plugin's
 // mutex; lookup only reads, from Score and Filter, after the cycle's
 // evaluation.
 type nodes struct {
@@ -26,7 +27,7 @@ type nodes struct {
 	table  *resource.Table
 	rows   map[string]int32
 	gens   []int64 // per row, the NodeInfo generation it was read from
-	batch  *scoring.Batch
+	placer *scoring.Placer
 	// byNode finds a row from the v1.Node a NodeInfo holds (Score looks a
 	// row up for every node); rowNode is each row's v1.Node, to drop a
 	// replaced one.
@@ -45,16 +46,16 @@ type nodes struct {
 	rowInfo []fwk.NodeInfo
 	staleMu sync.Mutex
 	stale   []int32
+	// hinted are nodes a pod was reserved on or unreserved from since the
+	// last cycle (the plugin hands them over), read again now.
+	hinted []string
 
+	// The last evaluation: its cycle, task and every row's results (the
+	// placer's view, valid until the next evaluation).
 	cycle    uint64
+	task     *scoring.Task
+	scores   scoring.Scores
 	maxScore float64
-	// outcomes holds, per row, the cycle's result with the generation it
-	// was read at: what Score needs, in one cache line.
-	outcomes []rowOutcome
-	// batchRows maps the batch's rows to the table's when the cycle scored
-	// only some (partial, scoreSome); otherwise the batch holds the table.
-	batchRows []int32
-	partial   bool
 
 	alloc, used, nonZero resource.Vector
 }
@@ -93,8 +94,14 @@ func (n *nodes) prepare(cfg *config.Config, pod *v1.Pod, infos []fwk.NodeInfo, a
 		}
 		n.lastInfos[i], n.lastRows[i] = info, r
 	}
-	// Rows lookup found stale since the last cycle.
+	// Rows lookup found stale since the last cycle, and nodes pods were
+	// reserved on.
 	n.staleMu.Lock()
+	for _, name := range n.hinted {
+		if row, ok := n.rows[name]; ok {
+			n.stale = append(n.stale, row)
+		}
+	}
 	stale := n.stale
 	n.stale = n.stale[:0]
 	n.staleMu.Unlock()
@@ -179,11 +186,16 @@ func (n *nodes) rebuild(cfg *config.Config, pod *v1.Pod, infos []fwk.NodeInfo) e
 		return err
 	}
 	k := schema.Len()
+	table := resource.NewTable(schema, len(infos))
+	placer, err := scoring.NewPlacer(pipe, table, scoring.PlacerOptions{})
+	if err != nil {
+		return err
+	}
 	*n = nodes{
-		schema: schema, pipe: pipe, table: resource.NewTable(schema, len(infos)),
+		schema: schema, pipe: pipe, table: table, placer: placer,
 		rows: make(map[string]int32, len(infos)), byNode: newRowIndex(len(infos)),
-		batch: pipe.NewBatch(len(infos)), maxScore: pipe.MaxScore(),
-		alloc: make(resource.Vector, k), used: make(resource.Vector, k), nonZero: make(resource.Vector, k),
+		maxScore: pipe.MaxScore(),
+		alloc:    make(resource.Vector, k), used: make(resource.Vector, k), nonZero: make(resource.Vector, k),
 		cycle: n.cycle,
 	}
 	for _, info := range infos {
@@ -249,55 +261,24 @@ func clampVector(v resource.Vector) resource.Vector {
 	return v
 }
 
-// rowOutcome is one row's result in a cycle: its score on 0..100 (-1 when
-// a filter rejected it), the NodeInfo generation it was read at and the
-// cycle.
-type rowOutcome struct {
-	gen   int64
-	score int64
-	cycle uint64
-}
-
-// score runs the pipeline on the whole table, split across the cores for
-// a large one (PreScore runs on one goroutine, where Score runs on many),
-// and keeps each row's outcome.
+// score brings every row's result for the task up to date: the placer
+// scores the rows of a pod class it has not seen on every node, and
+// otherwise only the rows that changed since it last did.
 func (n *nodes) score(task *scoring.Task, cycle uint64) error {
-	var err error
-	if n.table.Len() >= parallelRows {
-		err = n.pipe.ScoreParallel(task, n.table, n.batch, 0)
-	} else {
-		err = n.pipe.Score(task, n.table, n.batch)
-	}
+	scores, err := n.placer.Scores(task)
 	if err != nil {
 		return err
 	}
-	n.sized()
-	for row := range n.outcomes {
-		o := rowOutcome{gen: n.gens[row], score: -1, cycle: cycle}
-		if n.batch.Feasible(row) {
-			o.score = toScore(n.batch.Total(row), n.maxScore)
-		}
-		n.outcomes[row] = o
-	}
-	n.partial = false
+	n.cycle, n.task, n.scores = cycle, task, scores
 	return nil
 }
 
-// sized gives outcomes a slot per row.
-func (n *nodes) sized() {
-	if len(n.outcomes) < n.table.Len() {
-		n.outcomes = append(n.outcomes, make([]rowOutcome, n.table.Len()-len(n.outcomes))...)
-	}
-	n.outcomes = n.outcomes[:n.table.Len()]
-}
-
-// scoreSome scores only the given nodes' rows, read afresh where they
-// changed, in a table of their own: what PreScore asks for when
-// kube-scheduler samples a few of many nodes. The batch then holds that
-// table; batchRows maps its rows back.
-func (n *nodes) scoreSome(task *scoring.Task, given []fwk.NodeInfo, cycle uint64) error {
-	partialScorings.Add(1)
-	n.batchRows, n.partial = n.batchRows[:0], true
+// refreshSome reads the given nodes' rows again where they changed: when
+// kube-scheduler scores a sample of the nodes (percentageOfNodesToScore),
+// reading the sample's generations costs less than working a changed node
+// out alone in Score.
+func (n *nodes) refreshSome(given []fwk.NodeInfo) {
+	sampledRefreshes.Add(1)
 	for _, info := range given {
 		row, ok := n.byNode.get(info.Node())
 		if !ok {
@@ -305,43 +286,15 @@ func (n *nodes) scoreSome(task *scoring.Task, given []fwk.NodeInfo, cycle uint64
 				continue // not a node of the snapshot: Score works it out alone
 			}
 		}
-		if err := n.refresh(row, info); err != nil {
-			continue // a resource the schema lacks: likewise
-		}
-		n.batchRows = append(n.batchRows, row)
+		_ = n.refresh(row, info) // a resource the schema lacks: likewise
 	}
-	sub := resource.NewTable(n.schema, len(n.batchRows))
-	for _, row := range n.batchRows {
-		r, err := sub.Add(n.table.Name(int(row)), n.table.Allocatable(int(row)), n.table.Used(int(row)))
-		if err != nil {
-			return err
-		}
-		if err := sub.SetNonZeroUsed(r, n.table.NonZeroUsed(int(row))); err != nil {
-			return err
-		}
-	}
-	if err := n.pipe.Score(task, sub, n.batch); err != nil {
-		return err
-	}
-	n.sized()
-	for i, row := range n.batchRows {
-		o := rowOutcome{gen: n.gens[row], score: -1, cycle: cycle}
-		if n.batch.Feasible(i) {
-			o.score = toScore(n.batch.Total(i), n.maxScore)
-		}
-		n.outcomes[row] = o
-	}
-	return nil
 }
 
-// parallelRows is the smallest table worth scoring on several cores.
-const parallelRows = 2048
-
-// lookup returns a node's outcome from the cycle's batch, when the batch
-// is this cycle's and read the NodeInfo at its current generation.
-func (n *nodes) lookup(cycle uint64, info fwk.NodeInfo, reason bool) (nodeResult, bool) {
+// lookup returns a node's outcome from the cycle's evaluation, when it is
+// this cycle's and read the NodeInfo at its current generation.
+func (n *nodes) lookup(cycle uint64, info fwk.NodeInfo, reason bool) (nodeResult, bool, error) {
 	if cycle != n.cycle {
-		return nodeResult{}, false
+		return nodeResult{}, false, nil
 	}
 	row, ok := n.byNode.get(info.Node())
 	if !ok {
@@ -349,29 +302,25 @@ func (n *nodes) lookup(cycle uint64, info fwk.NodeInfo, reason bool) (nodeResult
 		if row, ok = n.rows[info.Node().Name]; ok {
 			n.markStale(row)
 		}
-		return nodeResult{}, false
+		return nodeResult{}, false, nil
 	}
-	o := n.outcomes[row]
-	if o.cycle != cycle {
-		return nodeResult{}, false // not scored this cycle
+	if int(row) >= n.scores.Len() {
+		return nodeResult{}, false, nil
 	}
-	if o.gen != info.GetGeneration() {
+	if n.gens[row] != info.GetGeneration() {
 		if n.rowInfo[row] == info {
 			n.markStale(row) // changed in place since the last cycle
 		}
-		return nodeResult{}, false
+		return nodeResult{}, false, nil
 	}
-	if o.score < 0 {
+	if !n.scores.Feasible(int(row)) {
 		if !reason {
-			return nodeResult{}, true
+			return nodeResult{}, true, nil
 		}
-		batchRow := int(row)
-		if n.partial {
-			batchRow = slices.Index(n.batchRows, row)
-		}
-		return nodeResult{reason: n.batch.Reason(batchRow)}, true
+		why, err := n.pipe.Reason(n.task, n.table, int(row))
+		return nodeResult{reason: why}, true, err
 	}
-	return nodeResult{feasible: true, score: o.score}, true
+	return nodeResult{feasible: true, score: toScore(n.scores.Total(int(row)), n.maxScore)}, true, nil
 }
 
 // markStale queues a row to be read again in the next cycle. It is called
@@ -404,13 +353,13 @@ func evaluateOne(cfg *config.Config, s *cycleState, info fwk.NodeInfo) (nodeResu
 	if err := one.score(task, one.cycle); err != nil {
 		return nodeResult{}, err
 	}
-	r, _ := one.lookup(one.cycle, info, true)
-	return r, nil
+	r, _, err := one.lookup(one.cycle, info, true)
+	return r, err
 }
 
-// singleEvaluations counts evaluateOne's calls, partialScorings
-// scoreSome's, for tests.
-var singleEvaluations, partialScorings atomic.Int64
+// singleEvaluations counts evaluateOne's calls, sampledRefreshes
+// refreshSome's, for tests.
+var singleEvaluations, sampledRefreshes atomic.Int64
 
 // vector reads a framework Resource into dst, in the schema's slots; pods,
 // when the schema has the slot, holds the pod count. Scalar resources the

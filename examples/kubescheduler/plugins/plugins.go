@@ -59,6 +59,11 @@ type Plugin struct {
 	mu    sync.Mutex // serialises PreFilter and PreScore
 	nodes nodes
 	cycle uint64
+	// hinted are the nodes Reserve and Unreserve were told of since the
+	// last evaluation; Unreserve may run in a binding cycle, alongside the
+	// next scheduling cycle, so they have a mutex of their own.
+	hintMu sync.Mutex
+	hinted []string
 	// last is the CycleState the last evaluation wrote to, with what it
 	// wrote: Score and Filter, called for every node, find their cycle's
 	// results without a lookup in the CycleState.
@@ -76,6 +81,7 @@ var (
 	_ fwk.PreFilterPlugin = &Plugin{}
 	_ fwk.FilterPlugin    = &Plugin{}
 	_ fwk.SignPlugin      = &Plugin{}
+	_ fwk.ReservePlugin   = &Plugin{}
 )
 
 // NewNodeResourcesFitPlus builds Koordinator's NodeResourcesFitPlus from
@@ -182,6 +188,10 @@ func (p *Plugin) evaluate(pod *v1.Pod, given []fwk.NodeInfo, subset bool) (*cycl
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.hintMu.Lock()
+	p.nodes.hinted = append(p.nodes.hinted[:0], p.hinted...)
+	p.hinted = p.hinted[:0]
+	p.hintMu.Unlock()
 	if err := p.nodes.prepare(p.config, pod, infos, all); err != nil {
 		return nil, err
 	}
@@ -191,14 +201,11 @@ func (p *Plugin) evaluate(pod *v1.Pod, given []fwk.NodeInfo, subset bool) (*cycl
 	}
 	p.cycle++
 	if subset && 4*len(given) < p.nodes.table.Len() {
-		err = p.nodes.scoreSome(task, given, p.cycle)
-	} else {
-		err = p.nodes.score(task, p.cycle)
+		p.nodes.refreshSome(given)
 	}
-	if err != nil {
+	if err := p.nodes.score(task, p.cycle); err != nil {
 		return nil, err
 	}
-	p.nodes.cycle = p.cycle
 	return &cycleState{cycle: p.cycle, pod: pod, task: task, schema: p.nodes.schema}, nil
 }
 
@@ -266,6 +273,26 @@ func (p *Plugin) Score(_ context.Context, state fwk.CycleState, _ *v1.Pod, node 
 // ScoreExtensions is nil: scores are already on 0..100.
 func (p *Plugin) ScoreExtensions() fwk.ScoreExtensions { return nil }
 
+// Reserve notes the node the pod goes to: kube-scheduler assumes the pod
+// there, so the node's row is read again at the start of the next cycle
+// instead of being worked out on its own in Score. It never fails.
+func (p *Plugin) Reserve(_ context.Context, _ fwk.CycleState, _ *v1.Pod, nodeName string) *fwk.Status {
+	p.hint(nodeName)
+	return nil
+}
+
+// Unreserve notes the node the pod leaves, as Reserve does.
+func (p *Plugin) Unreserve(_ context.Context, _ fwk.CycleState, _ *v1.Pod, nodeName string) {
+	p.hint(nodeName)
+}
+
+// hint queues a node, by name, to be read again in the next cycle.
+func (p *Plugin) hint(name string) {
+	p.hintMu.Lock()
+	p.hinted = append(p.hinted, name)
+	p.hintMu.Unlock()
+}
+
 // write keeps a cycle's results in its CycleState.
 func (p *Plugin) write(state fwk.CycleState, s *cycleState) {
 	state.Write(p.key(), s)
@@ -279,7 +306,7 @@ func (p *Plugin) read(state fwk.CycleState) (*cycleState, error) {
 	}
 	d, err := state.Read(p.key())
 	if err != nil {
-		return nil, fmt.Errorf("%s: no state from PreFilter/PreScore: %w", p.name, err)
+		return nil, fmt.Errorf("%s: no state from PreFilter/PreScore (enable the plugin under multiPoint, or at preScore as well as score): %w", p.name, err)
 	}
 	s, ok := d.(*cycleState)
 	if !ok {
@@ -299,8 +326,8 @@ type nodeResult struct {
 // afresh when the batch did not read this NodeInfo as it now is. The
 // reason a node is infeasible is worked out only when asked for (Filter).
 func (p *Plugin) result(s *cycleState, node fwk.NodeInfo, reason bool) (nodeResult, error) {
-	if r, ok := p.nodes.lookup(s.cycle, node, reason); ok {
-		return r, nil
+	if r, ok, err := p.nodes.lookup(s.cycle, node, reason); ok || err != nil {
+		return r, err
 	}
 	return evaluateOne(p.config, s, node)
 }

@@ -85,6 +85,7 @@ func newFrameworkOn(t testing.TB, ctx context.Context, snapshot *cache.Snapshot,
 	for _, p := range plugins {
 		profile.Plugins.PreScore.Enabled = append(profile.Plugins.PreScore.Enabled, config.Plugin{Name: p.name})
 		profile.Plugins.Score.Enabled = append(profile.Plugins.Score.Enabled, config.Plugin{Name: p.name, Weight: p.weight})
+		profile.Plugins.Reserve.Enabled = append(profile.Plugins.Reserve.Enabled, config.Plugin{Name: p.name})
 		if p.name == ResourceStrategyFitName {
 			profile.Plugins.PreFilter.Enabled = append(profile.Plugins.PreFilter.Enabled, config.Plugin{Name: p.name})
 			profile.Plugins.Filter.Enabled = append(profile.Plugins.Filter.Enabled, config.Plugin{Name: p.name})
@@ -200,6 +201,11 @@ func TestStateKeptAcrossCyclesIsExact(t *testing.T) {
 							break
 						}
 						p := drawPod(fmt.Sprint("bound-", cycle), rapid.SampledFrom(names).Draw(rt, "bind to"))
+						if rapid.Bool().Draw(rt, "reserved") { // placed by this profile
+							if s := l.fw.RunReservePluginsReserve(ctx, framework.NewCycleState(), p, p.Spec.NodeName); !s.IsSuccess() {
+								t.Fatal(s.AsError())
+							}
+						}
 						if err := l.cache.AddPod(l.logger, p); err != nil {
 							t.Fatal(err)
 						}
@@ -317,10 +323,10 @@ func TestSignaturesKeepBatchingOn(t *testing.T) {
 }
 
 // When kube-scheduler scores only a few of many nodes (a sample, as
-// percentageOfNodesToScore takes in a large cluster), PreScore scores only
-// their rows, read afresh where they changed, and each sampled node gets
-// the score it gets when every node is scored.
-func TestSampledScoringScoresOnlyTheSample(t *testing.T) {
+// percentageOfNodesToScore takes in a large cluster), PreScore reads their
+// rows afresh where they changed (none is worked out alone in Score), and
+// each sampled node gets the score it gets when every node is scored.
+func TestSampledScoringReadsTheSampleAfresh(t *testing.T) {
 	ctx := context.Background()
 	for name, plugins := range map[string][]enabled{
 		"Koordinator":         koordinatorPlugins,
@@ -345,10 +351,10 @@ func TestSampledScoringScoresOnlyTheSample(t *testing.T) {
 					}
 				}
 				infos = l.sync(t)
-				before, singles := partialScorings.Load(), singleEvaluations.Load()
+				before, singles := sampledRefreshes.Load(), singleEvaluations.Load()
 				got := sampledOutcome(t, l.fw, infos, p, 2)
-				if partialScorings.Load() == before {
-					t.Fatalf("cycle %d: PreScore scored every row for a sample of 2 of 12 nodes", cycle)
+				if sampledRefreshes.Load() == before {
+					t.Fatalf("cycle %d: PreScore did not take the sampled path for 2 of 12 nodes", cycle)
 				}
 				if n := singleEvaluations.Load() - singles; n != 0 {
 					t.Errorf("cycle %d: %d of the sampled nodes were evaluated one by one", cycle, n)
@@ -360,6 +366,51 @@ func TestSampledScoringScoresOnlyTheSample(t *testing.T) {
 					if all[name] != score {
 						t.Errorf("cycle %d: %s scored %s in a sample, %s among all nodes", cycle, name, score, all[name])
 					}
+				}
+			}
+		})
+	}
+}
+
+// A pod reserved on a node (kube-scheduler assumes it there, which
+// changes the node's NodeInfo in place) makes the plugins read the node
+// again at the start of the next cycle: no node is worked out on its own
+// in Score, and the outcome is a fresh framework's. Without the Reserve
+// call the changed node is noticed in Score and worked out alone, as the
+// second half of the test shows.
+func TestReserveReadsTheNodeAgainNextCycle(t *testing.T) {
+	ctx := context.Background()
+	for name, plugins := range map[string][]enabled{
+		"Koordinator":         koordinatorPlugins,
+		"ResourceStrategyFit": {{ResourceStrategyFitName, 1, aiScenario}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			for _, reserve := range []bool{true, false} {
+				l := newLive(t, ctx, plugins...)
+				for i := range 4 {
+					l.cache.AddNode(l.logger, node(fmt.Sprint("gpu-", i), resources("cpu", "32", "memory", "256Gi", gpu, "8")))
+				}
+				p := pod("p", "", resources("cpu", "4", "memory", "16Gi", gpu, "2"))
+				infos := l.sync(t)
+				outcome(t, l.fw, infos, p)
+				placed := pod("placed", "gpu-2", resources("cpu", "4", "memory", "16Gi", gpu, "2"))
+				if reserve {
+					if s := l.fw.RunReservePluginsReserve(ctx, framework.NewCycleState(), placed, "gpu-2"); !s.IsSuccess() {
+						t.Fatal(s.AsError())
+					}
+				}
+				if err := l.cache.AssumePod(l.logger, placed); err != nil {
+					t.Fatal(err)
+				}
+				infos = l.sync(t)
+				singles := singleEvaluations.Load()
+				got := outcome(t, l.fw, infos, p)
+				alone := singleEvaluations.Load() - singles
+				if want := outcome(t, newFrameworkOn(t, ctx, l.snapshot, plugins...), infos, p); fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("reserve %v: kept state gave\n%v\na fresh framework\n%v", reserve, got, want)
+				}
+				if want := map[bool]int64{true: 0, false: 1}[reserve]; alone < want || reserve && alone != 0 {
+					t.Errorf("reserve %v: %d nodes worked out alone in the next cycle, want %d", reserve, alone, want)
 				}
 			}
 		})

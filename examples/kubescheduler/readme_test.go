@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	schedulerscheme "k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
+	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	frameworkplugins "k8s.io/kubernetes/pkg/scheduler/framework/plugins"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/kubernetes/pkg/scheduler/metrics"
+
+	"github.com/resfit/resfit/examples/kubescheduler/plugins"
+)
+
+// The README's scheduler-config.yaml builds, with kube-scheduler's own
+// defaulting and multiPoint expansion, into profiles where every resfit
+// plugin that scores also runs at PreScore (its Score reads what PreScore
+// wrote) and at Reserve, and ResourceStrategyFit filters at PreFilter and
+// Filter.
+func TestREADMESchedulerConfigEnablesEveryPoint(t *testing.T) {
+	metrics.Register() // the framework runtime records into them
+	text, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(text), "`scheduler-config.yaml`,")
+	if ok {
+		_, block, ok = strings.Cut(block, "```yaml\n")
+	}
+	if ok {
+		block, _, ok = strings.Cut(block, "```")
+	}
+	if !ok {
+		t.Fatal("README.md has no scheduler-config.yaml block")
+	}
+	obj, _, err := schedulerscheme.Codecs.UniversalDecoder().Decode([]byte(block), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := obj.(*config.KubeSchedulerConfiguration)
+	registry := frameworkplugins.NewInTreeRegistry()
+	if err := registry.Merge(frameworkruntime.Registry{
+		plugins.NodeResourcesFitPlusName:    plugins.NewNodeResourcesFitPlus,
+		plugins.ScarceResourceAvoidanceName: plugins.NewScarceResourceAvoidance,
+		plugins.ResourceStrategyFitName:     plugins.NewResourceStrategyFit,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	client := fake.NewClientset()
+	ctx := context.Background()
+	if len(cfg.Profiles) != 2 {
+		t.Fatalf("%d profiles, want 2", len(cfg.Profiles))
+	}
+	for i := range cfg.Profiles {
+		profile := &cfg.Profiles[i]
+		fw, err := frameworkruntime.NewFramework(ctx, registry, profile,
+			frameworkruntime.WithClientSet(client),
+			frameworkruntime.WithInformerFactory(informers.NewSharedInformerFactory(client, 0)),
+			frameworkruntime.WithSnapshotSharedLister(cache.NewEmptySnapshot()))
+		if err != nil {
+			t.Fatalf("profile %s: %v", profile.SchedulerName, err)
+		}
+		enabled := fw.ListPlugins()
+		names := func(set config.PluginSet) []string {
+			var out []string
+			for _, p := range set.Enabled {
+				out = append(out, p.Name)
+			}
+			return out
+		}
+		scorers := 0
+		for _, name := range names(enabled.Score) {
+			if !slices.Contains([]string{plugins.NodeResourcesFitPlusName, plugins.ScarceResourceAvoidanceName, plugins.ResourceStrategyFitName}, name) {
+				continue
+			}
+			scorers++
+			for point, set := range map[string]config.PluginSet{"preScore": enabled.PreScore, "reserve": enabled.Reserve} {
+				if !slices.Contains(names(set), name) {
+					t.Errorf("profile %s: %s scores but is not enabled at %s", profile.SchedulerName, name, point)
+				}
+			}
+			if name == plugins.ResourceStrategyFitName && (!slices.Contains(names(enabled.PreFilter), name) || !slices.Contains(names(enabled.Filter), name)) {
+				t.Errorf("profile %s: ResourceStrategyFit does not filter", profile.SchedulerName)
+			}
+		}
+		if scorers == 0 {
+			t.Errorf("profile %s: no resfit plugin scores (score plugins: %v)", profile.SchedulerName, names(enabled.Score))
+		}
+	}
+}
