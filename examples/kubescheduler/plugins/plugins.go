@@ -8,14 +8,16 @@
 //
 // kube-scheduler calls Filter and Score once per node; these plugins do
 // their work once per cycle instead, in PreFilter (ResourceStrategyFit) or
-// PreScore, scoring every node in one resfit batch, and Filter and Score
-// look the results up. What does not change from cycle to cycle is kept:
-// the pipeline is built once (again only when a resource name it has not
-// seen appears), the node table is kept and a node's row is read again
-// only when its NodeInfo generation changed, and the per-cycle results
-// live in slices reused from cycle to cycle. Pods are read through
-// kubebridge. Every plugin implements SignPlugin, so a profile that uses
-// them keeps kube-scheduler's opportunistic batching.
+// PreScore, and Filter and Score look the results up. What does not change
+// from cycle to cycle is kept: the pipeline is built once (again only when
+// a resource name it has not seen appears), the node table is kept and a
+// node's row is read again only when its NodeInfo generation changed, and
+// a scoring.Placer remembers every node's result per pod class, so a cycle
+// rescores only the rows that changed since the class was last seen.
+// Reserve and Unreserve name the node a pod goes to, read again at the
+// start of the next cycle. Pods are read through kubebridge. Every plugin
+// implements SignPlugin, so a profile that uses them keeps
+// kube-scheduler's opportunistic batching.
 package plugins
 
 import (
