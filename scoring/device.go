@@ -2,7 +2,6 @@ package scoring
 
 import (
 	"fmt"
-	"strings"
 	"sync/atomic"
 
 	"github.com/resfit/resfit/resource"
@@ -76,11 +75,8 @@ func (f *DeviceFilter) FilterNodes(task *Task, nodes Span, v *Verdicts) error {
 // had enough free.
 func (f *DeviceFilter) Explain(task *Task, nodes *resource.Table, row, _ int) string {
 	r := task.Devices
-	if model := f.devices.Model(row); !task.Models.Accepts(model) {
-		if model == "" {
-			return fmt.Sprintf("%s model unknown; the task accepts only %s", f.devices.Name(), strings.Join(task.Models.Names(), ", "))
-		}
-		return fmt.Sprintf("%s model %s is not one the task accepts (%s)", f.devices.Name(), model, strings.Join(task.Models.Names(), ", "))
+	if why := task.Models.Rejection(f.devices.Name(), f.devices.Model(row)); why != "" {
+		return why
 	}
 	n := 0
 	for _, free := range f.devices.Free(row) {
