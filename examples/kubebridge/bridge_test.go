@@ -288,3 +288,59 @@ func TestSnapshotMatchesRebuildAfterAnyEvents(t *testing.T) {
 		}
 	})
 }
+
+// The device view: each node's devices from its allocatable, its model
+// from its labels (GPU feature discovery's, else Koordinator's), the
+// devices the counted pods hold taken tightest first; a finished pod
+// holds none.
+func TestSnapshotDevices(t *testing.T) {
+	a := node("a", "cpu", "64", gpu, "4")
+	a.Labels = map[string]string{"nvidia.com/gpu.product": "Tesla-T4"}
+	b := node("b", "cpu", "64", gpu, "2")
+	b.Labels = map[string]string{"node.koordinator.sh/gpu-model": "NVIDIA-H20"}
+	c := node("c", "cpu", "64")
+	shared := pod("shared", "a", "cpu", "1", gpu, "1", "nvidia.com/gpucores", "30")
+	whole := pod("whole", "a", "cpu", "1", gpu, "2")
+	done := pod("done", "b", "cpu", "1", gpu, "2")
+	done.Status.Phase = v1.PodSucceeded
+	s, err := NewSnapshot([]*v1.Node{a, b, c}, []*v1.Pod{shared, whole, done})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Models(); !slices.Equal(got, []string{"NVIDIA-H20", "Tesla-T4"}) {
+		t.Errorf("models %v", got)
+	}
+	d, err := s.Devices(gpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct {
+		model string
+		free  []int64
+	}{
+		"a": {"Tesla-T4", []int64{700, 0, 0, 1000}}, // the shared pod's 300 on the first, the whole pod's two next
+		"b": {"NVIDIA-H20", []int64{1000, 1000}},
+		"c": {"", []int64{}},
+	}
+	for name, w := range want {
+		row, _ := s.Row(name)
+		if d.Model(row) != w.model || !slices.Equal(d.Free(row), w.free) {
+			t.Errorf("node %s: model %q free %v, want %q %v", name, d.Model(row), d.Free(row), w.model, w.free)
+		}
+	}
+	// NewTask reads the models a pod accepts only when asked to, and says
+	// which annotation is at fault.
+	p := pod("p", "", gpu, "1")
+	p.Annotations = map[string]string{"nvidia.com/use-gputype": "A100"}
+	if task, err := NewTask(s.Schema(), p, TaskOptions{}); err != nil || task.Models != "" {
+		t.Errorf("without Models: %q, %v", task.Models, err)
+	}
+	if _, err := NewTask(s.Schema(), p, TaskOptions{Models: s.Models()}); err == nil ||
+		err.Error() != "pod default/p: annotations nvidia.com/use-gputype: no GPU model of the cluster (NVIDIA-H20, Tesla-T4) is left" {
+		t.Errorf("error %v", err)
+	}
+	p.Annotations = map[string]string{"resfit.io/gpu-models": "Tesla-T4"}
+	if task, err := NewTask(s.Schema(), p, TaskOptions{Models: s.Models()}); err != nil || task.Models != "Tesla-T4" {
+		t.Errorf("exact: %q, %v", task.Models, err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/config"
 )
 
@@ -106,4 +107,88 @@ func ExampleSnapshot_AddPod() {
 	// add     used cpu 0m, pods 0
 	// bind    used cpu 500m, pods 1
 	// finish  used cpu 0m, pods 0
+}
+
+// GPU models: nodes carry the product label NVIDIA's GPU feature discovery
+// sets, and a pending pod accepts A100s and V100s by HAMi's annotation
+// (texts a model must contain, without regard to case). With the
+// snapshot's device view the DeviceShare filter rejects the T4 node and
+// says why; of the two others the pod packs onto the A100 node, whose
+// running job leaves 2 of 8 GPUs (gpu 8/8 × 2, cpu 40/64 free: 2.625/3 ×
+// 1000 = 875; on the idle V100 node 2/8 × 2 + 60/64 = 1.4375 → 479.2).
+func ExampleSnapshot_Devices() {
+	gpuNode := func(name, product, gpus string) *v1.Node {
+		n := newNode(name, "cpu", "64", "memory", "512Gi", "pods", "110", "nvidia.com/gpu", gpus)
+		n.Labels = map[string]string{"nvidia.com/gpu.product": product}
+		return n
+	}
+	train := newPod("train-0", "", "cpu", "4", "memory", "32Gi", "nvidia.com/gpu", "2")
+	train.Annotations = map[string]string{"nvidia.com/use-gputype": "a100,V100"}
+	snap, err := kubebridge.NewSnapshot(
+		[]*v1.Node{
+			gpuNode("a100", "NVIDIA-A100-SXM4-80GB", "8"),
+			gpuNode("v100", "Tesla-V100-SXM2-32GB", "8"),
+			gpuNode("t4", "Tesla-T4", "4"),
+		},
+		[]*v1.Pod{newPod("running", "a100", "cpu", "20", "memory", "64Gi", "nvidia.com/gpu", "6"), train})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	devices, err := snap.Devices("nvidia.com/gpu")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	cfg, err := config.Load([]byte(`
+plugins:
+- name: resource-strategy-fit
+  args:
+    resources:
+      nvidia.com/gpu: {type: MostAllocated, weight: 2}
+      cpu: {type: LeastAllocated, weight: 1}
+`), config.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	pipe, err := cfg.Build(snap.Schema())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	deviceShare, err := scoring.NewDeviceFilter(devices)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if pipe, err = pipe.WithFilters(deviceShare); err != nil {
+		fmt.Println(err)
+		return
+	}
+	task, err := kubebridge.NewTask(snap.Schema(), train, kubebridge.TaskOptions{Devices: "nvidia.com/gpu", Models: snap.Models()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("models:", snap.Models())
+	fmt.Println("accepted:", task.Models)
+	batch := pipe.NewBatch(snap.Table().Len())
+	if err := pipe.Score(task, snap.Table(), batch); err != nil {
+		fmt.Println(err)
+		return
+	}
+	for row := range snap.Table().Len() {
+		if batch.Feasible(row) {
+			fmt.Printf("%s %.1f\n", snap.Table().Name(row), batch.Total(row))
+		} else {
+			fmt.Printf("%s: %s\n", snap.Table().Name(row), batch.Reason(row))
+		}
+	}
+	// Output:
+	// models: [NVIDIA-A100-SXM4-80GB Tesla-T4 Tesla-V100-SXM2-32GB]
+	// accepted: NVIDIA-A100-SXM4-80GB|Tesla-V100-SXM2-32GB
+	// a100 875.0
+	// v100 479.2
+	// t4: nvidia.com/gpu model Tesla-T4 is not one the task accepts (NVIDIA-A100-SXM4-80GB, Tesla-V100-SXM2-32GB)
 }

@@ -154,6 +154,12 @@ type TaskOptions struct {
 	// (as resource.Devices counts it: 1000 milli-units a device), such as
 	// nvidia.com/gpu; empty leaves Task.Devices empty.
 	Devices string
+	// Models, when not nil, fills Task.Models from the pod's annotations
+	// (resource.AcceptedModels: resfit.io/gpu-models, or HAMi's
+	// nvidia.com/use-gputype and nvidia.com/nouse-gputype) among these
+	// models, the cluster's (Snapshot.Models); an unusable annotation is
+	// NewTask's error. nil leaves Task.Models empty: any model.
+	Models []string
 }
 
 // NewTask turns a pod into a task for a pipeline over the schema: its
@@ -161,8 +167,9 @@ type TaskOptions struct {
 // scheduling.k8s.io/group-name annotation, or the scheduler-plugins label
 // scheduling.x-k8s.io/pod-group), its requests by every rule, Volcano's
 // scoring annotations (an unusable pair scores the pod 0 everywhere, as
-// Volcano does; VolcanoOverride says why) and, with opts.Devices, what it
-// asks of individual devices.
+// Volcano does; VolcanoOverride says why), with opts.Devices what it
+// asks of individual devices and with opts.Models the GPU models it
+// accepts.
 func NewTask(schema *resource.Schema, pod *v1.Pod, opts TaskOptions) (*scoring.Task, error) {
 	r, err := RequestsOf(schema, pod)
 	if err != nil {
@@ -182,6 +189,11 @@ func NewTask(schema *resource.Schema, pod *v1.Pod, opts TaskOptions) (*scoring.T
 	}
 	if opts.Devices != "" {
 		t.Devices = deviceRequest(pod, opts.Devices)
+	}
+	if opts.Models != nil {
+		if t.Models, err = resource.AcceptedModels(pod.Annotations, opts.Models); err != nil {
+			return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
 	}
 	return t, nil
 }

@@ -451,3 +451,66 @@ func (s *Snapshot) grow(added []string, apply, undo func()) error {
 	s.changes++
 	return nil
 }
+
+// Model returns a node's GPU model (resource.NodeModel of its labels), ""
+// when it is not known or there is no such node.
+func (s *Snapshot) Model(node string) string {
+	if n := s.nodes[node]; n != nil {
+		return resource.NodeModel(n.Labels)
+	}
+	return ""
+}
+
+// Models returns the GPU models of the snapshot's nodes, sorted, each
+// once: what TaskOptions.Models resolves pods' annotations among.
+func (s *Snapshot) Models() []string {
+	seen := map[string]bool{}
+	for _, n := range s.nodes {
+		if m := resource.NodeModel(n.Labels); m != "" {
+			seen[m] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// Devices builds a device view of the named device resource (such as
+// nvidia.com/gpu) with Table's rows: a node has as many devices of 1000
+// milli-units as it has of the resource allocatable (at most
+// resource.MaxDevicesPerNode), of its GPU model (Model), and the pods that
+// count on it take theirs, tightest first (TaskOptions.Devices reads what
+// a pod asks of devices), in the order of their names. Kubernetes objects
+// do not say which device a pod holds, so the view is what a placement in
+// that order leaves; a pod that no longer fits is left out. Build it again
+// after events: it is not kept up to date.
+func (s *Snapshot) Devices(device string) (*resource.Devices, error) {
+	devices, err := resource.NewDevices(device, 1000)
+	if err != nil {
+		return nil, err
+	}
+	slot, hasSlot := s.schema.Slot(device)
+	for row, name := range s.order {
+		count := int64(0)
+		if hasSlot {
+			count = s.table.Allocatable(row)[slot] / 1000
+		}
+		if _, err := devices.AddNode(int(min(count, resource.MaxDevicesPerNode))); err != nil {
+			return nil, err
+		}
+		if err := devices.SetModel(row, s.Model(name)); err != nil {
+			return nil, err
+		}
+		keys := slices.Sorted(maps.Keys(s.bound[name]))
+		for _, key := range keys {
+			e := s.bound[name][key]
+			if e.plain == nil { // a pod that does not count
+				continue
+			}
+			if r := deviceRequest(e.pod, device); r.Count > 0 && devices.Fits(row, r) {
+				if _, err := devices.Allocate(row, r); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return devices, nil
+}
