@@ -142,3 +142,48 @@ func Override(schema *resource.Schema, annotations map[string]string) *strategy.
 	}
 	return o
 }
+
+// GPU models. A node's model is its label (resource.NodeModel: GPU feature
+// discovery's nvidia.com/gpu.product, else Koordinator's); a task accepts
+// the models its pod's annotations leave (resource.AcceptedModels:
+// resfit.io/gpu-models, or nvidia.com/use-gputype and
+// nvidia.com/nouse-gputype, which Volcano's vGPU device plugin reads for
+// vGPU requests and this predicate applies to whole GPUs too).
+
+// gpuRequests are the resources whose request makes a task's GPU models
+// matter.
+var gpuRequests = []string{"nvidia.com/gpu", "volcano.sh/vgpu-number"}
+
+// AsksForGPUs reports whether a task's scalar requests include a GPU.
+func AsksForGPUs[K ~string](scalars map[K]float64) bool {
+	for _, name := range gpuRequests {
+		if scalars[K(name)] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// ClusterModels lists the GPU models of the nodes, given their labels,
+// sorted, each once.
+func ClusterModels(nodeLabels []map[string]string) []string {
+	var models []string
+	for _, labels := range nodeLabels {
+		if m := resource.NodeModel(labels); m != "" {
+			models = append(models, m)
+		}
+	}
+	slices.Sort(models)
+	return slices.Compact(models)
+}
+
+// ModelReason says why a node may not serve a task that asks for GPUs,
+// given the models the task accepts (AcceptedModels' result and error for
+// its pod's annotations): the annotations' error, or the node's model not
+// being one of them; "" when it may.
+func ModelReason(accepted resource.ModelSet, acceptErr error, nodeLabels map[string]string) string {
+	if acceptErr != nil {
+		return acceptErr.Error()
+	}
+	return accepted.Rejection("nvidia.com/gpu", resource.NodeModel(nodeLabels))
+}

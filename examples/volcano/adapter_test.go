@@ -1,6 +1,7 @@
 package volcano
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,5 +127,36 @@ func TestOutOfRangeAnnotationWeightsScoreZero(t *testing.T) {
 	// cpu MostAllocated (8+4)/64 × 1 / 1 × 100 × 10 = 187.5; in range.
 	if b.Total(0) != 187.5 || b.Total(0) > pipe.MaxScore() {
 		t.Errorf("usable annotation: total %v, max %v", b.Total(0), pipe.MaxScore())
+	}
+}
+
+// A task that asks for GPUs runs only on nodes of a model its annotations
+// accept; the reason names the models, or the annotation at fault.
+func TestModelReason(t *testing.T) {
+	labels := func(model string) map[string]string { return map[string]string{"nvidia.com/gpu.product": model} }
+	cluster := ClusterModels([]map[string]string{labels("Tesla-T4"), labels("NVIDIA-A100-SXM4-80GB"), nil, labels("Tesla-T4")})
+	if !slices.Equal(cluster, []string{"NVIDIA-A100-SXM4-80GB", "Tesla-T4"}) {
+		t.Fatalf("cluster models %v", cluster)
+	}
+	if !AsksForGPUs(map[string]float64{"nvidia.com/gpu": 2000}) || !AsksForGPUs(map[string]float64{"volcano.sh/vgpu-number": 1000}) ||
+		AsksForGPUs(map[string]float64{"cpu": 1000}) || AsksForGPUs[string](nil) {
+		t.Error("AsksForGPUs")
+	}
+	for _, c := range []struct {
+		annotations map[string]string
+		node        map[string]string
+		want        string
+	}{
+		{nil, labels("Tesla-T4"), ""},
+		{map[string]string{"nvidia.com/use-gputype": "a100"}, labels("NVIDIA-A100-SXM4-80GB"), ""},
+		{map[string]string{"nvidia.com/use-gputype": "a100"}, labels("Tesla-T4"), "nvidia.com/gpu model Tesla-T4 is not one the task accepts (NVIDIA-A100-SXM4-80GB)"},
+		{map[string]string{"nvidia.com/nouse-gputype": "T4"}, nil, "nvidia.com/gpu model unknown; the task accepts only NVIDIA-A100-SXM4-80GB"},
+		{map[string]string{"nvidia.com/use-gputype": "H100"}, labels("Tesla-T4"), "annotations nvidia.com/use-gputype: no GPU model of the cluster (NVIDIA-A100-SXM4-80GB, Tesla-T4) is left"},
+		{map[string]string{"resfit.io/gpu-models": "A 100"}, labels("Tesla-T4"), `annotation resfit.io/gpu-models: device models "A 100": model "A 100": name part has ' '`},
+	} {
+		accepted, err := resource.AcceptedModels(c.annotations, cluster)
+		if got := ModelReason(accepted, err, c.node); !strings.HasPrefix(got, c.want) || (c.want == "") != (got == "") {
+			t.Errorf("%v on %v: %q, want %q", c.annotations, c.node, got, c.want)
+		}
 	}
 }

@@ -3,6 +3,8 @@
 package volcano
 
 import (
+	"sync"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 	"volcano.sh/volcano/pkg/scheduler/api"
@@ -43,8 +45,9 @@ func fill(schema *resource.Schema, dst resource.Vector, r *api.Resource) {
 }
 
 // OnSessionOpen builds the session's table and registers a batch node-order
-// function (every node scored in one resfit batch) and, with sra
-// proportional, a predicate.
+// function (every node scored in one resfit batch) and a predicate: a task
+// that asks for GPUs only on nodes of a GPU model its annotations accept
+// (ModelReason) and, with sra proportional, the proportional check.
 func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
 	if p.config == nil {
 		return
@@ -106,16 +109,27 @@ func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
 		}
 		return scores, nil
 	})
-	if p.config.Proportional == nil {
-		return
+	models := sessionModels(ssn)
+	var prop *sra.Proportional
+	if p.config.Proportional != nil {
+		if prop, err = sra.NewProportional(schema, p.config.Proportional); err != nil {
+			klog.Errorf("%s: %v", PluginName, err)
+			prop = nil
+		}
 	}
-	prop, err := sra.NewProportional(schema, p.config.Proportional)
-	if err != nil {
-		klog.Errorf("%s: %v", PluginName, err)
-		return
-	}
+	var mu sync.Mutex // predicates run on several goroutines
 	taskReq, nodeAlloc, nodeUsed := make(resource.Vector, schema.Len()), make(resource.Vector, schema.Len()), make(resource.Vector, schema.Len())
 	ssn.AddPredicateFn(PluginName, func(task *api.TaskInfo, node *api.NodeInfo) error {
+		if task.Resreq != nil && AsksForGPUs(task.Resreq.ScalarResources) && node.Node != nil {
+			if why := models.reason(task, node.Node.Labels); why != "" {
+				return api.NewFitErrWithStatus(task, node, &api.Status{Code: api.UnschedulableAndUnresolvable, Plugin: PluginName, Reason: why})
+			}
+		}
+		if prop == nil {
+			return nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
 		fill(schema, taskReq, task.Resreq)
 		fill(schema, nodeAlloc, node.Allocatable)
 		fill(schema, nodeUsed, node.Used)
@@ -124,6 +138,43 @@ func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
 		}
 		return nil
 	})
+}
+
+// taskModels is the GPU models of a session's nodes and, per task, the
+// models its annotations accept, worked out once.
+type taskModels struct {
+	cluster []string
+	tasks   sync.Map // api.TaskID → acceptance
+}
+
+type acceptance struct {
+	set resource.ModelSet
+	err error
+}
+
+func sessionModels(ssn *framework.Session) *taskModels {
+	var labels []map[string]string
+	for _, n := range ssn.Nodes {
+		if n.Node != nil {
+			labels = append(labels, n.Node.Labels)
+		}
+	}
+	return &taskModels{cluster: ClusterModels(labels)}
+}
+
+// reason is ModelReason for a task on a node of these labels.
+func (m *taskModels) reason(task *api.TaskInfo, nodeLabels map[string]string) string {
+	a, ok := m.tasks.Load(task.UID)
+	if !ok {
+		var annotations map[string]string
+		if task.Pod != nil {
+			annotations = task.Pod.Annotations
+		}
+		set, err := resource.AcceptedModels(annotations, m.cluster)
+		a, _ = m.tasks.LoadOrStore(task.UID, acceptance{set, err})
+	}
+	acc := a.(acceptance)
+	return ModelReason(acc.set, acc.err, nodeLabels)
 }
 
 func (p *Plugin) OnSessionClose(*framework.Session) {}

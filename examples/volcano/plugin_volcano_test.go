@@ -4,6 +4,7 @@ package volcano
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v2"
@@ -152,5 +153,64 @@ func matchVolcano(t *testing.T, arguments string) {
 	}
 	if compared != 12 {
 		t.Errorf("compared %d task×node pairs, want 12", compared)
+	}
+}
+
+// In a Volcano session, a task that asks for GPUs and accepts only some
+// models (HAMi's nvidia.com/use-gputype here, resfit's exact annotation
+// for the other) is kept off nodes of other models, with a reason naming
+// them; a CPU task and a task without annotations go anywhere.
+func TestGPUModelPredicateInSession(t *testing.T) {
+	options.Default()
+	gpu := func(n string) api.ScalarResource { return api.ScalarResource{Name: "nvidia.com/gpu", Value: n} }
+	labelled := func(name, model string) *v1.Node {
+		rl := api.BuildResourceList("64", "256Gi", []api.ScalarResource{{Name: "pods", Value: "110"}, gpu("8")}...)
+		return util.BuildNode(name, rl, map[string]string{"nvidia.com/gpu.product": model})
+	}
+	annotated := func(p *v1.Pod, key, value string) *v1.Pod {
+		p.Annotations[key] = value // beside the pod group's
+		return p
+	}
+	test := uthelper.TestCommonStruct{
+		Name:      "GPU models",
+		Plugins:   map[string]framework.PluginBuilder{PluginName: New},
+		PodGroups: []*schedulingv1.PodGroup{util.BuildPodGroup("pg1", "c1", "c1", 0, nil, "")},
+		Queues:    []*schedulingv1.Queue{util.BuildQueue("c1", 1, nil)},
+		Nodes:     []*v1.Node{labelled("a100", "NVIDIA-A100-SXM4-80GB"), labelled("t4", "Tesla-T4"), cpuNode("cpu", "32", "64Gi")},
+		Pods: []*v1.Pod{
+			annotated(pod("wants-a100", "", v1.PodPending, api.BuildResourceList("8", "8G", gpu("1"))), "nvidia.com/use-gputype", "a100"),
+			annotated(pod("wants-t4", "", v1.PodPending, api.BuildResourceList("8", "8G", gpu("1"))), "resfit.io/gpu-models", "Tesla-T4"),
+			annotated(pod("cpu-only", "", v1.PodPending, api.BuildResourceList("8", "8G")), "nvidia.com/use-gputype", "a100"),
+			pod("any-gpu", "", v1.PodPending, api.BuildResourceList("8", "8G", gpu("1"))),
+		},
+	}
+	args := framework.Arguments{"resources": map[any]any{"nvidia.com/gpu": map[any]any{"type": "MostAllocated", "weight": 1}}}
+	yes := true
+	ssn := test.RegisterSession([]conf.Tier{{Plugins: []conf.PluginOption{{Name: PluginName, EnabledNodeOrder: &yes, EnabledPredicate: &yes, Arguments: args}}}}, nil)
+	t.Cleanup(test.Close)
+	want := map[string]map[string]string{
+		"wants-a100": {"a100": "", "t4": "nvidia.com/gpu model Tesla-T4 is not one the task accepts (NVIDIA-A100-SXM4-80GB)", "cpu": "nvidia.com/gpu model unknown; the task accepts only NVIDIA-A100-SXM4-80GB"},
+		"wants-t4":   {"a100": "nvidia.com/gpu model NVIDIA-A100-SXM4-80GB is not one the task accepts (Tesla-T4)", "t4": "", "cpu": "nvidia.com/gpu model unknown; the task accepts only Tesla-T4"},
+		"cpu-only":   {"a100": "", "t4": "", "cpu": ""},
+		"any-gpu":    {"a100": "", "t4": "", "cpu": ""},
+	}
+	checked := 0
+	for _, job := range ssn.Jobs {
+		for _, task := range job.Tasks {
+			for node, reason := range want[task.Name] {
+				err := ssn.PredicateFn(task, ssn.Nodes[node])
+				got := ""
+				if err != nil {
+					got = err.Error()
+				}
+				if !strings.Contains(got, reason) || (reason == "") != (err == nil) {
+					t.Errorf("%s on %s: %v, want %q", task.Name, node, err, reason)
+				}
+				checked++
+			}
+		}
+	}
+	if checked != 12 {
+		t.Errorf("checked %d task×node pairs, want 12", checked)
 	}
 }
