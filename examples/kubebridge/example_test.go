@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/config"
 )
@@ -27,6 +28,23 @@ func newNode(name string, kv ...string) *v1.Node {
 func newPod(name, nodeName string, kv ...string) *v1.Pod {
 	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ml"},
 		Spec: v1.PodSpec{NodeName: nodeName, Containers: []v1.Container{{Name: "main", Resources: v1.ResourceRequirements{Requests: resources(kv...)}}}}}
+}
+
+// packGPUs is the examples' pipeline: resource-strategy-fit packing GPUs
+// (MostAllocated, weight 2) and spreading cpu (LeastAllocated, weight 1).
+func packGPUs(schema *resource.Schema) (*scoring.Pipeline, error) {
+	cfg, err := config.Load([]byte(`
+plugins:
+- name: resource-strategy-fit
+  args:
+    resources:
+      nvidia.com/gpu: {type: MostAllocated, weight: 2}
+      cpu: {type: LeastAllocated, weight: 1}
+`), config.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return cfg.Build(schema)
 }
 
 // A cluster read from Kubernetes objects, a pending pod turned into a
@@ -49,19 +67,7 @@ func ExampleNewSnapshot() {
 		fmt.Println(err)
 		return
 	}
-	cfg, err := config.Load([]byte(`
-plugins:
-- name: resource-strategy-fit
-  args:
-    resources:
-      nvidia.com/gpu: {type: MostAllocated, weight: 2}
-      cpu: {type: LeastAllocated, weight: 1}
-`), config.Options{})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	pipe, err := cfg.Build(snap.Schema())
+	pipe, err := packGPUs(snap.Schema())
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -140,19 +146,7 @@ func ExampleSnapshot_Devices() {
 		fmt.Println(err)
 		return
 	}
-	cfg, err := config.Load([]byte(`
-plugins:
-- name: resource-strategy-fit
-  args:
-    resources:
-      nvidia.com/gpu: {type: MostAllocated, weight: 2}
-      cpu: {type: LeastAllocated, weight: 1}
-`), config.Options{})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	pipe, err := cfg.Build(snap.Schema())
+	pipe, err := packGPUs(snap.Schema())
 	if err != nil {
 		fmt.Println(err)
 		return
