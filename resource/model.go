@@ -172,7 +172,7 @@ func AcceptedModels(annotations map[string]string, clusterModels []string) (Mode
 			// the pod, which the set says as it is.
 			return names, nil
 		}
-		return "", fmt.Errorf("annotations %s: no GPU model of the cluster (%s) is left", statedAnnotations(hasExact, hasUse, hasNoUse), strings.Join(distinctModels(clusterModels), ", "))
+		return "", fmt.Errorf("annotations %s: no GPU model of the cluster (%s) is left", statedAnnotations(hasExact, hasUse, hasNoUse), strings.Join(DistinctModels(clusterModels), ", "))
 	}
 	slices.Sort(accepted)
 	return ModelSet(strings.Join(slices.Compact(accepted), "|")), nil
@@ -214,7 +214,9 @@ func statedAnnotations(exact, use, nouse bool) string {
 	return strings.Join(keys, " and ")
 }
 
-func distinctModels(models []string) []string {
+// DistinctModels returns the models, "" dropped, sorted, each once: a
+// cluster's models from its nodes' (NodeModel).
+func DistinctModels(models []string) []string {
 	out := slices.DeleteFunc(slices.Clone(models), func(m string) bool { return m == "" })
 	slices.Sort(out)
 	return slices.Compact(out)

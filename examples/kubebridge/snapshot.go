@@ -464,13 +464,11 @@ func (s *Snapshot) Model(node string) string {
 // Models returns the GPU models of the snapshot's nodes, sorted, each
 // once: what TaskOptions.Models resolves pods' annotations among.
 func (s *Snapshot) Models() []string {
-	seen := map[string]bool{}
+	models := make([]string, 0, len(s.nodes))
 	for _, n := range s.nodes {
-		if m := resource.NodeModel(n.Labels); m != "" {
-			seen[m] = true
-		}
+		models = append(models, resource.NodeModel(n.Labels))
 	}
-	return slices.Sorted(maps.Keys(seen))
+	return resource.DistinctModels(models)
 }
 
 // Devices builds a device view of the named device resource (such as

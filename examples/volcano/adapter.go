@@ -167,14 +167,11 @@ func AsksForGPUs[K ~string](scalars map[K]float64) bool {
 // ClusterModels lists the GPU models of the nodes, given their labels,
 // sorted, each once.
 func ClusterModels(nodeLabels []map[string]string) []string {
-	var models []string
-	for _, labels := range nodeLabels {
-		if m := resource.NodeModel(labels); m != "" {
-			models = append(models, m)
-		}
+	models := make([]string, len(nodeLabels))
+	for i, labels := range nodeLabels {
+		models[i] = resource.NodeModel(labels)
 	}
-	slices.Sort(models)
-	return slices.Compact(models)
+	return resource.DistinctModels(models)
 }
 
 // ModelReason says why a node may not serve a task that asks for GPUs,

@@ -120,7 +120,7 @@ func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
 	var mu sync.Mutex // predicates run on several goroutines
 	taskReq, nodeAlloc, nodeUsed := make(resource.Vector, schema.Len()), make(resource.Vector, schema.Len()), make(resource.Vector, schema.Len())
 	ssn.AddPredicateFn(PluginName, func(task *api.TaskInfo, node *api.NodeInfo) error {
-		if task.Resreq != nil && AsksForGPUs(task.Resreq.ScalarResources) && node.Node != nil {
+		if node.Node != nil {
 			if why := models.reason(task, node.Node.Labels); why != "" {
 				return api.NewFitErrWithStatus(task, node, &api.Status{Code: api.UnschedulableAndUnresolvable, Plugin: PluginName, Reason: why})
 			}
@@ -148,8 +148,9 @@ type taskModels struct {
 }
 
 type acceptance struct {
-	set resource.ModelSet
-	err error
+	gpus bool // the task asks for GPUs; without, any node's model will do
+	set  resource.ModelSet
+	err  error
 }
 
 func sessionModels(ssn *framework.Session) *taskModels {
@@ -162,18 +163,25 @@ func sessionModels(ssn *framework.Session) *taskModels {
 	return &taskModels{cluster: ClusterModels(labels)}
 }
 
-// reason is ModelReason for a task on a node of these labels.
+// reason is ModelReason for a task on a node of these labels, "" for a
+// task that asks for no GPU.
 func (m *taskModels) reason(task *api.TaskInfo, nodeLabels map[string]string) string {
 	a, ok := m.tasks.Load(task.UID)
 	if !ok {
-		var annotations map[string]string
-		if task.Pod != nil {
-			annotations = task.Pod.Annotations
+		var acc acceptance
+		if acc.gpus = task.Resreq != nil && AsksForGPUs(task.Resreq.ScalarResources); acc.gpus {
+			var annotations map[string]string
+			if task.Pod != nil {
+				annotations = task.Pod.Annotations
+			}
+			acc.set, acc.err = resource.AcceptedModels(annotations, m.cluster)
 		}
-		set, err := resource.AcceptedModels(annotations, m.cluster)
-		a, _ = m.tasks.LoadOrStore(task.UID, acceptance{set, err})
+		a, _ = m.tasks.LoadOrStore(task.UID, acc)
 	}
 	acc := a.(acceptance)
+	if !acc.gpus {
+		return ""
+	}
 	return ModelReason(acc.set, acc.err, nodeLabels)
 }
 

@@ -46,9 +46,6 @@ type nodes struct {
 	rowInfo []fwk.NodeInfo
 	staleMu sync.Mutex
 	stale   []int32
-	// hinted are nodes a pod was reserved on or unreserved from since the
-	// last cycle (the plugin hands them over), read again now.
-	hinted []string
 
 	// The last evaluation: its cycle, task and every row's results (the
 	// placer's view, valid until the next evaluation).
@@ -65,7 +62,10 @@ type nodes struct {
 // schema lacks, a row for a node not seen before, a row read again for a
 // node whose generation changed. With all (PreFilter's list of every
 // node), rows of nodes no longer listed are dropped.
-func (n *nodes) prepare(cfg *config.Config, pod *v1.Pod, infos []fwk.NodeInfo, all bool) error {
+//
+// hinted are nodes a pod was reserved on or unreserved from since the last
+// cycle; their rows are read again.
+func (n *nodes) prepare(cfg *config.Config, pod *v1.Pod, infos []fwk.NodeInfo, all bool, hinted []string) error {
 	if n.schema == nil || !n.coversPod(pod) {
 		if err := n.rebuild(cfg, pod, infos); err != nil {
 			return err
@@ -97,7 +97,7 @@ func (n *nodes) prepare(cfg *config.Config, pod *v1.Pod, infos []fwk.NodeInfo, a
 	// Rows lookup found stale since the last cycle, and nodes pods were
 	// reserved on.
 	n.staleMu.Lock()
-	for _, name := range n.hinted {
+	for _, name := range hinted {
 		if row, ok := n.rows[name]; ok {
 			n.stale = append(n.stale, row)
 		}

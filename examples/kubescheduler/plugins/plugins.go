@@ -66,6 +66,8 @@ type Plugin struct {
 	// next scheduling cycle, so they have a mutex of their own.
 	hintMu sync.Mutex
 	hinted []string
+	// spareHints is the last cycle's list, reused for the next.
+	spareHints []string
 	// last is the CycleState the last evaluation wrote to, with what it
 	// wrote: Score and Filter, called for every node, find their cycle's
 	// results without a lookup in the CycleState.
@@ -191,10 +193,10 @@ func (p *Plugin) evaluate(pod *v1.Pod, given []fwk.NodeInfo, subset bool) (*cycl
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.hintMu.Lock()
-	p.nodes.hinted = append(p.nodes.hinted[:0], p.hinted...)
-	p.hinted = p.hinted[:0]
+	hinted := p.hinted
+	p.hinted, p.spareHints = p.spareHints[:0], hinted
 	p.hintMu.Unlock()
-	if err := p.nodes.prepare(p.config, pod, infos, all); err != nil {
+	if err := p.nodes.prepare(p.config, pod, infos, all, hinted); err != nil {
 		return nil, err
 	}
 	task, err := kubebridge.NewTask(p.nodes.schema, pod, kubebridge.TaskOptions{})
