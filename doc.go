@@ -17,6 +17,11 @@
 //   - scoring/config: configurations in the forms users deploy (Volcano,
 //     kube-scheduler, Koordinator, a legacy Policy, resfit's own; bare, in a
 //     ConfigMap or among manifests), built into a pipeline.
+//   - scoring/frag: FGD, the fragmentation-aware score for GPU sharing.
+//   - scoring/drf, scoring/proportion, scoring/priority,
+//     scoring/conformance, scoring/reservation: job-level helpers (DRF
+//     order, queue shares, job and task order, the eviction guard,
+//     reservation for starving jobs) beside node scoring.
 //
 // examples/quickstart and examples/aiscenario are runnable starts.
 //
@@ -62,6 +67,7 @@
 //	a pipeline's largest total, Σ weight × MaxScore    at most scoring.MaxTotalScore, 2^53
 //	a fragmentation class (scoring/frag)               [0, 10^6]
 //	a reservation's Percent                            [0, 1] (a share, not a weight)
+//	a queue's weight (scoring/proportion)              [0, 2^31−1], summed over queues within it, as Volcano's int32
 //
 // With these, a scorer's integer sums stay below 2^33, its largest score
 // is 10^8, and every integer total is exact in float64. Strict
