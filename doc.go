@@ -44,7 +44,8 @@
 //   - A programming error may panic, only where the godoc says so, with a
 //     message naming the function: vectors of the wrong length handed to a
 //     per-node kernel (ScoreNode, CheckNode, strategy.WeightedMean,
-//     drf.Share, reservation.MainResource), a nil schema given to
+//     drf.Share, reservation.MainResource, proportion.Inqueue and the
+//     queue checks of proportion.Shares), a nil schema given to
 //     resource.NewTable, and a row outside [0, Len()) given to an accessor
 //     that returns a value (Table.Name, Devices.Free, Batch.Total), as
 //     indexing a slice does. Every method that returns an error reports

@@ -116,6 +116,10 @@ func Inqueue(minimum, allocated resource.Vector) resource.Vector {
 // a queue's allocation or reservation as a scheduler places tasks and
 // admits jobs (Volcano's event handlers), so a Shares is not safe for
 // concurrent use while they are called. The deserved parts never change.
+//
+// Its methods take a queue's index in [0, Len()) and vectors of the
+// schema's length; anything else is a programming error and panics, as
+// indexing a slice does.
 type Shares struct {
 	schema *resource.Schema
 	scale  []float64 // Volcano's units per schema unit
