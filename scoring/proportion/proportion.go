@@ -1,5 +1,6 @@
 // Package proportion divides a cluster among queues as Volcano's
-// proportion plugin does, and answers the questions a batch scheduler asks
+// proportion plugin does (Divide), or as its capacity plugin does from
+// each queue's declared part (DivideByDeserved), and answers the questions a batch scheduler asks
 // of the division: is a queue overused, may a job enter its queue, may a
 // task be allocated in it, which running tasks may another queue reclaim,
 // and in what order are queues served.
@@ -77,6 +78,9 @@ type Queue struct {
 	// Allocated is what the queue's jobs hold; Request, what they hold and
 	// what their pending tasks ask for.
 	Allocated, Request resource.Vector
+	// Deserved is what the queue's spec says it deserves, for
+	// DivideByDeserved (Volcano's capacity plugin); Divide ignores it.
+	Deserved resource.Vector
 	// Inqueue is what its admitted jobs have reserved and not yet been
 	// allocated (see Inqueue); Elastic, what its jobs hold beyond their
 	// minimums (allocated − minimum, summed over jobs).
@@ -125,6 +129,8 @@ type Shares struct {
 	scale  []float64 // Volcano's units per schema unit
 	pods   int       // the pods slot, or -1
 	queues []queueState
+	// byDeserved is a division by DivideByDeserved (capacity's rules).
+	byDeserved bool
 }
 
 type queueState struct {
@@ -141,6 +147,8 @@ type queueState struct {
 	realCapability []float64
 	realCapped     []bool
 	share          float64
+	// bestEffort is a queue that deserves nothing under capacity's rules.
+	bestEffort bool
 }
 
 // Divide works out what each queue deserves of total, the cluster's
@@ -158,11 +166,71 @@ type queueState struct {
 // others that take all they are given, makes the sum exceed the total by
 // up to the guarantees.
 func Divide(schema *resource.Schema, total resource.Vector, queues []Queue) (*Shares, error) {
+	s, in, err := newShares(schema, total, queues, false)
+	if err != nil {
+		return nil, err
+	}
+	s.waterFill(queues, in.total, in.guarantees, in.requests)
+	for q := range s.queues {
+		s.queues[q].updateShare(false)
+	}
+	return s, nil
+}
+
+// DivideByDeserved is the division of Volcano's capacity plugin: each
+// queue with jobs deserves what its Deserved (spec.deserved) says, within
+// its real capability, and at least its guarantee; nothing is shared out
+// by weight. The checks then differ from Divide's where capacity's do:
+//
+//   - Allocatable holds a queue to its real capability, not to what it
+//     deserves (Volcano also counts tasks it has let through the queue's
+//     gate in the same session; Allocate them here to the same effect);
+//   - a queue that deserves nothing is best-effort: its Share is 1, and of
+//     two queues of equal share the one that deserves something goes
+//     first.
+//
+// Enqueueable is the same check. Reclaimable stays proportion's rule
+// (allocation over deserved); capacity's reclaim rules (guarantees,
+// resource dimensions, hierarchy) are not covered, nor are hierarchical
+// queues.
+func DivideByDeserved(schema *resource.Schema, total resource.Vector, queues []Queue) (*Shares, error) {
+	s, in, err := newShares(schema, total, queues, true)
+	if err != nil {
+		return nil, err
+	}
+	for q, queue := range queues {
+		if queue.NoJobs {
+			continue
+		}
+		st := &s.queues[q]
+		declared := s.floats(queue.Deserved)
+		for i := range declared {
+			d := declared[i]
+			if st.realCapped[i] {
+				d = math.Min(d, st.realCapability[i])
+			}
+			st.deserved[i] = math.Max(d, in.guarantees[q][i])
+		}
+	}
+	for q := range s.queues {
+		s.queues[q].updateShare(s.isEmpty(s.queues[q].deserved))
+	}
+	return s, nil
+}
+
+// inputs are a division's vectors in Volcano's units.
+type inputs struct {
+	total                []float64
+	guarantees, requests [][]float64
+}
+
+// newShares checks the input and works out every queue's real capability.
+func newShares(schema *resource.Schema, total resource.Vector, queues []Queue, byDeserved bool) (*Shares, inputs, error) {
 	if err := schema.Check(total); err != nil {
-		return nil, fmt.Errorf("total: %w", err)
+		return nil, inputs{}, fmt.Errorf("total: %w", err)
 	}
 	k := schema.Len()
-	s := &Shares{schema: schema, scale: make([]float64, k), pods: -1, queues: make([]queueState, len(queues))}
+	s := &Shares{schema: schema, scale: make([]float64, k), pods: -1, queues: make([]queueState, len(queues)), byDeserved: byDeserved}
 	for i := range k {
 		name := schema.Name(i)
 		s.scale[i] = 1
@@ -176,24 +244,22 @@ func Divide(schema *resource.Schema, total resource.Vector, queues []Queue) (*Sh
 	var weights int64
 	for q, queue := range queues {
 		if err := s.check(q, queue); err != nil {
-			return nil, err
+			return nil, inputs{}, err
 		}
 		if !queue.NoJobs {
 			weights += int64(queue.Weight)
 		}
 	}
 	if weights > math.MaxInt32 {
-		return nil, fmt.Errorf("queues: weights of the queues with jobs add up to %d, more than %d", weights, math.MaxInt32)
+		return nil, inputs{}, fmt.Errorf("queues: weights of the queues with jobs add up to %d, more than %d", weights, math.MaxInt32)
 	}
 
-	totalF := s.floats(total)
-	guarantees := make([][]float64, len(queues))
+	in := inputs{total: s.floats(total), guarantees: make([][]float64, len(queues)), requests: make([][]float64, len(queues))}
 	totalGuarantee := make([]float64, k)
 	for q, queue := range queues {
-		guarantees[q] = s.floats(queue.Guarantee)
-		add(totalGuarantee, guarantees[q])
+		in.guarantees[q] = s.floats(queue.Guarantee)
+		add(totalGuarantee, in.guarantees[q])
 	}
-	requests := make([][]float64, len(queues))
 	for q, queue := range queues {
 		st := &s.queues[q]
 		*st = queueState{
@@ -202,14 +268,10 @@ func Divide(schema *resource.Schema, total resource.Vector, queues []Queue) (*Sh
 			inqueue: s.floats(queue.Inqueue), elastic: s.floats(queue.Elastic),
 			realCapability: make([]float64, k), realCapped: make([]bool, k),
 		}
-		requests[q] = s.floats(queue.Request)
-		s.realCapability(st, totalF, totalGuarantee, guarantees[q], queue.Capability)
+		in.requests[q] = s.floats(queue.Request)
+		s.realCapability(st, in.total, totalGuarantee, in.guarantees[q], queue.Capability)
 	}
-	s.waterFill(queues, totalF, guarantees, requests)
-	for q := range s.queues {
-		s.queues[q].updateShare()
-	}
-	return s, nil
+	return s, in, nil
 }
 
 // realCapability is Volcano's: what the other queues' guarantees leave of
@@ -332,7 +394,7 @@ func (s *Shares) check(q int, queue Queue) error {
 		v         resource.Vector
 		unlimited bool
 	}{
-		{"capability", queue.Capability, true}, {"guarantee", queue.Guarantee, false},
+		{"capability", queue.Capability, true}, {"guarantee", queue.Guarantee, false}, {"deserved", queue.Deserved, false},
 		{"allocated", queue.Allocated, false}, {"request", queue.Request, false},
 		{"inqueue", queue.Inqueue, false}, {"elastic", queue.Elastic, false},
 	} {
@@ -407,9 +469,15 @@ func (s *Shares) isEmpty(v []float64) bool {
 }
 
 // updateShare is the queue's share: the largest allocated/deserved over
-// the resources it deserves any of.
-func (st *queueState) updateShare() {
+// the resources it deserves any of; 1 for a best-effort queue (capacity's
+// rule for a queue that deserves nothing).
+func (st *queueState) updateShare(bestEffort bool) {
+	st.bestEffort = bestEffort
 	st.share = 0
+	if bestEffort {
+		st.share = 1
+		return
+	}
 	for i, d := range st.deserved {
 		if d >= minResource {
 			st.share = max(st.share, st.allocated[i]/d)
@@ -433,7 +501,8 @@ func (s *Shares) Deserved(q int) []float64 {
 }
 
 // Share is queue q's share: its largest allocated/deserved ratio over the
-// resources it deserves any of; 0 when it deserves nothing.
+// resources it deserves any of; when it deserves nothing, 0 (Divide) or 1
+// (DivideByDeserved: a best-effort queue).
 func (s *Shares) Share(q int) float64 { return s.queues[q].share }
 
 // Overused reports whether queue q holds at least what it deserves in
@@ -445,8 +514,10 @@ func (s *Shares) Overused(q int) bool {
 }
 
 // Compare orders queues a and b as Volcano serves them: higher priority
-// first, then the smaller share, then the older queue, then by name. It
-// is a strict weak order for the allocation of the moment.
+// first, then the smaller share, then (after DivideByDeserved, which
+// gives best-effort queues a share of 1) a queue that deserves something
+// before one that does not, then the older queue, then by name. It is a
+// strict weak order for the allocation of the moment.
 func (s *Shares) Compare(a, b int) int {
 	qa, qb := &s.queues[a], &s.queues[b]
 	if c := cmp.Compare(qb.priority, qa.priority); c != 0 {
@@ -455,16 +526,27 @@ func (s *Shares) Compare(a, b int) int {
 	if c := cmp.Compare(qa.share, qb.share); c != 0 {
 		return c
 	}
+	if c := cmp.Compare(btoi(qa.bestEffort), btoi(qb.bestEffort)); c != 0 {
+		return c // capacity: a queue that deserves something first
+	}
 	if c := qa.created.Compare(qb.created); c != 0 {
 		return c
 	}
 	return cmp.Compare(qa.name, qb.name)
 }
 
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // Allocatable reports whether a task asking for request may be allocated
 // in queue q: the queue is open, and with it the queue would hold no more
-// than it deserves in any resource the task asks for (pods aside). When
-// not, it names those resources.
+// than it deserves (after DivideByDeserved: than its real capability) in
+// any resource the task asks for (pods aside). When not, it names those
+// resources.
 func (s *Shares) Allocatable(q int, request resource.Vector) (bool, []string) {
 	st := &s.queues[q]
 	if st.closed {
@@ -473,11 +555,27 @@ func (s *Shares) Allocatable(q int, request resource.Vector) (bool, []string) {
 	req := s.vector("Allocatable", request)
 	var short []string
 	for i, r := range req {
-		if r > 0 && i != s.pods && st.allocated[i]+r > st.deserved[i] {
+		if r <= 0 || i == s.pods {
+			continue
+		}
+		limit := st.deserved[i]
+		if s.byDeserved {
+			limit = st.realLimit(i)
+		}
+		if st.allocated[i]+r > limit {
 			short = append(short, s.schema.Name(i))
 		}
 	}
 	return short == nil, short
+}
+
+// realLimit is the real capability of resource i when a job asks to enter
+// or a task to be allocated: 0 for a resource it does not name.
+func (st *queueState) realLimit(i int) float64 {
+	if st.realCapped[i] {
+		return st.realCapability[i]
+	}
+	return 0
 }
 
 // Enqueueable reports whether a job with minimum resources may enter
@@ -500,11 +598,7 @@ func (s *Shares) Enqueueable(q int, minimum resource.Vector) (bool, []string) {
 		if x <= 0 || i == s.pods {
 			continue
 		}
-		limit := 0.0
-		if st.realCapped[i] {
-			limit = st.realCapability[i]
-		}
-		if x+st.allocated[i]+st.inqueue[i]-st.elastic[i] > limit {
+		if x+st.allocated[i]+st.inqueue[i]-st.elastic[i] > st.realLimit(i) {
 			short = append(short, s.schema.Name(i))
 		}
 	}
@@ -561,7 +655,7 @@ func (s *Shares) change(q int, fn string, request resource.Vector, sign float64)
 	for i, r := range s.vector(fn, request) {
 		st.allocated[i] += sign * r
 	}
-	st.updateShare()
+	st.updateShare(st.bestEffort)
 }
 
 // Enqueue adds a job's minimum resources to what queue q has reserved, as

@@ -1,0 +1,121 @@
+package proportion
+
+import (
+	"slices"
+	"testing"
+)
+
+// The cluster of Volcano's capacity TestEnqueueAndAllocatable: nodes n1
+// and n2 of 3 cpu, 3G and 10 pods; q1 (deserved 2 cpu, 2G; capability
+// 2 cpu, 2G) runs pod1 (1 cpu, 3G), q2 (deserved 2 cpu, 2G; capability
+// 3 cpu, 3G) runs pod2 (3 cpu, 1G). pending is the pending pod's queue.
+func capacityEnqueueAndAllocatable(t *testing.T, pending int, request []int64) *Shares {
+	t.Helper()
+	queues := []Queue{
+		{Name: "q1", Weight: 1, Deserved: v(2, 2, 0, 0), Capability: capability(2, 2), Allocated: v(1, 3, 0, 0), Request: v(1, 3, 0, 0)},
+		{Name: "q2", Weight: 1, Deserved: v(2, 2, 0, 0), Capability: capability(3, 3), Allocated: v(3, 1, 0, 0), Request: v(3, 1, 0, 0)},
+	}
+	for i, r := range request {
+		queues[pending].Request[i] += r
+	}
+	s, err := DivideByDeserved(schema, v(6, 6, 20, 0), queues)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// Capacity's case "case0: memory exceed derserved, job only request cpu
+// can be enqueued and allocated": pod3 (1 cpu, 0G) in q1, which holds 3G
+// of its 2G.
+func TestCapacityEnqueueAndAllocatableCase0(t *testing.T) {
+	pod3 := v(1, 0, 0, 0)
+	s := capacityEnqueueAndAllocatable(t, 0, pod3)
+	if ok, short := s.Enqueueable(0, pod3); !ok {
+		t.Errorf("pod3 cannot enter q1: short of %v", short)
+	}
+	if ok, short := s.Allocatable(0, pod3); !ok {
+		t.Errorf("pod3 cannot be allocated in q1: short of %v", short)
+	}
+	// Over its memory but not its cpu: not overused, share 3G/2G.
+	if s.Overused(0) || s.Share(0) != 1.5 {
+		t.Errorf("q1 overused %v share %v, want false and 1.5", s.Overused(0), s.Share(0))
+	}
+}
+
+// Capacity's case "case1: cpu exceed derserved, job only request memory
+// can be enqueued and allocated": pod4 (0 cpu, 1G) in q2, which holds
+// 3 cpu of its 2 (its capability is 3).
+func TestCapacityEnqueueAndAllocatableCase1(t *testing.T) {
+	pod4 := v(0, 1, 0, 0)
+	s := capacityEnqueueAndAllocatable(t, 1, pod4)
+	if ok, short := s.Enqueueable(1, pod4); !ok {
+		t.Errorf("pod4 cannot enter q2: short of %v", short)
+	}
+	if ok, short := s.Allocatable(1, pod4); !ok {
+		t.Errorf("pod4 cannot be allocated in q2: short of %v", short)
+	}
+	// Held to its real capability, not to what it deserves: 1.5G more
+	// takes it past the 2G it deserves but not past its capability of 3G;
+	// one more cpu is over its capability of 3.
+	if ok, short := s.Allocatable(1, v(0, 1.5, 0, 0)); !ok {
+		t.Errorf("1.5G more in q2: short of %v", short)
+	}
+	if ok, short := s.Allocatable(1, v(1, 0, 0, 0)); ok || !slices.Equal(short, []string{"cpu"}) {
+		t.Errorf("1 more cpu in q2: %v, short of %v; want false, [cpu]", ok, short)
+	}
+}
+
+// Capacity's case "case2: exceed capacity, can not enqueue": pod5 (1 cpu,
+// 1G) would take q1 to 4G against its capability of 2G.
+func TestCapacityEnqueueAndAllocatableCase2(t *testing.T) {
+	pod5 := v(1, 1, 0, 0)
+	s := capacityEnqueueAndAllocatable(t, 0, pod5)
+	if ok, short := s.Enqueueable(0, pod5); ok || !slices.Equal(short, []string{"memory"}) {
+		t.Errorf("pod5 enters q1: %v, short of %v; want false, [memory]", ok, short)
+	}
+}
+
+// Capacity's case "case4: queue with non-open state, can not enqueue".
+func TestCapacityEnqueueAndAllocatableCase4(t *testing.T) {
+	pod6 := v(1, 1, 0, 0)
+	s, err := DivideByDeserved(schema, v(6, 6, 20, 0), []Queue{
+		{Name: "q3", Weight: 1, Closed: true, Capability: capability(3, 3), Request: pod6},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := s.Enqueueable(0, pod6); ok {
+		t.Error("pod6 enters the closed queue q3")
+	}
+}
+
+// Deserved is held to the real capability and raised to the guarantee; a
+// queue that deserves nothing is best-effort, served after one of equal
+// share that deserves something.
+func TestDivideByDeserved(t *testing.T) {
+	s, err := DivideByDeserved(schema, v(8, 8, 0, 4), []Queue{
+		{Name: "capped", Deserved: v(6, 2, 0, 0), Capability: capability(4, 0)},
+		{Name: "guaranteed", Deserved: v(1, 1, 0, 0), Guarantee: v(2, 0, 0, 1), Allocated: v(2, 0, 0, 1)},
+		{Name: "best-effort", Allocated: v(1, 1, 0, 0)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range [][]float64{{4000, 2e9, 0, 0}, {2000, 1e9, 0, 1000}, {0, 0, 0, 0}} {
+		if got := s.Deserved(q); !slices.Equal(got, want) {
+			t.Errorf("queue %d deserves %v, want %v", q, got, want)
+		}
+	}
+	if s.Share(1) != 1 || s.Share(2) != 1 {
+		t.Errorf("shares %v, %v; want 1 and 1", s.Share(1), s.Share(2))
+	}
+	if s.Compare(1, 2) >= 0 || s.Compare(2, 1) <= 0 {
+		t.Error("the best-effort queue is not served after the guaranteed one of equal share")
+	}
+	// Allocating keeps a best-effort queue at share 1.
+	s.Allocate(2, v(1, 0, 0, 0))
+	if s.Share(2) != 1 {
+		t.Errorf("best-effort share %v after allocating, want 1", s.Share(2))
+	}
+}
