@@ -119,3 +119,58 @@ func TestDivideByDeserved(t *testing.T) {
 		t.Errorf("best-effort share %v after allocating, want 1", s.Share(2))
 	}
 }
+
+// Capacity's Test_capacityPlugin_OnSessionOpenWithoutHierarchy, cases
+// "case0: Pod allocatable when queue has not exceed capability" and
+// "case1: Pod not allocatable when queue exceed queue capability": a queue
+// of capability 2 cpu, 2Gi (case0) or 1.5 cpu, 1.5Gi (case1), no deserved,
+// running a pod of 1 cpu, 1Gi, asked for another such pod.
+func TestCapacityWithoutHierarchyCase0And1(t *testing.T) {
+	const gi = 1 << 30
+	pod := []int64{1000, gi, 0, 0}
+	for _, tc := range []struct {
+		name       string
+		capability []int64
+		ok         bool
+		short      []string
+	}{
+		{"case0", []int64{2000, 2 * gi, Unlimited, Unlimited}, true, nil},
+		{"case1", []int64{1500, 3 * gi / 2, Unlimited, Unlimited}, false, []string{"cpu", "memory"}},
+	} {
+		s, err := DivideByDeserved(schema, []int64{4000, 8 * gi, 20, 0}, []Queue{
+			{Name: "q", Weight: 1, Capability: tc.capability, Allocated: pod, Request: []int64{2000, 2 * gi, 0, 0}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, short := s.Allocatable(0, pod); ok != tc.ok || !slices.Equal(short, tc.short) {
+			t.Errorf("%s: allocatable %v, short of %v; want %v, %v", tc.name, ok, short, tc.ok, tc.short)
+		}
+	}
+}
+
+// Case "case4: Pods are assigned according to the order of Queue Priority
+// in which PGs are placed": q7 (priority 5) runs a pod, q8 (1) and q9 (10)
+// each have one pending; q9 is served first, and its pod fits its
+// capability.
+func TestCapacityWithoutHierarchyCase4(t *testing.T) {
+	const gi = 1 << 30
+	pod := []int64{2000, 4 * gi, 0, 0}
+	c := []int64{2000, 4 * gi, Unlimited, Unlimited}
+	s, err := DivideByDeserved(schema, []int64{4000, 8 * gi, 20, 0}, []Queue{
+		{Name: "q7", Weight: 1, Priority: 5, Capability: c, Allocated: pod, Request: pod},
+		{Name: "q8", Weight: 1, Priority: 1, Capability: c, Request: pod},
+		{Name: "q9", Weight: 1, Priority: 10, Capability: c, Request: pod},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := []int{0, 1, 2}
+	slices.SortFunc(order, s.Compare)
+	if !slices.Equal(order, []int{2, 0, 1}) {
+		t.Errorf("queue order %v, want [2 0 1] (q9, q7, q8)", order)
+	}
+	if ok, short := s.Allocatable(2, pod); !ok {
+		t.Errorf("p15 cannot be allocated in q9: short of %v", short)
+	}
+}
