@@ -1,8 +1,11 @@
 package proportion
 
 import (
+	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/resfit/resfit/resource"
 )
 
 // The cluster of Volcano's capacity TestEnqueueAndAllocatable: nodes n1
@@ -173,4 +176,27 @@ func TestCapacityWithoutHierarchyCase4(t *testing.T) {
 	if ok, short := s.Allocatable(2, pod); !ok {
 		t.Errorf("p15 cannot be allocated in q9: short of %v", short)
 	}
+}
+
+func ExampleDivideByDeserved() {
+	sc, _ := resource.NewSchema("cpu", "memory", "nvidia.com/gpu")
+	total, _ := sc.Parse(map[string]string{"cpu": "64", "memory": "512Gi", "nvidia.com/gpu": "16"})
+	deserved, _ := sc.Parse(map[string]string{"cpu": "32", "memory": "256Gi", "nvidia.com/gpu": "8"})
+	limit, _ := Capability(sc, map[string]string{"nvidia.com/gpu": "12"})
+	held, _ := sc.Parse(map[string]string{"cpu": "16", "memory": "128Gi", "nvidia.com/gpu": "10"})
+	shares, err := DivideByDeserved(sc, total, []Queue{
+		{Name: "training", Deserved: deserved, Capability: limit, Allocated: held},
+		{Name: "adhoc"}, // deserves nothing: best-effort
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	task, _ := sc.Parse(map[string]string{"cpu": "4", "nvidia.com/gpu": "4"})
+	ok, short := shares.Allocatable(0, task)
+	fmt.Printf("training: share %.2f, another 4 GPUs allocatable: %v %v\n", shares.Share(0), ok, short)
+	fmt.Printf("adhoc: share %.0f\n", shares.Share(1))
+	// Output:
+	// training: share 1.25, another 4 GPUs allocatable: false [nvidia.com/gpu]
+	// adhoc: share 1
 }
