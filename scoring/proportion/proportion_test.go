@@ -529,3 +529,28 @@ func ExampleDivide() {
 	// inference   8.0 cpu   32.0 Gi  2.0 GPUs
 	// batch      18.7 cpu  128.0 Gi  0.0 GPUs
 }
+
+// Capability reads a queue's spec.capability, which its author writes:
+// any name and quantity is an error or a vector of amounts in range, with
+// Unlimited exactly where the spec lists nothing.
+func FuzzCapability(f *testing.F) {
+	f.Add("cpu", "8", "nvidia.com/gpu", "0")
+	f.Add("memory", "1.5Gi", "pods", "-1")
+	f.Add("cpu", "1e400", "", "")
+	f.Fuzz(func(t *testing.T, n1, q1, n2, q2 string) {
+		spec := map[string]string{n1: q1, n2: q2}
+		c, err := Capability(schema, spec)
+		if err != nil {
+			return
+		}
+		for i, a := range c {
+			_, listed := spec[schema.Name(i)]
+			if listed && (a < 0 || a > resource.MaxAmount) || !listed && a != Unlimited {
+				t.Fatalf("capability %v from %q", c, spec)
+			}
+		}
+		if _, err := Divide(schema, v(1, 1, 1, 1), []Queue{{Weight: 1, Capability: c}}); err != nil {
+			t.Fatalf("Divide rejects Capability's own vector %v: %v", c, err)
+		}
+	})
+}
