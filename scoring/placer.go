@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	mathbits "math/bits"
 	"slices"
 
 	"github.com/resfit/resfit/resource"
@@ -125,8 +126,7 @@ type Placer struct {
 	total   float64 // the total of the row Best last returned
 	key     []byte
 	changed []int
-	stamp   []uint64 // per row, the task number that last rescored it
-	tasks   uint64
+	marks   []uint64 // update's set of changed rows, one bit a row
 }
 
 // scorerColumn places one of a pipeline's scorers in a Placer's split:
@@ -269,7 +269,6 @@ func (pl *Placer) current(task *Task) (*placerClass, error) {
 	if err := pl.stable.prepare(task, pl.table, pl.batch); err != nil {
 		return nil, err
 	}
-	pl.tasks++
 	c := pl.class(task)
 	changed, ok := pl.table.ChangedSince(c.seen, pl.changed)
 	pl.changed = changed
@@ -423,20 +422,63 @@ func (pl *Placer) rebuild(task *Task, c *placerClass) error {
 }
 
 // update rescores the rows changed since the class was last brought up to
-// date, each once, and replays their matches up the tree.
+// date, each once, and replays their matches up the tree. The rows are
+// taken in order and scored in runs: changed rows at most spanGap apart
+// share one call to the pipeline (the rows between are scored too, and
+// their results left unused), which costs less than a call per row.
 func (pl *Placer) update(task *Task, c *placerClass, changed []int) error {
 	n := pl.table.Len()
-	if len(pl.stamp) < n {
-		pl.stamp = append(pl.stamp, make([]uint64, n-len(pl.stamp))...)
+	words := (n + 63) / 64
+	if len(pl.marks) < words {
+		pl.marks = make([]uint64, words)
 	}
-	b := pl.batch
+	marks := pl.marks[:words]
 	for _, r := range changed {
-		if r >= n || pl.stamp[r] == pl.tasks {
-			continue
+		if r < n {
+			marks[r/64] |= 1 << (r % 64)
 		}
-		pl.stamp[r] = pl.tasks
-		if err := pl.stable.scoreSpan(task, Span{Table: pl.table, Start: r, End: r + 1}, b, &b.verdicts); err != nil {
-			return err
+	}
+	lo, hi := -1, -1 // the run being gathered: rows [lo, hi)
+	for w, bits := range marks {
+		for bits != 0 {
+			r := w*64 + mathbits.TrailingZeros64(bits)
+			bits &= bits - 1
+			if lo >= 0 && r-hi > spanGap {
+				if err := pl.rescore(task, c, lo, hi); err != nil {
+					clear(marks)
+					return err
+				}
+				lo = -1
+			}
+			if lo < 0 {
+				lo = r
+			}
+			hi = r + 1
+		}
+	}
+	var err error
+	if lo >= 0 {
+		err = pl.rescore(task, c, lo, hi)
+	}
+	clear(marks)
+	return err
+}
+
+// spanGap is how many unchanged rows update scores to join two runs of
+// changed ones: a row costs less to score than a call to the pipeline.
+const spanGap = 3
+
+// rescore scores rows [lo, hi) and takes in the results of those marked
+// changed, replaying their matches up the tree.
+func (pl *Placer) rescore(task *Task, c *placerClass, lo, hi int) error {
+	n := pl.table.Len()
+	b := pl.batch
+	if err := pl.stable.scoreSpan(task, Span{Table: pl.table, Start: lo, End: hi}, b, &b.verdicts); err != nil {
+		return err
+	}
+	for r := lo; r < hi; r++ {
+		if pl.marks[r/64]&(1<<(r%64)) == 0 {
+			continue
 		}
 		for j, col := range c.cols {
 			col[r] = b.Contribution(r, j)
@@ -448,8 +490,15 @@ func (pl *Placer) update(task *Task, c *placerClass, changed []int) error {
 		c.totals[r] = b.totals[r]
 		i := n + r
 		c.tree[i] = leaf
+		// Replay the matches up the tree. Where a match has the same
+		// winner as before and that winner is not row r, everything above
+		// it is as it was: stop there.
 		for i >>= 1; i >= 1; i >>= 1 {
-			c.tree[i] = pl.winner(c.totals, c.tree[2*i], c.tree[2*i+1])
+			w := pl.winner(c.totals, c.tree[2*i], c.tree[2*i+1])
+			if w == c.tree[i] && int(w) != r {
+				break
+			}
+			c.tree[i] = w
 		}
 	}
 	return nil
