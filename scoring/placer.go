@@ -127,6 +127,7 @@ type Placer struct {
 	key     []byte
 	changed []int
 	marks   []uint64 // update's set of changed rows, one bit a row
+	rows    []int    // update's changed rows in order
 }
 
 // scorerColumn places one of a pipeline's scorers in a Placer's split:
@@ -431,6 +432,7 @@ func (pl *Placer) update(task *Task, c *placerClass, changed []int) error {
 	words := (n + 63) / 64
 	if len(pl.marks) < words {
 		pl.marks = make([]uint64, words)
+		pl.rows = make([]int, 0, n)
 	}
 	marks := pl.marks[:words]
 	for _, r := range changed {
@@ -438,29 +440,38 @@ func (pl *Placer) update(task *Task, c *placerClass, changed []int) error {
 			marks[r/64] |= 1 << (r % 64)
 		}
 	}
-	lo, hi := -1, -1 // the run being gathered: rows [lo, hi)
-	for w, bits := range marks {
-		for bits != 0 {
-			r := w*64 + mathbits.TrailingZeros64(bits)
-			bits &= bits - 1
-			if lo >= 0 && r-hi > spanGap {
-				if err := pl.rescore(task, c, lo, hi); err != nil {
-					clear(marks)
-					return err
-				}
-				lo = -1
+	// The changed rows in order, each once: read off the bitset when they
+	// are many, sorted when they are few (a table of many rows, one
+	// changed).
+	rows := pl.rows[:0]
+	if 4*len(changed) >= words {
+		for w, bits := range marks {
+			for ; bits != 0; bits &= bits - 1 {
+				rows = append(rows, w*64+mathbits.TrailingZeros64(bits))
 			}
-			if lo < 0 {
-				lo = r
-			}
-			hi = r + 1
 		}
+	} else {
+		for _, r := range changed {
+			if r < n {
+				rows = append(rows, r)
+			}
+		}
+		slices.Sort(rows)
+		rows = slices.Compact(rows)
 	}
 	var err error
-	if lo >= 0 {
-		err = pl.rescore(task, c, lo, hi)
+	for start := 0; start < len(rows) && err == nil; {
+		end := start + 1
+		for end < len(rows) && rows[end]-rows[end-1] <= spanGap+1 {
+			end++
+		}
+		err = pl.rescore(task, c, rows[start], rows[end-1]+1)
+		start = end
 	}
-	clear(marks)
+	for _, r := range rows {
+		marks[r/64] &^= 1 << (r % 64)
+	}
+	pl.rows = rows
 	return err
 }
 
