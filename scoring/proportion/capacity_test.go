@@ -34,12 +34,8 @@ func capacityEnqueueAndAllocatable(t *testing.T, pending int, request []int64) *
 func TestCapacityEnqueueAndAllocatableCase0(t *testing.T) {
 	pod3 := v(1, 0, 0, 0)
 	s := capacityEnqueueAndAllocatable(t, 0, pod3)
-	if ok, short := s.Enqueueable(0, pod3); !ok {
-		t.Errorf("pod3 cannot enter q1: short of %v", short)
-	}
-	if ok, short := s.Allocatable(0, pod3); !ok {
-		t.Errorf("pod3 cannot be allocated in q1: short of %v", short)
-	}
+	verdict(t, "pod3 enters q1", true)(s.Enqueueable(0, pod3))
+	verdict(t, "pod3 allocated in q1", true)(s.Allocatable(0, pod3))
 	// Over its memory but not its cpu: not overused, share 3G/2G.
 	if s.Overused(0) || s.Share(0) != 1.5 {
 		t.Errorf("q1 overused %v share %v, want false and 1.5", s.Overused(0), s.Share(0))
@@ -52,21 +48,13 @@ func TestCapacityEnqueueAndAllocatableCase0(t *testing.T) {
 func TestCapacityEnqueueAndAllocatableCase1(t *testing.T) {
 	pod4 := v(0, 1, 0, 0)
 	s := capacityEnqueueAndAllocatable(t, 1, pod4)
-	if ok, short := s.Enqueueable(1, pod4); !ok {
-		t.Errorf("pod4 cannot enter q2: short of %v", short)
-	}
-	if ok, short := s.Allocatable(1, pod4); !ok {
-		t.Errorf("pod4 cannot be allocated in q2: short of %v", short)
-	}
+	verdict(t, "pod4 enters q2", true)(s.Enqueueable(1, pod4))
+	verdict(t, "pod4 allocated in q2", true)(s.Allocatable(1, pod4))
 	// Held to its real capability, not to what it deserves: 1.5G more
 	// takes it past the 2G it deserves but not past its capability of 3G;
 	// one more cpu is over its capability of 3.
-	if ok, short := s.Allocatable(1, v(0, 1.5, 0, 0)); !ok {
-		t.Errorf("1.5G more in q2: short of %v", short)
-	}
-	if ok, short := s.Allocatable(1, v(1, 0, 0, 0)); ok || !slices.Equal(short, []string{"cpu"}) {
-		t.Errorf("1 more cpu in q2: %v, short of %v; want false, [cpu]", ok, short)
-	}
+	verdict(t, "1.5G more in q2", true)(s.Allocatable(1, v(0, 1.5, 0, 0)))
+	verdict(t, "1 more cpu in q2", false, "cpu")(s.Allocatable(1, v(1, 0, 0, 0)))
 }
 
 // Capacity's case "case2: exceed capacity, can not enqueue": pod5 (1 cpu,
@@ -74,9 +62,7 @@ func TestCapacityEnqueueAndAllocatableCase1(t *testing.T) {
 func TestCapacityEnqueueAndAllocatableCase2(t *testing.T) {
 	pod5 := v(1, 1, 0, 0)
 	s := capacityEnqueueAndAllocatable(t, 0, pod5)
-	if ok, short := s.Enqueueable(0, pod5); ok || !slices.Equal(short, []string{"memory"}) {
-		t.Errorf("pod5 enters q1: %v, short of %v; want false, [memory]", ok, short)
-	}
+	verdict(t, "pod5 enters q1", false, "memory")(s.Enqueueable(0, pod5))
 }
 
 // Capacity's case "case4: queue with non-open state, can not enqueue".
@@ -88,9 +74,7 @@ func TestCapacityEnqueueAndAllocatableCase4(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, _ := s.Enqueueable(0, pod6); ok {
-		t.Error("pod6 enters the closed queue q3")
-	}
+	verdict(t, "pod6 enters the closed queue q3", false)(s.Enqueueable(0, pod6))
 }
 
 // Deserved is held to the real capability and raised to the guarantee; a
@@ -173,9 +157,7 @@ func TestCapacityWithoutHierarchyCase4(t *testing.T) {
 	if !slices.Equal(order, []int{2, 0, 1}) {
 		t.Errorf("queue order %v, want [2 0 1] (q9, q7, q8)", order)
 	}
-	if ok, short := s.Allocatable(2, pod); !ok {
-		t.Errorf("p15 cannot be allocated in q9: short of %v", short)
-	}
+	verdict(t, "p15 allocated in q9", true)(s.Allocatable(2, pod))
 }
 
 func ExampleDivideByDeserved() {

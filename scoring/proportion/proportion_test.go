@@ -27,6 +27,18 @@ func v(cpu, memG float64, pods, gpus int64) resource.Vector {
 	return resource.Vector{int64(cpu * 1000), int64(memG * 1e9), pods, gpus * 1000}
 }
 
+// verdict checks what Enqueueable or Allocatable said: whether, and the
+// resources it named short (none when it says yes, or for a closed queue).
+func verdict(t *testing.T, what string, wantOK bool, wantShort ...string) func(bool, []string) {
+	t.Helper()
+	return func(ok bool, short []string) {
+		t.Helper()
+		if ok != wantOK || !slices.Equal(short, wantShort) {
+			t.Errorf("%s: %v, short of %v; want %v, %v", what, ok, short, wantOK, wantShort)
+		}
+	}
+}
+
 func capability(cpu, memG float64) resource.Vector {
 	c := v(cpu, memG, 0, 0)
 	c[2], c[3] = Unlimited, Unlimited
@@ -62,12 +74,8 @@ func TestEnqueueAndAllocableCase0(t *testing.T) {
 	if got := fmt.Sprint(s.Deserved(0)); got != "[2000 2e+09 0 0]" {
 		t.Errorf("q1 deserves %s, want 2 cpu, 2G", got)
 	}
-	if ok, short := s.Enqueueable(0, pod3); !ok {
-		t.Errorf("pod3 cannot enter q1: short of %v", short)
-	}
-	if ok, short := s.Allocatable(0, pod3); !ok {
-		t.Errorf("pod3 cannot be allocated in q1: short of %v", short)
-	}
+	verdict(t, "pod3 enters q1", true)(s.Enqueueable(0, pod3))
+	verdict(t, "pod3 allocated in q1", true)(s.Allocatable(0, pod3))
 }
 
 // Case "case1: cpu exceed derserved, job only request memory can be
@@ -78,12 +86,8 @@ func TestEnqueueAndAllocableCase1(t *testing.T) {
 	if got := fmt.Sprint(s.Deserved(1)); got != "[2000 2e+09 0 0]" {
 		t.Errorf("q2 deserves %s, want 2 cpu, 2G", got)
 	}
-	if ok, short := s.Enqueueable(1, pod4); !ok {
-		t.Errorf("pod4 cannot enter q2: short of %v", short)
-	}
-	if ok, short := s.Allocatable(1, pod4); !ok {
-		t.Errorf("pod4 cannot be allocated in q2: short of %v", short)
-	}
+	verdict(t, "pod4 enters q2", true)(s.Enqueueable(1, pod4))
+	verdict(t, "pod4 allocated in q2", true)(s.Allocatable(1, pod4))
 }
 
 // Case "case2: exceed capacity, can not enqueue": pod5 (1 cpu, 1G) would
@@ -91,9 +95,7 @@ func TestEnqueueAndAllocableCase1(t *testing.T) {
 func TestEnqueueAndAllocableCase2(t *testing.T) {
 	pod5 := v(1, 1, 0, 0)
 	s := enqueueAndAllocable(t, 0, pod5)
-	if ok, short := s.Enqueueable(0, pod5); ok || !slices.Equal(short, []string{"memory"}) {
-		t.Errorf("pod5 enters q1: %v, short of %v; want false, [memory]", ok, short)
-	}
+	verdict(t, "pod5 enters q1", false, "memory")(s.Enqueueable(0, pod5))
 }
 
 // Case "case3: exceed deserved, can not allocate": q1 deserves 2 cpu, 2G
@@ -105,9 +107,7 @@ func TestEnqueueAndAllocableCase3(t *testing.T) {
 	if got := fmt.Sprint(s.Deserved(0)); got != "[2000 2e+09 0 0]" {
 		t.Errorf("q1 deserves %s, want 2 cpu, 2G", got)
 	}
-	if ok, short := s.Allocatable(0, pod5); ok || !slices.Equal(short, []string{"memory"}) {
-		t.Errorf("pod5 allocatable in q1: %v, short of %v; want false, [memory]", ok, short)
-	}
+	verdict(t, "pod5 allocatable in q1", false, "memory")(s.Allocatable(0, pod5))
 }
 
 // Case "case4: queue with  non-open state, can not enqueue".
@@ -119,12 +119,8 @@ func TestEnqueueAndAllocableCase4(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, _ := s.Enqueueable(0, pod6); ok {
-		t.Error("pod6 enters the closed queue q3")
-	}
-	if ok, _ := s.Allocatable(0, pod6); ok {
-		t.Error("pod6 allocatable in the closed queue q3")
-	}
+	verdict(t, "pod6 enters the closed queue q3", false)(s.Enqueueable(0, pod6))
+	verdict(t, "pod6 allocatable in the closed queue q3", false)(s.Allocatable(0, pod6))
 }
 
 // Volcano's TestAllocate, case "case0: Pods are assigned according to the
@@ -167,12 +163,8 @@ func TestNoDoubleCountingForInqueueJobWithBindingTasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, short := s.Enqueueable(0, v(2, 0, 0, 0)); !ok {
-		t.Errorf("a second job of 2 cpu cannot enter: short of %v", short)
-	}
-	if ok, _ := s.Enqueueable(0, v(3, 0, 0, 0)); ok {
-		t.Error("a job of 3 cpu enters a queue of capability 4 holding 2")
-	}
+	verdict(t, "a second job of 2 cpu enters", true)(s.Enqueueable(0, v(2, 0, 0, 0)))
+	verdict(t, "a job of 3 cpu enters a queue of capability 4 holding 2", false, "cpu")(s.Enqueueable(0, v(3, 0, 0, 0)))
 }
 
 // A worked division: 12 cpu among weights 1, 2, 3. q1 asks for 1 cpu and
@@ -214,9 +206,7 @@ func TestDivideGuarantee(t *testing.T) {
 	if got := s.Deserved(1); got[3] != 2000 || got[0] != 8000 {
 		t.Errorf("batch deserves %v, want 8 cpu and 2 GPUs", got)
 	}
-	if ok, short := s.Enqueueable(1, v(0, 0, 0, 3)); ok || !slices.Equal(short, []string{"nvidia.com/gpu"}) {
-		t.Errorf("a 3-GPU job enters batch: %v, short of %v", ok, short)
-	}
+	verdict(t, "a 3-GPU job enters batch", false, "nvidia.com/gpu")(s.Enqueueable(1, v(0, 0, 0, 3)))
 }
 
 func TestOverusedAndShare(t *testing.T) {
