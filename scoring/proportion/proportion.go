@@ -128,6 +128,10 @@ type Shares struct {
 	schema *resource.Schema
 	scale  []float64 // Volcano's units per schema unit
 	pods   int       // the pods slot, or -1
+	// plain marks the cpu and memory slots, which Volcano keeps as fields
+	// (always named) rather than among its scalar resources.
+	plain  []bool
+	scalar bool // the schema has a slot besides cpu and memory
 	queues []queueState
 	// byDeserved is a division by DivideByDeserved (capacity's rules).
 	byDeserved bool
@@ -230,9 +234,12 @@ func newShares(schema *resource.Schema, total resource.Vector, queues []Queue, b
 		return nil, inputs{}, fmt.Errorf("total: %w", err)
 	}
 	k := schema.Len()
-	s := &Shares{schema: schema, scale: make([]float64, k), pods: -1, queues: make([]queueState, len(queues)), byDeserved: byDeserved}
+	s := &Shares{schema: schema, scale: make([]float64, k), pods: -1, plain: make([]bool, k),
+		queues: make([]queueState, len(queues)), byDeserved: byDeserved}
 	for i := range k {
 		name := schema.Name(i)
+		s.plain[i] = name == resource.CPU || name == resource.Memory
+		s.scalar = s.scalar || !s.plain[i]
 		s.scale[i] = 1
 		if name == resource.EphemeralStorage || resource.IsScalar(name) && !resource.IsExtended(name) {
 			s.scale[i] = 1000
@@ -284,18 +291,15 @@ func (s *Shares) realCapability(st *queueState, total, totalGuarantee, guarantee
 			st.realCapped[i] = true
 		}
 		st.realCapability[i] += guarantee[i]
-		if guarantee[i] > 0 {
+		if guarantee[i] > 0 || s.plain[i] {
 			st.realCapped[i] = true
-		}
-		if s.isCPUOrMemory(i) {
-			st.realCapped[i] = true // always named
 		}
 		if capability == nil {
 			continue
 		}
 		c := capability[i]
 		switch {
-		case s.isCPUOrMemory(i) && c <= 0, c == Unlimited:
+		case s.plain[i] && c <= 0, c == Unlimited:
 			// uncapped
 		default:
 			if st.realCapped[i] {
@@ -315,15 +319,6 @@ func (s *Shares) waterFill(queues []Queue, total []float64, guarantees, requests
 	meet := make([]bool, len(queues))
 	for q, queue := range queues {
 		meet[q] = queue.NoJobs
-	}
-	// In the first round a queue's deserved is compared with Volcano's
-	// empty resource, which has no scalar resources: it can equal the new
-	// one only if the schema has none either.
-	onlyCPUAndMemory := true
-	for i := range k {
-		if !s.isCPUOrMemory(i) {
-			onlyCPUAndMemory = false
-		}
 	}
 	for round := 0; ; round++ {
 		var totalWeight int64
@@ -357,7 +352,10 @@ func (s *Shares) waterFill(queues []Queue, total []float64, guarantees, requests
 			switch {
 			case lessEqual(requests[q], d):
 				meet[q] = true
-			case round > 0 || onlyCPUAndMemory:
+			// In the first round a queue's deserved is compared with
+			// Volcano's empty resource, which has no scalar resources: it
+			// can equal the new one only if the schema has none either.
+			case round > 0 || !s.scalar:
 				if equal(d, oldDeserved) {
 					meet[q] = true // capped: it will not grow
 				}
@@ -415,11 +413,6 @@ func (s *Shares) check(q int, queue Queue) error {
 		}
 	}
 	return nil
-}
-
-func (s *Shares) isCPUOrMemory(i int) bool {
-	name := s.schema.Name(i)
-	return name == resource.CPU || name == resource.Memory
 }
 
 // floats converts a vector to Volcano's units (nil: zeros).
@@ -552,17 +545,22 @@ func (s *Shares) Allocatable(q int, request resource.Vector) (bool, []string) {
 	if st.closed {
 		return false, nil
 	}
-	req := s.vector("Allocatable", request)
-	var short []string
-	for i, r := range req {
-		if r <= 0 || i == s.pods {
-			continue
-		}
+	return s.fits(s.vector("Allocatable", request), func(i int, r float64) bool {
 		limit := st.deserved[i]
 		if s.byDeserved {
 			limit = st.realLimit(i)
 		}
-		if st.allocated[i]+r > limit {
+		return st.allocated[i]+r <= limit
+	})
+}
+
+// fits checks what a request asks for, resource by resource (pods aside,
+// as Volcano skips them): it fits when within says so for every resource
+// asked for, and otherwise names those short.
+func (s *Shares) fits(request []float64, within func(i int, r float64) bool) (bool, []string) {
+	var short []string
+	for i, r := range request {
+		if r > 0 && i != s.pods && !within(i, r) {
 			short = append(short, s.schema.Name(i))
 		}
 	}
@@ -592,17 +590,9 @@ func (s *Shares) Enqueueable(q int, minimum resource.Vector) (bool, []string) {
 	if minimum == nil {
 		return true, nil
 	}
-	m := s.vector("Enqueueable", minimum)
-	var short []string
-	for i, x := range m {
-		if x <= 0 || i == s.pods {
-			continue
-		}
-		if x+st.allocated[i]+st.inqueue[i]-st.elastic[i] > st.realLimit(i) {
-			short = append(short, s.schema.Name(i))
-		}
-	}
-	return short == nil, short
+	return s.fits(s.vector("Enqueueable", minimum), func(i int, x float64) bool {
+		return x+st.allocated[i]+st.inqueue[i]-st.elastic[i] <= st.realLimit(i)
+	})
 }
 
 // Victim is a running task another queue might reclaim: its queue and
@@ -618,11 +608,11 @@ type Victim struct {
 // deserves in some resource. It never returns nil.
 func (s *Shares) Reclaimable(candidates []Victim) []int {
 	victims := make([]int, 0, len(candidates))
-	held := map[int][]float64{}
+	held := make([][]float64, len(s.queues)) // per queue, what it holds less the victims chosen
 	for c, v := range candidates {
 		st := &s.queues[v.Queue]
-		allocated, ok := held[v.Queue]
-		if !ok {
+		allocated := held[v.Queue]
+		if allocated == nil {
 			allocated = append([]float64(nil), st.allocated...)
 			held[v.Queue] = allocated
 		}

@@ -374,7 +374,7 @@ func TestDivideBoundsProperty(t *testing.T) {
 				if x > float64(queue.Request[i]) {
 					t.Fatalf("%s deserves %v of %s, requests %d", queue.Name, x, schema.Name(i), queue.Request[i])
 				}
-				if c := queue.Capability; c != nil && c[i] != Unlimited && (c[i] > 0 || !s.isCPUOrMemory(i)) && x > float64(c[i]) {
+				if c := queue.Capability; c != nil && c[i] != Unlimited && (c[i] > 0 || !s.plain[i]) && x > float64(c[i]) {
 					t.Fatalf("%s deserves %v of %s, capability %d", queue.Name, x, schema.Name(i), c[i])
 				}
 				sum[i] += x
