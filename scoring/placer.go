@@ -273,9 +273,7 @@ func (pl *Placer) current(task *Task) (*placerClass, error) {
 	c := pl.class(task)
 	changed, ok := pl.table.ChangedSince(c.seen, pl.changed)
 	pl.changed = changed
-	// Past about one row in four, scoring every node in one pass is
-	// cheaper than one row at a time.
-	if !c.built || !ok || len(c.totals) != pl.table.Len() || len(changed) > pl.table.Len()/4 {
+	if !c.built || !ok || len(c.totals) != pl.table.Len() {
 		if err := pl.rebuild(task, c); err != nil {
 			return nil, err
 		}
@@ -415,11 +413,17 @@ func (pl *Placer) rebuild(task *Task, c *placerClass) error {
 			c.tree[n+i] = int32(i)
 		}
 	}
+	pl.playMatches(c)
+	c.built = true
+	return nil
+}
+
+// playMatches plays every match of the class's tree from its leaves up.
+func (pl *Placer) playMatches(c *placerClass) {
+	n := len(c.totals)
 	for i := n - 1; i >= 1; i-- {
 		c.tree[i] = pl.winner(c.totals, c.tree[2*i], c.tree[2*i+1])
 	}
-	c.built = true
-	return nil
 }
 
 // update rescores the rows changed since the class was last brought up to
@@ -459,19 +463,34 @@ func (pl *Placer) update(task *Task, c *placerClass, changed []int) error {
 		slices.Sort(rows)
 		rows = slices.Compact(rows)
 	}
+	pl.rows = rows
+	// Past about half the rows, scoring every node in one pass costs less
+	// than scoring the changed ones in runs. (The journal lists a row once
+	// per change: a node that took many tasks counts once here.)
+	if len(rows) > n/2 {
+		for _, r := range rows {
+			marks[r/64] &^= 1 << (r % 64)
+		}
+		return pl.rebuild(task, c)
+	}
+	// A few changed rows replay their own matches up the tree; many are
+	// cheaper to take in by playing the whole tree again once.
+	replay := len(rows) <= n/16
 	var err error
 	for start := 0; start < len(rows) && err == nil; {
 		end := start + 1
 		for end < len(rows) && rows[end]-rows[end-1] <= spanGap+1 {
 			end++
 		}
-		err = pl.rescore(task, c, rows[start], rows[end-1]+1)
+		err = pl.rescore(task, c, rows[start], rows[end-1]+1, replay)
 		start = end
 	}
 	for _, r := range rows {
 		marks[r/64] &^= 1 << (r % 64)
 	}
-	pl.rows = rows
+	if err == nil && !replay {
+		pl.playMatches(c)
+	}
 	return err
 }
 
@@ -480,8 +499,8 @@ func (pl *Placer) update(task *Task, c *placerClass, changed []int) error {
 const spanGap = 3
 
 // rescore scores rows [lo, hi) and takes in the results of those marked
-// changed, replaying their matches up the tree.
-func (pl *Placer) rescore(task *Task, c *placerClass, lo, hi int) error {
+// changed, replaying their matches up the tree if asked to.
+func (pl *Placer) rescore(task *Task, c *placerClass, lo, hi int, replay bool) error {
 	n := pl.table.Len()
 	b := pl.batch
 	if err := pl.stable.scoreSpan(task, Span{Table: pl.table, Start: lo, End: hi}, b, &b.verdicts); err != nil {
@@ -501,6 +520,9 @@ func (pl *Placer) rescore(task *Task, c *placerClass, lo, hi int) error {
 		c.totals[r] = b.totals[r]
 		i := n + r
 		c.tree[i] = leaf
+		if !replay {
+			continue
+		}
 		// Replay the matches up the tree. Where a match has the same
 		// winner as before and that winner is not row r, everything above
 		// it is as it was: stop there.

@@ -178,7 +178,7 @@ func TestPlacerMatchesFullRescoring(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		cfg := cfgs[rapid.SampledFrom([]string{"rsf", "kube", "koordinator"}).Draw(t, "config")]
 		withFGD := rapid.Bool().Draw(t, "fgd")
-		n := rapid.IntRange(1, 30).Draw(t, "nodes")
+		n := rapid.IntRange(1, 70).Draw(t, "nodes")
 		var alloc, used []resource.Vector
 		var models []string
 		for range n {
