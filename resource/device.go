@@ -34,6 +34,7 @@ type Devices struct {
 	free      []int64  // free amount per device
 	versions  []uint64 // changes per node (see Version)
 	models    []string // per node; "" unknown
+	freed     uint64   // see Freed
 }
 
 // MaxDevicesPerNode bounds the devices one node may have.
@@ -72,6 +73,7 @@ func (d *Devices) AddNode(count int) (int, error) {
 	d.start = append(d.start, len(d.free))
 	d.versions = append(d.versions, 0)
 	d.models = append(d.models, "")
+	d.freed++
 	return d.Len() - 1, nil
 }
 
@@ -85,10 +87,18 @@ func (d *Devices) SetModel(i int, model string) error {
 	if err := ValidateModel(model); err != nil {
 		return fmt.Errorf("devices %s: node row %d: %w", d.name, i, err)
 	}
+	if model != d.models[i] {
+		d.freed++
+	}
 	d.models[i] = model
 	d.versions[i]++
 	return nil
 }
+
+// Freed counts the changes that may have made room on some node: AddNode,
+// SetModel changing a model, SetFree raising an amount. Take and Allocate
+// only take room and leave it as it was.
+func (d *Devices) Freed() uint64 { return d.freed }
 
 // Model is the model of node i's devices, "" when unknown.
 func (d *Devices) Model(i int) string { return d.models[i] }
@@ -197,6 +207,12 @@ func (d *Devices) SetFree(i int, free []int64) error {
 	for j, f := range free {
 		if f < 0 || f > d.perDevice {
 			return fmt.Errorf("devices %s: node row %d device %d: free amount must be in [0, %d], got %d", d.name, i, j, d.perDevice, f)
+		}
+	}
+	for j, f := range free {
+		if f > cur[j] {
+			d.freed++
+			break
 		}
 	}
 	copy(cur, free)

@@ -123,3 +123,86 @@ func TestSetFree(t *testing.T) {
 		t.Error("SetFree of a row outside accepted")
 	}
 }
+
+// LastFreed moves with a change that may make room on the node, and stays
+// with one that only fills it up.
+func TestLastFreed(t *testing.T) {
+	s, _ := NewSchema("cpu", "memory")
+	tab := NewTable(s, 3)
+	tab.Add("a", Vector{8000, 8 << 30}, nil)
+	tab.Add("b", Vector{8000, 8 << 30}, nil)
+	tab.Add("c", Vector{8000, 8 << 30}, Vector{1000, 0})
+	if tab.LastFreed(0) != tab.Version(0) || tab.LastFreed(1) != tab.Version(1) {
+		t.Fatalf("a new node: LastFreed %d, %d, want its versions %d, %d", tab.LastFreed(0), tab.LastFreed(1), tab.Version(0), tab.Version(1))
+	}
+	added := tab.LastFreed(0)
+	steps := []struct {
+		name  string
+		apply func() error
+		freed bool
+	}{
+		{"AddUsed adding", func() error { return tab.AddUsed(0, Vector{1000, 1 << 30}, nil, false) }, false},
+		{"SetUsed raising", func() error { return tab.SetUsed(0, Vector{3000, 1 << 30}) }, false},
+		{"SetUsed keeping", func() error { return tab.SetUsed(0, Vector{3000, 1 << 30}) }, false},
+		{"SetNonZeroUsed raising", func() error { return tab.SetNonZeroUsed(0, Vector{3100, 2 << 30}) }, false},
+		{"SetAllocatable lowering", func() error { return tab.SetAllocatable(0, Vector{7000, 8 << 30}) }, false},
+		{"SetUsed lowering one amount", func() error { return tab.SetUsed(0, Vector{4000, 0}) }, true},
+		{"AddUsed releasing", func() error { return tab.AddUsed(0, Vector{1000, 0}, nil, true) }, true},
+		{"SetNonZeroUsed lowering", func() error { return tab.SetNonZeroUsed(0, Vector{1000, 2 << 30}) }, true},
+		{"SetAllocatable raising", func() error { return tab.SetAllocatable(0, Vector{7000, 9 << 30}) }, true},
+	}
+	last := added
+	for _, s := range steps {
+		if err := s.apply(); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		want := last
+		if s.freed {
+			want = tab.Version(0)
+		}
+		if got := tab.LastFreed(0); got != want {
+			t.Errorf("%s: LastFreed %d, want %d (version %d)", s.name, got, want, tab.Version(0))
+		}
+		last = tab.LastFreed(0)
+	}
+	if tab.LastFreed(1) == last {
+		t.Error("changes to row 0 moved row 1's LastFreed")
+	}
+	// Removing row 0 moves c into it: a node put in its row.
+	if _, err := tab.Remove(0); err != nil {
+		t.Fatal(err)
+	}
+	if tab.LastFreed(0) != tab.Version(0) || tab.Name(0) != "c" {
+		t.Errorf("moved row: LastFreed %d, version %d", tab.LastFreed(0), tab.Version(0))
+	}
+}
+
+// Devices.Freed counts the changes that may make room: a new node, a new
+// model, free amounts raised; taking leaves it.
+func TestDevicesFreed(t *testing.T) {
+	d, _ := NewDevices("nvidia.com/gpu", 1000)
+	d.AddNode(2)
+	steps := []struct {
+		name  string
+		apply func() error
+		freed bool
+	}{
+		{"Take", func() error { return d.Take(0, 0, 500) }, false},
+		{"Allocate", func() error { _, err := d.Allocate(0, DeviceRequest{Count: 1, Each: 1000}); return err }, false},
+		{"SetFree keeping", func() error { return d.SetFree(0, []int64{500, 0}) }, false},
+		{"SetFree lowering", func() error { return d.SetFree(0, []int64{0, 0}) }, false},
+		{"SetFree raising one", func() error { return d.SetFree(0, []int64{0, 1000}) }, true},
+		{"SetModel same", func() error { return d.SetModel(0, "") }, false},
+		{"SetModel", func() error { return d.SetModel(0, "A100") }, true},
+		{"AddNode", func() error { _, err := d.AddNode(1); return err }, true},
+	}
+	for _, s := range steps {
+		before := d.Freed()
+		if err := s.apply(); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if moved := d.Freed() != before; moved != s.freed {
+			t.Errorf("%s: Freed moved %v, want %v", s.name, moved, s.freed)
+		}
+	}
+}

@@ -26,6 +26,9 @@ type Table struct {
 	// i's last change (see Version).
 	clock    uint64
 	versions []uint64
+	// freed[i] is the number of the last change that may have made room
+	// on row i (see LastFreed).
+	freed []uint64
 	// changes is the journal of the latest changes: changes[k] is the row
 	// changed by change number changesBase+k+1 (see ChangedSince).
 	changes     []int32
@@ -78,7 +81,9 @@ func (t *Table) Add(name string, allocatable, used Vector) (int, error) {
 		return 0, fmt.Errorf("node %q used: %w", name, err)
 	}
 	t.names = append(t.names, name)
-	t.versions = append(t.versions, t.tick(len(t.names)-1))
+	v := t.tick(len(t.names) - 1)
+	t.versions = append(t.versions, v)
+	t.freed = append(t.freed, v)
 	t.allocatable = append(t.allocatable, allocatable...)
 	t.used = append(t.used, used...)
 	if t.nonZeroUsed != nil {
@@ -115,8 +120,9 @@ func (t *Table) SetNonZeroUsed(i int, used Vector) error {
 		t.nonZeroUsed = append(make([]int64, 0, cap(t.used)), t.used...)
 	}
 	k := t.schema.Len()
-	copy(t.nonZeroUsed[i*k:(i+1)*k], used)
-	t.versions[i] = t.tick(i)
+	row := t.nonZeroUsed[i*k : (i+1)*k]
+	t.change(i, lowers(row, used))
+	copy(row, used)
 	return nil
 }
 
@@ -128,8 +134,8 @@ func (t *Table) SetUsed(i int, used Vector) error {
 	if err := t.schema.Check(used); err != nil {
 		return fmt.Errorf("node %q used: %w", t.names[i], err)
 	}
+	t.change(i, lowers(t.Used(i), used))
 	copy(t.Used(i), used)
-	t.versions[i] = t.tick(i)
 	return nil
 }
 
@@ -178,7 +184,7 @@ func (t *Table) AddUsed(i int, requests, nonZero Vector, release bool) error {
 			zeroUsed[j] += sign * nonZero[j]
 		}
 	}
-	t.versions[i] = t.tick(i)
+	t.change(i, release)
 	return nil
 }
 
@@ -191,8 +197,8 @@ func (t *Table) SetAllocatable(i int, allocatable Vector) error {
 	if err := t.schema.Check(allocatable); err != nil {
 		return fmt.Errorf("node %q allocatable: %w", t.names[i], err)
 	}
+	t.change(i, lowers(allocatable, t.Allocatable(i)))
 	copy(t.Allocatable(i), allocatable)
-	t.versions[i] = t.tick(i)
 	return nil
 }
 
@@ -212,16 +218,38 @@ func (t *Table) Remove(i int) (int, error) {
 		if t.nonZeroUsed != nil {
 			copy(t.nonZeroUsed[i*k:(i+1)*k], t.nonZeroUsed[last*k:])
 		}
-		t.versions[i] = t.tick(i)
+		t.change(i, true)
 	}
 	t.names = t.names[:last]
 	t.versions = t.versions[:last]
+	t.freed = t.freed[:last]
 	t.allocatable = t.allocatable[:last*k]
 	t.used = t.used[:last*k]
 	if t.nonZeroUsed != nil {
 		t.nonZeroUsed = t.nonZeroUsed[:last*k]
 	}
 	return last, nil
+}
+
+// change numbers a change to row i (its Version), and when it may have
+// made room there, marks it so (LastFreed).
+func (t *Table) change(i int, freed bool) {
+	t.versions[i] = t.tick(i)
+	if freed {
+		t.freed[i] = t.versions[i]
+	}
+}
+
+// lowers reports whether any amount of to is below the one in from: a
+// used amount lowered, or (with the arguments swapped) an allocatable one
+// raised.
+func lowers(from, to Vector) bool {
+	for j, x := range to {
+		if x < from[j] {
+			return true
+		}
+	}
+	return false
 }
 
 // tick numbers a change to row i and records it in the journal, which
@@ -266,6 +294,15 @@ func (t *Table) ChangedSince(since uint64, dst []int) ([]int, bool) {
 // what a row implies can tell when to recompute. Writing through the views
 // that Used and Rows return bypasses it.
 func (t *Table) Version(i int) uint64 { return t.versions[i] }
+
+// LastFreed is the number of the last change that may have made room on
+// node i: one that lowered a used amount (SetUsed, SetNonZeroUsed, AddUsed
+// releasing), raised an allocatable one (SetAllocatable), or put the node
+// in its row (Add, or Remove moving it). A change that only fills the node
+// up (AddUsed adding, SetUsed raising amounts) leaves it as it was, so a
+// task that did not fit the node when the clock stood at c still does not
+// fit while LastFreed(i) ≤ c (see scoring.Monotone).
+func (t *Table) LastFreed(i int) uint64 { return t.freed[i] }
 
 // Schema returns the table's schema.
 func (t *Table) Schema() *Schema { return t.schema }

@@ -39,6 +39,11 @@ func NewDeviceFilter(devices *resource.Devices) (*DeviceFilter, error) {
 // Name is "DeviceShare".
 func (f *DeviceFilter) Name() string { return "DeviceShare" }
 
+// Freed is the device view's resource.Devices.Freed: the filter is
+// Monotone, as a node's devices only fill up between the changes it
+// counts.
+func (f *DeviceFilter) Freed() uint64 { return f.devices.Freed() }
+
 // FilterNodes rejects the span's nodes where the task's devices do not fit.
 func (f *DeviceFilter) FilterNodes(task *Task, nodes Span, v *Verdicts) error {
 	if f.devices.Len() != nodes.Table.Len() {

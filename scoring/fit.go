@@ -44,6 +44,9 @@ func NewFitFilter(ignored, ignoredGroups []string) *FitFilter {
 
 func (f *FitFilter) Name() string { return NodeResourcesFit }
 
+// Freed is 0: the filter is Monotone and reads nothing but the table.
+func (f *FitFilter) Freed() uint64 { return 0 }
+
 // planFor returns the checked slots for a schema, worked out once per
 // schema (it allocates only then).
 func (f *FitFilter) planFor(schema *resource.Schema) *fitPlan {

@@ -21,6 +21,23 @@ type Volatile interface {
 	Volatile() bool
 }
 
+// Monotone is implemented by a Filter that keeps rejecting a node while
+// nothing makes room on it: having rejected a task on a node, it rejects
+// it again after any changes that only fill the node up, that is, while
+// the node's resource.Table.LastFreed stays where it was and Freed
+// returns what it returned then. Freed counts the changes to what else
+// the filter reads (a device view: resource.Devices.Freed) that may have
+// made room; a filter that reads only the table returns 0.
+//
+// A Placer skips a changed node that such a filter rejected for a task
+// class, without scoring it again, while both hold: placing tasks one
+// after another, most changes only fill nodes up, and a node that a class
+// does not fit stays out of its way.
+type Monotone interface {
+	Filter
+	Freed() uint64
+}
+
 func isVolatile(x any) bool {
 	v, ok := x.(Volatile)
 	return ok && v.Volatile()
@@ -90,7 +107,11 @@ const DefaultMaxClasses = 64
 // Changes to the table made by others (SetUsed, Add, Remove, ...) are
 // seen through its journal; a change to the device view must come with a
 // change to the same row of the table (as Bind makes them), or the placer
-// will not notice it.
+// will not notice it. A changed node that a Monotone filter (NodeResourcesFit,
+// DeviceShare) rejected for a class is not scored again for it while
+// nothing has made room on the node (resource.Table.LastFreed,
+// resource.Devices.Freed): a node that fills up stays out of the way of
+// the classes it did not fit.
 //
 // Memory: 16 bytes per node for each remembered class (plus 8 per
 // non-volatile scorer when the pipeline has volatile parts), at most
@@ -112,6 +133,11 @@ type Placer struct {
 	volatile *Pipeline
 	vbatch   *Batch
 	columns  []scorerColumn
+	// monotone are the stable filters that implement Monotone, and
+	// stuck[f] says whether stable filter f (index+1, as Verdicts number
+	// them) is one of them.
+	monotone []Monotone
+	stuck    []bool
 	// vtotals and vleaves are what Scores returns when there are volatile
 	// parts.
 	vtotals []float64
@@ -142,10 +168,12 @@ type placerClass struct {
 	key    string
 	built  bool   // scored on every node once
 	seen   uint64 // the table's clock when brought up to date
+	freed  uint64 // the monotone filters' Freed summed, then
 	totals []float64
-	// tree is a tournament over the n rows: leaf n+r is row r (-1 when
-	// infeasible), node i in [1, n) the better of nodes 2i and 2i+1, so
-	// node 1 is the best row (for n = 1 node 1 is the one leaf).
+	// tree is a tournament over the n rows: leaf n+r is row r, or when
+	// infeasible -1 (leafStuck when a Monotone filter rejected it first);
+	// node i in [1, n) is the better of nodes 2i and 2i+1, so node 1 is
+	// the best row (for n = 1 node 1 is the one leaf).
 	tree []int32
 	// cols are the stable scorers' weighted contributions per row, kept
 	// when the pipeline has volatile parts.
@@ -182,6 +210,13 @@ func NewPlacer(p *Pipeline, table *resource.Table, opts PlacerOptions) (*Placer,
 		}
 	}
 	pl.batch = pl.stable.NewBatch(table.Len())
+	pl.stuck = make([]bool, len(pl.stable.filters)+1)
+	for i, f := range pl.stable.filters {
+		if m, ok := f.(Monotone); ok {
+			pl.monotone = append(pl.monotone, m)
+			pl.stuck[i+1] = true
+		}
+	}
 	if pl.maxClasses == 0 {
 		pl.maxClasses = DefaultMaxClasses
 	}
@@ -273,15 +308,41 @@ func (pl *Placer) current(task *Task) (*placerClass, error) {
 	c := pl.class(task)
 	changed, ok := pl.table.ChangedSince(c.seen, pl.changed)
 	pl.changed = changed
+	freed := pl.freed()
 	if !c.built || !ok || len(c.totals) != pl.table.Len() {
 		if err := pl.rebuild(task, c); err != nil {
 			return nil, err
 		}
-	} else if err := pl.update(task, c, changed); err != nil {
+	} else if err := pl.update(task, c, changed, freed == c.freed); err != nil {
 		return nil, err
 	}
-	c.seen = pl.table.Clock()
+	c.seen, c.freed = pl.table.Clock(), freed
 	return c, nil
+}
+
+// freed sums the monotone filters' Freed: the counts only grow, so the sum
+// stays as it was only when every count does.
+func (pl *Placer) freed() uint64 {
+	var sum uint64
+	for _, m := range pl.monotone {
+		sum += m.Freed()
+	}
+	return sum
+}
+
+// leafStuck is the leaf of a row that a Monotone filter rejected first.
+const leafStuck = -2
+
+// leaf is row r's tree leaf as the batch scored it.
+func (pl *Placer) leaf(b *Batch, r int) int32 {
+	switch f := b.rejectedBy[r]; {
+	case f == 0:
+		return int32(r)
+	case pl.stuck[f]:
+		return leafStuck
+	default:
+		return -1
+	}
 }
 
 // Scores is every node's result for one task, as a Placer keeps them: a
@@ -352,7 +413,7 @@ func (pl *Placer) Total() float64 { return pl.total }
 
 // best is the class's best feasible row, or -1.
 func (c *placerClass) best() int {
-	if len(c.totals) == 0 {
+	if len(c.totals) == 0 || c.tree[1] < 0 {
 		return -1
 	}
 	return int(c.tree[1])
@@ -408,10 +469,7 @@ func (pl *Placer) rebuild(task *Task, c *placerClass) error {
 	c.totals = append(c.totals[:0], b.totals[:n]...)
 	c.tree = slices.Grow(c.tree[:0], 2*n)[:2*n]
 	for i := range n {
-		c.tree[n+i] = -1
-		if b.Feasible(i) {
-			c.tree[n+i] = int32(i)
-		}
+		c.tree[n+i] = pl.leaf(b, i)
 	}
 	pl.playMatches(c)
 	c.built = true
@@ -430,8 +488,10 @@ func (pl *Placer) playMatches(c *placerClass) {
 // date, each once, and replays their matches up the tree. The rows are
 // taken in order and scored in runs: changed rows at most spanGap apart
 // share one call to the pipeline (the rows between are scored too, and
-// their results left unused), which costs less than a call per row.
-func (pl *Placer) update(task *Task, c *placerClass, changed []int) error {
+// their results left unused), which costs less than a call per row. When
+// skipStuck, it leaves out a row that a Monotone filter rejected and that
+// nothing has made room on since (see Monotone).
+func (pl *Placer) update(task *Task, c *placerClass, changed []int, skipStuck bool) error {
 	n := pl.table.Len()
 	words := (n + 63) / 64
 	if len(pl.marks) < words {
@@ -439,16 +499,19 @@ func (pl *Placer) update(task *Task, c *placerClass, changed []int) error {
 		pl.rows = make([]int, 0, n)
 	}
 	marks := pl.marks[:words]
+	marked := 0
 	for _, r := range changed {
-		if r < n {
-			marks[r/64] |= 1 << (r % 64)
+		if r >= n || skipStuck && c.tree[n+r] == leafStuck && pl.table.LastFreed(r) <= c.seen {
+			continue
 		}
+		marks[r/64] |= 1 << (r % 64)
+		marked++
 	}
 	// The changed rows in order, each once: read off the bitset when they
 	// are many, sorted when they are few (a table of many rows, one
 	// changed).
 	rows := pl.rows[:0]
-	if 4*len(changed) >= words {
+	if 4*marked >= words {
 		for w, bits := range marks {
 			for ; bits != 0; bits &= bits - 1 {
 				rows = append(rows, w*64+mathbits.TrailingZeros64(bits))
@@ -456,7 +519,7 @@ func (pl *Placer) update(task *Task, c *placerClass, changed []int) error {
 		}
 	} else {
 		for _, r := range changed {
-			if r < n {
+			if r < n && marks[r/64]&(1<<(r%64)) != 0 {
 				rows = append(rows, r)
 			}
 		}
@@ -513,10 +576,7 @@ func (pl *Placer) rescore(task *Task, c *placerClass, lo, hi int, replay bool) e
 		for j, col := range c.cols {
 			col[r] = b.Contribution(r, j)
 		}
-		leaf := int32(-1)
-		if b.Feasible(r) {
-			leaf = int32(r)
-		}
+		leaf := pl.leaf(b, r)
 		c.totals[r] = b.totals[r]
 		i := n + r
 		c.tree[i] = leaf

@@ -95,8 +95,10 @@ func newPlacerCluster(t *rapid.T, cfg *config.Config, schema *resource.Schema, a
 		}
 		c.devices.AddNode(int(alloc[i][2] / 1000))
 		c.devices.SetModel(i, models[i])
-		for g := int64(0); g < used[i][2]/1000; g++ {
-			c.devices.Take(i, int(g), 1000)
+		// Half-devices taken round the node's devices, so that some nodes
+		// have room in total but no whole device free.
+		for k := range int(used[i][2] / 500) {
+			c.devices.Take(i, k%int(alloc[i][2]/1000), 500)
 		}
 	}
 	pipe, err := cfg.Build(schema)
@@ -185,7 +187,7 @@ func TestPlacerMatchesFullRescoring(t *testing.T) {
 			models = append(models, rapid.SampledFrom([]string{"", "A10", "T4"}).Draw(t, "model"))
 			gpus := rapid.SampledFrom([]int64{0, 0, 4000, 8000}).Draw(t, "gpus")
 			a := resource.Vector{rapid.Int64Range(1, 64).Draw(t, "cpu") * 1000, rapid.Int64Range(1, 256).Draw(t, "mem") << 30, gpus}
-			u := resource.Vector{rapid.Int64Range(0, a[0]).Draw(t, "used cpu"), rapid.Int64Range(0, a[1]>>30).Draw(t, "used mem") << 30, rapid.Int64Range(0, gpus/1000).Draw(t, "used gpus") * 1000}
+			u := resource.Vector{rapid.Int64Range(0, a[0]).Draw(t, "used cpu"), rapid.Int64Range(0, a[1]>>30).Draw(t, "used mem") << 30, rapid.Int64Range(0, gpus/500).Draw(t, "used half gpus") * 500}
 			alloc, used = append(alloc, a), append(used, u)
 		}
 		var vol volatileParts
@@ -215,13 +217,33 @@ func TestPlacerMatchesFullRescoring(t *testing.T) {
 		batch := full.pipe.NewBatch(n)
 		steps := rapid.IntRange(1, 40).Draw(t, "tasks")
 		for step := range steps {
-			if rapid.IntRange(0, 9).Draw(t, "outside change") == 0 {
+			switch rapid.IntRange(0, 19).Draw(t, "outside change") {
+			case 0, 1:
 				// Someone else frees a node's cpu: both copies.
 				row := rapid.IntRange(0, n-1).Draw(t, "changed row")
 				u := slices.Clone(full.table.Used(row))
 				u[0] /= 2
 				full.table.SetUsed(row, u)
 				inc.table.SetUsed(row, u)
+			case 2:
+				// A node grows: more cpu allocatable.
+				row := rapid.IntRange(0, n-1).Draw(t, "grown row")
+				a := slices.Clone(full.table.Allocatable(row))
+				a[0] += 8000
+				full.table.SetAllocatable(row, a)
+				inc.table.SetAllocatable(row, a)
+			case 3:
+				// Someone gives a node's devices back, with a table change
+				// that frees nothing there (the device view's Freed tells).
+				row := rapid.IntRange(0, n-1).Draw(t, "devices row")
+				free := slices.Clone(full.devices.Free(row))
+				for j := range free {
+					free[j] = 1000
+				}
+				for _, c := range []*placerCluster{full, inc} {
+					c.devices.SetFree(row, free)
+					c.table.AddUsed(row, resource.Vector{0, 0, 0}, nil, false)
+				}
 			}
 			task := shapes[rapid.IntRange(0, len(shapes)-1).Draw(t, "shape")]
 			if err := full.pipe.Score(&task, full.table, batch); err != nil {
