@@ -430,8 +430,23 @@ func (pl *Placer) bestWithVolatile(task *Task, c *placerClass) (int, error) {
 	}
 	n := pl.table.Len()
 	best, bestTotal := -1, 0.0
+	leaves := c.tree[n : 2*n]
+	if len(pl.stable.scorers) == 0 && len(pl.volatile.filters) == 0 {
+		// Every score is volatile and every filter stable: a node's total
+		// is the volatile batch's, summed in the same order.
+		for i, totals := 0, vb.totals[:n]; i < n; i++ {
+			if leaves[i] < 0 {
+				continue
+			}
+			if t := totals[i]; best < 0 || t > bestTotal || t == bestTotal && pl.rank != nil && pl.rank[i] < pl.rank[best] {
+				best, bestTotal = i, t
+			}
+		}
+		pl.total = bestTotal
+		return best, nil
+	}
 	for i := range n {
-		if c.tree[n+i] < 0 || !vb.Feasible(i) {
+		if leaves[i] < 0 || !vb.Feasible(i) {
 			continue
 		}
 		total := pl.sum(c, vb, i)
@@ -477,7 +492,11 @@ func (pl *Placer) rebuild(task *Task, c *placerClass) error {
 }
 
 // playMatches plays every match of the class's tree from its leaves up.
+// With volatile parts only the leaves are read, and it plays none.
 func (pl *Placer) playMatches(c *placerClass) {
+	if pl.volatile != nil {
+		return
+	}
 	n := len(c.totals)
 	for i := n - 1; i >= 1; i-- {
 		c.tree[i] = pl.winner(c.totals, c.tree[2*i], c.tree[2*i+1])
@@ -537,8 +556,9 @@ func (pl *Placer) update(task *Task, c *placerClass, changed []int, skipStuck bo
 		return pl.rebuild(task, c)
 	}
 	// A few changed rows replay their own matches up the tree; many are
-	// cheaper to take in by playing the whole tree again once.
-	replay := len(rows) <= n/16
+	// cheaper to take in by playing the whole tree again once. (With
+	// volatile parts only the leaves are read: neither.)
+	replay := len(rows) <= n/16 && pl.volatile == nil
 	var err error
 	for start := 0; start < len(rows) && err == nil; {
 		end := start + 1

@@ -84,6 +84,7 @@ type volatileParts struct {
 	at     int
 	weight float64
 	filter bool
+	alone  bool // the random scorer is the pipeline's only scorer
 }
 
 func newPlacerCluster(t *rapid.T, cfg *config.Config, schema *resource.Schema, alloc, used []resource.Vector, models []string, withFGD bool, vol volatileParts) *placerCluster {
@@ -120,6 +121,9 @@ func newPlacerCluster(t *rapid.T, cfg *config.Config, schema *resource.Schema, a
 	}
 	if vol.seed != 0 {
 		ws := pipe.Scorers()
+		if vol.alone {
+			ws = nil
+		}
 		at := min(vol.at, len(ws))
 		ws = slices.Insert(ws, at, scoring.WeightedScorer{Scorer: &randomScorer{rand.New(rand.NewPCG(vol.seed, 1))}, Weight: vol.weight})
 		filters := []scoring.Filter{scoring.NewFitFilter(nil, nil), df}
@@ -193,7 +197,8 @@ func TestPlacerMatchesFullRescoring(t *testing.T) {
 		var vol volatileParts
 		if rapid.IntRange(0, 3).Draw(t, "volatile") == 0 {
 			vol = volatileParts{seed: rapid.Uint64Range(1, 1<<40).Draw(t, "volatile seed"), at: rapid.IntRange(0, 5).Draw(t, "at"),
-				weight: float64(rapid.IntRange(0, 7).Draw(t, "weight")) / 3, filter: rapid.Bool().Draw(t, "volatile filter")}
+				weight: float64(rapid.IntRange(0, 7).Draw(t, "weight")) / 3, filter: rapid.Bool().Draw(t, "volatile filter"),
+				alone: rapid.Bool().Draw(t, "volatile alone")}
 		}
 		full := newPlacerCluster(t, cfg, schema, alloc, used, models, withFGD, vol)
 		inc := newPlacerCluster(t, cfg, schema, alloc, used, models, withFGD, vol)

@@ -16,11 +16,15 @@ import (
 // RandomScorer gives every node an independent uniform score in [0, 100):
 // the best feasible node is then a uniform pick among them, which is what
 // the simulator's Random plugin does (one node picked at random gets 100).
-type RandomScorer struct{ rng *rand.Rand }
+type RandomScorer struct {
+	pcg *rand.PCG
+	rng *rand.Rand // over pcg: one stream of draws
+}
 
 // NewRandomScorer returns the scorer drawing from a seeded generator.
 func NewRandomScorer(seed uint64) *RandomScorer {
-	return &RandomScorer{rng: rand.New(rand.NewPCG(seed, 0x72616e64))}
+	pcg := rand.NewPCG(seed, 0x72616e64)
+	return &RandomScorer{pcg: pcg, rng: rand.New(pcg)}
 }
 
 func (s *RandomScorer) Name() string      { return "Random" }
@@ -31,7 +35,9 @@ func (s *RandomScorer) MaxScore() float64 { return 100 }
 func (s *RandomScorer) Volatile() bool { return true }
 func (s *RandomScorer) ScoreNodes(_ *scoring.Task, nodes scoring.Span, out []float64) error {
 	for i := range out {
-		out[i] = s.rng.Float64() * 100
+		// rand.Rand's Float64, drawn from the generator without going
+		// through its Source interface: the same numbers.
+		out[i] = float64(s.pcg.Uint64()<<11>>11) / (1 << 53) * 100
 	}
 	return nil
 }
