@@ -334,37 +334,51 @@ func balancedNode(slots []taskSlot, alloc, used []int64) int64 {
 }
 
 func balance(slots []taskSlot, alloc, used []int64, withPod bool) int64 {
-	var fractions [resource.MaxResources]float64
+	// Two passes over the fractions rather than a buffer of them: the same
+	// numbers, without clearing MaxResources floats for every node.
 	n := 0
-	var total float64
+	var total, first, second float64
 	for _, s := range slots {
-		capacity := alloc[s.slot]
-		if capacity == 0 {
+		f, ok := fraction(s, alloc, used, withPod)
+		if !ok {
 			continue
 		}
-		requested := used[s.slot]
-		if withPod {
-			requested += s.req
-		}
-		f := float64(requested) / float64(capacity)
-		if f > 1 {
-			f = 1
+		switch n {
+		case 0:
+			first = f
+		case 1:
+			second = f
 		}
 		total += f
-		fractions[n] = f
 		n++
 	}
 	std := 0.0
 	switch {
 	case n == 2:
-		std = math.Abs((fractions[0] - fractions[1]) / 2)
+		std = math.Abs((first - second) / 2)
 	case n > 2:
 		mean := total / float64(n)
 		var sum float64
-		for _, f := range fractions[:n] {
-			sum += (f - mean) * (f - mean)
+		for _, s := range slots {
+			if f, ok := fraction(s, alloc, used, withPod); ok {
+				sum += (f - mean) * (f - mean)
+			}
 		}
 		std = math.Sqrt(sum / float64(n))
 	}
 	return int64((1 - std) * MaxNodeScore)
+}
+
+// fraction is a slot's requested share of the node's capacity, at most 1,
+// with or without the task; false when the node has none of it.
+func fraction(s taskSlot, alloc, used []int64, withPod bool) (float64, bool) {
+	capacity := alloc[s.slot]
+	if capacity == 0 {
+		return 0, false
+	}
+	requested := used[s.slot]
+	if withPod {
+		requested += s.req
+	}
+	return min(float64(requested)/float64(capacity), 1), true
 }
