@@ -16,6 +16,7 @@ package frag
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/resfit/resfit/resource"
 )
@@ -36,8 +37,26 @@ type Measure struct {
 	// cpuOnly is the summed weight of the CPU-only classes, which count
 	// all idle GPU as fragment whatever the node.
 	cpuOnly float64
-	gpu     []Class
+	gpu     []gpuClass
+	// thresholds are the GPU classes' distinct amounts per device,
+	// ascending: NodeModel counts a node's devices against each once, not
+	// once per class.
+	thresholds []int64
 }
+
+// gpuClass is a class that asks for devices, as NodeModel reads it.
+type gpuClass struct {
+	cpu, each int64
+	count     int
+	at        int // each's index in thresholds
+	weight    float64
+	models    resource.ModelSet
+}
+
+// maxThresholds bounds the distinct amounts per device NodeModel counts
+// against in one pass (openb's typical classes have 12); with more it
+// counts per class.
+const maxThresholds = 32
 
 // NewMeasure checks the classes: weights in [0, resource.MaxWeight], not
 // all 0; device requests valid for the view's devices (Each in
@@ -70,11 +89,17 @@ func NewMeasure(classes []Class, perDevice int64) (*Measure, error) {
 		if c.Devices.Count == 0 {
 			m.cpuOnly += c.Weight
 		} else {
-			m.gpu = append(m.gpu, c)
+			m.gpu = append(m.gpu, gpuClass{cpu: c.CPU, each: c.Devices.Each, count: c.Devices.Count, weight: c.Weight, models: c.Models})
+			m.thresholds = append(m.thresholds, c.Devices.Each)
 		}
 	}
 	if total == 0 {
 		return nil, errors.New("frag: every class has weight 0")
+	}
+	slices.Sort(m.thresholds)
+	m.thresholds = slices.Compact(m.thresholds)
+	for i := range m.gpu {
+		m.gpu[i].at, _ = slices.BinarySearch(m.thresholds, m.gpu[i].each)
 	}
 	return m, nil
 }
@@ -100,25 +125,58 @@ func (m *Measure) NodeModel(freeCPU int64, free []int64, model string) float64 {
 	if idle == 0 {
 		return 0
 	}
+	if len(m.thresholds) > maxThresholds {
+		return m.nodeByClass(freeCPU, free, model, idle)
+	}
+	// For each threshold, the devices with at least that much free and
+	// the free amount on the others.
+	var fits [maxThresholds]int
+	var small [maxThresholds]int64
+	ts := m.thresholds
+	for _, g := range free {
+		for k, e := range ts {
+			if g >= e {
+				fits[k]++
+			} else {
+				small[k] += g
+			}
+		}
+	}
+	frag := m.cpuOnly * float64(idle)
+	for i := range m.gpu {
+		c := &m.gpu[i]
+		unusable := idle
+		if freeCPU >= c.cpu && fits[c.at] >= c.count && (c.models == "" || c.models.Accepts(model)) {
+			unusable = small[c.at]
+		}
+		frag += c.weight * float64(unusable)
+	}
+	return frag
+}
+
+// nodeByClass is NodeModel counting the devices once per class, for a
+// measure with more than maxThresholds amounts per device: the same sums
+// in the same order.
+func (m *Measure) nodeByClass(freeCPU int64, free []int64, model string, idle int64) float64 {
 	frag := m.cpuOnly * float64(idle)
 	for _, c := range m.gpu {
-		if freeCPU < c.CPU || !c.Models.Accepts(model) {
-			frag += c.Weight * float64(idle)
+		if freeCPU < c.cpu || !c.models.Accepts(model) {
+			frag += c.weight * float64(idle)
 			continue
 		}
 		fits := 0
 		var small int64
 		for _, g := range free {
-			if g >= c.Devices.Each {
+			if g >= c.each {
 				fits++
 			} else {
 				small += g
 			}
 		}
-		if fits < c.Devices.Count {
+		if fits < c.count {
 			small = idle
 		}
-		frag += c.Weight * float64(small)
+		frag += c.weight * float64(small)
 	}
 	return frag
 }

@@ -376,3 +376,43 @@ func TestMeasureModels(t *testing.T) {
 		t.Errorf("a non-canonical set: %v", err)
 	}
 }
+
+// NodeModel counts a node's devices once per distinct amount per device;
+// it gives what counting them once per class gives (nodeByClass, the
+// plain reading), to the bit, for random classes, nodes and models.
+func TestNodeModelAgreesWithCountingPerClass(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		models := []resource.ModelSet{"", "A10", "T4", "A10|T4"}
+		var classes []Class
+		spread := rapid.Bool().Draw(t, "spread") // past maxThresholds, often
+		for range rapid.IntRange(1, 60).Draw(t, "classes") {
+			c := Class{CPU: rapid.Int64Range(0, 16).Draw(t, "cpu") * 1000, Weight: float64(rapid.IntRange(1, 100).Draw(t, "weight")) / 37}
+			if rapid.IntRange(0, 4).Draw(t, "cpu only") > 0 {
+				c.Devices = resource.DeviceRequest{Count: rapid.IntRange(1, 4).Draw(t, "count"), Each: rapid.SampledFrom([]int64{1, 100, 250, 333, 500, 999, 1000}).Draw(t, "each")}
+				if spread {
+					c.Devices.Each = rapid.Int64Range(1, 1000).Draw(t, "any each")
+				}
+				c.Models = rapid.SampledFrom(models).Draw(t, "models")
+			}
+			classes = append(classes, c)
+		}
+		m, err := NewMeasure(classes, 1000)
+		if err != nil {
+			t.Skip(err)
+		}
+		free := rapid.SliceOfN(rapid.Int64Range(0, 1000), 0, 12).Draw(t, "free")
+		freeCPU := rapid.Int64Range(0, 20).Draw(t, "free cpu") * 1000
+		model := rapid.SampledFrom([]string{"", "A10", "T4", "V100"}).Draw(t, "model")
+		var idle int64
+		for _, g := range free {
+			idle += g
+		}
+		want := 0.0
+		if idle > 0 {
+			want = m.nodeByClass(freeCPU, free, model, idle)
+		}
+		if got := m.NodeModel(freeCPU, free, model); got != want {
+			t.Fatalf("NodeModel %v, counting per class %v", got, want)
+		}
+	})
+}
