@@ -145,11 +145,12 @@ func TestLastFreed(t *testing.T) {
 		{"SetUsed raising", func() error { return tab.SetUsed(0, Vector{3000, 1 << 30}) }, false},
 		{"SetUsed keeping", func() error { return tab.SetUsed(0, Vector{3000, 1 << 30}) }, false},
 		{"SetNonZeroUsed raising", func() error { return tab.SetNonZeroUsed(0, Vector{3100, 2 << 30}) }, false},
-		{"SetAllocatable lowering", func() error { return tab.SetAllocatable(0, Vector{7000, 8 << 30}) }, false},
+
 		{"SetUsed lowering one amount", func() error { return tab.SetUsed(0, Vector{4000, 0}) }, true},
 		{"AddUsed releasing", func() error { return tab.AddUsed(0, Vector{1000, 0}, nil, true) }, true},
 		{"SetNonZeroUsed lowering", func() error { return tab.SetNonZeroUsed(0, Vector{1000, 2 << 30}) }, true},
 		{"SetAllocatable raising", func() error { return tab.SetAllocatable(0, Vector{7000, 9 << 30}) }, true},
+		{"SetAllocatable lowering", func() error { return tab.SetAllocatable(0, Vector{6000, 9 << 30}) }, true},
 	}
 	last := added
 	for _, s := range steps {

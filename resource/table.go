@@ -197,7 +197,10 @@ func (t *Table) SetAllocatable(i int, allocatable Vector) error {
 	if err := t.schema.Check(allocatable); err != nil {
 		return fmt.Errorf("node %q allocatable: %w", t.names[i], err)
 	}
-	t.change(i, lowers(allocatable, t.Allocatable(i)))
+	// New allocatable amounts count as freeing, raised or not: a node
+	// update is rare, and a score may make anything of it (a resource gone
+	// to 0 drops out of kube-scheduler's).
+	t.change(i, true)
 	copy(t.Allocatable(i), allocatable)
 	return nil
 }
@@ -241,8 +244,7 @@ func (t *Table) change(i int, freed bool) {
 }
 
 // lowers reports whether any amount of to is below the one in from: a
-// used amount lowered, or (with the arguments swapped) an allocatable one
-// raised.
+// used amount lowered.
 func lowers(from, to Vector) bool {
 	for j, x := range to {
 		if x < from[j] {
@@ -297,11 +299,11 @@ func (t *Table) Version(i int) uint64 { return t.versions[i] }
 
 // LastFreed is the number of the last change that may have made room on
 // node i: one that lowered a used amount (SetUsed, SetNonZeroUsed, AddUsed
-// releasing), raised an allocatable one (SetAllocatable), or put the node
-// in its row (Add, or Remove moving it). A change that only fills the node
-// up (AddUsed adding, SetUsed raising amounts) leaves it as it was, so a
-// task that did not fit the node when the clock stood at c still does not
-// fit while LastFreed(i) ≤ c (see scoring.Monotone).
+// releasing), set its allocatable amounts (SetAllocatable), or put the
+// node in its row (Add, or Remove moving it). A change that only fills the
+// node up (AddUsed adding, SetUsed raising amounts) leaves it as it was,
+// so a task that did not fit the node when the clock stood at c still
+// does not fit while LastFreed(i) ≤ c (see scoring.Monotone).
 func (t *Table) LastFreed(i int) uint64 { return t.freed[i] }
 
 // Schema returns the table's schema.

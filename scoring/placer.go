@@ -138,6 +138,11 @@ type Placer struct {
 	// them) is one of them.
 	monotone []Monotone
 	stuck    []bool
+	// lazy says the pipeline has volatile parts and remembers nothing but
+	// Monotone filters: a node that only filled up may only have become
+	// infeasible, so it is checked again only when it comes out best
+	// (placerClass.stale).
+	lazy bool
 	// vtotals and vleaves are what Scores returns when there are volatile
 	// parts.
 	vtotals []float64
@@ -177,9 +182,13 @@ type placerClass struct {
 	tree []int32
 	// cols are the stable scorers' weighted contributions per row, kept
 	// when the pipeline has volatile parts.
-	cols  [][]float64
-	newer *placerClass
-	older *placerClass
+	cols [][]float64
+	// stale marks (a bit a row) the rows that only filled up since they
+	// were found feasible, under a lazy placer: feasible or not now.
+	stale  []uint64
+	nstale int
+	newer  *placerClass
+	older  *placerClass
 }
 
 // NewPlacer returns a placer for a pipeline and the table it places on
@@ -211,10 +220,13 @@ func NewPlacer(p *Pipeline, table *resource.Table, opts PlacerOptions) (*Placer,
 	}
 	pl.batch = pl.stable.NewBatch(table.Len())
 	pl.stuck = make([]bool, len(pl.stable.filters)+1)
+	pl.lazy = pl.volatile != nil && len(pl.stable.scorers) == 0
 	for i, f := range pl.stable.filters {
 		if m, ok := f.(Monotone); ok {
 			pl.monotone = append(pl.monotone, m)
 			pl.stuck[i+1] = true
+		} else {
+			pl.lazy = false
 		}
 	}
 	if pl.maxClasses == 0 {
@@ -299,6 +311,36 @@ func (pl *Placer) Best(task *Task) (int, error) {
 	return row, nil
 }
 
+// isStale reports whether row r's result is a bound (see placerClass.stale).
+func (c *placerClass) isStale(r int) bool {
+	return c.nstale > 0 && c.stale[r/64]&(1<<(r%64)) != 0
+}
+
+// refresh scores one stale row again.
+func (pl *Placer) refresh(task *Task, c *placerClass, r int) error {
+	bit := uint64(1) << (r % 64)
+	pl.marks[r/64] |= bit
+	err := pl.rescore(task, c, r, r+1, false)
+	pl.marks[r/64] &^= bit
+	return err
+}
+
+// refreshAll scores every stale row again.
+func (pl *Placer) refreshAll(task *Task, c *placerClass) error {
+	if c.nstale == 0 {
+		return nil
+	}
+	rows := pl.rows[:0]
+	for w, bits := range c.stale {
+		pl.marks[w] |= bits
+		for ; bits != 0; bits &= bits - 1 {
+			rows = append(rows, w*64+mathbits.TrailingZeros64(bits))
+		}
+	}
+	pl.rows = rows
+	return pl.rescoreRows(task, c, rows)
+}
+
 // current returns the task's class with every node's stable results up to
 // date: scored once, then again only where the row changed.
 func (pl *Placer) current(task *Task) (*placerClass, error) {
@@ -373,6 +415,9 @@ func (pl *Placer) Scores(task *Task) (Scores, error) {
 	if err != nil {
 		return Scores{}, err
 	}
+	if err := pl.refreshAll(task, c); err != nil {
+		return Scores{}, err
+	}
 	n := pl.table.Len()
 	if pl.volatile == nil {
 		return Scores{totals: c.totals, leaves: c.tree[n : 2*n]}, nil
@@ -422,12 +467,39 @@ func (c *placerClass) best() int {
 // bestWithVolatile runs the volatile filters and scorers on every node
 // and picks the best node feasible for both parts, its total summed over
 // the pipeline's scorers in their order (as the pipeline sums it, so the
-// totals are the same to the last bit).
+// totals are the same to the last bit). A stale best (see placerClass.stale)
+// is checked again and the pick made again, until the best is not stale;
+// after a few rounds every stale row is checked.
 func (pl *Placer) bestWithVolatile(task *Task, c *placerClass) (int, error) {
 	vb := pl.vbatch
 	if err := pl.volatile.Score(task, pl.table, vb); err != nil {
 		return -1, err
 	}
+	for round := 0; ; round++ {
+		best, total := pl.pickVolatile(c, vb)
+		if best < 0 || !c.isStale(best) {
+			pl.total = total
+			return best, nil
+		}
+		var err error
+		if round < staleRounds {
+			err = pl.refresh(task, c, best)
+		} else {
+			err = pl.refreshAll(task, c)
+		}
+		if err != nil {
+			return -1, err
+		}
+	}
+}
+
+// staleRounds is how many stale bests bestWithVolatile checks one by one
+// before it checks every stale row.
+const staleRounds = 4
+
+// pickVolatile is the best row feasible for the class's stable results and
+// the volatile batch, and its total.
+func (pl *Placer) pickVolatile(c *placerClass, vb *Batch) (int, float64) {
 	n := pl.table.Len()
 	best, bestTotal := -1, 0.0
 	leaves := c.tree[n : 2*n]
@@ -442,8 +514,7 @@ func (pl *Placer) bestWithVolatile(task *Task, c *placerClass) (int, error) {
 				best, bestTotal = i, t
 			}
 		}
-		pl.total = bestTotal
-		return best, nil
+		return best, bestTotal
 	}
 	for i := range n {
 		if leaves[i] < 0 || !vb.Feasible(i) {
@@ -454,8 +525,7 @@ func (pl *Placer) bestWithVolatile(task *Task, c *placerClass) (int, error) {
 			best, bestTotal = i, total
 		}
 	}
-	pl.total = bestTotal
-	return best, nil
+	return best, bestTotal
 }
 
 // rebuild scores every node for the class.
@@ -487,6 +557,9 @@ func (pl *Placer) rebuild(task *Task, c *placerClass) error {
 		c.tree[n+i] = pl.leaf(b, i)
 	}
 	pl.playMatches(c)
+	c.stale = slices.Grow(c.stale[:0], (n+63)/64)[:(n+63)/64]
+	clear(c.stale)
+	c.nstale = 0
 	c.built = true
 	return nil
 }
@@ -504,13 +577,11 @@ func (pl *Placer) playMatches(c *placerClass) {
 }
 
 // update rescores the rows changed since the class was last brought up to
-// date, each once, and replays their matches up the tree. The rows are
-// taken in order and scored in runs: changed rows at most spanGap apart
-// share one call to the pipeline (the rows between are scored too, and
-// their results left unused), which costs less than a call per row. When
-// skipStuck, it leaves out a row that a Monotone filter rejected and that
-// nothing has made room on since (see Monotone).
-func (pl *Placer) update(task *Task, c *placerClass, changed []int, skipStuck bool) error {
+// date, each once, and replays their matches up the tree. When grownOnly
+// (no device given back since), a row that nothing has made room on since
+// is left out if a Monotone filter rejected it, and under a lazy placer
+// marked stale if it was feasible.
+func (pl *Placer) update(task *Task, c *placerClass, changed []int, grownOnly bool) error {
 	n := pl.table.Len()
 	words := (n + 63) / 64
 	if len(pl.marks) < words {
@@ -518,12 +589,27 @@ func (pl *Placer) update(task *Task, c *placerClass, changed []int, skipStuck bo
 		pl.rows = make([]int, 0, n)
 	}
 	marks := pl.marks[:words]
+	lazy := pl.lazy && grownOnly
 	marked := 0
 	for _, r := range changed {
-		if r >= n || skipStuck && c.tree[n+r] == leafStuck && pl.table.LastFreed(r) <= c.seen {
+		if r >= n {
 			continue
 		}
-		marks[r/64] |= 1 << (r % 64)
+		bit := uint64(1) << (r % 64)
+		if grownOnly && pl.table.LastFreed(r) <= c.seen {
+			leaf := c.tree[n+r]
+			if leaf == leafStuck {
+				continue
+			}
+			if lazy && leaf >= 0 {
+				if c.stale[r/64]&bit == 0 {
+					c.stale[r/64] |= bit
+					c.nstale++
+				}
+				continue
+			}
+		}
+		marks[r/64] |= bit
 		marked++
 	}
 	// The changed rows in order, each once: read off the bitset when they
@@ -546,6 +632,17 @@ func (pl *Placer) update(task *Task, c *placerClass, changed []int, skipStuck bo
 		rows = slices.Compact(rows)
 	}
 	pl.rows = rows
+	return pl.rescoreRows(task, c, rows)
+}
+
+// rescoreRows scores the rows (in order, each once, marked in pl.marks)
+// again and unmarks them. The rows are scored in runs: rows at most
+// spanGap apart share one call to the pipeline (the rows between are
+// scored too, and their results left unused), which costs less than a
+// call per row.
+func (pl *Placer) rescoreRows(task *Task, c *placerClass, rows []int) error {
+	n := pl.table.Len()
+	marks := pl.marks
 	// Past about half the rows, scoring every node in one pass costs less
 	// than scoring the changed ones in runs. (The journal lists a row once
 	// per change: a node that took many tasks counts once here.)
@@ -555,9 +652,9 @@ func (pl *Placer) update(task *Task, c *placerClass, changed []int, skipStuck bo
 		}
 		return pl.rebuild(task, c)
 	}
-	// A few changed rows replay their own matches up the tree; many are
-	// cheaper to take in by playing the whole tree again once. (With
-	// volatile parts only the leaves are read: neither.)
+	// A few rows replay their own matches up the tree; many are cheaper to
+	// take in by playing the whole tree again once. (With volatile parts
+	// only the leaves are read: neither.)
 	replay := len(rows) <= n/16 && pl.volatile == nil
 	var err error
 	for start := 0; start < len(rows) && err == nil; {
@@ -590,8 +687,13 @@ func (pl *Placer) rescore(task *Task, c *placerClass, lo, hi int, replay bool) e
 		return err
 	}
 	for r := lo; r < hi; r++ {
-		if pl.marks[r/64]&(1<<(r%64)) == 0 {
+		bit := uint64(1) << (r % 64)
+		if pl.marks[r/64]&bit == 0 {
 			continue
+		}
+		if c.isStale(r) {
+			c.stale[r/64] &^= bit
+			c.nstale--
 		}
 		for j, col := range c.cols {
 			col[r] = b.Contribution(r, j)
@@ -715,7 +817,7 @@ func (pl *Placer) class(task *Task) *placerClass {
 			old := pl.oldest
 			pl.unlink(old)
 			delete(pl.classes, old.key)
-			c.totals, c.tree, c.cols = old.totals[:0], old.tree[:0], old.cols
+			c.totals, c.tree, c.cols, c.stale = old.totals[:0], old.tree[:0], old.cols, old.stale
 		}
 		pl.classes[c.key] = c
 	}

@@ -17,6 +17,16 @@ import (
 // placerConfigs cover every built-in scorer and filter a configuration
 // builds; FGD and DeviceShare are added per cluster.
 var placerConfigs = map[string]string{
+	// Every filter Monotone (NodeResourcesFit, DeviceShare); with a
+	// random scorer alone, a lazy placer.
+	"least": `
+plugins:
+- name: NodeResourcesFit
+  args:
+    scoringStrategy:
+      type: LeastAllocated
+      resources: [{name: cpu, weight: 1}, {name: nvidia.com/gpu, weight: 2}]
+`,
 	"rsf": `tiers:
 - plugins:
   - name: resource-strategy-fit
@@ -182,7 +192,7 @@ func TestPlacerMatchesFullRescoring(t *testing.T) {
 		cfgs[name] = cfg
 	}
 	rapid.Check(t, func(t *rapid.T) {
-		cfg := cfgs[rapid.SampledFrom([]string{"rsf", "kube", "koordinator"}).Draw(t, "config")]
+		cfg := cfgs[rapid.SampledFrom([]string{"rsf", "kube", "koordinator", "least", "least"}).Draw(t, "config")]
 		withFGD := rapid.Bool().Draw(t, "fgd")
 		n := rapid.IntRange(1, 70).Draw(t, "nodes")
 		var alloc, used []resource.Vector
