@@ -127,11 +127,7 @@ func TestSetFree(t *testing.T) {
 // LastFreed moves with a change that may make room on the node, and stays
 // with one that only fills it up.
 func TestLastFreed(t *testing.T) {
-	s, _ := NewSchema("cpu", "memory")
-	tab := NewTable(s, 3)
-	tab.Add("a", Vector{8000, 8 << 30}, nil)
-	tab.Add("b", Vector{8000, 8 << 30}, nil)
-	tab.Add("c", Vector{8000, 8 << 30}, Vector{1000, 0})
+	tab := journalTable(t, 3) // 8 cores and 1 GiB each
 	if tab.LastFreed(0) != tab.Version(0) || tab.LastFreed(1) != tab.Version(1) {
 		t.Fatalf("a new node: LastFreed %d, %d, want its versions %d, %d", tab.LastFreed(0), tab.LastFreed(1), tab.Version(0), tab.Version(1))
 	}
@@ -141,16 +137,16 @@ func TestLastFreed(t *testing.T) {
 		apply func() error
 		freed bool
 	}{
-		{"AddUsed adding", func() error { return tab.AddUsed(0, Vector{1000, 1 << 30}, nil, false) }, false},
-		{"SetUsed raising", func() error { return tab.SetUsed(0, Vector{3000, 1 << 30}) }, false},
-		{"SetUsed keeping", func() error { return tab.SetUsed(0, Vector{3000, 1 << 30}) }, false},
-		{"SetNonZeroUsed raising", func() error { return tab.SetNonZeroUsed(0, Vector{3100, 2 << 30}) }, false},
+		{"AddUsed adding", func() error { return tab.AddUsed(0, Vector{1000, 256 << 20}, nil, false) }, false},
+		{"SetUsed raising", func() error { return tab.SetUsed(0, Vector{3000, 256 << 20}) }, false},
+		{"SetUsed keeping", func() error { return tab.SetUsed(0, Vector{3000, 256 << 20}) }, false},
+		{"SetNonZeroUsed raising", func() error { return tab.SetNonZeroUsed(0, Vector{3100, 512 << 20}) }, false},
 
 		{"SetUsed lowering one amount", func() error { return tab.SetUsed(0, Vector{4000, 0}) }, true},
 		{"AddUsed releasing", func() error { return tab.AddUsed(0, Vector{1000, 0}, nil, true) }, true},
-		{"SetNonZeroUsed lowering", func() error { return tab.SetNonZeroUsed(0, Vector{1000, 2 << 30}) }, true},
-		{"SetAllocatable raising", func() error { return tab.SetAllocatable(0, Vector{7000, 9 << 30}) }, true},
-		{"SetAllocatable lowering", func() error { return tab.SetAllocatable(0, Vector{6000, 9 << 30}) }, true},
+		{"SetNonZeroUsed lowering", func() error { return tab.SetNonZeroUsed(0, Vector{1000, 512 << 20}) }, true},
+		{"SetAllocatable raising", func() error { return tab.SetAllocatable(0, Vector{9000, 2 << 30}) }, true},
+		{"SetAllocatable lowering", func() error { return tab.SetAllocatable(0, Vector{6000, 2 << 30}) }, true},
 	}
 	last := added
 	for _, s := range steps {
@@ -169,11 +165,11 @@ func TestLastFreed(t *testing.T) {
 	if tab.LastFreed(1) == last {
 		t.Error("changes to row 0 moved row 1's LastFreed")
 	}
-	// Removing row 0 moves c into it: a node put in its row.
+	// Removing row 0 moves n2 into it: a node put in its row.
 	if _, err := tab.Remove(0); err != nil {
 		t.Fatal(err)
 	}
-	if tab.LastFreed(0) != tab.Version(0) || tab.Name(0) != "c" {
+	if tab.LastFreed(0) != tab.Version(0) || tab.Name(0) != "n2" {
 		t.Errorf("moved row: LastFreed %d, version %d", tab.LastFreed(0), tab.Version(0))
 	}
 }
