@@ -113,8 +113,8 @@ const DefaultMaxClasses = 64
 // resource.Devices.Freed): a node that fills up stays out of the way of
 // the classes it did not fit.
 //
-// Memory: 16 bytes per node for each remembered class (plus 8 per
-// non-volatile scorer when the pipeline has volatile parts), at most
+// Memory: 16 bytes and a bit per node for each remembered class (plus 8
+// per non-volatile scorer when the pipeline has volatile parts), at most
 // MaxClasses classes, plus a batch or two for the table. A Placer is stateful
 // and not safe for concurrent use; it changes the table and the device
 // view, which nothing else may change during a call.
