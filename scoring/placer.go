@@ -330,15 +330,22 @@ func (pl *Placer) refreshAll(task *Task, c *placerClass) error {
 	if c.nstale == 0 {
 		return nil
 	}
-	rows := pl.rows[:0]
 	for w, bits := range c.stale {
 		pl.marks[w] |= bits
+	}
+	pl.rows = appendBits(pl.rows[:0], c.stale)
+	return pl.rescoreRows(task, c, pl.rows)
+}
+
+// appendBits appends the index of every set bit of words (bit b of word w
+// is index 64w+b), in order.
+func appendBits(dst []int, words []uint64) []int {
+	for w, bits := range words {
 		for ; bits != 0; bits &= bits - 1 {
-			rows = append(rows, w*64+mathbits.TrailingZeros64(bits))
+			dst = append(dst, w*64+mathbits.TrailingZeros64(bits))
 		}
 	}
-	pl.rows = rows
-	return pl.rescoreRows(task, c, rows)
+	return dst
 }
 
 // current returns the task's class with every node's stable results up to
@@ -510,7 +517,7 @@ func (pl *Placer) pickVolatile(c *placerClass, vb *Batch) (int, float64) {
 			if leaves[i] < 0 {
 				continue
 			}
-			if t := totals[i]; best < 0 || t > bestTotal || t == bestTotal && pl.rank != nil && pl.rank[i] < pl.rank[best] {
+			if t := totals[i]; best < 0 || pl.better(t, i, bestTotal, best) {
 				best, bestTotal = i, t
 			}
 		}
@@ -617,11 +624,7 @@ func (pl *Placer) update(task *Task, c *placerClass, changed []int, grownOnly bo
 	// changed).
 	rows := pl.rows[:0]
 	if 4*marked >= words {
-		for w, bits := range marks {
-			for ; bits != 0; bits &= bits - 1 {
-				rows = append(rows, w*64+mathbits.TrailingZeros64(bits))
-			}
-		}
+		rows = appendBits(rows, marks)
 	} else {
 		for _, r := range changed {
 			if r < n && marks[r/64]&(1<<(r%64)) != 0 {
