@@ -39,6 +39,9 @@ func NewDeviceFilter(devices *resource.Devices) (*DeviceFilter, error) {
 // Name is "DeviceShare".
 func (f *DeviceFilter) Name() string { return "DeviceShare" }
 
+// Scattered is true: the filter finds its span's nodes through Row.
+func (f *DeviceFilter) Scattered() bool { return true }
+
 // Freed is the device view's resource.Devices.Freed: the filter is
 // Monotone, as a node's devices only fill up between the changes it
 // counts.
@@ -68,7 +71,7 @@ func (f *DeviceFilter) FilterNodes(task *Task, nodes Span, v *Verdicts) error {
 	}
 	slot := ds.slot
 	for i := range nodes.Len() {
-		row := nodes.Start + i
+		row := nodes.Row(i)
 		if !f.devices.Fits(row, r) || !models.Accepts(f.devices.Model(row)) {
 			v.Reject(i, slot)
 		}

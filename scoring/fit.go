@@ -44,6 +44,9 @@ func NewFitFilter(ignored, ignoredGroups []string) *FitFilter {
 
 func (f *FitFilter) Name() string { return NodeResourcesFit }
 
+// Scattered is true: the filter reads its span through Rows alone.
+func (f *FitFilter) Scattered() bool { return true }
+
 // Freed is 0: the filter is Monotone and reads nothing but the table.
 func (f *FitFilter) Freed() uint64 { return 0 }
 

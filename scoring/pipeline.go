@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -56,22 +57,88 @@ func (t *Task) koordinator() resource.Vector {
 	return t.nonZero()
 }
 
-// Span is a contiguous run of a table's rows, [Start, End): the unit of
-// work a filter or scorer receives, so that the pipeline can split a table
-// across workers.
+// Span is the unit of work a filter or scorer receives: Len nodes of a
+// table, node i being table row Row(i). A span the pipeline makes is a
+// contiguous run of rows, [Start, End), so that it can split a table
+// across workers; a Placer also makes spans of scattered rows (the rows
+// that changed), for the filters and scorers that implement Scattered.
 type Span struct {
 	Table      *resource.Table
 	Start, End int
+	// gather, when not nil, makes the span one of scattered rows: node i
+	// is row gather.rows[i], and its amounts are copied into gather's
+	// views. Start is then 0 and End the number of rows.
+	gather *gathered
+}
+
+// gathered is the rows of a span of scattered rows, with their amounts
+// copied out of the table in that order.
+type gathered struct {
+	rows             []int
+	plain, nonZero   resource.Rows
+	alloc, used, nzu []int64 // the views' storage
+}
+
+// gather copies the table's rows into g, in the order given.
+func (g *gathered) gather(t *resource.Table, rows []int) {
+	plain, nonZero := t.Rows(), t.NonZeroRows()
+	k := plain.Stride
+	m := len(rows) * k
+	g.rows = rows
+	g.alloc = slices.Grow(g.alloc[:0], m)[:m]
+	g.used = slices.Grow(g.used[:0], m)[:m]
+	for i, r := range rows {
+		copy(g.alloc[i*k:i*k+k], plain.Allocatable[r*k:r*k+k])
+		copy(g.used[i*k:i*k+k], plain.Used[r*k:r*k+k])
+	}
+	g.plain = resource.Rows{Stride: k, Allocatable: g.alloc, Used: g.used}
+	g.nonZero = g.plain
+	if m > 0 && &nonZero.Used[0] != &plain.Used[0] {
+		g.nzu = slices.Grow(g.nzu[:0], m)[:m]
+		for i, r := range rows {
+			copy(g.nzu[i*k:i*k+k], nonZero.Used[r*k:r*k+k])
+		}
+		g.nonZero.Used = g.nzu
+	}
 }
 
 // Len is the number of rows.
 func (s Span) Len() int { return s.End - s.Start }
 
-// Rows is the span's view with plain used amounts.
-func (s Span) Rows() resource.Rows { return s.slice(s.Table.Rows()) }
+// Row is node i's row in the table.
+func (s Span) Row(i int) int {
+	if s.gather != nil {
+		return s.gather.rows[i]
+	}
+	return s.Start + i
+}
+
+// Rows is the span's view with plain used amounts: node i's amounts are
+// the view's row i.
+func (s Span) Rows() resource.Rows {
+	if s.gather != nil {
+		return s.gather.plain
+	}
+	return s.slice(s.Table.Rows())
+}
 
 // NonZeroRows is the span's view with non-zero used amounts.
-func (s Span) NonZeroRows() resource.Rows { return s.slice(s.Table.NonZeroRows()) }
+func (s Span) NonZeroRows() resource.Rows {
+	if s.gather != nil {
+		return s.gather.nonZero
+	}
+	return s.slice(s.Table.NonZeroRows())
+}
+
+// Scattered is implemented by a Filter or Scorer that reads its span's
+// nodes only through Span.Len, Span.Row, Span.Rows and Span.NonZeroRows,
+// never through Start and End, and so can be given a span of scattered
+// rows. A Placer scores the rows that changed in one such span when every
+// filter and scorer it remembers reports true, and in contiguous runs
+// otherwise.
+type Scattered interface {
+	Scattered() bool
+}
 
 func (s Span) slice(r resource.Rows) resource.Rows {
 	lo, hi := s.Start*r.Stride, s.End*r.Stride
@@ -79,7 +146,7 @@ func (s Span) slice(r resource.Rows) resource.Rows {
 }
 
 // Scorer scores one task on every node of a span: out[i] for row
-// nodes.Start+i, each in [0, MaxScore()]. It must not allocate. MaxScore
+// nodes.Row(i), each in [0, MaxScore()]. It must not allocate. MaxScore
 // must be finite and ≥ 0; the pipeline checks every score against it and
 // turns one outside the range (NaN included) into an error that names the
 // scorer and the node.
@@ -98,7 +165,7 @@ type Scorer interface {
 }
 
 // Filter rejects the nodes of a span a task must not go to: it calls
-// v.Reject(i, slot) for row nodes.Start+i, naming the resource concerned
+// v.Reject(i, slot) for row nodes.Row(i), naming the resource concerned
 // (or -1). It must not allocate. Its verdict on a node must depend only on what a
 // Scorer's score may depend on, or it implements Volatile.
 type Filter interface {
@@ -428,7 +495,7 @@ func (p *Pipeline) scoreSpan(task *Task, span Span, b *Batch, v *Verdicts) error
 		w, limit := s.Weight, s.MaxScore()
 		for i, x := range col {
 			if !(x >= 0 && x <= limit) { // NaN fails too
-				return fmt.Errorf("score: scorer %s gave node %q a score of %v, outside [0, %v]", s.Name(), span.Table.Name(span.Start+i), x, limit)
+				return fmt.Errorf("score: scorer %s gave node %q a score of %v, outside [0, %v]", s.Name(), span.Table.Name(span.Row(i)), x, limit)
 			}
 			col[i] = x * w
 			totals[i] += col[i]

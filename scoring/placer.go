@@ -59,6 +59,27 @@ func (p *Pipeline) Volatile() bool {
 	return false
 }
 
+func isScattered(x any) bool {
+	s, ok := x.(Scattered)
+	return ok && s.Scattered()
+}
+
+// scattered reports whether every filter and scorer of the pipeline takes
+// spans of scattered rows (see Scattered).
+func (p *Pipeline) scattered() bool {
+	for _, f := range p.filters {
+		if !isScattered(f) {
+			return false
+		}
+	}
+	for _, s := range p.scorers {
+		if !isScattered(s.Scorer) {
+			return false
+		}
+	}
+	return true
+}
+
 // PlacerOptions configure a Placer.
 type PlacerOptions struct {
 	// Devices is the device view that Bind takes a task's devices
@@ -111,7 +132,10 @@ const DefaultMaxClasses = 64
 // DeviceShare) rejected for a class is not scored again for it while
 // nothing has made room on the node (resource.Table.LastFreed,
 // resource.Devices.Freed): a node that fills up stays out of the way of
-// the classes it did not fit.
+// the classes it did not fit. The rows that changed are scored in one call
+// to each filter and scorer, as a span of scattered rows, when every one
+// the placer remembers implements Scattered (every built-in one does), and
+// in contiguous runs otherwise.
 //
 // Memory: 16 bytes and a bit per node for each remembered class (plus 8
 // per non-volatile scorer when the pipeline has volatile parts), at most
@@ -138,6 +162,11 @@ type Placer struct {
 	// them) is one of them.
 	monotone []Monotone
 	stuck    []bool
+	// scattered says every stable filter and scorer takes spans of
+	// scattered rows (Scattered): the changed rows are then scored in one
+	// span, gathered into gather.
+	scattered bool
+	gather    gathered
 	// lazy says the pipeline has volatile parts and remembers nothing but
 	// Monotone filters: a node that only filled up may only have become
 	// infeasible, so it is checked again only when it comes out best
@@ -221,6 +250,7 @@ func NewPlacer(p *Pipeline, table *resource.Table, opts PlacerOptions) (*Placer,
 	pl.batch = pl.stable.NewBatch(table.Len())
 	pl.stuck = make([]bool, len(pl.stable.filters)+1)
 	pl.lazy = pl.volatile != nil && len(pl.stable.scorers) == 0
+	pl.scattered = pl.stable.scattered()
 	for i, f := range pl.stable.filters {
 		if m, ok := f.(Monotone); ok {
 			pl.monotone = append(pl.monotone, m)
@@ -382,9 +412,9 @@ func (pl *Placer) freed() uint64 {
 // leafStuck is the leaf of a row that a Monotone filter rejected first.
 const leafStuck = -2
 
-// leaf is row r's tree leaf as the batch scored it.
-func (pl *Placer) leaf(b *Batch, r int) int32 {
-	switch f := b.rejectedBy[r]; {
+// leaf is row r's tree leaf as the batch scored it at position i.
+func (pl *Placer) leaf(b *Batch, i, r int) int32 {
+	switch f := b.rejectedBy[i]; {
 	case f == 0:
 		return int32(r)
 	case pl.stuck[f]:
@@ -561,7 +591,7 @@ func (pl *Placer) rebuild(task *Task, c *placerClass) error {
 	c.totals = append(c.totals[:0], b.totals[:n]...)
 	c.tree = slices.Grow(c.tree[:0], 2*n)[:2*n]
 	for i := range n {
-		c.tree[n+i] = pl.leaf(b, i)
+		c.tree[n+i] = pl.leaf(b, i, i)
 	}
 	pl.playMatches(c)
 	c.stale = slices.Grow(c.stale[:0], (n+63)/64)[:(n+63)/64]
@@ -660,7 +690,10 @@ func (pl *Placer) rescoreRows(task *Task, c *placerClass, rows []int) error {
 	// only the leaves are read: neither.)
 	replay := len(rows) <= n/16 && pl.volatile == nil
 	var err error
-	for start := 0; start < len(rows) && err == nil; {
+	if pl.scattered {
+		err = pl.rescoreScattered(task, c, rows, replay)
+	}
+	for start := 0; start < len(rows) && err == nil && !pl.scattered; {
 		end := start + 1
 		for end < len(rows) && rows[end]-rows[end-1] <= spanGap+1 {
 			end++
@@ -684,42 +717,59 @@ const spanGap = 3
 // rescore scores rows [lo, hi) and takes in the results of those marked
 // changed, replaying their matches up the tree if asked to.
 func (pl *Placer) rescore(task *Task, c *placerClass, lo, hi int, replay bool) error {
-	n := pl.table.Len()
 	b := pl.batch
 	if err := pl.stable.scoreSpan(task, Span{Table: pl.table, Start: lo, End: hi}, b, &b.verdicts); err != nil {
 		return err
 	}
 	for r := lo; r < hi; r++ {
-		bit := uint64(1) << (r % 64)
-		if pl.marks[r/64]&bit == 0 {
-			continue
-		}
-		if c.isStale(r) {
-			c.stale[r/64] &^= bit
-			c.nstale--
-		}
-		for j, col := range c.cols {
-			col[r] = b.Contribution(r, j)
-		}
-		leaf := pl.leaf(b, r)
-		c.totals[r] = b.totals[r]
-		i := n + r
-		c.tree[i] = leaf
-		if !replay {
-			continue
-		}
-		// Replay the matches up the tree. Where a match has the same
-		// winner as before and that winner is not row r, everything above
-		// it is as it was: stop there.
-		for i >>= 1; i >= 1; i >>= 1 {
-			w := pl.winner(c.totals, c.tree[2*i], c.tree[2*i+1])
-			if w == c.tree[i] && int(w) != r {
-				break
-			}
-			c.tree[i] = w
+		if pl.marks[r/64]&(1<<(r%64)) != 0 {
+			pl.takeIn(c, b, r, r, replay)
 		}
 	}
 	return nil
+}
+
+// rescoreScattered scores the rows in one span of scattered rows and takes
+// in their results, replaying their matches up the tree if asked to.
+func (pl *Placer) rescoreScattered(task *Task, c *placerClass, rows []int, replay bool) error {
+	b := pl.batch
+	pl.gather.gather(pl.table, rows)
+	if err := pl.stable.scoreSpan(task, Span{Table: pl.table, End: len(rows), gather: &pl.gather}, b, &b.verdicts); err != nil {
+		return err
+	}
+	for i, r := range rows {
+		pl.takeIn(c, b, i, r, replay)
+	}
+	return nil
+}
+
+// takeIn takes in row r's result, scored at position i of the batch, and
+// replays its matches up the tree if asked to.
+func (pl *Placer) takeIn(c *placerClass, b *Batch, i, r int, replay bool) {
+	n := pl.table.Len()
+	if c.isStale(r) {
+		c.stale[r/64] &^= 1 << (r % 64)
+		c.nstale--
+	}
+	for j, col := range c.cols {
+		col[r] = b.Contribution(i, j)
+	}
+	c.totals[r] = b.totals[i]
+	k := n + r
+	c.tree[k] = pl.leaf(b, i, r)
+	if !replay {
+		return
+	}
+	// Replay the matches up the tree. Where a match has the same winner as
+	// before and that winner is not row r, everything above it is as it
+	// was: stop there.
+	for k >>= 1; k >= 1; k >>= 1 {
+		w := pl.winner(c.totals, c.tree[2*k], c.tree[2*k+1])
+		if w == c.tree[k] && int(w) != r {
+			break
+		}
+		c.tree[k] = w
+	}
 }
 
 // Bind binds the task to a row: its requests are added to the row's used

@@ -163,6 +163,22 @@ func (f *randomFilter) FilterNodes(_ *scoring.Task, nodes scoring.Span, v *scori
 }
 func (f *randomFilter) Explain(*scoring.Task, *resource.Table, int, int) string { return "drawn" }
 
+// contiguousFilter rejects nothing and does not implement Scattered: it
+// checks that it is given contiguous rows only.
+type contiguousFilter struct{}
+
+func (contiguousFilter) Name() string  { return "contiguous" }
+func (contiguousFilter) Freed() uint64 { return 0 }
+func (contiguousFilter) FilterNodes(_ *scoring.Task, nodes scoring.Span, _ *scoring.Verdicts) error {
+	for i := range nodes.Len() {
+		if nodes.Row(i) != nodes.Start+i {
+			return fmt.Errorf("node %d of the span is row %d, not %d", i, nodes.Row(i), nodes.Start+i)
+		}
+	}
+	return nil
+}
+func (contiguousFilter) Explain(*scoring.Task, *resource.Table, int, int) string { return "" }
+
 // bind is what a placement does to a cluster: requests onto the row's used
 // amounts, devices tightest first.
 func (c *placerCluster) bind(t *rapid.T, task *scoring.Task, row int) {
@@ -212,6 +228,16 @@ func TestPlacerMatchesFullRescoring(t *testing.T) {
 		}
 		full := newPlacerCluster(t, cfg, schema, alloc, used, models, withFGD, vol)
 		inc := newPlacerCluster(t, cfg, schema, alloc, used, models, withFGD, vol)
+		if rapid.Bool().Draw(t, "contiguous") {
+			// A filter that does not take scattered rows: the placer
+			// scores changed rows in contiguous runs.
+			for _, c := range []*placerCluster{full, inc} {
+				var err error
+				if c.pipe, err = c.pipe.WithFilters(contiguousFilter{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
 		var rank []int
 		if rapid.Bool().Draw(t, "ranked") {
 			rank = rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "rank seed"), 1)).Perm(n)

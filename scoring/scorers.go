@@ -36,6 +36,7 @@ type strategyScorer struct {
 
 func (k *strategyScorer) Name() string      { return k.name }
 func (k *strategyScorer) MaxScore() float64 { return strategy.MaxNodeScore }
+func (k *strategyScorer) Scattered() bool   { return true }
 
 func (k *strategyScorer) ScoreNodes(task *Task, nodes Span, out []float64) error {
 	if k.plain {
@@ -59,6 +60,7 @@ type koordinatorScorer struct {
 
 func (k *koordinatorScorer) Name() string      { return k.name }
 func (k *koordinatorScorer) MaxScore() float64 { return strategy.MaxNodeScore }
+func (k *koordinatorScorer) Scattered() bool   { return true }
 
 func (k *koordinatorScorer) ScoreNodes(task *Task, nodes Span, out []float64) error {
 	return k.f.ScoreNodes(task.Requests, task.koordinator(), nodes.NonZeroRows(), out)
@@ -78,6 +80,7 @@ type volcanoScorer struct {
 
 func (v *volcanoScorer) Name() string      { return v.name }
 func (v *volcanoScorer) MaxScore() float64 { return v.f.MaxScore() }
+func (v *volcanoScorer) Scattered() bool   { return true }
 
 func (v *volcanoScorer) ScoreNodes(task *Task, nodes Span, out []float64) error {
 	return v.f.ScoreNodes(task.Requests, task.Override, nodes.Rows(), out)
@@ -93,6 +96,7 @@ type retentionScorer struct {
 
 func (s *retentionScorer) Name() string      { return SRARetention }
 func (s *retentionScorer) MaxScore() float64 { return s.r.MaxScore() }
+func (s *retentionScorer) Scattered() bool   { return true }
 func (s *retentionScorer) ScoreNodes(task *Task, nodes Span, out []float64) error {
 	return s.r.ScoreNodes(task.Requests, nodes.Rows().Allocatable, out)
 }
@@ -109,6 +113,7 @@ type avoidanceScorer struct {
 
 func (s *avoidanceScorer) Name() string      { return s.name }
 func (s *avoidanceScorer) MaxScore() float64 { return s.a.MaxScore() }
+func (s *avoidanceScorer) Scattered() bool   { return true }
 func (s *avoidanceScorer) ScoreNodes(task *Task, nodes Span, out []float64) error {
 	return s.a.ScoreNodes(task.Requests, nodes.Rows().Allocatable, out)
 }
@@ -128,6 +133,9 @@ func NewProportionalFilter(p *sra.Proportional) (*ProportionalFilter, error) {
 }
 
 func (f *ProportionalFilter) Name() string { return SRAProportional }
+
+// Scattered is true: the filter reads its span through Rows alone.
+func (f *ProportionalFilter) Scattered() bool { return true }
 
 func (f *ProportionalFilter) FilterNodes(task *Task, nodes Span, v *Verdicts) error {
 	rows := nodes.Rows()

@@ -118,6 +118,9 @@ func Score(delta, perDevice float64) float64 {
 	return math.Trunc(x)
 }
 
+// Scattered is true: the scorer finds its span's nodes through Row.
+func (s *Scorer) Scattered() bool { return true }
+
 // ScoreNodes scores the task on every node of the span.
 func (s *Scorer) ScoreNodes(task *scoring.Task, nodes scoring.Span, out []float64) error {
 	n := nodes.Table.Len()
@@ -133,7 +136,7 @@ func (s *Scorer) ScoreNodes(task *scoring.Task, nodes scoring.Span, out []float6
 		memory, now = s.memory(nodes.Table, key)
 	}
 	for i := range out {
-		row := nodes.Start + i
+		row := nodes.Row(i)
 		tv, dv := nodes.Table.Version(row), s.devices.Version(row)
 		if memory != nil && memory[row].valid && memory[row].table == tv && memory[row].devices == dv {
 			out[i] = memory[row].score

@@ -72,6 +72,7 @@ type BestFitScorer struct{ c *Cluster }
 
 func (s *BestFitScorer) Name() string      { return "BestFit" }
 func (s *BestFitScorer) MaxScore() float64 { return 100 }
+func (s *BestFitScorer) Scattered() bool   { return true }
 func (s *BestFitScorer) ScoreNodes(t *scoring.Task, nodes scoring.Span, out []float64) error {
 	maxCPU, maxGPU := float64(s.c.MaxMilliCPU), float64(s.c.MaxMilliGPU)
 	rows := nodes.Rows()
@@ -100,6 +101,7 @@ type DotProdScorer struct{ c *Cluster }
 
 func (s *DotProdScorer) Name() string      { return "DotProd" }
 func (s *DotProdScorer) MaxScore() float64 { return 100 }
+func (s *DotProdScorer) Scattered() bool   { return true }
 func (s *DotProdScorer) ScoreNodes(t *scoring.Task, nodes scoring.Span, out []float64) error {
 	maxCPU, maxGPU := float64(s.c.MaxMilliCPU), float64(s.c.MaxMilliGPU)
 	rows := nodes.Rows()
@@ -125,6 +127,7 @@ type GpuPackingScorer struct{ c *Cluster }
 
 func (s *GpuPackingScorer) Name() string      { return "GpuPacking" }
 func (s *GpuPackingScorer) MaxScore() float64 { return 100 }
+func (s *GpuPackingScorer) Scattered() bool   { return true }
 func (s *GpuPackingScorer) ScoreNodes(t *scoring.Task, nodes scoring.Span, out []float64) error {
 	r := t.Devices
 	for i := range out {
@@ -132,7 +135,7 @@ func (s *GpuPackingScorer) ScoreNodes(t *scoring.Task, nodes scoring.Span, out [
 		if r.Count == 0 {
 			continue
 		}
-		free := s.c.GPUs.Free(nodes.Start + i)
+		free := s.c.GPUs.Free(nodes.Row(i))
 		whole := 0
 		for _, f := range free {
 			if f == 1000 {
