@@ -486,7 +486,9 @@ func (p *Pipeline) scoreSpan(task *Task, span Span, b *Batch, v *Verdicts) error
 			return fmt.Errorf("score: filter %s: %w", f.Name(), err)
 		}
 	}
-	clear(totals)
+	if len(p.scorers) == 0 {
+		clear(totals)
+	}
 	for j, s := range p.scorers {
 		col := b.columns[j*n+span.Start : j*n+span.End]
 		if err := s.ScoreNodes(task, span, col); err != nil {
@@ -498,7 +500,15 @@ func (p *Pipeline) scoreSpan(task *Task, span Span, b *Batch, v *Verdicts) error
 				return fmt.Errorf("score: scorer %s gave node %q a score of %v, outside [0, %v]", s.Name(), span.Table.Name(span.Row(i)), x, limit)
 			}
 			col[i] = x * w
-			totals[i] += col[i]
+		}
+		// The first scorer's contribution is the total so far (0 + x is x
+		// for every x ≥ 0); the others add theirs in order.
+		if j == 0 {
+			copy(totals, col)
+			continue
+		}
+		for i, x := range col {
+			totals[i] += x
 		}
 	}
 	if len(p.filters) > 0 {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	mathbits "math/bits"
 	"slices"
 
@@ -542,16 +543,22 @@ func (pl *Placer) pickVolatile(c *placerClass, vb *Batch) (int, float64) {
 	leaves := c.tree[n : 2*n]
 	if len(pl.stable.scorers) == 0 && len(pl.volatile.filters) == 0 {
 		// Every score is volatile and every filter stable: a node's total
-		// is the volatile batch's, summed in the same order.
-		for i, totals := 0, vb.totals[:n]; i < n; i++ {
-			if leaves[i] < 0 {
-				continue
-			}
-			if t := totals[i]; best < 0 || pl.better(t, i, bestTotal, best) {
-				best, bestTotal = i, t
+		// is the volatile batch's, summed in the same order. Totals are
+		// ≥ 0, so their bits order as they do: a node's key is its total's
+		// bits plus one when it is feasible and 0 when not, computed
+		// without a branch on feasibility, and the rare node whose key is
+		// at least the best's so far is looked at.
+		var top uint64
+		for i, t := range vb.totals[:n] {
+			key := (math.Float64bits(t) + 1) & ^uint64(int64(leaves[i])>>63)
+			if key >= top && key != 0 && (key > top || pl.better(t, i, t, best)) {
+				best, top = i, key
 			}
 		}
-		return best, bestTotal
+		if best < 0 {
+			return -1, 0
+		}
+		return best, math.Float64frombits(top - 1)
 	}
 	for i := range n {
 		if leaves[i] < 0 || !vb.Feasible(i) {
