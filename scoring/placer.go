@@ -188,7 +188,8 @@ type Placer struct {
 	key     []byte
 	changed []int
 	marks   []uint64 // update's set of changed rows, one bit a row
-	rows    []int    // update's changed rows in order
+	rows    []int    // update's changed rows
+	left    []int    // update's changed rows left out
 }
 
 // scorerColumn places one of a pipeline's scorers in a Placer's split:
@@ -634,15 +635,22 @@ func (pl *Placer) update(task *Task, c *placerClass, changed []int, grownOnly bo
 	}
 	marks := pl.marks[:words]
 	lazy := pl.lazy && grownOnly
-	marked := 0
+	// Each changed row once (the journal lists a row per change): marked
+	// when first seen, and unmarked again if it is left out.
+	rows, left := pl.rows[:0], pl.left[:0]
 	for _, r := range changed {
 		if r >= n {
 			continue
 		}
 		bit := uint64(1) << (r % 64)
+		if marks[r/64]&bit != 0 {
+			continue
+		}
+		marks[r/64] |= bit
 		if grownOnly && pl.table.LastFreed(r) <= c.seen {
 			leaf := c.tree[n+r]
 			if leaf == leafStuck {
+				left = append(left, r)
 				continue
 			}
 			if lazy && leaf >= 0 {
@@ -650,28 +658,21 @@ func (pl *Placer) update(task *Task, c *placerClass, changed []int, grownOnly bo
 					c.stale[r/64] |= bit
 					c.nstale++
 				}
+				left = append(left, r)
 				continue
 			}
 		}
-		marks[r/64] |= bit
-		marked++
+		rows = append(rows, r)
 	}
-	// The changed rows in order, each once: read off the bitset when they
-	// are many, sorted when they are few (a table of many rows, one
-	// changed).
-	rows := pl.rows[:0]
-	if 4*marked >= words {
-		rows = appendBits(rows, marks)
-	} else {
-		for _, r := range changed {
-			if r < n && marks[r/64]&(1<<(r%64)) != 0 {
-				rows = append(rows, r)
-			}
-		}
+	for _, r := range left {
+		marks[r/64] &^= 1 << (r % 64)
+	}
+	// Runs of contiguous rows need the rows in order; a span of scattered
+	// rows takes them in any (the tree's matches come out the same).
+	if !pl.scattered {
 		slices.Sort(rows)
-		rows = slices.Compact(rows)
 	}
-	pl.rows = rows
+	pl.rows, pl.left = rows, left
 	return pl.rescoreRows(task, c, rows)
 }
 
