@@ -1,10 +1,13 @@
 package resource
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+
+	"pgregory.net/rapid"
 )
 
 func journalTable(t *testing.T, n int) *Table {
@@ -19,42 +22,80 @@ func journalTable(t *testing.T, n int) *Table {
 	return tab
 }
 
-// ChangedSince lists every change after a clock reading, in order, and
-// says when it no longer remembers that far back.
+// ChangedSince lists the rows changed after a clock reading, each once,
+// newest first.
 func TestChangedSince(t *testing.T) {
 	tab := journalTable(t, 3)
 	if tab.Clock() != 3 {
 		t.Fatalf("clock %d after three adds", tab.Clock())
 	}
 	rows, ok := tab.ChangedSince(0, nil)
-	if !ok || !slices.Equal(rows, []int{0, 1, 2}) {
+	if !ok || !slices.Equal(rows, []int{2, 1, 0}) {
 		t.Errorf("since 0: %v %v", rows, ok)
 	}
 	at := tab.Clock()
 	tab.SetUsed(2, Vector{1000, 0})
 	tab.AddUsed(0, Vector{1000, 0}, nil, false)
 	tab.SetUsed(2, Vector{2000, 0})
+	if rows, ok = tab.ChangedSince(at, rows); !ok || !slices.Equal(rows, []int{2, 0}) {
+		t.Errorf("since %d: %v %v, want [2 0]", at, rows, ok)
+	}
 	tab.Remove(1) // row 2 moves into 1
-	if rows, ok = tab.ChangedSince(at, rows); !ok || !slices.Equal(rows, []int{2, 0, 2, 1}) {
-		t.Errorf("since %d: %v %v, want [2 0 2 1]", at, rows, ok)
+	if rows, ok = tab.ChangedSince(at, rows); !ok || !slices.Equal(rows, []int{1, 0}) {
+		t.Errorf("since %d, after a remove: %v %v, want [1 0]", at, rows, ok)
 	}
 	if rows, ok = tab.ChangedSince(tab.Clock(), rows); !ok || len(rows) != 0 {
 		t.Errorf("since now: %v %v", rows, ok)
 	}
 	if _, ok = tab.ChangedSince(tab.Clock()+1, rows); ok {
-		t.Error("a clock from the future is remembered")
+		t.Error("a clock from the future is answered")
 	}
-	// The journal keeps at least 4096 changes: older readings are lost.
+	// However many changes since, each row once.
 	for k := range 10000 {
 		tab.SetUsed(k%2, Vector{int64(k), 0})
 	}
-	if _, ok = tab.ChangedSince(at, rows); ok {
-		t.Error("a reading 10,000 changes old is still remembered")
+	if rows, ok = tab.ChangedSince(at, rows); !ok || !slices.Equal(rows, []int{1, 0}) {
+		t.Errorf("10,000 changes later: %v %v, want [1 0]", rows, ok)
 	}
-	recent := tab.Clock() - 4096
-	if rows, ok = tab.ChangedSince(recent, rows); !ok || len(rows) != 4096 || rows[4095] != 1 {
-		t.Errorf("the last 4096 changes: %d rows, %v", len(rows), ok)
-	}
+}
+
+// ChangedSince is every row whose Version is past the reading, newest
+// first, after any sequence of changes.
+func TestChangedSinceAgreesWithVersions(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s, _ := NewSchema("cpu")
+		tab := NewTable(s, 0)
+		var readings []uint64
+		for range rapid.IntRange(0, 60).Draw(t, "changes") {
+			n := tab.Len()
+			switch op := rapid.IntRange(0, 4).Draw(t, "op"); {
+			case op == 0 || n == 0:
+				tab.Add(fmt.Sprint("n", tab.Clock()), Vector{8000}, nil)
+			case op == 1:
+				tab.SetUsed(rapid.IntRange(0, n-1).Draw(t, "row"), Vector{rapid.Int64Range(0, 8000).Draw(t, "used")})
+			case op == 2:
+				tab.AddUsed(rapid.IntRange(0, n-1).Draw(t, "row"), Vector{1}, nil, false)
+			case op == 3:
+				tab.SetAllocatable(rapid.IntRange(0, n-1).Draw(t, "row"), Vector{9000})
+			default:
+				tab.Remove(rapid.IntRange(0, n-1).Draw(t, "row"))
+			}
+			readings = append(readings, tab.Clock())
+		}
+		readings = append(readings, 0)
+		since := readings[rapid.IntRange(0, len(readings)-1).Draw(t, "reading")]
+		var want []int
+		for r := range tab.Len() {
+			if tab.Version(r) > since {
+				want = append(want, r)
+			}
+		}
+		slices.SortFunc(want, func(a, b int) int { return cmp.Compare(tab.Version(b), tab.Version(a)) })
+		got, ok := tab.ChangedSince(since, nil)
+		if !ok || !slices.Equal(got, want) {
+			t.Fatalf("since %d: %v %v, want %v", since, got, ok, want)
+		}
+	})
 }
 
 // AddUsed adds and takes back a binding in one change; the non-zero

@@ -29,10 +29,11 @@ type Table struct {
 	// freed[i] is the number of the last change that may have made room
 	// on row i (see LastFreed).
 	freed []uint64
-	// changes is the journal of the latest changes: changes[k] is the row
-	// changed by change number changesBase+k+1 (see ChangedSince).
-	changes     []int32
-	changesBase uint64
+	// The rows in the order of their last change (see ChangedSince):
+	// newest is the row changed last, older[i] the row changed before row
+	// i and newer[i] the one after (-1 past either end).
+	newest       int32
+	older, newer []int32
 }
 
 // Rows is a read-only, row-major view of many nodes for batch scorers:
@@ -65,6 +66,7 @@ func NewTable(schema *Schema, capacity int) *Table {
 		names:       make([]string, 0, capacity),
 		allocatable: make([]int64, 0, capacity*k),
 		used:        make([]int64, 0, capacity*k),
+		newest:      -1,
 	}
 }
 
@@ -81,6 +83,7 @@ func (t *Table) Add(name string, allocatable, used Vector) (int, error) {
 		return 0, fmt.Errorf("node %q used: %w", name, err)
 	}
 	t.names = append(t.names, name)
+	t.older, t.newer = append(t.older, -1), append(t.newer, -1)
 	v := t.tick(len(t.names) - 1)
 	t.versions = append(t.versions, v)
 	t.freed = append(t.freed, v)
@@ -214,6 +217,7 @@ func (t *Table) Remove(i int) (int, error) {
 		return 0, fmt.Errorf("node row %d is outside [0, %d)", i, n)
 	}
 	last, k := n-1, t.schema.Len()
+	t.unlink(last)
 	if i != last {
 		t.names[i] = t.names[last]
 		copy(t.allocatable[i*k:(i+1)*k], t.allocatable[last*k:])
@@ -224,6 +228,7 @@ func (t *Table) Remove(i int) (int, error) {
 		t.change(i, true)
 	}
 	t.names = t.names[:last]
+	t.older, t.newer = t.older[:last], t.newer[:last]
 	t.versions = t.versions[:last]
 	t.freed = t.freed[:last]
 	t.allocatable = t.allocatable[:last*k]
@@ -254,17 +259,32 @@ func lowers(from, to Vector) bool {
 	return false
 }
 
-// tick numbers a change to row i and records it in the journal, which
-// keeps at least the last max(4096, 4 × Len()) changes.
+// tick numbers a change to row i and makes it the newest changed row.
 func (t *Table) tick(i int) uint64 {
 	t.clock++
-	if keep := max(4096, 4*len(t.names)); len(t.changes) >= 2*keep {
-		drop := len(t.changes) - keep
-		t.changes = append(t.changes[:0], t.changes[drop:]...)
-		t.changesBase += uint64(drop)
+	if int(t.newest) != i {
+		t.unlink(i)
+		t.older[i], t.newer[i] = t.newest, -1
+		if t.newest >= 0 {
+			t.newer[t.newest] = int32(i)
+		}
+		t.newest = int32(i)
 	}
-	t.changes = append(t.changes, int32(i))
 	return t.clock
+}
+
+// unlink takes row i out of the order of changes.
+func (t *Table) unlink(i int) {
+	o, n := t.older[i], t.newer[i]
+	if o >= 0 {
+		t.newer[o] = n
+	}
+	if n >= 0 {
+		t.older[n] = o
+	} else if int(t.newest) == i {
+		t.newest = o
+	}
+	t.older[i], t.newer[i] = -1, -1
 }
 
 // Clock is the number of the table's latest change (0 for a table never
@@ -273,19 +293,20 @@ func (t *Table) tick(i int) uint64 {
 func (t *Table) Clock() uint64 { return t.clock }
 
 // ChangedSince appends to dst[:0] the rows changed after the table's clock
-// stood at since, oldest first: a row changed twice is listed twice, and a
-// row that Remove has since cut off the end may be listed (≥ Len()). It
-// reports false, with nothing appended, when the table no longer remembers
-// that far back (it keeps at least the last max(4096, 4 × Len()) changes);
-// the caller then treats every row as changed. It allocates only when dst
-// is too small.
+// stood at since, each once, the most recently changed first (a row that
+// Remove filled with the last node counts as changed; the row it emptied
+// is gone). It takes time in proportion to the rows it lists, however many
+// changes each had: the table keeps its rows in the order of their last
+// change. It reports false, with nothing appended, for a reading ahead of
+// the clock; the caller then treats every row as changed. It allocates
+// only when dst is too small.
 func (t *Table) ChangedSince(since uint64, dst []int) ([]int, bool) {
 	dst = dst[:0]
-	if since > t.clock || since < t.changesBase {
-		return dst, since == t.clock
+	if since > t.clock {
+		return dst, false
 	}
-	for _, row := range t.changes[since-t.changesBase:] {
-		dst = append(dst, int(row))
+	for r := t.newest; r >= 0 && t.versions[r] > since; r = t.older[r] {
+		dst = append(dst, int(r))
 	}
 	return dst, true
 }

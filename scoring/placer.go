@@ -127,7 +127,7 @@ const DefaultMaxClasses = 64
 // to the last bit.
 //
 // Changes to the table made by others (SetUsed, Add, Remove, ...) are
-// seen through its journal; a change to the device view must come with a
+// seen through resource.Table.ChangedSince; a change to the device view must come with a
 // change to the same row of the table (as Bind makes them), or the placer
 // will not notice it. A changed node that a Monotone filter (NodeResourcesFit,
 // DeviceShare) rejected for a class is not scored again for it while
@@ -189,7 +189,6 @@ type Placer struct {
 	changed []int
 	marks   []uint64 // update's set of changed rows, one bit a row
 	rows    []int    // update's changed rows
-	left    []int    // update's changed rows left out
 }
 
 // scorerColumn places one of a pipeline's scorers in a Placer's split:
@@ -635,22 +634,16 @@ func (pl *Placer) update(task *Task, c *placerClass, changed []int, grownOnly bo
 	}
 	marks := pl.marks[:words]
 	lazy := pl.lazy && grownOnly
-	// Each changed row once (the journal lists a row per change): marked
-	// when first seen, and unmarked again if it is left out.
-	rows, left := pl.rows[:0], pl.left[:0]
+	// ChangedSince lists each changed row once.
+	rows := pl.rows[:0]
 	for _, r := range changed {
 		if r >= n {
 			continue
 		}
 		bit := uint64(1) << (r % 64)
-		if marks[r/64]&bit != 0 {
-			continue
-		}
-		marks[r/64] |= bit
 		if grownOnly && pl.table.LastFreed(r) <= c.seen {
 			leaf := c.tree[n+r]
 			if leaf == leafStuck {
-				left = append(left, r)
 				continue
 			}
 			if lazy && leaf >= 0 {
@@ -658,21 +651,18 @@ func (pl *Placer) update(task *Task, c *placerClass, changed []int, grownOnly bo
 					c.stale[r/64] |= bit
 					c.nstale++
 				}
-				left = append(left, r)
 				continue
 			}
 		}
+		marks[r/64] |= bit
 		rows = append(rows, r)
-	}
-	for _, r := range left {
-		marks[r/64] &^= 1 << (r % 64)
 	}
 	// Runs of contiguous rows need the rows in order; a span of scattered
 	// rows takes them in any (the tree's matches come out the same).
 	if !pl.scattered {
 		slices.Sort(rows)
 	}
-	pl.rows, pl.left = rows, left
+	pl.rows = rows
 	return pl.rescoreRows(task, c, rows)
 }
 
@@ -685,8 +675,7 @@ func (pl *Placer) rescoreRows(task *Task, c *placerClass, rows []int) error {
 	n := pl.table.Len()
 	marks := pl.marks
 	// Past about half the rows, scoring every node in one pass costs less
-	// than scoring the changed ones in runs. (The journal lists a row once
-	// per change: a node that took many tasks counts once here.)
+	// than scoring the changed ones.
 	if len(rows) > n/2 {
 		for _, r := range rows {
 			marks[r/64] &^= 1 << (r % 64)
