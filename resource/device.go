@@ -1,6 +1,9 @@
 package resource
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // DeviceRequest asks for Count devices of one kind with at least Each
 // free on every one, in the device resource's units (milli-units for an
@@ -32,6 +35,7 @@ type Devices struct {
 	perDevice int64
 	start     []int    // node i's devices are free[start[i]:start[i+1]]
 	free      []int64  // free amount per device
+	sorted    []int64  // each node's free amounts in increasing order (see Fits)
 	versions  []uint64 // changes per node (see Version)
 	models    []string // per node; "" unknown
 	freed     uint64   // see Freed
@@ -69,6 +73,7 @@ func (d *Devices) AddNode(count int) (int, error) {
 	}
 	for range count {
 		d.free = append(d.free, d.perDevice)
+		d.sorted = append(d.sorted, d.perDevice)
 	}
 	d.start = append(d.start, len(d.free))
 	d.versions = append(d.versions, 0)
@@ -150,15 +155,17 @@ func (d *Devices) Fits(i int, r DeviceRequest) bool {
 	if r.Count <= 0 {
 		return true
 	}
-	n := 0
-	for _, f := range d.Free(i) {
-		if f >= r.Each {
-			if n++; n == r.Count {
-				return true
-			}
-		}
-	}
-	return false
+	// The r.Count-th largest free amount is at least r.Each.
+	lo, hi := d.start[i], d.start[i+1]
+	return r.Count <= hi-lo && d.sorted[hi-r.Count] >= r.Each
+}
+
+// changed counts a change to node i's free amounts and sorts them again.
+func (d *Devices) changed(i int) {
+	d.versions[i]++
+	s := d.sorted[d.start[i]:d.start[i+1]]
+	copy(s, d.Free(i))
+	slices.Sort(s)
 }
 
 // Tightest returns the device of node i with the least free amount that
@@ -189,7 +196,7 @@ func (d *Devices) Take(i, j int, amount int64) error {
 		return fmt.Errorf("devices %s: node row %d device %d has %d free, cannot take %d", d.name, i, j, free[j], amount)
 	}
 	free[j] -= amount
-	d.versions[i]++
+	d.changed(i)
 	return nil
 }
 
@@ -216,7 +223,7 @@ func (d *Devices) SetFree(i int, free []int64) error {
 		}
 	}
 	copy(cur, free)
-	d.versions[i]++
+	d.changed(i)
 	return nil
 }
 
@@ -262,6 +269,6 @@ func (d *Devices) Allocate(i int, r DeviceRequest) (int, error) {
 			free[j] -= r.Each
 		}
 	}
-	d.versions[i]++
+	d.changed(i)
 	return first, nil
 }

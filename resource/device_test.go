@@ -165,3 +165,52 @@ func TestDevicesRowOutsideTheViewIsAnError(t *testing.T) {
 		t.Error("Take of a device the node lacks accepted")
 	}
 }
+
+// Fits agrees with counting the devices that have enough free, on every
+// node, after any sequence of Take, Allocate and SetFree.
+func TestDevicesFitsAfterChanges(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		d, _ := NewDevices("nvidia.com/gpu", 1000)
+		for range rapid.IntRange(1, 4).Draw(t, "nodes") {
+			d.AddNode(rapid.IntRange(0, 8).Draw(t, "devices"))
+		}
+		request := func(label string) DeviceRequest {
+			r := DeviceRequest{Count: rapid.IntRange(0, 9).Draw(t, label+" count")}
+			if r.Count > 0 {
+				r.Each = rapid.Int64Range(1, 1000).Draw(t, label+" each")
+			}
+			return r
+		}
+		for range rapid.IntRange(0, 30).Draw(t, "changes") {
+			i := rapid.IntRange(0, d.Len()-1).Draw(t, "node")
+			n := len(d.Free(i))
+			switch rapid.IntRange(0, 2).Draw(t, "op") {
+			case 0:
+				if n > 0 {
+					j := rapid.IntRange(0, n-1).Draw(t, "device")
+					d.Take(i, j, rapid.Int64Range(0, d.Free(i)[j]).Draw(t, "amount"))
+				}
+			case 1:
+				d.Allocate(i, request("allocate"))
+			default:
+				free := make([]int64, n)
+				for j := range free {
+					free[j] = rapid.Int64Range(0, 1000).Draw(t, "free")
+				}
+				d.SetFree(i, free)
+			}
+			r := request("check")
+			for k := range d.Len() {
+				have := 0
+				for _, f := range d.Free(k) {
+					if f >= r.Each {
+						have++
+					}
+				}
+				if want := have >= r.Count; d.Fits(k, r) != want {
+					t.Fatalf("node %d free %v: Fits(%v) = %v, want %v", k, d.Free(k), r, !want, want)
+				}
+			}
+		}
+	})
+}
