@@ -931,16 +931,33 @@ func (pl *Placer) better(ti float64, i int, tj float64, j int) bool {
 	return i < j
 }
 
-// winner is the better of two rows, either of which may be -1 (none).
+// winner is the better of two rows, either of which may be negative
+// (none; b when both are), as better orders them. It is worked out
+// without a branch on the outcome, which a tournament's matches make
+// unpredictable: a row's key is its total's bits plus one (totals are
+// ≥ 0, so their bits order as they do) and 0 for none; equal keys of two
+// rows go to the lower rank (row).
 func (pl *Placer) winner(totals []float64, a, b int32) int32 {
-	switch {
-	case a < 0:
-		return b
-	case b < 0:
-		return a
-	case pl.better(totals[a], int(a), totals[b], int(b)):
-		return a
-	default:
-		return b
+	ia, ib := a&^(a>>31), b&^(b>>31) // max(a, 0), max(b, 0)
+	ka := (math.Float64bits(totals[ia]) + 1) &^ uint64(int64(a)>>63)
+	kb := (math.Float64bits(totals[ib]) + 1) &^ uint64(int64(b)>>63)
+	ra, rb := int(a), int(b)
+	if pl.rank != nil {
+		ra, rb = pl.rank[ia], pl.rank[ib]
 	}
+	var higher, equal, lower uint8
+	if ka > kb {
+		higher = 1
+	}
+	if ka == kb {
+		equal = 1 // two rows of equal totals, or none at all
+	}
+	if ra < rb {
+		lower = 1
+	}
+	w := b
+	if higher|equal&lower != 0 {
+		w = a
+	}
+	return w
 }
