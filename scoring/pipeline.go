@@ -501,10 +501,13 @@ func (p *Pipeline) scoreSpan(task *Task, span Span, b *Batch, v *Verdicts) error
 			}
 			col[i] = x * w
 		}
-		// The first scorer's contribution is the total so far (0 + x is x
-		// for every x ≥ 0); the others add theirs in order.
+		// The first scorer's contribution is the total so far: 0 + x, which
+		// is x except for a score of −0, which it makes +0 (a total is
+		// never −0); the others add theirs in order.
 		if j == 0 {
-			copy(totals, col)
+			for i, x := range col {
+				totals[i] = 0 + x
+			}
 			continue
 		}
 		for i, x := range col {

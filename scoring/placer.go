@@ -666,11 +666,9 @@ func (pl *Placer) update(task *Task, c *placerClass, changed []int, grownOnly bo
 	return pl.rescoreRows(task, c, rows)
 }
 
-// rescoreRows scores the rows (in order, each once, marked in pl.marks)
-// again and unmarks them. The rows are scored in runs: rows at most
-// spanGap apart share one call to the pipeline (the rows between are
-// scored too, and their results left unused), which costs less than a
-// call per row.
+// rescoreRows scores the rows (each once, marked in pl.marks; in order
+// unless the placer takes scattered rows) again and unmarks them: in one
+// span of scattered rows, or in contiguous runs.
 func (pl *Placer) rescoreRows(task *Task, c *placerClass, rows []int) error {
 	n := pl.table.Len()
 	marks := pl.marks
@@ -689,14 +687,8 @@ func (pl *Placer) rescoreRows(task *Task, c *placerClass, rows []int) error {
 	var err error
 	if pl.scattered {
 		err = pl.rescoreScattered(task, c, rows, replay)
-	}
-	for start := 0; start < len(rows) && err == nil && !pl.scattered; {
-		end := start + 1
-		for end < len(rows) && rows[end]-rows[end-1] <= spanGap+1 {
-			end++
-		}
-		err = pl.rescore(task, c, rows[start], rows[end-1]+1, replay)
-		start = end
+	} else {
+		err = pl.rescoreRuns(task, c, rows, replay)
 	}
 	for _, r := range rows {
 		marks[r/64] &^= 1 << (r % 64)
@@ -705,6 +697,23 @@ func (pl *Placer) rescoreRows(task *Task, c *placerClass, rows []int) error {
 		pl.playMatches(c)
 	}
 	return err
+}
+
+// rescoreRuns scores the rows (in order) in runs: rows at most spanGap
+// apart share one call to the pipeline (the rows between are scored too,
+// and their results left unused), which costs less than a call per row.
+func (pl *Placer) rescoreRuns(task *Task, c *placerClass, rows []int, replay bool) error {
+	for start := 0; start < len(rows); {
+		end := start + 1
+		for end < len(rows) && rows[end]-rows[end-1] <= spanGap+1 {
+			end++
+		}
+		if err := pl.rescore(task, c, rows[start], rows[end-1]+1, replay); err != nil {
+			return err
+		}
+		start = end
+	}
+	return nil
 }
 
 // spanGap is how many unchanged rows update scores to join two runs of
@@ -932,11 +941,11 @@ func (pl *Placer) better(ti float64, i int, tj float64, j int) bool {
 }
 
 // winner is the better of two rows, either of which may be negative
-// (none; b when both are), as better orders them. It is worked out
-// without a branch on the outcome, which a tournament's matches make
+// (none; one of them when both are), as better orders them. It is worked
+// out without a branch on the outcome, which a tournament's matches make
 // unpredictable: a row's key is its total's bits plus one (totals are
-// ≥ 0, so their bits order as they do) and 0 for none; equal keys of two
-// rows go to the lower rank (row).
+// +0 or more, never −0, so their bits order as they do) and 0 for none;
+// equal keys of two rows go to the lower rank (row).
 func (pl *Placer) winner(totals []float64, a, b int32) int32 {
 	ia, ib := a&^(a>>31), b&^(b>>31) // max(a, 0), max(b, 0)
 	ka := (math.Float64bits(totals[ia]) + 1) &^ uint64(int64(a)>>63)

@@ -2,6 +2,7 @@ package scoring_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -552,6 +553,55 @@ func TestNewPlacerRejectsBadOptions(t *testing.T) {
 	} {
 		if _, err := scoring.NewPlacer(pipe, table, c.opts); err == nil || err.Error() != c.want {
 			t.Errorf("%+v: error %v, want %q", c.opts, err, c.want)
+		}
+	}
+}
+
+// negativeZeroScorer scores row 1 −0 and every other row +0.
+type negativeZeroScorer struct{}
+
+func (negativeZeroScorer) Name() string      { return "negative zero" }
+func (negativeZeroScorer) MaxScore() float64 { return 1 }
+func (negativeZeroScorer) Scattered() bool   { return true }
+func (negativeZeroScorer) ScoreNodes(_ *scoring.Task, nodes scoring.Span, out []float64) error {
+	for i := range out {
+		out[i] = 0
+		if nodes.Row(i) == 1 {
+			out[i] = math.Copysign(0, -1)
+		}
+	}
+	return nil
+}
+
+// A score of −0 is a score of 0: the nodes tie, and the lower row wins, as
+// Batch.Top has it (the placer orders totals by their bits).
+func TestPlacerTakesNegativeZeroForZero(t *testing.T) {
+	schema, _ := resource.NewSchema("cpu")
+	table := resource.NewTable(schema, 3)
+	for i := range 3 {
+		table.Add(fmt.Sprint("n", i), resource.Vector{8000}, nil)
+	}
+	pipe, err := scoring.NewPipeline(schema, []scoring.Filter{scoring.NewFitFilter(nil, nil)}, []scoring.WeightedScorer{{Scorer: negativeZeroScorer{}, Weight: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := pipe.NewBatch(3)
+	task := &scoring.Task{Requests: resource.Vector{1000}}
+	if err := pipe.Score(task, table, batch); err != nil {
+		t.Fatal(err)
+	}
+	if top := batch.Top(1, nil); len(top) != 1 || top[0] != 0 || math.Signbit(batch.Total(1)) {
+		t.Fatalf("Top %v, node 1's total %v", top, batch.Total(1))
+	}
+	placer, err := scoring.NewPlacer(pipe, table, scoring.PlacerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range 3 {
+		// Node 0 takes a task each time and stays best (its score does not
+		// change); the placer rescores it every time.
+		if row, err := placer.Place(task); err != nil || row != 0 {
+			t.Fatalf("task %d: row %d, %v; want 0", k, row, err)
 		}
 	}
 }
