@@ -386,14 +386,18 @@ func (pl *Placer) current(task *Task) (*placerClass, error) {
 		return nil, err
 	}
 	c := pl.class(task)
-	changed, ok := pl.table.ChangedSince(c.seen, pl.changed)
-	pl.changed = changed
 	freed := pl.freed()
-	if !c.built || !ok || len(c.totals) != pl.table.Len() {
+	// A class scored on every node before reads the rows changed since;
+	// a new one (or one of another table size) is scored on every node.
+	ok := c.built && len(c.totals) == pl.table.Len()
+	if ok {
+		pl.changed, ok = pl.table.ChangedSince(c.seen, pl.changed)
+	}
+	if !ok {
 		if err := pl.rebuild(task, c); err != nil {
 			return nil, err
 		}
-	} else if err := pl.update(task, c, changed, freed == c.freed); err != nil {
+	} else if err := pl.update(task, c, pl.changed, freed == c.freed); err != nil {
 		return nil, err
 	}
 	c.seen, c.freed = pl.table.Clock(), freed
