@@ -44,42 +44,34 @@ func isVolatile(x any) bool {
 	return ok && v.Volatile()
 }
 
-// Volatile reports whether a filter or scorer of the pipeline is volatile
-// (see the Volatile interface).
-func (p *Pipeline) Volatile() bool {
+func notScattered(x any) bool {
+	s, ok := x.(Scattered)
+	return !ok || !s.Scattered()
+}
+
+// anyPart reports whether test holds for a filter or scorer of the
+// pipeline.
+func (p *Pipeline) anyPart(test func(any) bool) bool {
 	for _, f := range p.filters {
-		if isVolatile(f) {
+		if test(f) {
 			return true
 		}
 	}
 	for _, s := range p.scorers {
-		if isVolatile(s.Scorer) {
+		if test(s.Scorer) {
 			return true
 		}
 	}
 	return false
 }
 
-func isScattered(x any) bool {
-	s, ok := x.(Scattered)
-	return ok && s.Scattered()
-}
+// Volatile reports whether a filter or scorer of the pipeline is volatile
+// (see the Volatile interface).
+func (p *Pipeline) Volatile() bool { return p.anyPart(isVolatile) }
 
 // scattered reports whether every filter and scorer of the pipeline takes
 // spans of scattered rows (see Scattered).
-func (p *Pipeline) scattered() bool {
-	for _, f := range p.filters {
-		if !isScattered(f) {
-			return false
-		}
-	}
-	for _, s := range p.scorers {
-		if !isScattered(s.Scorer) {
-			return false
-		}
-	}
-	return true
-}
+func (p *Pipeline) scattered() bool { return !p.anyPart(notScattered) }
 
 // PlacerOptions configure a Placer.
 type PlacerOptions struct {
@@ -547,14 +539,13 @@ func (pl *Placer) pickVolatile(c *placerClass, vb *Batch) (int, float64) {
 	leaves := c.tree[n : 2*n]
 	if len(pl.stable.scorers) == 0 && len(pl.volatile.filters) == 0 {
 		// Every score is volatile and every filter stable: a node's total
-		// is the volatile batch's, summed in the same order. Totals are
-		// ≥ 0, so their bits order as they do: a node's key is its total's
-		// bits plus one when it is feasible and 0 when not, computed
-		// without a branch on feasibility, and the rare node whose key is
-		// at least the best's so far is looked at.
+		// is the volatile batch's, summed in the same order. A node's
+		// treeKey is worked out without a branch on feasibility, and only
+		// the rare node whose key is at least the best's so far is looked
+		// at.
 		var top uint64
 		for i, t := range vb.totals[:n] {
-			key := (math.Float64bits(t) + 1) & ^uint64(int64(leaves[i])>>63)
+			key := treeKey(t, leaves[i])
 			if key >= top && key != 0 && (key > top || pl.better(t, i, t, best)) {
 				best, top = i, key
 			}
@@ -641,9 +632,6 @@ func (pl *Placer) update(task *Task, c *placerClass, changed []int, grownOnly bo
 	// ChangedSince lists each changed row once.
 	rows := pl.rows[:0]
 	for _, r := range changed {
-		if r >= n {
-			continue
-		}
 		bit := uint64(1) << (r % 64)
 		if grownOnly && pl.table.LastFreed(r) <= c.seen {
 			leaf := c.tree[n+r]
@@ -944,16 +932,22 @@ func (pl *Placer) better(ti float64, i int, tj float64, j int) bool {
 	return i < j
 }
 
+// treeKey orders a row of the total for the tree, leaf being the row or
+// negative (none): the total's bits plus one (totals are +0 or more, never
+// −0, so their bits order as they do), and 0 for none, worked out without
+// a branch.
+func treeKey(total float64, leaf int32) uint64 {
+	return (math.Float64bits(total) + 1) &^ uint64(int64(leaf)>>63)
+}
+
 // winner is the better of two rows, either of which may be negative
 // (none; one of them when both are), as better orders them. It is worked
 // out without a branch on the outcome, which a tournament's matches make
-// unpredictable: a row's key is its total's bits plus one (totals are
-// +0 or more, never −0, so their bits order as they do) and 0 for none;
-// equal keys of two rows go to the lower rank (row).
+// unpredictable: the higher treeKey wins, and equal keys of two rows go to
+// the lower rank (row).
 func (pl *Placer) winner(totals []float64, a, b int32) int32 {
 	ia, ib := a&^(a>>31), b&^(b>>31) // max(a, 0), max(b, 0)
-	ka := (math.Float64bits(totals[ia]) + 1) &^ uint64(int64(a)>>63)
-	kb := (math.Float64bits(totals[ib]) + 1) &^ uint64(int64(b)>>63)
+	ka, kb := treeKey(totals[ia], a), treeKey(totals[ib], b)
 	ra, rb := int(a), int(b)
 	if pl.rank != nil {
 		ra, rb = pl.rank[ia], pl.rank[ib]

@@ -474,11 +474,7 @@ func (s *randomScorer) ScoreNodes(_ *scoring.Task, _ scoring.Span, out []float64
 // A volatile scorer is scored on every node for every task: the placer
 // picks what full scoring with the same draws picks.
 func TestPlacerRescoresVolatileScorers(t *testing.T) {
-	schema, _ := resource.NewSchema("cpu")
-	table := resource.NewTable(schema, 50)
-	for i := range 50 {
-		table.Add(fmt.Sprint("n", i), resource.Vector{64000}, nil)
-	}
+	schema, table := cpuTable(50, 64000)
 	mk := func() *scoring.Pipeline {
 		p, _ := scoring.NewPipeline(schema, nil, []scoring.WeightedScorer{{Scorer: &randomScorer{rand.New(rand.NewPCG(7, 7))}, Weight: 1}})
 		return p
@@ -557,6 +553,17 @@ func TestNewPlacerRejectsBadOptions(t *testing.T) {
 	}
 }
 
+// cpuTable is n nodes of one resource, cpu, with milliCPU allocatable
+// each and none used.
+func cpuTable(n int, milliCPU int64) (*resource.Schema, *resource.Table) {
+	schema, _ := resource.NewSchema("cpu")
+	table := resource.NewTable(schema, n)
+	for i := range n {
+		table.Add(fmt.Sprint("n", i), resource.Vector{milliCPU}, nil)
+	}
+	return schema, table
+}
+
 // negativeZeroScorer scores row 1 −0 and every other row +0.
 type negativeZeroScorer struct{}
 
@@ -576,11 +583,7 @@ func (negativeZeroScorer) ScoreNodes(_ *scoring.Task, nodes scoring.Span, out []
 // A score of −0 is a score of 0: the nodes tie, and the lower row wins, as
 // Batch.Top has it (the placer orders totals by their bits).
 func TestPlacerTakesNegativeZeroForZero(t *testing.T) {
-	schema, _ := resource.NewSchema("cpu")
-	table := resource.NewTable(schema, 3)
-	for i := range 3 {
-		table.Add(fmt.Sprint("n", i), resource.Vector{8000}, nil)
-	}
+	schema, table := cpuTable(3, 8000)
 	pipe, err := scoring.NewPipeline(schema, []scoring.Filter{scoring.NewFitFilter(nil, nil)}, []scoring.WeightedScorer{{Scorer: negativeZeroScorer{}, Weight: 1}})
 	if err != nil {
 		t.Fatal(err)
