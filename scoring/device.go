@@ -39,9 +39,6 @@ func NewDeviceFilter(devices *resource.Devices) (*DeviceFilter, error) {
 // Name is "DeviceShare".
 func (f *DeviceFilter) Name() string { return "DeviceShare" }
 
-// Scattered is true: the filter finds its span's nodes through Row.
-func (f *DeviceFilter) Scattered() bool { return true }
-
 // Freed is the device view's resource.Devices.Freed: the filter is
 // Monotone, as a node's devices only fill up between the changes it
 // counts.
@@ -49,8 +46,8 @@ func (f *DeviceFilter) Freed() uint64 { return f.devices.Freed() }
 
 // FilterNodes rejects the span's nodes where the task's devices do not fit.
 func (f *DeviceFilter) FilterNodes(task *Task, nodes Span, v *Verdicts) error {
-	if f.devices.Len() != nodes.Table.Len() {
-		return fmt.Errorf("the device view has %d nodes, the table %d", f.devices.Len(), nodes.Table.Len())
+	if f.devices.Len() != nodes.Table().Len() {
+		return fmt.Errorf("the device view has %d nodes, the table %d", f.devices.Len(), nodes.Table().Len())
 	}
 	r := task.Devices
 	if r.Count == 0 {
@@ -60,7 +57,7 @@ func (f *DeviceFilter) FilterNodes(task *Task, nodes Span, v *Verdicts) error {
 		return err
 	}
 	models := task.Models
-	schema := nodes.Table.Schema()
+	schema := nodes.Table().Schema()
 	ds := f.slot.Load()
 	if ds == nil || ds.schema != schema {
 		ds = &deviceSlot{schema: schema, slot: -1}

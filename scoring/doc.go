@@ -13,11 +13,13 @@
 //	best := batch.Top(3, nil)
 //
 // The total of a node is Σ weight × score over the scorers; a node any
-// filter rejects is not feasible and is left out of Top. The adapters here
+// filter rejects is not feasible and is left out of Top. What a filter or
+// scorer is, and what a Placer may remember of it, is in contracts.go
+// (Scorer, Filter, Span, Volatile, Monotone). The adapters here
 // (NewStrategyScorer, NewKoordinatorScorer, NewVolcanoScorer,
-// NewRetentionScorer, NewAvoidanceScorer, NewFitFilter,
-// NewProportionalFilter, NewDeviceFilter) turn the strategy and sra
-// kernels into pipeline parts.
+// NewRetentionScorer, NewAvoidanceScorer, all made by NewScorer;
+// NewFitFilter, NewProportionalFilter, NewDeviceFilter) turn the strategy
+// and sra kernels into pipeline parts.
 //
 // A Placer places many tasks in a row on one table (a job's workers, a
 // replayed trace): for tasks alike it scores a node again only when the

@@ -44,9 +44,6 @@ func NewFitFilter(ignored, ignoredGroups []string) *FitFilter {
 
 func (f *FitFilter) Name() string { return NodeResourcesFit }
 
-// Scattered is true: the filter reads its span through Rows alone.
-func (f *FitFilter) Scattered() bool { return true }
-
 // Freed is 0: the filter is Monotone and reads nothing but the table.
 func (f *FitFilter) Freed() uint64 { return 0 }
 
@@ -75,7 +72,7 @@ func (f *FitFilter) planFor(schema *resource.Schema) *fitPlan {
 }
 
 func (f *FitFilter) FilterNodes(task *Task, nodes Span, v *Verdicts) error {
-	plan := f.planFor(nodes.Table.Schema())
+	plan := f.planFor(nodes.Table().Schema())
 	podsSlot := plan.pods
 	var buf [resource.MaxResources]int
 	var reqs [resource.MaxResources]int64

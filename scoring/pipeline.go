@@ -9,193 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/resfit/resfit/resource"
-	"github.com/resfit/resfit/strategy"
 )
-
-// Task is what is being placed: a pod, or one task of a batch job.
-type Task struct {
-	Name string
-	// Job is the job (pod group) the task belongs to; a reservation lets
-	// only the target job's tasks onto the nodes it locks.
-	Job string
-	// Requests are the task's requests in canonical units, one per schema
-	// slot (see resource.PodRequests).
-	Requests resource.Vector
-	// NonZeroRequests are the requests with kube-scheduler's non-zero
-	// defaults (resource.PodRequests with nonZero), which the kube-scheduler
-	// scorers use; nil means Requests.
-	NonZeroRequests resource.Vector
-	// KoordinatorRequests are the non-zero requests summed by Koordinator's
-	// rule (resource.KoordinatorPodRequests), which NodeResourcesFitPlus
-	// scores; nil means NonZeroRequests. The two differ only for pods with
-	// init containers after a sidecar, pod-level requests or overhead.
-	KoordinatorRequests resource.Vector
-	// Override is a Volcano per-task strategy (pod annotations); nil means
-	// the configured one.
-	Override *strategy.Override
-	// Devices is what the task asks of individual devices (a share of one
-	// GPU, or whole GPUs), checked by a DeviceFilter; the zero value asks
-	// for nothing. Requests still carries the total in the resource's slot.
-	Devices resource.DeviceRequest
-	// Models are the device models the task's devices may be (a
-	// DeviceFilter rejects a node of another model, FGD counts such a
-	// node's idle devices as fragment for it); empty accepts any.
-	Models resource.ModelSet
-}
-
-func (t *Task) nonZero() resource.Vector {
-	if t.NonZeroRequests != nil {
-		return t.NonZeroRequests
-	}
-	return t.Requests
-}
-
-func (t *Task) koordinator() resource.Vector {
-	if t.KoordinatorRequests != nil {
-		return t.KoordinatorRequests
-	}
-	return t.nonZero()
-}
-
-// Span is the unit of work a filter or scorer receives: Len nodes of a
-// table, node i being table row Row(i). A span the pipeline makes is a
-// contiguous run of rows, [Start, End), so that it can split a table
-// across workers; a Placer also makes spans of scattered rows (the rows
-// that changed), for the filters and scorers that implement Scattered.
-type Span struct {
-	Table      *resource.Table
-	Start, End int
-	// gather, when not nil, makes the span one of scattered rows: node i
-	// is row gather.rows[i], and its amounts are copied into gather's
-	// views. Start is then 0 and End the number of rows.
-	gather *gathered
-}
-
-// gathered is the rows of a span of scattered rows, with their amounts
-// copied out of the table in that order.
-type gathered struct {
-	rows             []int
-	plain, nonZero   resource.Rows
-	alloc, used, nzu []int64 // the views' storage
-}
-
-// gather copies the table's rows into g, in the order given.
-func (g *gathered) gather(t *resource.Table, rows []int) {
-	plain, nonZero := t.Rows(), t.NonZeroRows()
-	k := plain.Stride
-	m := len(rows) * k
-	g.rows = rows
-	g.alloc = slices.Grow(g.alloc[:0], m)[:m]
-	g.used = slices.Grow(g.used[:0], m)[:m]
-	for i, r := range rows {
-		copy(g.alloc[i*k:i*k+k], plain.Allocatable[r*k:r*k+k])
-		copy(g.used[i*k:i*k+k], plain.Used[r*k:r*k+k])
-	}
-	g.plain = resource.Rows{Stride: k, Allocatable: g.alloc, Used: g.used}
-	g.nonZero = g.plain
-	if m > 0 && &nonZero.Used[0] != &plain.Used[0] {
-		g.nzu = slices.Grow(g.nzu[:0], m)[:m]
-		for i, r := range rows {
-			copy(g.nzu[i*k:i*k+k], nonZero.Used[r*k:r*k+k])
-		}
-		g.nonZero.Used = g.nzu
-	}
-}
-
-// Len is the number of rows.
-func (s Span) Len() int { return s.End - s.Start }
-
-// Row is node i's row in the table.
-func (s Span) Row(i int) int {
-	if s.gather != nil {
-		return s.gather.rows[i]
-	}
-	return s.Start + i
-}
-
-// Rows is the span's view with plain used amounts: node i's amounts are
-// the view's row i.
-func (s Span) Rows() resource.Rows {
-	if s.gather != nil {
-		return s.gather.plain
-	}
-	return s.slice(s.Table.Rows())
-}
-
-// NonZeroRows is the span's view with non-zero used amounts.
-func (s Span) NonZeroRows() resource.Rows {
-	if s.gather != nil {
-		return s.gather.nonZero
-	}
-	return s.slice(s.Table.NonZeroRows())
-}
-
-// Scattered is implemented by a Filter or Scorer that reads its span's
-// nodes only through Span.Len, Span.Row, Span.Rows and Span.NonZeroRows,
-// never through Start and End, and so can be given a span of scattered
-// rows. A Placer scores the rows that changed in one such span when every
-// filter and scorer it remembers reports true, and in contiguous runs
-// otherwise.
-type Scattered interface {
-	Scattered() bool
-}
-
-func (s Span) slice(r resource.Rows) resource.Rows {
-	lo, hi := s.Start*r.Stride, s.End*r.Stride
-	return resource.Rows{Stride: r.Stride, Allocatable: r.Allocatable[lo:hi], Used: r.Used[lo:hi]}
-}
-
-// Scorer scores one task on every node of a span: out[i] for row
-// nodes.Row(i), each in [0, MaxScore()]. It must not allocate. MaxScore
-// must be finite and ≥ 0; the pipeline checks every score against it and
-// turns one outside the range (NaN included) into an error that names the
-// scorer and the node.
-//
-// A node's score must depend only on the task's class (its Requests,
-// NonZeroRequests, KoordinatorRequests, Devices, Models and Override) and on the
-// node's table row, or on state kept per row that changes only together
-// with the row (resource.Table.Version), such as a device view that is
-// changed along with the table: a Placer remembers each node's score until
-// its row changes. A scorer for which that is not true (random, shared
-// state, other nodes, the task's name) implements Volatile.
-type Scorer interface {
-	Name() string
-	MaxScore() float64
-	ScoreNodes(task *Task, nodes Span, out []float64) error
-}
-
-// Filter rejects the nodes of a span a task must not go to: it calls
-// v.Reject(i, slot) for row nodes.Row(i), naming the resource concerned
-// (or -1). It must not allocate. Its verdict on a node must depend only on what a
-// Scorer's score may depend on, or it implements Volatile.
-type Filter interface {
-	Name() string
-	FilterNodes(task *Task, nodes Span, v *Verdicts) error
-	// Explain says in a sentence why it rejected the task on the table's
-	// row, given the slot it named. It is called only when asked (see
-	// Batch.Reason), so rejecting stays cheap.
-	Explain(task *Task, nodes *resource.Table, row, slot int) string
-}
-
-// Verdicts collects the filters' rejections for one span of a batch;
-// indices are relative to the span.
-type Verdicts struct {
-	rejectedBy []uint16 // index+1 of the rejecting filter; 0 means feasible
-	slots      []int16  // the resource the filter named, where rejected
-	filter     uint16
-}
-
-// Feasible reports whether node i of the span is still feasible.
-func (v *Verdicts) Feasible(i int) bool { return v.rejectedBy[i] == 0 }
-
-// Reject marks node i infeasible for the current filter, naming a resource
-// slot (or -1), unless an earlier filter already rejected it.
-func (v *Verdicts) Reject(i, slot int) {
-	if v.rejectedBy[i] == 0 {
-		v.rejectedBy[i] = v.filter
-		v.slots[i] = int16(slot)
-	}
-}
 
 // WeightedScorer is a scorer with its plugin weight in the total, in
 // [0, resource.MaxWeight].
@@ -292,53 +106,6 @@ func (p *Pipeline) MaxScore() float64 {
 	return total
 }
 
-// Batch holds one Score call's results: per node, whether it is feasible
-// (and if not, why), its total and each scorer's weighted contribution. It
-// is reused from call to call, with any pipeline; Score allocates only when
-// it has to grow. Its accessors (Feasible, Total, Contribution, Reason,
-// RejectedBy) take a row in [0, Len()) and panic outside it, as indexing a
-// slice does.
-type Batch struct {
-	n          int
-	rejectedBy []uint16
-	slots      []int16 // written only on rejection
-	totals     []float64
-	columns    []float64 // one column of n per scorer
-	pipe       *Pipeline
-	// task and nodes are the last Score call's, for Reason.
-	task  *Task
-	nodes *resource.Table
-	// verdicts is handed to the filters; kept here so that passing it
-	// through the Filter interface does not allocate. spanVerdicts are the
-	// parallel workers'.
-	verdicts     Verdicts
-	spanVerdicts []Verdicts
-}
-
-// NewBatch returns a batch with room for the given number of nodes (a
-// hint: below 0 is 0; Score grows the batch to the table).
-func (p *Pipeline) NewBatch(nodes int) *Batch {
-	b := &Batch{pipe: p}
-	b.resize(max(nodes, 0))
-	return b
-}
-
-func (b *Batch) resize(n int) {
-	b.n = n
-	if cap(b.rejectedBy) < n {
-		b.rejectedBy = make([]uint16, n)
-		b.slots = make([]int16, n)
-		b.totals = make([]float64, n)
-	}
-	if cols := n * len(b.pipe.scorers); cap(b.columns) < cols {
-		b.columns = make([]float64, cols)
-	}
-	b.rejectedBy = b.rejectedBy[:n]
-	b.slots = b.slots[:n]
-	b.totals = b.totals[:n]
-	b.columns = b.columns[:n*len(b.pipe.scorers)]
-}
-
 // Score filters and scores task on every node of the table into b. With a
 // batch large enough for the table it does not allocate. An error means the
 // inputs do not fit the pipeline (wrong schema, bad request vector); b is
@@ -347,7 +114,7 @@ func (p *Pipeline) Score(task *Task, nodes *resource.Table, b *Batch) error {
 	if err := p.prepare(task, nodes, b); err != nil {
 		return err
 	}
-	return p.scoreSpan(task, Span{Table: nodes, Start: 0, End: nodes.Len()}, b, &b.verdicts)
+	return p.scoreSpan(task, Span{table: nodes, end: nodes.Len()}, b, &b.verdicts)
 }
 
 // ScoreParallel is Score with the table split across worker goroutines
@@ -383,7 +150,7 @@ func (p *Pipeline) scoreParallel(task *Task, nodes *resource.Table, b *Batch, wo
 			if c >= chunks {
 				return
 			}
-			span := Span{Table: nodes, Start: c * chunk, End: min(n, (c+1)*chunk)}
+			span := Span{table: nodes, start: c * chunk, end: min(n, (c+1)*chunk)}
 			if err := p.scoreSpan(task, span, b, &b.spanVerdicts[w]); err != nil {
 				errs[w] = err
 				return
@@ -459,7 +226,7 @@ func (p *Pipeline) Reason(task *Task, nodes *resource.Table, row int) (string, e
 		return "", fmt.Errorf("score: row %d is outside the table's [0, %d)", row, nodes.Len())
 	}
 	v := &Verdicts{rejectedBy: make([]uint16, 1), slots: make([]int16, 1)}
-	span := Span{Table: nodes, Start: row, End: row + 1}
+	span := Span{table: nodes, start: row, end: row + 1}
 	for i, f := range p.filters {
 		v.filter = uint16(i + 1)
 		if err := f.FilterNodes(task, span, v); err != nil {
@@ -472,14 +239,29 @@ func (p *Pipeline) Reason(task *Task, nodes *resource.Table, row int) (string, e
 	return "", nil
 }
 
+// evaluate is the one way a Placer runs the pipeline: it scores a task on
+// a table's rows into a batch that prepare sized, every row when rows is
+// nil (on up to workers goroutines, result i being row i), else the
+// listed rows in one span of scattered rows (result i being rows[i]).
+func (p *Pipeline) evaluate(task *Task, table *resource.Table, rows []int, b *Batch, workers int) error {
+	switch {
+	case rows != nil:
+		return p.scoreSpan(task, b.scattered.gather(table, rows), b, &b.verdicts)
+	case workers == 1:
+		return p.scoreSpan(task, Span{table: table, end: table.Len()}, b, &b.verdicts)
+	}
+	return p.scoreParallel(task, table, b, workers)
+}
+
 // scoreSpan runs every filter and scorer on one span, writing only that
-// span's part of the batch.
+// span's part of the batch: positions [start, end) of a contiguous span,
+// [0, Len) of a span of scattered rows.
 func (p *Pipeline) scoreSpan(task *Task, span Span, b *Batch, v *Verdicts) error {
 	n := b.n
-	rejectedBy := b.rejectedBy[span.Start:span.End]
-	totals := b.totals[span.Start:span.End]
+	rejectedBy := b.rejectedBy[span.start:span.end]
+	totals := b.totals[span.start:span.end]
 	clear(rejectedBy)
-	v.rejectedBy, v.slots = rejectedBy, b.slots[span.Start:span.End]
+	v.rejectedBy, v.slots = rejectedBy, b.slots[span.start:span.end]
 	for i, f := range p.filters {
 		v.filter = uint16(i + 1)
 		if err := f.FilterNodes(task, span, v); err != nil {
@@ -490,14 +272,14 @@ func (p *Pipeline) scoreSpan(task *Task, span Span, b *Batch, v *Verdicts) error
 		clear(totals)
 	}
 	for j, s := range p.scorers {
-		col := b.columns[j*n+span.Start : j*n+span.End]
+		col := b.columns[j*n+span.start : j*n+span.end]
 		if err := s.ScoreNodes(task, span, col); err != nil {
 			return fmt.Errorf("score: scorer %s: %w", s.Name(), err)
 		}
 		w, limit := s.Weight, s.MaxScore()
 		for i, x := range col {
 			if !(x >= 0 && x <= limit) { // NaN fails too
-				return fmt.Errorf("score: scorer %s gave node %q a score of %v, outside [0, %v]", s.Name(), span.Table.Name(span.Row(i)), x, limit)
+				return fmt.Errorf("score: scorer %s gave node %q a score of %v, outside [0, %v]", s.Name(), span.table.Name(span.Row(i)), x, limit)
 			}
 			col[i] = x * w
 		}
@@ -524,101 +306,69 @@ func (p *Pipeline) scoreSpan(task *Task, span Span, b *Batch, v *Verdicts) error
 	return nil
 }
 
-// Len is the number of nodes scored.
-func (b *Batch) Len() int { return b.n }
-
-// Feasible reports whether node i passed every filter.
-func (b *Batch) Feasible(i int) bool { return b.rejectedBy[i] == 0 }
-
-// Total is node i's total score (0 when infeasible).
-func (b *Batch) Total(i int) float64 { return b.totals[i] }
-
-// Contribution is scorer j's weighted score of node i.
-func (b *Batch) Contribution(i, j int) float64 { return b.columns[j*b.n+i] }
-
-// Reason says why node i was rejected, or "" when it is feasible. The
-// filter works the numbers out again from the task and table of the last
-// Score call, so ask before changing either.
-func (b *Batch) Reason(i int) string {
-	f := b.rejectedBy[i]
-	if f == 0 {
-		return ""
-	}
-	return b.pipe.filters[f-1].Explain(b.task, b.nodes, i, int(b.slots[i]))
+// scorerColumn places one of a pipeline's scorers in a split: its column
+// in the volatile or the stable part.
+type scorerColumn struct {
+	volatile bool
+	index    int
 }
 
-// RejectedBy names the filter that rejected node i, or "".
-func (b *Batch) RejectedBy(i int) string {
-	f := b.rejectedBy[i]
-	if f == 0 {
-		return ""
+// split divides the pipeline into the filters and scorers whose results a
+// Placer may remember (stable) and the Volatile ones, which it runs for
+// every task; columns says where each scorer went, in order. Without
+// volatile parts, stable is p and volatile nil.
+func (p *Pipeline) split() (stable, volatile *Pipeline, columns []scorerColumn, err error) {
+	var stableF, volatileF []Filter
+	for _, f := range p.filters {
+		if isVolatile(f) {
+			volatileF = append(volatileF, f)
+		} else {
+			stableF = append(stableF, f)
+		}
 	}
-	return b.pipe.filters[f-1].Name()
+	var stableS, volatileS []WeightedScorer
+	for _, s := range p.scorers {
+		if isVolatile(s.Scorer) {
+			columns = append(columns, scorerColumn{volatile: true, index: len(volatileS)})
+			volatileS = append(volatileS, s)
+		} else {
+			columns = append(columns, scorerColumn{index: len(stableS)})
+			stableS = append(stableS, s)
+		}
+	}
+	if volatileF == nil && volatileS == nil {
+		return p, nil, columns, nil
+	}
+	if stable, err = NewPipeline(p.schema, stableF, stableS); err != nil {
+		return nil, nil, nil, err
+	}
+	if volatile, err = NewPipeline(p.schema, volatileF, volatileS); err != nil {
+		return nil, nil, nil, err
+	}
+	return stable, volatile, columns, nil
 }
 
-// Top returns the rows of the best k feasible nodes, best first: highest
-// total, ties to the lower row. It appends to dst[:0]; with cap(dst) ≥ k it
-// does not allocate.
-func (b *Batch) Top(k int, dst []int) []int {
-	top := dst[:0]
-	if k <= 0 {
-		return top
-	}
-	// top is kept as a min-heap on (total, -row): its root is the worst kept.
-	for i := 0; i < b.n; i++ {
-		if b.rejectedBy[i] != 0 {
-			continue
-		}
-		if len(top) < k {
-			top = append(top, i)
-			b.siftUp(top, len(top)-1)
-			continue
-		}
-		if b.better(i, top[0]) {
-			top[0] = i
-			b.siftDown(top, 0)
+// monotone returns the filters that implement Monotone and, per filter
+// number (index+1, as Verdicts number them; 0 is none), whether it is one.
+func (p *Pipeline) monotone() ([]Monotone, []bool) {
+	var ms []Monotone
+	is := make([]bool, len(p.filters)+1)
+	for i, f := range p.filters {
+		if m, ok := f.(Monotone); ok {
+			ms = append(ms, m)
+			is[i+1] = true
 		}
 	}
-	// Pop the heap from the back to sort best first.
-	for end := len(top) - 1; end > 0; end-- {
-		top[0], top[end] = top[end], top[0]
-		b.siftDown(top[:end], 0)
-	}
-	return top
+	return ms, is
 }
 
-// better orders nodes: higher total first, then lower row.
-func (b *Batch) better(i, j int) bool {
-	if b.totals[i] != b.totals[j] {
-		return b.totals[i] > b.totals[j]
-	}
-	return i < j
+// Volatile reports whether a filter or scorer of the pipeline is volatile
+// (see the Volatile interface).
+func (p *Pipeline) Volatile() bool {
+	return slices.ContainsFunc(p.filters, func(f Filter) bool { return isVolatile(f) }) ||
+		slices.ContainsFunc(p.scorers, func(s WeightedScorer) bool { return isVolatile(s.Scorer) })
 }
 
-func (b *Batch) siftUp(h []int, i int) {
-	for i > 0 {
-		parent := (i - 1) / 2
-		if !b.better(h[parent], h[i]) {
-			return
-		}
-		h[parent], h[i] = h[i], h[parent]
-		i = parent
-	}
-}
-
-func (b *Batch) siftDown(h []int, i int) {
-	for {
-		worst, left, right := i, 2*i+1, 2*i+2
-		if left < len(h) && b.better(h[worst], h[left]) {
-			worst = left
-		}
-		if right < len(h) && b.better(h[worst], h[right]) {
-			worst = right
-		}
-		if worst == i {
-			return
-		}
-		h[i], h[worst] = h[worst], h[i]
-		i = worst
-	}
-}
+// scorerCount and filterCount are the pipeline's numbers of parts.
+func (p *Pipeline) scorerCount() int { return len(p.scorers) }
+func (p *Pipeline) filterCount() int { return len(p.filters) }

@@ -164,21 +164,27 @@ func (f *randomFilter) FilterNodes(_ *scoring.Task, nodes scoring.Span, v *scori
 }
 func (f *randomFilter) Explain(*scoring.Task, *resource.Table, int, int) string { return "drawn" }
 
-// contiguousFilter rejects nothing and does not implement Scattered: it
-// checks that it is given contiguous rows only.
-type contiguousFilter struct{}
+// spanFilter rejects nothing: it checks that every span it is given,
+// contiguous or scattered, holds each node's amounts as its table row has
+// them, plain and non-zero.
+type spanFilter struct{}
 
-func (contiguousFilter) Name() string  { return "contiguous" }
-func (contiguousFilter) Freed() uint64 { return 0 }
-func (contiguousFilter) FilterNodes(_ *scoring.Task, nodes scoring.Span, _ *scoring.Verdicts) error {
+func (spanFilter) Name() string  { return "span" }
+func (spanFilter) Freed() uint64 { return 0 }
+func (spanFilter) FilterNodes(_ *scoring.Task, nodes scoring.Span, _ *scoring.Verdicts) error {
+	t := nodes.Table()
+	plain, nonZero := nodes.Rows(), nodes.NonZeroRows()
+	k := plain.Stride
 	for i := range nodes.Len() {
-		if nodes.Row(i) != nodes.Start+i {
-			return fmt.Errorf("node %d of the span is row %d, not %d", i, nodes.Row(i), nodes.Start+i)
+		r := nodes.Row(i)
+		if !slices.Equal(plain.Allocatable[i*k:i*k+k], t.Allocatable(r)) || !slices.Equal(plain.Used[i*k:i*k+k], t.Used(r)) ||
+			!slices.Equal(nonZero.Used[i*k:i*k+k], t.NonZeroUsed(r)) {
+			return fmt.Errorf("node %d of the span does not hold row %d's amounts", i, r)
 		}
 	}
 	return nil
 }
-func (contiguousFilter) Explain(*scoring.Task, *resource.Table, int, int) string { return "" }
+func (spanFilter) Explain(*scoring.Task, *resource.Table, int, int) string { return "" }
 
 // bind is what a placement does to a cluster: requests onto the row's used
 // amounts, devices tightest first.
@@ -229,12 +235,11 @@ func TestPlacerMatchesFullRescoring(t *testing.T) {
 		}
 		full := newPlacerCluster(t, cfg, schema, alloc, used, models, withFGD, vol)
 		inc := newPlacerCluster(t, cfg, schema, alloc, used, models, withFGD, vol)
-		if rapid.Bool().Draw(t, "contiguous") {
-			// A filter that does not take scattered rows: the placer
-			// scores changed rows in contiguous runs.
+		if rapid.Bool().Draw(t, "span check") {
+			// A filter that checks the amounts of every span it is given.
 			for _, c := range []*placerCluster{full, inc} {
 				var err error
-				if c.pipe, err = c.pipe.WithFilters(contiguousFilter{}); err != nil {
+				if c.pipe, err = c.pipe.WithFilters(spanFilter{}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -569,7 +574,6 @@ type negativeZeroScorer struct{}
 
 func (negativeZeroScorer) Name() string      { return "negative zero" }
 func (negativeZeroScorer) MaxScore() float64 { return 1 }
-func (negativeZeroScorer) Scattered() bool   { return true }
 func (negativeZeroScorer) ScoreNodes(_ *scoring.Task, nodes scoring.Span, out []float64) error {
 	for i := range out {
 		out[i] = 0

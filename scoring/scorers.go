@@ -20,29 +20,38 @@ type RowsScorer interface {
 	ScoreNodes(req []int64, rows resource.Rows, out []float64) error
 }
 
+// NewScorer makes a Scorer of a name, a maximum and a function that scores
+// a span's nodes (see Scorer for what the function must do). Every
+// built-in scorer is one; so can a scorer of your own be.
+func NewScorer(name string, maxScore float64, score func(task *Task, nodes Span, out []float64) error) Scorer {
+	return &funcScorer{name: name, max: maxScore, score: score}
+}
+
+type funcScorer struct {
+	name  string
+	max   float64
+	score func(task *Task, nodes Span, out []float64) error
+}
+
+func (s *funcScorer) Name() string      { return s.name }
+func (s *funcScorer) MaxScore() float64 { return s.max }
+func (s *funcScorer) ScoreNodes(task *Task, nodes Span, out []float64) error {
+	return s.score(task, nodes, out)
+}
+
 // NewStrategyScorer adapts a kube-scheduler strategy to the pipeline. It
 // scores the task's non-zero requests against the nodes' non-zero used
 // amounts, as NodeResourcesFit and RequestedToCapacityRatio do, or with
 // plain the plain ones, as BalancedAllocation does. Its maximum is 100.
 func NewStrategyScorer(name string, s RowsScorer, plain bool) Scorer {
-	return &strategyScorer{name: name, s: s, plain: plain}
-}
-
-type strategyScorer struct {
-	name  string
-	s     RowsScorer
-	plain bool
-}
-
-func (k *strategyScorer) Name() string      { return k.name }
-func (k *strategyScorer) MaxScore() float64 { return strategy.MaxNodeScore }
-func (k *strategyScorer) Scattered() bool   { return true }
-
-func (k *strategyScorer) ScoreNodes(task *Task, nodes Span, out []float64) error {
-	if k.plain {
-		return k.s.ScoreNodes(task.Requests, nodes.Rows(), out)
+	if plain {
+		return NewScorer(name, strategy.MaxNodeScore, func(task *Task, nodes Span, out []float64) error {
+			return s.ScoreNodes(task.Requests, nodes.Rows(), out)
+		})
 	}
-	return k.s.ScoreNodes(task.nonZero(), nodes.NonZeroRows(), out)
+	return NewScorer(name, strategy.MaxNodeScore, func(task *Task, nodes Span, out []float64) error {
+		return s.ScoreNodes(task.nonZero(), nodes.NonZeroRows(), out)
+	})
 }
 
 // NewKoordinatorScorer adapts Koordinator's NodeResourcesFitPlus: it
@@ -50,72 +59,33 @@ func (k *strategyScorer) ScoreNodes(task *Task, nodes Span, out []float64) error
 // Koordinator non-zero amounts (Task.KoordinatorRequests) against the
 // nodes' non-zero used amounts. Its maximum is 100.
 func NewKoordinatorScorer(name string, f *strategy.KoordinatorFit) Scorer {
-	return &koordinatorScorer{name: name, f: f}
-}
-
-type koordinatorScorer struct {
-	name string
-	f    *strategy.KoordinatorFit
-}
-
-func (k *koordinatorScorer) Name() string      { return k.name }
-func (k *koordinatorScorer) MaxScore() float64 { return strategy.MaxNodeScore }
-func (k *koordinatorScorer) Scattered() bool   { return true }
-
-func (k *koordinatorScorer) ScoreNodes(task *Task, nodes Span, out []float64) error {
-	return k.f.ScoreNodes(task.Requests, task.koordinator(), nodes.NonZeroRows(), out)
+	return NewScorer(name, strategy.MaxNodeScore, func(task *Task, nodes Span, out []float64) error {
+		return f.ScoreNodes(task.Requests, task.koordinator(), nodes.NonZeroRows(), out)
+	})
 }
 
 // NewVolcanoScorer adapts Volcano's resource-strategy-fit or binpack score
 // (strategy.VolcanoFit), honouring the task's Override. Its maximum is the
 // VolcanoFit's.
 func NewVolcanoScorer(name string, f *strategy.VolcanoFit) Scorer {
-	return &volcanoScorer{name: name, f: f}
-}
-
-type volcanoScorer struct {
-	name string
-	f    *strategy.VolcanoFit
-}
-
-func (v *volcanoScorer) Name() string      { return v.name }
-func (v *volcanoScorer) MaxScore() float64 { return v.f.MaxScore() }
-func (v *volcanoScorer) Scattered() bool   { return true }
-
-func (v *volcanoScorer) ScoreNodes(task *Task, nodes Span, out []float64) error {
-	return v.f.ScoreNodes(task.Requests, task.Override, nodes.Rows(), out)
+	return NewScorer(name, f.MaxScore(), func(task *Task, nodes Span, out []float64) error {
+		return f.ScoreNodes(task.Requests, task.Override, nodes.Rows(), out)
+	})
 }
 
 // NewRetentionScorer adapts Volcano's sra retention score; its name is
 // SRARetention.
-func NewRetentionScorer(r *sra.Retention) Scorer { return &retentionScorer{r: r} }
-
-type retentionScorer struct {
-	r *sra.Retention
-}
-
-func (s *retentionScorer) Name() string      { return SRARetention }
-func (s *retentionScorer) MaxScore() float64 { return s.r.MaxScore() }
-func (s *retentionScorer) Scattered() bool   { return true }
-func (s *retentionScorer) ScoreNodes(task *Task, nodes Span, out []float64) error {
-	return s.r.ScoreNodes(task.Requests, nodes.Rows().Allocatable, out)
+func NewRetentionScorer(r *sra.Retention) Scorer {
+	return NewScorer(SRARetention, r.MaxScore(), func(task *Task, nodes Span, out []float64) error {
+		return r.ScoreNodes(task.Requests, nodes.Rows().Allocatable, out)
+	})
 }
 
 // NewAvoidanceScorer adapts Koordinator's ScarceResourceAvoidance score.
 func NewAvoidanceScorer(name string, a *sra.Avoidance) Scorer {
-	return &avoidanceScorer{name: name, a: a}
-}
-
-type avoidanceScorer struct {
-	name string
-	a    *sra.Avoidance
-}
-
-func (s *avoidanceScorer) Name() string      { return s.name }
-func (s *avoidanceScorer) MaxScore() float64 { return s.a.MaxScore() }
-func (s *avoidanceScorer) Scattered() bool   { return true }
-func (s *avoidanceScorer) ScoreNodes(task *Task, nodes Span, out []float64) error {
-	return s.a.ScoreNodes(task.Requests, nodes.Rows().Allocatable, out)
+	return NewScorer(name, a.MaxScore(), func(task *Task, nodes Span, out []float64) error {
+		return a.ScoreNodes(task.Requests, nodes.Rows().Allocatable, out)
+	})
 }
 
 // ProportionalFilter wraps Volcano's sra proportional filter
@@ -133,9 +103,6 @@ func NewProportionalFilter(p *sra.Proportional) (*ProportionalFilter, error) {
 }
 
 func (f *ProportionalFilter) Name() string { return SRAProportional }
-
-// Scattered is true: the filter reads its span through Rows alone.
-func (f *ProportionalFilter) Scattered() bool { return true }
 
 func (f *ProportionalFilter) FilterNodes(task *Task, nodes Span, v *Verdicts) error {
 	rows := nodes.Rows()

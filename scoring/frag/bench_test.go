@@ -39,7 +39,7 @@ func BenchmarkScorer(b *testing.B) {
 	m, _ := NewMeasure(classes, 1000)
 	task := &scoring.Task{Requests: resource.Vector{3000, 810}, Devices: resource.DeviceRequest{Count: 1, Each: 810}}
 	out := make([]float64, tab.Len())
-	span := scoring.Span{Table: tab, Start: 0, End: tab.Len()}
+	span := scoring.NewSpan(tab, 0, tab.Len())
 	for _, mode := range []struct {
 		name    string
 		scratch bool

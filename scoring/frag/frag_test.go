@@ -102,7 +102,7 @@ func TestScorerByHand(t *testing.T) {
 		task := &scoring.Task{Requests: resource.Vector{2000, 500}, Devices: resource.DeviceRequest{Count: 1, Each: 500}}
 		out := make([]float64, 2)
 		for range 2 { // the second time from memory, unless scratch
-			if err := s.ScoreNodes(task, scoring.Span{Table: tab, Start: 0, End: 2}, out); err != nil {
+			if err := s.ScoreNodes(task, scoring.NewSpan(tab, 0, 2), out); err != nil {
 				t.Fatal(err)
 			}
 			if out[0] != 56 || out[1] != 48 {
@@ -122,7 +122,7 @@ func TestScorerByHand(t *testing.T) {
 		// A change to the node is seen: with 1.5 cores left the pod does
 		// not fit and scores 0.
 		tab.SetUsed(0, resource.Vector{14500, 2100})
-		s.ScoreNodes(task, scoring.Span{Table: tab, Start: 0, End: 2}, out)
+		s.ScoreNodes(task, scoring.NewSpan(tab, 0, 2), out)
 		if out[0] != 0 || s.Device(task, tab, 0) != -1 {
 			t.Errorf("after the change: %v", out)
 		}
@@ -148,12 +148,12 @@ func TestScorerRejects(t *testing.T) {
 	}
 	out := make([]float64, 2)
 	bad := &scoring.Task{Requests: resource.Vector{1, 0}, Devices: resource.DeviceRequest{Count: 1, Each: 2000}}
-	if err := s.ScoreNodes(bad, scoring.Span{Table: tab, Start: 0, End: 2}, out); err == nil {
+	if err := s.ScoreNodes(bad, scoring.NewSpan(tab, 0, 2), out); err == nil {
 		t.Error("a request beyond a device accepted")
 	}
 	devs.AddNode(1)
 	ok := &scoring.Task{Requests: resource.Vector{1, 0}}
-	if err := s.ScoreNodes(ok, scoring.Span{Table: tab, Start: 0, End: 2}, out); err == nil || !strings.Contains(err.Error(), "3 nodes, the table 2") {
+	if err := s.ScoreNodes(ok, scoring.NewSpan(tab, 0, 2), out); err == nil || !strings.Contains(err.Error(), "3 nodes, the table 2") {
 		t.Errorf("mismatched view: %v", err)
 	}
 }
@@ -275,7 +275,7 @@ func TestScorerProperties(t *testing.T) {
 			}
 			task := &scoring.Task{Requests: resource.Vector{rapid.Int64Range(0, 12000).Draw(t, "tcpu"), req.Total()}, Devices: req,
 				Models: resource.ModelSet(rapid.SampledFrom([]string{"", "", "A10", "T4|V100M32"}).Draw(t, "task models"))}
-			span := scoring.Span{Table: tab, Start: 0, End: 4}
+			span := scoring.NewSpan(tab, 0, 4)
 			if err := remember.ScoreNodes(task, span, out); err != nil {
 				t.Fatal(err)
 			}
@@ -315,7 +315,7 @@ func TestScorerForgetsAnotherTable(t *testing.T) {
 	s, _ := NewScorer(tab.Schema(), devs, m, Options{})
 	task := &scoring.Task{Requests: resource.Vector{2000, 500}, Devices: resource.DeviceRequest{Count: 1, Each: 500}}
 	out := make([]float64, 2)
-	s.ScoreNodes(task, scoring.Span{Table: tab, Start: 0, End: 2}, out)
+	s.ScoreNodes(task, scoring.NewSpan(tab, 0, 2), out)
 	if out[0] != 56 {
 		t.Fatalf("score %v", out[0])
 	}
@@ -324,7 +324,7 @@ func TestScorerForgetsAnotherTable(t *testing.T) {
 	other := resource.NewTable(tab.Schema(), 2)
 	other.Add("worked", resource.Vector{16000, 4000}, resource.Vector{14500, 2100})
 	other.Add("idle", resource.Vector{16000, 4000}, nil)
-	s.ScoreNodes(task, scoring.Span{Table: other, Start: 0, End: 2}, out)
+	s.ScoreNodes(task, scoring.NewSpan(other, 0, 2), out)
 	if out[0] != 0 || out[1] != 48 {
 		t.Errorf("scores on the new table %v, want [0 48]", out)
 	}

@@ -118,12 +118,9 @@ func Score(delta, perDevice float64) float64 {
 	return math.Trunc(x)
 }
 
-// Scattered is true: the scorer finds its span's nodes through Row.
-func (s *Scorer) Scattered() bool { return true }
-
 // ScoreNodes scores the task on every node of the span.
 func (s *Scorer) ScoreNodes(task *scoring.Task, nodes scoring.Span, out []float64) error {
-	n := nodes.Table.Len()
+	n := nodes.Table().Len()
 	if s.devices.Len() != n {
 		return fmt.Errorf("the device view has %d nodes, the table %d", s.devices.Len(), n)
 	}
@@ -133,16 +130,16 @@ func (s *Scorer) ScoreNodes(task *scoring.Task, nodes scoring.Span, out []float6
 	key := classKey{cpu: task.Requests[s.cpu], req: task.Devices, models: task.Models}
 	var memory, now []entry
 	if !s.scratch {
-		memory, now = s.memory(nodes.Table, key)
+		memory, now = s.memory(nodes.Table(), key)
 	}
 	for i := range out {
 		row := nodes.Row(i)
-		tv, dv := nodes.Table.Version(row), s.devices.Version(row)
+		tv, dv := nodes.Table().Version(row), s.devices.Version(row)
 		if memory != nil && memory[row].valid && memory[row].table == tv && memory[row].devices == dv {
 			out[i] = memory[row].score
 			continue
 		}
-		score, device := s.evaluate(nodes.Table, row, key, now)
+		score, device := s.evaluate(nodes.Table(), row, key, now)
 		out[i] = score
 		if memory != nil {
 			memory[row] = entry{table: tv, devices: dv, valid: true, score: score, device: int32(device)}

@@ -485,14 +485,14 @@ func (f *Filter) Volatile() bool { return true }
 // FilterNodes rejects the locked nodes for a task of any job but the
 // target.
 func (f *Filter) FilterNodes(task *scoring.Task, nodes scoring.Span, v *scoring.Verdicts) error {
-	if len(f.locked) != nodes.Table.Len() {
-		return fmt.Errorf("reservation filter built for %d nodes, table has %d", len(f.locked), nodes.Table.Len())
+	if len(f.locked) != nodes.Table().Len() {
+		return fmt.Errorf("reservation filter built for %d nodes, table has %d", len(f.locked), nodes.Table().Len())
 	}
 	if f.target == "" || task.Job == f.target {
 		return nil
 	}
-	for i, l := range f.locked[nodes.Start:nodes.End] {
-		if l {
+	for i := range nodes.Len() {
+		if f.locked[nodes.Row(i)] {
 			v.Reject(i, -1)
 		}
 	}

@@ -72,7 +72,6 @@ type BestFitScorer struct{ c *Cluster }
 
 func (s *BestFitScorer) Name() string      { return "BestFit" }
 func (s *BestFitScorer) MaxScore() float64 { return 100 }
-func (s *BestFitScorer) Scattered() bool   { return true }
 func (s *BestFitScorer) ScoreNodes(t *scoring.Task, nodes scoring.Span, out []float64) error {
 	maxCPU, maxGPU := float64(s.c.MaxMilliCPU), float64(s.c.MaxMilliGPU)
 	rows := nodes.Rows()
@@ -101,7 +100,6 @@ type DotProdScorer struct{ c *Cluster }
 
 func (s *DotProdScorer) Name() string      { return "DotProd" }
 func (s *DotProdScorer) MaxScore() float64 { return 100 }
-func (s *DotProdScorer) Scattered() bool   { return true }
 func (s *DotProdScorer) ScoreNodes(t *scoring.Task, nodes scoring.Span, out []float64) error {
 	maxCPU, maxGPU := float64(s.c.MaxMilliCPU), float64(s.c.MaxMilliGPU)
 	rows := nodes.Rows()
@@ -127,7 +125,6 @@ type GpuPackingScorer struct{ c *Cluster }
 
 func (s *GpuPackingScorer) Name() string      { return "GpuPacking" }
 func (s *GpuPackingScorer) MaxScore() float64 { return 100 }
-func (s *GpuPackingScorer) Scattered() bool   { return true }
 func (s *GpuPackingScorer) ScoreNodes(t *scoring.Task, nodes scoring.Span, out []float64) error {
 	r := t.Devices
 	for i := range out {

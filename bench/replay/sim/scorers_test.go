@@ -42,7 +42,7 @@ func scoreRow(t *testing.T, s scoring.Scorer, c *Cluster, pod Pod, row int) floa
 	var task scoring.Task
 	pod.Task(&task)
 	out := make([]float64, c.Table.Len())
-	if err := s.ScoreNodes(&task, scoring.Span{Table: c.Table, Start: 0, End: c.Table.Len()}, out); err != nil {
+	if err := s.ScoreNodes(&task, scoring.NewSpan(c.Table, 0, c.Table.Len()), out); err != nil {
 		t.Fatal(err)
 	}
 	return out[row]
@@ -94,7 +94,7 @@ func TestScorersStayInRange(t *testing.T) {
 	scorers = append(scorers, fgd)
 	var task scoring.Task
 	out := make([]float64, c.Table.Len())
-	span := scoring.Span{Table: c.Table, Start: 0, End: c.Table.Len()}
+	span := scoring.NewSpan(c.Table, 0, c.Table.Len())
 	for k, p := range in.Pods {
 		p.Task(&task)
 		for _, s := range scorers {
