@@ -101,15 +101,17 @@ func (d *Devices) SetModel(i int, model string) error {
 }
 
 // Freed counts the changes that may have made room on some node: AddNode,
-// SetModel changing a model, SetFree raising an amount. Take and Allocate
-// only take room and leave it as it was.
+// SetModel changing a model, SetFree raising an amount, Release, SetCount
+// and Remove. Take and Allocate only take room and leave it as it was.
 func (d *Devices) Freed() uint64 { return d.freed }
 
 // Model is the model of node i's devices, "" when unknown.
 func (d *Devices) Model(i int) string { return d.models[i] }
 
-// Version counts the changes Take, Allocate, SetFree and SetModel made to node i, so that a
-// cache of what a node's devices imply can tell when to recompute.
+// Version counts the changes made to node i (Take, Allocate, SetFree,
+// SetModel, Release, SetCount, and Remove moving another node into its
+// row), so that a cache of what a node's devices imply can tell when to
+// recompute.
 func (d *Devices) Version(i int) uint64 { return d.versions[i] }
 
 // Free returns node i's free amount per device, a view into d: read it,
@@ -233,23 +235,33 @@ func (d *Devices) SetFree(i int, free []int64) error {
 // first device it used (-1 for an empty request) and changes nothing when
 // r does not fit.
 func (d *Devices) Allocate(i int, r DeviceRequest) (int, error) {
-	if err := d.Check(r); err != nil {
+	var buf [1]int
+	used, err := d.AllocateInto(i, r, buf[:0])
+	if err != nil || len(used) == 0 {
 		return -1, err
+	}
+	return used[0], nil
+}
+
+// AllocateInto is Allocate, appending to dst[:0] every device it used, in
+// the order it chose them (the first is Allocate's), so that Release can
+// give them back.
+func (d *Devices) AllocateInto(i int, r DeviceRequest, dst []int) ([]int, error) {
+	dst = dst[:0]
+	if err := d.Check(r); err != nil {
+		return dst, err
 	}
 	if err := d.checkRow(i); err != nil {
-		return -1, err
+		return dst, err
 	}
 	if !d.Fits(i, r) {
-		return -1, fmt.Errorf("devices %s: %d × %d does not fit on node row %d", d.name, r.Count, r.Each, i)
+		return dst, fmt.Errorf("devices %s: %d × %d does not fit on node row %d", d.name, r.Count, r.Each, i)
 	}
-	if r.Count == 0 {
-		return -1, nil
-	}
-	// Walk the fitting devices in (free, index) order to the r.Count-th,
-	// then take from every fitting device up to it.
+	// Walk the fitting devices in (free, index) order and take from the
+	// first r.Count.
 	free := d.Free(i)
-	lastF, lastJ, first := int64(-1), -1, -1
-	for k := range r.Count {
+	lastF, lastJ := int64(-1), -1
+	for range r.Count {
 		bestJ := -1
 		for j, f := range free {
 			if f < r.Each || f < lastF || (f == lastF && j <= lastJ) {
@@ -260,15 +272,101 @@ func (d *Devices) Allocate(i int, r DeviceRequest) (int, error) {
 			}
 		}
 		lastF, lastJ = free[bestJ], bestJ
-		if k == 0 {
-			first = bestJ
+		dst = append(dst, bestJ)
+	}
+	for _, j := range dst {
+		free[j] -= r.Each
+	}
+	if r.Count > 0 {
+		d.changed(i)
+	}
+	return dst, nil
+}
+
+// Release gives each back to the listed devices of node i, as a pod that
+// held them (AllocateInto's list) leaves. A device listed that does not
+// exist, or one that would then have more than PerDevice free, is an
+// error, and nothing changes.
+func (d *Devices) Release(i int, devices []int, each int64) error {
+	if err := d.checkRow(i); err != nil {
+		return err
+	}
+	free := d.Free(i)
+	for _, j := range devices {
+		if j < 0 || j >= len(free) || each < 0 || each > d.perDevice || free[j] > d.perDevice-each*int64(countOf(devices, j)) {
+			return fmt.Errorf("devices %s: node row %d cannot take %d back on device %d", d.name, i, each, j)
 		}
 	}
-	for j, f := range free {
-		if f >= r.Each && (f < lastF || (f == lastF && j <= lastJ)) {
-			free[j] -= r.Each
-		}
+	if len(devices) == 0 || each == 0 {
+		return nil
 	}
+	for _, j := range devices {
+		free[j] += each
+	}
+	d.freed++
 	d.changed(i)
-	return first, nil
+	return nil
+}
+
+func countOf(list []int, x int) int {
+	n := 0
+	for _, y := range list {
+		if y == x {
+			n++
+		}
+	}
+	return n
+}
+
+// SetCount gives node i count whole, free devices in place of those it
+// had, as when a node's allocatable amount of the resource changes; its
+// model stays. It counts as freeing (Freed).
+func (d *Devices) SetCount(i, count int) error {
+	if err := d.checkRow(i); err != nil {
+		return err
+	}
+	if count < 0 || count > MaxDevicesPerNode {
+		return fmt.Errorf("devices %s: a node has 0 to %d devices, got %d", d.name, MaxDevicesPerNode, count)
+	}
+	whole := make([]int64, count)
+	for j := range whole {
+		whole[j] = d.perDevice
+	}
+	d.splice(i, whole)
+	d.freed++
+	d.changed(i)
+	return nil
+}
+
+// Remove deletes node i as Table.Remove deletes a row: the last node moves
+// into row i (a change to it), and the old row of the node now at i is
+// returned, i itself when i was the last.
+func (d *Devices) Remove(i int) (int, error) {
+	if err := d.checkRow(i); err != nil {
+		return 0, err
+	}
+	last := d.Len() - 1
+	if i != last {
+		d.splice(i, slices.Clone(d.Free(last)))
+		d.models[i] = d.models[last]
+		d.changed(i)
+		d.freed++
+	}
+	d.free = d.free[:d.start[last]]
+	d.sorted = d.sorted[:d.start[last]]
+	d.start = d.start[:last+1]
+	d.versions = d.versions[:last]
+	d.models = d.models[:last]
+	return last, nil
+}
+
+// splice replaces node i's free amounts by free (sorted is set by changed).
+func (d *Devices) splice(i int, free []int64) {
+	lo, hi := d.start[i], d.start[i+1]
+	delta := len(free) - (hi - lo)
+	d.free = slices.Replace(d.free, lo, hi, free...)
+	d.sorted = slices.Replace(d.sorted, lo, hi, free...)
+	for j := i + 1; j < len(d.start); j++ {
+		d.start[j] += delta
+	}
 }

@@ -214,3 +214,114 @@ func TestDevicesFitsAfterChanges(t *testing.T) {
 		}
 	})
 }
+
+// The operations a cache of pods needs — AllocateInto, Release, SetCount,
+// Remove — agree with a plain list of free amounts per node: every device
+// AllocateInto reports is one Allocate would have taken from, Release
+// gives exactly those back, SetCount resets a node, Remove moves the last
+// node into the row; Fits agrees with counting, and every change that may
+// make room raises Freed.
+func TestDevicesKeepPodsAgainstAReference(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		d, _ := NewDevices("nvidia.com/gpu", 1000)
+		var ref [][]int64
+		type held struct {
+			node    int
+			devices []int
+			each    int64
+		}
+		var pods []held
+		for range rapid.IntRange(1, 60).Draw(t, "ops") {
+			freed := d.Freed()
+			switch op := rapid.IntRange(0, 4).Draw(t, "op"); {
+			case op == 0 || len(ref) == 0:
+				n := rapid.IntRange(0, 8).Draw(t, "count")
+				if _, err := d.AddNode(n); err != nil {
+					t.Fatal(err)
+				}
+				ref = append(ref, slices.Repeat([]int64{1000}, n))
+			case op == 1:
+				i := rapid.IntRange(0, len(ref)-1).Draw(t, "node")
+				r := DeviceRequest{Count: rapid.IntRange(1, 3).Draw(t, "n"), Each: rapid.Int64Range(1, 1000).Draw(t, "each")}
+				before := slices.Clone(ref[i])
+				got, err := d.AllocateInto(i, r, nil)
+				if fits := countFitting(before, r.Each) >= r.Count; (err == nil) != fits {
+					t.Fatalf("AllocateInto %+v on %v: %v", r, before, err)
+				}
+				if err != nil {
+					continue
+				}
+				for _, j := range got {
+					ref[i][j] -= r.Each
+				}
+				pods = append(pods, held{i, got, r.Each})
+			case op == 2 && len(pods) > 0:
+				k := rapid.IntRange(0, len(pods)-1).Draw(t, "pod")
+				p := pods[k]
+				pods = slices.Delete(pods, k, k+1)
+				if err := d.Release(p.node, p.devices, p.each); err != nil {
+					t.Fatal(err)
+				}
+				for _, j := range p.devices {
+					ref[p.node][j] += p.each
+				}
+				if d.Freed() == freed {
+					t.Fatal("Release did not count as freeing")
+				}
+			case op == 3:
+				i := rapid.IntRange(0, len(ref)-1).Draw(t, "node")
+				n := rapid.IntRange(0, 8).Draw(t, "count")
+				if err := d.SetCount(i, n); err != nil {
+					t.Fatal(err)
+				}
+				ref[i] = slices.Repeat([]int64{1000}, n)
+				pods = slices.DeleteFunc(pods, func(p held) bool { return p.node == i })
+			default:
+				i := rapid.IntRange(0, len(ref)-1).Draw(t, "node")
+				last := len(ref) - 1
+				if moved, err := d.Remove(i); err != nil || moved != last {
+					t.Fatalf("Remove(%d): %d, %v", i, moved, err)
+				}
+				ref[i] = ref[last]
+				ref = ref[:last]
+				pods = slices.DeleteFunc(pods, func(p held) bool { return p.node == i })
+				for k := range pods {
+					if pods[k].node == last {
+						pods[k].node = i
+					}
+				}
+			}
+			if d.Len() != len(ref) {
+				t.Fatalf("%d nodes, want %d", d.Len(), len(ref))
+			}
+			for i, want := range ref {
+				if !slices.Equal(d.Free(i), want) {
+					t.Fatalf("node %d free %v, want %v", i, d.Free(i), want)
+				}
+				for each := int64(1); each <= 1000; each += 333 {
+					for count := 1; count <= 3; count++ {
+						if d.Fits(i, DeviceRequest{count, each}) != (countFitting(want, each) >= count) {
+							t.Fatalf("node %d %v: Fits(%d × %d) disagrees", i, want, count, each)
+						}
+					}
+				}
+			}
+		}
+		// A released device past its size is refused.
+		if len(ref) > 0 && len(ref[0]) > 0 && ref[0][0] == 1000 {
+			if err := d.Release(0, []int{0}, 1); err == nil {
+				t.Fatal("released past a device's size")
+			}
+		}
+	})
+}
+
+func countFitting(free []int64, each int64) int {
+	n := 0
+	for _, f := range free {
+		if f >= each {
+			n++
+		}
+	}
+	return n
+}

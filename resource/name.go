@@ -11,6 +11,9 @@ const (
 	Memory           = "memory"
 	EphemeralStorage = "ephemeral-storage"
 	Pods             = "pods"
+	// GPU is NVIDIA's device plugin's resource, the device resource a
+	// device view is of unless told otherwise.
+	GPU = "nvidia.com/gpu"
 )
 
 // Unit is the canonical unit an amount of a resource is counted in.

@@ -90,6 +90,15 @@ func (p *Pipeline) ScorerNames() []string {
 	return names
 }
 
+// FilterNames returns the filters' names in the order they run.
+func (p *Pipeline) FilterNames() []string {
+	names := make([]string, len(p.filters))
+	for i, f := range p.filters {
+		names[i] = f.Name()
+	}
+	return names
+}
+
 // Scorers returns the weighted scorers in column order (a copy of the
 // list; the scorers themselves are shared).
 func (p *Pipeline) Scorers() []WeightedScorer {

@@ -49,3 +49,46 @@ func (t *Task) koordinator() resource.Vector {
 	}
 	return t.nonZero()
 }
+
+// TaskOptions say how NewTask reads a pod's devices and device models.
+type TaskOptions struct {
+	// Devices names the device resource whose requests fill Task.Devices
+	// (resource.DeviceRequestOf), such as nvidia.com/gpu; empty leaves
+	// Task.Devices empty.
+	Devices string
+	// Models, when not nil, are the device models of the cluster's nodes
+	// (resource.NodeModel of their labels): a task that asks for devices
+	// accepts those its annotations leave (resource.AcceptedModels), and
+	// an unusable annotation is NewTask's error. nil, or a task that asks
+	// for no device, leaves Task.Models empty: any model.
+	Models []string
+}
+
+// NewTask is the host-neutral half of turning a pod into a task over a
+// schema, which every host calls (kubebridge.NewTask for a v1.Pod): the
+// task's name and job as the host names them; its requests by every rule
+// (resource.RequestsOf of the pod's containers); Volcano's scoring
+// annotations (strategy.VolcanoOverride; an unusable pair scores the task
+// 0 on every node, as Volcano does); with opts.Devices what it asks of
+// individual devices, and with opts.Models the device models it accepts.
+// Requests the schema cannot hold and unusable model annotations are
+// errors, which the host prefixes with the object's name.
+func NewTask(schema *resource.Schema, name, job string, pod resource.Pod, annotations map[string]string, opts TaskOptions) (*Task, error) {
+	r, err := resource.RequestsOf(schema, pod)
+	if err != nil {
+		return nil, err
+	}
+	t := &Task{Name: name, Job: job, Requests: r.Plain, NonZeroRequests: r.NonZero, KoordinatorRequests: r.Koordinator}
+	if t.Override, err = strategy.VolcanoOverride(schema, annotations); err != nil {
+		t.Override = strategy.ZeroOverride()
+	}
+	if opts.Devices != "" {
+		t.Devices = resource.DeviceRequestOf(pod, opts.Devices)
+	}
+	if opts.Models != nil && t.Devices.Count > 0 {
+		if t.Models, err = resource.AcceptedModels(annotations, opts.Models); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}

@@ -158,6 +158,20 @@ func (o *Override) AppendKey(b []byte) []byte {
 // JSON, unknown type).
 func ZeroOverride() *Override { return &Override{zero: true} }
 
+// Volcano's per-pod scoring annotations (resource-strategy-fit): a
+// strategy type and a JSON object of weights by resource name.
+const (
+	VolcanoScoringTypeAnnotation = "volcano.sh/resource-strategy-scoring-type"
+	VolcanoWeightAnnotation      = "volcano.sh/resource-strategy-weight"
+)
+
+// VolcanoOverride reads a pod's Volcano scoring annotations
+// (ParseVolcanoAnnotations of VolcanoScoringTypeAnnotation and
+// VolcanoWeightAnnotation): nil when it has none.
+func VolcanoOverride(schema *resource.Schema, annotations map[string]string) (*Override, error) {
+	return ParseVolcanoAnnotations(schema, annotations[VolcanoScoringTypeAnnotation], annotations[VolcanoWeightAnnotation])
+}
+
 // ParseVolcanoAnnotations reads the two annotations into an Override.
 // scoringType empty means no override (nil, nil). An unusable pair is an
 // error naming the annotation; callers that want Volcano's behaviour use
@@ -172,14 +186,14 @@ func ParseVolcanoAnnotations(schema *resource.Schema, scoringType, weightsJSON s
 	}
 	t, err := ParseType(scoringType)
 	if err != nil {
-		return nil, fmt.Errorf("annotation volcano.sh/resource-strategy-scoring-type: %w", err)
+		return nil, fmt.Errorf("annotation %s: %w", VolcanoScoringTypeAnnotation, err)
 	}
 	if weightsJSON == "" {
-		return nil, fmt.Errorf("annotation volcano.sh/resource-strategy-weight: missing while volcano.sh/resource-strategy-scoring-type is %q", scoringType)
+		return nil, fmt.Errorf("annotation %s: missing while %s is %q", VolcanoWeightAnnotation, VolcanoScoringTypeAnnotation, scoringType)
 	}
 	var weights map[string]int64
 	if err := json.Unmarshal([]byte(weightsJSON), &weights); err != nil {
-		return nil, fmt.Errorf("annotation volcano.sh/resource-strategy-weight: want a JSON object of integer weights, got %q: %v", weightsJSON, err)
+		return nil, fmt.Errorf("annotation %s: want a JSON object of integer weights, got %q: %v", VolcanoWeightAnnotation, weightsJSON, err)
 	}
 	o := &Override{typ: t, weights: make([]int64, schema.Len())}
 	for i := range o.weights {
@@ -193,7 +207,7 @@ func ParseVolcanoAnnotations(schema *resource.Schema, scoringType, weightsJSON s
 	for _, n := range names {
 		w := weights[n]
 		if w < 0 || w > resource.MaxWeight {
-			return nil, fmt.Errorf("annotation volcano.sh/resource-strategy-weight: %q: weight must be in [0, %d], got %d", n, resource.MaxWeight, w)
+			return nil, fmt.Errorf("annotation %s: %q: weight must be in [0, %d], got %d", VolcanoWeightAnnotation, n, resource.MaxWeight, w)
 		}
 		if slot, ok := schema.Slot(n); ok {
 			o.weights[slot] = w

@@ -15,6 +15,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/strategy"
 )
 
@@ -58,8 +59,8 @@ func TestNewTaskFollowsEachRule(t *testing.T) {
 		{Name: "init", Resources: v1.ResourceRequirements{Requests: list("cpu", "5")}},
 	}
 	p.Annotations = map[string]string{"scheduling.k8s.io/group-name": "train",
-		VolcanoScoringTypeAnnotation: "MostAllocated", VolcanoWeightAnnotation: `{"nvidia.com/gpu": 2}`}
-	task, err := NewTask(schema, p, TaskOptions{Devices: gpu})
+		strategy.VolcanoScoringTypeAnnotation: "MostAllocated", strategy.VolcanoWeightAnnotation: `{"nvidia.com/gpu": 2}`}
+	task, err := NewTask(schema, p, scoring.TaskOptions{Devices: gpu})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,21 +80,21 @@ func TestNewTaskFollowsEachRule(t *testing.T) {
 	if task.Override == nil || task.Devices != (resource.DeviceRequest{Count: 1, Each: 1000}) {
 		t.Errorf("override %v, devices %v", task.Override, task.Devices)
 	}
-	p.Annotations[VolcanoWeightAnnotation] = `{"nvidia.com/gpu": 4611686018427387904}`
-	if _, err := VolcanoOverride(schema, p.Annotations); err == nil || !strings.Contains(err.Error(), "[0, 1000000]") {
+	p.Annotations[strategy.VolcanoWeightAnnotation] = `{"nvidia.com/gpu": 4611686018427387904}`
+	if _, err := strategy.VolcanoOverride(schema, p.Annotations); err == nil || !strings.Contains(err.Error(), "[0, 1000000]") {
 		t.Errorf("VolcanoOverride: %v", err)
 	}
-	task, _ = NewTask(schema, p, TaskOptions{})
+	task, _ = NewTask(schema, p, scoring.TaskOptions{})
 	if !reflect.DeepEqual(task.Override, strategy.ZeroOverride()) {
 		t.Errorf("an unusable annotation gave %+v, want the zero override", task.Override)
 	}
 	// A share of one GPU, as HAMi states it.
-	shared := pod("infer", "", "cpu", "1", gpu, "1", HAMiCoresResource, "30")
-	if _, err := NewTask(schema, shared, TaskOptions{Devices: gpu}); err == nil {
+	shared := pod("infer", "", "cpu", "1", gpu, "1", resource.HAMiCoresResource, "30")
+	if _, err := NewTask(schema, shared, scoring.TaskOptions{Devices: gpu}); err == nil {
 		t.Error("a resource the schema lacks was accepted")
 	}
-	schema, _ = resource.NewSchema("cpu", "memory", "pods", gpu, HAMiCoresResource)
-	task, err = NewTask(schema, shared, TaskOptions{Devices: gpu})
+	schema, _ = resource.NewSchema("cpu", "memory", "pods", gpu, resource.HAMiCoresResource)
+	task, err = NewTask(schema, shared, scoring.TaskOptions{Devices: gpu})
 	if err != nil || task.Devices != (resource.DeviceRequest{Count: 1, Each: 300}) {
 		t.Errorf("shared GPU: %v, %v", task.Devices, err)
 	}
@@ -109,7 +110,7 @@ func TestSnapshotCountsLikeNodeInfo(t *testing.T) {
 	s, err := NewSnapshot(
 		[]*v1.Node{node("n1", "cpu", "32", "memory", "64Gi", "pods", "110", gpu, "4"), node("n2", "cpu", "8", "memory", "16Gi", "pods", "10")},
 		[]*v1.Pod{pod("a", "n1", "cpu", "2", gpu, "1"), pod("b", "n1", "memory", "1Gi"), done, pod("waiting", "", "cpu", "1"), pod("ghost", "n9", "cpu", "1")},
-	)
+		Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +141,7 @@ func TestSnapshotCountsLikeNodeInfo(t *testing.T) {
 // A bad object is an error that names it, and the snapshot stays as it
 // was.
 func TestSnapshotRefusesBadObjects(t *testing.T) {
-	s, err := NewSnapshot([]*v1.Node{node("n1", "cpu", "4", "memory", "8Gi")}, nil)
+	s, err := NewSnapshot([]*v1.Node{node("n1", "cpu", "4", "memory", "8Gi")}, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,26 +198,33 @@ func tableOf(s *Snapshot) map[string]row {
 func mapsEqual(a, b map[string]row) bool { return maps.Equal(a, b) }
 
 // TestSnapshotMatchesRebuildAfterAnyEvents: after any sequence of node and
-// pod events (adds, updates that resize a node or move, bind or finish a
-// pod, deletes, pods on nodes not yet known, resources that appear only
-// later), the snapshot's table is the table NewSnapshot builds from the
-// objects as they then are.
+// pod events (adds, updates that resize a node, relabel its model or move,
+// bind or finish a pod, deletes, pods on nodes not yet known, resources
+// that appear only later) and assumptions (Assume, Forget), the snapshot's
+// table is the table NewSnapshot builds from the objects as they then are
+// (an assumed pod bound to its node), and so are its device view's nodes:
+// their devices, models, and the devices its pods hold (which depend on
+// the events' order, so they are checked against the pods that hold them).
 func TestSnapshotMatchesRebuildAfterAnyEvents(t *testing.T) {
 	nodeNames := []string{"n0", "n1", "n2", "n3"}
 	podNames := []string{"p0", "p1", "p2", "p3", "p4", "p5"}
-	extras := []string{gpu, "example.com/fpga", "hugepages-2Mi"}
+	extras := []string{gpu, "example.com/fpga", "hugepages-2Mi", resource.HAMiCoresResource}
 	rapid.Check(t, func(t *rapid.T) {
 		drawNode := func(name string) *v1.Node {
 			kv := []string{"cpu", fmt.Sprint(rapid.IntRange(1, 64).Draw(t, "cpu")), "memory", fmt.Sprint(rapid.IntRange(1, 256).Draw(t, "mem"), "Gi"),
 				"pods", fmt.Sprint(rapid.IntRange(1, 110).Draw(t, "pods"))}
-			for _, x := range extras {
+			for _, x := range extras[:3] {
 				if rapid.Bool().Draw(t, "node has "+x) {
 					kv = append(kv, x, fmt.Sprint(rapid.IntRange(1, 8).Draw(t, x)))
 				}
 			}
-			return node(name, kv...)
+			n := node(name, kv...)
+			if model := rapid.SampledFrom([]string{"", "Tesla-T4", "NVIDIA-H20"}).Draw(t, "model"); model != "" {
+				n.Labels = map[string]string{resource.GPUProductLabel: model}
+			}
+			return n
 		}
-		drawPod := func(name string) *v1.Pod {
+		drawPod := func(name, where string) *v1.Pod {
 			var kv []string
 			if rapid.Bool().Draw(t, "cpu set") {
 				kv = append(kv, "cpu", fmt.Sprint(rapid.IntRange(0, 4000).Draw(t, "milli"), "m"))
@@ -229,7 +237,9 @@ func TestSnapshotMatchesRebuildAfterAnyEvents(t *testing.T) {
 					kv = append(kv, x, fmt.Sprint(rapid.IntRange(1, 2).Draw(t, x)))
 				}
 			}
-			where := rapid.SampledFrom(append([]string{"", "n9"}, nodeNames...)).Draw(t, "node")
+			if x := resource.HAMiCoresResource; rapid.Bool().Draw(t, "pod shares a GPU") {
+				kv = append(kv, gpu, "1", x, fmt.Sprint(rapid.IntRange(10, 90).Draw(t, x)))
+			}
 			p := pod(name, where, kv...)
 			if rapid.IntRange(0, 5).Draw(t, "finished") == 0 {
 				p.Status.Phase = v1.PodSucceeded
@@ -240,13 +250,15 @@ func TestSnapshotMatchesRebuildAfterAnyEvents(t *testing.T) {
 			return p
 		}
 		nodes := map[string]*v1.Node{}
-		pods := map[string]*v1.Pod{}
-		s, err := NewSnapshot(nil, nil)
+		pods := map[string]*v1.Pod{}   // as the snapshot should hold them
+		assumed := map[string]bool{}   // pods assumed, by name
+		before := map[string]*v1.Pod{} // an assumed pod as it was before, when known
+		s, err := NewSnapshot(nil, nil, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for range rapid.IntRange(1, 40).Draw(t, "events") {
-			switch rapid.IntRange(0, 3).Draw(t, "event") {
+			switch rapid.IntRange(0, 5).Draw(t, "event") {
 			case 0:
 				n := drawNode(rapid.SampledFrom(nodeNames).Draw(t, "node name"))
 				if err := s.AddNode(n); err != nil {
@@ -263,11 +275,13 @@ func TestSnapshotMatchesRebuildAfterAnyEvents(t *testing.T) {
 				}
 				delete(nodes, name)
 			case 2:
-				p := drawPod(rapid.SampledFrom(podNames).Draw(t, "pod name"))
+				where := rapid.SampledFrom(append([]string{"", "n9"}, nodeNames...)).Draw(t, "node")
+				p := drawPod(rapid.SampledFrom(podNames).Draw(t, "pod name"), where)
 				if err := s.AddPod(p); err != nil {
 					t.Fatal(err)
 				}
 				pods[p.Name] = p
+				delete(assumed, p.Name)
 			case 3:
 				if len(pods) == 0 {
 					continue
@@ -277,16 +291,143 @@ func TestSnapshotMatchesRebuildAfterAnyEvents(t *testing.T) {
 					t.Fatal(err)
 				}
 				delete(pods, name)
+				delete(assumed, name)
+			case 4:
+				name := rapid.SampledFrom(podNames).Draw(t, "assume pod")
+				if len(nodes) == 0 || assumed[name] || (pods[name] != nil && (pods[name].Spec.NodeName != "" || Finished(pods[name]))) {
+					continue
+				}
+				where := rapid.SampledFrom(slices.Sorted(maps.Keys(nodes))).Draw(t, "on")
+				p := pods[name]
+				if p == nil {
+					p = drawPod(name, "")
+					p.Status.Phase = ""
+				}
+				if err := s.Assume(p, where); err != nil {
+					t.Fatal(err)
+				}
+				if pods[name] != nil {
+					before[name] = pods[name]
+				} else {
+					delete(before, name)
+				}
+				bound := p.DeepCopy()
+				bound.Spec.NodeName = where
+				pods[name], assumed[name] = bound, true
+			case 5:
+				if len(assumed) == 0 {
+					continue
+				}
+				name := rapid.SampledFrom(slices.Sorted(maps.Keys(assumed))).Draw(t, "forget pod")
+				if err := s.Forget(pods[name]); err != nil {
+					t.Fatal(err)
+				}
+				delete(assumed, name)
+				if b := before[name]; b != nil {
+					pods[name] = b
+				} else {
+					delete(pods, name)
+				}
 			}
-			fresh, err := NewSnapshot(slices.Collect(maps.Values(nodes)), slices.Collect(maps.Values(pods)))
+			fresh, err := NewSnapshot(slices.Collect(maps.Values(nodes)), slices.Collect(maps.Values(pods)), Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got, want := tableOf(s), tableOf(fresh); !mapsEqual(got, want) {
 				t.Fatalf("after the events, the snapshot holds\n%v\nwhere a fresh one holds\n%v", got, want)
 			}
+			checkDevices(t, s, fresh)
+			for name, p := range pods {
+				if got := s.Pod(p.Namespace, name); got == nil || got.Spec.NodeName != p.Spec.NodeName {
+					t.Fatalf("Pod(%s) = %v, want it on %q", name, got, p.Spec.NodeName)
+				}
+			}
 		}
 	})
+}
+
+// checkDevices compares a snapshot's device view with a fresh one's: the
+// same devices and model per node, and on each node the amount the
+// snapshot's pods hold taken, each holding pod's devices distinct.
+func checkDevices(t *rapid.T, s, fresh *Snapshot) {
+	taken := map[string]int64{}
+	for _, e := range s.pods {
+		if e.held == nil {
+			continue
+		}
+		if len(e.held) != e.devices.Count || len(slices.Compact(slices.Sorted(slices.Values(e.held)))) != e.devices.Count {
+			t.Fatalf("pod %s holds devices %v for %+v", e.pod.Name, e.held, e.devices)
+		}
+		taken[e.pod.Spec.NodeName] += e.devices.Total()
+	}
+	d, f := s.Devices(), fresh.Devices()
+	for name := range s.rows {
+		row, _ := s.Row(name)
+		frow, _ := fresh.Row(name)
+		if len(d.Free(row)) != len(f.Free(frow)) || d.Model(row) != f.Model(frow) {
+			t.Fatalf("node %s: %d devices of %q, a fresh view %d of %q", name, len(d.Free(row)), d.Model(row), len(f.Free(frow)), f.Model(frow))
+		}
+		if got := int64(len(d.Free(row)))*1000 - d.FreeTotal(row); got != taken[name] {
+			t.Fatalf("node %s: %d taken from its devices %v, its pods hold %d", name, got, d.Free(row), taken[name])
+		}
+	}
+}
+
+// Assume counts a pod on a node as kube-scheduler's cache assumes it, with
+// its devices; Forget takes it back; the pod's binding event replaces the
+// assumption.
+func TestSnapshotAssumeAndForget(t *testing.T) {
+	s, err := NewSnapshot([]*v1.Node{node("gpu-a", "cpu", "32", "pods", "110", gpu, "4")}, []*v1.Pod{pod("train", "", "cpu", "4", gpu, "2")}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, _ := s.Row("gpu-a")
+	state := func() string {
+		return fmt.Sprint(s.Table().Used(row), s.Devices().Free(row), len(s.Pending()))
+	}
+	idle := state()
+	train := s.Pod("default", "train")
+	if err := s.Assume(train, "gpu-a"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := state(), "[4000 0 0 1 2000] [0 0 1000 1000] 0"; got != want {
+		t.Errorf("assumed: %s, want %s", got, want)
+	}
+	if train.Spec.NodeName != "" || s.Pod("default", "train").Spec.NodeName != "gpu-a" {
+		t.Error("Assume changed the pod given, or holds it unbound")
+	}
+	if err := s.Assume(train, "gpu-a"); err == nil {
+		t.Error("assumed twice")
+	}
+	if err := s.Forget(train); err != nil || state() != idle || s.Pod("default", "train").Spec.NodeName != "" {
+		t.Errorf("forgotten: %s, %v; want %s", state(), err, idle)
+	}
+	if err := s.Forget(train); err == nil {
+		t.Error("forgot a pod that was not assumed")
+	}
+	// The binding event replaces the assumption: nothing is left to forget.
+	if err := s.Assume(train, "gpu-a"); err != nil {
+		t.Fatal(err)
+	}
+	bound := train.DeepCopy()
+	bound.Spec.NodeName = "gpu-a"
+	if err := s.UpdatePod(bound); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Forget(bound); err == nil || state() != "[4000 0 0 1 2000] [0 0 1000 1000] 0" {
+		t.Errorf("after the binding: %s, forget %v", state(), err)
+	}
+	// A pod the snapshot did not know is gone again once forgotten.
+	other := pod("other", "", "cpu", "1")
+	if err := s.Assume(other, "gpu-a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Forget(other); err != nil || s.Pod("default", "other") != nil {
+		t.Errorf("forgetting an unknown pod: %v, %v", err, s.Pod("default", "other"))
+	}
+	if err := s.Assume(other, "nowhere"); err == nil || !strings.Contains(err.Error(), "node nowhere") {
+		t.Errorf("unknown node: %v", err)
+	}
 }
 
 // The device view: each node's devices from its allocatable, its model
@@ -303,17 +444,14 @@ func TestSnapshotDevices(t *testing.T) {
 	whole := pod("whole", "a", "cpu", "1", gpu, "2")
 	done := pod("done", "b", "cpu", "1", gpu, "2")
 	done.Status.Phase = v1.PodSucceeded
-	s, err := NewSnapshot([]*v1.Node{a, b, c}, []*v1.Pod{shared, whole, done})
+	s, err := NewSnapshot([]*v1.Node{a, b, c}, []*v1.Pod{shared, whole, done}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := s.Models(); !slices.Equal(got, []string{"NVIDIA-H20", "Tesla-T4"}) {
 		t.Errorf("models %v", got)
 	}
-	d, err := s.Devices(gpu)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := s.Devices()
 	want := map[string]struct {
 		model string
 		free  []int64
@@ -328,19 +466,25 @@ func TestSnapshotDevices(t *testing.T) {
 			t.Errorf("node %s: model %q free %v, want %q %v", name, d.Model(row), d.Free(row), w.model, w.free)
 		}
 	}
-	// NewTask reads the models a pod accepts only when asked to, and says
-	// which annotation is at fault.
+	// NewTask reads the models a pod accepts only when asked to and the
+	// pod asks for devices, and says which annotation is at fault.
 	p := pod("p", "", gpu, "1")
 	p.Annotations = map[string]string{"nvidia.com/use-gputype": "A100"}
-	if task, err := NewTask(s.Schema(), p, TaskOptions{}); err != nil || task.Models != "" {
+	withModels := scoring.TaskOptions{Devices: gpu, Models: s.Models()}
+	if task, err := NewTask(s.Schema(), p, scoring.TaskOptions{Devices: gpu}); err != nil || task.Models != "" {
 		t.Errorf("without Models: %q, %v", task.Models, err)
 	}
-	if _, err := NewTask(s.Schema(), p, TaskOptions{Models: s.Models()}); err == nil ||
+	if _, err := NewTask(s.Schema(), p, withModels); err == nil ||
 		err.Error() != "pod default/p: annotations nvidia.com/use-gputype: no GPU model of the cluster (NVIDIA-H20, Tesla-T4) is left" {
 		t.Errorf("error %v", err)
 	}
+	cpuOnly := pod("c", "", "cpu", "1")
+	cpuOnly.Annotations = p.Annotations
+	if task, err := NewTask(s.Schema(), cpuOnly, withModels); err != nil || task.Models != "" {
+		t.Errorf("a pod without GPUs: %q, %v", task.Models, err)
+	}
 	p.Annotations = map[string]string{"resfit.io/gpu-models": "Tesla-T4"}
-	if task, err := NewTask(s.Schema(), p, TaskOptions{Models: s.Models()}); err != nil || task.Models != "Tesla-T4" {
+	if task, err := NewTask(s.Schema(), p, withModels); err != nil || task.Models != "Tesla-T4" {
 		t.Errorf("exact: %q, %v", task.Models, err)
 	}
 }

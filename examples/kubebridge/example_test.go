@@ -62,7 +62,7 @@ func ExampleNewSnapshot() {
 		[]*v1.Pod{
 			newPod("running", "gpu-a", "cpu", "16", "memory", "64Gi", "nvidia.com/gpu", "6"),
 			newPod("train-0", "", "cpu", "8", "memory", "32Gi", "nvidia.com/gpu", "2"),
-		})
+		}, kubebridge.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -73,7 +73,7 @@ func ExampleNewSnapshot() {
 		return
 	}
 	pending := snap.Pending()[0]
-	task, err := kubebridge.NewTask(snap.Schema(), pending, kubebridge.TaskOptions{})
+	task, err := kubebridge.NewTask(snap.Schema(), pending, scoring.TaskOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -93,7 +93,7 @@ func ExampleNewSnapshot() {
 
 // Events, as an informer delivers them, change only the rows they touch.
 func ExampleSnapshot_AddPod() {
-	snap, _ := kubebridge.NewSnapshot([]*v1.Node{newNode("n1", "cpu", "8", "memory", "32Gi", "pods", "110")}, nil)
+	snap, _ := kubebridge.NewSnapshot([]*v1.Node{newNode("n1", "cpu", "8", "memory", "32Gi", "pods", "110")}, nil, kubebridge.Options{})
 	row, _ := snap.Row("n1")
 	show := func(event string) {
 		fmt.Printf("%-7s used cpu %dm, pods %d\n", event, snap.Table().Used(row)[0], snap.Table().Used(row)[3])
@@ -136,16 +136,13 @@ func ExampleSnapshot_Devices() {
 			gpuNode("v100", "Tesla-V100-SXM2-32GB", "8"),
 			gpuNode("t4", "Tesla-T4", "4"),
 		},
-		[]*v1.Pod{newPod("running", "a100", "cpu", "20", "memory", "64Gi", "nvidia.com/gpu", "6"), train})
+		[]*v1.Pod{newPod("running", "a100", "cpu", "20", "memory", "64Gi", "nvidia.com/gpu", "6"), train},
+		kubebridge.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	devices, err := snap.Devices("nvidia.com/gpu")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
+	devices := snap.Devices()
 	pipe, err := packGPUs(snap.Schema())
 	if err != nil {
 		fmt.Println(err)
@@ -160,7 +157,7 @@ func ExampleSnapshot_Devices() {
 		fmt.Println(err)
 		return
 	}
-	task, err := kubebridge.NewTask(snap.Schema(), train, kubebridge.TaskOptions{Devices: "nvidia.com/gpu", Models: snap.Models()})
+	task, err := kubebridge.NewTask(snap.Schema(), train, scoring.TaskOptions{Devices: "nvidia.com/gpu", Models: snap.Models()})
 	if err != nil {
 		fmt.Println(err)
 		return

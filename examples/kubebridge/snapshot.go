@@ -1,6 +1,7 @@
 package kubebridge
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -11,55 +12,88 @@ import (
 )
 
 // Snapshot is a cluster as resfit scores it, kept up to date from node and
-// pod events: a resource.Table with a row per node (allocatable; used, the
-// plain requests of the pods that count on it, with the "pods" slot their
-// number; non-zero used, whose cpu and memory add kube-scheduler's
-// non-zero defaults, as NodeInfo's NonZeroRequested does), and the pods
-// that wait for a node.
+// pod events as kube-scheduler's cache is: a resource.Table with a row per
+// node (allocatable; used, the plain requests of the pods that count on
+// it, with the "pods" slot their number; non-zero used, whose cpu and
+// memory add kube-scheduler's non-zero defaults, as NodeInfo's
+// NonZeroRequested does), a device view of the device resource with each
+// node's model, and the pods, found by key or by namespace and name.
 //
 // An event changes only the rows it touches: a pod's requests are added to
-// or taken from its node's row; a node's allocatable replaces its row's; a
-// deleted node's row is refilled by the last row (resource.Table.Remove).
-// A pod bound to a node the snapshot does not know yet counts once the node
-// arrives, as in kube-scheduler's cache. When an event brings a resource
-// name the schema lacks, the snapshot builds a new schema and table
-// (SchemaChanges counts these; a pipeline built for the old schema must be
-// rebuilt).
+// or taken from its node's row, and its devices taken from or given back to
+// the node's, tightest first (Kubernetes objects do not say which device a
+// pod holds, so the view is what placing the pods in the order of their
+// events leaves; a pod whose devices do not fit holds none); a node's
+// allocatable replaces its row's; a deleted node's row is refilled by the
+// last row (resource.Table.Remove). A pod bound to a node the snapshot does
+// not know yet counts once the node arrives, as in kube-scheduler's cache.
+// Assume counts a pod on a node before its binding is seen, as
+// kube-scheduler's AssumePod, and Forget takes it back.
+//
+// When an event brings a resource name the schema lacks, the snapshot
+// builds a new schema, table and device view (SchemaChanges counts these;
+// a pipeline built for the old schema must be rebuilt); the view then
+// places each node's pods in the order of their namespaces and names, as
+// NewSnapshot does.
 //
 // A Snapshot is stateful and not safe for concurrent use: informer
 // handlers run on several goroutines, so serialise events and scoring
-// (one mutex); Table's result is valid until the next event.
+// (one mutex); Table's and Devices' results are valid until the next
+// event.
 type Snapshot struct {
 	schema  *resource.Schema
 	table   *resource.Table
+	writer  *RowWriter
+	device  string
+	devices *resource.Devices
 	changes int
 	names   map[string]string // resource name → an object that has it
 
-	order []string       // node names by row
-	rows  map[string]int // node name → row
-	nodes map[string]*v1.Node
-	pods  map[string]*podEntry
-	bound map[string]map[string]*podEntry // node name → its counted pods, known node or not
+	order  []string       // node names by row
+	rows   map[string]int // node name → row
+	nodes  map[string]*v1.Node
+	pods   map[string]*podEntry            // by podKey
+	byName map[string]string               // "namespace/name" → podKey
+	bound  map[string]map[string]*podEntry // node name → its counted pods, known node or not
 
-	scratch, scratchNZ resource.Vector
+	scratch resource.Vector
 }
 
 type podEntry struct {
 	pod *v1.Pod
-	// plain and nonZero are the pod's requests in the current schema; set
-	// for a counted pod.
+	// plain and nonZero are the pod's requests in the current schema, and
+	// devices what it asks of devices; set for a counted pod.
 	plain, nonZero resource.Vector
+	devices        resource.DeviceRequest
+	// held are the devices the pod holds on its node, nil when none.
+	held []int
+	// assumed says Assume made this entry; before is the pod as it was
+	// then (nil: not known).
+	assumed bool
+	before  *v1.Pod
+}
+
+// Options say what a Snapshot keeps beside its table.
+type Options struct {
+	// Devices is the device resource whose device view the snapshot keeps;
+	// empty means resource.GPU.
+	Devices string
 }
 
 // NewSnapshot builds a snapshot of the nodes and pods (bound and pending;
 // finished pods are kept but use nothing).
-func NewSnapshot(nodes []*v1.Node, pods []*v1.Pod) (*Snapshot, error) {
+func NewSnapshot(nodes []*v1.Node, pods []*v1.Pod, opts Options) (*Snapshot, error) {
 	s := &Snapshot{
-		names: map[string]string{},
-		rows:  map[string]int{},
-		nodes: map[string]*v1.Node{},
-		pods:  map[string]*podEntry{},
-		bound: map[string]map[string]*podEntry{},
+		device: cmp.Or(opts.Devices, resource.GPU),
+		names:  map[string]string{},
+		rows:   map[string]int{},
+		nodes:  map[string]*v1.Node{},
+		pods:   map[string]*podEntry{},
+		byName: map[string]string{},
+		bound:  map[string]map[string]*podEntry{},
+	}
+	if err := resource.ValidateName(s.device); err != nil {
+		return nil, fmt.Errorf("device resource: %w", err)
 	}
 	for _, n := range nodes {
 		if _, dup := s.nodes[n.Name]; dup {
@@ -79,7 +113,7 @@ func NewSnapshot(nodes []*v1.Node, pods []*v1.Pod) (*Snapshot, error) {
 		if _, err := s.learn(ResourceNames(p), "pod "+p.Namespace+"/"+p.Name); err != nil {
 			return nil, err
 		}
-		s.pods[key] = &podEntry{pod: p}
+		s.putPod(key, &podEntry{pod: p})
 	}
 	if err := s.rebuild(); err != nil {
 		return nil, err
@@ -92,6 +126,14 @@ func (s *Snapshot) Schema() *resource.Schema { return s.schema }
 
 // Table is the cluster's table; it is replaced when the schema changes.
 func (s *Snapshot) Table() *resource.Table { return s.table }
+
+// Devices is the device view of the device resource (Options.Devices),
+// its rows the table's: a node has as many devices of 1000 milli-units as
+// it has of the resource allocatable (at most
+// resource.MaxDevicesPerNode), of its GPU model (Model), and the pods that
+// count on it hold theirs (scoring.TaskOptions.Devices reads what a pod
+// asks of devices). It is replaced with the table.
+func (s *Snapshot) Devices() *resource.Devices { return s.devices }
 
 // SchemaChanges counts the times a new resource name made the snapshot
 // build a new schema and table since NewSnapshot.
@@ -108,10 +150,8 @@ func (s *Snapshot) Node(name string) *v1.Node { return s.nodes[name] }
 
 // Pod returns the snapshot's pod by namespace and name, or nil.
 func (s *Snapshot) Pod(namespace, name string) *v1.Pod {
-	for _, e := range s.pods {
-		if e.pod.Namespace == namespace && e.pod.Name == name {
-			return e.pod
-		}
+	if e := s.pods[s.byName[namespace+"/"+name]]; e != nil {
+		return e.pod
 	}
 	return nil
 }
@@ -125,22 +165,31 @@ func (s *Snapshot) Pending() []*v1.Pod {
 			out = append(out, e.pod)
 		}
 	}
-	slices.SortFunc(out, func(a, b *v1.Pod) int {
-		if a.Namespace != b.Namespace {
-			if a.Namespace < b.Namespace {
-				return -1
-			}
-			return 1
-		}
-		if a.Name < b.Name {
-			return -1
-		}
-		if a.Name > b.Name {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, byNamespaceAndName)
 	return out
+}
+
+func byNamespaceAndName(a, b *v1.Pod) int {
+	return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+}
+
+// Model returns a node's GPU model (resource.NodeModel of its labels), ""
+// when it is not known or there is no such node.
+func (s *Snapshot) Model(node string) string {
+	if n := s.nodes[node]; n != nil {
+		return resource.NodeModel(n.Labels)
+	}
+	return ""
+}
+
+// Models returns the GPU models of the snapshot's nodes, sorted, each
+// once: what scoring.TaskOptions.Models resolves pods' annotations among.
+func (s *Snapshot) Models() []string {
+	models := make([]string, 0, len(s.nodes))
+	for _, n := range s.nodes {
+		models = append(models, resource.NodeModel(n.Labels))
+	}
+	return resource.DistinctModels(models)
 }
 
 // learn records the resource names an object brings and returns the new
@@ -164,29 +213,34 @@ func (s *Snapshot) learn(names []string, owner string) ([]string, error) {
 }
 
 func nodeResourceNames(n *v1.Node) []string {
-	names := make([]string, 0, len(n.Status.Allocatable))
-	for name := range n.Status.Allocatable {
-		names = append(names, string(name))
-	}
-	slices.Sort(names)
-	return names
+	return slices.Sorted(func(yield func(string) bool) {
+		for name := range n.Status.Allocatable {
+			if !yield(string(name)) {
+				return
+			}
+		}
+	})
 }
 
-// rebuild makes the schema and table from scratch, keeping the rows'
-// order.
+// rebuild makes the schema, table and device view from scratch, keeping
+// the rows' order.
 func (s *Snapshot) rebuild() error {
-	schema, err := schemaOf(s.names)
+	schema, err := resource.SchemaOf(s.names)
+	if err != nil {
+		return err
+	}
+	writer, err := NewRowWriter(schema)
+	if err != nil {
+		return err
+	}
+	devices, err := resource.NewDevices(s.device, 1000)
 	if err != nil {
 		return err
 	}
 	table := resource.NewTable(schema, len(s.order))
 	rows := make(map[string]int, len(s.order))
 	for _, name := range s.order {
-		alloc, err := Allocatable(schema, s.nodes[name])
-		if err != nil {
-			return err
-		}
-		r, err := table.Add(name, alloc, nil)
+		r, err := table.Add(name, Allocatable(schema, s.nodes[name]), nil)
 		if err != nil {
 			return err
 		}
@@ -194,7 +248,7 @@ func (s *Snapshot) rebuild() error {
 	}
 	// Work out every counted pod's requests before changing anything, so
 	// that a failure leaves the snapshot as it was.
-	requests := map[*podEntry]Requests{}
+	requests := map[*podEntry]resource.Requests{}
 	for _, key := range slices.Sorted(maps.Keys(s.pods)) {
 		e := s.pods[key]
 		if !Counts(e.pod) {
@@ -209,10 +263,11 @@ func (s *Snapshot) rebuild() error {
 	bound := map[string]map[string]*podEntry{}
 	for key, e := range s.pods {
 		r, counted := requests[e]
-		e.plain, e.nonZero = r.Plain, r.NonZero
+		e.plain, e.nonZero, e.devices, e.held = r.Plain, r.NonZero, resource.DeviceRequest{}, nil
 		if !counted {
 			continue
 		}
+		e.devices = resource.DeviceRequestOf(PodOf(e.pod), s.device)
 		node := e.pod.Spec.NodeName
 		if bound[node] == nil {
 			bound[node] = map[string]*podEntry{}
@@ -221,47 +276,89 @@ func (s *Snapshot) rebuild() error {
 	}
 	// From here a failure leaves derived state half made; grow rebuilds
 	// again without the change, and NewSnapshot returns no snapshot.
-	s.schema, s.table, s.rows, s.bound = schema, table, rows, bound
-	s.scratch, s.scratchNZ = make(resource.Vector, schema.Len()), make(resource.Vector, schema.Len())
-	for name, pods := range bound {
-		if row, ok := rows[name]; ok {
-			for _, e := range pods {
-				if err := s.account(row, e, +1); err != nil {
-					return err
-				}
-			}
+	s.schema, s.table, s.writer, s.devices, s.rows, s.bound = schema, table, writer, devices, rows, bound
+	s.scratch = make(resource.Vector, schema.Len())
+	for row, name := range s.order {
+		if err := s.addDevices(row, name); err != nil {
+			return err
+		}
+		if err := s.countPods(name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deviceCount is how many devices a node's row has: its allocatable amount
+// of the device resource in whole devices, at most
+// resource.MaxDevicesPerNode.
+func (s *Snapshot) deviceCount(row int) int {
+	slot, ok := s.schema.Slot(s.device)
+	if !ok {
+		return 0
+	}
+	return int(min(s.table.Allocatable(row)[slot]/1000, resource.MaxDevicesPerNode))
+}
+
+// addDevices appends a new row's devices, free, of the node's model.
+func (s *Snapshot) addDevices(row int, name string) error {
+	if _, err := s.devices.AddNode(s.deviceCount(row)); err != nil {
+		return err
+	}
+	return s.devices.SetModel(row, s.Model(name))
+}
+
+// countPods counts a node's pods on its row, whose used amounts and
+// devices hold none of them, in the order of their namespaces and names.
+func (s *Snapshot) countPods(name string) error {
+	row, ok := s.rows[name]
+	if !ok {
+		return nil
+	}
+	pods := slices.Collect(maps.Values(s.bound[name]))
+	slices.SortFunc(pods, func(a, b *podEntry) int { return byNamespaceAndName(a.pod, b.pod) })
+	for _, e := range pods {
+		if err := s.account(row, e, +1); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
 // account adds (sign +1) or takes away (−1) a counted pod's requests on a
-// row, or changes nothing and reports why.
+// row and its devices, or changes nothing and reports why.
 func (s *Snapshot) account(row int, e *podEntry, sign int64) error {
-	used, nonZero := s.scratch, s.scratchNZ
+	used := s.scratch
 	copy(used, s.table.Used(row))
-	copy(nonZero, s.table.NonZeroUsed(row))
 	for i := range used {
 		used[i] += sign * e.plain[i]
-		nonZero[i] += sign * e.plain[i]
-	}
-	for _, name := range [...]string{resource.CPU, resource.Memory} {
-		i, _ := s.schema.Slot(name)
-		nonZero[i] += sign * (e.nonZero[i] - e.plain[i])
 	}
 	pods, _ := s.schema.Slot(resource.Pods)
 	used[pods] += sign
-	nonZero[pods] += sign
+	cpu, _ := s.schema.Slot(resource.CPU)
+	memory, _ := s.schema.Slot(resource.Memory)
+	nonZero := s.table.NonZeroUsed(row)
+	nonZeroCPU, nonZeroMemory := nonZero[cpu]+sign*e.nonZero[cpu], nonZero[memory]+sign*e.nonZero[memory]
 	if err := s.schema.Check(used); err != nil {
 		return fmt.Errorf("node %s used: %w", s.table.Name(row), err)
 	}
-	if err := s.schema.Check(nonZero); err != nil {
-		return fmt.Errorf("node %s non-zero used: %w", s.table.Name(row), err)
+	if nonZeroCPU < 0 || nonZeroCPU > resource.MaxAmount || nonZeroMemory < 0 || nonZeroMemory > resource.MaxAmount {
+		return fmt.Errorf("node %s non-zero used: cpu %d or memory %d is outside [0, 2^53]", s.table.Name(row), nonZeroCPU, nonZeroMemory)
 	}
-	if err := s.table.SetUsed(row, used); err != nil {
-		return err
+	if sign < 0 && e.held != nil {
+		if err := s.devices.Release(row, e.held, e.devices.Each); err != nil {
+			return err
+		}
+		e.held = nil
 	}
-	return s.table.SetNonZeroUsed(row, nonZero)
+	if sign > 0 && e.devices.Count > 0 && s.devices.Fits(row, e.devices) {
+		held, err := s.devices.AllocateInto(row, e.devices, nil)
+		if err != nil {
+			return err
+		}
+		e.held = held
+	}
+	return s.writer.SetUsed(s.table, row, used, nonZeroCPU, nonZeroMemory)
 }
 
 // AddNode adds a node, or replaces the node of that name (an update).
@@ -282,13 +379,9 @@ func (s *Snapshot) AddNode(n *v1.Node) error {
 			}
 		})
 	}
-	alloc, err := Allocatable(s.schema, n)
-	if err != nil {
-		return err
-	}
+	alloc := Allocatable(s.schema, n)
 	if row, ok := s.rows[n.Name]; ok {
-		s.nodes[n.Name] = n
-		return s.table.SetAllocatable(row, alloc)
+		return s.updateNode(row, n, alloc)
 	}
 	row, err := s.table.Add(n.Name, alloc, nil)
 	if err != nil {
@@ -296,12 +389,36 @@ func (s *Snapshot) AddNode(n *v1.Node) error {
 	}
 	s.putNode(n)
 	s.rows[n.Name] = row
+	if err := s.addDevices(row, n.Name); err != nil {
+		return err
+	}
+	return s.countPods(n.Name)
+}
+
+// updateNode replaces a known node: its allocatable, its devices' model,
+// and when the number of its devices changes, its devices, which its pods
+// then take again.
+func (s *Snapshot) updateNode(row int, n *v1.Node, alloc resource.Vector) error {
+	s.nodes[n.Name] = n
+	if err := s.table.SetAllocatable(row, alloc); err != nil {
+		return err
+	}
+	if err := s.devices.SetModel(row, s.Model(n.Name)); err != nil {
+		return err
+	}
+	count := s.deviceCount(row)
+	if count == len(s.devices.Free(row)) {
+		return nil
+	}
 	for _, e := range s.bound[n.Name] {
-		if err := s.account(row, e, +1); err != nil {
+		if err := s.account(row, e, -1); err != nil {
 			return err
 		}
 	}
-	return nil
+	if err := s.devices.SetCount(row, count); err != nil {
+		return err
+	}
+	return s.countPods(n.Name)
 }
 
 // UpdateNode is AddNode.
@@ -321,14 +438,19 @@ func (s *Snapshot) DeleteNode(name string) error {
 	if !ok {
 		return fmt.Errorf("node %s is not in the snapshot", name)
 	}
-	moved, err := s.table.Remove(row)
-	if err != nil {
+	if _, err := s.table.Remove(row); err != nil {
 		return err
+	}
+	if _, err := s.devices.Remove(row); err != nil {
+		return err
+	}
+	for _, e := range s.bound[name] {
+		e.held = nil
 	}
 	delete(s.rows, name)
 	delete(s.nodes, name)
 	last := len(s.order) - 1
-	if moved != row {
+	if last != row {
 		s.order[row] = s.order[last]
 		s.rows[s.order[row]] = row
 	}
@@ -337,41 +459,47 @@ func (s *Snapshot) DeleteNode(name string) error {
 }
 
 // AddPod adds a pod, or replaces the pod with its key (its UID, else its
-// namespace and name): an update, a binding, a finish.
+// namespace and name): an update, a binding, a finish. A pod that was
+// assumed is the pod as its event now says.
 func (s *Snapshot) AddPod(p *v1.Pod) error {
+	return s.replacePod(&podEntry{pod: p})
+}
+
+// replacePod puts a pod's entry in place of the one with its key.
+func (s *Snapshot) replacePod(next *podEntry) error {
+	p := next.pod
 	key := podKey(p)
 	added, err := s.learn(ResourceNames(p), "pod "+p.Namespace+"/"+p.Name)
 	if err != nil {
 		return err
 	}
+	old, known := s.pods[key]
 	if added != nil {
-		old, known := s.pods[key]
-		return s.grow(added, func() { s.pods[key] = &podEntry{pod: p} }, func() {
+		return s.grow(added, func() { s.putPod(key, next) }, func() {
+			s.dropPod(key)
 			if known {
-				s.pods[key] = old
-			} else {
-				delete(s.pods, key)
+				s.putPod(key, old)
 			}
 		})
 	}
-	next := &podEntry{pod: p}
 	if Counts(p) {
 		r, err := RequestsOf(s.schema, p)
 		if err != nil {
 			return err
 		}
 		next.plain, next.nonZero = r.Plain, r.NonZero
+		next.devices = resource.DeviceRequestOf(PodOf(p), s.device)
 	}
-	old, known := s.pods[key]
 	if err := s.unbind(key); err != nil {
 		return err
 	}
-	s.pods[key] = next
+	s.dropPod(key)
+	s.putPod(key, next)
 	if err := s.bind(key, next); err != nil {
 		// Put the pod back as it was: it fitted before.
-		delete(s.pods, key)
+		s.dropPod(key)
 		if known {
-			s.pods[key] = old
+			s.putPod(key, old)
 			if again := s.bind(key, old); again != nil {
 				return fmt.Errorf("%w (and restoring the pod's old version: %v)", err, again)
 			}
@@ -381,7 +509,21 @@ func (s *Snapshot) AddPod(p *v1.Pod) error {
 	return nil
 }
 
-// bind adds a counted pod's requests to its node.
+func (s *Snapshot) putPod(key string, e *podEntry) {
+	s.pods[key] = e
+	s.byName[e.pod.Namespace+"/"+e.pod.Name] = key
+}
+
+func (s *Snapshot) dropPod(key string) {
+	if e, ok := s.pods[key]; ok {
+		if s.byName[e.pod.Namespace+"/"+e.pod.Name] == key {
+			delete(s.byName, e.pod.Namespace+"/"+e.pod.Name)
+		}
+		delete(s.pods, key)
+	}
+}
+
+// bind adds a counted pod's requests and devices to its node.
 func (s *Snapshot) bind(key string, e *podEntry) error {
 	if e.plain == nil {
 		return nil
@@ -411,11 +553,11 @@ func (s *Snapshot) DeletePod(p *v1.Pod) error {
 	if err := s.unbind(key); err != nil {
 		return err
 	}
-	delete(s.pods, key)
+	s.dropPod(key)
 	return nil
 }
 
-// unbind takes a known pod's requests off its node.
+// unbind takes a known pod's requests and devices off its node.
 func (s *Snapshot) unbind(key string) error {
 	old, ok := s.pods[key]
 	if !ok || old.plain == nil {
@@ -434,6 +576,44 @@ func (s *Snapshot) unbind(key string) error {
 	return nil
 }
 
+// Assume counts a pod on a node before its binding is seen, as
+// kube-scheduler's cache assumes a pod it has chosen a node for: the pod
+// (pending, or not known to the snapshot) uses the node's resources and
+// devices from now on, until an event for the pod replaces it or Forget
+// takes it back. The pod is not changed; the snapshot holds a copy bound
+// to the node.
+func (s *Snapshot) Assume(p *v1.Pod, node string) error {
+	if _, ok := s.nodes[node]; !ok {
+		return fmt.Errorf("assuming pod %s/%s: node %s is not in the snapshot", p.Namespace, p.Name, node)
+	}
+	if Finished(p) {
+		return fmt.Errorf("assuming pod %s/%s: it has finished", p.Namespace, p.Name)
+	}
+	e := &podEntry{pod: p.DeepCopy(), assumed: true}
+	e.pod.Spec.NodeName = node
+	if old, ok := s.pods[podKey(p)]; ok {
+		if old.assumed {
+			return fmt.Errorf("assuming pod %s/%s: it is assumed on %s already", p.Namespace, p.Name, old.pod.Spec.NodeName)
+		}
+		e.before = old.pod
+	}
+	return s.replacePod(e)
+}
+
+// Forget takes back an assumed pod (Assume): the snapshot holds the pod as
+// it was before, or no longer holds it when it did not then. A pod that is
+// not assumed is an error.
+func (s *Snapshot) Forget(p *v1.Pod) error {
+	e, ok := s.pods[podKey(p)]
+	if !ok || !e.assumed {
+		return fmt.Errorf("forgetting pod %s/%s: it is not assumed", p.Namespace, p.Name)
+	}
+	if e.before != nil {
+		return s.AddPod(e.before)
+	}
+	return s.DeletePod(e.pod)
+}
+
 // grow applies a change that brings new resource names and rebuilds; when
 // the rebuild fails, it undoes the change and forgets the names.
 func (s *Snapshot) grow(added []string, apply, undo func()) error {
@@ -450,65 +630,4 @@ func (s *Snapshot) grow(added []string, apply, undo func()) error {
 	}
 	s.changes++
 	return nil
-}
-
-// Model returns a node's GPU model (resource.NodeModel of its labels), ""
-// when it is not known or there is no such node.
-func (s *Snapshot) Model(node string) string {
-	if n := s.nodes[node]; n != nil {
-		return resource.NodeModel(n.Labels)
-	}
-	return ""
-}
-
-// Models returns the GPU models of the snapshot's nodes, sorted, each
-// once: what TaskOptions.Models resolves pods' annotations among.
-func (s *Snapshot) Models() []string {
-	models := make([]string, 0, len(s.nodes))
-	for _, n := range s.nodes {
-		models = append(models, resource.NodeModel(n.Labels))
-	}
-	return resource.DistinctModels(models)
-}
-
-// Devices builds a device view of the named device resource (such as
-// nvidia.com/gpu) with Table's rows: a node has as many devices of 1000
-// milli-units as it has of the resource allocatable (at most
-// resource.MaxDevicesPerNode), of its GPU model (Model), and the pods that
-// count on it take theirs, tightest first (TaskOptions.Devices reads what
-// a pod asks of devices), in the order of their names. Kubernetes objects
-// do not say which device a pod holds, so the view is what a placement in
-// that order leaves; a pod that no longer fits is left out. Build it again
-// after events: it is not kept up to date.
-func (s *Snapshot) Devices(device string) (*resource.Devices, error) {
-	devices, err := resource.NewDevices(device, 1000)
-	if err != nil {
-		return nil, err
-	}
-	slot, hasSlot := s.schema.Slot(device)
-	for row, name := range s.order {
-		count := int64(0)
-		if hasSlot {
-			count = s.table.Allocatable(row)[slot] / 1000
-		}
-		if _, err := devices.AddNode(int(min(count, resource.MaxDevicesPerNode))); err != nil {
-			return nil, err
-		}
-		if err := devices.SetModel(row, s.Model(name)); err != nil {
-			return nil, err
-		}
-		keys := slices.Sorted(maps.Keys(s.bound[name]))
-		for _, key := range keys {
-			e := s.bound[name][key]
-			if e.plain == nil { // a pod that does not count
-				continue
-			}
-			if r := deviceRequest(e.pod, device); r.Count > 0 && devices.Fits(row, r) {
-				if _, err := devices.Allocate(row, r); err != nil {
-					return nil, err
-				}
-			}
-		}
-	}
-	return devices, nil
 }

@@ -25,10 +25,13 @@ go 1.26
 
 require (
 	github.com/resfit/resfit v0.0.0
+	github.com/resfit/resfit/examples/kubebridge v0.0.0
 	volcano.sh/volcano v0.0.0
 )
 
 replace github.com/resfit/resfit => $root
+
+replace github.com/resfit/resfit/examples/kubebridge => $root/examples/kubebridge
 
 replace volcano.sh/volcano => $src
 MOD

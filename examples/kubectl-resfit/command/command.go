@@ -1,6 +1,11 @@
 // Package command is kubectl-resfit's command line: its commands, flags,
 // messages and exit statuses, importable so that tests (and other tools)
 // can run it in-process. The work itself is in package resfitctl.
+//
+// Each command follows kubectl's habit: an options struct filled from the
+// flags and arguments (Complete), checked (Validate) and run (Run), its
+// output through one printer chosen by -o. A command line that cannot run
+// is a usageError (exit 2), told apart by its type.
 package command
 
 import (
@@ -22,6 +27,8 @@ import (
 // usageError is a command line that cannot run; it exits 2.
 type usageError struct{ error }
 
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
 // Run runs the command line (the arguments after the program's name) and
 // returns the exit status: 0 done, 1 bad input (every problem printed to
 // stderr, one per line), 2 a usage error.
@@ -29,32 +36,26 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRoot(ctx, stdout, stderr)
 	root.SetArgs(args)
 	err := root.Execute()
-	if err == nil {
-		return 0
-	}
 	var ue usageError
 	var ce *resfitctl.ConfigError
-	if strings.HasPrefix(err.Error(), "unknown command ") { // cobra's, with its suggestions
-		ue = usageError{err}
-	}
 	switch {
-	case ue.error != nil:
+	case err == nil:
+		return 0
+	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "error: %v\nRun 'kubectl resfit --help' for usage.\n", strings.TrimSpace(ue.Error()))
 		return 2
 	case errors.As(err, &ce):
 		fmt.Fprintln(stderr, ce.Error())
 		return 1
-	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "error: %v\nRun 'kubectl resfit --help' for usage.\n", ue.error)
-		return 2
 	default:
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 1
 	}
 }
 
-// options are the flags every command shares.
-type options struct {
+// globalOptions are the flags every command shares: where the cluster is
+// read from, and how configurations are read.
+type globalOptions struct {
 	snapshot   string
 	compat     bool
 	kubeconfig string
@@ -62,7 +63,7 @@ type options struct {
 }
 
 func newRoot(ctx context.Context, stdout, stderr io.Writer) *cobra.Command {
-	o := &options{}
+	g := &globalOptions{}
 	root := &cobra.Command{
 		Use: "kubectl-resfit",
 		// kubectl runs the plugin as "kubectl resfit": usage and errors say so.
@@ -77,175 +78,277 @@ bare or inside a ConfigMap). It reads a live cluster through your kubeconfig
   kubectl get nodes,pods -A -o json > cluster.json`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Without a command, the help; with an unknown one, a usage error
+		// (cobra's own is an untyped error).
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			var hint string
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				hint = "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
+			}
+			return usagef("unknown command %q for %q%s", args[0], cmd.CommandPath(), hint)
+		},
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	flags := root.PersistentFlags()
-	flags.StringVar(&o.snapshot, "snapshot", "", "read the cluster from this file (kubectl get nodes,pods -A -o json) instead of the live cluster")
-	flags.BoolVar(&o.compat, "compat", false, "read the configuration as Volcano does, warning where it changes a bad value, instead of failing")
-	flags.StringVar(&o.kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config)")
-	clientcmd.BindOverrideFlags(&o.overrides, flags, clientcmd.RecommendedConfigOverrideFlags(""))
-	root.AddCommand(newValidate(o, stdout), newExplain(ctx, o, stdout), newWhatIf(ctx, o, stdout, stderr))
+	flags.StringVar(&g.snapshot, "snapshot", "", "read the cluster from this file (kubectl get nodes,pods -A -o json) instead of the live cluster")
+	flags.BoolVar(&g.compat, "compat", false, "read the configuration as Volcano does, warning where it changes a bad value, instead of failing")
+	flags.StringVar(&g.kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config)")
+	clientcmd.BindOverrideFlags(&g.overrides, flags, clientcmd.RecommendedConfigOverrideFlags(""))
+	root.AddCommand(newValidate(g, stdout), newExplain(ctx, g, stdout), newWhatIf(ctx, g, stdout, stderr))
 	return root
 }
 
-func newValidate(o *options, stdout io.Writer) *cobra.Command {
-	var path string
+// command is what each command's options do, in kubectl's order.
+type command interface {
+	Complete(args []string) error
+	Validate() error
+	Run() error
+}
+
+// runE runs a command's options.
+func runE(o command) func(*cobra.Command, []string) error {
+	return func(_ *cobra.Command, args []string) error {
+		if err := o.Complete(args); err != nil {
+			return err
+		}
+		if err := o.Validate(); err != nil {
+			return err
+		}
+		return o.Run()
+	}
+}
+
+// validateOptions are validate's.
+type validateOptions struct {
+	*globalOptions
+	out    io.Writer
+	config string
+}
+
+func newValidate(g *globalOptions, stdout io.Writer) *cobra.Command {
+	o := &validateOptions{globalOptions: g, out: stdout}
 	cmd := &cobra.Command{
 		Use:   "validate --config FILE",
 		Short: "Print what resfit understood of a configuration, or every error in it",
-		Args:  noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if path == "" {
-				return usageError{errors.New("validate needs --config FILE")}
-			}
-			cfg, err := resfitctl.LoadConfig(path, config.Options{Compat: o.compat})
-			if err != nil {
-				return err
-			}
-			return resfitctl.Validate(stdout, path, cfg)
-		},
+		RunE:  runE(o),
 	}
-	cmd.Flags().StringVar(&path, "config", "", "the configuration file")
+	cmd.Flags().StringVar(&o.config, "config", "", "the configuration file")
 	return cmd
 }
 
-func newExplain(ctx context.Context, o *options, stdout io.Writer) *cobra.Command {
-	var path, podFile, output string
-	var top int
+func (o *validateOptions) Complete(args []string) error { return noArgs(args) }
+
+func (o *validateOptions) Validate() error {
+	if o.config == "" {
+		return usagef("validate needs --config FILE")
+	}
+	return nil
+}
+
+func (o *validateOptions) Run() error {
+	cfg, err := o.loadConfig(o.config)
+	if err != nil {
+		return err
+	}
+	return resfitctl.Validate(o.out, o.config, cfg)
+}
+
+// explainOptions are explain's.
+type explainOptions struct {
+	*globalOptions
+	ctx     context.Context
+	out     io.Writer
+	config  string
+	podFile string
+	top     int
+	printer printer
+	pods    []string // the pod named on the command line
+}
+
+func newExplain(ctx context.Context, g *globalOptions, stdout io.Writer) *cobra.Command {
+	o := &explainOptions{globalOptions: g, ctx: ctx, out: stdout}
 	cmd := &cobra.Command{
 		Use:   "explain --config FILE (POD | -f POD.yaml)",
 		Short: "Score a pod on every node under a configuration: totals, each plugin's part, rejection reasons",
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) > 1 || (len(args) == 1) == (podFile != "") {
-				return usageError{errors.New("explain needs one pod: a name (namespace/name, or -n) or -f POD.yaml")}
-			}
-			return nil
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output); err != nil {
-				return err
-			}
-			if path == "" {
-				return usageError{errors.New("explain needs --config FILE")}
-			}
-			cfg, err := resfitctl.LoadConfig(path, config.Options{Compat: o.compat})
-			if err != nil {
-				return err
-			}
-			cluster, namespace, err := o.cluster(ctx)
-			if err != nil {
-				return err
-			}
-			var pod *v1.Pod
-			if podFile != "" {
-				pods, err := resfitctl.ReadPods(podFile)
-				if err != nil {
-					return err
-				}
-				if len(pods) != 1 {
-					return fmt.Errorf("pod file %s holds %d pods; explain scores one", podFile, len(pods))
-				}
-				pod = pods[0]
-			} else if pod, err = cluster.FindPod(args[0], namespace); err != nil {
-				return err
-			}
-			e, err := resfitctl.Explain(cluster, cfg, path, pod)
-			if err != nil {
-				return err
-			}
-			if output == "json" {
-				return e.Top(top).WriteJSON(stdout)
-			}
-			return e.Top(top).WriteTable(stdout)
-		},
+		Args:  cobra.ArbitraryArgs,
+		RunE:  runE(o),
 	}
-	cmd.Flags().StringVar(&path, "config", "", "the configuration file")
-	cmd.Flags().StringVarP(&podFile, "filename", "f", "", "a pod manifest to score instead of a pod of the cluster")
-	cmd.Flags().IntVar(&top, "top", 10, "show the best N nodes and N rejected ones; 0 for all")
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
+	cmd.Flags().StringVar(&o.config, "config", "", "the configuration file")
+	cmd.Flags().StringVarP(&o.podFile, "filename", "f", "", "a pod manifest to score instead of a pod of the cluster")
+	cmd.Flags().IntVar(&o.top, "top", 10, "show the best N nodes and N rejected ones; 0 for all")
+	o.printer.bind(cmd)
 	return cmd
 }
 
-func newWhatIf(ctx context.Context, o *options, stdout, stderr io.Writer) *cobra.Command {
-	var paths []string
-	var podFile, output string
-	var quiet bool
+func (o *explainOptions) Complete(args []string) error {
+	o.pods = args
+	return nil
+}
+
+func (o *explainOptions) Validate() error {
+	if len(o.pods) > 1 || (len(o.pods) == 1) == (o.podFile != "") {
+		return usagef("explain needs one pod: a name (namespace/name, or -n) or -f POD.yaml")
+	}
+	if err := o.printer.validate(); err != nil {
+		return err
+	}
+	if o.config == "" {
+		return usagef("explain needs --config FILE")
+	}
+	return nil
+}
+
+func (o *explainOptions) Run() error {
+	cfg, err := o.loadConfig(o.config)
+	if err != nil {
+		return err
+	}
+	cluster, namespace, err := o.cluster(o.ctx)
+	if err != nil {
+		return err
+	}
+	var pod *v1.Pod
+	if o.podFile != "" {
+		pods, err := resfitctl.ReadPods(o.podFile)
+		if err != nil {
+			return err
+		}
+		if len(pods) != 1 {
+			return fmt.Errorf("pod file %s holds %d pods; explain scores one", o.podFile, len(pods))
+		}
+		pod = pods[0]
+	} else if pod, err = cluster.FindPod(o.pods[0], namespace); err != nil {
+		return err
+	}
+	e, err := resfitctl.Explain(cluster, cfg, o.config, pod)
+	if err != nil {
+		return err
+	}
+	return o.printer.print(o.out, e.Top(o.top))
+}
+
+// whatIfOptions are whatif's.
+type whatIfOptions struct {
+	*globalOptions
+	ctx      context.Context
+	out, err io.Writer
+	configs  []string
+	podFile  string
+	quiet    bool
+	printer  printer
+}
+
+func newWhatIf(ctx context.Context, g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
+	o := &whatIfOptions{globalOptions: g, ctx: ctx, out: stdout, err: stderr}
 	cmd := &cobra.Command{
 		Use:   "whatif --config A.yaml [--config B.yaml ...] [-f PODS.yaml]",
 		Short: "Place the pending pods (or a file's pods) under each configuration and compare",
-		Args:  noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(output); err != nil {
-				return err
-			}
-			if len(paths) == 0 {
-				return usageError{errors.New("whatif needs at least one --config FILE")}
-			}
-			var cfgs []resfitctl.NamedConfig
-			for _, path := range paths {
-				cfg, err := resfitctl.LoadConfig(path, config.Options{Compat: o.compat})
-				if err != nil {
-					return err
-				}
-				cfgs = append(cfgs, resfitctl.NamedConfig{Name: path, Config: cfg})
-			}
-			cluster, _, err := o.cluster(ctx)
-			if err != nil {
-				return err
-			}
-			var pods []*v1.Pod
-			if podFile != "" {
-				if pods, err = resfitctl.ReadPods(podFile); err != nil {
-					return err
-				}
-			}
-			opts := resfitctl.WhatIfOptions{}
-			if !quiet {
-				opts.Progress = stderr
-			}
-			r, err := resfitctl.WhatIf(cluster, cfgs, pods, opts)
-			if err != nil {
-				return err
-			}
-			if output == "json" {
-				return r.WriteJSON(stdout)
-			}
-			return r.WriteTable(stdout)
-		},
+		RunE:  runE(o),
 	}
-	cmd.Flags().StringArrayVar(&paths, "config", nil, "a configuration file; give several to compare them")
-	cmd.Flags().StringVarP(&podFile, "filename", "f", "", "pods to place instead of the cluster's pending ones (YAML or JSON; several documents or a List)")
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
-	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress lines on stderr")
+	cmd.Flags().StringArrayVar(&o.configs, "config", nil, "a configuration file; give several to compare them")
+	cmd.Flags().StringVarP(&o.podFile, "filename", "f", "", "pods to place instead of the cluster's pending ones (YAML or JSON; several documents or a List)")
+	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines on stderr")
+	o.printer.bind(cmd)
 	return cmd
 }
 
-func noArgs(_ *cobra.Command, args []string) error {
-	if len(args) > 0 {
-		return usageError{fmt.Errorf("unexpected argument %q", args[0])}
+func (o *whatIfOptions) Complete(args []string) error { return noArgs(args) }
+
+func (o *whatIfOptions) Validate() error {
+	if err := o.printer.validate(); err != nil {
+		return err
+	}
+	if len(o.configs) == 0 {
+		return usagef("whatif needs at least one --config FILE")
 	}
 	return nil
 }
 
-func checkOutput(o string) error {
-	if o != "table" && o != "json" {
-		return usageError{fmt.Errorf("--output must be table or json, got %q", o)}
+func (o *whatIfOptions) Run() error {
+	var cfgs []resfitctl.NamedConfig
+	for _, path := range o.configs {
+		cfg, err := o.loadConfig(path)
+		if err != nil {
+			return err
+		}
+		cfgs = append(cfgs, resfitctl.NamedConfig{Name: path, Config: cfg})
+	}
+	cluster, _, err := o.cluster(o.ctx)
+	if err != nil {
+		return err
+	}
+	var pods []*v1.Pod
+	if o.podFile != "" {
+		if pods, err = resfitctl.ReadPods(o.podFile); err != nil {
+			return err
+		}
+	}
+	opts := resfitctl.WhatIfOptions{}
+	if !o.quiet {
+		opts.Progress = o.err
+	}
+	r, err := resfitctl.WhatIf(cluster, cfgs, pods, opts)
+	if err != nil {
+		return err
+	}
+	return o.printer.print(o.out, r)
+}
+
+func noArgs(args []string) error {
+	if len(args) > 0 {
+		return usagef("unexpected argument %q", args[0])
 	}
 	return nil
+}
+
+// report is what a command prints: for people, or as JSON.
+type report interface {
+	WriteTable(io.Writer) error
+	WriteJSON(io.Writer) error
+}
+
+// printer is the -o flag: the one place an output format is chosen.
+type printer struct{ output string }
+
+func (p *printer) bind(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&p.output, "output", "o", "table", "table or json")
+}
+
+func (p *printer) validate() error {
+	if p.output != "table" && p.output != "json" {
+		return usagef("--output must be table or json, got %q", p.output)
+	}
+	return nil
+}
+
+func (p *printer) print(w io.Writer, r report) error {
+	if p.output == "json" {
+		return r.WriteJSON(w)
+	}
+	return r.WriteTable(w)
+}
+
+// loadConfig reads a configuration file as the --compat flag says.
+func (g *globalOptions) loadConfig(path string) (*config.Config, error) {
+	return resfitctl.LoadConfig(path, config.Options{Compat: g.compat})
 }
 
 // cluster reads the snapshot file, or else the live cluster of the
 // kubeconfig, and the namespace a pod name is looked up in.
-func (o *options) cluster(ctx context.Context) (*resfitctl.Cluster, string, error) {
-	if o.snapshot != "" {
-		c, err := resfitctl.ReadSnapshot(o.snapshot)
-		return c, o.overrides.Context.Namespace, err
+func (g *globalOptions) cluster(ctx context.Context) (*resfitctl.Cluster, string, error) {
+	if g.snapshot != "" {
+		c, err := resfitctl.ReadSnapshot(g.snapshot)
+		return c, g.overrides.Context.Namespace, err
 	}
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = o.kubeconfig
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &o.overrides)
+	rules.ExplicitPath = g.kubeconfig
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &g.overrides)
 	rest, err := cc.ClientConfig()
 	if err != nil {
 		if clientcmd.IsEmptyConfig(err) {

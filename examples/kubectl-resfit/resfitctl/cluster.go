@@ -12,12 +12,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 )
@@ -196,49 +198,65 @@ func (c *Cluster) FindPod(ref, namespace string) (*v1.Pod, error) {
 }
 
 // ReadPods reads pod manifests from a YAML or JSON file: one pod, several
-// documents, or a List.
+// documents, or a List. The documents are read as kubectl reads them
+// (apimachinery's YAML-or-JSON decoder); an error names the document.
 func ReadPods(path string) ([]*v1.Pod, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("pod file: %v", err)
 	}
+	defer f.Close()
+	decoder := kyaml.NewYAMLOrJSONDecoder(f, 4096)
 	var pods []*v1.Pod
-	for i, doc := range splitDocuments(data) {
-		js, err := yaml.YAMLToJSON(doc)
+	for i := 1; ; i++ {
+		var doc json.RawMessage
+		if err := decoder.Decode(&doc); err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, fmt.Errorf("pod file %s, document %d: not JSON or YAML (%v)", path, i, firstLine(err))
+		}
+		got, err := podsOf(doc)
 		if err != nil {
-			return nil, fmt.Errorf("pod file %s, document %d: not JSON or YAML (%v)", path, i+1, firstLine(err))
+			return nil, fmt.Errorf("pod file %s, document %d%v", path, i, err)
 		}
-		if strings.TrimSpace(string(js)) == "null" {
-			continue
-		}
-		var meta metav1.TypeMeta
-		if err := json.Unmarshal(js, &meta); err != nil {
-			return nil, fmt.Errorf("pod file %s, document %d: %v", path, i+1, firstLine(err))
-		}
-		if strings.HasSuffix(meta.Kind, "List") {
-			var list struct {
-				Items []json.RawMessage `json:"items"`
-			}
-			if err := json.Unmarshal(js, &list); err != nil {
-				return nil, fmt.Errorf("pod file %s, document %d: %v", path, i+1, firstLine(err))
-			}
-			for j, item := range list.Items {
-				p, err := readPod(item)
-				if err != nil {
-					return nil, fmt.Errorf("pod file %s, document %d, items[%d]: %v", path, i+1, j, err)
-				}
-				pods = append(pods, p)
-			}
-			continue
-		}
-		p, err := readPod(js)
-		if err != nil {
-			return nil, fmt.Errorf("pod file %s, document %d: %v", path, i+1, err)
-		}
-		pods = append(pods, p)
+		pods = append(pods, got...)
 	}
 	if len(pods) == 0 {
 		return nil, fmt.Errorf("pod file %s holds no pods", path)
+	}
+	return pods, nil
+}
+
+// podsOf reads one document: a pod, a List of pods, or nothing. An error
+// starts with the place in the document (", items[1]") and a colon.
+func podsOf(doc json.RawMessage) ([]*v1.Pod, error) {
+	if len(doc) == 0 || string(doc) == "null" {
+		return nil, nil
+	}
+	var meta metav1.TypeMeta
+	if err := json.Unmarshal(doc, &meta); err != nil {
+		return nil, fmt.Errorf(": %v", firstLine(err))
+	}
+	if !strings.HasSuffix(meta.Kind, "List") {
+		p, err := readPod(doc)
+		if err != nil {
+			return nil, fmt.Errorf(": %v", err)
+		}
+		return []*v1.Pod{p}, nil
+	}
+	var list struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(doc, &list); err != nil {
+		return nil, fmt.Errorf(": %v", firstLine(err))
+	}
+	var pods []*v1.Pod
+	for j, item := range list.Items {
+		p, err := readPod(item)
+		if err != nil {
+			return nil, fmt.Errorf(", items[%d]: %v", j, err)
+		}
+		pods = append(pods, p)
 	}
 	return pods, nil
 }
@@ -261,21 +279,6 @@ func readPod(js []byte) (*v1.Pod, error) {
 		p.Namespace = metav1.NamespaceDefault
 	}
 	return p, nil
-}
-
-// splitDocuments splits a YAML stream at its "---" lines.
-func splitDocuments(data []byte) [][]byte {
-	var docs [][]byte
-	var cur []string
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(line, "---") && strings.TrimSpace(strings.TrimLeft(line, "-")) == "" {
-			docs = append(docs, []byte(strings.Join(cur, "\n")))
-			cur = nil
-			continue
-		}
-		cur = append(cur, line)
-	}
-	return append(docs, []byte(strings.Join(cur, "\n")))
 }
 
 func kindOrNothing(kind string) string {

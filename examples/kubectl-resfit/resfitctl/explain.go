@@ -11,9 +11,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/resource"
-	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/config"
 )
 
@@ -43,39 +41,6 @@ type NodeExplanation struct {
 	Reason   string             `json:"reason"`
 }
 
-// scene is a cluster ready to score: its kubebridge snapshot and the
-// configuration's pipeline for its schema.
-type scene struct {
-	snap *kubebridge.Snapshot
-	pipe *scoring.Pipeline
-}
-
-// newScene builds the snapshot of the cluster's nodes and pods, with the
-// extra pods (ones to score) pending in it, so that the schema holds every
-// resource they ask for, and the configuration's pipeline.
-func newScene(c *Cluster, cfg *config.Config, extra []*v1.Pod) (*scene, error) {
-	pods := slices.Clone(c.Pods)
-	for _, p := range extra {
-		i := slices.IndexFunc(pods, func(q *v1.Pod) bool { return q.Namespace == p.Namespace && q.Name == p.Name })
-		pending := p.DeepCopy()
-		pending.Spec.NodeName = ""
-		if i >= 0 {
-			pods[i] = pending // scored as if not yet placed
-		} else {
-			pods = append(pods, pending)
-		}
-	}
-	snap, err := kubebridge.NewSnapshot(c.Nodes, pods)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", c.Source, err)
-	}
-	pipe, err := cfg.Build(snap.Schema())
-	if err != nil {
-		return nil, fmt.Errorf("the configuration does not build for this cluster's resources: %v", firstLine(err))
-	}
-	return &scene{snap: snap, pipe: pipe}, nil
-}
-
 // Explain scores a pod on every node of the cluster under a configuration.
 // A pod that runs on a node is scored as it was before it was placed there.
 // Nodes come best first (ties by name), then the rejected ones by name.
@@ -85,9 +50,9 @@ func Explain(c *Cluster, cfg *config.Config, configName string, pod *v1.Pod) (*E
 		return nil, err
 	}
 	schema, table := sc.snap.Schema(), sc.snap.Table()
-	task, err := kubebridge.NewTask(schema, pod, kubebridge.TaskOptions{})
+	task, err := sc.task(pod)
 	if err != nil {
-		return nil, fmt.Errorf("pod %s/%s: %v", pod.Namespace, pod.Name, firstLine(err))
+		return nil, err
 	}
 	batch := sc.pipe.NewBatch(table.Len())
 	if err := sc.pipe.Score(task, table, batch); err != nil {

@@ -19,10 +19,6 @@ import (
 	"github.com/resfit/resfit/scoring/frag"
 )
 
-// GPU is the device resource whose allocation and fragmentation whatif
-// reports.
-const GPU = "nvidia.com/gpu"
-
 // NamedConfig is a configuration with the name a report gives it (its
 // file).
 type NamedConfig struct {
@@ -129,17 +125,15 @@ func WhatIf(c *Cluster, cfgs []NamedConfig, pods []*v1.Pod, opts WhatIfOptions) 
 
 // place runs one configuration: each pod in turn to the node the
 // pipeline scores best (ties to the first row, nodes in name order), as
-// scoring every node for every pod would, through a scoring.Placer.
+// scoring every node for every pod would, through a scoring.Placer, and
+// then assumed there in the snapshot (kubebridge.Snapshot.Assume), which
+// counts its requests and devices on the node as a binding would.
 func place(c *Cluster, nc NamedConfig, pods []*v1.Pod, opts WhatIfOptions) (*Outcome, error) {
 	sc, err := newScene(c, nc.Config, pods)
 	if err != nil {
 		return nil, err
 	}
-	schema, table := sc.snap.Schema(), sc.snap.Table()
-	gpus, err := newGPUView(sc.snap, c)
-	if err != nil {
-		return nil, err
-	}
+	table := sc.snap.Table()
 	o := &Outcome{Config: nc.Name, Warnings: nc.Config.Warnings}
 	// The placer scores a node again for pods alike only when it changed;
 	// a pending pod's reasons need every node scored.
@@ -151,9 +145,9 @@ func place(c *Cluster, nc NamedConfig, pods []*v1.Pod, opts WhatIfOptions) (*Out
 	every := cmp.Or(opts.Every, 1000)
 	start := time.Now()
 	for i, p := range pods {
-		task, err := kubebridge.NewTask(schema, p, kubebridge.TaskOptions{Devices: GPU})
+		task, err := sc.task(p)
 		if err != nil {
-			return nil, fmt.Errorf("pod %s/%s: %v", p.Namespace, p.Name, firstLine(err))
+			return nil, err
 		}
 		row, err := placer.Best(task)
 		if err != nil {
@@ -168,15 +162,12 @@ func place(c *Cluster, nc NamedConfig, pods []*v1.Pod, opts WhatIfOptions) (*Out
 			o.Pending++
 		} else {
 			pl.Node, pl.Score = table.Name(row), placer.Total()
-			bound := p.DeepCopy()
-			bound.Spec.NodeName = pl.Node
-			if err := sc.snap.UpdatePod(bound); err != nil {
+			if err := sc.snap.Assume(p, pl.Node); err != nil {
 				return nil, fmt.Errorf("placing pod %s on %s: %v", pl.Pod, pl.Node, err)
 			}
 			if sc.snap.Table() != table { // the schema was built with every pod's resources
 				return nil, fmt.Errorf("placing pod %s changed the cluster's resources", pl.Pod)
 			}
-			gpus.take(row, task.Devices)
 			o.Placed++
 		}
 		o.Placements = append(o.Placements, pl)
@@ -187,7 +178,7 @@ func place(c *Cluster, nc NamedConfig, pods []*v1.Pod, opts WhatIfOptions) (*Out
 	if opts.Progress != nil {
 		fmt.Fprintf(opts.Progress, "%s: %d pods, %d placed, %d pending (%s)\n", nc.Name, len(pods), o.Placed, o.Pending, time.Since(start).Round(time.Millisecond))
 	}
-	o.GPUAllocated, o.GPUFragmented = gpus.shares(sc.snap.Table(), pods, c)
+	o.GPUAllocated, o.GPUFragmented = sc.gpuShares(append(slices.Clone(pods), c.Pods...))
 	return o, nil
 }
 
@@ -209,77 +200,33 @@ func pendingReason(b *scoring.Batch) string {
 	return fmt.Sprintf("0/%d nodes can take it: %s", b.Len(), strings.Join(parts, ", "))
 }
 
-// gpuView is the cluster's GPUs device by device (whole GPUs, 1000 milli
-// each), for the allocation and fragmentation figures: the pods already
-// bound take theirs first, tightest first in name order (a snapshot does
-// not say which device a pod holds), then the placed ones.
-type gpuView struct {
-	devices *resource.Devices // nil: the cluster has no GPUs
-	slot    int
-}
-
-func newGPUView(snap *kubebridge.Snapshot, c *Cluster) (*gpuView, error) {
-	slot, ok := snap.Schema().Slot(GPU)
+// gpuShares returns the allocated and the fragmented share of the
+// cluster's GPUs (nil without GPUs): allocated from the table, fragmented
+// by FGD's measure over the snapshot's device view for the classes of the
+// workload's pods.
+func (sc *scene) gpuShares(workload []*v1.Pod) (*float64, *float64) {
+	table, devices := sc.snap.Table(), sc.snap.Devices()
+	slot, ok := table.Schema().Slot(GPU)
 	if !ok {
-		return &gpuView{}, nil
-	}
-	devices, err := resource.NewDevices(GPU, 1000)
-	if err != nil {
-		return nil, err
-	}
-	table := snap.Table()
-	for i := range table.Len() {
-		if _, err := devices.AddNode(int(table.Allocatable(i)[slot] / 1000)); err != nil {
-			return nil, fmt.Errorf("node %s: %v", table.Name(i), err)
-		}
-	}
-	g := &gpuView{devices: devices, slot: slot}
-	for _, p := range c.Pods {
-		row, ok := snap.Row(p.Spec.NodeName)
-		if !ok || !kubebridge.Counts(p) {
-			continue
-		}
-		task, err := kubebridge.NewTask(snap.Schema(), p, kubebridge.TaskOptions{Devices: GPU})
-		if err != nil {
-			continue // a pod the scheduler would not score holds no device here
-		}
-		g.take(row, task.Devices)
-	}
-	return g, nil
-}
-
-// take allocates a pod's devices on a node, tightest first; a request the
-// devices cannot hold (shares of one GPU spread over several) is left out
-// of the figures.
-func (g *gpuView) take(row int, r resource.DeviceRequest) {
-	if g.devices == nil || r.Count == 0 || !g.devices.Fits(row, r) {
-		return
-	}
-	g.devices.Allocate(row, r)
-}
-
-// shares returns the allocated and the fragmented share of the GPUs.
-func (g *gpuView) shares(table *resource.Table, pods []*v1.Pod, c *Cluster) (*float64, *float64) {
-	if g.devices == nil {
 		return nil, nil
 	}
 	var total, used int64
 	for i := range table.Len() {
-		total += table.Allocatable(i)[g.slot]
-		used += min(table.Used(i)[g.slot], table.Allocatable(i)[g.slot])
+		total += table.Allocatable(i)[slot]
+		used += min(table.Used(i)[slot], table.Allocatable(i)[slot])
 	}
 	if total == 0 {
 		return nil, nil
 	}
 	allocated := float64(used) / float64(total)
-	m, err := frag.NewMeasure(classes(table.Schema(), append(slices.Clone(pods), c.Pods...)), 1000)
+	m, err := frag.NewMeasure(sc.classes(workload), devices.PerDevice())
 	if err != nil {
 		return &allocated, nil
 	}
 	cpu, _ := table.Schema().Slot(resource.CPU)
 	var fragmented float64
 	for i := range table.Len() {
-		fragmented += m.Node(table.Allocatable(i)[cpu]-table.Used(i)[cpu], g.devices.Free(i))
+		fragmented += m.Node(table.Allocatable(i)[cpu]-table.Used(i)[cpu], devices.Free(i))
 	}
 	share := fragmented / float64(total)
 	return &allocated, &share
@@ -289,18 +236,18 @@ func (g *gpuView) shares(table *resource.Table, pods []*v1.Pod, c *Cluster) (*fl
 // GPU request among the pods, weighted by the share of the pods that have
 // it (FGD's class popularity), so that a node's fragmentation is the GPU
 // amount a pod drawn from the workload expects not to be able to use.
-func classes(schema *resource.Schema, pods []*v1.Pod) []frag.Class {
+func (sc *scene) classes(pods []*v1.Pod) []frag.Class {
 	count := map[frag.Class]float64{}
 	seen := map[string]bool{}
 	total := 0.0
-	cpu, _ := schema.Slot(resource.CPU)
+	cpu, _ := sc.snap.Schema().Slot(resource.CPU)
 	for _, p := range pods {
 		key := p.Namespace + "/" + p.Name
 		if seen[key] || kubebridge.Finished(p) {
 			continue
 		}
 		seen[key] = true
-		task, err := kubebridge.NewTask(schema, p, kubebridge.TaskOptions{Devices: GPU})
+		task, err := sc.task(p)
 		if err != nil {
 			continue
 		}

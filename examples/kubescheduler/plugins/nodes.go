@@ -2,7 +2,6 @@ package plugins
 
 import (
 	"errors"
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -54,7 +53,7 @@ type nodes struct {
 	scores   scoring.Scores
 	maxScore float64
 
-	alloc, used, nonZero resource.Vector
+	writer *kubebridge.RowWriter
 }
 
 // prepare makes the table hold the given NodeInfos as they are: a new
@@ -153,31 +152,23 @@ func (n *nodes) coversNode(info fwk.NodeInfo) bool {
 }
 
 // rebuild makes the schema, pipeline and table afresh from the nodes and
-// the pod.
+// the pod, the schema by the rule every host shares (resource.SchemaOf).
 func (n *nodes) rebuild(cfg *config.Config, pod *v1.Pod, infos []fwk.NodeInfo) error {
-	seen := map[string]bool{}
+	seen := map[string]string{}
 	if n.schema != nil {
 		for _, name := range n.schema.Names() {
-			seen[name] = true
+			seen[name] = "the schema so far"
 		}
 	}
 	for _, name := range kubebridge.ResourceNames(pod) {
-		seen[name] = true
+		seen[name] = "pod " + pod.Namespace + "/" + pod.Name
 	}
 	for _, info := range infos {
 		for name := range info.GetAllocatable().GetScalarResources() {
-			seen[string(name)] = true
+			seen[string(name)] = "node " + info.Node().Name
 		}
 	}
-	names := []string{resource.CPU, resource.Memory, resource.EphemeralStorage, resource.Pods}
-	var rest []string
-	for name := range seen {
-		if !slices.Contains(names, name) && resource.ValidateName(name) == nil {
-			rest = append(rest, name)
-		}
-	}
-	slices.Sort(rest)
-	schema, err := resource.NewSchema(append(names, rest...)...)
+	schema, err := resource.SchemaOf(seen)
 	if err != nil {
 		return err
 	}
@@ -185,18 +176,19 @@ func (n *nodes) rebuild(cfg *config.Config, pod *v1.Pod, infos []fwk.NodeInfo) e
 	if err != nil {
 		return err
 	}
-	k := schema.Len()
+	writer, err := kubebridge.NewRowWriter(schema)
+	if err != nil {
+		return err
+	}
 	table := resource.NewTable(schema, len(infos))
 	placer, err := scoring.NewPlacer(pipe, table, scoring.PlacerOptions{})
 	if err != nil {
 		return err
 	}
 	*n = nodes{
-		schema: schema, pipe: pipe, table: table, placer: placer,
+		schema: schema, pipe: pipe, table: table, placer: placer, writer: writer,
 		rows: make(map[string]int32, len(infos)), byNode: newRowIndex(len(infos)),
-		maxScore: pipe.MaxScore(),
-		alloc:    make(resource.Vector, k), used: make(resource.Vector, k), nonZero: make(resource.Vector, k),
-		cycle: n.cycle,
+		maxScore: pipe.MaxScore(), cycle: n.cycle,
 	}
 	for _, info := range infos {
 		if _, err := n.add(info); err != nil {
@@ -209,7 +201,7 @@ func (n *nodes) rebuild(cfg *config.Config, pod *v1.Pod, infos []fwk.NodeInfo) e
 // add appends a row for a node and reads it.
 func (n *nodes) add(info fwk.NodeInfo) (int32, error) {
 	name := info.Node().Name
-	r, err := n.table.Add(name, n.alloc[:n.schema.Len()], nil)
+	r, err := n.table.Add(name, make(resource.Vector, n.schema.Len()), nil)
 	if err != nil {
 		return 0, err
 	}
@@ -221,25 +213,16 @@ func (n *nodes) add(info fwk.NodeInfo) (int32, error) {
 	return row, n.read(row, info)
 }
 
-// read copies a NodeInfo into its row: allocatable, requested and the
-// non-zero requested amounts kube-scheduler scores with (tracked for cpu
-// and memory only; every other resource takes the plain requested amount).
+// read copies a NodeInfo into its row by the bridge's rules
+// (kubebridge.RowWriter): allocatable, requested and the non-zero
+// requested amounts kube-scheduler scores with.
 func (n *nodes) read(row int32, info fwk.NodeInfo) error {
-	vector(n.schema, info.GetAllocatable(), int64(info.GetAllocatable().GetAllowedPodNumber()), n.alloc)
-	vector(n.schema, info.GetRequested(), int64(len(info.GetPods())), n.used)
-	copy(n.nonZero, n.used)
-	cpu, _ := n.schema.Slot(resource.CPU)
-	memory, _ := n.schema.Slot(resource.Memory)
-	n.nonZero[cpu] = info.GetNonZeroRequested().GetMilliCPU()
-	n.nonZero[memory] = info.GetNonZeroRequested().GetMemory()
-	r := int(row)
-	if err := n.table.SetAllocatable(r, clampVector(n.alloc)); err != nil {
-		return err
-	}
-	if err := n.table.SetUsed(r, clampVector(n.used)); err != nil {
-		return err
-	}
-	if err := n.table.SetNonZeroUsed(r, clampVector(n.nonZero)); err != nil {
+	alloc, nonZero := info.GetAllocatable(), info.GetNonZeroRequested()
+	if err := n.writer.Report(n.table, int(row), kubebridge.NodeReport{
+		Allocatable: alloc, AllowedPods: int64(alloc.GetAllowedPodNumber()),
+		Requested: info.GetRequested(), Pods: int64(len(info.GetPods())),
+		NonZeroCPU: nonZero.GetMilliCPU(), NonZeroMemory: nonZero.GetMemory(),
+	}); err != nil {
 		return err
 	}
 	n.gens[row] = info.GetGeneration()
@@ -250,15 +233,6 @@ func (n *nodes) read(row int32, info fwk.NodeInfo) error {
 		n.rowNode[row] = node
 	}
 	return nil
-}
-
-// clampVector holds amounts to [0, resource.MaxAmount]: NodeInfo sums can
-// go past it on a misreporting node, and a score must not fail the cycle.
-func clampVector(v resource.Vector) resource.Vector {
-	for i, x := range v {
-		v[i] = min(max(x, 0), resource.MaxAmount)
-	}
-	return v
 }
 
 // score brings every row's result for the task up to date: the placer
@@ -346,7 +320,7 @@ func evaluateOne(cfg *config.Config, s *cycleState, info fwk.NodeInfo) (nodeResu
 	task := s.task
 	if one.schema.Len() != s.schema.Len() {
 		var err error
-		if task, err = kubebridge.NewTask(one.schema, s.pod, kubebridge.TaskOptions{}); err != nil {
+		if task, err = kubebridge.NewTask(one.schema, s.pod, scoring.TaskOptions{}); err != nil {
 			return nodeResult{}, err
 		}
 	}
@@ -360,25 +334,3 @@ func evaluateOne(cfg *config.Config, s *cycleState, info fwk.NodeInfo) (nodeResu
 // singleEvaluations counts evaluateOne's calls, sampledRefreshes
 // refreshSome's, for tests.
 var singleEvaluations, sampledRefreshes atomic.Int64
-
-// vector reads a framework Resource into dst, in the schema's slots; pods,
-// when the schema has the slot, holds the pod count. Scalar resources the
-// schema lacks are left out.
-func vector(schema *resource.Schema, r fwk.Resource, pods int64, dst resource.Vector) {
-	clear(dst)
-	set := func(name string, v int64) {
-		if i, ok := schema.Slot(name); ok {
-			dst[i] = v
-		}
-	}
-	set(resource.CPU, r.GetMilliCPU())
-	set(resource.Memory, r.GetMemory())
-	set(resource.EphemeralStorage, r.GetEphemeralStorage())
-	set(resource.Pods, pods)
-	for name, v := range r.GetScalarResources() {
-		if resource.UnitOf(string(name)) == resource.Milli {
-			v *= 1000
-		}
-		set(string(name), v)
-	}
-}

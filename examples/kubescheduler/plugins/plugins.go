@@ -35,6 +35,7 @@ import (
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/config"
+	"github.com/resfit/resfit/strategy"
 )
 
 // Plugin names.
@@ -142,7 +143,7 @@ func (p *Plugin) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragment, *f
 	fragments := []fwk.SignFragment{{Key: RequestsSignerName, Value: kubebridge.PodOf(pod)}}
 	if p.overrides {
 		fragments = append(fragments, fwk.SignFragment{Key: VolcanoAnnotationsSignerName, Value: [2]string{
-			pod.Annotations[kubebridge.VolcanoScoringTypeAnnotation], pod.Annotations[kubebridge.VolcanoWeightAnnotation]}})
+			pod.Annotations[strategy.VolcanoScoringTypeAnnotation], pod.Annotations[strategy.VolcanoWeightAnnotation]}})
 	}
 	return fragments, nil
 }
@@ -199,7 +200,7 @@ func (p *Plugin) evaluate(pod *v1.Pod, given []fwk.NodeInfo, subset bool) (*cycl
 	if err := p.nodes.prepare(p.config, pod, infos, all, hinted); err != nil {
 		return nil, err
 	}
-	task, err := kubebridge.NewTask(p.nodes.schema, pod, kubebridge.TaskOptions{})
+	task, err := kubebridge.NewTask(p.nodes.schema, pod, scoring.TaskOptions{})
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,147 @@
+package kubebridge
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	kres "k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/resfit/resfit/resource"
+)
+
+// Amount converts a Kubernetes quantity to resfit's canonical unit for the
+// named resource: millicores for cpu, milli-units for extended resources,
+// whole units (bytes) otherwise, rounded up as apimachinery rounds.
+func Amount(name string, q kres.Quantity) int64 {
+	if resource.UnitOf(name) == resource.Milli {
+		return q.MilliValue()
+	}
+	return q.Value()
+}
+
+// SchemaFor lists the resources of a cluster (resource.SchemaOf): cpu,
+// memory, ephemeral-storage and pods, then, sorted, every other resource a
+// node offers or a pod requests. A name Kubernetes would not accept, or
+// more than resource.MaxResources names, is an error that says which
+// object has it.
+func SchemaFor(nodes []*v1.Node, pods []*v1.Pod) (*resource.Schema, error) {
+	seen := map[string]string{} // name → the object that has it
+	for _, n := range nodes {
+		for name := range n.Status.Allocatable {
+			seen[string(name)] = "node " + n.Name
+		}
+	}
+	for _, p := range pods {
+		for _, name := range ResourceNames(p) {
+			seen[name] = "pod " + p.Namespace + "/" + p.Name
+		}
+	}
+	return resource.SchemaOf(seen)
+}
+
+// Allocatable reads a node's status.allocatable in a schema's slots, in
+// canonical units, each held to [0, resource.MaxAmount]
+// (resource.Clamp). Resources the schema lacks are left out.
+func Allocatable(schema *resource.Schema, node *v1.Node) resource.Vector {
+	v := make(resource.Vector, schema.Len())
+	for name, q := range node.Status.Allocatable {
+		if i, ok := schema.Slot(string(name)); ok {
+			v[i] = resource.Clamp(Amount(string(name), q))
+		}
+	}
+	return v
+}
+
+// Amounts is what kube-scheduler reports of a node's resources (its
+// NodeInfo's allocatable, requested and non-zero requested amounts):
+// framework.Resource has these methods. Scalar resources are in whole
+// units, as NodeInfo keeps them.
+type Amounts interface {
+	GetMilliCPU() int64
+	GetMemory() int64
+	GetEphemeralStorage() int64
+	GetScalarResources() map[v1.ResourceName]int64
+}
+
+// NodeReport is what kube-scheduler's NodeInfo says of a node, as a
+// plugin reads it: GetAllocatable and GetRequested, the allowed pod
+// number, the number of pods (len(GetPods())), and GetNonZeroRequested's
+// cpu and memory.
+type NodeReport struct {
+	Allocatable, Requested    Amounts
+	AllowedPods, Pods         int64
+	NonZeroCPU, NonZeroMemory int64
+}
+
+// RowWriter writes what a host knows of a node into its table row, by the
+// rules every host shares: amounts in canonical units, each held to
+// [0, resource.MaxAmount]; the "pods" slot is the pod count; the non-zero
+// used amounts are the plain used ones with cpu and memory replaced by
+// their sums with kube-scheduler's non-zero defaults (NodeInfo's
+// NonZeroRequested keeps only those two). It reuses its vectors, so it is
+// not safe for concurrent use.
+type RowWriter struct {
+	schema               *resource.Schema
+	cpu, memory, pods    int
+	alloc, used, nonZero resource.Vector
+}
+
+// NewRowWriter returns a writer for tables of a schema that has the base
+// resources (resource.BaseResources), as resource.SchemaOf makes them.
+func NewRowWriter(schema *resource.Schema) (*RowWriter, error) {
+	w := &RowWriter{schema: schema}
+	for _, s := range []struct {
+		name string
+		slot *int
+	}{{resource.CPU, &w.cpu}, {resource.Memory, &w.memory}, {resource.Pods, &w.pods}} {
+		slot, ok := schema.Slot(s.name)
+		if !ok {
+			return nil, fmt.Errorf("the schema %v lacks %s", schema.Names(), s.name)
+		}
+		*s.slot = slot
+	}
+	k := schema.Len()
+	w.alloc, w.used, w.nonZero = make(resource.Vector, k), make(resource.Vector, k), make(resource.Vector, k)
+	return w, nil
+}
+
+// Report writes a NodeInfo's report into a row: allocatable, used and
+// non-zero used amounts.
+func (w *RowWriter) Report(t *resource.Table, row int, r NodeReport) error {
+	w.read(r.Allocatable, r.AllowedPods, w.alloc)
+	if err := t.SetAllocatable(row, w.alloc); err != nil {
+		return err
+	}
+	w.read(r.Requested, r.Pods, w.used)
+	return w.SetUsed(t, row, w.used, r.NonZeroCPU, r.NonZeroMemory)
+}
+
+// SetUsed writes a node's used amounts into its row: used as it is (every
+// amount in [0, resource.MaxAmount]), and the non-zero used amounts, used
+// with cpu and memory replaced by nonZeroCPU and nonZeroMemory (clamped).
+func (w *RowWriter) SetUsed(t *resource.Table, row int, used resource.Vector, nonZeroCPU, nonZeroMemory int64) error {
+	if err := t.SetUsed(row, used); err != nil {
+		return err
+	}
+	copy(w.nonZero, used)
+	w.nonZero[w.cpu], w.nonZero[w.memory] = resource.Clamp(nonZeroCPU), resource.Clamp(nonZeroMemory)
+	return t.SetNonZeroUsed(row, w.nonZero)
+}
+
+// read writes reported amounts into dst in the schema's slots, pods in the
+// "pods" slot; resources the schema lacks are left out.
+func (w *RowWriter) read(r Amounts, pods int64, dst resource.Vector) {
+	clear(dst)
+	set := func(name string, v int64) {
+		if i, ok := w.schema.Slot(name); ok {
+			dst[i] = v
+		}
+	}
+	dst[w.cpu] = resource.Clamp(r.GetMilliCPU())
+	dst[w.memory] = resource.Clamp(r.GetMemory())
+	set(resource.EphemeralStorage, resource.Clamp(r.GetEphemeralStorage()))
+	dst[w.pods] = resource.Clamp(pods)
+	for name, v := range r.GetScalarResources() {
+		set(string(name), resource.FromWhole(string(name), v))
+	}
+}

@@ -1,0 +1,56 @@
+package scoring_test
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/strategy"
+)
+
+// The pod → task rule every host calls: requests by the three rules, the
+// Volcano override (the zero one for an unusable pair), devices when asked
+// for, and the accepted models only for a task that asks for devices, an
+// unusable annotation then being an error.
+func TestNewTaskIsTheHostNeutralRule(t *testing.T) {
+	schema, _ := resource.NewSchema("cpu", "memory", resource.GPU, resource.HAMiCoresResource)
+	pod := resource.Pod{Containers: []resource.Container{{Requests: map[string]int64{"cpu": 2000, resource.GPU: 1000, resource.HAMiCoresResource: 30000}}}}
+	annotations := map[string]string{strategy.VolcanoScoringTypeAnnotation: "MostAllocated", strategy.VolcanoWeightAnnotation: `{"nvidia.com/gpu": 2}`,
+		resource.UseGPUTypeAnnotation: "a100"}
+	cluster := []string{"NVIDIA-A100-SXM4-80GB", "Tesla-T4"}
+	task, err := scoring.NewTask(schema, "ml/train-0", "ml/train", pod, annotations, scoring.TaskOptions{Devices: resource.GPU, Models: cluster})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.Name != "ml/train-0" || task.Job != "ml/train" || !slices.Equal(task.Requests, resource.Vector{2000, 0, 1000, 30000}) ||
+		!slices.Equal(task.NonZeroRequests, resource.Vector{2000, resource.DefaultMemoryRequest, 1000, 30000}) || task.KoordinatorRequests == nil {
+		t.Errorf("task %+v", task)
+	}
+	want, _ := strategy.VolcanoOverride(schema, annotations)
+	if !reflect.DeepEqual(task.Override, want) || task.Devices != (resource.DeviceRequest{Count: 1, Each: 300}) || task.Models != "NVIDIA-A100-SXM4-80GB" {
+		t.Errorf("override %v, devices %+v, models %q", task.Override, task.Devices, task.Models)
+	}
+	// Without devices asked for, the models are not read.
+	if task, err := scoring.NewTask(schema, "t", "", pod, annotations, scoring.TaskOptions{Models: cluster}); err != nil || task.Models != "" || task.Devices.Count != 0 {
+		t.Errorf("without devices: %+v, %v", task, err)
+	}
+	// An unusable Volcano pair scores the task 0; an unusable model
+	// annotation is an error that names it.
+	bad := map[string]string{strategy.VolcanoScoringTypeAnnotation: "MostAllocated", resource.UseGPUTypeAnnotation: "h100"}
+	if _, err := scoring.NewTask(schema, "t", "", pod, bad, scoring.TaskOptions{Devices: resource.GPU, Models: cluster}); err == nil ||
+		!strings.Contains(err.Error(), resource.UseGPUTypeAnnotation) {
+		t.Errorf("model annotation: %v", err)
+	}
+	task, err = scoring.NewTask(schema, "t", "", pod, bad, scoring.TaskOptions{})
+	if err != nil || !reflect.DeepEqual(task.Override, strategy.ZeroOverride()) {
+		t.Errorf("unusable Volcano pair: %v, %v", task.Override, err)
+	}
+	// A request the schema cannot hold is an error.
+	huge := resource.Pod{Containers: []resource.Container{{Requests: map[string]int64{"example.com/fpga": 1}}}}
+	if _, err := scoring.NewTask(schema, "t", "", huge, nil, scoring.TaskOptions{}); err == nil {
+		t.Error("a resource the schema lacks was accepted")
+	}
+}
