@@ -3,12 +3,14 @@
 package volcano
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v2"
 	v1 "k8s.io/api/core/v1"
+	"pgregory.net/rapid"
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 	"volcano.sh/volcano/cmd/scheduler/app/options"
 	"volcano.sh/volcano/pkg/scheduler/api"
@@ -17,6 +19,10 @@ import (
 	rsf "volcano.sh/volcano/pkg/scheduler/plugins/resource-strategy-fit"
 	"volcano.sh/volcano/pkg/scheduler/uthelper"
 	"volcano.sh/volcano/pkg/scheduler/util"
+
+	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
 )
 
 // released is a plugin configuration in Volcano's released form, parsed by
@@ -213,4 +219,114 @@ func TestGPUModelPredicateInSession(t *testing.T) {
 	if checked != 12 {
 		t.Errorf("checked %d task×node pairs, want 12", checked)
 	}
+}
+
+// One pod, one cluster, one answer, in Volcano: for random clusters and
+// pods in a Volcano session, the plugin's node-order score of every node is
+// the score of the same configuration's pipeline on the table kubebridge
+// builds from the same nodes and pods (the host layer every host shares),
+// within Volcano's float units; and its predicate rejects exactly the
+// nodes the configuration's filters reject there.
+func TestOnePodOneClusterOneAnswerInVolcano(t *testing.T) {
+	options.Default()
+	var args framework.Arguments
+	if err := yaml.Unmarshal([]byte(releasedConf), &args); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Decode(args, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scores, filters := c.Apart()
+	rapid.Check(t, func(rt *rapid.T) {
+		var nodes []*v1.Node
+		for i := range rapid.IntRange(1, 5).Draw(rt, "nodes") {
+			scalars := []api.ScalarResource{{Name: "pods", Value: "110"}}
+			if g := rapid.SampledFrom([]string{"", "4", "8"}).Draw(rt, "gpus"); g != "" {
+				scalars = append(scalars, api.ScalarResource{Name: "nvidia.com/gpu", Value: g})
+			}
+			labels := map[string]string{}
+			if rapid.Bool().Draw(rt, "labelled") {
+				labels["nvidia.com/gpu.product"] = "Tesla-T4"
+			}
+			rl := api.BuildResourceList(fmt.Sprint(rapid.IntRange(4, 96).Draw(rt, "cpu")), fmt.Sprint(rapid.IntRange(8, 512).Draw(rt, "memory"), "Gi"), scalars...)
+			nodes = append(nodes, util.BuildNode(fmt.Sprintf("node-%d", i), rl, labels))
+		}
+		drawRequest := func(name string) v1.ResourceList {
+			var scalars []api.ScalarResource
+			if g := rapid.IntRange(0, 3).Draw(rt, name+" gpus"); g > 0 {
+				scalars = append(scalars, api.ScalarResource{Name: "nvidia.com/gpu", Value: fmt.Sprint(g)})
+			}
+			return api.BuildResourceList(fmt.Sprint(rapid.IntRange(1, 16000).Draw(rt, name+" milli-cpu"), "m"), fmt.Sprint(rapid.IntRange(1, 64).Draw(rt, name+" memory"), "Gi"), scalars...)
+		}
+		var pods []*v1.Pod
+		for i := range rapid.IntRange(0, 6).Draw(rt, "running pods") {
+			name := fmt.Sprintf("bound-%d", i)
+			pods = append(pods, pod(name, rapid.SampledFrom(nodes).Draw(rt, "on").Name, v1.PodRunning, drawRequest(name)))
+		}
+		pending := pod("pending", "", v1.PodPending, drawRequest("pending"))
+		pods = append(pods, pending)
+		test := uthelper.TestCommonStruct{
+			Name:      "one answer",
+			Plugins:   map[string]framework.PluginBuilder{PluginName: New},
+			PodGroups: []*schedulingv1.PodGroup{util.BuildPodGroup("pg1", "c1", "c1", 0, nil, "")},
+			Queues:    []*schedulingv1.Queue{util.BuildQueue("c1", 1, nil)},
+			Nodes:     nodes,
+			Pods:      pods,
+		}
+		yes := true
+		ssn := test.RegisterSession([]conf.Tier{{Plugins: []conf.PluginOption{{Name: PluginName, EnabledNodeOrder: &yes, EnabledPredicate: &yes, Arguments: args}}}}, nil)
+		defer test.Close()
+
+		// The same configuration on the host layer's table.
+		snap, err := kubebridge.NewSnapshot(nodes, pods, kubebridge.Options{})
+		if err != nil {
+			rt.Fatal(err)
+		}
+		scorePipe, err := scores.Build(snap.Schema())
+		if err != nil {
+			rt.Fatal(err)
+		}
+		filterPipe, err := filters.Build(snap.Schema())
+		if err != nil {
+			rt.Fatal(err)
+		}
+		task, err := kubebridge.NewTask(snap.Schema(), pending, scoring.TaskOptions{Devices: resource.GPU, Models: snap.Models()})
+		if err != nil {
+			rt.Fatal(err)
+		}
+		batch := scorePipe.NewBatch(snap.Table().Len())
+		if err := scorePipe.Score(task, snap.Table(), batch); err != nil {
+			rt.Fatal(err)
+		}
+		var vtask *api.TaskInfo
+		for _, job := range ssn.Jobs {
+			for _, tk := range job.Tasks {
+				if tk.Name == "pending" {
+					vtask = tk
+				}
+			}
+		}
+		var infos []*api.NodeInfo
+		for _, n := range ssn.Nodes {
+			infos = append(infos, n)
+		}
+		got, err := ssn.BatchNodeOrderFn(vtask, infos)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		for _, n := range nodes {
+			row, _ := snap.Row(n.Name)
+			if want := batch.Total(row); math.Abs(got[n.Name]-want) > 1e-9*math.Max(1, want) {
+				rt.Fatalf("%s: Volcano session %v, pipeline %v", n.Name, got[n.Name], want)
+			}
+			why, err := filterPipe.Reason(task, snap.Table(), row)
+			if err != nil {
+				rt.Fatal(err)
+			}
+			if perr := ssn.PredicateFn(vtask, ssn.Nodes[n.Name]); (perr == nil) != (why == "") {
+				rt.Fatalf("%s: Volcano predicate %v, filters %q", n.Name, perr, why)
+			}
+		}
+	})
 }

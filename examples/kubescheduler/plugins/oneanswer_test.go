@@ -1,0 +1,186 @@
+package plugins
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	"pgregory.net/rapid"
+	"sigs.k8s.io/yaml"
+
+	"github.com/resfit/resfit/examples/kubectl-resfit/resfitctl"
+	"github.com/resfit/resfit/scoring/config"
+)
+
+// oneAnswerConfigs are a configuration of every kind resfit reads, as a
+// user deploys it.
+var oneAnswerConfigs = map[string]string{
+	"resfit": `
+plugins:
+- name: resource-strategy-fit
+  weight: 2
+  args:
+    resources:
+      nvidia.com/gpu: {type: MostAllocated, weight: 2}
+      cpu: {type: LeastAllocated, weight: 1}
+    sra: {policy: retention, resources: nvidia.com/gpu, retention: {weight: 5, nvidia.com/gpu: 1}}
+- {name: NodeResourcesBalancedAllocation, weight: 1}`,
+	"volcano": `
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+- plugins:
+  - name: resource-strategy-fit
+    arguments:
+      resourceStrategyFitWeight: 10
+      resources:
+        nvidia.com/gpu: {type: MostAllocated, weight: 2}
+        cpu: {type: LeastAllocated, weight: 1}
+      sra:
+        enable: true
+        resources: nvidia.com/gpu
+        weight: 10
+        resourceWeight: {nvidia.com/gpu: 1}
+      proportional:
+        enable: true
+        resources: nvidia.com/gpu
+        resourceProportion: {nvidia.com/gpu.cpu: 4, nvidia.com/gpu.memory: 8}
+  - name: binpack
+    arguments: {binpack.weight: 5, binpack.cpu: 1, binpack.resources: nvidia.com/gpu, binpack.resources.nvidia.com/gpu: 3}
+  - name: nodeorder
+    arguments: {leastrequested.weight: 1, mostrequested.weight: 0, balancedresource.weight: 1}`,
+	"kube-scheduler": `
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: resfit
+  plugins:
+    score:
+      enabled: [{name: NodeResourcesFit, weight: 3}, {name: NodeResourcesBalancedAllocation, weight: 1}]
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: RequestedToCapacityRatio
+        resources: [{name: nvidia.com/gpu, weight: 5}, {name: cpu, weight: 1}, {name: memory, weight: 1}]
+        requestedToCapacityRatio: {shape: [{utilization: 0, score: 0}, {utilization: 100, score: 10}]}`,
+	"koordinator": `
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: koord-scheduler
+  plugins:
+    score:
+      enabled: [{name: NodeResourcesFitPlus, weight: 2}, {name: ScarceResourceAvoidance, weight: 2}]
+  pluginConfig:
+  - name: NodeResourcesFitPlus
+    args:
+      resources:
+        nvidia.com/gpu: {type: MostAllocated, weight: 2}
+        cpu: {type: LeastAllocated, weight: 1}
+        memory: {type: LeastAllocated, weight: 1}
+  - name: ScarceResourceAvoidance
+    args: {resources: [nvidia.com/gpu]}`,
+	"policy": `
+priorities:
+- name: RequestedToCapacityRatioPriority
+  weight: 5
+  argument:
+    requestedToCapacityRatioArguments:
+      shape: [{utilization: 0, score: 0}, {utilization: 100, score: 10}]
+      resources: [{resource: nvidia.com/gpu, weight: 5}, {resource: cpu, weight: 1}]
+- {name: MostRequestedPriority, weight: 1}
+- {name: BalancedResourceAllocation, weight: 2}`,
+}
+
+// One pod, one cluster, one answer: for random clusters and pods, and for a
+// configuration of every kind resfit reads, ResourceStrategyFit in
+// kube-scheduler's real framework runtime rejects the nodes kubectl resfit
+// explain rejects and gives every other node explain's total scaled to
+// 0–100, round(total / maximum × 100). The two hosts read the cluster
+// apart — the plugin from the framework's NodeInfos, explain from the pods
+// and nodes through kubebridge's snapshot — and share the rules.
+func TestOnePodOneClusterOneAnswer(t *testing.T) {
+	for kind, text := range oneAnswerConfigs {
+		t.Run(kind, func(t *testing.T) {
+			cfg, err := config.Load([]byte(text), config.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			args, err := yaml.YAMLToJSON([]byte(text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rapid.Check(t, func(rt *rapid.T) {
+				c := drawCluster(rt)
+				p := drawPod(rt, "pending", "")
+				snapshot := cache.NewSnapshot(c.Pods, c.Nodes)
+				fw := newFrameworkOn(t, context.Background(), snapshot, enabled{ResourceStrategyFitName, 1, string(args)})
+				infos, err := snapshot.NodeInfos().List()
+				if err != nil {
+					rt.Fatal(err)
+				}
+				kube := outcome(t, fw, infos, p)
+				e, err := resfitctl.Explain(c, cfg, kind, p)
+				if err != nil {
+					rt.Fatal(err)
+				}
+				for _, n := range e.Nodes {
+					want := fmt.Sprint(int64(math.Round(n.Total / e.MaxScore * 100)))
+					if !n.Feasible {
+						want = "rejected"
+					}
+					if got := kube[n.Name]; !strings.HasPrefix(got, want) {
+						rt.Fatalf("%s on %s: kube-scheduler %q, explain %q (total %v of %v; %s)", p.Name, n.Name, got, want, n.Total, e.MaxScore, n.Reason)
+					}
+				}
+			})
+		})
+	}
+}
+
+// drawCluster draws 1 to 6 nodes, CPU-only or with 4 or 8 GPUs (some
+// labelled with a GPU model), and pods bound to them, each one container
+// whose requests may leave cpu or memory unset (kube-scheduler's non-zero
+// defaults apply), with whole GPUs.
+func drawCluster(t *rapid.T) *resfitctl.Cluster {
+	c := &resfitctl.Cluster{Source: "the drawn cluster"}
+	for i := range rapid.IntRange(1, 6).Draw(t, "nodes") {
+		kv := []string{"cpu", fmt.Sprint(rapid.IntRange(4, 96).Draw(t, "cpu")), "memory", fmt.Sprint(rapid.IntRange(8, 512).Draw(t, "memory"), "Gi")}
+		if g := rapid.SampledFrom([]int{0, 4, 8}).Draw(t, "gpus"); g > 0 {
+			kv = append(kv, gpu, fmt.Sprint(g))
+		}
+		n := node(fmt.Sprintf("node-%d", i), resources(kv...))
+		if rapid.Bool().Draw(t, "labelled") {
+			n.Labels = map[string]string{"nvidia.com/gpu.product": "Tesla-T4"}
+		}
+		c.Nodes = append(c.Nodes, n)
+	}
+	for i := range rapid.IntRange(0, 8).Draw(t, "bound pods") {
+		n := rapid.SampledFrom(c.Nodes).Draw(t, "on")
+		c.Pods = append(c.Pods, drawPod(t, fmt.Sprintf("bound-%d", i), n.Name))
+	}
+	return c
+}
+
+func drawPod(t *rapid.T, name, nodeName string) *v1.Pod {
+	var kv []string
+	if rapid.IntRange(0, 3).Draw(t, "cpu set") > 0 {
+		kv = append(kv, "cpu", fmt.Sprint(rapid.IntRange(0, 16000).Draw(t, name+" milli-cpu"), "m"))
+	}
+	if rapid.IntRange(0, 3).Draw(t, "memory set") > 0 {
+		kv = append(kv, "memory", fmt.Sprint(rapid.IntRange(0, 64).Draw(t, name+" memory"), "Gi"))
+	}
+	if g := rapid.IntRange(0, 4).Draw(t, name+" gpus"); g > 0 && g < 4 {
+		kv = append(kv, gpu, fmt.Sprint(g))
+	}
+	p := pod(name, nodeName, resources(kv...))
+	p.Spec.Priority = nil
+	return p
+}
