@@ -177,6 +177,9 @@ func appendBits(dst []int, words []uint64) []int {
 // of scattered rows, and takes their results in.
 func (pl *Placer) rescoreRows(task *Task, c *placerClass, rows []int) error {
 	n := pl.table.Len()
+	if len(rows) == 0 {
+		return nil // (evaluate reads nil rows as every row)
+	}
 	// Past about half the rows, scoring every node in one pass costs less
 	// than scoring the changed ones.
 	if len(rows) > n/2 {

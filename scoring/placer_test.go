@@ -612,3 +612,48 @@ func TestPlacerTakesNegativeZeroForZero(t *testing.T) {
 		}
 	}
 }
+
+// countingScorer scores every node 0 and counts the nodes it was asked to
+// score.
+type countingScorer struct{ rows *int }
+
+func (countingScorer) Name() string      { return "counting" }
+func (countingScorer) MaxScore() float64 { return 1 }
+func (s countingScorer) ScoreNodes(_ *scoring.Task, nodes scoring.Span, out []float64) error {
+	*s.rows += nodes.Len()
+	clear(out)
+	return nil
+}
+
+// A Placer scores a class on every node once, then only the rows that
+// changed: none when nothing did, one after a bind.
+func TestPlacerScoresOnlyChangedRows(t *testing.T) {
+	schema, table := cpuTable(100, 4000)
+	scored := 0
+	pipe, err := scoring.NewPipeline(schema, []scoring.Filter{scoring.NewFitFilter(nil, nil)},
+		[]scoring.WeightedScorer{{Scorer: countingScorer{&scored}, Weight: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	placer, err := scoring.NewPlacer(pipe, table, scoring.PlacerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := &scoring.Task{Requests: resource.Vector{1000}}
+	for step, want := range []int{100, 0, 0} {
+		scored = 0
+		if _, err := placer.Scores(task); err != nil {
+			t.Fatal(err)
+		}
+		if scored != want {
+			t.Errorf("step %d: %d rows scored, want %d", step, scored, want)
+		}
+	}
+	scored = 0
+	if _, err := placer.Place(task); err != nil || scored != 0 {
+		t.Fatalf("place: %d rows scored, %v", scored, err)
+	}
+	if _, err := placer.Scores(task); err != nil || scored != 1 {
+		t.Errorf("after a bind: %d rows scored, want 1 (%v)", scored, err)
+	}
+}

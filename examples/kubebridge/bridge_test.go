@@ -417,6 +417,9 @@ func TestSnapshotAssumeAndForget(t *testing.T) {
 	if err := s.Forget(bound); err == nil || state() != "[4000 0 0 1 2000] [0 0 1000 1000] 0" {
 		t.Errorf("after the binding: %s, forget %v", state(), err)
 	}
+	if err := s.Assume(train, "gpu-a"); err == nil || !strings.Contains(err.Error(), "bound to gpu-a") {
+		t.Errorf("assuming a bound pod: %v", err)
+	}
 	// A pod the snapshot did not know is gone again once forgotten.
 	other := pod("other", "", "cpu", "1")
 	if err := s.Assume(other, "gpu-a"); err != nil {

@@ -1,17 +1,27 @@
-// Package kubebridge turns Kubernetes objects into resfit's dense ones. It
-// is the one place in resfit that knows Kubernetes types; the
-// kube-scheduler plugins, kubectl-resfit and a scheduler of your own use it
-// alike.
+// Package kubebridge is resfit's one host layer: it turns Kubernetes
+// objects into resfit's dense ones, by rules every host shares. It is the
+// one place in resfit that knows Kubernetes types; the kube-scheduler
+// plugins, the Volcano plugin, kubectl-resfit and a scheduler of your own
+// use it alike, so that the same pod on the same cluster is scored the
+// same in each. What needs no Kubernetes type is in the core
+// (resource.SchemaOf, resource.Clamp, resource.DeviceRequestOf,
+// scoring.NewTask, strategy.VolcanoOverride), and this package calls it.
 //
-//   - A v1.Pod becomes a scoring.Task (NewTask): its requests by kube's
-//     rules (plain and with the non-zero defaults), by Koordinator's rule
-//     for NodeResourcesFitPlus, Volcano's per-pod scoring annotations, and
-//     the devices it asks for when a pod states a share of a GPU.
-//   - v1.Nodes and the pods bound to them become a resource.Table
-//     (NewSnapshot): allocatable, used (plain and non-zero) and the "pods"
-//     slot, as kube-scheduler's NodeInfo counts them.
-//   - A Snapshot takes node and pod add, update and delete events, as an
-//     informer delivers them, and changes only the rows they touch.
+//   - A v1.Pod becomes a scoring.Task (NewTask, over scoring.NewTask): its
+//     requests by kube's rules (plain and with the non-zero defaults), by
+//     Koordinator's rule for NodeResourcesFitPlus, Volcano's per-pod
+//     scoring annotations, its pod group, the devices it asks for and the
+//     GPU models it accepts.
+//   - A cluster's resource names become its schema (SchemaFor); a node's
+//     allocatable, a NodeInfo's report or a snapshot's sums become a table
+//     row (Allocatable, RowWriter), in canonical units, clamped.
+//   - v1.Nodes and their pods become a Snapshot, a cache as
+//     kube-scheduler's is: a resource.Table (allocatable, used plain and
+//     non-zero, the "pods" slot, as NodeInfo counts them) and a device view
+//     with each node's GPU model, kept up to date by node and pod events
+//     as an informer delivers them, each changing only the rows it
+//     touches, and by Assume and Forget, as the scheduler's cache assumes
+//     a pod it has chosen a node for.
 //
 // Amounts are in resfit's canonical units (resource.UnitOf): millicores,
 // milli-units of extended resources, bytes.

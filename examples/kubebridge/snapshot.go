@@ -581,7 +581,8 @@ func (s *Snapshot) unbind(key string) error {
 // (pending, or not known to the snapshot) uses the node's resources and
 // devices from now on, until an event for the pod replaces it or Forget
 // takes it back. The pod is not changed; the snapshot holds a copy bound
-// to the node.
+// to the node. A pod the snapshot holds as bound, or already assumed, a
+// finished pod and a node it does not know are errors.
 func (s *Snapshot) Assume(p *v1.Pod, node string) error {
 	if _, ok := s.nodes[node]; !ok {
 		return fmt.Errorf("assuming pod %s/%s: node %s is not in the snapshot", p.Namespace, p.Name, node)
@@ -592,8 +593,11 @@ func (s *Snapshot) Assume(p *v1.Pod, node string) error {
 	e := &podEntry{pod: p.DeepCopy(), assumed: true}
 	e.pod.Spec.NodeName = node
 	if old, ok := s.pods[podKey(p)]; ok {
-		if old.assumed {
+		switch {
+		case old.assumed:
 			return fmt.Errorf("assuming pod %s/%s: it is assumed on %s already", p.Namespace, p.Name, old.pod.Spec.NodeName)
+		case old.pod.Spec.NodeName != "":
+			return fmt.Errorf("assuming pod %s/%s: it is bound to %s", p.Namespace, p.Name, old.pod.Spec.NodeName)
 		}
 		e.before = old.pod
 	}
