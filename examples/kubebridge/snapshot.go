@@ -53,7 +53,7 @@ type Snapshot struct {
 	rows   map[string]int // node name → row
 	nodes  map[string]*v1.Node
 	pods   map[string]*podEntry            // by podKey
-	byName map[string]string               // "namespace/name" → podKey
+	byName map[podName]string              // → podKey
 	bound  map[string]map[string]*podEntry // node name → its counted pods, known node or not
 
 	scratch resource.Vector
@@ -73,6 +73,18 @@ type podEntry struct {
 	before  *v1.Pod
 }
 
+// count works out what a counted pod uses: its requests in the schema and
+// what it asks of the device resource, from one reading of the pod.
+func (e *podEntry) count(schema *resource.Schema, device string) error {
+	pod := PodOf(e.pod)
+	r, err := resource.RequestsOf(schema, pod)
+	if err != nil {
+		return fmt.Errorf("pod %s/%s: %w", e.pod.Namespace, e.pod.Name, err)
+	}
+	e.plain, e.nonZero, e.devices = r.Plain, r.NonZero, resource.DeviceRequestOf(pod, device)
+	return nil
+}
+
 // Options say what a Snapshot keeps beside its table.
 type Options struct {
 	// Devices is the device resource whose device view the snapshot keeps;
@@ -89,7 +101,7 @@ func NewSnapshot(nodes []*v1.Node, pods []*v1.Pod, opts Options) (*Snapshot, err
 		rows:   map[string]int{},
 		nodes:  map[string]*v1.Node{},
 		pods:   map[string]*podEntry{},
-		byName: map[string]string{},
+		byName: map[podName]string{},
 		bound:  map[string]map[string]*podEntry{},
 	}
 	if err := resource.ValidateName(s.device); err != nil {
@@ -150,7 +162,7 @@ func (s *Snapshot) Node(name string) *v1.Node { return s.nodes[name] }
 
 // Pod returns the snapshot's pod by namespace and name, or nil.
 func (s *Snapshot) Pod(namespace, name string) *v1.Pod {
-	if e := s.pods[s.byName[namespace+"/"+name]]; e != nil {
+	if e := s.pods[s.byName[podName{namespace, name}]]; e != nil {
 		return e.pod
 	}
 	return nil
@@ -213,13 +225,12 @@ func (s *Snapshot) learn(names []string, owner string) ([]string, error) {
 }
 
 func nodeResourceNames(n *v1.Node) []string {
-	return slices.Sorted(func(yield func(string) bool) {
-		for name := range n.Status.Allocatable {
-			if !yield(string(name)) {
-				return
-			}
-		}
-	})
+	names := make([]string, 0, len(n.Status.Allocatable))
+	for name := range n.Status.Allocatable {
+		names = append(names, string(name))
+	}
+	slices.Sort(names)
+	return names
 }
 
 // rebuild makes the schema, table and device view from scratch, keeping
@@ -248,26 +259,26 @@ func (s *Snapshot) rebuild() error {
 	}
 	// Work out every counted pod's requests before changing anything, so
 	// that a failure leaves the snapshot as it was.
-	requests := map[*podEntry]resource.Requests{}
+	counted := map[*podEntry]*podEntry{}
 	for _, key := range slices.Sorted(maps.Keys(s.pods)) {
 		e := s.pods[key]
 		if !Counts(e.pod) {
 			continue
 		}
-		r, err := RequestsOf(schema, e.pod)
-		if err != nil {
+		c := &podEntry{pod: e.pod}
+		if err := c.count(schema, s.device); err != nil {
 			return err
 		}
-		requests[e] = r
+		counted[e] = c
 	}
 	bound := map[string]map[string]*podEntry{}
 	for key, e := range s.pods {
-		r, counted := requests[e]
-		e.plain, e.nonZero, e.devices, e.held = r.Plain, r.NonZero, resource.DeviceRequest{}, nil
-		if !counted {
+		e.plain, e.nonZero, e.devices, e.held = nil, nil, resource.DeviceRequest{}, nil
+		c, ok := counted[e]
+		if !ok {
 			continue
 		}
-		e.devices = resource.DeviceRequestOf(PodOf(e.pod), s.device)
+		e.plain, e.nonZero, e.devices = c.plain, c.nonZero, c.devices
 		node := e.pod.Spec.NodeName
 		if bound[node] == nil {
 			bound[node] = map[string]*podEntry{}
@@ -309,15 +320,25 @@ func (s *Snapshot) addDevices(row int, name string) error {
 }
 
 // countPods counts a node's pods on its row, whose used amounts and
-// devices hold none of them, in the order of their namespaces and names.
+// devices hold none of them: in the order of their namespaces and names
+// when the node has devices for them to take (the order decides which).
 func (s *Snapshot) countPods(name string) error {
 	row, ok := s.rows[name]
 	if !ok {
 		return nil
 	}
-	pods := slices.Collect(maps.Values(s.bound[name]))
-	slices.SortFunc(pods, func(a, b *podEntry) int { return byNamespaceAndName(a.pod, b.pod) })
-	for _, e := range pods {
+	pods := s.bound[name]
+	if len(s.devices.Free(row)) == 0 || len(pods) < 2 {
+		for _, e := range pods {
+			if err := s.account(row, e, +1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	ordered := slices.Collect(maps.Values(pods))
+	slices.SortFunc(ordered, func(a, b *podEntry) int { return byNamespaceAndName(a.pod, b.pod) })
+	for _, e := range ordered {
 		if err := s.account(row, e, +1); err != nil {
 			return err
 		}
@@ -483,12 +504,9 @@ func (s *Snapshot) replacePod(next *podEntry) error {
 		})
 	}
 	if Counts(p) {
-		r, err := RequestsOf(s.schema, p)
-		if err != nil {
+		if err := next.count(s.schema, s.device); err != nil {
 			return err
 		}
-		next.plain, next.nonZero = r.Plain, r.NonZero
-		next.devices = resource.DeviceRequestOf(PodOf(p), s.device)
 	}
 	if err := s.unbind(key); err != nil {
 		return err
@@ -509,15 +527,18 @@ func (s *Snapshot) replacePod(next *podEntry) error {
 	return nil
 }
 
+// podName is a pod's namespace and name.
+type podName struct{ namespace, name string }
+
 func (s *Snapshot) putPod(key string, e *podEntry) {
 	s.pods[key] = e
-	s.byName[e.pod.Namespace+"/"+e.pod.Name] = key
+	s.byName[podName{e.pod.Namespace, e.pod.Name}] = key
 }
 
 func (s *Snapshot) dropPod(key string) {
 	if e, ok := s.pods[key]; ok {
-		if s.byName[e.pod.Namespace+"/"+e.pod.Name] == key {
-			delete(s.byName, e.pod.Namespace+"/"+e.pod.Name)
+		if n := (podName{e.pod.Namespace, e.pod.Name}); s.byName[n] == key {
+			delete(s.byName, n)
 		}
 		delete(s.pods, key)
 	}
