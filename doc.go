@@ -6,14 +6,17 @@
 // The library is in its sub-packages, one concept each, with dependencies
 // pointing one way (scoring/config → scoring → sra, strategy → resource):
 //
-//   - resource: resource names, Kubernetes quantities, dense vectors and the
-//     node table.
+//   - resource: resource names, Kubernetes quantities, dense vectors, the
+//     node table and the device view, and the host-neutral rules every
+//     host reads its objects by (a cluster's schema, amounts in range, a
+//     pod's requests and device request).
 //   - strategy: per-resource scorers (MostAllocated, LeastAllocated,
 //     RequestedToCapacityRatio, BalancedAllocation, binpack) under each
 //     upstream's numeric profile.
 //   - sra: scarce-resource avoidance (Volcano's retention score and
 //     proportional filter, Koordinator's ScarceResourceAvoidance).
-//   - scoring: the pipeline (filters, weighted scorers, top-N, explain).
+//   - scoring: the pipeline (filters, weighted scorers, top-N, explain),
+//     the Placer, and the pod → task rule every host shares (NewTask).
 //   - scoring/config: configurations in the forms users deploy (Volcano,
 //     kube-scheduler, Koordinator, a legacy Policy, resfit's own; bare, in a
 //     ConfigMap or among manifests), built into a pipeline.

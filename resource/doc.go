@@ -6,6 +6,12 @@
 // row-major matrices. Everything after that — filters and scorers — works on
 // slots and never looks up a name.
 //
+// What every host of resfit shares when it reads its own objects is here
+// too (host.go): the schema a cluster's resource names make (SchemaOf),
+// amounts as hosts report them in canonical units and held to range
+// (Clamp, ClampFloat, FromWhole), a pod's requests by every rule
+// (RequestsOf) and what it asks of individual devices (DeviceRequestOf).
+//
 // Amounts are int64 in a canonical unit per resource (see UnitOf): cpu in
 // millicores, extended resources such as nvidia.com/gpu in milli-units
 // ("1.5" is 1500), memory and other native resources in bytes or counts

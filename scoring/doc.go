@@ -21,6 +21,11 @@
 // NewFitFilter, NewProportionalFilter, NewDeviceFilter) turn the strategy
 // and sra kernels into pipeline parts.
 //
+// NewTask is the rule every host turns a pod into a Task by (its
+// requests, Volcano's per-pod override, the devices it asks for and the
+// device models it accepts); a host reads its own pod type into it
+// (kubebridge.NewTask for a v1.Pod).
+//
 // A Placer places many tasks in a row on one table (a job's workers, a
 // replayed trace): for tasks alike it scores a node again only when the
 // node's row changed, and finds the best node in O(log N), with exactly
