@@ -75,17 +75,6 @@ func ResourceNames(pod *v1.Pod) []string {
 	return slices.Sorted(maps.Keys(seen))
 }
 
-// RequestsOf computes a pod's requests by every rule in a schema's slots
-// (resource.RequestsOf). A resource the schema lacks, or an amount or sum
-// beyond resource.MaxAmount, is an error that names the pod.
-func RequestsOf(schema *resource.Schema, pod *v1.Pod) (resource.Requests, error) {
-	r, err := resource.RequestsOf(schema, PodOf(pod))
-	if err != nil {
-		return resource.Requests{}, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
-	}
-	return r, nil
-}
-
 // NewTask turns a pod into a task for a pipeline over the schema, by the
 // rules every host shares (scoring.NewTask): its name
 // ("namespace/name"), its pod group (Volcano's
