@@ -110,7 +110,7 @@ type ScorerConfig struct {
 // relative to the plugin's (resource-strategy-fit with sra retention is two
 // scorers), and the filters it brings (its sra proportional filter).
 type ScorerArgs interface {
-	build(name string, schema *resource.Schema) ([]scoring.WeightedScorer, []scoring.Filter, error)
+	build(name string, t target) ([]scoring.WeightedScorer, []scoring.Filter, error)
 	// plugin is the name resfit's own form knows the plugin by, and
 	// canonical its arguments in that form, every default filled in.
 	plugin() string
@@ -130,10 +130,36 @@ func scorer(s scoring.Scorer, err error) ([]scoring.WeightedScorer, []scoring.Fi
 	return []scoring.WeightedScorer{{Scorer: s, Weight: 1}}, nil, nil
 }
 
-// Build makes the pipeline for a schema: the configured filters, then each
-// scoring plugin's scorers (weighted by its weight) and the filters it
-// brings. The result is immutable and safe for concurrent use.
+// Host is what a host gives a configuration's plugins beside the schema.
+type Host struct {
+	// Devices is the host's device view (resource.Devices), its rows the
+	// rows of the tables the pipeline scores, kept up to date by the host
+	// (kubebridge.Snapshot keeps one). With it the pipeline checks a
+	// task's devices one by one (the DeviceShare filter, right after the
+	// configured filters), and the plugins that read devices (FGD,
+	// ResfitFrag) can be built; nil: neither.
+	Devices *resource.Devices
+}
+
+// target is what a plugin is built for.
+type target struct {
+	schema  *resource.Schema
+	devices *resource.Devices
+}
+
+// Build makes the pipeline for a schema, for a host without a device view
+// (BuildFor with Host{}).
 func (c *Config) Build(schema *resource.Schema) (*scoring.Pipeline, error) {
+	return c.BuildFor(schema, Host{})
+}
+
+// BuildFor makes the pipeline for a schema and what the host gives: the
+// configured filters, the DeviceShare filter over the host's device view,
+// then each scoring plugin's scorers (weighted by its weight) and the
+// filters it brings. Without an FGD or ResfitFrag plugin the result is
+// immutable and safe for concurrent use; with one, it remembers results
+// for the device view and serves one scheduling loop (frag.Scorer).
+func (c *Config) BuildFor(schema *resource.Schema, host Host) (*scoring.Pipeline, error) {
 	var errs []string
 	var filters, brought []scoring.Filter
 	for i, f := range c.Filters {
@@ -144,9 +170,17 @@ func (c *Config) Build(schema *resource.Schema) (*scoring.Pipeline, error) {
 		}
 		filters = append(filters, built)
 	}
+	if host.Devices != nil {
+		deviceShare, err := scoring.NewDeviceFilter(host.Devices)
+		if err != nil {
+			return nil, err
+		}
+		filters = append(filters, deviceShare)
+	}
+	t := target{schema: schema, devices: host.Devices}
 	var scorers []scoring.WeightedScorer
 	for i, s := range c.Scorers {
-		parts, plugged, err := s.Args.build(s.Name, schema)
+		parts, plugged, err := s.Args.build(s.Name, t)
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("scorers[%d] (%s): %v", i, s.Name, err))
 			continue
@@ -272,6 +306,11 @@ func (d *decoder) scorerArgs(path, plugin string, raw any) (ScorerArgs, bool) {
 		return d.balanced(path, raw), true
 	case ScarceResourceAvoidance:
 		return d.scarceResourceAvoidance(path, raw), true
+	case FGD:
+		a, _ := d.fgd(path, raw)
+		return a, true
+	case ResfitFrag:
+		return d.resfitFrag(path, raw), true
 	}
 	return nil, false
 }

@@ -60,6 +60,24 @@ func runLoadCases(t *testing.T, cases []loadCase) {
 	}
 }
 
+// readsDevicesOf reports whether every fragmentation plugin of c reads the
+// named device resource.
+func readsDevicesOf(c *Config, device string) bool {
+	for _, s := range c.Scorers {
+		switch a := s.Args.(type) {
+		case FGDArgs:
+			if a.Device != device {
+				return false
+			}
+		case ResfitFragArgs:
+			if a.Device != device {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // fuzzConfig is the fuzz target of one dialect, seeded with its documents
 // in both modes. Whatever the input: an error is a *ConfigError whose
 // every entry has a path; a configuration that loads builds, scores every
@@ -74,6 +92,10 @@ func fuzzConfig(f *testing.F, seeds ...string) {
 	nodes := resource.NewTable(schema, 2)
 	nodes.Add("a", resource.Vector{4000, 8 << 30, 2000}, resource.Vector{1000, 1 << 30, 1000})
 	nodes.Add("b", resource.Vector{0, 0, 0}, nil)
+	devices, _ := resource.NewDevices("nvidia.com/gpu", 1000)
+	devices.AddNode(2)
+	devices.AddNode(0)
+	devices.Take(0, 0, 1000)
 	f.Fuzz(func(t *testing.T, data []byte, compat bool) {
 		opts := Options{Compat: compat}
 		c, err := Load(data, opts)
@@ -89,9 +111,16 @@ func fuzzConfig(f *testing.F, seeds ...string) {
 			}
 			return
 		}
-		p, err := c.Build(schema)
-		if err != nil {
+		host := Host{Devices: devices}
+		if !readsDevicesOf(c, devices.Name()) {
+			host = Host{} // a fragmentation plugin of another device needs its own view
+		}
+		p, err := c.BuildFor(schema, host)
+		if err != nil && host.Devices != nil {
 			t.Fatalf("loaded but did not build: %v\n%s", err, c)
+		}
+		if err != nil {
+			return
 		}
 		b := p.NewBatch(nodes.Len())
 		if err := p.Score(&scoring.Task{Requests: resource.Vector{500, 1 << 20, 1000}}, nodes, b); err != nil {

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/sra"
 	"github.com/resfit/resfit/strategy"
@@ -14,8 +13,8 @@ type NodeResourcesFitPlusArgs struct {
 	Resources []strategy.Resource
 }
 
-func (a NodeResourcesFitPlusArgs) build(name string, schema *resource.Schema) ([]scoring.WeightedScorer, []scoring.Filter, error) {
-	f, err := strategy.NewKoordinatorFit(schema, a.Resources)
+func (a NodeResourcesFitPlusArgs) build(name string, t target) ([]scoring.WeightedScorer, []scoring.Filter, error) {
+	f, err := strategy.NewKoordinatorFit(t.schema, a.Resources)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -43,8 +42,8 @@ type ScarceResourceAvoidanceArgs struct {
 	Resources []string
 }
 
-func (a ScarceResourceAvoidanceArgs) build(name string, schema *resource.Schema) ([]scoring.WeightedScorer, []scoring.Filter, error) {
-	av, err := sra.NewAvoidance(schema, a.Resources)
+func (a ScarceResourceAvoidanceArgs) build(name string, t target) ([]scoring.WeightedScorer, []scoring.Filter, error) {
+	av, err := sra.NewAvoidance(t.schema, a.Resources)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -31,16 +31,16 @@ type NodeResourcesFitArgs struct {
 	IgnoredResources, IgnoredResourceGroups []string
 }
 
-func (a NodeResourcesFitArgs) build(name string, schema *resource.Schema) ([]scoring.WeightedScorer, []scoring.Filter, error) {
+func (a NodeResourcesFitArgs) build(name string, t target) ([]scoring.WeightedScorer, []scoring.Filter, error) {
 	var s scoring.RowsScorer
 	var err error
 	switch a.Type {
 	case ScoringRequestedToCapacityRatio:
-		s, err = strategy.NewRequestedToCapacityRatio(schema, a.Resources, a.Shape)
+		s, err = strategy.NewRequestedToCapacityRatio(t.schema, a.Resources, a.Shape)
 	default:
-		var t strategy.Type
-		if t, err = strategy.ParseType(a.Type); err == nil {
-			s, err = strategy.NewKubeFit(schema, t, a.Resources)
+		var typ strategy.Type
+		if typ, err = strategy.ParseType(a.Type); err == nil {
+			s, err = strategy.NewKubeFit(t.schema, typ, a.Resources)
 		}
 	}
 	if err != nil {
@@ -59,8 +59,8 @@ type BalancedAllocationArgs struct {
 	Resources []string
 }
 
-func (a BalancedAllocationArgs) build(name string, schema *resource.Schema) ([]scoring.WeightedScorer, []scoring.Filter, error) {
-	b, err := strategy.NewBalancedAllocation(schema, a.Resources)
+func (a BalancedAllocationArgs) build(name string, t target) ([]scoring.WeightedScorer, []scoring.Filter, error) {
+	b, err := strategy.NewBalancedAllocation(t.schema, a.Resources)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -43,7 +43,7 @@ plugins:
 - {name: binpack, scores: maybe, weight: -2}
 - {name: binpack, enabled: true}`,
 			errs: []string{
-				`plugins[0].name: unknown plugin; known are resource-strategy-fit, binpack, nodeorder, NodeResourcesFit, NodeResourcesBalancedAllocation, NodeResourcesFitPlus, ScarceResourceAvoidance, got "binpak"`,
+				`plugins[0].name: unknown plugin; known are resource-strategy-fit, binpack, nodeorder, NodeResourcesFit, NodeResourcesBalancedAllocation, NodeResourcesFitPlus, ScarceResourceAvoidance, FGD, ResfitFrag, got "binpak"`,
 				`plugins[1].scores: must be true or false, got "maybe"`,
 				`plugins[1].weight: must be ≥ 0, got -2`,
 				`plugins[2]["enabled"]: unknown field; known are name, weight, scores, filters, args, arguments, got true`,

@@ -62,6 +62,9 @@ func (d *decoder) volcanoConf(doc map[string]any) *Config {
 					}
 				}
 			}
+			if alias, ok := volcanoAliases[name]; ok {
+				name = alias
+			}
 			args, notes, known := d.plugin(join(path, "arguments"), name, m["arguments"])
 			if !known {
 				role, ok := volcanoHostPlugins[name]
@@ -139,9 +142,14 @@ var volcanoHostPlugins = map[string]string{
 	"extender":               "calls an HTTP extender that may filter and score nodes; the host scheduler runs it",
 }
 
+// volcanoAliases are the names a volcano-scheduler.conf gives resfit's own
+// plugins, in Volcano's spelling.
+var volcanoAliases = map[string]string{"fgd": FGD, "resfit-frag": ResfitFrag}
+
 // volcanoPluginNames are every plugin name a Volcano configuration may use.
 func volcanoPluginNames() []string {
 	names := append(slices.Collect(maps.Keys(volcanoHostPlugins)), ResourceStrategyFit, Binpack, NodeOrder)
+	names = append(names, slices.Collect(maps.Keys(volcanoAliases))...)
 	slices.Sort(names)
 	return names
 }
@@ -169,22 +177,22 @@ type ResourceStrategyFitArgs struct {
 	Proportional []sra.Ratio
 }
 
-func (a ResourceStrategyFitArgs) build(name string, schema *resource.Schema) ([]scoring.WeightedScorer, []scoring.Filter, error) {
-	f, err := strategy.NewVolcanoFit(schema, a.Resources, a.Weight)
+func (a ResourceStrategyFitArgs) build(name string, t target) ([]scoring.WeightedScorer, []scoring.Filter, error) {
+	f, err := strategy.NewVolcanoFit(t.schema, a.Resources, a.Weight)
 	if err != nil {
 		return nil, nil, err
 	}
 	scorers := []scoring.WeightedScorer{{Scorer: scoring.NewVolcanoScorer(name, f), Weight: 1}}
 	var filters []scoring.Filter
 	if a.Retention != nil {
-		r, err := sra.NewRetention(schema, a.Retention.Weight, a.Retention.Resources)
+		r, err := sra.NewRetention(t.schema, a.Retention.Weight, a.Retention.Resources)
 		if err != nil {
 			return nil, nil, err
 		}
 		scorers = append(scorers, scoring.WeightedScorer{Scorer: scoring.NewRetentionScorer(r), Weight: 1})
 	}
 	if a.Proportional != nil {
-		pr, err := sra.NewProportional(schema, a.Proportional)
+		pr, err := sra.NewProportional(t.schema, a.Proportional)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -248,8 +256,8 @@ type BinpackArgs struct {
 	Resources           map[string]int64
 }
 
-func (a BinpackArgs) build(name string, schema *resource.Schema) ([]scoring.WeightedScorer, []scoring.Filter, error) {
-	f, err := strategy.NewBinpack(schema, a.Weight, a.CPU, a.Memory, a.Resources)
+func (a BinpackArgs) build(name string, t target) ([]scoring.WeightedScorer, []scoring.Filter, error) {
+	f, err := strategy.NewBinpack(t.schema, a.Weight, a.CPU, a.Memory, a.Resources)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -374,24 +382,24 @@ var nodeOrderWeights = []struct {
 // NodeResourcesBalancedAllocation.
 var nodeOrderBalancedResources = []string{resource.CPU, resource.Memory, "nvidia.com/gpu"}
 
-func (a NodeOrderArgs) build(name string, schema *resource.Schema) ([]scoring.WeightedScorer, []scoring.Filter, error) {
+func (a NodeOrderArgs) build(name string, t target) ([]scoring.WeightedScorer, []scoring.Filter, error) {
 	var parts []scoring.WeightedScorer
 	if a.LeastRequested > 0 {
-		f, err := strategy.NewKubeFit(schema, strategy.LeastAllocated, []strategy.Resource{{Name: resource.CPU, Weight: 50}, {Name: resource.Memory, Weight: 50}})
+		f, err := strategy.NewKubeFit(t.schema, strategy.LeastAllocated, []strategy.Resource{{Name: resource.CPU, Weight: 50}, {Name: resource.Memory, Weight: 50}})
 		if err != nil {
 			return nil, nil, err
 		}
 		parts = append(parts, scoring.WeightedScorer{Scorer: scoring.NewStrategyScorer(name+".leastrequested", f, false), Weight: float64(a.LeastRequested)})
 	}
 	if a.MostRequested > 0 {
-		f, err := strategy.NewKubeFit(schema, strategy.MostAllocated, []strategy.Resource{{Name: resource.CPU, Weight: 1}, {Name: resource.Memory, Weight: 1}})
+		f, err := strategy.NewKubeFit(t.schema, strategy.MostAllocated, []strategy.Resource{{Name: resource.CPU, Weight: 1}, {Name: resource.Memory, Weight: 1}})
 		if err != nil {
 			return nil, nil, err
 		}
 		parts = append(parts, scoring.WeightedScorer{Scorer: scoring.NewStrategyScorer(name+".mostrequested", f, false), Weight: float64(a.MostRequested)})
 	}
 	if a.BalancedResource > 0 {
-		b, err := strategy.NewBalancedAllocation(schema, nodeOrderBalancedResources)
+		b, err := strategy.NewBalancedAllocation(t.schema, nodeOrderBalancedResources)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -210,7 +210,7 @@ func TestVolcanoErrorsInAConfigMapNameTheirPlace(t *testing.T) {
 			}
 			wantAll(t, err.Error(),
 				tc.root+`tiers[1].plugins[5].arguments["binpack.weight"]: must be ≥ 0, got -1`,
-				tc.root+`tiers[1].plugins[6].name: not a Volcano plugin; known are binpack, capacity, cdp, conformance, deviceshare, drf, extender, gang, network-topology-aware, nodegroup, nodeorder, numa-aware, overcommit, pdb, predicates, priority, proportion, rescheduling, resource-strategy-fit, resourcequota, sla, task-topology, tdm, usage, got "nodeorderr"`)
+				tc.root+`tiers[1].plugins[6].name: not a Volcano plugin; known are binpack, capacity, cdp, conformance, deviceshare, drf, extender, fgd, gang, network-topology-aware, nodegroup, nodeorder, numa-aware, overcommit, pdb, predicates, priority, proportion, rescheduling, resfit-frag, resource-strategy-fit, resourcequota, sla, task-topology, tdm, usage, got "nodeorderr"`)
 		})
 	}
 }

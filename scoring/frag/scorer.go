@@ -96,6 +96,13 @@ func NewScorer(schema *resource.Schema, devices *resource.Devices, m *Measure, o
 	}, nil
 }
 
+// SetFromScratch turns the scorer's memory off (every node evaluated
+// afresh for every task, as Options.FromScratch) or on again; the scores
+// are the same either way. It is for measuring what the memory saves, on a
+// scorer built by someone else (a configuration's FGD or ResfitFrag), and
+// must not be called while the scorer scores.
+func (s *Scorer) SetFromScratch(on bool) { s.scratch = on }
+
 // Name is the configured name.
 func (s *Scorer) Name() string { return s.name }
 

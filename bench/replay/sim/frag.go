@@ -1,6 +1,10 @@
 package sim
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
+
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/frag"
@@ -30,14 +34,54 @@ func Fragmented(m *frag.Measure, c *Cluster) float64 {
 	return total
 }
 
-// NewFGD is the paper's FGD scorer on the cluster, remembering results
-// per node until the node changes unless fromScratch.
-func NewFGD(c *Cluster, classes []Class, fromScratch bool) (*frag.Scorer, error) {
-	m, err := Measure(classes)
-	if err != nil {
-		return nil, err
+// fragConfig is a resfit configuration of one fragmentation plugin (FGD
+// or ResfitFrag) over the workload's typical classes, with further
+// arguments (YAML lines at the arguments' indentation). Every number is
+// written so that it reads back to the same float64.
+func fragConfig(plugin string, classes []Class, extra string) string {
+	var b strings.Builder
+	b.WriteString("plugins:\n- name: " + plugin + "\n  args:\n    classes:\n")
+	for _, c := range classes {
+		fmt.Fprintf(&b, "    - {cpu: %dm, gpus: %d", c.MilliCPU, c.NumGPU)
+		if c.NumGPU > 0 {
+			fmt.Fprintf(&b, ", gpuShare: %d", c.GPUMilli)
+		}
+		if c.Models != "" {
+			fmt.Fprintf(&b, ", models: %q", c.Models)
+		}
+		fmt.Fprintf(&b, ", weight: %s}\n", exact(c.Weight))
 	}
-	return frag.NewScorer(c.Table.Schema(), c.GPUs, m, frag.Options{FromScratch: fromScratch})
+	b.WriteString(extra)
+	return b.String()
+}
+
+// exact writes a float64 in the fewest decimal digits that read back to
+// it, without an exponent (which YAML would not read as a number).
+func exact(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+
+// fragPolicy builds a fragmentation plugin's configuration: its pipeline,
+// and the GPU its FGD scored best for a shared pod.
+func fragPolicy(c *Cluster, env Env, text string) (*scoring.Pipeline, DeviceChoice, error) {
+	pipe, _, err := fromConfig(c, text)
+	if err != nil {
+		return nil, nil, err
+	}
+	s := fgdScorer(pipe)
+	if s == nil {
+		return nil, nil, fmt.Errorf("the configuration has no FGD scorer:\n%s", text)
+	}
+	s.SetFromScratch(env.FromScratch)
+	return pipe, fgdDevice(s, c), nil
+}
+
+// fgdScorer is the pipeline's FGD scorer, or nil.
+func fgdScorer(p *scoring.Pipeline) *frag.Scorer {
+	for _, s := range p.Scorers() {
+		if f, ok := s.Scorer.(*frag.Scorer); ok {
+			return f
+		}
+	}
+	return nil
 }
 
 // fgdDevice is the GPU FGD scored best for a shared pod on a row.

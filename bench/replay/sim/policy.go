@@ -5,7 +5,6 @@ import (
 
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/config"
-	"github.com/resfit/resfit/sra"
 )
 
 // Policy is a scheduling policy: its pipeline for a cluster, and which
@@ -34,53 +33,31 @@ type Env struct {
 	CoresPerGPU float64
 }
 
-// proportional is the sra proportional filter keeping cores cpu free per
-// idle GPU.
-func proportional(c *Cluster, cores float64) (scoring.Filter, error) {
-	p, err := sra.NewProportional(c.Table.Schema(), []sra.Ratio{{Resource: GPU, CPU: cores}})
-	if err != nil {
-		return nil, err
-	}
-	return scoring.NewProportionalFilter(p)
-}
-
-// withScorers is the shared filters plus the given scorers, weight 1.
+// withScorers is the filters every policy has (NodeResourcesFit, then
+// DeviceShare over the cluster's device view) and the given scorers,
+// weight 1.
 func withScorers(c *Cluster, scorers ...scoring.Scorer) (*scoring.Pipeline, error) {
 	ws := make([]scoring.WeightedScorer, len(scorers))
 	for i, s := range scorers {
 		ws[i] = scoring.WeightedScorer{Scorer: s, Weight: 1}
 	}
-	return assemble(c, ws)
-}
-
-// assemble is the shared filters (NodeResourcesFit, DeviceShare), any
-// extra filters, and the weighted scorers.
-func assemble(c *Cluster, scorers []scoring.WeightedScorer, extra ...scoring.Filter) (*scoring.Pipeline, error) {
 	df, err := scoring.NewDeviceFilter(c.GPUs)
 	if err != nil {
 		return nil, err
 	}
-	filters := append([]scoring.Filter{scoring.NewFitFilter(nil, nil), df}, extra...)
-	return scoring.NewPipeline(c.Table.Schema(), filters, scorers)
+	return scoring.NewPipeline(c.Table.Schema(), []scoring.Filter{scoring.NewFitFilter(nil, nil), df}, ws)
 }
 
 // fromConfig builds a pipeline from a resfit configuration, the way a
-// user writes one (its default filter is NodeResourcesFit), and adds the
-// DeviceShare filter.
+// user writes one (its default filter is NodeResourcesFit), for the
+// cluster's device view, as a host that keeps one builds it (the
+// DeviceShare filter follows the configured filters).
 func fromConfig(c *Cluster, text string) (*scoring.Pipeline, DeviceChoice, error) {
 	cfg, err := config.Load([]byte(text), config.Options{})
 	if err != nil {
 		return nil, nil, err
 	}
-	pipe, err := cfg.Build(c.Table.Schema())
-	if err != nil {
-		return nil, nil, err
-	}
-	df, err := scoring.NewDeviceFilter(c.GPUs)
-	if err != nil {
-		return nil, nil, err
-	}
-	pipe, err = pipe.WithFilters(df)
+	pipe, err := cfg.BuildFor(c.Table.Schema(), config.Host{Devices: c.GPUs})
 	return pipe, nil, err
 }
 
@@ -115,66 +92,28 @@ func Policies() []Policy {
 		simple("DotProd", func(c *Cluster, _ Env) scoring.Scorer { return &DotProdScorer{c: c} }),
 		simple("GpuPacking", func(c *Cluster, _ Env) scoring.Scorer { return &GpuPackingScorer{c: c} }),
 		{Name: "FGD", Build: func(c *Cluster, env Env) (*scoring.Pipeline, DeviceChoice, error) {
-			s, err := NewFGD(c, env.Classes, env.FromScratch)
-			if err != nil {
-				return nil, nil, err
-			}
-			pipe, err := withScorers(c, s)
-			return pipe, fgdDevice(s, c), err
+			return fragPolicy(c, env, fragConfig(config.FGD, env.Classes, ""))
 		}},
 		configured("RSF", rsf("")),
 		configured("RSF+retention", rsf(rsfRetention)),
 		{Name: "RSF+proportional", Build: func(c *Cluster, env Env) (*scoring.Pipeline, DeviceChoice, error) {
 			return fromConfig(c, rsf(fmt.Sprintf(rsfProportional, env.CoresPerGPU)))
 		}},
-		{Name: ResfitFrag, Build: buildResfitFrag},
+		{Name: ResfitFrag, Build: func(c *Cluster, env Env) (*scoring.Pipeline, DeviceChoice, error) {
+			return fragPolicy(c, env, fragConfig(config.ResfitFrag, env.Classes, "    coresPerIdleGPU: "+exact(env.CoresPerGPU)+"\n"))
+		}},
 	}
 }
 
-// ResfitFrag is resfit's fragmentation-aware policy: three pipeline parts,
-// each doing one job.
-//
-//   - FGD (weight 101) ranks nodes by how much the pod lowers their
-//     fragmentation, in the paper's whole steps 0..100. Hundreds of nodes
-//     often tie on the top step; the paper's results come from breaking
-//     those ties by a fixed node priority.
-//   - NodeResourcesBalancedAllocation over cpu and GPU (weight 1, scores
-//     0..100, so it only orders FGD's ties) breaks them instead by keeping
-//     each node's cpu and GPU use in step: a node is not left with idle
-//     GPUs and no cpu, nor idle cpu and no GPU.
-//   - The sra proportional filter keeps, on every node, as much cpu per
-//     idle GPU as the workload's GPU pods ask for on average (Σ cpu / Σ GPU
-//     over them: 10.9 cores on openb), so CPU-only pods do not strand GPUs.
-//
-// A pod sharing a GPU takes the GPU FGD scored best.
+// ResfitFrag is resfit's fragmentation-aware policy, the configuration
+// plugin of that name (scoring/config): FGD, weighted above the whole
+// range of its tie-breaker, NodeResourcesBalancedAllocation over cpu and
+// GPU, which orders FGD's many ties by keeping each node's cpu and GPU use
+// in step, and the sra proportional filter keeping, on every node, as much
+// cpu per idle GPU as the workload's GPU pods ask for on average (Σ cpu /
+// Σ GPU over them: 10.9 cores on openb), so that CPU-only pods do not
+// strand GPUs. A pod sharing a GPU takes the GPU FGD scored best.
 const ResfitFrag = "ResfitFrag"
-
-func buildResfitFrag(c *Cluster, env Env) (*scoring.Pipeline, DeviceChoice, error) {
-	cfg, err := config.Load([]byte(`
-plugins:
-- name: NodeResourcesBalancedAllocation
-  args: {resources: [{name: cpu, weight: 1}, {name: nvidia.com/gpu, weight: 1}]}
-`), config.Options{})
-	if err != nil {
-		return nil, nil, err
-	}
-	balanced, err := cfg.Build(c.Table.Schema())
-	if err != nil {
-		return nil, nil, err
-	}
-	fgd, err := NewFGD(c, env.Classes, env.FromScratch)
-	if err != nil {
-		return nil, nil, err
-	}
-	// One FGD step outweighs the whole of the tie-breaker's range.
-	scorers := append([]scoring.WeightedScorer{{Scorer: fgd, Weight: balanced.MaxScore() + 1}}, balanced.Scorers()...)
-	prop, err := proportional(c, env.CoresPerGPU)
-	if err != nil {
-		return nil, nil, err
-	}
-	pipe, err := assemble(c, scorers, prop)
-	return pipe, fgdDevice(fgd, c), err
-}
 
 // kubeFit is kube-scheduler's NodeResourcesFit scoring cpu and GPU alike
 // (memory is filtered, not scored, as in the paper's baselines).

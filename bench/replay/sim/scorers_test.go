@@ -87,11 +87,11 @@ func TestScorersStayInRange(t *testing.T) {
 	scorers := []scoring.Scorer{
 		NewRandomScorer(1), &BestFitScorer{c: c}, &DotProdScorer{c: c}, &GpuPackingScorer{c: c},
 	}
-	fgd, err := NewFGD(c, in.Classes, false)
+	pipe, _, err := fragPolicy(c, Env{Classes: in.Classes}, fragConfig("FGD", in.Classes, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
-	scorers = append(scorers, fgd)
+	scorers = append(scorers, fgdScorer(pipe))
 	var task scoring.Task
 	out := make([]float64, c.Table.Len())
 	span := scoring.NewSpan(c.Table, 0, c.Table.Len())

@@ -1,0 +1,215 @@
+package config
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/scoring/frag"
+	"github.com/resfit/resfit/sra"
+	"github.com/resfit/resfit/strategy"
+)
+
+// fragClasses are a workload's typical pods as every form writes them:
+// a whole GPU, a shared GPU of the V100s, a CPU pod.
+const fragClasses = `[{cpu: 8, gpus: 1, weight: 0.5}, {cpu: "4", gpus: 1, gpuShare: 300, models: "V100M32|V100M16", weight: 0.3}, {cpu: 500m, weight: 0.2}]`
+
+var wantFragClasses = []FragClass{
+	{MilliCPU: 8000, GPUs: 1, GPUShare: 1000, Weight: 0.5},
+	{MilliCPU: 4000, GPUs: 1, GPUShare: 300, Models: "V100M16|V100M32", Weight: 0.3},
+	{MilliCPU: 500, Weight: 0.2},
+}
+
+// The fragmentation plugins read alike in every form: resfit's own, a
+// KubeSchedulerConfiguration's score plugins and pluginConfig, a
+// volcano-scheduler.conf's tiers (fgd, resfit-frag); defaults filled in
+// (the device, the share unit, a class's whole device and weight 1, the
+// tie-breaker over cpu and the device, the reserve from the classes).
+func TestFragPlugins(t *testing.T) {
+	fgd := ScorerConfig{Name: FGD, Weight: 1, Args: FGDArgs{Device: resource.GPU, ShareUnit: 1000, Classes: wantFragClasses}}
+	// Cores per device, in float64 as the decoder sums them: (0.5 × 8 +
+	// 0.3 × 4) / (0.5 × 1 + 0.3 × 0.3), about 5.2 / 0.59.
+	w := []float64{0.5, 0.3}
+	perDevice := (w[0]*8 + w[1]*4) / (w[0]*1 + w[1]*0.3)
+	rf := ScorerConfig{Name: ResfitFrag, Weight: 2, Args: ResfitFragArgs{FGDArgs: fgd.Args.(FGDArgs),
+		TieBreaker: []string{"cpu", resource.GPU}, CoresPerIdleGPU: perDevice}}
+	runLoadCases(t, []loadCase{
+		{name: "resfit's form", doc: `
+plugins:
+- {name: FGD, args: {classes: ` + fragClasses + `}}
+- {name: ResfitFrag, weight: 2, args: {classes: ` + fragClasses + `}}`,
+			filters: []string{NodeResourcesFit}, scorers: []ScorerConfig{fgd, rf}},
+		{name: "KubeSchedulerConfiguration", doc: `
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- plugins:
+    score:
+      disabled: [{name: "*"}]
+      enabled: [{name: FGD}, {name: ResfitFrag, weight: 2}]
+  pluginConfig:
+  - {name: FGD, args: {classes: ` + fragClasses + `}}
+  - {name: ResfitFrag, args: {classes: ` + fragClasses + `}}`,
+			filters: []string{NodeResourcesFit}, scorers: []ScorerConfig{fgd, rf}},
+		{name: "volcano-scheduler.conf", doc: `
+tiers:
+- plugins:
+  - {name: gang}
+  - {name: fgd, arguments: {classes: ` + fragClasses + `}}`,
+			filters: []string{NodeResourcesFit}, scorers: []ScorerConfig{fgd}, warns: []string{`"gang"`}},
+		{name: "every argument", doc: `
+plugins:
+- name: ResfitFrag
+  args:
+    device: example.com/gpu
+    shareUnit: 100
+    classes: [{cpu: 2, gpus: 2, gpuShare: 50, weight: 3}]
+    tieBreaker: {resources: [{name: cpu, weight: 1}, {name: memory, weight: 1}]}
+    coresPerIdleGPU: 0`,
+			filters: []string{NodeResourcesFit}, scorers: []ScorerConfig{{Name: ResfitFrag, Weight: 1, Args: ResfitFragArgs{
+				FGDArgs:    FGDArgs{Device: "example.com/gpu", ShareUnit: 100, Classes: []FragClass{{MilliCPU: 2000, GPUs: 2, GPUShare: 50, Weight: 3}}},
+				TieBreaker: []string{"cpu", "memory"}}}}},
+		{name: "errors", doc: `
+plugins:
+- name: FGD
+  args:
+    device: Bad Name
+    shareUnit: 0
+    classes:
+    - {cpu: lots, gpus: 1}
+    - {gpuShare: 500}
+    - {gpus: 1, gpuShare: 1001}
+    - {gpus: 1, gpuShare: 300, models: "A 100"}
+    - {gpus: 2000, weight: -1}
+    - {gpu: 1}
+- {name: FGD, args: {shareUnit: 300, classes: [{gpus: 1, gpuShare: 1}]}}
+- {name: FGD}
+- {name: FGD, args: {classes: [{weight: 0}]}}
+- {name: FGD, args: {classes: []}}
+- {name: ResfitFrag, args: {classes: [{cpu: 1}], coresPerIdleGPU: -1, tieBreaker: {resources: [{name: cpu, weight: 2}]}}}`,
+			errs: []string{
+				`plugins[0].args.device: not a valid resource name`,
+				`plugins[0].args.shareUnit: must be in [1, 1000000], got 0`,
+				`plugins[0].args.classes[0].cpu: `,
+				`plugins[0].args.classes[1].gpuShare: a share of a device needs gpus ≥ 1, got 500`,
+				`plugins[0].args.classes[2].gpuShare: must be in [1, 1000] (shareUnit: a whole device), got 1001`,
+				`plugins[0].args.classes[3].models: `,
+				`plugins[0].args.classes[4].gpus: must be in [0, 1024], got 2000`,
+				`plugins[0].args.classes[4].weight: must be in [0, 1000000], got -1`,
+				`plugins[0].args.classes[5]["gpu"]: unknown field`,
+				`plugins[1].args.classes[0].gpuShare: must be a whole thousandth of a device`,
+				`plugins[2].args.classes: FGD needs the workload's typical pods`,
+				`plugins[3].args.classes: the classes' weights must sum to more than 0`,
+				`plugins[4].args.classes: at least one class is needed`,
+				`plugins[5].args.coresPerIdleGPU: must be in [0, 1000000] (0 turns the filter off), got -1`,
+				`plugins[5].args.tieBreaker.resources[0].weight: must be 1, got 2`,
+			}},
+	})
+}
+
+// What Canonical writes of the fragmentation plugins loads back to the
+// same configuration, every default written out.
+func TestFragPluginsCanonical(t *testing.T) {
+	c, err := Load([]byte(`plugins: [{name: ResfitFrag, args: {classes: `+fragClasses+`}}, {name: FGD, args: {shareUnit: 100, classes: [{gpus: 1, gpuShare: 25}]}}]`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := c.Canonical()
+	for _, want := range []string{"device: nvidia.com/gpu  # default", "shareUnit: 1000  # default", "classes:  # plugins[0].args.classes",
+		"gpuShare: 300\n", `models: "V100M16|V100M32"`, "coresPerIdleGPU: 8.8135593220339  # default", "- name: nvidia.com/gpu"} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("canonical lacks %q:\n%s", want, text)
+		}
+	}
+	back, err := Load(text, Options{})
+	if err != nil {
+		t.Fatalf("%s\ndoes not load back: %v", text, err)
+	}
+	if diff := cmp.Diff(c.Scorers[0].Args, back.Scorers[0].Args); diff != "" {
+		t.Errorf("loaded back (-first +again):\n%s", diff)
+	}
+}
+
+// Built for a host's device view, ResfitFrag is the pipeline the replay
+// assembled by hand: NodeResourcesFit, DeviceShare and the proportional
+// filter; FGD at 101 and the balanced tie-breaker at 1. Its totals are the
+// hand-made pipeline's to the bit. Without a device view, or with one of
+// another resource, it does not build, and says why.
+func TestResfitFragBuildsThePolicy(t *testing.T) {
+	schema, _ := resource.NewSchema("cpu", "memory", resource.GPU)
+	table := resource.NewTable(schema, 3)
+	devices, _ := resource.NewDevices(resource.GPU, 1000)
+	for i, n := range []struct {
+		cpu, used int64
+		gpus      int
+	}{{64000, 8000, 8}, {96000, 90000, 8}, {32000, 0, 2}} {
+		table.Add(string(rune('a'+i)), resource.Vector{n.cpu, 256 << 30, int64(n.gpus) * 1000}, resource.Vector{n.used, 0, 0})
+		devices.AddNode(n.gpus)
+	}
+	devices.Take(0, 0, 700) // a's first GPU is shared
+	table.SetUsed(0, resource.Vector{8000, 0, 700})
+	c, err := Load([]byte(`plugins: [{name: ResfitFrag, args: {classes: `+fragClasses+`, coresPerIdleGPU: 4}}]`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipe, err := c.BuildFor(schema, Host{Devices: devices})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(append(pipe.FilterNames(), pipe.ScorerNames()...), ", "); got != "NodeResourcesFit, DeviceShare, sra.proportional, FGD, NodeResourcesBalancedAllocation" {
+		t.Errorf("parts %s", got)
+	}
+	// By hand, as bench/replay assembled it.
+	m, _ := frag.NewMeasure([]frag.Class{
+		{CPU: 8000, Devices: resource.DeviceRequest{Count: 1, Each: 1000}, Weight: 0.5},
+		{CPU: 4000, Devices: resource.DeviceRequest{Count: 1, Each: 300}, Models: "V100M16|V100M32", Weight: 0.3},
+		{CPU: 500, Weight: 0.2}}, 1000)
+	fgd, _ := frag.NewScorer(schema, devices, m, frag.Options{})
+	balanced, _ := strategy.NewBalancedAllocation(schema, []string{"cpu", resource.GPU})
+	df, _ := scoring.NewDeviceFilter(devices)
+	p, _ := sra.NewProportional(schema, []sra.Ratio{{Resource: resource.GPU, CPU: 4}})
+	pf, _ := scoring.NewProportionalFilter(p)
+	byHand, err := scoring.NewPipeline(schema, []scoring.Filter{scoring.NewFitFilter(nil, nil), df, pf},
+		[]scoring.WeightedScorer{{Scorer: fgd, Weight: 101}, {Scorer: scoring.NewStrategyScorer("balanced", balanced, true), Weight: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range []*scoring.Task{
+		{Requests: resource.Vector{4000, 1 << 30, 1000}, Devices: resource.DeviceRequest{Count: 1, Each: 1000}},
+		{Requests: resource.Vector{2000, 1 << 30, 300}, Devices: resource.DeviceRequest{Count: 1, Each: 300}},
+		{Requests: resource.Vector{2000, 1 << 30, 0}},
+	} {
+		got, want := pipe.NewBatch(3), byHand.NewBatch(3)
+		if err := pipe.Score(task, table, got); err != nil {
+			t.Fatal(err)
+		}
+		if err := byHand.Score(task, table, want); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			if got.Feasible(i) != want.Feasible(i) || got.Total(i) != want.Total(i) {
+				t.Errorf("%v on %s: %v %v, by hand %v %v", task.Requests, table.Name(i), got.Feasible(i), got.Total(i), want.Feasible(i), want.Total(i))
+			}
+		}
+	}
+	if _, err := c.Build(schema); err == nil || !strings.Contains(err.Error(), "scorers[0] (ResfitFrag): needs the host's device view of nvidia.com/gpu") {
+		t.Errorf("without a device view: %v", err)
+	}
+	other, _ := resource.NewDevices("example.com/gpu", 1000)
+	for range 3 {
+		other.AddNode(0)
+	}
+	if _, err := c.BuildFor(schema, Host{Devices: other}); err == nil || !strings.Contains(err.Error(), "the host's device view is of example.com/gpu, not nvidia.com/gpu") {
+		t.Errorf("another device view: %v", err)
+	}
+}
+
+func FuzzFrag(f *testing.F) {
+	fuzzConfig(f,
+		`plugins: [{name: ResfitFrag, args: {classes: `+fragClasses+`}}]`,
+		`plugins: [{name: FGD, args: {shareUnit: 100, classes: [{cpu: 1, gpus: 2, gpuShare: 50, weight: 2}, {cpu: 2}]}}]`,
+		`tiers: [{plugins: [{name: resfit-frag, arguments: {classes: [{gpus: 1}], coresPerIdleGPU: 8}}]}]`)
+}
