@@ -7,7 +7,8 @@
 // Each dialect is in a file of its own: resfit's form (native.go), Volcano
 // (volcano.go, with its scarce-resource avoidance in sra.go),
 // kube-scheduler (kube.go), Koordinator (koordinator.go) and the legacy
-// Policy (policy.go). A document goes one way through them: Load
+// Policy (policy.go); resfit's own fragmentation plugins, FGD and
+// ResfitFrag, which every form can name, are in frag.go. A document goes one way through them: Load
 // (config.go) finds the configuration in its file (manifest.go: bare, in a
 // ConfigMap, among manifests), decode (config.go) picks the dialect by its
 // top-level fields, the dialect's file reads its plugin list and hands each
@@ -22,7 +23,8 @@
 //
 // Options.Compat instead reproduces what Volcano silently does with bad
 // values, with a warning per changed value. Config.Canonical (render.go)
-// writes back what was understood.
+// writes back what was understood. Config.BuildFor builds the pipeline for
+// what a host gives beside the schema (its device view, Host).
 package config
 
 import (

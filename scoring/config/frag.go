@@ -45,7 +45,10 @@ type FGDArgs struct {
 
 // FragClass is one typical pod: its cpu request, the devices it asks for
 // (GPUs of GPUShare each, or none) and the device models it accepts, and
-// its weight, how often it comes relative to the others (1 when unset).
+// its weight, how often it comes relative to the others (1 when unset):
+// FGD weighs the class by its share, its weight over the classes' summed
+// weight (FGD's popularity, which sums to 1), so counts of pods serve as
+// weights as well as shares do.
 type FragClass struct {
 	MilliCPU int64
 	GPUs     int
@@ -70,9 +73,13 @@ func (a FGDArgs) scorer(name string, t target) (*frag.Scorer, error) {
 		return nil, fmt.Errorf("device: the host's device view is of %s, not %s", t.devices.Name(), a.Device)
 	}
 	perDevice := t.devices.PerDevice()
+	total := 0.0
+	for _, c := range a.Classes {
+		total += c.Weight
+	}
 	classes := make([]frag.Class, len(a.Classes))
 	for i, c := range a.Classes {
-		classes[i] = frag.Class{CPU: c.MilliCPU, Models: c.Models, Weight: c.Weight}
+		classes[i] = frag.Class{CPU: c.MilliCPU, Models: c.Models, Weight: c.Weight / total}
 		if c.GPUs == 0 {
 			continue
 		}

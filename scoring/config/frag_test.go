@@ -213,3 +213,38 @@ func FuzzFrag(f *testing.F) {
 		`plugins: [{name: FGD, args: {shareUnit: 100, classes: [{cpu: 1, gpus: 2, gpuShare: 50, weight: 2}, {cpu: 2}]}}]`,
 		`tiers: [{plugins: [{name: resfit-frag, arguments: {classes: [{gpus: 1}], coresPerIdleGPU: 8}}]}]`)
 }
+
+// FGD weighs a class by its share, its weight over the classes' sum: pods
+// counted (3 and 1) score as their shares (0.75 and 0.25) do.
+func TestFGDWeighsClassesByTheirShare(t *testing.T) {
+	schema, _ := resource.NewSchema("cpu", "memory", resource.GPU)
+	table := resource.NewTable(schema, 2)
+	devices, _ := resource.NewDevices(resource.GPU, 1000)
+	for range 2 {
+		table.Add("n", resource.Vector{32000, 64 << 30, 8000}, nil)
+		devices.AddNode(8)
+	}
+	devices.Take(0, 0, 1000)
+	devices.Take(0, 1, 500)
+	table.SetUsed(0, resource.Vector{0, 0, 1500})
+	task := &scoring.Task{Requests: resource.Vector{2000, 0, 500}, Devices: resource.DeviceRequest{Count: 1, Each: 500}}
+	var totals [][]float64
+	for _, weights := range [][2]string{{"3", "1"}, {"0.75", "0.25"}} {
+		c, err := Load([]byte(`plugins: [{name: FGD, args: {classes: [{cpu: 2, gpus: 1, gpuShare: 500, weight: `+weights[0]+`}, {cpu: 8, gpus: 4, weight: `+weights[1]+`}]}}]`), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pipe, err := c.BuildFor(schema, Host{Devices: devices})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := pipe.NewBatch(2)
+		if err := pipe.Score(task, table, b); err != nil {
+			t.Fatal(err)
+		}
+		totals = append(totals, []float64{b.Total(0), b.Total(1)})
+	}
+	if !cmp.Equal(totals[0], totals[1]) || totals[0][0] == totals[0][1] {
+		t.Errorf("counts give %v, shares %v", totals[0], totals[1])
+	}
+}

@@ -36,8 +36,11 @@ func Fragmented(m *frag.Measure, c *Cluster) float64 {
 
 // fragConfig is a resfit configuration of one fragmentation plugin (FGD
 // or ResfitFrag) over the workload's typical classes, with further
-// arguments (YAML lines at the arguments' indentation). Every number is
-// written so that it reads back to the same float64.
+// arguments (YAML lines at the arguments' indentation). A class's weight
+// is its count of pods, which the configuration turns into the class's
+// share as TypicalClasses does (count over the classes' count: the same
+// float64), and every other number is written so that it reads back to
+// the same float64.
 func fragConfig(plugin string, classes []Class, extra string) string {
 	var b strings.Builder
 	b.WriteString("plugins:\n- name: " + plugin + "\n  args:\n    classes:\n")
@@ -49,7 +52,7 @@ func fragConfig(plugin string, classes []Class, extra string) string {
 		if c.Models != "" {
 			fmt.Fprintf(&b, ", models: %q", c.Models)
 		}
-		fmt.Fprintf(&b, ", weight: %s}\n", exact(c.Weight))
+		fmt.Fprintf(&b, ", weight: %d}\n", c.Count)
 	}
 	b.WriteString(extra)
 	return b.String()

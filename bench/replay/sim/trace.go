@@ -165,6 +165,9 @@ type Shape struct {
 type Class struct {
 	Shape
 	Weight float64
+	// Count is how many pods of the trace have the shape; Weight is it
+	// over the count of every class's pods.
+	Count int
 }
 
 // TypicalClasses counts the pods' shapes, takes the most frequent (ties by
@@ -201,7 +204,7 @@ func TypicalClasses(pods []Pod, coverage float64) []Class {
 		if len(pods) > 0 && float64(covered) >= coverage*float64(len(pods)) {
 			break
 		}
-		classes = append(classes, Class{Shape: s, Weight: float64(counts[s])})
+		classes = append(classes, Class{Shape: s, Weight: float64(counts[s]), Count: counts[s]})
 		covered += counts[s]
 	}
 	for i := range classes {

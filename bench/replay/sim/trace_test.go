@@ -34,14 +34,14 @@ func TestReadPodsAndClasses(t *testing.T) {
 	// (1000,200,1) and (12000,1000,1)) = 8 pods.
 	classes := TypicalClasses(ps, 0.8)
 	want := []Class{
-		{Shape{6000, 460, 1, ""}, 4.0 / 8}, {Shape{4000, 0, 0, ""}, 2.0 / 8},
-		{Shape{1000, 200, 1, ""}, 1.0 / 8}, {Shape{12000, 1000, 1, ""}, 1.0 / 8},
+		{Shape{6000, 460, 1, ""}, 4.0 / 8, 4}, {Shape{4000, 0, 0, ""}, 2.0 / 8, 2},
+		{Shape{1000, 200, 1, ""}, 1.0 / 8, 1}, {Shape{12000, 1000, 1, ""}, 1.0 / 8, 1},
 	}
 	if len(classes) != len(want) {
 		t.Fatalf("classes %+v", classes)
 	}
 	for i := range want {
-		if classes[i].Shape != want[i].Shape || math.Abs(classes[i].Weight-want[i].Weight) > 1e-12 {
+		if classes[i].Shape != want[i].Shape || math.Abs(classes[i].Weight-want[i].Weight) > 1e-12 || classes[i].Count != want[i].Count {
 			t.Errorf("class %d = %+v, want %+v", i, classes[i], want[i])
 		}
 	}

@@ -224,7 +224,7 @@ func TestREADMEQuotesTheWorkedExample(t *testing.T) {
 		}
 		ran++
 	}
-	if ran != 3 {
-		t.Errorf("ran %d of the README's commands, want 3", ran)
+	if ran != 4 {
+		t.Errorf("ran %d of the README's commands, want 4", ran)
 	}
 }

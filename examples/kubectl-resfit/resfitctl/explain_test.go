@@ -238,3 +238,45 @@ func TestRounded(t *testing.T) {
 		}
 	}
 }
+
+// ResfitFrag over the example's two GPU job shapes (4 cores × 2 GPUs and
+// 8 × 4, equally often), worked by hand for train/job-1 (4 cores, 2 GPUs):
+//
+//	gpu-a: 2 GPUs idle, which the 4-GPU shape cannot use: fragment
+//	       ½ × 2000 = 1000 before, 0 after job-1 takes both; FGD
+//	       ⌊100 × sigmoid(1000/1000)⌋ = 73
+//	gpu-b: 8 GPUs idle, both shapes fit before and after: fragment 0,
+//	       FGD ⌊100 × sigmoid(0)⌋ = 50
+//	balanced tie-breaker (cpu, GPU): gpu-a 50 + (50 + 68 − 75)/2 = 71,
+//	       gpu-b 50 + (50 + 93 − 100)/2 = 71
+//	totals 101 × 73 + 71 = 7444 and 101 × 50 + 71 = 5121, of 101 × 100 + 100
+//
+// The CPU nodes have no GPU for the job.
+func TestExplainResfitFrag(t *testing.T) {
+	c, cfg := testdata(t, "resfitfrag.yaml")
+	pod, err := c.FindPod("train/job-1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Explain(c, cfg, "resfitfrag.yaml", pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.MaxScore != 10200 || !cmp.Equal(e.Plugins, []string{"FGD", "NodeResourcesBalancedAllocation"}) {
+		t.Errorf("max %v, plugins %v", e.MaxScore, e.Plugins)
+	}
+	for _, want := range []NodeExplanation{
+		{Name: "gpu-a", Feasible: true, Total: 7444, Scores: map[string]float64{"FGD": 7373, "NodeResourcesBalancedAllocation": 71}},
+		{Name: "gpu-b", Feasible: true, Total: 5121, Scores: map[string]float64{"FGD": 5050, "NodeResourcesBalancedAllocation": 71}},
+	} {
+		if got := node(t, e, want.Name); !cmp.Equal(got, want) {
+			t.Errorf("%s: %+v, want %+v", want.Name, got, want)
+		}
+	}
+	if got := order(e); !cmp.Equal(got, []string{"gpu-a", "gpu-b", "cpu-a", "cpu-b"}) {
+		t.Errorf("order %v", got)
+	}
+	if r := node(t, e, "cpu-a").Reason; !strings.HasPrefix(r, "NodeResourcesFit: insufficient nvidia.com/gpu") {
+		t.Errorf("cpu-a: %s", r)
+	}
+}

@@ -20,10 +20,12 @@ const GPU = resource.GPU
 // scene is a cluster ready to score under one configuration, as every
 // command reads it: the kubebridge snapshot of its nodes and pods (a cache
 // that whatif places pods in with Assume), and the configuration's
-// pipeline for the snapshot's schema, followed by the DeviceShare filter
-// over the snapshot's device view (a pod that shares a GPU needs one GPU
-// with its share free, a pod restricted to some GPU models a node of one
-// of them). Pods become tasks by the rules every host shares (task).
+// pipeline built for the snapshot's schema and device view, as every host
+// with a device view builds it (config.Config.BuildFor: the DeviceShare
+// filter after the configured ones, so that a pod that shares a GPU needs
+// one GPU with its share free and a pod restricted to some GPU models a
+// node of one of them; the fragmentation plugins read the view). Pods
+// become tasks by the rules every host shares (task).
 type scene struct {
 	snap *kubebridge.Snapshot
 	pipe *scoring.Pipeline
@@ -49,16 +51,9 @@ func newScene(c *Cluster, cfg *config.Config, extra []*v1.Pod) (*scene, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", c.Source, err)
 	}
-	pipe, err := cfg.Build(snap.Schema())
+	pipe, err := cfg.BuildFor(snap.Schema(), config.Host{Devices: snap.Devices()})
 	if err != nil {
 		return nil, fmt.Errorf("the configuration does not build for this cluster's resources: %v", firstLine(err))
-	}
-	deviceShare, err := scoring.NewDeviceFilter(snap.Devices())
-	if err != nil {
-		return nil, err
-	}
-	if pipe, err = pipe.WithFilters(deviceShare); err != nil {
-		return nil, err
 	}
 	return &scene{snap: snap, pipe: pipe, opts: scoring.TaskOptions{Devices: GPU, Models: snap.Models()}}, nil
 }
