@@ -56,11 +56,11 @@ type TaskOptions struct {
 	// (resource.DeviceRequestOf), such as nvidia.com/gpu; empty leaves
 	// Task.Devices empty.
 	Devices string
-	// Models, when not nil, are the device models of the cluster's nodes
-	// (resource.NodeModel of their labels): a task that asks for devices
-	// accepts those its annotations leave (resource.AcceptedModels), and
-	// an unusable annotation is NewTask's error. nil, or a task that asks
-	// for no device, leaves Task.Models empty: any model.
+	// Models are the device models of the cluster's nodes
+	// (resource.NodeModel of their labels; none is none): a task that asks
+	// for devices accepts those its annotations leave
+	// (resource.AcceptedModels), and an unusable annotation is NewTask's
+	// error. A task that asks for no device accepts any model.
 	Models []string
 }
 
@@ -70,7 +70,7 @@ type TaskOptions struct {
 // (resource.RequestsOf of the pod's containers); Volcano's scoring
 // annotations (strategy.VolcanoOverride; an unusable pair scores the task
 // 0 on every node, as Volcano does); with opts.Devices what it asks of
-// individual devices, and with opts.Models the device models it accepts.
+// individual devices and the device models it accepts among opts.Models.
 // Requests the schema cannot hold and unusable model annotations are
 // errors, which the host prefixes with the object's name.
 func NewTask(schema *resource.Schema, name, job string, pod resource.Pod, annotations map[string]string, opts TaskOptions) (*Task, error) {
@@ -85,7 +85,7 @@ func NewTask(schema *resource.Schema, name, job string, pod resource.Pod, annota
 	if opts.Devices != "" {
 		t.Devices = resource.DeviceRequestOf(pod, opts.Devices)
 	}
-	if opts.Models != nil && t.Devices.Count > 0 {
+	if t.Devices.Count > 0 {
 		if t.Models, err = resource.AcceptedModels(annotations, opts.Models); err != nil {
 			return nil, err
 		}

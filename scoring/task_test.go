@@ -33,9 +33,13 @@ func TestNewTaskIsTheHostNeutralRule(t *testing.T) {
 	if !reflect.DeepEqual(task.Override, want) || task.Devices != (resource.DeviceRequest{Count: 1, Each: 300}) || task.Models != "NVIDIA-A100-SXM4-80GB" {
 		t.Errorf("override %v, devices %+v, models %q", task.Override, task.Devices, task.Models)
 	}
-	// Without devices asked for, the models are not read.
+	// Without devices asked for, the models are not read; a cluster
+	// without models leaves none to accept.
 	if task, err := scoring.NewTask(schema, "t", "", pod, annotations, scoring.TaskOptions{Models: cluster}); err != nil || task.Models != "" || task.Devices.Count != 0 {
 		t.Errorf("without devices: %+v, %v", task, err)
+	}
+	if _, err := scoring.NewTask(schema, "t", "", pod, annotations, scoring.TaskOptions{Devices: resource.GPU}); err == nil {
+		t.Error("a cluster without models left the pod's a100")
 	}
 	// An unusable Volcano pair scores the task 0; an unusable model
 	// annotation is an error that names it.

@@ -300,15 +300,14 @@ func (s *Snapshot) rebuild() error {
 	return nil
 }
 
-// deviceCount is how many devices a node's row has: its allocatable amount
-// of the device resource in whole devices, at most
-// resource.MaxDevicesPerNode.
+// deviceCount is how many devices a node's row has (the package's
+// deviceCount of its allocatable amount of the device resource).
 func (s *Snapshot) deviceCount(row int) int {
 	slot, ok := s.schema.Slot(s.device)
 	if !ok {
 		return 0
 	}
-	return int(min(s.table.Allocatable(row)[slot]/1000, resource.MaxDevicesPerNode))
+	return deviceCount(s.table.Allocatable(row)[slot])
 }
 
 // addDevices appends a new row's devices, free, of the node's model.
@@ -372,8 +371,8 @@ func (s *Snapshot) account(row int, e *podEntry, sign int64) error {
 		}
 		e.held = nil
 	}
-	if sign > 0 && e.devices.Count > 0 && s.devices.Fits(row, e.devices) {
-		held, err := s.devices.AllocateInto(row, e.devices, nil)
+	if sign > 0 {
+		held, err := holdDevices(s.devices, row, e.devices)
 		if err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -200,5 +201,45 @@ func TestNodeResourcesFitPlusFollowsKoordinatorInFramework(t *testing.T) {
 	totals, _ = score(t, fw, infos, p)
 	if totals["gpu-10"] != 24*2 {
 		t.Errorf("sidecar pod on gpu-10: %d, want 24 × plugin weight 2", totals["gpu-10"])
+	}
+}
+
+// In kube-scheduler's framework, ResourceStrategyFit keeps a pod that
+// accepts only some GPU models (HAMi's nvidia.com/use-gputype, resfit's
+// resfit.io/gpu-models) off nodes of other models, with the reason, and
+// scores the nodes it accepts as it would without the annotation; a pod
+// without GPUs is not held to them. MostAllocated over cpu, memory and
+// GPU, each in whole percent as kube-scheduler computes them: 4 of 64
+// cores 6, 200Mi of 256Gi 0, 1 of 8 GPUs 12, mean 6; a pod without GPUs
+// skips the GPU: (6 + 0) / 2 = 3.
+func TestGPUModelsInFramework(t *testing.T) {
+	labelled := func(name, model string) *v1.Node {
+		n := node(name, resources("cpu", "64", "memory", "256Gi", gpu, "8"))
+		n.Labels = map[string]string{"nvidia.com/gpu.product": model}
+		return n
+	}
+	nodes := []*v1.Node{labelled("a100", "NVIDIA-A100-SXM4-80GB"), labelled("t4", "Tesla-T4"), node("cpu", resources("cpu", "64", "memory", "256Gi"))}
+	fw, infos := newFramework(t, nodes, nil, enabled{ResourceStrategyFitName, 1, mostAllocated})
+	annotated := func(p *v1.Pod, key, value string) *v1.Pod {
+		p.Annotations = map[string]string{key: value}
+		return p
+	}
+	for _, c := range []struct {
+		pod  *v1.Pod
+		want map[string]string // node → score, or its rejection's start
+	}{
+		{annotated(pod("wants-a100", "", resources("cpu", "4", gpu, "1")), "nvidia.com/use-gputype", "a100"),
+			map[string]string{"a100": "6", "t4": "rejected: nvidia.com/gpu model Tesla-T4 is not one the task accepts (NVIDIA-A100-SXM4-80GB)", "cpu": "rejected: "}},
+		{annotated(pod("wants-t4", "", resources("cpu", "4", gpu, "1")), "resfit.io/gpu-models", "Tesla-T4"),
+			map[string]string{"a100": "rejected: nvidia.com/gpu model NVIDIA-A100-SXM4-80GB is not one the task accepts (Tesla-T4)", "t4": "6", "cpu": "rejected: "}},
+		{pod("any-gpu", "", resources("cpu", "4", gpu, "1")), map[string]string{"a100": "6", "t4": "6", "cpu": "rejected: "}},
+		{annotated(pod("cpu-only", "", resources("cpu", "4")), "nvidia.com/use-gputype", "a100"), map[string]string{"a100": "3", "t4": "3", "cpu": "3"}},
+	} {
+		got := outcome(t, fw, infos, c.pod)
+		for name, want := range c.want {
+			if !strings.HasPrefix(got[name], want) {
+				t.Errorf("%s on %s: %q, want %q", c.pod.Name, name, got[name], want)
+			}
+		}
 	}
 }

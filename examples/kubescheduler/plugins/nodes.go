@@ -2,6 +2,8 @@ package plugins
 
 import (
 	"errors"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -54,6 +56,14 @@ type nodes struct {
 	maxScore float64
 
 	writer *kubebridge.RowWriter
+	// devices, when the plugin reads devices (ResourceStrategyFit), is the
+	// device view of the GPUs, its rows the table's, each read from its
+	// NodeInfo with the row (kubebridge.NodeDevices); models counts the
+	// nodes of each GPU model, and modelList is its keys, sorted.
+	withDevices bool
+	devices     *resource.Devices
+	models      map[string]int
+	modelList   []string
 }
 
 // prepare makes the table hold the given NodeInfos as they are: a new
@@ -172,11 +182,18 @@ func (n *nodes) rebuild(cfg *config.Config, pod *v1.Pod, infos []fwk.NodeInfo) e
 	if err != nil {
 		return err
 	}
-	pipe, err := cfg.Build(schema)
+	writer, err := kubebridge.NewRowWriter(schema)
 	if err != nil {
 		return err
 	}
-	writer, err := kubebridge.NewRowWriter(schema)
+	var host config.Host
+	if n.withDevices {
+		if host.Devices, err = resource.NewDevices(resource.GPU, 1000); err != nil {
+			return err
+		}
+	}
+	devices := host.Devices
+	pipe, err := cfg.BuildFor(schema, host)
 	if err != nil {
 		return err
 	}
@@ -189,6 +206,7 @@ func (n *nodes) rebuild(cfg *config.Config, pod *v1.Pod, infos []fwk.NodeInfo) e
 		schema: schema, pipe: pipe, table: table, placer: placer, writer: writer,
 		rows: make(map[string]int32, len(infos)), byNode: newRowIndex(len(infos)),
 		maxScore: pipe.MaxScore(), cycle: n.cycle,
+		withDevices: n.withDevices, devices: devices, models: map[string]int{},
 	}
 	for _, info := range infos {
 		if _, err := n.add(info); err != nil {
@@ -210,6 +228,11 @@ func (n *nodes) add(info fwk.NodeInfo) (int32, error) {
 	n.rowNode = append(n.rowNode, nil)
 	n.rowInfo = append(n.rowInfo, nil)
 	n.gens = append(n.gens, 0)
+	if n.devices != nil {
+		if _, err := n.devices.AddNode(0); err != nil {
+			return 0, err
+		}
+	}
 	return row, n.read(row, info)
 }
 
@@ -225,14 +248,53 @@ func (n *nodes) read(row int32, info fwk.NodeInfo) error {
 	}); err != nil {
 		return err
 	}
+	if n.devices != nil {
+		pods := make([]*v1.Pod, len(info.GetPods()))
+		for i, p := range info.GetPods() {
+			pods[i] = p.GetPod()
+		}
+		if err := kubebridge.NodeDevices(n.devices, int(row), info.Node(), pods); err != nil {
+			return err
+		}
+	}
 	n.gens[row] = info.GetGeneration()
 	n.rowInfo[row] = info
 	if node := info.Node(); n.rowNode[row] != node {
+		n.countModel(n.rowNode[row], -1)
+		n.countModel(node, +1)
 		n.byNode.remove(n.rowNode[row])
 		n.byNode.put(node, row)
 		n.rowNode[row] = node
 	}
 	return nil
+}
+
+// countModel counts a node's GPU model in or out of the cluster's models.
+func (n *nodes) countModel(node *v1.Node, sign int) {
+	if node == nil || n.models == nil {
+		return
+	}
+	m := resource.NodeModel(node.Labels)
+	if m == "" {
+		return
+	}
+	n.models[m] += sign
+	if n.models[m] == 0 {
+		delete(n.models, m)
+	}
+	n.modelList = nil
+}
+
+// taskOptions are how the plugin reads a pod: with a device view, the GPUs
+// it asks for and the models it accepts among the cluster's.
+func (n *nodes) taskOptions() scoring.TaskOptions {
+	if n.devices == nil {
+		return scoring.TaskOptions{}
+	}
+	if n.modelList == nil {
+		n.modelList = slices.Sorted(maps.Keys(n.models))
+	}
+	return scoring.TaskOptions{Devices: resource.GPU, Models: n.modelList}
 }
 
 // score brings every row's result for the task up to date: the placer
@@ -311,16 +373,16 @@ func (n *nodes) markStale(row int32) {
 // the cycle's schema, grown by any resource the node now offers (scarce
 // resource avoidance counts what a node has, not only what the task asks
 // for). It allocates; it is the rare path.
-func evaluateOne(cfg *config.Config, s *cycleState, info fwk.NodeInfo) (nodeResult, error) {
+func evaluateOne(cfg *config.Config, withDevices bool, s *cycleState, info fwk.NodeInfo) (nodeResult, error) {
 	singleEvaluations.Add(1)
-	one := nodes{schema: s.schema}
+	one := nodes{schema: s.schema, withDevices: withDevices}
 	if err := one.rebuild(cfg, s.pod, []fwk.NodeInfo{info}); err != nil {
 		return nodeResult{}, err
 	}
 	task := s.task
 	if one.schema.Len() != s.schema.Len() {
 		var err error
-		if task, err = kubebridge.NewTask(one.schema, s.pod, scoring.TaskOptions{}); err != nil {
+		if task, err = kubebridge.NewTask(one.schema, s.pod, s.opts); err != nil {
 			return nodeResult{}, err
 		}
 	}

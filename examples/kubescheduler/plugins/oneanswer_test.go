@@ -87,6 +87,14 @@ profiles:
         memory: {type: LeastAllocated, weight: 1}
   - name: ScarceResourceAvoidance
     args: {resources: [nvidia.com/gpu]}`,
+	"resfitfrag": `
+plugins:
+- name: ResfitFrag
+  args:
+    classes:
+    - {cpu: 4, gpus: 1, weight: 3}
+    - {cpu: 8, gpus: 2, weight: 2}
+    - {cpu: 2, weight: 1}`,
 	"policy": `
 priorities:
 - name: RequestedToCapacityRatioPriority
@@ -148,7 +156,7 @@ func TestOnePodOneClusterOneAnswer(t *testing.T) {
 // drawCluster draws 1 to 6 nodes, CPU-only or with 4 or 8 GPUs (some
 // labelled with a GPU model), and pods bound to them, each one container
 // whose requests may leave cpu or memory unset (kube-scheduler's non-zero
-// defaults apply), with whole GPUs.
+// defaults apply), with whole GPUs, some accepting only the one model.
 func drawCluster(t *rapid.T) *resfitctl.Cluster {
 	c := &resfitctl.Cluster{Source: "the drawn cluster"}
 	for i := range rapid.IntRange(1, 6).Draw(t, "nodes") {
@@ -177,10 +185,13 @@ func drawPod(t *rapid.T, name, nodeName string) *v1.Pod {
 	if rapid.IntRange(0, 3).Draw(t, "memory set") > 0 {
 		kv = append(kv, "memory", fmt.Sprint(rapid.IntRange(0, 64).Draw(t, name+" memory"), "Gi"))
 	}
-	if g := rapid.IntRange(0, 4).Draw(t, name+" gpus"); g > 0 && g < 4 {
+	g := rapid.IntRange(0, 4).Draw(t, name+" gpus")
+	if g > 0 && g < 4 {
 		kv = append(kv, gpu, fmt.Sprint(g))
 	}
 	p := pod(name, nodeName, resources(kv...))
-	p.Spec.Priority = nil
+	if g > 0 && rapid.Bool().Draw(t, name+" picks a model") {
+		p.Annotations = map[string]string{"resfit.io/gpu-models": "Tesla-T4"}
+	}
 	return p
 }

@@ -127,8 +127,10 @@ func NewResourceStrategyFit(_ context.Context, obj runtime.Object, h fwk.Handle)
 	if err != nil {
 		return nil, fmt.Errorf("%s args: %w", ResourceStrategyFitName, err)
 	}
-	return &Plugin{name: ResourceStrategyFitName, handle: h, stateKey: "resfit/" + ResourceStrategyFitName,
-		config: cfg, filter: len(cfg.Filters) > 0, overrides: true}, nil
+	p := &Plugin{name: ResourceStrategyFitName, handle: h, stateKey: "resfit/" + ResourceStrategyFitName,
+		config: cfg, filter: true, overrides: true}
+	p.nodes.withDevices = true
+	return p, nil
 }
 
 // Name returns the plugin's name.
@@ -137,13 +139,18 @@ func (p *Plugin) Name() string { return p.name }
 // SignPod returns what the plugin's results depend on in the pod: its
 // requests (containers, init containers in order with their restart
 // policy, pod-level requests, overhead) and, for ResourceStrategyFit,
-// Volcano's scoring annotations. Pods with equal fragments get equal
+// Volcano's scoring annotations and the annotations that say which GPU
+// models it accepts. Pods with equal fragments get equal
 // results, so kube-scheduler may reuse one pod's ranking for the next.
 func (p *Plugin) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
 	fragments := []fwk.SignFragment{{Key: RequestsSignerName, Value: kubebridge.PodOf(pod)}}
 	if p.overrides {
 		fragments = append(fragments, fwk.SignFragment{Key: VolcanoAnnotationsSignerName, Value: [2]string{
 			pod.Annotations[strategy.VolcanoScoringTypeAnnotation], pod.Annotations[strategy.VolcanoWeightAnnotation]}})
+	}
+	if p.nodes.withDevices {
+		fragments = append(fragments, fwk.SignFragment{Key: GPUModelsSignerName, Value: [3]string{
+			pod.Annotations[resource.GPUModelsAnnotation], pod.Annotations[resource.UseGPUTypeAnnotation], pod.Annotations[resource.NoUseGPUTypeAnnotation]}})
 	}
 	return fragments, nil
 }
@@ -153,6 +160,7 @@ func (p *Plugin) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragment, *f
 const (
 	RequestsSignerName           = "v1.Pod.Spec.ContainerRequestsInOrderAndOverhead()"
 	VolcanoAnnotationsSignerName = "v1.Pod.Annotations.VolcanoResourceStrategy()"
+	GPUModelsSignerName          = "v1.Pod.Annotations.AcceptedGPUModels()"
 )
 
 // cycleState is one cycle's results: the task, and the cycle they belong
@@ -161,8 +169,9 @@ type cycleState struct {
 	cycle uint64
 	pod   *v1.Pod
 	task  *scoring.Task
-	// schema is the schema the task was made for.
+	// schema is the schema the task was made for, opts how it was read.
 	schema *resource.Schema
+	opts   scoring.TaskOptions
 }
 
 func (s *cycleState) Clone() fwk.StateData { return s }
@@ -200,7 +209,8 @@ func (p *Plugin) evaluate(pod *v1.Pod, given []fwk.NodeInfo, subset bool) (*cycl
 	if err := p.nodes.prepare(p.config, pod, infos, all, hinted); err != nil {
 		return nil, err
 	}
-	task, err := kubebridge.NewTask(p.nodes.schema, pod, scoring.TaskOptions{})
+	opts := p.nodes.taskOptions()
+	task, err := kubebridge.NewTask(p.nodes.schema, pod, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +221,7 @@ func (p *Plugin) evaluate(pod *v1.Pod, given []fwk.NodeInfo, subset bool) (*cycl
 	if err := p.nodes.score(task, p.cycle); err != nil {
 		return nil, err
 	}
-	return &cycleState{cycle: p.cycle, pod: pod, task: task, schema: p.nodes.schema}, nil
+	return &cycleState{cycle: p.cycle, pod: pod, task: task, schema: p.nodes.schema, opts: opts}, nil
 }
 
 // PreFilter evaluates every node once, for ResourceStrategyFit's filters
@@ -334,7 +344,7 @@ func (p *Plugin) result(s *cycleState, node fwk.NodeInfo, reason bool) (nodeResu
 	if r, ok, err := p.nodes.lookup(s.cycle, node, reason); ok || err != nil {
 		return r, err
 	}
-	return evaluateOne(p.config, s, node)
+	return evaluateOne(p.config, p.nodes.withDevices, s, node)
 }
 
 // toScore scales a pipeline total to kube-scheduler's 0..100.
