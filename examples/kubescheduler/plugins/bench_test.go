@@ -59,13 +59,25 @@ func benchCluster(n int) ([]*v1.Node, []*v1.Pod) {
 var mostAllocated = `{"filters": [], "plugins": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAllocated",
   "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}, {"name": "nvidia.com/gpu", "weight": 1}]}}}]}`
 
+// benchClasses are the benchmark workload's typical pods, for the
+// fragmentation plugins: the benchmarked pod's shape, a 2-GPU one and a
+// CPU pod.
+const benchClasses = `[{"cpu": 8, "gpus": 1, "weight": 3}, {"cpu": 16, "gpus": 2, "weight": 1}, {"cpu": 4, "weight": 2}]`
+
+var (
+	fgdConfig        = `{"plugins": [{"name": "FGD", "args": {"classes": ` + benchClasses + `}}]}`
+	resfitFragConfig = `{"plugins": [{"name": "ResfitFrag", "args": {"classes": ` + benchClasses + `}}]}`
+)
+
 // BenchmarkFrameworkCycle measures one scheduling cycle's scoring as
 // kube-scheduler runs it — RunPreScorePlugins, then RunScorePlugins over
 // every node — through the real framework runtime, on the same nodes and
 // pod, for: a Score plugin that does nothing (the floor; two of them, the
 // floor of a two-plugin profile), kube-scheduler's
 // NodeResourcesFit (MostAllocated on cpu, memory and GPUs), and each resfit
-// plugin (Koordinator's two alone and as the pair they are deployed as).
+// plugin (Koordinator's two alone and as the pair they are deployed as;
+// resfit's configurations, the fragmentation plugins FGD and ResfitFrag
+// among them).
 // It reports ns/node per cycle; allocs/op are per cycle.
 func BenchmarkFrameworkCycle(b *testing.B) { benchmarkCycles(b, sameShape) }
 
@@ -103,6 +115,8 @@ func benchmarkCycles(b *testing.B, mode int) {
 		{name: "NodeResourcesFit", inTree: true},
 		{name: "ResourceStrategyFit-MostAllocated", plugins: []enabled{{ResourceStrategyFitName, 1, mostAllocated}}},
 		{name: "ResourceStrategyFit-AIScenario", plugins: []enabled{{ResourceStrategyFitName, 1, aiScenario}}},
+		{name: "ResourceStrategyFit-FGD", plugins: []enabled{{ResourceStrategyFitName, 1, fgdConfig}}},
+		{name: "ResourceStrategyFit-ResfitFrag", plugins: []enabled{{ResourceStrategyFitName, 1, resfitFragConfig}}},
 		{name: "NodeResourcesFitPlus", plugins: koordinatorPlugins[:1]},
 		{name: "ScarceResourceAvoidance", plugins: koordinatorPlugins[1:]},
 		{name: "NodeResourcesFitPlus+ScarceResourceAvoidance", plugins: koordinatorPlugins},
