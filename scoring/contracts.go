@@ -72,6 +72,14 @@ type Monotone interface {
 	Freed() uint64
 }
 
+// Learner is implemented by a Scorer or Filter that learns from the tasks
+// a host places, such as FGD learning the workload's typical pods: the host
+// calls Pipeline.Observe with each task it places. A learner's results
+// change as it learns, so it is Volatile too.
+type Learner interface {
+	Observe(task *Task)
+}
+
 func isVolatile(x any) bool {
 	v, ok := x.(Volatile)
 	return ok && v.Volatile()

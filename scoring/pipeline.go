@@ -378,6 +378,22 @@ func (p *Pipeline) Volatile() bool {
 		slices.ContainsFunc(p.scorers, func(s WeightedScorer) bool { return isVolatile(s.Scorer) })
 }
 
+// Observe shows the pipeline's learners (Learner) a task the host has
+// placed. Call it from the loop that scores with the pipeline, not
+// alongside a Score.
+func (p *Pipeline) Observe(task *Task) {
+	for _, f := range p.filters {
+		if l, ok := f.(Learner); ok {
+			l.Observe(task)
+		}
+	}
+	for _, s := range p.scorers {
+		if l, ok := s.Scorer.(Learner); ok {
+			l.Observe(task)
+		}
+	}
+}
+
 // scorerCount and filterCount are the pipeline's numbers of parts.
 func (p *Pipeline) scorerCount() int { return len(p.scorers) }
 func (p *Pipeline) filterCount() int { return len(p.filters) }

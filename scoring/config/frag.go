@@ -39,8 +39,20 @@ type FGDArgs struct {
 	// for percent (as HAMi's and Volcano's vGPU cores are stated).
 	ShareUnit int64
 	// Classes are the typical pods; at least one, their weights summing to
-	// more than 0.
+	// more than 0, unless Learn is set (then they are where learning
+	// starts: each class as that many pods seen).
 	Classes []FragClass
+	// Learn, when not nil, learns the classes from the pods the host
+	// places (frag.Histogram), and FGD becomes volatile (scoring.Volatile).
+	Learn *LearnArgs
+}
+
+// LearnArgs bound and pace the learning of FGD's classes: at most
+// MaxClasses classes (default 64), every weight halving every HalfLife
+// pods (default 1000), the measure made again every Refresh pods (default
+// 100).
+type LearnArgs struct {
+	MaxClasses, HalfLife, Refresh int
 }
 
 // FragClass is one typical pod: its cpu request, the devices it asks for
@@ -72,14 +84,34 @@ func (a FGDArgs) scorer(name string, t target) (*frag.Scorer, error) {
 	if t.devices.Name() != a.Device {
 		return nil, fmt.Errorf("device: the host's device view is of %s, not %s", t.devices.Name(), a.Device)
 	}
+	if a.Learn != nil {
+		return a.learningScorer(name, t)
+	}
 	perDevice := t.devices.PerDevice()
+	classes, err := a.fragClasses(perDevice)
+	if err != nil {
+		return nil, err
+	}
 	total := 0.0
-	for _, c := range a.Classes {
+	for _, c := range classes {
 		total += c.Weight
 	}
+	for i := range classes {
+		classes[i].Weight /= total
+	}
+	m, err := frag.NewMeasure(classes, perDevice)
+	if err != nil {
+		return nil, err
+	}
+	return frag.NewScorer(t.schema, t.devices, m, frag.Options{Name: name})
+}
+
+// fragClasses are the classes in the device view's units, their weights as
+// given.
+func (a FGDArgs) fragClasses(perDevice int64) ([]frag.Class, error) {
 	classes := make([]frag.Class, len(a.Classes))
 	for i, c := range a.Classes {
-		classes[i] = frag.Class{CPU: c.MilliCPU, Models: c.Models, Weight: c.Weight / total}
+		classes[i] = frag.Class{CPU: c.MilliCPU, Models: c.Models, Weight: c.Weight}
 		if c.GPUs == 0 {
 			continue
 		}
@@ -89,11 +121,23 @@ func (a FGDArgs) scorer(name string, t target) (*frag.Scorer, error) {
 		}
 		classes[i].Devices = resource.DeviceRequest{Count: c.GPUs, Each: each / a.ShareUnit}
 	}
-	m, err := frag.NewMeasure(classes, perDevice)
+	return classes, nil
+}
+
+// learningScorer is FGD over a histogram that the given classes start.
+func (a FGDArgs) learningScorer(name string, t target) (*frag.Scorer, error) {
+	h, err := frag.NewHistogram(a.Learn.MaxClasses, float64(a.Learn.HalfLife))
 	if err != nil {
 		return nil, err
 	}
-	return frag.NewScorer(t.schema, t.devices, m, frag.Options{Name: name})
+	classes, err := a.fragClasses(t.devices.PerDevice())
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range classes {
+		h.Seed(c)
+	}
+	return frag.NewLearningScorer(t.schema, t.devices, h, a.Learn.Refresh, frag.Options{Name: name})
 }
 
 func (a FGDArgs) canonical() []yamlNode {
@@ -111,7 +155,12 @@ func (a FGDArgs) canonical() []yamlNode {
 		}
 		classes.items = append(classes.items, mapping("", append(items, yamlNode{key: "weight", scalar: c.Weight})...))
 	}
-	return []yamlNode{{key: "device", scalar: a.Device}, {key: "shareUnit", scalar: a.ShareUnit}, classes}
+	out := []yamlNode{{key: "device", scalar: a.Device}, {key: "shareUnit", scalar: a.ShareUnit}, classes}
+	if l := a.Learn; l != nil {
+		out = append(out, mapping("learn", yamlNode{key: "maxClasses", scalar: l.MaxClasses},
+			yamlNode{key: "halfLife", scalar: l.HalfLife}, yamlNode{key: "refresh", scalar: l.Refresh}))
+	}
+	return out
 }
 
 // ResfitFragArgs are ResfitFrag's arguments. ResfitFrag is three parts,
@@ -193,7 +242,11 @@ func (d *decoder) fgd(path string, raw any, known ...string) (FGDArgs, map[strin
 	if !ok {
 		return a, nil
 	}
-	d.only(path, m, strictFields, append([]string{"device", "shareUnit", "classes"}, known...)...)
+	d.only(path, m, strictFields, append([]string{"device", "shareUnit", "classes", "learn"}, known...)...)
+	if raw, present := m["learn"]; present {
+		d.note("learn", join(path, "learn"))
+		a.Learn = d.learn(join(path, "learn"), raw)
+	}
 	if raw, present := m["device"]; present {
 		d.note("device", join(path, "device"))
 		if name, ok := d.str(join(path, "device"), raw); ok && d.resourceName(join(path, "device"), name, false) {
@@ -213,9 +266,10 @@ func (d *decoder) fgd(path string, raw any, known ...string) (FGDArgs, map[strin
 	cpath := join(path, "classes")
 	list, _ := d.list(cpath, m["classes"])
 	switch {
+	case m["classes"] == nil && a.Learn != nil:
 	case m["classes"] == nil:
-		d.missing(cpath, "FGD needs the workload's typical pods: a list of {cpu, gpus, gpuShare, models, weight}")
-	case len(list) == 0:
+		d.missing(cpath, "FGD needs the workload's typical pods: a list of {cpu, gpus, gpuShare, models, weight}, or learn: {} to learn them")
+	case len(list) == 0 && a.Learn == nil:
 		d.fail(cpath, "at least one class is needed", m["classes"])
 	default:
 		d.note("classes", cpath)
@@ -228,10 +282,39 @@ func (d *decoder) fgd(path string, raw any, known ...string) (FGDArgs, map[strin
 			total += c.Weight
 		}
 	}
-	if len(list) > 0 && len(a.Classes) == len(list) && !(total > 0) {
+	if len(list) > 0 && len(a.Classes) == len(list) && !(total > 0) && a.Learn == nil {
 		d.fail(cpath, "the classes' weights must sum to more than 0", total)
 	}
 	return a, m
+}
+
+// learn reads {maxClasses, halfLife, refresh}, each a whole number with a
+// default.
+func (d *decoder) learn(path string, raw any) *LearnArgs {
+	l := &LearnArgs{MaxClasses: 64, HalfLife: 1000, Refresh: 100}
+	m, ok := d.object(path, raw)
+	if !ok {
+		return l
+	}
+	d.only(path, m, strictFields, "maxClasses", "halfLife", "refresh")
+	for _, f := range []struct {
+		key    string
+		dst    *int
+		lo, hi int64
+	}{{"maxClasses", &l.MaxClasses, 1, 4096}, {"halfLife", &l.HalfLife, 1, math.MaxInt32}, {"refresh", &l.Refresh, 1, math.MaxInt32}} {
+		raw, present := m[f.key]
+		if !present {
+			continue
+		}
+		if v, ok := d.whole(join(path, f.key), raw, strictInt); ok {
+			if v < f.lo || v > f.hi {
+				d.fail(join(path, f.key), fmt.Sprintf("must be in [%d, %d]", f.lo, f.hi), raw)
+				continue
+			}
+			*f.dst = int(v)
+		}
+	}
+	return l
 }
 
 // fragClass reads one class.

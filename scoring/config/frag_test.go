@@ -72,6 +72,25 @@ plugins:
 			filters: []string{NodeResourcesFit}, scorers: []ScorerConfig{{Name: ResfitFrag, Weight: 1, Args: ResfitFragArgs{
 				FGDArgs:    FGDArgs{Device: "example.com/gpu", ShareUnit: 100, Classes: []FragClass{{MilliCPU: 2000, GPUs: 2, GPUShare: 50, Weight: 3}}},
 				TieBreaker: []string{"cpu", "memory"}}}}},
+		{name: "learning", doc: `
+plugins:
+- {name: FGD, args: {learn: {}}}
+- {name: FGD, args: {classes: [{cpu: 4}], learn: {maxClasses: 8, halfLife: 50, refresh: 10}}}`,
+			filters: []string{NodeResourcesFit}, scorers: []ScorerConfig{
+				{Name: FGD, Weight: 1, Args: FGDArgs{Device: resource.GPU, ShareUnit: 1000, Learn: &LearnArgs{MaxClasses: 64, HalfLife: 1000, Refresh: 100}}},
+				{Name: FGD, Weight: 1, Args: FGDArgs{Device: resource.GPU, ShareUnit: 1000, Classes: []FragClass{{MilliCPU: 4000, Weight: 1}},
+					Learn: &LearnArgs{MaxClasses: 8, HalfLife: 50, Refresh: 10}}}}},
+		{name: "learning errors", doc: `
+plugins:
+- {name: FGD, args: {learn: {maxClasses: 0, halfLife: 1.5, refresh: -1, pace: 1}}}
+- {name: FGD, args: {learn: 3}}`,
+			errs: []string{
+				`plugins[0].args.learn.maxClasses: must be in [1, 4096], got 0`,
+				`plugins[0].args.learn.halfLife: must be a whole number, got 1.5`,
+				`plugins[0].args.learn.refresh: must be in [1, 2147483647], got -1`,
+				`plugins[0].args.learn["pace"]: unknown field`,
+				`plugins[1].args.learn: must be an object, got 3`,
+			}},
 		{name: "errors", doc: `
 plugins:
 - name: FGD
@@ -246,5 +265,46 @@ func TestFGDWeighsClassesByTheirShare(t *testing.T) {
 	}
 	if !cmp.Equal(totals[0], totals[1]) || totals[0][0] == totals[0][1] {
 		t.Errorf("counts give %v, shares %v", totals[0], totals[1])
+	}
+}
+
+// A configuration that learns FGD's classes builds a volatile pipeline
+// that learns from the tasks the host shows it (Pipeline.Observe): its
+// scores then are those of FGD given the classes learned.
+func TestLearningFGDLearnsThroughThePipeline(t *testing.T) {
+	schema, _ := resource.NewSchema("cpu", "memory", resource.GPU)
+	table := resource.NewTable(schema, 2)
+	devices, _ := resource.NewDevices(resource.GPU, 1000)
+	for range 2 {
+		table.Add("n", resource.Vector{32000, 64 << 30, 4000}, nil)
+		devices.AddNode(4)
+	}
+	devices.Take(0, 0, 1000)
+	devices.Take(0, 1, 1000)
+	devices.Take(0, 2, 1000)
+	table.SetUsed(0, resource.Vector{0, 0, 3000})
+	c, err := Load([]byte(`plugins: [{name: FGD, args: {learn: {refresh: 1}}}]`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipe, err := c.BuildFor(schema, Host{Devices: devices})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !pipe.Volatile() {
+		t.Error("a learning FGD is not volatile")
+	}
+	one := &scoring.Task{Requests: resource.Vector{1000, 0, 1000}, Devices: resource.DeviceRequest{Count: 1, Each: 1000}}
+	b := pipe.NewBatch(2)
+	pipe.Score(one, table, b)
+	if b.Total(0) != 50 || b.Total(1) != 50 {
+		t.Errorf("before learning: %v %v, want 50 50", b.Total(0), b.Total(1))
+	}
+	// The workload is 2-GPU pods: node 0's one idle GPU is a fragment they
+	// cannot use, which a 1-GPU pod removes (Δ = 1000: ⌊100σ(1)⌋ = 73).
+	pipe.Observe(&scoring.Task{Requests: resource.Vector{1000, 0, 2000}, Devices: resource.DeviceRequest{Count: 2, Each: 1000}})
+	pipe.Score(one, table, b)
+	if b.Total(0) != 73 || b.Total(1) != 50 {
+		t.Errorf("after learning 2-GPU pods: %v %v, want 73 50", b.Total(0), b.Total(1))
 	}
 }

@@ -51,6 +51,12 @@ type Scorer struct {
 	classes map[classKey][]entry
 	now     []entry // each node's current fragmentation, in score
 	evals   atomic.Int64
+
+	// learned, when not nil, is the histogram the measure is made from,
+	// again every refresh tasks observed (pending counts them).
+	learned *Histogram
+	refresh int
+	pending int
 }
 
 type classKey struct {
@@ -102,6 +108,76 @@ func NewScorer(schema *resource.Schema, devices *resource.Devices, m *Measure, o
 // scorer built by someone else (a configuration's FGD or ResfitFrag), and
 // must not be called while the scorer scores.
 func (s *Scorer) SetFromScratch(on bool) { s.scratch = on }
+
+// NewLearningScorer returns a scorer whose classes are learned: its measure
+// is the histogram's classes and shares, made again every refresh tasks
+// the host observes (Observe), its memory forgotten each time. Until the
+// histogram holds a class, no node is fragmented for it: every node the
+// task fits scores the same (50). Its scores change without the nodes
+// changing, so it is Volatile: a scoring.Placer runs it for every task (its
+// own memory still spares the nodes that did not change since the last
+// measure).
+func NewLearningScorer(schema *resource.Schema, devices *resource.Devices, h *Histogram, refresh int, opts Options) (*Scorer, error) {
+	if h == nil {
+		return nil, errors.New("frag: nil histogram")
+	}
+	if refresh < 1 {
+		return nil, fmt.Errorf("frag: refresh must be at least 1 task, got %d", refresh)
+	}
+	s, err := NewScorer(schema, devices, &Measure{}, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.learned, s.refresh = h, refresh
+	if err := s.remeasure(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Learned is the histogram a learning scorer's classes come from, nil for
+// one with given classes.
+func (s *Scorer) Learned() *Histogram { return s.learned }
+
+// Volatile is true for a scorer whose classes are learned (its scores
+// change as it learns), false otherwise.
+func (s *Scorer) Volatile() bool { return s.learned != nil }
+
+// Observe counts a task the host has placed in the histogram of a learning
+// scorer (scoring.Learner), and makes the measure again every refresh
+// tasks; a scorer with given classes ignores it. A task whose device
+// request the device view could never serve is not counted. Like scoring,
+// it must not run alongside another call on the scorer.
+func (s *Scorer) Observe(task *scoring.Task) {
+	if s.learned == nil || s.cpu >= len(task.Requests) || s.devices.Check(task.Devices) != nil {
+		return
+	}
+	s.learned.Observe(Class{CPU: task.Requests[s.cpu], Devices: task.Devices, Models: task.Models})
+	if s.pending++; s.pending >= s.refresh {
+		s.pending = 0
+		if err := s.remeasure(); err != nil {
+			s.pending = s.refresh - 1 // try again with the next task
+		}
+	}
+}
+
+// remeasure makes the measure from the histogram and forgets what the last
+// one gave.
+func (s *Scorer) remeasure() error {
+	m := &Measure{}
+	if classes := s.learned.Classes(); classes != nil {
+		var err error
+		if m, err = NewMeasure(classes, s.devices.PerDevice()); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.measure = m
+	clear(s.classes)
+	s.now = s.now[:0]
+	return nil
+}
 
 // Name is the configured name.
 func (s *Scorer) Name() string { return s.name }

@@ -10,7 +10,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/config"
+	"github.com/resfit/resfit/scoring/frag"
 )
 
 // testdata reads the shipped example: the snapshot and a configuration.
@@ -278,5 +280,35 @@ func TestExplainResfitFrag(t *testing.T) {
 	}
 	if r := node(t, e, "cpu-a").Reason; !strings.HasPrefix(r, "NodeResourcesFit: insufficient nvidia.com/gpu") {
 		t.Errorf("cpu-a: %s", r)
+	}
+}
+
+// A configuration that learns FGD's classes has seen the cluster's running
+// pods (job-0 and api-0; done-0 has finished), and whatif shows it each
+// pod it places.
+func TestSceneTeachesALearningFGD(t *testing.T) {
+	c, _ := testdata(t, "rsf.yaml")
+	cfg, err := config.Load([]byte(`plugins: [{name: ResfitFrag, args: {learn: {}}}]`), config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := newScene(c, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	learned := func(pipe *scoring.Pipeline) int64 {
+		for _, s := range pipe.Scorers() {
+			if f, ok := s.Scorer.(*frag.Scorer); ok {
+				return f.Learned().Observed()
+			}
+		}
+		return -1
+	}
+	if n := learned(sc.pipe); n != 2 {
+		t.Errorf("learned from %d running pods, want 2", n)
+	}
+	r, err := WhatIf(c, []NamedConfig{{"learning", cfg}}, nil, WhatIfOptions{})
+	if err != nil || r.Outcomes[0].Placed != 4 {
+		t.Fatalf("whatif: %+v, %v", r, err)
 	}
 }

@@ -25,7 +25,8 @@ const GPU = resource.GPU
 // filter after the configured ones, so that a pod that shares a GPU needs
 // one GPU with its share free and a pod restricted to some GPU models a
 // node of one of them; the fragmentation plugins read the view). Pods
-// become tasks by the rules every host shares (task).
+// become tasks by the rules every host shares (task). A configuration that
+// learns from the pods a host places has seen the cluster's running pods.
 type scene struct {
 	snap *kubebridge.Snapshot
 	pipe *scoring.Pipeline
@@ -55,7 +56,19 @@ func newScene(c *Cluster, cfg *config.Config, extra []*v1.Pod) (*scene, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the configuration does not build for this cluster's resources: %v", firstLine(err))
 	}
-	return &scene{snap: snap, pipe: pipe, opts: scoring.TaskOptions{Devices: GPU, Models: snap.Models()}}, nil
+	sc := &scene{snap: snap, pipe: pipe, opts: scoring.TaskOptions{Devices: GPU, Models: snap.Models()}}
+	// A configuration that learns (FGD's classes) has seen the pods that
+	// run, in the order of their namespaces and names.
+	if pipe.Volatile() {
+		for _, p := range c.Pods {
+			if kubebridge.Counts(p) {
+				if t, err := sc.task(p); err == nil {
+					pipe.Observe(t)
+				}
+			}
+		}
+	}
+	return sc, nil
 }
 
 // task turns a pod into the task the scene scores.

@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -13,6 +14,8 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+
+	"github.com/resfit/resfit/scoring/frag"
 )
 
 const gpu = "nvidia.com/gpu"
@@ -241,5 +244,41 @@ func TestGPUModelsInFramework(t *testing.T) {
 				t.Errorf("%s on %s: %q, want %q", c.pod.Name, name, got[name], want)
 			}
 		}
+	}
+}
+
+// ResourceStrategyFit shows each pod it reserves a node for to a
+// configuration that learns FGD's classes.
+func TestReserveTeachesALearningFGD(t *testing.T) {
+	ctx := context.Background()
+	nodes := []*v1.Node{node("gpu", resources("cpu", "64", "memory", "256Gi", gpu, "8"))}
+	snapshot := cache.NewSnapshot(nil, nodes)
+	infos, err := snapshot.NodeInfos().List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := NewResourceStrategyFit(ctx, &runtime.Unknown{Raw: []byte(`{"plugins": [{"name": "FGD", "args": {"learn": {"refresh": 1}}}]}`)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pl.(*Plugin)
+	for i := range 3 {
+		state := framework.NewCycleState()
+		pod := pod(fmt.Sprint("p", i), "", resources("cpu", "4", gpu, "1"))
+		if _, s := p.PreFilter(ctx, state, pod, infos); !s.IsSuccess() {
+			t.Fatal(s.AsError())
+		}
+		if s := p.Reserve(ctx, state, pod, "gpu"); !s.IsSuccess() {
+			t.Fatal(s.AsError())
+		}
+	}
+	var learned int64 = -1
+	for _, s := range p.nodes.pipe.Scorers() {
+		if f, ok := s.Scorer.(*frag.Scorer); ok && f.Learned() != nil {
+			learned = f.Learned().Observed()
+		}
+	}
+	if learned != 3 {
+		t.Errorf("FGD learned from %d pods, want the 3 reserved", learned)
 	}
 }

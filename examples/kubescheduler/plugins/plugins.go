@@ -290,9 +290,18 @@ func (p *Plugin) ScoreExtensions() fwk.ScoreExtensions { return nil }
 
 // Reserve notes the node the pod goes to: kube-scheduler assumes the pod
 // there, so the node's row is read again at the start of the next cycle
-// instead of being worked out on its own in Score. It never fails.
-func (p *Plugin) Reserve(_ context.Context, _ fwk.CycleState, _ *v1.Pod, nodeName string) *fwk.Status {
+// instead of being worked out on its own in Score. It shows the pod to the
+// configuration's learners (FGD learning the workload's classes), which an
+// Unreserve does not take back. It never fails.
+func (p *Plugin) Reserve(_ context.Context, state fwk.CycleState, _ *v1.Pod, nodeName string) *fwk.Status {
 	p.hint(nodeName)
+	if s, err := p.read(state); err == nil {
+		p.mu.Lock()
+		if p.nodes.pipe != nil && s.schema == p.nodes.schema {
+			p.nodes.pipe.Observe(s.task)
+		}
+		p.mu.Unlock()
+	}
 	return nil
 }
 
