@@ -187,6 +187,7 @@ func Run(policy Policy, nodes []Node, pods []Pod, classes []Class, seed uint64, 
 			if err := c.Place(row, p, dev); err != nil {
 				return nil, err
 			}
+			pipe.Observe(&task) // a policy that learns the workload's classes sees the pod
 			allocated += p.TotalMilliGPU()
 		}
 		if opts.Placements != nil {
