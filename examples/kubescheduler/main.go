@@ -1,6 +1,6 @@
 // Command kubescheduler is kube-scheduler (k8s.io/kubernetes v1.37.2) with
 // resfit's plugins registered: NodeResourcesFitPlus,
-// ScarceResourceAvoidance and ResourceStrategyFit. Enable them in a
+// ScarceResourceAvoidance, ResourceStrategyFit and FGD. Enable them in a
 // KubeSchedulerConfiguration (see README.md) and run it as kube-scheduler:
 //
 //	go build -o kube-scheduler . && ./kube-scheduler --config=scheduler-config.yaml
@@ -20,6 +20,7 @@ func main() {
 		app.WithPlugin(plugins.NodeResourcesFitPlusName, plugins.NewNodeResourcesFitPlus),
 		app.WithPlugin(plugins.ScarceResourceAvoidanceName, plugins.NewScarceResourceAvoidance),
 		app.WithPlugin(plugins.ResourceStrategyFitName, plugins.NewResourceStrategyFit),
+		app.WithPlugin(plugins.FGDName, plugins.NewFGD),
 	)
 	os.Exit(cli.Run(command))
 }

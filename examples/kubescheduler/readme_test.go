@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -22,8 +23,9 @@ import (
 // The README's scheduler-config.yaml builds, with kube-scheduler's own
 // defaulting and multiPoint expansion, into profiles where every resfit
 // plugin that scores also runs at PreScore (its Score reads what PreScore
-// wrote) and at Reserve, and ResourceStrategyFit filters at PreFilter and
-// Filter.
+// wrote) and at Reserve, ResourceStrategyFit and FGD filter at PreFilter
+// and Filter, and the ResfitFrag profile weighs FGD 101 against
+// kube-scheduler's NodeResourcesBalancedAllocation 1, with no other score.
 func TestREADMESchedulerConfigEnablesEveryPoint(t *testing.T) {
 	metrics.Register() // the framework runtime records into them
 	text, err := os.ReadFile("README.md")
@@ -50,13 +52,14 @@ func TestREADMESchedulerConfigEnablesEveryPoint(t *testing.T) {
 		plugins.NodeResourcesFitPlusName:    plugins.NewNodeResourcesFitPlus,
 		plugins.ScarceResourceAvoidanceName: plugins.NewScarceResourceAvoidance,
 		plugins.ResourceStrategyFitName:     plugins.NewResourceStrategyFit,
+		plugins.FGDName:                     plugins.NewFGD,
 	}); err != nil {
 		t.Fatal(err)
 	}
 	client := fake.NewClientset()
 	ctx := context.Background()
-	if len(cfg.Profiles) != 2 {
-		t.Fatalf("%d profiles, want 2", len(cfg.Profiles))
+	if len(cfg.Profiles) != 3 {
+		t.Fatalf("%d profiles, want 3", len(cfg.Profiles))
 	}
 	for i := range cfg.Profiles {
 		profile := &cfg.Profiles[i]
@@ -77,7 +80,7 @@ func TestREADMESchedulerConfigEnablesEveryPoint(t *testing.T) {
 		}
 		scorers := 0
 		for _, name := range names(enabled.Score) {
-			if !slices.Contains([]string{plugins.NodeResourcesFitPlusName, plugins.ScarceResourceAvoidanceName, plugins.ResourceStrategyFitName}, name) {
+			if !slices.Contains([]string{plugins.NodeResourcesFitPlusName, plugins.ScarceResourceAvoidanceName, plugins.ResourceStrategyFitName, plugins.FGDName}, name) {
 				continue
 			}
 			scorers++
@@ -86,12 +89,21 @@ func TestREADMESchedulerConfigEnablesEveryPoint(t *testing.T) {
 					t.Errorf("profile %s: %s scores but is not enabled at %s", profile.SchedulerName, name, point)
 				}
 			}
-			if name == plugins.ResourceStrategyFitName && (!slices.Contains(names(enabled.PreFilter), name) || !slices.Contains(names(enabled.Filter), name)) {
-				t.Errorf("profile %s: ResourceStrategyFit does not filter", profile.SchedulerName)
+			if (name == plugins.ResourceStrategyFitName || name == plugins.FGDName) && (!slices.Contains(names(enabled.PreFilter), name) || !slices.Contains(names(enabled.Filter), name)) {
+				t.Errorf("profile %s: %s does not filter", profile.SchedulerName, name)
 			}
 		}
 		if scorers == 0 {
 			t.Errorf("profile %s: no resfit plugin scores (score plugins: %v)", profile.SchedulerName, names(enabled.Score))
+		}
+		if profile.SchedulerName == "resfitfrag-scheduler" {
+			var weights []string
+			for _, p := range enabled.Score.Enabled {
+				weights = append(weights, fmt.Sprint(p.Name, "×", p.Weight))
+			}
+			if got := strings.Join(weights, " "); got != "FGD×101 NodeResourcesBalancedAllocation×1" {
+				t.Errorf("ResfitFrag's scores: %s", got)
+			}
 		}
 	}
 }

@@ -42,6 +42,7 @@ import (
 const (
 	NodeResourcesFitPlusName    = "NodeResourcesFitPlus"
 	ScarceResourceAvoidanceName = "ScarceResourceAvoidance"
+	FGDName                     = "FGD"
 	ResourceStrategyFitName     = "ResourceStrategyFit"
 )
 
@@ -99,6 +100,25 @@ func NewNodeResourcesFitPlus(_ context.Context, obj runtime.Object, h fwk.Handle
 // from its args: resources: [names].
 func NewScarceResourceAvoidance(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 	return newSingle(ScarceResourceAvoidanceName, obj, h)
+}
+
+// NewFGD builds FGD, the fragmentation gradient descent score, from its
+// arguments (config.FGDArgs: the device resource, the workload's classes
+// or how to learn them). It keeps a device view of the GPUs beside its
+// table, as ResourceStrategyFit does, and filters by it (DeviceShare) when
+// enabled at PreFilter and Filter. Its score is FGD's own 0..100, so that
+// a profile can weigh it against other plugins exactly: ResfitFrag in
+// kube-scheduler is FGD at weight 101 beside NodeResourcesBalancedAllocation
+// at weight 1 (kube-scheduler's sum is then ResfitFrag's total), with the
+// proportional filter from ResourceStrategyFit (README).
+func NewFGD(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+	pl, err := newSingle(FGDName, obj, h)
+	if err != nil {
+		return nil, err
+	}
+	p := pl.(*Plugin)
+	p.filter, p.nodes.withDevices = true, true
+	return p, nil
 }
 
 func newSingle(name string, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {

@@ -68,6 +68,7 @@ func resfitRegistry() frameworkruntime.Registry {
 		NodeResourcesFitPlusName:    NewNodeResourcesFitPlus,
 		ScarceResourceAvoidanceName: NewScarceResourceAvoidance,
 		ResourceStrategyFitName:     NewResourceStrategyFit,
+		FGDName:                     NewFGD,
 	}
 }
 
@@ -86,7 +87,7 @@ func newFrameworkOn(t testing.TB, ctx context.Context, snapshot *cache.Snapshot,
 		profile.Plugins.PreScore.Enabled = append(profile.Plugins.PreScore.Enabled, config.Plugin{Name: p.name})
 		profile.Plugins.Score.Enabled = append(profile.Plugins.Score.Enabled, config.Plugin{Name: p.name, Weight: p.weight})
 		profile.Plugins.Reserve.Enabled = append(profile.Plugins.Reserve.Enabled, config.Plugin{Name: p.name})
-		if p.name == ResourceStrategyFitName {
+		if p.name == ResourceStrategyFitName || p.name == FGDName {
 			profile.Plugins.PreFilter.Enabled = append(profile.Plugins.PreFilter.Enabled, config.Plugin{Name: p.name})
 			profile.Plugins.Filter.Enabled = append(profile.Plugins.Filter.Enabled, config.Plugin{Name: p.name})
 		}

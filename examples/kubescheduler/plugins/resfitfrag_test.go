@@ -1,0 +1,92 @@
+package plugins
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultbinder"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/noderesources"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/queuesort"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"pgregory.net/rapid"
+
+	"github.com/resfit/resfit/examples/kubectl-resfit/resfitctl"
+	resfitconfig "github.com/resfit/resfit/scoring/config"
+)
+
+// fragClassesJSON are the workload's classes the ResfitFrag profile and
+// configuration share.
+const fragClassesJSON = `[{"cpu": 4, "gpus": 1, "weight": 3}, {"cpu": 8, "gpus": 2, "weight": 2}, {"cpu": 2, "weight": 1}]`
+
+// ResfitFrag in kube-scheduler is three plugins: resfit's FGD at weight
+// 101, kube-scheduler's own NodeResourcesBalancedAllocation over cpu and
+// GPU at weight 1, and the proportional reserve from ResourceStrategyFit
+// with its scores off (it filters, with NodeResourcesFit and DeviceShare): on random
+// clusters and pods, kube-scheduler's weighted total of a node is
+// ResfitFrag's total from kubectl resfit explain, to the unit (FGD's
+// 0..100 at 101, the balanced score at 1), and the nodes it rejects are
+// the ones explain rejects.
+func TestResfitFragProfileIsExactInFramework(t *testing.T) {
+	const cores = 2.5
+	cfg, err := resfitconfig.Load([]byte(fmt.Sprintf(`{"plugins": [{"name": "ResfitFrag", "args": {"classes": %s, "coresPerIdleGPU": %v}}]}`, fragClassesJSON, cores)), resfitconfig.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rapid.Check(t, func(rt *rapid.T) {
+		c := drawCluster(rt)
+		p := drawPod(rt, "pending", "")
+		snapshot := cache.NewSnapshot(c.Pods, c.Nodes)
+		registry := resfitRegistry()
+		registry[noderesources.BalancedAllocationName] = frameworkruntime.FactoryAdapter(feature.Features{}, noderesources.NewBalancedAllocation)
+		unknown := func(js string) runtime.Object {
+			return &runtime.Unknown{Raw: []byte(js), ContentType: runtime.ContentTypeJSON}
+		}
+		profile := &config.KubeSchedulerProfile{
+			SchedulerName: "resfitfrag",
+			Plugins: &config.Plugins{
+				QueueSort: config.PluginSet{Enabled: []config.Plugin{{Name: queuesort.Name}}},
+				Bind:      config.PluginSet{Enabled: []config.Plugin{{Name: defaultbinder.Name}}},
+				PreFilter: config.PluginSet{Enabled: []config.Plugin{{Name: ResourceStrategyFitName}, {Name: FGDName}}},
+				Filter:    config.PluginSet{Enabled: []config.Plugin{{Name: ResourceStrategyFitName}, {Name: FGDName}}},
+				PreScore:  config.PluginSet{Enabled: []config.Plugin{{Name: FGDName}, {Name: noderesources.BalancedAllocationName}}},
+				Score: config.PluginSet{Enabled: []config.Plugin{
+					{Name: FGDName, Weight: 101}, {Name: noderesources.BalancedAllocationName, Weight: 1}}},
+			},
+			PluginConfig: []config.PluginConfig{
+				{Name: FGDName, Args: unknown(`{"classes": ` + fragClassesJSON + `}`)},
+				{Name: ResourceStrategyFitName, Args: unknown(fmt.Sprintf(`{"plugins": [{"name": "resource-strategy-fit", "scores": false,
+				  "args": {"sra": {"policy": "proportional", "resources": "nvidia.com/gpu", "proportional": {"nvidia.com/gpu.cpu": %v, "nvidia.com/gpu.memory": 0}}}}]}`, cores))},
+				{Name: noderesources.BalancedAllocationName, Args: &config.NodeResourcesBalancedAllocationArgs{
+					Resources: []config.ResourceSpec{{Name: "cpu", Weight: 1}, {Name: gpu, Weight: 1}}}},
+			},
+		}
+		fw, err := frameworkruntime.NewFramework(context.Background(), registry, profile, frameworkruntime.WithSnapshotSharedLister(snapshot))
+		if err != nil {
+			rt.Fatal(err)
+		}
+		infos, err := snapshot.NodeInfos().List()
+		if err != nil {
+			rt.Fatal(err)
+		}
+		kube := outcome(t, fw, infos, p)
+		e, err := resfitctl.Explain(c, cfg, "resfitfrag", p)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		for _, n := range e.Nodes {
+			want := fmt.Sprint(int64(n.Total))
+			if !n.Feasible {
+				want = "rejected"
+			}
+			if got := kube[n.Name]; !strings.HasPrefix(got, want) {
+				rt.Fatalf("%s on %s: kube-scheduler %q, explain %q (%v; %s)", p.Name, n.Name, got, want, n.Scores, n.Reason)
+			}
+		}
+	})
+}
