@@ -139,17 +139,23 @@ func TestOnePodOneClusterOneAnswer(t *testing.T) {
 				if err != nil {
 					rt.Fatal(err)
 				}
-				for _, n := range e.Nodes {
-					want := fmt.Sprint(int64(math.Round(n.Total / e.MaxScore * 100)))
-					if !n.Feasible {
-						want = "rejected"
-					}
-					if got := kube[n.Name]; !strings.HasPrefix(got, want) {
-						rt.Fatalf("%s on %s: kube-scheduler %q, explain %q (total %v of %v; %s)", p.Name, n.Name, got, want, n.Total, e.MaxScore, n.Reason)
-					}
-				}
+				agrees(rt, p.Name, kube, e, func(total float64) int64 { return int64(math.Round(total / e.MaxScore * 100)) })
 			})
 		})
+	}
+}
+
+// agrees checks kube-scheduler's outcome on every node against explain's:
+// rejected where explain rejects, else scored score(explain's total).
+func agrees(rt *rapid.T, pod string, kube map[string]string, e *resfitctl.Explanation, score func(total float64) int64) {
+	for _, n := range e.Nodes {
+		want := fmt.Sprint(score(n.Total))
+		if !n.Feasible {
+			want = "rejected"
+		}
+		if got := kube[n.Name]; !strings.HasPrefix(got, want) {
+			rt.Fatalf("%s on %s: kube-scheduler %q, explain %q (total %v of %v: %v; %s)", pod, n.Name, got, want, n.Total, e.MaxScore, n.Scores, n.Reason)
+		}
 	}
 }
 

@@ -3,7 +3,6 @@ package plugins
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -79,14 +78,6 @@ func TestResfitFragProfileIsExactInFramework(t *testing.T) {
 		if err != nil {
 			rt.Fatal(err)
 		}
-		for _, n := range e.Nodes {
-			want := fmt.Sprint(int64(n.Total))
-			if !n.Feasible {
-				want = "rejected"
-			}
-			if got := kube[n.Name]; !strings.HasPrefix(got, want) {
-				rt.Fatalf("%s on %s: kube-scheduler %q, explain %q (%v; %s)", p.Name, n.Name, got, want, n.Scores, n.Reason)
-			}
-		}
+		agrees(rt, p.Name, kube, e, func(total float64) int64 { return int64(total) })
 	})
 }
