@@ -101,7 +101,7 @@ func (d *Devices) SetModel(i int, model string) error {
 }
 
 // Freed counts the changes that may have made room on some node: AddNode,
-// SetModel changing a model, SetFree raising an amount, Release, SetCount
+// SetModel changing a model, SetFree raising an amount, Return, SetCount
 // and Remove. Take and Allocate only take room and leave it as it was.
 func (d *Devices) Freed() uint64 { return d.freed }
 
@@ -109,7 +109,7 @@ func (d *Devices) Freed() uint64 { return d.freed }
 func (d *Devices) Model(i int) string { return d.models[i] }
 
 // Version counts the changes made to node i (Take, Allocate, SetFree,
-// SetModel, Release, SetCount, and Remove moving another node into its
+// SetModel, Return, SetCount, and Remove moving another node into its
 // row), so that a cache of what a node's devices imply can tell when to
 // recompute.
 func (d *Devices) Version(i int) uint64 { return d.versions[i] }
@@ -244,7 +244,7 @@ func (d *Devices) Allocate(i int, r DeviceRequest) (int, error) {
 }
 
 // AllocateInto is Allocate, appending to dst[:0] every device it used, in
-// the order it chose them (the first is Allocate's), so that Release can
+// the order it chose them (the first is Allocate's), so that Return can
 // give them back.
 func (d *Devices) AllocateInto(i int, r DeviceRequest, dst []int) ([]int, error) {
 	dst = dst[:0]
@@ -283,39 +283,27 @@ func (d *Devices) AllocateInto(i int, r DeviceRequest, dst []int) ([]int, error)
 	return dst, nil
 }
 
-// Release gives each back to the listed devices of node i, as a pod that
-// held them (AllocateInto's list) leaves. A device listed that does not
-// exist, or one that would then have more than PerDevice free, is an
-// error, and nothing changes.
-func (d *Devices) Release(i int, devices []int, each int64) error {
+// Return gives amount back to device j of node i, as a pod that held it
+// (Take, AllocateInto) leaves: the inverse of Take. A device that does not
+// exist, or that would then have more than PerDevice free, is an error, and
+// nothing changes. It counts as freeing (Freed).
+func (d *Devices) Return(i, j int, amount int64) error {
 	if err := d.checkRow(i); err != nil {
 		return err
 	}
 	free := d.Free(i)
-	for _, j := range devices {
-		if j < 0 || j >= len(free) || each < 0 || each > d.perDevice || free[j] > d.perDevice-each*int64(countOf(devices, j)) {
-			return fmt.Errorf("devices %s: node row %d cannot take %d back on device %d", d.name, i, each, j)
-		}
-	}
-	if len(devices) == 0 || each == 0 {
+	switch {
+	case j < 0 || j >= len(free):
+		return fmt.Errorf("devices %s: node row %d has no device %d", d.name, i, j)
+	case amount < 0 || amount > d.perDevice-free[j]:
+		return fmt.Errorf("devices %s: node row %d device %d has %d free of %d, cannot take %d back", d.name, i, j, free[j], d.perDevice, amount)
+	case amount == 0:
 		return nil
 	}
-	for _, j := range devices {
-		free[j] += each
-	}
+	free[j] += amount
 	d.freed++
 	d.changed(i)
 	return nil
-}
-
-func countOf(list []int, x int) int {
-	n := 0
-	for _, y := range list {
-		if y == x {
-			n++
-		}
-	}
-	return n
 }
 
 // SetCount gives node i count whole, free devices in place of those it

@@ -215,9 +215,9 @@ func TestDevicesFitsAfterChanges(t *testing.T) {
 	})
 }
 
-// The operations a cache of pods needs — AllocateInto, Release, SetCount,
+// The operations a cache of pods needs — AllocateInto, Return, SetCount,
 // Remove — agree with a plain list of free amounts per node: every device
-// AllocateInto reports is one Allocate would have taken from, Release
+// AllocateInto reports is one Allocate would have taken from, Return
 // gives exactly those back, SetCount resets a node, Remove moves the last
 // node into the row; Fits agrees with counting, and every change that may
 // make room raises Freed.
@@ -259,14 +259,16 @@ func TestDevicesKeepPodsAgainstAReference(t *testing.T) {
 				k := rapid.IntRange(0, len(pods)-1).Draw(t, "pod")
 				p := pods[k]
 				pods = slices.Delete(pods, k, k+1)
-				if err := d.Release(p.node, p.devices, p.each); err != nil {
-					t.Fatal(err)
+				for _, j := range p.devices {
+					if err := d.Return(p.node, j, p.each); err != nil {
+						t.Fatal(err)
+					}
 				}
 				for _, j := range p.devices {
 					ref[p.node][j] += p.each
 				}
 				if d.Freed() == freed {
-					t.Fatal("Release did not count as freeing")
+					t.Fatal("Return did not count as freeing")
 				}
 			case op == 3:
 				i := rapid.IntRange(0, len(ref)-1).Draw(t, "node")
@@ -309,8 +311,8 @@ func TestDevicesKeepPodsAgainstAReference(t *testing.T) {
 		}
 		// A released device past its size is refused.
 		if len(ref) > 0 && len(ref[0]) > 0 && ref[0][0] == 1000 {
-			if err := d.Release(0, []int{0}, 1); err == nil {
-				t.Fatal("released past a device's size")
+			if err := d.Return(0, 0, 1); err == nil {
+				t.Fatal("returned past a device's size")
 			}
 		}
 	})

@@ -36,8 +36,11 @@ func NewDeviceFilter(devices *resource.Devices) (*DeviceFilter, error) {
 	return &DeviceFilter{devices: devices}, nil
 }
 
-// Name is "DeviceShare".
-func (f *DeviceFilter) Name() string { return "DeviceShare" }
+// DeviceShare is the DeviceFilter's name.
+const DeviceShare = "DeviceShare"
+
+// Name is DeviceShare.
+func (f *DeviceFilter) Name() string { return DeviceShare }
 
 // Freed is the device view's resource.Devices.Freed: the filter is
 // Monotone, as a node's devices only fill up between the changes it

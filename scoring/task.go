@@ -70,7 +70,10 @@ type TaskOptions struct {
 // (resource.RequestsOf of the pod's containers); Volcano's scoring
 // annotations (strategy.VolcanoOverride; an unusable pair scores the task
 // 0 on every node, as Volcano does); with opts.Devices what it asks of
-// individual devices and the device models it accepts among opts.Models.
+// individual devices (its request for the device resource is then their
+// total: a share of a device asks for the share, as a host that holds the
+// resource as its device view counts it) and the device models it accepts
+// among opts.Models.
 // Requests the schema cannot hold and unusable model annotations are
 // errors, which the host prefixes with the object's name.
 func NewTask(schema *resource.Schema, name, job string, pod resource.Pod, annotations map[string]string, opts TaskOptions) (*Task, error) {
@@ -84,6 +87,13 @@ func NewTask(schema *resource.Schema, name, job string, pod resource.Pod, annota
 	}
 	if opts.Devices != "" {
 		t.Devices = resource.DeviceRequestOf(pod, opts.Devices)
+		// A share of a device is that much of the device resource: what a
+		// host holding the resource as its device view counts.
+		if slot, ok := schema.Slot(opts.Devices); ok && t.Devices.Count > 0 {
+			for _, v := range []resource.Vector{r.Plain, r.NonZero, r.Koordinator} {
+				v[slot] = t.Devices.Total()
+			}
+		}
 	}
 	if t.Devices.Count > 0 {
 		if t.Models, err = resource.AcceptedModels(annotations, opts.Models); err != nil {

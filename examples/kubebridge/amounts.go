@@ -84,6 +84,10 @@ type RowWriter struct {
 	schema               *resource.Schema
 	cpu, memory, pods    int
 	alloc, used, nonZero resource.Vector
+	// devices, when set (WithDevices), holds the device resource, in
+	// slot device (-1: the schema lacks it, or no view).
+	devices *resource.Devices
+	device  int
 }
 
 // NewRowWriter returns a writer for tables of a schema that has the base
@@ -102,13 +106,41 @@ func NewRowWriter(schema *resource.Schema) (*RowWriter, error) {
 	}
 	k := schema.Len()
 	w.alloc, w.used, w.nonZero = make(resource.Vector, k), make(resource.Vector, k), make(resource.Vector, k)
+	w.device = -1
 	return w, nil
+}
+
+// WithDevices makes the writer hold the device resource as a device view
+// holds it, whatever the host reports of it (a sharing stack's node
+// reports more devices than it has, and counts a pod's share as a whole
+// one): a row's allocatable amount is its devices, whole (Allocatable of
+// a node: its device count), its used amount what its pods hold on them.
+// Write a row's devices into the view before the row.
+func (w *RowWriter) WithDevices(d *resource.Devices) *RowWriter {
+	w.devices, w.device = d, -1
+	if slot, ok := w.schema.Slot(d.Name()); ok {
+		w.device = slot
+	}
+	return w
+}
+
+// Allocatable is a node's allocatable amounts (the package's Allocatable),
+// the device resource's as the device view counts it.
+func (w *RowWriter) Allocatable(node *v1.Node) resource.Vector {
+	v := Allocatable(w.schema, node)
+	if w.device >= 0 {
+		v[w.device] = int64(nodeDeviceCount(node, w.devices.Name())) * w.devices.PerDevice()
+	}
+	return v
 }
 
 // Report writes a NodeInfo's report into a row: allocatable, used and
 // non-zero used amounts.
 func (w *RowWriter) Report(t *resource.Table, row int, r NodeReport) error {
 	w.read(r.Allocatable, r.AllowedPods, w.alloc)
+	if w.device >= 0 {
+		w.alloc[w.device], _ = DeviceAmounts(w.devices, row)
+	}
 	if err := t.SetAllocatable(row, w.alloc); err != nil {
 		return err
 	}
@@ -117,9 +149,13 @@ func (w *RowWriter) Report(t *resource.Table, row int, r NodeReport) error {
 }
 
 // SetUsed writes a node's used amounts into its row: used as it is (every
-// amount in [0, resource.MaxAmount]), and the non-zero used amounts, used
+// amount in [0, resource.MaxAmount]; the device resource's, with a device
+// view, what the view holds taken), and the non-zero used amounts, used
 // with cpu and memory replaced by nonZeroCPU and nonZeroMemory (clamped).
 func (w *RowWriter) SetUsed(t *resource.Table, row int, used resource.Vector, nonZeroCPU, nonZeroMemory int64) error {
+	if w.device >= 0 {
+		_, used[w.device] = DeviceAmounts(w.devices, row)
+	}
 	if err := t.SetUsed(row, used); err != nil {
 		return err
 	}

@@ -65,8 +65,8 @@ type podEntry struct {
 	// devices what it asks of devices; set for a counted pod.
 	plain, nonZero resource.Vector
 	devices        resource.DeviceRequest
-	// held are the devices the pod holds on its node, nil when none.
-	held []int
+	// held is what the pod holds on its node's devices.
+	held Held
 	// assumed says Assume made this entry; before is the pod as it was
 	// then (nil: not known).
 	assumed bool
@@ -248,10 +248,11 @@ func (s *Snapshot) rebuild() error {
 	if err != nil {
 		return err
 	}
+	writer.WithDevices(devices)
 	table := resource.NewTable(schema, len(s.order))
 	rows := make(map[string]int, len(s.order))
 	for _, name := range s.order {
-		r, err := table.Add(name, Allocatable(schema, s.nodes[name]), nil)
+		r, err := table.Add(name, writer.Allocatable(s.nodes[name]), nil)
 		if err != nil {
 			return err
 		}
@@ -273,7 +274,7 @@ func (s *Snapshot) rebuild() error {
 	}
 	bound := map[string]map[string]*podEntry{}
 	for key, e := range s.pods {
-		e.plain, e.nonZero, e.devices, e.held = nil, nil, resource.DeviceRequest{}, nil
+		e.plain, e.nonZero, e.devices, e.held = nil, nil, resource.DeviceRequest{}, Held{}
 		c, ok := counted[e]
 		if !ok {
 			continue
@@ -300,19 +301,17 @@ func (s *Snapshot) rebuild() error {
 	return nil
 }
 
-// deviceCount is how many devices a node's row has (the package's
-// deviceCount of its allocatable amount of the device resource).
-func (s *Snapshot) deviceCount(row int) int {
-	slot, ok := s.schema.Slot(s.device)
-	if !ok {
+// deviceCount is how many devices a node of the snapshot has.
+func (s *Snapshot) deviceCount(name string) int {
+	if _, ok := s.schema.Slot(s.device); !ok {
 		return 0
 	}
-	return deviceCount(s.table.Allocatable(row)[slot])
+	return nodeDeviceCount(s.nodes[name], s.device)
 }
 
 // addDevices appends a new row's devices, free, of the node's model.
 func (s *Snapshot) addDevices(row int, name string) error {
-	if _, err := s.devices.AddNode(s.deviceCount(row)); err != nil {
+	if _, err := s.devices.AddNode(s.deviceCount(name)); err != nil {
 		return err
 	}
 	return s.devices.SetModel(row, s.Model(name))
@@ -351,7 +350,9 @@ func (s *Snapshot) account(row int, e *podEntry, sign int64) error {
 	used := s.scratch
 	copy(used, s.table.Used(row))
 	for i := range used {
-		used[i] += sign * e.plain[i]
+		if i != s.writer.device { // the device view's, below
+			used[i] += sign * e.plain[i]
+		}
 	}
 	pods, _ := s.schema.Slot(resource.Pods)
 	used[pods] += sign
@@ -365,11 +366,11 @@ func (s *Snapshot) account(row int, e *podEntry, sign int64) error {
 	if nonZeroCPU < 0 || nonZeroCPU > resource.MaxAmount || nonZeroMemory < 0 || nonZeroMemory > resource.MaxAmount {
 		return fmt.Errorf("node %s non-zero used: cpu %d or memory %d is outside [0, 2^53]", s.table.Name(row), nonZeroCPU, nonZeroMemory)
 	}
-	if sign < 0 && e.held != nil {
-		if err := s.devices.Release(row, e.held, e.devices.Each); err != nil {
+	if sign < 0 && e.held.Holds() {
+		if err := e.held.Return(s.devices, row); err != nil {
 			return err
 		}
-		e.held = nil
+		e.held = Held{}
 	}
 	if sign > 0 {
 		held, err := holdDevices(s.devices, row, e.devices)
@@ -399,7 +400,7 @@ func (s *Snapshot) AddNode(n *v1.Node) error {
 			}
 		})
 	}
-	alloc := Allocatable(s.schema, n)
+	alloc := s.writer.Allocatable(n)
 	if row, ok := s.rows[n.Name]; ok {
 		return s.updateNode(row, n, alloc)
 	}
@@ -426,7 +427,7 @@ func (s *Snapshot) updateNode(row int, n *v1.Node, alloc resource.Vector) error 
 	if err := s.devices.SetModel(row, s.Model(n.Name)); err != nil {
 		return err
 	}
-	count := s.deviceCount(row)
+	count := s.deviceCount(n.Name)
 	if count == len(s.devices.Free(row)) {
 		return nil
 	}
@@ -465,7 +466,7 @@ func (s *Snapshot) DeleteNode(name string) error {
 		return err
 	}
 	for _, e := range s.bound[name] {
-		e.held = nil
+		e.held = Held{}
 	}
 	delete(s.rows, name)
 	delete(s.nodes, name)

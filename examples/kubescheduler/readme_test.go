@@ -25,7 +25,7 @@ import (
 // plugin that scores also runs at PreScore (its Score reads what PreScore
 // wrote) and at Reserve, ResourceStrategyFit and FGD filter at PreFilter
 // and Filter, and the ResfitFrag profile weighs FGD 101 against
-// kube-scheduler's NodeResourcesBalancedAllocation 1, with no other score.
+// ResourceStrategyFit 1 (its balanced tie-breaker), with no other score.
 func TestREADMESchedulerConfigEnablesEveryPoint(t *testing.T) {
 	metrics.Register() // the framework runtime records into them
 	text, err := os.ReadFile("README.md")
@@ -101,7 +101,7 @@ func TestREADMESchedulerConfigEnablesEveryPoint(t *testing.T) {
 			for _, p := range enabled.Score.Enabled {
 				weights = append(weights, fmt.Sprint(p.Name, "×", p.Weight))
 			}
-			if got := strings.Join(weights, " "); got != "FGD×101 NodeResourcesBalancedAllocation×1" {
+			if got := strings.Join(weights, " "); got != "FGD×101 ResourceStrategyFit×1" {
 				t.Errorf("ResfitFrag's scores: %s", got)
 			}
 		}

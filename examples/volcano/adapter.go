@@ -1,11 +1,17 @@
-// Package volcano runs resfit as Volcano's resource-strategy-fit scheduler
-// plugin, on the host layer every resfit host shares: the session's schema
-// is the cluster's by kubebridge.SchemaFor (its nodes' and pods' resource
-// names), a task is its pod as kubebridge.NewTask reads it (requests by
-// every rule, pod group, Volcano's scoring annotations, devices, the GPU
-// models it accepts), and the plugin's configuration is built into one
-// scoring.Pipeline (resource-strategy-fit, sra retention, sra's
-// proportional filter).
+// Package volcano runs resfit as Volcano scheduler plugins —
+// resource-strategy-fit, and the fragmentation plugins fgd and
+// resfit-frag — on the host layer every resfit host shares: the session's
+// schema is the cluster's by kubebridge.SchemaFor (its nodes' and pods'
+// resource names), a task is its pod as kubebridge.NewTask reads it
+// (requests by every rule, pod group, Volcano's scoring annotations,
+// devices, the GPU models it accepts), the device view of the GPUs is
+// each node's with its tasks' pods holding theirs (kubebridge.NodeDevices)
+// and the tasks the session allocates holding theirs
+// (kubebridge.HoldDevices), and a plugin's configuration is built into
+// one scoring.Pipeline over the view (config.Config.BuildFor).
+//
+// Which GPU inside a node a task gets is the sharing stack's choice
+// (Volcano's deviceshare plugin, HAMi); which node, resfit's.
 //
 // What this file holds is the thin layer of Volcano's own forms, tested
 // everywhere: decoding the plugin arguments exactly as Volcano hands them
@@ -18,38 +24,61 @@ package volcano
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring/config"
 )
 
-// PluginName is the plugin's name in volcano-scheduler.conf.
-const PluginName = "resource-strategy-fit"
+// The plugins' names in volcano-scheduler.conf: Volcano's own
+// resource-strategy-fit (its arguments, scarce-resource avoidance
+// included), and resfit's fragmentation plugins FGD and ResfitFrag in
+// Volcano's spelling (their arguments as resfit's configuration reads
+// them, config.FGDArgs and config.ResfitFragArgs). Volcano sums node-order
+// scores as float64, so ResfitFrag is one plugin here, its 0..10200 as
+// it is.
+const (
+	PluginName           = "resource-strategy-fit"
+	FGDPluginName        = "fgd"
+	ResfitFragPluginName = "resfit-frag"
+)
 
-// Config is the plugin's decoded configuration.
+// PluginNames are every plugin the package provides.
+var PluginNames = []string{PluginName, FGDPluginName, ResfitFragPluginName}
+
+// Config is a plugin's decoded configuration.
 type Config struct {
-	// Scoring builds the pipeline: resource-strategy-fit's score and,
-	// when configured, sra retention's score and the proportional filter.
+	// Name is the plugin's name in volcano-scheduler.conf.
+	Name string
+	// Scoring builds the pipeline: the plugin's scores and the filters it
+	// brings (resource-strategy-fit's proportional one, when configured).
 	Scoring *config.Config
 	// Warnings are the values compatibility mode changed.
 	Warnings []string
 }
 
-// Decode reads the plugin's arguments as Volcano passes them (a
+// Decode reads a plugin's arguments as Volcano passes them (a
 // framework.Arguments, that is a map[string]interface{} from yaml.v2 with
 // nested map[interface{}]interface{}). With compat, it does what Volcano
-// does with bad values, and warns; without, bad values are errors.
-func Decode(arguments map[string]any, compat bool) (*Config, error) {
+// does with bad values, and warns; without, bad values are errors. A name
+// outside PluginNames is an error.
+func Decode(plugin string, arguments map[string]any, compat bool) (*Config, error) {
+	if !slices.Contains(PluginNames, plugin) {
+		return nil, fmt.Errorf("unknown plugin %q (the package provides %s)", plugin, strings.Join(PluginNames, ", "))
+	}
 	doc, ok := normalize(arguments).(map[string]any)
 	if !ok {
 		doc = map[string]any{}
 	}
-	args, warnings, err := config.DecodeArgs(PluginName, doc, config.Options{Compat: compat})
+	name := config.VolcanoPlugin(plugin)
+	args, warnings, err := config.DecodeArgs(name, doc, config.Options{Compat: compat})
 	if err != nil {
 		return nil, err
 	}
 	return &Config{
-		Scoring:  &config.Config{Scorers: []config.ScorerConfig{{Name: PluginName, Weight: 1, Args: args}}},
+		Name:     plugin,
+		Scoring:  &config.Config{Scorers: []config.ScorerConfig{{Name: name, Weight: 1, Args: args}}},
 		Warnings: warnings,
 	}, nil
 }

@@ -29,7 +29,7 @@ var released = map[string]any{
 // The arguments become one resfit configuration: the proportional filter
 // is built into the pipeline with the scores, as every host builds it.
 func TestDecodeYAMLv2Arguments(t *testing.T) {
-	c, err := Decode(released, false)
+	c, err := Decode(PluginName, released, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,19 +68,48 @@ func TestDecodeYAMLv2Arguments(t *testing.T) {
 	// The flat dotted dialect, as a volcano-scheduler.conf writes it.
 	flat := map[string]any{"sra.policy": "retention", "sra.resources": "nvidia.com/t4, nvidia.com/a10",
 		"sra.retention.weight": 2, "sra.retention.nvidia.com/t4": 1, "sra.retention.nvidia.com/a10": 1}
-	if c, err := Decode(flat, false); err != nil || c.Scoring.Scorers[0].Args.(config.ResourceStrategyFitArgs).Retention.Weight != 2 {
+	if c, err := Decode(PluginName, flat, false); err != nil || c.Scoring.Scorers[0].Args.(config.ResourceStrategyFitArgs).Retention.Weight != 2 {
 		t.Errorf("flat dialect: %+v, %v", c, err)
 	}
 }
 
 func TestDecodeStrictAndCompat(t *testing.T) {
 	bad := map[string]any{"resources": map[any]any{"cpu": map[any]any{"type": "Spread", "weight": -1}}}
-	if _, err := Decode(bad, false); err == nil || !strings.Contains(err.Error(), `resources["cpu"].type`) {
+	if _, err := Decode(PluginName, bad, false); err == nil || !strings.Contains(err.Error(), `resources["cpu"].type`) {
 		t.Errorf("strict: %v", err)
 	}
-	c, err := Decode(bad, true)
+	c, err := Decode(PluginName, bad, true)
 	if err != nil || len(c.Warnings) != 2 {
 		t.Fatalf("compat: %v, warnings %q", err, c.Warnings)
+	}
+}
+
+// The fragmentation plugins read their arguments in Volcano's spelling as
+// resfit's configuration reads FGD's and ResfitFrag's, with its field
+// paths; a plugin the package does not provide is an error that lists
+// the ones it does.
+func TestDecodeFragmentationPlugins(t *testing.T) {
+	classes := []any{map[any]any{"cpu": 8, "gpus": 1, "weight": 3}, map[any]any{"cpu": 2, "gpus": 1, "gpuShare": 300, "weight": 1}}
+	c, err := Decode(FGDPluginName, map[string]any{"classes": classes}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fgd, ok := c.Scoring.Scorers[0].Args.(config.FGDArgs)
+	if c.Name != FGDPluginName || c.Scoring.Scorers[0].Name != config.FGD || !ok || len(fgd.Classes) != 2 || fgd.Classes[1].GPUShare != 300 {
+		t.Errorf("fgd: %q %+v", c.Name, c.Scoring.Scorers[0])
+	}
+	c, err = Decode(ResfitFragPluginName, map[string]any{"classes": classes, "coresPerIdleGPU": 4}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rf, ok := c.Scoring.Scorers[0].Args.(config.ResfitFragArgs); c.Scoring.Scorers[0].Name != config.ResfitFrag || !ok || rf.CoresPerIdleGPU != 4 {
+		t.Errorf("resfit-frag: %+v", c.Scoring.Scorers[0])
+	}
+	if _, err := Decode(FGDPluginName, map[string]any{"classes": []any{map[any]any{"cpu": -1, "weight": 1}}}, false); err == nil || !strings.Contains(err.Error(), "classes[0].cpu") {
+		t.Errorf("bad class: %v", err)
+	}
+	if _, err := Decode("binpack", nil, false); err == nil || err.Error() != `unknown plugin "binpack" (the package provides resource-strategy-fit, fgd, resfit-frag)` {
+		t.Errorf("unknown plugin: %v", err)
 	}
 }
 
@@ -113,7 +142,7 @@ func TestFillDoesNotAllocate(t *testing.T) {
 // Volcano.
 func TestOutOfRangeAnnotationWeightsScoreZero(t *testing.T) {
 	s, _ := resource.NewSchema("cpu", "memory")
-	c, err := Decode(map[string]any{"resourceStrategyFitWeight": 10}, true)
+	c, err := Decode(PluginName, map[string]any{"resourceStrategyFitWeight": 10}, true)
 	if err != nil {
 		t.Fatal(err)
 	}

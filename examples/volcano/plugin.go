@@ -3,7 +3,9 @@
 package volcano
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -14,69 +16,94 @@ import (
 	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/scoring/config"
 )
 
-// Plugin is resfit as Volcano's resource-strategy-fit plugin. Register it
-// with framework.RegisterPluginBuilder(volcano.PluginName, volcano.New).
+// Plugin is one of resfit's Volcano plugins (PluginNames). Register them
+// with framework.RegisterPluginBuilder(name, Builders[name]) for each name.
 type Plugin struct {
+	name   string
 	config *Config
 }
 
-// New builds the plugin from Volcano's arguments, in compatibility mode:
-// bad values are changed as Volcano changes them, with a warning logged.
-// Arguments that cannot be read at all leave the plugin inert, logged,
-// where Volcano would exit the process.
-func New(arguments framework.Arguments) framework.Plugin {
-	c, err := Decode(arguments, true)
-	if err != nil {
-		klog.Errorf("%s: %v; the plugin scores nothing", PluginName, err)
-		return &Plugin{}
-	}
-	for _, w := range c.Warnings {
-		klog.Warningf("%s: %s", PluginName, w)
-	}
-	return &Plugin{config: c}
+// Builders are the plugins' builders by name.
+var Builders = map[string]framework.PluginBuilder{PluginName: New, FGDPluginName: NewFGD, ResfitFragPluginName: NewResfitFrag}
+
+// New builds the resource-strategy-fit plugin from Volcano's arguments, in
+// compatibility mode: bad values are changed as Volcano changes them, with
+// a warning logged. Arguments that cannot be read at all leave the plugin
+// inert, logged, where Volcano would exit the process.
+func New(arguments framework.Arguments) framework.Plugin { return build(PluginName, arguments) }
+
+// NewFGD builds the fgd plugin as New builds resource-strategy-fit.
+func NewFGD(arguments framework.Arguments) framework.Plugin { return build(FGDPluginName, arguments) }
+
+// NewResfitFrag builds the resfit-frag plugin as New builds
+// resource-strategy-fit.
+func NewResfitFrag(arguments framework.Arguments) framework.Plugin {
+	return build(ResfitFragPluginName, arguments)
 }
 
-func (p *Plugin) Name() string { return PluginName }
+func build(name string, arguments framework.Arguments) framework.Plugin {
+	c, err := Decode(name, arguments, true)
+	if err != nil {
+		klog.Errorf("%s: %v; the plugin scores nothing", name, err)
+		return &Plugin{name: name}
+	}
+	for _, w := range c.Warnings {
+		klog.Warningf("%s: %s", name, w)
+	}
+	return &Plugin{name: name, config: c}
+}
 
-// OnSessionOpen builds the session's table and the configuration's scores
-// and filters (Config.Apart) and registers a batch node-order function
-// (every node scored in one resfit batch) and a predicate: a task that
-// asks for GPUs goes only to nodes of a GPU model it accepts, and to no
-// node the configuration's filters reject (sra's proportional filter, when
-// configured).
+func (p *Plugin) Name() string { return p.name }
+
+// OnSessionOpen builds the session's view (its table and device view) and
+// the configuration's scores and filters (Config.Apart), and registers a
+// batch node-order function (every node scored in one resfit batch), a
+// predicate (the configuration's filters and DeviceShare: a task that
+// asks for GPUs goes only to a node with its GPUs free, each with its
+// share, of a model it accepts) and an event handler that keeps the device
+// view as the session allocates.
 func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
 	if p.config == nil {
 		return
 	}
 	s, err := newSessionView(p.config, ssn)
 	if err != nil {
-		klog.Errorf("%s: %v; the plugin scores nothing this session", PluginName, err)
+		klog.Errorf("%s: %v; the plugin scores nothing this session", p.name, err)
 		return
 	}
-	ssn.AddBatchNodeOrderFn(PluginName, s.nodeOrder)
-	ssn.AddPredicateFn(PluginName, s.predicate)
+	ssn.AddBatchNodeOrderFn(p.name, s.nodeOrder)
+	ssn.AddPredicateFn(p.name, s.predicate)
+	ssn.AddEventHandler(&framework.EventHandler{AllocateFunc: s.allocated, DeallocateFunc: s.deallocated})
 }
 
 func (p *Plugin) OnSessionClose(*framework.Session) {}
 
 // sessionView is one Volcano session's view: the cluster's table (a row per
-// node, used amounts read again as the session allocates) and the
-// pipeline for its schema. Volcano runs predicates on several goroutines,
-// so the table and batch are behind a mutex.
+// node, used amounts read again as the session allocates), its device view
+// of the GPUs (rows the table's), and the pipelines for its schema. Volcano
+// runs predicates on several goroutines, so the table, device view and
+// batch are behind a mutex.
 type sessionView struct {
-	// scores and filters are the configuration's two parts (Config.Apart).
+	name string
+	// scores and filters are the configuration's two parts (Config.Apart),
+	// both built over the device view.
 	scores, filters *scoring.Pipeline
 	table           *resource.Table
 	rows            map[string]int
 	opts            scoring.TaskOptions
-	filtered        bool // the predicate has filters to run
+	filtered        bool // the configuration has filters of its own
 	pods            int  // the "pods" slot
+	gpu             int  // the GPU slot, -1 when the schema lacks it
 
-	mu    sync.Mutex
-	batch *scoring.Batch
-	used  resource.Vector
+	mu      sync.Mutex
+	batch   *scoring.Batch
+	used    resource.Vector
+	devices *resource.Devices
+	// held is what the tasks the session allocated hold on the devices.
+	held  map[api.TaskID]kubebridge.Held
 	tasks sync.Map // api.TaskID → taskOf
 }
 
@@ -85,10 +112,16 @@ type taskOf struct {
 	err  error
 }
 
-// newSessionView reads a session's nodes and pods through the host layer: the
-// schema of their resources (kubebridge.SchemaFor), the GPU models of the
-// nodes, and each node's allocatable and used amounts from Volcano's node
-// info (Fill).
+// newSessionView reads a session's nodes and pods through the host layer:
+// the schema of their resources (kubebridge.SchemaFor), the GPU models of
+// the nodes, each node's devices with its tasks' pods holding theirs
+// (kubebridge.NodeDevices, the rule every host follows), and each node's
+// allocatable and used amounts from Volcano's node info (Fill), the GPUs'
+// as the device view holds them (kubebridge.DeviceAmounts: a share of a
+// GPU counts as the share, where Volcano's node info counts the whole
+// GPU a pod's nvidia.com/gpu: 1 says). A configuration that learns
+// (FGD's classes) has seen the session's running pods, in the order of
+// their namespaces and names.
 func newSessionView(c *Config, ssn *framework.Session) (*sessionView, error) {
 	var nodes []*v1.Node
 	var models []string
@@ -110,32 +143,76 @@ func newSessionView(c *Config, ssn *framework.Session) (*sessionView, error) {
 	if err != nil {
 		return nil, err
 	}
-	scores, filters := c.Apart()
+	devices, err := resource.NewDevices(resource.GPU, 1000)
+	if err != nil {
+		return nil, err
+	}
 	s := &sessionView{
+		name:  c.Name,
 		table: resource.NewTable(schema, len(ssn.Nodes)), rows: map[string]int{},
-		opts: scoring.TaskOptions{Devices: resource.GPU, Models: resource.DistinctModels(models)},
-		used: make(resource.Vector, schema.Len()),
+		opts:    scoring.TaskOptions{Devices: resource.GPU, Models: resource.DistinctModels(models)},
+		used:    make(resource.Vector, schema.Len()),
+		devices: devices, held: map[api.TaskID]kubebridge.Held{}, gpu: -1,
 	}
-	if s.scores, err = scores.Build(schema); err != nil {
+	if slot, ok := schema.Slot(resource.GPU); ok {
+		s.gpu = slot
+	}
+	scores, filters := c.Apart()
+	if s.scores, err = scores.BuildFor(schema, config.Host{Devices: devices, NoDeviceShare: true}); err != nil {
 		return nil, err
 	}
-	if s.filters, err = filters.Build(schema); err != nil {
+	if s.filters, err = filters.BuildFor(schema, config.Host{Devices: devices}); err != nil {
 		return nil, err
 	}
-	s.filtered = len(s.filters.FilterNames()) > 0
+	s.filtered = slices.ContainsFunc(s.filters.FilterNames(), func(name string) bool { return name != scoring.DeviceShare })
 	s.pods, _ = schema.Slot(resource.Pods)
 	alloc := make(resource.Vector, schema.Len())
 	for name, n := range ssn.Nodes {
-		fill(schema, alloc, n.Allocatable)
-		s.fillUsed(n)
-		r, err := s.table.Add(name, alloc, s.used)
+		row, err := devices.AddNode(0)
 		if err != nil {
 			return nil, err
 		}
-		s.rows[name] = r
+		if n.Node != nil {
+			if err := kubebridge.NodeDevices(devices, row, n.Node, podsOf(n)); err != nil {
+				return nil, fmt.Errorf("node %s: %v", name, err)
+			}
+		}
+		fill(schema, alloc, n.Allocatable)
+		if s.gpu >= 0 {
+			alloc[s.gpu], _ = kubebridge.DeviceAmounts(devices, row)
+		}
+		s.fillUsed(row, n)
+		if _, err := s.table.Add(name, alloc, s.used); err != nil {
+			return nil, err
+		}
+		s.rows[name] = row
 	}
 	s.batch = s.scores.NewBatch(s.table.Len())
+	if s.scores.Volatile() {
+		slices.SortFunc(pods, func(a, b *v1.Pod) int {
+			return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+		})
+		for _, p := range pods {
+			if p.Spec.NodeName == "" || !kubebridge.Counts(p) {
+				continue
+			}
+			if t, err := kubebridge.NewTask(schema, p, s.opts); err == nil {
+				s.scores.Observe(t)
+			}
+		}
+	}
 	return s, nil
+}
+
+// podsOf are the pods of a node's tasks.
+func podsOf(n *api.NodeInfo) []*v1.Pod {
+	pods := make([]*v1.Pod, 0, len(n.Tasks))
+	for _, t := range n.Tasks {
+		if t.Pod != nil {
+			pods = append(pods, t.Pod)
+		}
+	}
+	return pods
 }
 
 // fill converts a Volcano resource into dst without allocating.
@@ -143,11 +220,15 @@ func fill(schema *resource.Schema, dst resource.Vector, r *api.Resource) {
 	Fill(schema, dst, r.MilliCPU, r.Memory, r.ScalarResources)
 }
 
-// fillUsed reads a node's used amounts into s.used, its "pods" slot the
-// number of its tasks (as kube-scheduler's NodeInfo counts pods).
-func (s *sessionView) fillUsed(n *api.NodeInfo) {
+// fillUsed reads a node's used amounts into s.used: its "pods" slot the
+// number of its tasks (as kube-scheduler's NodeInfo counts pods), its GPUs
+// what the device view holds on its row.
+func (s *sessionView) fillUsed(row int, n *api.NodeInfo) {
 	fill(s.table.Schema(), s.used, n.Used)
 	s.used[s.pods] = resource.Clamp(int64(len(n.Tasks)))
+	if s.gpu >= 0 {
+		_, s.used[s.gpu] = kubebridge.DeviceAmounts(s.devices, row)
+	}
 }
 
 // refresh reads a node's used amounts again (they change as the session
@@ -157,8 +238,59 @@ func (s *sessionView) refresh(n *api.NodeInfo) (int, bool, error) {
 	if !ok {
 		return 0, false, nil
 	}
-	s.fillUsed(n)
+	s.fillUsed(r, n)
 	return r, true, s.table.SetUsed(r, s.used)
+}
+
+// allocated holds the devices of a task the session allocates on its node
+// (tightest first, kubebridge.HoldDevices, as every host holds a pod it
+// places) and shows the task to a configuration that learns. A task
+// Volcano pipelines onto resources still being released, or puts back
+// after an eviction, holds nothing new: Volcano's node info does not count
+// it either.
+func (s *sessionView) allocated(e *framework.Event) {
+	t := e.Task
+	if t.Status != api.Allocated || t.Pod == nil {
+		return
+	}
+	task, err := s.task(t)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	row, ok := s.rows[t.NodeName]
+	if !ok {
+		return
+	}
+	if _, dup := s.held[t.UID]; dup {
+		return
+	}
+	held, herr := kubebridge.HoldDevices(s.devices, row, t.Pod)
+	if herr != nil {
+		klog.Errorf("%s: task %s/%s on node %s: %v", s.name, t.Namespace, t.Name, t.NodeName, herr)
+		return
+	}
+	s.held[t.UID] = held
+	if err == nil && s.scores.Volatile() {
+		s.scores.Observe(task)
+	}
+}
+
+// deallocated gives back what a task the session allocated held, as the
+// session takes the allocation back. An evicted task keeps its devices
+// until it has gone, as Volcano's node info keeps its resources.
+func (s *sessionView) deallocated(e *framework.Event) {
+	t := e.Task
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	held, ok := s.held[t.UID]
+	if !ok {
+		return
+	}
+	delete(s.held, t.UID)
+	if row, ok := s.rows[t.NodeName]; ok {
+		if err := held.Return(s.devices, row); err != nil {
+			klog.Errorf("%s: task %s/%s on node %s: %v", s.name, t.Namespace, t.Name, t.NodeName, err)
+		}
+	}
 }
 
 // task is a Volcano task as resfit scores it, made once per session from
@@ -203,19 +335,15 @@ func (s *sessionView) nodeOrder(t *api.TaskInfo, candidates []*api.NodeInfo) (ma
 	return scores, nil
 }
 
-// predicate keeps a task off a node of a GPU model it does not accept and
-// off a node the pipeline's filters reject.
+// predicate keeps a task off a node the pipeline's filters reject: the
+// configuration's own, and DeviceShare (GPUs free, each with the task's
+// share, of a model it accepts).
 func (s *sessionView) predicate(t *api.TaskInfo, n *api.NodeInfo) error {
 	task, err := s.task(t)
 	if err != nil {
 		return s.unfit(t, n, err.Error())
 	}
-	if task.Devices.Count > 0 && n.Node != nil {
-		if why := task.Models.Rejection(resource.GPU, resource.NodeModel(n.Node.Labels)); why != "" {
-			return s.unfit(t, n, why)
-		}
-	}
-	if !s.filtered {
+	if !s.filtered && task.Devices.Count == 0 {
 		return nil
 	}
 	s.mu.Lock()
@@ -235,5 +363,5 @@ func (s *sessionView) predicate(t *api.TaskInfo, n *api.NodeInfo) error {
 }
 
 func (s *sessionView) unfit(t *api.TaskInfo, n *api.NodeInfo, reason string) error {
-	return api.NewFitErrWithStatus(t, n, &api.Status{Code: api.UnschedulableAndUnresolvable, Plugin: PluginName, Reason: reason})
+	return api.NewFitErrWithStatus(t, n, &api.Status{Code: api.UnschedulableAndUnresolvable, Plugin: s.name, Reason: reason})
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/scoring/config"
 )
 
 // released is a plugin configuration in Volcano's released form, parsed by
@@ -149,8 +150,11 @@ func matchVolcano(t *testing.T, arguments string) {
 				if got := scores[name]; math.Abs(got-want) > 1e-9*math.Max(1, want) {
 					t.Errorf("%s on %s: resfit %v, Volcano %v", task.Name, name, got, want)
 				}
+				// Volcano's plugin leaves the GPU count to its predicates
+				// plugin; resfit's DeviceShare checks it too.
 				wantErr, gotErr := theirs.PredicateFn(task, node), ours.PredicateFn(ourTask, ours.Nodes[name])
-				if (wantErr == nil) != (gotErr == nil) {
+				gpusFit := task.Resreq.ScalarResources["nvidia.com/gpu"] <= node.Idle.ScalarResources["nvidia.com/gpu"]
+				if (wantErr == nil && gpusFit) != (gotErr == nil) {
 					t.Errorf("%s on %s: resfit predicate %v, Volcano %v", task.Name, name, gotErr, wantErr)
 				}
 				compared++
@@ -165,7 +169,8 @@ func matchVolcano(t *testing.T, arguments string) {
 // In a Volcano session, a task that asks for GPUs and accepts only some
 // models (HAMi's nvidia.com/use-gputype here, resfit's exact annotation
 // for the other) is kept off nodes of other models, with a reason naming
-// them; a CPU task and a task without annotations go anywhere.
+// them; a CPU task goes anywhere, a GPU task without annotations to any
+// node with GPUs.
 func TestGPUModelPredicateInSession(t *testing.T) {
 	options.Default()
 	gpu := func(n string) api.ScalarResource { return api.ScalarResource{Name: "nvidia.com/gpu", Value: n} }
@@ -198,7 +203,7 @@ func TestGPUModelPredicateInSession(t *testing.T) {
 		"wants-a100": {"a100": "", "t4": "nvidia.com/gpu model Tesla-T4 is not one the task accepts (NVIDIA-A100-SXM4-80GB)", "cpu": "nvidia.com/gpu model unknown; the task accepts only NVIDIA-A100-SXM4-80GB"},
 		"wants-t4":   {"a100": "nvidia.com/gpu model NVIDIA-A100-SXM4-80GB is not one the task accepts (Tesla-T4)", "t4": "", "cpu": "nvidia.com/gpu model unknown; the task accepts only Tesla-T4"},
 		"cpu-only":   {"a100": "", "t4": "", "cpu": ""},
-		"any-gpu":    {"a100": "", "t4": "", "cpu": ""},
+		"any-gpu":    {"a100": "", "t4": "", "cpu": "Insufficient nvidia.com/gpu devices: 0 of 0 have 1 free, 1 needed"},
 	}
 	checked := 0
 	for _, job := range ssn.Jobs {
@@ -221,19 +226,41 @@ func TestGPUModelPredicateInSession(t *testing.T) {
 	}
 }
 
+// fragClasses are the workload's classes the fgd and resfit-frag plugins
+// are given in the tests.
+const fragClasses = `[{cpu: 4, gpus: 1, weight: 3}, {cpu: 8, gpus: 2, weight: 2}, {cpu: 2, gpus: 1, gpuShare: 300, weight: 2}, {cpu: 2, weight: 1}]`
+
+// oneAnswerPlugins are the plugins and arguments the one-answer test runs:
+// resource-strategy-fit in its released form, and the fragmentation
+// plugins (resfit-frag with its proportional reserve).
+var oneAnswerPlugins = map[string]string{
+	PluginName:           releasedConf,
+	FGDPluginName:        "classes: " + fragClasses,
+	ResfitFragPluginName: "{coresPerIdleGPU: 4, classes: " + fragClasses + "}",
+}
+
 // One pod, one cluster, one answer, in Volcano: for random clusters and
-// pods in a Volcano session, the plugin's node-order score of every node is
-// the score of the same configuration's pipeline on the table kubebridge
-// builds from the same nodes and pods (the host layer every host shares),
-// within Volcano's float units; and its predicate rejects exactly the
-// nodes the configuration's filters reject there.
+// pods in a Volcano session (GPUs whole or shared, HAMi's
+// nvidia.com/gpucores), each plugin's node-order score of every node is
+// the score of the same configuration's pipeline on the table and device
+// view kubebridge builds from the same nodes and pods (the host layer
+// every host shares), within Volcano's float units, and its predicate
+// rejects exactly the nodes the pipeline's filters reject there; and so
+// again after the session allocates a first pending task (its devices
+// held on its node, as the snapshot's Assume holds them).
 func TestOnePodOneClusterOneAnswerInVolcano(t *testing.T) {
 	options.Default()
+	for name, arguments := range oneAnswerPlugins {
+		t.Run(name, func(t *testing.T) { oneAnswer(t, name, arguments) })
+	}
+}
+
+func oneAnswer(t *testing.T, plugin, arguments string) {
 	var args framework.Arguments
-	if err := yaml.Unmarshal([]byte(releasedConf), &args); err != nil {
+	if err := yaml.Unmarshal([]byte(arguments), &args); err != nil {
 		t.Fatal(err)
 	}
-	c, err := Decode(args, true)
+	c, err := Decode(plugin, args, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,8 +281,12 @@ func TestOnePodOneClusterOneAnswerInVolcano(t *testing.T) {
 		}
 		drawRequest := func(name string) v1.ResourceList {
 			var scalars []api.ScalarResource
-			if g := rapid.IntRange(0, 3).Draw(rt, name+" gpus"); g > 0 {
+			switch g := rapid.IntRange(0, 4).Draw(rt, name+" gpus"); {
+			case g > 0 && g < 4:
 				scalars = append(scalars, api.ScalarResource{Name: "nvidia.com/gpu", Value: fmt.Sprint(g)})
+			case g == 4: // a share of one GPU, in HAMi's form
+				scalars = append(scalars, api.ScalarResource{Name: "nvidia.com/gpu", Value: "1"},
+					api.ScalarResource{Name: resource.HAMiCoresResource, Value: fmt.Sprint(rapid.IntRange(1, 99).Draw(rt, name+" gpu cores"))})
 			}
 			return api.BuildResourceList(fmt.Sprint(rapid.IntRange(1, 16000).Draw(rt, name+" milli-cpu"), "m"), fmt.Sprint(rapid.IntRange(1, 64).Draw(rt, name+" memory"), "Gi"), scalars...)
 		}
@@ -264,69 +295,105 @@ func TestOnePodOneClusterOneAnswerInVolcano(t *testing.T) {
 			name := fmt.Sprintf("bound-%d", i)
 			pods = append(pods, pod(name, rapid.SampledFrom(nodes).Draw(rt, "on").Name, v1.PodRunning, drawRequest(name)))
 		}
-		pending := pod("pending", "", v1.PodPending, drawRequest("pending"))
-		pods = append(pods, pending)
+		first, second := pod("pending-0", "", v1.PodPending, drawRequest("pending-0")), pod("pending-1", "", v1.PodPending, drawRequest("pending-1"))
+		pods = append(pods, first, second)
+		first, second = first.DeepCopy(), second.DeepCopy()
 		test := uthelper.TestCommonStruct{
 			Name:      "one answer",
-			Plugins:   map[string]framework.PluginBuilder{PluginName: New},
+			Plugins:   map[string]framework.PluginBuilder{plugin: Builders[plugin]},
 			PodGroups: []*schedulingv1.PodGroup{util.BuildPodGroup("pg1", "c1", "c1", 0, nil, "")},
 			Queues:    []*schedulingv1.Queue{util.BuildQueue("c1", 1, nil)},
 			Nodes:     nodes,
 			Pods:      pods,
 		}
 		yes := true
-		ssn := test.RegisterSession([]conf.Tier{{Plugins: []conf.PluginOption{{Name: PluginName, EnabledNodeOrder: &yes, EnabledPredicate: &yes, Arguments: args}}}}, nil)
+		ssn := test.RegisterSession([]conf.Tier{{Plugins: []conf.PluginOption{{Name: plugin, EnabledNodeOrder: &yes, EnabledPredicate: &yes, Arguments: args}}}}, nil)
 		defer test.Close()
 
-		// The same configuration on the host layer's table.
-		snap, err := kubebridge.NewSnapshot(nodes, pods, kubebridge.Options{})
+		// The same configuration on the host layer's table and device view,
+		// of copies of the pods (Volcano's allocation writes its pod's node).
+		copies := make([]*v1.Pod, len(pods))
+		for i, p := range pods {
+			copies[i] = p.DeepCopy()
+		}
+		snap, err := kubebridge.NewSnapshot(nodes, copies, kubebridge.Options{})
 		if err != nil {
 			rt.Fatal(err)
 		}
-		scorePipe, err := scores.Build(snap.Schema())
+		host := config.Host{Devices: snap.Devices()}
+		scorePipe, err := scores.BuildFor(snap.Schema(), config.Host{Devices: snap.Devices(), NoDeviceShare: true})
 		if err != nil {
 			rt.Fatal(err)
 		}
-		filterPipe, err := filters.Build(snap.Schema())
+		filterPipe, err := filters.BuildFor(snap.Schema(), host)
 		if err != nil {
 			rt.Fatal(err)
 		}
-		task, err := kubebridge.NewTask(snap.Schema(), pending, scoring.TaskOptions{Devices: resource.GPU, Models: snap.Models()})
-		if err != nil {
-			rt.Fatal(err)
+		if scorePipe.Volatile() {
+			for _, p := range pods {
+				if p.Spec.NodeName != "" {
+					task, _ := kubebridge.NewTask(snap.Schema(), p, scoring.TaskOptions{Devices: resource.GPU, Models: snap.Models()})
+					scorePipe.Observe(task)
+				}
+			}
 		}
-		batch := scorePipe.NewBatch(snap.Table().Len())
-		if err := scorePipe.Score(task, snap.Table(), batch); err != nil {
-			rt.Fatal(err)
-		}
-		var vtask *api.TaskInfo
+		vtask := map[string]*api.TaskInfo{}
 		for _, job := range ssn.Jobs {
 			for _, tk := range job.Tasks {
-				if tk.Name == "pending" {
-					vtask = tk
-				}
+				vtask[tk.Name] = tk
 			}
 		}
 		var infos []*api.NodeInfo
 		for _, n := range ssn.Nodes {
 			infos = append(infos, n)
 		}
-		got, err := ssn.BatchNodeOrderFn(vtask, infos)
-		if err != nil {
-			rt.Fatal(err)
-		}
-		for _, n := range nodes {
-			row, _ := snap.Row(n.Name)
-			if want := batch.Total(row); math.Abs(got[n.Name]-want) > 1e-9*math.Max(1, want) {
-				rt.Fatalf("%s: Volcano session %v, pipeline %v", n.Name, got[n.Name], want)
-			}
-			why, err := filterPipe.Reason(task, snap.Table(), row)
+		compare := func(p *v1.Pod) (feasible []string) {
+			task, err := kubebridge.NewTask(snap.Schema(), p, scoring.TaskOptions{Devices: resource.GPU, Models: snap.Models()})
 			if err != nil {
 				rt.Fatal(err)
 			}
-			if perr := ssn.PredicateFn(vtask, ssn.Nodes[n.Name]); (perr == nil) != (why == "") {
-				rt.Fatalf("%s: Volcano predicate %v, filters %q", n.Name, perr, why)
+			batch := scorePipe.NewBatch(snap.Table().Len())
+			if err := scorePipe.Score(task, snap.Table(), batch); err != nil {
+				rt.Fatal(err)
 			}
+			got, err := ssn.BatchNodeOrderFn(vtask[p.Name], infos)
+			if err != nil {
+				rt.Fatal(err)
+			}
+			for _, n := range nodes {
+				row, _ := snap.Row(n.Name)
+				if want := batch.Total(row); math.Abs(got[n.Name]-want) > 1e-9*math.Max(1, want) {
+					rt.Fatalf("%s on %s: Volcano session %v, pipeline %v", p.Name, n.Name, got[n.Name], want)
+				}
+				why, err := filterPipe.Reason(task, snap.Table(), row)
+				if err != nil {
+					rt.Fatal(err)
+				}
+				if perr := ssn.PredicateFn(vtask[p.Name], ssn.Nodes[n.Name]); (perr == nil) != (why == "") {
+					rt.Fatalf("%s on %s: Volcano predicate %v, filters %q", p.Name, n.Name, perr, why)
+				}
+				if why == "" {
+					feasible = append(feasible, n.Name)
+				}
+			}
+			return feasible
 		}
+		feasible := compare(first)
+		if len(feasible) == 0 {
+			return
+		}
+		// The session allocates the first task; the snapshot assumes it.
+		on := rapid.SampledFrom(feasible).Draw(rt, "allocate on")
+		if err := framework.NewStatement(ssn).Allocate(vtask[first.Name], ssn.Nodes[on]); err != nil {
+			return // Volcano's node info has no room for it: rolled back
+		}
+		if err := snap.Assume(first, on); err != nil {
+			rt.Fatal(err)
+		}
+		if scorePipe.Volatile() {
+			task, _ := kubebridge.NewTask(snap.Schema(), first, scoring.TaskOptions{Devices: resource.GPU, Models: snap.Models()})
+			scorePipe.Observe(task)
+		}
+		compare(second)
 	})
 }

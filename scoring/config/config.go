@@ -141,6 +141,10 @@ type Host struct {
 	// configured filters), and the plugins that read devices (FGD,
 	// ResfitFrag) can be built; nil: neither.
 	Devices *resource.Devices
+	// NoDeviceShare leaves the DeviceShare filter out, for a host that
+	// asks for a configuration's scores and filters apart (Volcano's node
+	// order scores every node it is given, whatever the predicates said).
+	NoDeviceShare bool
 }
 
 // target is what a plugin is built for.
@@ -172,7 +176,7 @@ func (c *Config) BuildFor(schema *resource.Schema, host Host) (*scoring.Pipeline
 		}
 		filters = append(filters, built)
 	}
-	if host.Devices != nil {
+	if host.Devices != nil && !host.NoDeviceShare {
 		deviceShare, err := scoring.NewDeviceFilter(host.Devices)
 		if err != nil {
 			return nil, err

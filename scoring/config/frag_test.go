@@ -181,6 +181,11 @@ func TestResfitFragBuildsThePolicy(t *testing.T) {
 	if got := strings.Join(append(pipe.FilterNames(), pipe.ScorerNames()...), ", "); got != "NodeResourcesFit, DeviceShare, sra.proportional, FGD, NodeResourcesBalancedAllocation" {
 		t.Errorf("parts %s", got)
 	}
+	// A host that asks for scores and filters apart leaves DeviceShare out.
+	if apart, err := c.BuildFor(schema, Host{Devices: devices, NoDeviceShare: true}); err != nil ||
+		strings.Join(append(apart.FilterNames(), apart.ScorerNames()...), ", ") != "NodeResourcesFit, sra.proportional, FGD, NodeResourcesBalancedAllocation" {
+		t.Errorf("without DeviceShare: %v, %v", apart.FilterNames(), err)
+	}
 	// By hand, as bench/replay assembled it.
 	m, _ := frag.NewMeasure([]frag.Class{
 		{CPU: 8000, Devices: resource.DeviceRequest{Count: 1, Each: 1000}, Weight: 0.5},

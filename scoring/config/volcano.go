@@ -62,9 +62,7 @@ func (d *decoder) volcanoConf(doc map[string]any) *Config {
 					}
 				}
 			}
-			if alias, ok := volcanoAliases[name]; ok {
-				name = alias
-			}
+			name = VolcanoPlugin(name)
 			args, notes, known := d.plugin(join(path, "arguments"), name, m["arguments"])
 			if !known {
 				role, ok := volcanoHostPlugins[name]
@@ -145,6 +143,18 @@ var volcanoHostPlugins = map[string]string{
 // volcanoAliases are the names a volcano-scheduler.conf gives resfit's own
 // plugins, in Volcano's spelling.
 var volcanoAliases = map[string]string{"fgd": FGD, "resfit-frag": ResfitFrag}
+
+// VolcanoPlugin is the name resfit's configuration gives the plugin a
+// volcano-scheduler.conf calls name: FGD for fgd and ResfitFrag for
+// resfit-frag (resfit's plugins in Volcano's spelling), name itself for
+// every other (Volcano's resource-strategy-fit, binpack and nodeorder are
+// named alike in both).
+func VolcanoPlugin(name string) string {
+	if alias, ok := volcanoAliases[name]; ok {
+		return alias
+	}
+	return name
+}
 
 // volcanoPluginNames are every plugin name a Volcano configuration may use.
 func volcanoPluginNames() []string {

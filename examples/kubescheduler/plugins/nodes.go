@@ -193,6 +193,9 @@ func (n *nodes) rebuild(cfg *config.Config, pod *v1.Pod, infos []fwk.NodeInfo) e
 		}
 	}
 	devices := host.Devices
+	if devices != nil {
+		writer.WithDevices(devices)
+	}
 	pipe, err := cfg.BuildFor(schema, host)
 	if err != nil {
 		return err
@@ -238,16 +241,9 @@ func (n *nodes) add(info fwk.NodeInfo) (int32, error) {
 
 // read copies a NodeInfo into its row by the bridge's rules
 // (kubebridge.RowWriter): allocatable, requested and the non-zero
-// requested amounts kube-scheduler scores with.
+// requested amounts kube-scheduler scores with; with a device view, the
+// node's devices first, which the row's amounts of the GPUs come from.
 func (n *nodes) read(row int32, info fwk.NodeInfo) error {
-	alloc, nonZero := info.GetAllocatable(), info.GetNonZeroRequested()
-	if err := n.writer.Report(n.table, int(row), kubebridge.NodeReport{
-		Allocatable: alloc, AllowedPods: int64(alloc.GetAllowedPodNumber()),
-		Requested: info.GetRequested(), Pods: int64(len(info.GetPods())),
-		NonZeroCPU: nonZero.GetMilliCPU(), NonZeroMemory: nonZero.GetMemory(),
-	}); err != nil {
-		return err
-	}
 	if n.devices != nil {
 		pods := make([]*v1.Pod, len(info.GetPods()))
 		for i, p := range info.GetPods() {
@@ -256,6 +252,14 @@ func (n *nodes) read(row int32, info fwk.NodeInfo) error {
 		if err := kubebridge.NodeDevices(n.devices, int(row), info.Node(), pods); err != nil {
 			return err
 		}
+	}
+	alloc, nonZero := info.GetAllocatable(), info.GetNonZeroRequested()
+	if err := n.writer.Report(n.table, int(row), kubebridge.NodeReport{
+		Allocatable: alloc, AllowedPods: int64(alloc.GetAllowedPodNumber()),
+		Requested: info.GetRequested(), Pods: int64(len(info.GetPods())),
+		NonZeroCPU: nonZero.GetMilliCPU(), NonZeroMemory: nonZero.GetMemory(),
+	}); err != nil {
+		return err
 	}
 	n.gens[row] = info.GetGeneration()
 	n.rowInfo[row] = info

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/resfit/resfit/examples/kubectl-resfit/resfitctl"
+	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring/config"
 )
 
@@ -162,7 +163,8 @@ func agrees(rt *rapid.T, pod string, kube map[string]string, e *resfitctl.Explan
 // drawCluster draws 1 to 6 nodes, CPU-only or with 4 or 8 GPUs (some
 // labelled with a GPU model), and pods bound to them, each one container
 // whose requests may leave cpu or memory unset (kube-scheduler's non-zero
-// defaults apply), with whole GPUs, some accepting only the one model.
+// defaults apply), with whole GPUs or a share of one (HAMi's
+// nvidia.com/gpucores), some accepting only the one model.
 func drawCluster(t *rapid.T) *resfitctl.Cluster {
 	c := &resfitctl.Cluster{Source: "the drawn cluster"}
 	for i := range rapid.IntRange(1, 6).Draw(t, "nodes") {
@@ -191,9 +193,12 @@ func drawPod(t *rapid.T, name, nodeName string) *v1.Pod {
 	if rapid.IntRange(0, 3).Draw(t, "memory set") > 0 {
 		kv = append(kv, "memory", fmt.Sprint(rapid.IntRange(0, 64).Draw(t, name+" memory"), "Gi"))
 	}
-	g := rapid.IntRange(0, 4).Draw(t, name+" gpus")
-	if g > 0 && g < 4 {
+	g := rapid.IntRange(0, 5).Draw(t, name+" gpus")
+	switch {
+	case g > 0 && g < 4:
 		kv = append(kv, gpu, fmt.Sprint(g))
+	case g == 4: // a share of one GPU, in HAMi's form
+		kv = append(kv, gpu, "1", resource.HAMiCoresResource, fmt.Sprint(rapid.IntRange(1, 99).Draw(t, name+" gpu cores")))
 	}
 	p := pod(name, nodeName, resources(kv...))
 	if g > 0 && rapid.Bool().Draw(t, name+" picks a model") {

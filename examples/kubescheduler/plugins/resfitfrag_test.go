@@ -9,8 +9,6 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultbinder"
-	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
-	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/noderesources"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/queuesort"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"pgregory.net/rapid"
@@ -23,14 +21,18 @@ import (
 // configuration share.
 const fragClassesJSON = `[{"cpu": 4, "gpus": 1, "weight": 3}, {"cpu": 8, "gpus": 2, "weight": 2}, {"cpu": 2, "weight": 1}]`
 
-// ResfitFrag in kube-scheduler is three plugins: resfit's FGD at weight
-// 101, kube-scheduler's own NodeResourcesBalancedAllocation over cpu and
-// GPU at weight 1, and the proportional reserve from ResourceStrategyFit
-// with its scores off (it filters, with NodeResourcesFit and DeviceShare): on random
-// clusters and pods, kube-scheduler's weighted total of a node is
-// ResfitFrag's total from kubectl resfit explain, to the unit (FGD's
-// 0..100 at 101, the balanced score at 1), and the nodes it rejects are
-// the ones explain rejects.
+// ResfitFrag in kube-scheduler is two plugins: resfit's FGD at weight 101,
+// and ResourceStrategyFit at weight 1 running resfit's
+// NodeResourcesBalancedAllocation over cpu and GPU (0..100) and the
+// proportional reserve as a filter (with NodeResourcesFit and
+// DeviceShare). Both read the GPUs from their device views, so a pod's
+// share of a GPU counts as the share (kube-scheduler's own
+// NodeResourcesBalancedAllocation would count the whole GPU its
+// nvidia.com/gpu: 1 says). On random clusters and pods, sharing pods
+// among them, kube-scheduler's weighted total of a node is ResfitFrag's
+// total from kubectl resfit explain, to the unit (FGD's 0..100 at 101,
+// the balanced score at 1), and the nodes it rejects are the ones explain
+// rejects.
 func TestResfitFragProfileIsExactInFramework(t *testing.T) {
 	const cores = 2.5
 	cfg, err := resfitconfig.Load([]byte(fmt.Sprintf(`{"plugins": [{"name": "ResfitFrag", "args": {"classes": %s, "coresPerIdleGPU": %v}}]}`, fragClassesJSON, cores)), resfitconfig.Options{})
@@ -42,7 +44,6 @@ func TestResfitFragProfileIsExactInFramework(t *testing.T) {
 		p := drawPod(rt, "pending", "")
 		snapshot := cache.NewSnapshot(c.Pods, c.Nodes)
 		registry := resfitRegistry()
-		registry[noderesources.BalancedAllocationName] = frameworkruntime.FactoryAdapter(feature.Features{}, noderesources.NewBalancedAllocation)
 		unknown := func(js string) runtime.Object {
 			return &runtime.Unknown{Raw: []byte(js), ContentType: runtime.ContentTypeJSON}
 		}
@@ -53,16 +54,16 @@ func TestResfitFragProfileIsExactInFramework(t *testing.T) {
 				Bind:      config.PluginSet{Enabled: []config.Plugin{{Name: defaultbinder.Name}}},
 				PreFilter: config.PluginSet{Enabled: []config.Plugin{{Name: ResourceStrategyFitName}, {Name: FGDName}}},
 				Filter:    config.PluginSet{Enabled: []config.Plugin{{Name: ResourceStrategyFitName}, {Name: FGDName}}},
-				PreScore:  config.PluginSet{Enabled: []config.Plugin{{Name: FGDName}, {Name: noderesources.BalancedAllocationName}}},
+				PreScore:  config.PluginSet{Enabled: []config.Plugin{{Name: FGDName}, {Name: ResourceStrategyFitName}}},
 				Score: config.PluginSet{Enabled: []config.Plugin{
-					{Name: FGDName, Weight: 101}, {Name: noderesources.BalancedAllocationName, Weight: 1}}},
+					{Name: FGDName, Weight: 101}, {Name: ResourceStrategyFitName, Weight: 1}}},
 			},
 			PluginConfig: []config.PluginConfig{
 				{Name: FGDName, Args: unknown(`{"classes": ` + fragClassesJSON + `}`)},
-				{Name: ResourceStrategyFitName, Args: unknown(fmt.Sprintf(`{"plugins": [{"name": "resource-strategy-fit", "scores": false,
-				  "args": {"sra": {"policy": "proportional", "resources": "nvidia.com/gpu", "proportional": {"nvidia.com/gpu.cpu": %v, "nvidia.com/gpu.memory": 0}}}}]}`, cores))},
-				{Name: noderesources.BalancedAllocationName, Args: &config.NodeResourcesBalancedAllocationArgs{
-					Resources: []config.ResourceSpec{{Name: "cpu", Weight: 1}, {Name: gpu, Weight: 1}}}},
+				{Name: ResourceStrategyFitName, Args: unknown(fmt.Sprintf(`{"plugins": [
+				  {"name": "NodeResourcesBalancedAllocation", "args": {"resources": [{"name": "cpu", "weight": 1}, {"name": "nvidia.com/gpu", "weight": 1}]}},
+				  {"name": "resource-strategy-fit", "scores": false,
+				   "args": {"sra": {"policy": "proportional", "resources": "nvidia.com/gpu", "proportional": {"nvidia.com/gpu.cpu": %v, "nvidia.com/gpu.memory": 0}}}}]}`, cores))},
 			},
 		}
 		fw, err := frameworkruntime.NewFramework(context.Background(), registry, profile, frameworkruntime.WithSnapshotSharedLister(snapshot))
