@@ -127,9 +127,15 @@ func RequestsOf(schema *Schema, pod Pod) (Requests, error) {
 // volcano.sh/vgpu-number.
 const (
 	HAMiCoresResource    = "nvidia.com/gpucores"
+	HAMiMemoryResource   = "nvidia.com/gpumem"
 	VolcanoCoresResource = "volcano.sh/vgpu-cores"
 	VolcanoVGPUResource  = "volcano.sh/vgpu-number"
 )
+
+// HAMiShareResources are the resources a HAMi pod states its share of a
+// GPU with (cores in percent, memory in MiB or percent). No node offers
+// them: HAMi's scheduler reads them, and has kube-scheduler ignore them.
+var HAMiShareResources = []string{HAMiCoresResource, HAMiMemoryResource, "nvidia.com/gpumem-percentage"}
 
 // DeviceRequestOf reads what a pod asks of individual devices of the named
 // resource (counted as Devices counts them, 1000 milli-units a device):

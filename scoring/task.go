@@ -72,8 +72,10 @@ type TaskOptions struct {
 // 0 on every node, as Volcano does); with opts.Devices what it asks of
 // individual devices (its request for the device resource is then their
 // total: a share of a device asks for the share, as a host that holds the
-// resource as its device view counts it) and the device models it accepts
-// among opts.Models.
+// resource as its device view counts it; its requests of HAMi's share
+// resources, resource.HAMiShareResources, which say how big the share is
+// and which no node offers, are left out, as HAMi has kube-scheduler
+// ignore them) and the device models it accepts among opts.Models.
 // Requests the schema cannot hold and unusable model annotations are
 // errors, which the host prefixes with the object's name.
 func NewTask(schema *resource.Schema, name, job string, pod resource.Pod, annotations map[string]string, opts TaskOptions) (*Task, error) {
@@ -92,6 +94,15 @@ func NewTask(schema *resource.Schema, name, job string, pod resource.Pod, annota
 		if slot, ok := schema.Slot(opts.Devices); ok && t.Devices.Count > 0 {
 			for _, v := range []resource.Vector{r.Plain, r.NonZero, r.Koordinator} {
 				v[slot] = t.Devices.Total()
+			}
+		}
+		// How big the share is, the view's business too: nodes do not
+		// offer these (HAMi has kube-scheduler ignore them).
+		if t.Devices.Count > 0 {
+			for _, name := range resource.HAMiShareResources {
+				if slot, ok := schema.Slot(name); ok {
+					r.Plain[slot], r.NonZero[slot], r.Koordinator[slot] = 0, 0, 0
+				}
 			}
 		}
 	}

@@ -14,7 +14,8 @@ import (
 // The pod → task rule every host calls: requests by the three rules, the
 // Volcano override (the zero one for an unusable pair), devices when asked
 // for (the device resource's request then their total: a 30% share of one
-// GPU asks for 300, not the whole GPU its nvidia.com/gpu: 1 says), and the
+// GPU asks for 300, not the whole GPU its nvidia.com/gpu: 1 says, and its
+// nvidia.com/gpucores no more: the view holds the share), and the
 // accepted models only for a task that asks for devices, an unusable
 // annotation then being an error.
 func TestNewTaskIsTheHostNeutralRule(t *testing.T) {
@@ -27,9 +28,9 @@ func TestNewTaskIsTheHostNeutralRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if task.Name != "ml/train-0" || task.Job != "ml/train" || !slices.Equal(task.Requests, resource.Vector{2000, 0, 300, 30000}) ||
-		!slices.Equal(task.NonZeroRequests, resource.Vector{2000, resource.DefaultMemoryRequest, 300, 30000}) ||
-		!slices.Equal(task.KoordinatorRequests, resource.Vector{2000, resource.DefaultMemoryRequest, 300, 30000}) {
+	if task.Name != "ml/train-0" || task.Job != "ml/train" || !slices.Equal(task.Requests, resource.Vector{2000, 0, 300, 0}) ||
+		!slices.Equal(task.NonZeroRequests, resource.Vector{2000, resource.DefaultMemoryRequest, 300, 0}) ||
+		!slices.Equal(task.KoordinatorRequests, resource.Vector{2000, resource.DefaultMemoryRequest, 300, 0}) {
 		t.Errorf("task %+v", task)
 	}
 	want, _ := strategy.VolcanoOverride(schema, annotations)
@@ -39,7 +40,7 @@ func TestNewTaskIsTheHostNeutralRule(t *testing.T) {
 	// Without devices asked for, the models are not read; a cluster
 	// without models leaves none to accept.
 	if task, err := scoring.NewTask(schema, "t", "", pod, annotations, scoring.TaskOptions{Models: cluster}); err != nil || task.Models != "" || task.Devices.Count != 0 ||
-		task.Requests[2] != 1000 {
+		task.Requests[2] != 1000 || task.Requests[3] != 30000 {
 		t.Errorf("without devices: %+v, %v", task, err)
 	}
 	if _, err := scoring.NewTask(schema, "t", "", pod, annotations, scoring.TaskOptions{Devices: resource.GPU}); err == nil {

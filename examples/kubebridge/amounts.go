@@ -127,9 +127,18 @@ func (w *RowWriter) WithDevices(d *resource.Devices) *RowWriter {
 // Allocatable is a node's allocatable amounts (the package's Allocatable),
 // the device resource's as the device view counts it.
 func (w *RowWriter) Allocatable(node *v1.Node) resource.Vector {
+	count := 0
+	if w.devices != nil {
+		count = readNodeDevices(node, w.devices.Name()).count
+	}
+	return w.allocatable(node, count)
+}
+
+// allocatable is Allocatable for a node with count devices.
+func (w *RowWriter) allocatable(node *v1.Node, count int) resource.Vector {
 	v := Allocatable(w.schema, node)
 	if w.device >= 0 {
-		v[w.device] = int64(nodeDeviceCount(node, w.devices.Name())) * w.devices.PerDevice()
+		v[w.device] = int64(count) * w.devices.PerDevice()
 	}
 	return v
 }

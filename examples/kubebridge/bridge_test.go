@@ -1,6 +1,7 @@
 package kubebridge
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"reflect"
@@ -230,9 +231,22 @@ func TestSnapshotMatchesRebuildAfterAnyEvents(t *testing.T) {
 					kv = append(kv, x, fmt.Sprint(rapid.IntRange(1, 8).Draw(t, x)))
 				}
 			}
+			// HAMi's registration: its GPUs, allocatable counting ten
+			// virtual GPUs each.
+			registered := rapid.IntRange(0, 4).Draw(t, "registered GPUs")
+			if registered > 0 {
+				kv = append(kv, gpu, fmt.Sprint(10*registered))
+			}
 			n := node(name, kv...)
 			if model := rapid.SampledFrom([]string{"", "Tesla-T4", "NVIDIA-H20"}).Draw(t, "model"); model != "" {
 				n.Labels = map[string]string{resource.GPUProductLabel: model}
+			}
+			if registered > 0 {
+				var b strings.Builder
+				for i := range registered {
+					fmt.Fprintf(&b, "GPU-%s-%d,10,15360,100,NVIDIA-Tesla T4,0,%t:", name, i, rapid.IntRange(0, 3).Draw(t, "healthy") > 0)
+				}
+				n.Annotations = map[string]string{resource.HAMiNodeRegisterAnnotation: b.String()}
 			}
 			return n
 		}
@@ -253,6 +267,14 @@ func TestSnapshotMatchesRebuildAfterAnyEvents(t *testing.T) {
 				kv = append(kv, gpu, "1", x, fmt.Sprint(rapid.IntRange(10, 90).Draw(t, x)))
 			}
 			p := pod(name, where, kv...)
+			// The devices HAMi gave it, on any node's GPUs.
+			if rapid.IntRange(0, 2).Draw(t, "allocated by HAMi") == 0 {
+				var b strings.Builder
+				for range rapid.IntRange(1, 2).Draw(t, "allocated GPUs") {
+					fmt.Fprintf(&b, "GPU-%s-%d,NVIDIA,0,%d:", rapid.SampledFrom(nodeNames).Draw(t, "of node"), rapid.IntRange(0, 3).Draw(t, "GPU"), rapid.IntRange(0, 100).Draw(t, "cores"))
+				}
+				p.Annotations = map[string]string{resource.HAMiPodDevicesAnnotation: b.String() + ";"}
+			}
 			if rapid.IntRange(0, 5).Draw(t, "finished") == 0 {
 				p.Status.Phase = v1.PodSucceeded
 			}
@@ -372,11 +394,16 @@ func checkDevices(t *rapid.T, s, fresh *Snapshot) {
 		var devices []int
 		for _, p := range e.held.parts {
 			devices = append(devices, p.device)
+			taken[e.pod.Spec.NodeName] += p.amount
 		}
-		if len(e.held.parts) != e.devices.Count || len(slices.Compact(slices.Sorted(slices.Values(devices)))) != e.devices.Count {
-			t.Fatalf("pod %s holds devices %v for %+v", e.pod.Name, e.held, e.devices)
+		if len(slices.Compact(slices.Sorted(slices.Values(devices)))) != len(devices) {
+			t.Fatalf("pod %s holds devices %v", e.pod.Name, e.held)
 		}
-		taken[e.pod.Spec.NodeName] += e.devices.Total()
+		// A pod holds what it asks for, unless its sharing stack says what
+		// it holds.
+		if _, exact := s.nodeDevs[e.pod.Spec.NodeName].exact(e.pod); !exact && (len(devices) != e.devices.Count || e.held.parts[0].amount != e.devices.Each) {
+			t.Fatalf("pod %s holds %v for %+v", e.pod.Name, e.held, e.devices)
+		}
 	}
 	d, f := s.Devices(), fresh.Devices()
 	for name := range s.rows {
@@ -540,5 +567,81 @@ func TestSnapshotDevices(t *testing.T) {
 	p.Annotations = map[string]string{"resfit.io/gpu-models": "Tesla-T4"}
 	if task, err := NewTask(s.Schema(), p, withModels); err != nil || task.Models != "Tesla-T4" {
 		t.Errorf("exact: %q, %v", task.Models, err)
+	}
+}
+
+// GPUs as sharing stacks describe them. Node hami has HAMi's registration
+// of four T4s, the third unhealthy (so three in the view: a, b, d), and
+// 40 virtual GPUs allocatable; its pods: "infer" holds 30% of GPU-d (as
+// HAMi wrote), "train" two whole GPUs a and b, "guess" asks for 50% of
+// one GPU with no annotation (it takes the tightest left: d, 700 free),
+// and "gone" holds 20% of the unhealthy GPU, which is not in the view.
+// The pods with annotations take theirs first, though "guess" comes
+// before "infer" by name. Node volcano has Volcano's vGPU registration of
+// two GPUs and a pod holding 25% of the second. Node broken's
+// registration cannot be read: it has no GPUs, and the snapshot says why.
+func TestSnapshotReadsSharingStacks(t *testing.T) {
+	hami := node("hami", "cpu", "64", "pods", "110", gpu, "40")
+	hami.Annotations = map[string]string{resource.HAMiNodeRegisterAnnotation: `[` +
+		`{"id":"GPU-a","count":10,"devmem":15360,"devcore":100,"type":"NVIDIA-Tesla T4","health":true},` +
+		`{"id":"GPU-b","index":1,"count":10,"devmem":15360,"devcore":100,"type":"NVIDIA-Tesla T4","health":true},` +
+		`{"id":"GPU-c","index":2,"count":10,"devmem":15360,"devcore":100,"type":"NVIDIA-Tesla T4"},` +
+		`{"id":"GPU-d","index":3,"count":10,"devmem":15360,"devcore":100,"type":"NVIDIA-Tesla T4","health":true}]`}
+	volcano := node("volcano", "cpu", "64", "pods", "110", "volcano.sh/vgpu-number", "20")
+	volcano.Annotations = map[string]string{resource.VolcanoNodeRegisterAnnotation: "GPU-v0,10,15360,NVIDIA-Tesla T4,true,hami-core:GPU-v1,10,15360,NVIDIA-Tesla T4,true,hami-core:"}
+	broken := node("broken", "cpu", "64", "pods", "110", gpu, "80")
+	broken.Annotations = map[string]string{resource.HAMiNodeRegisterAnnotation: "GPU-x,10,15360"}
+	annotated := func(p *v1.Pod, key, value string) *v1.Pod {
+		p.Annotations = map[string]string{key: value}
+		return p
+	}
+	pods := []*v1.Pod{
+		annotated(pod("infer", "hami", "cpu", "1", gpu, "1", resource.HAMiCoresResource, "30"), resource.HAMiPodDevicesAnnotation, "GPU-d,NVIDIA,4000,30:;"),
+		annotated(pod("train", "hami", "cpu", "8", gpu, "2"), resource.HAMiPodDevicesAnnotation, "GPU-a,NVIDIA,15360,100:GPU-b,NVIDIA,15360,100:;"),
+		pod("guess", "hami", "cpu", "1", gpu, "1", resource.HAMiCoresResource, "50"),
+		annotated(pod("gone", "hami", "cpu", "1", gpu, "1", resource.HAMiCoresResource, "20"), resource.HAMiPodDevicesAnnotation, "GPU-c,NVIDIA,3000,20:;"),
+		annotated(pod("vgpu", "volcano", "cpu", "1", "volcano.sh/vgpu-number", "1", "volcano.sh/vgpu-cores", "25"), resource.VolcanoPodDevicesAnnotation, "GPU-v1,NVIDIA,3000,25:;"),
+	}
+	s, err := NewSnapshot([]*v1.Node{hami, volcano, broken}, pods, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slot, _ := s.Schema().Slot(gpu)
+	for name, want := range map[string]struct {
+		free        []int64
+		alloc, used int64
+	}{
+		"hami":    {[]int64{0, 0, 200}, 3000, 2800}, // d: 300 infer, then 500 guess
+		"volcano": {[]int64{1000, 750}, 2000, 250},
+		"broken":  {[]int64{}, 0, 0},
+	} {
+		row, _ := s.Row(name)
+		tab := s.Table()
+		if got := s.Devices().Free(row); !slices.Equal(got, want.free) || tab.Allocatable(row)[slot] != want.alloc || tab.Used(row)[slot] != want.used {
+			t.Errorf("node %s: free %v, GPUs %d of %d; want %v, %d of %d", name, got, tab.Used(row)[slot], tab.Allocatable(row)[slot], want.free, want.used, want.alloc)
+		}
+	}
+	if errs := s.DeviceErrors(); len(errs) != 1 || errs[0].Error() != "node broken: annotation hami.io/node-nvidia-register: no device ends with ':'; it has no nvidia.com/gpu here" {
+		t.Errorf("device errors %v", errs)
+	}
+	// NodeDevices reads the node the same way.
+	d, _ := resource.NewDevices(gpu, 1000)
+	d.AddNode(0)
+	if err := NodeDevices(d, 0, hami, pods[:4]); err != nil || !slices.Equal(d.Free(0), []int64{0, 0, 200}) {
+		t.Errorf("NodeDevices: %v, %v", d.Free(0), err)
+	}
+	var re *RegistrationError
+	if err := NodeDevices(d, 0, broken, nil); !errors.As(err, &re) || re.Node != "broken" || len(d.Free(0)) != 0 {
+		t.Errorf("NodeDevices of a broken registration: %v, %v", d.Free(0), err)
+	}
+	// HAMi re-registers GPU-c healthy: the node's devices change, and its
+	// pods take theirs again (gone's 20% on c, now the third device).
+	healed := hami.DeepCopy()
+	healed.Annotations[resource.HAMiNodeRegisterAnnotation] = strings.ReplaceAll(healed.Annotations[resource.HAMiNodeRegisterAnnotation], `"NVIDIA-Tesla T4"}`, `"NVIDIA-Tesla T4","health":true}`)
+	if err := s.UpdateNode(healed); err != nil {
+		t.Fatal(err)
+	}
+	if row, _ := s.Row("hami"); !slices.Equal(s.Devices().Free(row), []int64{0, 0, 800, 200}) {
+		t.Errorf("healed: %v", s.Devices().Free(row))
 	}
 }

@@ -1,6 +1,8 @@
 package kubebridge
 
 import (
+	"fmt"
+	"maps"
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
@@ -8,26 +10,127 @@ import (
 	"github.com/resfit/resfit/resource"
 )
 
-// How a host reads a node's devices from Kubernetes objects: the node has
-// as many devices as its allocatable amount of the device resource in
-// whole devices (at most resource.MaxDevicesPerNode), of its model
-// (resource.NodeModel of its labels); its pods take theirs tightest
-// first, one after another, and a pod whose devices do not fit holds none
-// (Kubernetes objects do not say which device a pod holds). A Snapshot
-// takes them in the order of the pods' events (a fresh snapshot: of their
-// namespaces and names); NodeDevices, for a host that reads a node's pods
-// at once, in the order of their namespaces and names.
+// How a host reads a node's devices from Kubernetes objects.
+//
+// A node's devices: when a GPU-sharing stack registers the node's GPUs
+// (resource.RegisteredDevices: HAMi's or Volcano's vGPU annotation), its
+// healthy registered GPUs, in the order registered; otherwise as many
+// whole devices as its allocatable amount of the device resource (at most
+// resource.MaxDevicesPerNode; a sharing stack's node counts virtual GPUs
+// there, devices × split). Their model is the node's
+// (resource.NodeModel of its labels). A registration that cannot be read
+// leaves the node without devices, as the stack's own scheduler leaves
+// it, and the host is told why (NodeDevices' error,
+// Snapshot.DeviceErrors).
+//
+// Its pods' devices: a pod the stack has given devices
+// (resource.PodDeviceHoldings: which GPU, and how much of it) holds
+// exactly those on a registered node, when they fit (its holdings on
+// devices outside the view, unhealthy ones, are not in it); any other pod
+// (no such annotation, one that cannot be read, holdings that do not fit
+// what the view has left) takes what it asks for (resource.DeviceRequestOf)
+// tightest first, and a pod whose devices do not fit holds none. Which
+// device inside the node is the stack's choice; resfit reads it where the
+// stack writes it and guesses the tightest otherwise. A Snapshot takes
+// pods in the order of their events (a fresh snapshot: as NodeDevices);
+// NodeDevices, for a host that reads a node's pods at once, the pods with
+// exact holdings first, then the others, each in the order of their
+// namespaces and names.
 //
 // With a device view, a host's table holds the device resource as the
-// view does (RowWriter.WithDevices): a node's allocatable amount is its
-// devices, whole, and its used amount what its pods hold, a share of a
-// device counting as the share; a task asks for its share's total
-// (scoring.NewTask).
+// view does (RowWriter.WithDevices, DeviceAmounts): a node's allocatable
+// amount is its devices, whole, and its used amount what its pods hold, a
+// share of a device counting as the share; a task asks for its share's
+// total (scoring.NewTask).
 
-// nodeDeviceCount is how many devices of the named resource a node has.
-func nodeDeviceCount(node *v1.Node, device string) int {
+// RegistrationError says why a node's GPU-sharing registration cannot be
+// read; the node then has no devices of the view.
+type RegistrationError struct {
+	Node, Device string
+	Err          error
+}
+
+func (e *RegistrationError) Error() string {
+	return fmt.Sprintf("node %s: %v; it has no %s here", e.Node, e.Err, e.Device)
+}
+
+func (e *RegistrationError) Unwrap() error { return e.Err }
+
+// nodeDevices is what a node says of its devices of a view's resource.
+type nodeDevices struct {
+	count int
+	// index maps a registered GPU's UUID to its device in the view; nil
+	// when the node has no registration.
+	index map[string]int
+	// err says why a registration could not be read (count is then 0).
+	err error
+}
+
+// readNodeDevices reads a node's devices of the named resource.
+func readNodeDevices(node *v1.Node, device string) nodeDevices {
+	if device == resource.GPU {
+		registered, from, err := resource.RegisteredDevices(node.Annotations)
+		if err != nil {
+			return nodeDevices{err: &RegistrationError{Node: node.Name, Device: device, Err: err}}
+		}
+		if from != "" {
+			index := make(map[string]int, len(registered))
+			for _, d := range registered {
+				if d.Healthy {
+					index[d.UUID] = len(index)
+				}
+			}
+			return nodeDevices{count: len(index), index: index}
+		}
+	}
 	q := node.Status.Allocatable[v1.ResourceName(device)]
-	return int(min(max(Amount(device, q), 0)/1000, resource.MaxDevicesPerNode))
+	return nodeDevices{count: int(min(max(Amount(device, q), 0)/1000, resource.MaxDevicesPerNode))}
+}
+
+// same reports whether two readings give the same devices.
+func (nd nodeDevices) same(o nodeDevices) bool {
+	return nd.count == o.count && (nd.index == nil) == (o.index == nil) && maps.Equal(nd.index, o.index)
+}
+
+// exact is what the sharing stack says a pod holds on the node's devices
+// (its holdings on registered, healthy devices), and whether it says so:
+// false without a registration or a readable annotation.
+func (nd nodeDevices) exact(p *v1.Pod) ([]part, bool) {
+	if nd.index == nil {
+		return nil, false
+	}
+	holdings, err := resource.PodDeviceHoldings(p.Annotations)
+	if err != nil || holdings == nil {
+		return nil, false
+	}
+	parts := make([]part, 0, len(holdings))
+	for _, h := range holdings {
+		if j, ok := nd.index[h.UUID]; ok {
+			parts = append(parts, part{j, h.Amount})
+		}
+	}
+	return parts, true
+}
+
+// hold takes a pod's devices on a row by the rule above; r is what the
+// pod asks for (resource.DeviceRequestOf).
+func (nd nodeDevices) hold(d *resource.Devices, row int, p *v1.Pod, r resource.DeviceRequest) (Held, error) {
+	if parts, ok := nd.exact(p); ok {
+		free := d.Free(row)
+		fits := true
+		for _, pt := range parts {
+			fits = fits && pt.amount <= free[pt.device]
+		}
+		if fits {
+			for _, pt := range parts {
+				if err := d.Take(row, pt.device, pt.amount); err != nil {
+					return Held{}, err
+				}
+			}
+			return Held{parts: parts}, nil
+		}
+	}
+	return holdDevices(d, row, r)
 }
 
 // part is an amount a pod holds on one device of its node.
@@ -45,15 +148,16 @@ type Held struct {
 // Holds reports whether the pod holds any device.
 func (h Held) Holds() bool { return len(h.parts) > 0 }
 
-// HoldDevices takes what a pod asks of a row's devices
-// (resource.DeviceRequestOf), tightest first, as a host does for a pod it
-// places or finds on the node: nothing when the pod asks for no device or
-// its devices do not fit.
-func HoldDevices(d *resource.Devices, row int, p *v1.Pod) (Held, error) {
-	return holdDevices(d, row, resource.DeviceRequestOf(PodOf(p), d.Name()))
+// HoldDevices takes a pod's devices on its node's row of a device view, by
+// the rule above, as a host does for a pod it places or finds on the node.
+// A node whose registration cannot be read has no devices: the pod holds
+// none.
+func HoldDevices(d *resource.Devices, row int, node *v1.Node, p *v1.Pod) (Held, error) {
+	return readNodeDevices(node, d.Name()).hold(d, row, p, resource.DeviceRequestOf(PodOf(p), d.Name()))
 }
 
-// holdDevices is HoldDevices for a request read already.
+// holdDevices takes a request on a row, tightest first: nothing when it
+// asks for no device or its devices do not fit.
 func holdDevices(d *resource.Devices, row int, r resource.DeviceRequest) (Held, error) {
 	if r.Count == 0 || !d.Fits(row, r) {
 		return Held{}, nil
@@ -91,30 +195,59 @@ func DeviceAmounts(d *resource.Devices, row int) (allocatable, used int64) {
 // NodeDevices writes a node's devices into its row of a device view, as
 // kube-scheduler's NodeInfo shows the node and its pods: the node's
 // devices of its model, and the pods that count on it (Counts) holding
-// theirs, taken in the order of their namespaces and names. It is the
-// rule a Snapshot follows, for a host that reads a node's pods at once.
+// theirs, by the rule above. It is the rule a fresh Snapshot follows, for
+// a host that reads a node's pods at once. A registration that cannot be
+// read is a *RegistrationError, returned once the row is written (without
+// devices): the host may report it and go on.
 func NodeDevices(d *resource.Devices, row int, node *v1.Node, pods []*v1.Pod) error {
-	count := nodeDeviceCount(node, d.Name())
-	if len(d.Free(row)) != count || d.FreeTotal(row) != int64(count)*d.PerDevice() {
-		if err := d.SetCount(row, count); err != nil {
+	nd := readNodeDevices(node, d.Name())
+	if len(d.Free(row)) != nd.count || d.FreeTotal(row) != int64(nd.count)*d.PerDevice() {
+		if err := d.SetCount(row, nd.count); err != nil {
 			return err
 		}
 	}
 	if err := d.SetModel(row, resource.NodeModel(node.Labels)); err != nil {
 		return err
 	}
-	if count == 0 {
-		return nil
+	if nd.count == 0 {
+		return nd.err
 	}
-	pods = slices.Clone(pods)
-	slices.SortFunc(pods, byNamespaceAndName)
-	for _, p := range pods {
-		if !Counts(p) {
-			continue
-		}
-		if _, err := HoldDevices(d, row, p); err != nil {
+	for _, p := range nd.ordered(pods) {
+		if _, err := nd.hold(d, row, p, resource.DeviceRequestOf(PodOf(p), d.Name())); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// ordered is the pods that count (Counts) in the order they take their
+// devices when a node is read at once: those the sharing stack says hold
+// devices first, so that no guess takes what they hold, then the others;
+// each in the order of their namespaces and names.
+func (nd nodeDevices) ordered(pods []*v1.Pod) []*v1.Pod {
+	type entry struct {
+		pod   *v1.Pod
+		exact bool
+	}
+	entries := make([]entry, 0, len(pods))
+	for _, p := range pods {
+		if Counts(p) {
+			_, exact := nd.exact(p)
+			entries = append(entries, entry{p, exact})
+		}
+	}
+	slices.SortFunc(entries, func(a, b entry) int {
+		switch {
+		case a.exact && !b.exact:
+			return -1
+		case b.exact && !a.exact:
+			return 1
+		}
+		return byNamespaceAndName(a.pod, b.pod)
+	})
+	out := make([]*v1.Pod, len(entries))
+	for i, e := range entries {
+		out[i] = e.pod
+	}
+	return out
 }

@@ -49,12 +49,14 @@ type Snapshot struct {
 	changes int
 	names   map[string]string // resource name → an object that has it
 
-	order  []string       // node names by row
-	rows   map[string]int // node name → row
-	nodes  map[string]*v1.Node
-	pods   map[string]*podEntry            // by podKey
-	byName map[podName]string              // → podKey
-	bound  map[string]map[string]*podEntry // node name → its counted pods, known node or not
+	order []string       // node names by row
+	rows  map[string]int // node name → row
+	nodes map[string]*v1.Node
+	// nodeDevs is what each known node says of its devices.
+	nodeDevs map[string]nodeDevices
+	pods     map[string]*podEntry            // by podKey
+	byName   map[podName]string              // → podKey
+	bound    map[string]map[string]*podEntry // node name → its counted pods, known node or not
 
 	scratch resource.Vector
 }
@@ -96,13 +98,14 @@ type Options struct {
 // finished pods are kept but use nothing).
 func NewSnapshot(nodes []*v1.Node, pods []*v1.Pod, opts Options) (*Snapshot, error) {
 	s := &Snapshot{
-		device: cmp.Or(opts.Devices, resource.GPU),
-		names:  map[string]string{},
-		rows:   map[string]int{},
-		nodes:  map[string]*v1.Node{},
-		pods:   map[string]*podEntry{},
-		byName: map[podName]string{},
-		bound:  map[string]map[string]*podEntry{},
+		device:   cmp.Or(opts.Devices, resource.GPU),
+		names:    map[string]string{},
+		rows:     map[string]int{},
+		nodes:    map[string]*v1.Node{},
+		pods:     map[string]*podEntry{},
+		nodeDevs: map[string]nodeDevices{},
+		byName:   map[podName]string{},
+		bound:    map[string]map[string]*podEntry{},
 	}
 	if err := resource.ValidateName(s.device); err != nil {
 		return nil, fmt.Errorf("device resource: %w", err)
@@ -114,8 +117,7 @@ func NewSnapshot(nodes []*v1.Node, pods []*v1.Pod, opts Options) (*Snapshot, err
 		if _, err := s.learn(nodeResourceNames(n), "node "+n.Name); err != nil {
 			return nil, err
 		}
-		s.nodes[n.Name] = n
-		s.order = append(s.order, n.Name)
+		s.putNode(n)
 	}
 	for _, p := range pods {
 		key := podKey(p)
@@ -252,7 +254,7 @@ func (s *Snapshot) rebuild() error {
 	table := resource.NewTable(schema, len(s.order))
 	rows := make(map[string]int, len(s.order))
 	for _, name := range s.order {
-		r, err := table.Add(name, writer.Allocatable(s.nodes[name]), nil)
+		r, err := table.Add(name, writer.allocatable(s.nodes[name], s.nodeDevs[name].count), nil)
 		if err != nil {
 			return err
 		}
@@ -301,25 +303,18 @@ func (s *Snapshot) rebuild() error {
 	return nil
 }
 
-// deviceCount is how many devices a node of the snapshot has.
-func (s *Snapshot) deviceCount(name string) int {
-	if _, ok := s.schema.Slot(s.device); !ok {
-		return 0
-	}
-	return nodeDeviceCount(s.nodes[name], s.device)
-}
-
 // addDevices appends a new row's devices, free, of the node's model.
 func (s *Snapshot) addDevices(row int, name string) error {
-	if _, err := s.devices.AddNode(s.deviceCount(name)); err != nil {
+	if _, err := s.devices.AddNode(s.nodeDevs[name].count); err != nil {
 		return err
 	}
 	return s.devices.SetModel(row, s.Model(name))
 }
 
 // countPods counts a node's pods on its row, whose used amounts and
-// devices hold none of them: in the order of their namespaces and names
-// when the node has devices for them to take (the order decides which).
+// devices hold none of them: when the node has devices for them to take
+// (the order decides which), in the order a host that reads a node's pods
+// at once takes them (NodeDevices).
 func (s *Snapshot) countPods(name string) error {
 	row, ok := s.rows[name]
 	if !ok {
@@ -334,10 +329,12 @@ func (s *Snapshot) countPods(name string) error {
 		}
 		return nil
 	}
-	ordered := slices.Collect(maps.Values(pods))
-	slices.SortFunc(ordered, func(a, b *podEntry) int { return byNamespaceAndName(a.pod, b.pod) })
-	for _, e := range ordered {
-		if err := s.account(row, e, +1); err != nil {
+	entries := make(map[*v1.Pod]*podEntry, len(pods))
+	for _, e := range pods {
+		entries[e.pod] = e
+	}
+	for _, p := range s.nodeDevs[name].ordered(slices.Collect(maps.Keys(entries))) {
+		if err := s.account(row, entries[p], +1); err != nil {
 			return err
 		}
 	}
@@ -373,7 +370,7 @@ func (s *Snapshot) account(row int, e *podEntry, sign int64) error {
 		e.held = Held{}
 	}
 	if sign > 0 {
-		held, err := holdDevices(s.devices, row, e.devices)
+		held, err := s.nodeDevs[e.pod.Spec.NodeName].hold(s.devices, row, e.pod, e.devices)
 		if err != nil {
 			return err
 		}
@@ -394,13 +391,14 @@ func (s *Snapshot) AddNode(n *v1.Node) error {
 		return s.grow(added, func() { s.putNode(n) }, func() {
 			s.order = order
 			if known {
-				s.nodes[n.Name] = old
+				s.putNode(old)
 			} else {
 				delete(s.nodes, n.Name)
+				delete(s.nodeDevs, n.Name)
 			}
 		})
 	}
-	alloc := s.writer.Allocatable(n)
+	alloc := s.writer.allocatable(n, readNodeDevices(n, s.device).count)
 	if row, ok := s.rows[n.Name]; ok {
 		return s.updateNode(row, n, alloc)
 	}
@@ -417,18 +415,19 @@ func (s *Snapshot) AddNode(n *v1.Node) error {
 }
 
 // updateNode replaces a known node: its allocatable, its devices' model,
-// and when the number of its devices changes, its devices, which its pods
-// then take again.
+// and when its devices change (their number, or the GPUs a sharing stack
+// registers), its devices, which its pods then take again.
 func (s *Snapshot) updateNode(row int, n *v1.Node, alloc resource.Vector) error {
-	s.nodes[n.Name] = n
+	before := s.nodeDevs[n.Name]
+	s.putNode(n)
 	if err := s.table.SetAllocatable(row, alloc); err != nil {
 		return err
 	}
 	if err := s.devices.SetModel(row, s.Model(n.Name)); err != nil {
 		return err
 	}
-	count := s.deviceCount(n.Name)
-	if count == len(s.devices.Free(row)) {
+	devs := s.nodeDevs[n.Name]
+	if devs.same(before) {
 		return nil
 	}
 	for _, e := range s.bound[n.Name] {
@@ -436,7 +435,7 @@ func (s *Snapshot) updateNode(row int, n *v1.Node, alloc resource.Vector) error 
 			return err
 		}
 	}
-	if err := s.devices.SetCount(row, count); err != nil {
+	if err := s.devices.SetCount(row, devs.count); err != nil {
 		return err
 	}
 	return s.countPods(n.Name)
@@ -445,11 +444,26 @@ func (s *Snapshot) updateNode(row int, n *v1.Node, alloc resource.Vector) error 
 // UpdateNode is AddNode.
 func (s *Snapshot) UpdateNode(n *v1.Node) error { return s.AddNode(n) }
 
+// putNode keeps a node and what it says of its devices.
 func (s *Snapshot) putNode(n *v1.Node) {
 	if _, known := s.nodes[n.Name]; !known {
 		s.order = append(s.order, n.Name)
 	}
 	s.nodes[n.Name] = n
+	s.nodeDevs[n.Name] = readNodeDevices(n, s.device)
+}
+
+// DeviceErrors says, for each node whose GPU-sharing registration cannot
+// be read (such a node has no devices here), why; in the order of the
+// nodes' names.
+func (s *Snapshot) DeviceErrors() []error {
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(s.nodeDevs)) {
+		if err := s.nodeDevs[name].err; err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
 }
 
 // DeleteNode removes a node's row; its pods stay, and count again if the
@@ -470,6 +484,7 @@ func (s *Snapshot) DeleteNode(name string) error {
 	}
 	delete(s.rows, name)
 	delete(s.nodes, name)
+	delete(s.nodeDevs, name)
 	last := len(s.order) - 1
 	if last != row {
 		s.order[row] = s.order[last]

@@ -4,6 +4,7 @@ package volcano
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -93,6 +94,7 @@ type sessionView struct {
 	scores, filters *scoring.Pipeline
 	table           *resource.Table
 	rows            map[string]int
+	nodes           map[string]*v1.Node
 	opts            scoring.TaskOptions
 	filtered        bool // the configuration has filters of its own
 	pods            int  // the "pods" slot
@@ -149,7 +151,7 @@ func newSessionView(c *Config, ssn *framework.Session) (*sessionView, error) {
 	}
 	s := &sessionView{
 		name:  c.Name,
-		table: resource.NewTable(schema, len(ssn.Nodes)), rows: map[string]int{},
+		table: resource.NewTable(schema, len(ssn.Nodes)), rows: map[string]int{}, nodes: map[string]*v1.Node{},
 		opts:    scoring.TaskOptions{Devices: resource.GPU, Models: resource.DistinctModels(models)},
 		used:    make(resource.Vector, schema.Len()),
 		devices: devices, held: map[api.TaskID]kubebridge.Held{}, gpu: -1,
@@ -173,9 +175,13 @@ func newSessionView(c *Config, ssn *framework.Session) (*sessionView, error) {
 			return nil, err
 		}
 		if n.Node != nil {
-			if err := kubebridge.NodeDevices(devices, row, n.Node, podsOf(n)); err != nil {
+			var unreadable *kubebridge.RegistrationError
+			if err := kubebridge.NodeDevices(devices, row, n.Node, podsOf(n)); errors.As(err, &unreadable) {
+				klog.Errorf("%s: %v", c.Name, err)
+			} else if err != nil {
 				return nil, fmt.Errorf("node %s: %v", name, err)
 			}
+			s.nodes[name] = n.Node
 		}
 		fill(schema, alloc, n.Allocatable)
 		if s.gpu >= 0 {
@@ -257,13 +263,13 @@ func (s *sessionView) allocated(e *framework.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	row, ok := s.rows[t.NodeName]
-	if !ok {
+	if !ok || s.nodes[t.NodeName] == nil {
 		return
 	}
 	if _, dup := s.held[t.UID]; dup {
 		return
 	}
-	held, herr := kubebridge.HoldDevices(s.devices, row, t.Pod)
+	held, herr := kubebridge.HoldDevices(s.devices, row, s.nodes[t.NodeName], t.Pod)
 	if herr != nil {
 		klog.Errorf("%s: task %s/%s on node %s: %v", s.name, t.Namespace, t.Name, t.NodeName, herr)
 		return

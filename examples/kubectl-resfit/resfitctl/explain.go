@@ -61,7 +61,7 @@ func Explain(c *Cluster, cfg *config.Config, configName string, pod *v1.Pod) (*E
 	e := &Explanation{
 		Pod: pod.Namespace + "/" + pod.Name, Config: configName, BoundTo: pod.Spec.NodeName,
 		Requests: quantities(schema, task.Requests), MaxScore: sc.pipe.MaxScore(),
-		Plugins: sc.pipe.ScorerNames(), Warnings: cfg.Warnings,
+		Plugins: sc.pipe.ScorerNames(), Warnings: sc.warnings(cfg),
 	}
 	for i := range table.Len() {
 		n := NodeExplanation{Name: table.Name(i), Feasible: batch.Feasible(i), Scores: map[string]float64{}}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -144,6 +145,31 @@ func TestExplainBoundPodIsScoredAsBeforePlacement(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "It runs on gpu-a; it is scored as before it was placed there.") {
 		t.Errorf("the table does not say where the pod runs:\n%s", b.String())
+	}
+}
+
+// A node whose GPU-sharing registration cannot be read has no GPUs here,
+// and explain says why among its warnings.
+func TestExplainWarnsOfUnreadableRegistration(t *testing.T) {
+	c, cfg := testdata(t, "rsf.yaml")
+	for i, n := range c.Nodes {
+		if n.Name == "gpu-b" {
+			broken := n.DeepCopy()
+			broken.Annotations = map[string]string{"hami.io/node-nvidia-register": "GPU-0,10,15360,100,T4,0"}
+			c.Nodes[i] = broken
+		}
+	}
+	pods, err := ReadPods(filepath.Join("..", "testdata", "pod.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Explain(c, cfg, "rsf.yaml", pods[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "node gpu-b: annotation hami.io/node-nvidia-register: no device ends with ':'; it has no nvidia.com/gpu here"
+	if !slices.Contains(e.Warnings, want) || node(t, e, "gpu-b").Feasible {
+		t.Errorf("warnings %q, gpu-b %+v", e.Warnings, node(t, e, "gpu-b"))
 	}
 }
 

@@ -71,6 +71,16 @@ func newScene(c *Cluster, cfg *config.Config, extra []*v1.Pod) (*scene, error) {
 	return sc, nil
 }
 
+// warnings are the configuration's warnings, then, for each node whose
+// GPU-sharing registration cannot be read (it has no GPUs here), why.
+func (sc *scene) warnings(cfg *config.Config) []string {
+	w := slices.Clone(cfg.Warnings)
+	for _, err := range sc.snap.DeviceErrors() {
+		w = append(w, err.Error())
+	}
+	return w
+}
+
 // task turns a pod into the task the scene scores.
 func (sc *scene) task(p *v1.Pod) (*scoring.Task, error) {
 	t, err := kubebridge.NewTask(sc.snap.Schema(), p, sc.opts)

@@ -134,7 +134,7 @@ func place(c *Cluster, nc NamedConfig, pods []*v1.Pod, opts WhatIfOptions) (*Out
 		return nil, err
 	}
 	table := sc.snap.Table()
-	o := &Outcome{Config: nc.Name, Warnings: nc.Config.Warnings}
+	o := &Outcome{Config: nc.Name, Warnings: sc.warnings(nc.Config)}
 	// The placer scores a node again for pods alike only when it changed;
 	// a pending pod's reasons need every node scored.
 	placer, err := scoring.NewPlacer(sc.pipe, table, scoring.PlacerOptions{MaxClasses: 256})

@@ -15,6 +15,8 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
+	"github.com/resfit/resfit/examples/kubectl-resfit/resfitctl"
+	resfitconfig "github.com/resfit/resfit/scoring/config"
 	"github.com/resfit/resfit/scoring/frag"
 )
 
@@ -242,6 +244,66 @@ func TestGPUModelsInFramework(t *testing.T) {
 		for name, want := range c.want {
 			if !strings.HasPrefix(got[name], want) {
 				t.Errorf("%s on %s: %q, want %q", c.pod.Name, name, got[name], want)
+			}
+		}
+	}
+}
+
+// A GPU-sharing pod is scored against the device view the cluster's pods
+// describe. Nodes x and y each register two T4s with HAMi (20 virtual
+// GPUs allocatable) and run two pods with half a GPU each; HAMi wrote
+// that x's both sit on its first GPU ([0, 1000] free) and y's one on each
+// ([500, 500]): a tightest-first guess would make the nodes alike. FGD
+// over the classes {half a GPU, ½} and {one GPU, ½}, worked by hand:
+//
+//   - a pod with half a GPU: x goes from fragmentation 0 to 250 (its last
+//     half GPU is a fragment for the whole-GPU class): Δ −250,
+//     int(sigmoid(−0.25) × 100) = 43; y from 500 (no whole GPU free) to
+//     250: Δ 250, 56. FGD sends it to y, which it mends.
+//   - a pod with a whole GPU fits only x (Δ 0: 50); y's GPUs have half
+//     free each, so DeviceShare rejects it.
+//
+// kubectl resfit explain gives the same numbers on the same objects.
+func TestSharingPodScoredOnTheDeviceViewPodsDescribe(t *testing.T) {
+	register := func(name string) *v1.Node {
+		n := node(name, resources("cpu", "64", "memory", "256Gi", gpu, "20"))
+		n.Annotations = map[string]string{"hami.io/node-nvidia-register": fmt.Sprintf(
+			`[{"id":"GPU-%s0","count":10,"devmem":15360,"devcore":100,"type":"NVIDIA-Tesla T4","health":true},{"id":"GPU-%s1","index":1,"count":10,"devmem":15360,"devcore":100,"type":"NVIDIA-Tesla T4","health":true}]`, name, name)}
+		return n
+	}
+	half := func(name, on, device string) *v1.Pod {
+		p := pod(name, on, resources("cpu", "1", gpu, "1", "nvidia.com/gpucores", "50"))
+		p.Annotations = map[string]string{"hami.io/vgpu-devices-allocated": device + ",NVIDIA,7680,50:;"}
+		return p
+	}
+	nodes := []*v1.Node{register("x"), register("y")}
+	pods := []*v1.Pod{half("x-1", "x", "GPU-x0"), half("x-2", "x", "GPU-x0"), half("y-1", "y", "GPU-y0"), half("y-2", "y", "GPU-y1")}
+	const classes = `[{"cpu": 1, "gpus": 1, "gpuShare": 500, "weight": 1}, {"cpu": 1, "gpus": 1, "weight": 1}]`
+	fw, infos := newFramework(t, nodes, pods, enabled{FGDName, 1, `{"classes": ` + classes + `}`})
+	cfg, err := resfitconfig.Load([]byte(`{"plugins": [{"name": "FGD", "args": {"classes": `+classes+`}}]}`), resfitconfig.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster := &resfitctl.Cluster{Source: "the test", Nodes: nodes, Pods: pods}
+	for _, c := range []struct {
+		pod  *v1.Pod
+		want map[string]string
+	}{
+		{pod("half", "", resources("cpu", "1", gpu, "1", "nvidia.com/gpucores", "50")), map[string]string{"x": "43", "y": "56"}},
+		{pod("whole", "", resources("cpu", "1", gpu, "1")), map[string]string{"x": "50", "y": "rejected: Insufficient nvidia.com/gpu devices"}},
+	} {
+		got := outcome(t, fw, infos, c.pod)
+		e, err := resfitctl.Explain(cluster, cfg, "fgd", c.pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range e.Nodes {
+			want := c.want[n.Name]
+			if !strings.HasPrefix(got[n.Name], want) {
+				t.Errorf("%s on %s: kube-scheduler %q, want %q", c.pod.Name, n.Name, got[n.Name], want)
+			}
+			if explained := fmt.Sprint(n.Total); n.Feasible != !strings.HasPrefix(want, "rejected") || n.Feasible && explained != want {
+				t.Errorf("%s on %s: explain %s (feasible %t), want %q", c.pod.Name, n.Name, explained, n.Feasible, want)
 			}
 		}
 	}

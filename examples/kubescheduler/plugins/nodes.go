@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/resfit/resfit/examples/kubebridge"
@@ -249,7 +250,10 @@ func (n *nodes) read(row int32, info fwk.NodeInfo) error {
 		for i, p := range info.GetPods() {
 			pods[i] = p.GetPod()
 		}
-		if err := kubebridge.NodeDevices(n.devices, int(row), info.Node(), pods); err != nil {
+		var unreadable *kubebridge.RegistrationError
+		if err := kubebridge.NodeDevices(n.devices, int(row), info.Node(), pods); errors.As(err, &unreadable) {
+			klog.ErrorS(err, "GPU registration unreadable", "node", info.Node().Name)
+		} else if err != nil {
 			return err
 		}
 	}
