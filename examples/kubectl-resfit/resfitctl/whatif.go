@@ -203,8 +203,10 @@ func pendingReason(b *scoring.Batch) string {
 
 // gpuShares returns the allocated and the fragmented share of the
 // cluster's GPUs (nil without GPUs): allocated from the table, fragmented
-// by FGD's measure over the snapshot's device view for the classes of the
-// workload's pods.
+// by FGD's measure (frag.Measure, GPU models included) over the
+// snapshot's device view for the classes of the workload's pods: the same
+// classes for every configuration compared, whatever classes an FGD
+// configuration scores with, so that the column compares placements.
 func (sc *scene) gpuShares(workload []*v1.Pod) (*float64, *float64) {
 	table, devices := sc.snap.Table(), sc.snap.Devices()
 	slot, ok := table.Schema().Slot(GPU)
@@ -227,14 +229,14 @@ func (sc *scene) gpuShares(workload []*v1.Pod) (*float64, *float64) {
 	cpu, _ := table.Schema().Slot(resource.CPU)
 	var fragmented float64
 	for i := range table.Len() {
-		fragmented += m.Node(table.Allocatable(i)[cpu]-table.Used(i)[cpu], devices.Free(i))
+		fragmented += m.NodeModel(table.Allocatable(i)[cpu]-table.Used(i)[cpu], devices.Free(i), devices.Model(i))
 	}
 	share := fragmented / float64(total)
 	return &allocated, &share
 }
 
-// classes are the workload's pod classes: each distinct cpu request and
-// GPU request among the pods, weighted by the share of the pods that have
+// classes are the workload's pod classes: each distinct cpu request, GPU
+// request and set of accepted GPU models among the pods, weighted by the share of the pods that have
 // it (FGD's class popularity), so that a node's fragmentation is the GPU
 // amount a pod drawn from the workload expects not to be able to use.
 func (sc *scene) classes(pods []*v1.Pod) []frag.Class {
@@ -252,7 +254,7 @@ func (sc *scene) classes(pods []*v1.Pod) []frag.Class {
 		if err != nil {
 			continue
 		}
-		count[frag.Class{CPU: task.Requests[cpu], Devices: task.Devices}]++
+		count[frag.Class{CPU: task.Requests[cpu], Devices: task.Devices, Models: task.Models}]++
 		total++
 	}
 	var out []frag.Class
@@ -261,7 +263,7 @@ func (sc *scene) classes(pods []*v1.Pod) []frag.Class {
 		out = append(out, c)
 	}
 	slices.SortFunc(out, func(a, b frag.Class) int {
-		return cmp.Or(cmp.Compare(a.CPU, b.CPU), cmp.Compare(a.Devices.Count, b.Devices.Count), cmp.Compare(a.Devices.Each, b.Devices.Each))
+		return cmp.Or(cmp.Compare(a.CPU, b.CPU), cmp.Compare(a.Devices.Count, b.Devices.Count), cmp.Compare(a.Devices.Each, b.Devices.Each), cmp.Compare(a.Models, b.Models))
 	})
 	return out
 }

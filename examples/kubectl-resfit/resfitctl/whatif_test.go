@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/resfit/resfit/examples/kubectl-resfit/examplecluster"
+	"github.com/resfit/resfit/resource"
 )
 
 func nodesOf(o Outcome) []string {
@@ -110,6 +111,36 @@ func TestWhatIfComparesConfigurations(t *testing.T) {
 	}
 	if diff := cmp.Diff(r, &back); diff != "" {
 		t.Errorf("JSON does not read back (-written +read):\n%s", diff)
+	}
+}
+
+// The fragmentation column reads GPU models as FGD does: with gpu-a an
+// A100 node, gpu-b a T4 node and job-1 accepting only A100s, job-1's class
+// cannot use gpu-b's 4 idle GPUs either, so only the 4-GPU job's class
+// can: 4 × 5/6 of 16 GPUs fragmented instead of 4 × 4/6. The placements
+// are rsf.yaml's as before (job-1 went to gpu-a anyway).
+func TestWhatIfFragmentationReadsGPUModels(t *testing.T) {
+	c, rsf := testdata(t, "rsf.yaml")
+	for _, n := range c.Nodes {
+		switch n.Name {
+		case "gpu-a":
+			n.Labels = map[string]string{resource.GPUProductLabel: "A100"}
+		case "gpu-b":
+			n.Labels = map[string]string{resource.GPUProductLabel: "T4"}
+		}
+	}
+	job1, _ := c.FindPod("train/job-1", "")
+	job1.Annotations = map[string]string{resource.GPUModelsAnnotation: "A100"}
+	r, err := WhatIf(c, []NamedConfig{{"rsf", rsf}}, nil, WhatIfOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := r.Outcomes[0]
+	if want := []string{"gpu-a", "gpu-b", "cpu-b", "gpu-b"}; !cmp.Equal(nodesOf(o), want) {
+		t.Errorf("placed %v, want %v", nodesOf(o), want)
+	}
+	if *o.GPUAllocated != 0.75 || !near(*o.GPUFragmented, (4*5.0/6)/16) {
+		t.Errorf("GPU allocated %v fragmented %v, want 0.75 and 5/24", *o.GPUAllocated, *o.GPUFragmented)
 	}
 }
 
