@@ -16,6 +16,9 @@ type Policy struct {
 	// pipeline has the NodeResourcesFit filter (cpu, memory, GPU total)
 	// and the DeviceShare filter (GPUs one by one).
 	Build func(c *Cluster, env Env) (*scoring.Pipeline, DeviceChoice, error)
+	// Config, for a policy that is a resfit configuration, returns its
+	// document (what Build loads); nil for the others.
+	Config func(env Env) string
 }
 
 // DeviceChoice picks the GPU a pod sharing one takes on a row.
@@ -69,12 +72,19 @@ func simple(name string, scorer func(c *Cluster, env Env) scoring.Scorer) Policy
 	}}
 }
 
-// configured is a policy given as a resfit configuration.
-func configured(name, text string) Policy {
-	return Policy{Name: name, Build: func(c *Cluster, _ Env) (*scoring.Pipeline, DeviceChoice, error) {
-		return fromConfig(c, text)
+// configured is a policy given as a resfit configuration; a
+// fragmentation plugin's (frag) takes the GPU its FGD scores best.
+func configured(name string, frag bool, doc func(env Env) string) Policy {
+	return Policy{Name: name, Config: doc, Build: func(c *Cluster, env Env) (*scoring.Pipeline, DeviceChoice, error) {
+		if frag {
+			return fragPolicy(c, env, doc(env))
+		}
+		return fromConfig(c, doc(env))
 	}}
 }
+
+// fixed is a configuration document that needs nothing from the Env.
+func fixed(text string) func(Env) string { return func(Env) string { return text } }
 
 // Policies returns the replay's policies, in the order they are reported:
 // the paper's baselines, kube-scheduler's two NodeResourcesFit strategies,
@@ -86,22 +96,18 @@ func Policies() []Policy {
 			pipe, err := withScorers(c, s)
 			return pipe, s.Device(c), err
 		}},
-		configured("LeastAllocated", kubeFit("LeastAllocated")),
-		configured("MostAllocated", kubeFit("MostAllocated")),
+		configured("LeastAllocated", false, fixed(kubeFit("LeastAllocated"))),
+		configured("MostAllocated", false, fixed(kubeFit("MostAllocated"))),
 		simple("BestFit", func(c *Cluster, _ Env) scoring.Scorer { return &BestFitScorer{c: c} }),
 		simple("DotProd", func(c *Cluster, _ Env) scoring.Scorer { return &DotProdScorer{c: c} }),
 		simple("GpuPacking", func(c *Cluster, _ Env) scoring.Scorer { return &GpuPackingScorer{c: c} }),
-		{Name: "FGD", Build: func(c *Cluster, env Env) (*scoring.Pipeline, DeviceChoice, error) {
-			return fragPolicy(c, env, fragConfig(config.FGD, env.Classes, ""))
-		}},
-		configured("RSF", rsf("")),
-		configured("RSF+retention", rsf(rsfRetention)),
-		{Name: "RSF+proportional", Build: func(c *Cluster, env Env) (*scoring.Pipeline, DeviceChoice, error) {
-			return fromConfig(c, rsf(fmt.Sprintf(rsfProportional, env.CoresPerGPU)))
-		}},
-		{Name: ResfitFrag, Build: func(c *Cluster, env Env) (*scoring.Pipeline, DeviceChoice, error) {
-			return fragPolicy(c, env, fragConfig(config.ResfitFrag, env.Classes, "    coresPerIdleGPU: "+exact(env.CoresPerGPU)+"\n"))
-		}},
+		configured("FGD", true, func(env Env) string { return fragConfig(config.FGD, env.Classes, "") }),
+		configured("RSF", false, fixed(rsf(""))),
+		configured("RSF+retention", false, fixed(rsf(rsfRetention))),
+		configured("RSF+proportional", false, func(env Env) string { return rsf(fmt.Sprintf(rsfProportional, env.CoresPerGPU)) }),
+		configured(ResfitFrag, true, func(env Env) string {
+			return fragConfig(config.ResfitFrag, env.Classes, "    coresPerIdleGPU: "+exact(env.CoresPerGPU)+"\n")
+		}),
 	}
 }
 

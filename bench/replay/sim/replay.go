@@ -102,9 +102,17 @@ type Options struct {
 	// changed): the same placements, slower; the reference the tests hold
 	// the placer to.
 	ScoreEveryNode bool
-	// Placements, when not nil, receives each pod's row (−1 if pending)
-	// and device (for a shared pod).
-	Placements func(pod int, node string, device int)
+	// Placements, when not nil, receives each pod's node ("" if pending)
+	// and the GPUs it took there (their indices on the node; none for a
+	// CPU pod).
+	Placements func(pod int, node string, devices []int)
+	// Choose, when not nil, places each pod where another scheduler does:
+	// it is given the pod's index in the workload, the pod, and the node
+	// this replay's pipeline would choose ("" for none), and returns the
+	// node the pod went to ("" for pending, or a node of the cluster). The
+	// replay then places the pod there as it would have (its GPUs chosen
+	// by the policy), so the result is the other scheduler's.
+	Choose func(pod int, p Pod, best string) (string, error)
 	// Final, when not nil, sees the cluster as the replay leaves it.
 	Final func(c *Cluster)
 }
@@ -113,20 +121,11 @@ type Options struct {
 // node priority (TiebreakPermutation), the tie draws (TiebreakFresh) and
 // the Random policy's draws.
 func Run(policy Policy, nodes []Node, pods []Pod, classes []Class, seed uint64, opts Options, coresPerGPU float64) (*Result, error) {
-	sorted := make([]int, len(nodes))
-	for i := range sorted {
-		sorted[i] = i
+	order, err := NodeOrder(nodes, seed, opts.Tiebreak)
+	if err != nil {
+		return nil, err
 	}
-	slices.SortStableFunc(sorted, func(a, b int) int { return cmp.Compare(nodes[a].Name, nodes[b].Name) })
-	switch opts.Tiebreak {
-	case TiebreakPermutation, "":
-		rng := rand.New(rand.NewPCG(seed, 0x6e6f6465))
-		rng.Shuffle(len(sorted), func(i, j int) { sorted[i], sorted[j] = sorted[j], sorted[i] })
-	case TiebreakName, TiebreakFresh:
-	default:
-		return nil, fmt.Errorf("replay: tie-break %q is not one of %q, %q, %q", opts.Tiebreak, TiebreakPermutation, TiebreakName, TiebreakFresh)
-	}
-	c, err := NewCluster(Schema(), nodes, sorted)
+	c, err := NewCluster(Schema(), nodes, order)
 	if err != nil {
 		return nil, err
 	}
@@ -145,8 +144,17 @@ func Run(policy Policy, nodes []Node, pods []Pod, classes []Class, seed uint64, 
 	} else if placer, err = scoring.NewPlacer(pipe, c.Table, scoring.PlacerOptions{MaxClasses: placerClasses}); err != nil {
 		return nil, err
 	}
+	var rowOf map[string]int
+	if opts.Choose != nil {
+		rowOf = make(map[string]int, c.Table.Len())
+		for i := range c.Table.Len() {
+			rowOf[c.Table.Name(i)] = i
+		}
+	}
 	var task scoring.Task
 	var arrived, allocated int64
+	var before []int64
+	var took []int
 	point := 0
 	capacity := float64(c.CapacityMilliGPU)
 	top := make([]int, 0, 1)
@@ -174,7 +182,24 @@ func Run(policy Policy, nodes []Node, pods []Pod, classes []Class, seed uint64, 
 				}
 			}
 		}
+		if opts.Choose != nil {
+			best := ""
+			if row >= 0 {
+				best = c.Table.Name(row)
+			}
+			chosen, err := opts.Choose(k, p, best)
+			if err != nil {
+				return nil, err
+			}
+			var ok bool
+			if row, ok = rowOf[chosen]; !ok && chosen != "" {
+				return nil, fmt.Errorf("replay: pod %s placed on %q, not a node of the cluster", p.Name, chosen)
+			} else if !ok {
+				row = -1
+			}
+		}
 		dev := -1
+		took = took[:0]
 		if row < 0 {
 			res.Pending++
 		} else {
@@ -184,8 +209,18 @@ func Run(policy Policy, nodes []Node, pods []Pod, classes []Class, seed uint64, 
 			if p.Shared() && dev < 0 {
 				dev = c.GPUs.Tightest(row, p.GPUMilli)
 			}
+			if opts.Placements != nil {
+				before = append(before[:0], c.GPUs.Free(row)...)
+			}
 			if err := c.Place(row, p, dev); err != nil {
 				return nil, err
+			}
+			if opts.Placements != nil {
+				for j, f := range c.GPUs.Free(row) {
+					if f < before[j] {
+						took = append(took, j)
+					}
+				}
 			}
 			pipe.Observe(&task) // a policy that learns the workload's classes sees the pod
 			allocated += p.TotalMilliGPU()
@@ -195,7 +230,7 @@ func Run(policy Policy, nodes []Node, pods []Pod, classes []Class, seed uint64, 
 			if row >= 0 {
 				name = c.Table.Name(row)
 			}
-			opts.Placements(k, name, dev)
+			opts.Placements(k, name, took)
 		}
 	}
 	for ; point < LoadPoints; point++ {
@@ -213,6 +248,27 @@ func Run(policy Policy, nodes []Node, pods []Pod, classes []Class, seed uint64, 
 		res.Evaluations = e
 	}
 	return res, nil
+}
+
+// NodeOrder is the order of a replay's rows (nodes[order[0]] is row 0),
+// which breaks ties between equal top scores (the lower row wins): the
+// nodes sorted by name, then, for TiebreakPermutation (or ""), shuffled by
+// the seed.
+func NodeOrder(nodes []Node, seed uint64, tb Tiebreak) ([]int, error) {
+	order := make([]int, len(nodes))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(nodes[a].Name, nodes[b].Name) })
+	switch tb {
+	case TiebreakPermutation, "":
+		rng := rand.New(rand.NewPCG(seed, 0x6e6f6465))
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	case TiebreakName, TiebreakFresh:
+	default:
+		return nil, fmt.Errorf("replay: tie-break %q is not one of %q, %q, %q", tb, TiebreakPermutation, TiebreakName, TiebreakFresh)
+	}
+	return order, nil
 }
 
 // placerClasses bounds the pod shapes a replay's placer remembers: the

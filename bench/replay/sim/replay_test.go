@@ -105,7 +105,7 @@ func TestTiebreaks(t *testing.T) {
 	placements := map[Tiebreak][]string{}
 	for _, tb := range []Tiebreak{TiebreakPermutation, TiebreakName, TiebreakFresh} {
 		var got []string
-		_, err := Run(bestFit[0], in.Nodes, w, in.Classes, 42, Options{Tiebreak: tb, Placements: func(_ int, node string, _ int) {
+		_, err := Run(bestFit[0], in.Nodes, w, in.Classes, 42, Options{Tiebreak: tb, Placements: func(_ int, node string, _ []int) {
 			got = append(got, node)
 		}}, in.CoresPerGPU())
 		if err != nil {
@@ -121,6 +121,38 @@ func TestTiebreaks(t *testing.T) {
 	}
 }
 
+// A replay that follows another scheduler (Options.Choose) which agrees
+// with its pipeline is the replay itself, placements and result; one
+// that places nothing leaves every pod pending; a node outside the
+// cluster is an error that names it.
+func TestChooseFollowsAnotherScheduler(t *testing.T) {
+	in := Synthetic(SyntheticSpec{Nodes: 60, Seed: 4})
+	c, _ := NewCluster(Schema(), in.Nodes, nil)
+	w := Workload(in.Pods, c.CapacityMilliGPU, 1.3, 42)
+	pol, _ := Select(Policies(), "FGD")
+	var runs [2][]string
+	var results [2]*Result
+	for k, choose := range []func(int, Pod, string) (string, error){nil, func(_ int, _ Pod, best string) (string, error) { return best, nil }} {
+		r, err := Run(pol[0], in.Nodes, w, in.Classes, 42, Options{Choose: choose, Placements: func(_ int, node string, devices []int) {
+			runs[k] = append(runs[k], fmt.Sprint(node, "/", devices))
+		}}, in.CoresPerGPU())
+		if err != nil {
+			t.Fatal(err)
+		}
+		results[k] = r
+	}
+	if !slices.Equal(runs[0], runs[1]) || !reflect.DeepEqual(results[0], results[1]) {
+		t.Error("following a scheduler that agrees changed the replay")
+	}
+	r, err := Run(pol[0], in.Nodes, w, in.Classes, 42, Options{Choose: func(int, Pod, string) (string, error) { return "", nil }}, in.CoresPerGPU())
+	if err != nil || r.Pending != len(w) || r.Unallocated() != 100 {
+		t.Errorf("placing nothing: %d of %d pending, %v", r.Pending, len(w), err)
+	}
+	if _, err := Run(pol[0], in.Nodes, w, in.Classes, 42, Options{Choose: func(int, Pod, string) (string, error) { return "elsewhere", nil }}, in.CoresPerGPU()); err == nil || !strings.Contains(err.Error(), `"elsewhere", not a node of the cluster`) {
+		t.Errorf("unknown node: %v", err)
+	}
+}
+
 // Placing through a scoring.Placer gives every policy exactly the
 // placements (node and GPU) of scoring every node for every pod, under
 // each tie-break.
@@ -133,8 +165,8 @@ func TestPlacerPlacesAsScoringEveryNode(t *testing.T) {
 			var runs [2][]string
 			var results [2]*Result
 			for k, every := range []bool{true, false} {
-				r, err := Run(pol, in.Nodes, w, in.Classes, 43, Options{Tiebreak: tb, ScoreEveryNode: every, Placements: func(_ int, node string, dev int) {
-					runs[k] = append(runs[k], fmt.Sprint(node, "/", dev))
+				r, err := Run(pol, in.Nodes, w, in.Classes, 43, Options{Tiebreak: tb, ScoreEveryNode: every, Placements: func(_ int, node string, devices []int) {
+					runs[k] = append(runs[k], fmt.Sprint(node, "/", devices))
 				}}, in.CoresPerGPU())
 				if err != nil {
 					t.Fatal(err)
@@ -162,8 +194,8 @@ func TestIncrementalFragmentationIsExact(t *testing.T) {
 		var runs [2][]string
 		var evals [2]int64
 		for k, scratch := range []bool{true, false} {
-			r, err := Run(pol[0], in.Nodes, w, in.Classes, 44, Options{FromScratch: scratch, ScoreEveryNode: true, Placements: func(_ int, node string, dev int) {
-				runs[k] = append(runs[k], node+"/"+string(rune('0'+dev+1)))
+			r, err := Run(pol[0], in.Nodes, w, in.Classes, 44, Options{FromScratch: scratch, ScoreEveryNode: true, Placements: func(_ int, node string, devices []int) {
+				runs[k] = append(runs[k], fmt.Sprint(node, "/", devices))
 			}}, in.CoresPerGPU())
 			if err != nil {
 				t.Fatal(err)
