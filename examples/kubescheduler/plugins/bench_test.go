@@ -67,6 +67,16 @@ const benchClasses = `[{"cpu": 8, "gpus": 1, "weight": 3}, {"cpu": 16, "gpus": 2
 var (
 	fgdConfig        = `{"plugins": [{"name": "FGD", "args": {"classes": ` + benchClasses + `}}]}`
 	resfitFragConfig = `{"plugins": [{"name": "ResfitFrag", "args": {"classes": ` + benchClasses + `}}]}`
+	// resfitFragProfile is ResfitFrag as the README deploys it in
+	// kube-scheduler: the FGD plugin at weight 101, ResourceStrategyFit at 1
+	// with the tie-breaker and the proportional reserve.
+	resfitFragProfile = []enabled{
+		{FGDName, 101, `{"classes": ` + benchClasses + `}`},
+		{ResourceStrategyFitName, 1, `{"plugins": [
+  {"name": "NodeResourcesBalancedAllocation", "args": {"resources": [{"name": "cpu", "weight": 1}, {"name": "nvidia.com/gpu", "weight": 1}]}},
+  {"name": "resource-strategy-fit", "scores": false, "args": {"sra": {"policy": "proportional", "resources": "nvidia.com/gpu",
+    "proportional": {"nvidia.com/gpu.cpu": 8, "nvidia.com/gpu.memory": 0}}}}]}`},
+	}
 )
 
 // BenchmarkFrameworkCycle measures one scheduling cycle's scoring as
@@ -77,7 +87,8 @@ var (
 // NodeResourcesFit (MostAllocated on cpu, memory and GPUs), and each resfit
 // plugin (Koordinator's two alone and as the pair they are deployed as;
 // resfit's configurations, the fragmentation plugins FGD and ResfitFrag
-// among them).
+// among them; the FGD plugin alone, and FGD with ResourceStrategyFit as
+// the README's ResfitFrag profile, whose floor is two no-ops).
 // It reports ns/node per cycle; allocs/op are per cycle.
 func BenchmarkFrameworkCycle(b *testing.B) { benchmarkCycles(b, sameShape) }
 
@@ -117,6 +128,8 @@ func benchmarkCycles(b *testing.B, mode int) {
 		{name: "ResourceStrategyFit-AIScenario", plugins: []enabled{{ResourceStrategyFitName, 1, aiScenario}}},
 		{name: "ResourceStrategyFit-FGD", plugins: []enabled{{ResourceStrategyFitName, 1, fgdConfig}}},
 		{name: "ResourceStrategyFit-ResfitFrag", plugins: []enabled{{ResourceStrategyFitName, 1, resfitFragConfig}}},
+		{name: "FGD", plugins: resfitFragProfile[:1]},
+		{name: "FGD+ResourceStrategyFit", plugins: resfitFragProfile},
 		{name: "NodeResourcesFitPlus", plugins: koordinatorPlugins[:1]},
 		{name: "ScarceResourceAvoidance", plugins: koordinatorPlugins[1:]},
 		{name: "NodeResourcesFitPlus+ScarceResourceAvoidance", plugins: koordinatorPlugins},

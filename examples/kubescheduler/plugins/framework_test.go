@@ -216,7 +216,8 @@ func TestNodeResourcesFitPlusFollowsKoordinatorInFramework(t *testing.T) {
 // without GPUs is not held to them. MostAllocated over cpu, memory and
 // GPU, each in whole percent as kube-scheduler computes them: 4 of 64
 // cores 6, 200Mi of 256Gi 0, 1 of 8 GPUs 12, mean 6; a pod without GPUs
-// skips the GPU: (6 + 0) / 2 = 3.
+// skips the GPU: (6 + 0) / 2 = 3. The FGD plugin keeps the pods off the
+// same nodes.
 func TestGPUModelsInFramework(t *testing.T) {
 	labelled := func(name, model string) *v1.Node {
 		n := node(name, resources("cpu", "64", "memory", "256Gi", gpu, "8"))
@@ -225,6 +226,7 @@ func TestGPUModelsInFramework(t *testing.T) {
 	}
 	nodes := []*v1.Node{labelled("a100", "NVIDIA-A100-SXM4-80GB"), labelled("t4", "Tesla-T4"), node("cpu", resources("cpu", "64", "memory", "256Gi"))}
 	fw, infos := newFramework(t, nodes, nil, enabled{ResourceStrategyFitName, 1, mostAllocated})
+	fgd, fgdInfos := newFramework(t, nodes, nil, enabled{FGDName, 1, `{"classes": [{"cpu": 4, "gpus": 1, "weight": 1}]}`})
 	annotated := func(p *v1.Pod, key, value string) *v1.Pod {
 		p.Annotations = map[string]string{key: value}
 		return p
@@ -244,6 +246,13 @@ func TestGPUModelsInFramework(t *testing.T) {
 		for name, want := range c.want {
 			if !strings.HasPrefix(got[name], want) {
 				t.Errorf("%s on %s: %q, want %q", c.pod.Name, name, got[name], want)
+			}
+		}
+		// The FGD plugin rejects the same nodes for the same reasons.
+		got = outcome(t, fgd, fgdInfos, c.pod)
+		for name, want := range c.want {
+			if rejected := strings.HasPrefix(want, "rejected: "); rejected != strings.HasPrefix(got[name], "rejected: ") || rejected && !strings.HasPrefix(got[name], want) {
+				t.Errorf("FGD: %s on %s: %q, want %q", c.pod.Name, name, got[name], want)
 			}
 		}
 	}

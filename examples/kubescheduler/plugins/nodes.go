@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/resource"
@@ -87,7 +88,7 @@ func (n *nodes) prepare(cfg *config.Config, pod *v1.Pod, infos []fwk.NodeInfo, a
 		n.lastRows = append(n.lastRows[:0], make([]int32, len(infos))...)
 	}
 	for i, info := range infos {
-		if same && n.lastInfos[i] == info {
+		if same && sameInfo(n.lastInfos[i], info) {
 			continue // the row read from this NodeInfo; lookup sees changes
 		}
 		r, ok := n.rows[info.Node().Name]
@@ -131,7 +132,7 @@ func (n *nodes) prepare(cfg *config.Config, pod *v1.Pod, infos []fwk.NodeInfo, a
 // the one read; an error means the node brings a resource the schema lacks
 // (rebuild).
 func (n *nodes) refresh(row int32, info fwk.NodeInfo) error {
-	if info.GetGeneration() == n.gens[row] && n.rowInfo[row] == info {
+	if info.GetGeneration() == n.gens[row] && sameInfo(n.rowInfo[row], info) {
 		return nil
 	}
 	if !n.coversNode(info) {
@@ -352,7 +353,7 @@ func (n *nodes) lookup(cycle uint64, info fwk.NodeInfo, reason bool) (nodeResult
 		return nodeResult{}, false, nil
 	}
 	if n.gens[row] != info.GetGeneration() {
-		if n.rowInfo[row] == info {
+		if sameInfo(n.rowInfo[row], info) {
 			n.markStale(row) // changed in place since the last cycle
 		}
 		return nodeResult{}, false, nil
@@ -404,3 +405,15 @@ func evaluateOne(cfg *config.Config, withDevices bool, s *cycleState, info fwk.N
 // singleEvaluations counts evaluateOne's calls, sampledRefreshes
 // refreshSome's, for tests.
 var singleEvaluations, sampledRefreshes atomic.Int64
+
+// sameInfo reports whether two NodeInfos are the same object: for
+// kube-scheduler's own *framework.NodeInfo by comparing the pointers, since
+// comparing interfaces is a call (runtime.ifaceeq), which PreScore would
+// make for every node of every cycle.
+func sameInfo(a, b fwk.NodeInfo) bool {
+	if pa, ok := a.(*framework.NodeInfo); ok {
+		pb, ok := b.(*framework.NodeInfo)
+		return ok && pa == pb
+	}
+	return a == b
+}

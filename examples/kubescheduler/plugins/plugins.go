@@ -30,6 +30,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/resource"
@@ -343,9 +344,19 @@ func (p *Plugin) write(state fwk.CycleState, s *cycleState) {
 	p.last.Store(&lastCycle{state: state, data: s})
 }
 
+// sameState reports whether two CycleStates are the same object, as
+// sameInfo does for NodeInfos (read runs in every Score).
+func sameState(a, b fwk.CycleState) bool {
+	if pa, ok := a.(*framework.CycleState); ok {
+		pb, ok := b.(*framework.CycleState)
+		return ok && pa == pb
+	}
+	return a == b
+}
+
 // read returns a cycle's results.
 func (p *Plugin) read(state fwk.CycleState) (*cycleState, error) {
-	if last := p.last.Load(); last != nil && last.state == state {
+	if last := p.last.Load(); last != nil && sameState(last.state, state) {
 		return last.data, nil
 	}
 	d, err := state.Read(p.key())
