@@ -1,6 +1,7 @@
-// Package volcano runs resfit as Volcano scheduler plugins —
-// resource-strategy-fit, and the fragmentation plugins fgd and
-// resfit-frag — on the host layer every resfit host shares: the session's
+// Package volcano runs resfit as Volcano scheduler plugins, under names
+// of their own beside Volcano's (resfit, resfit-resource-strategy-fit,
+// resfit-binpack, resfit-nodeorder, resfit-fgd, resfit-frag), on the host
+// layer every resfit host shares: the session's
 // schema is the cluster's by kubebridge.SchemaFor (its nodes' and pods'
 // resource names), a task is its pod as kubebridge.NewTask reads it
 // (requests by every rule, pod group, Volcano's scoring annotations,
@@ -31,21 +32,28 @@ import (
 	"github.com/resfit/resfit/scoring/config"
 )
 
-// The plugins' names in volcano-scheduler.conf: Volcano's own
-// resource-strategy-fit (its arguments, scarce-resource avoidance
-// included), and resfit's fragmentation plugins FGD and ResfitFrag in
-// Volcano's spelling (their arguments as resfit's configuration reads
-// them, config.FGDArgs and config.ResfitFragArgs). Volcano sums node-order
-// scores as float64, so ResfitFrag is one plugin here, its 0..10200 as
-// it is.
+// The plugins' names in volcano-scheduler.conf, which resfit's Volcano
+// scheduler (cmd/vc-scheduler) registers beside Volcano's own: resfit for a
+// whole configuration in resfit's own form (plugins and filters); and one
+// name per plugin, resfit-resource-strategy-fit, resfit-binpack and
+// resfit-nodeorder (Volcano's arguments, computed as Volcano computes
+// them, under names that do not shadow Volcano's own plugins: Volcano
+// keeps whichever plugin registers a name last), resfit-fgd and
+// resfit-frag (resfit's fragmentation plugins, arguments as
+// config.FGDArgs and config.ResfitFragArgs). Volcano sums node-order
+// scores as float64, so a whole configuration is one plugin here, its
+// weighted total as it is (ResfitFrag's 0..10200 included).
 const (
-	PluginName           = "resource-strategy-fit"
-	FGDPluginName        = "fgd"
-	ResfitFragPluginName = "resfit-frag"
+	ResfitPluginName              = config.VolcanoResfit
+	ResourceStrategyFitPluginName = "resfit-resource-strategy-fit"
+	BinpackPluginName             = "resfit-binpack"
+	NodeOrderPluginName           = "resfit-nodeorder"
+	FGDPluginName                 = "resfit-fgd"
+	ResfitFragPluginName          = "resfit-frag"
 )
 
-// PluginNames are every plugin the package provides.
-var PluginNames = []string{PluginName, FGDPluginName, ResfitFragPluginName}
+// PluginNames are every plugin the package provides (config.VolcanoPluginNames).
+var PluginNames = config.VolcanoPluginNames()
 
 // Config is a plugin's decoded configuration.
 type Config struct {
@@ -71,6 +79,9 @@ func Decode(plugin string, arguments map[string]any, compat bool) (*Config, erro
 	if !ok {
 		doc = map[string]any{}
 	}
+	if plugin == ResfitPluginName {
+		return decodeResfit(doc, compat)
+	}
 	name := config.VolcanoPlugin(plugin)
 	args, warnings, err := config.DecodeArgs(name, doc, config.Options{Compat: compat})
 	if err != nil {
@@ -81,6 +92,22 @@ func Decode(plugin string, arguments map[string]any, compat bool) (*Config, erro
 		Scoring:  &config.Config{Scorers: []config.ScorerConfig{{Name: name, Weight: 1, Args: args}}},
 		Warnings: warnings,
 	}, nil
+}
+
+// decodeResfit reads the resfit plugin's arguments, a configuration in
+// resfit's own form. Its NodeResourcesFit filter is left to Volcano, whose
+// allocate action checks that a task fits (counting what pipelined and
+// releasing tasks free) before it asks the plugins.
+func decodeResfit(doc map[string]any, compat bool) (*Config, error) {
+	if doc["plugins"] == nil || doc["tiers"] != nil || doc["profiles"] != nil || doc["priorities"] != nil {
+		return nil, fmt.Errorf("%s: the arguments are a configuration in resfit's own form: plugins (a list of {name, weight, args}) and optionally filters", ResfitPluginName)
+	}
+	c, err := config.Decode(doc, config.Options{Compat: compat})
+	if err != nil {
+		return nil, err
+	}
+	c.Filters = slices.DeleteFunc(c.Filters, func(f config.FilterConfig) bool { return f.Name == config.NodeResourcesFit })
+	return &Config{Name: ResfitPluginName, Scoring: c, Warnings: c.Warnings}, nil
 }
 
 // Apart returns the configuration's scores alone and its filters alone, as

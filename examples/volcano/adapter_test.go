@@ -29,7 +29,7 @@ var released = map[string]any{
 // The arguments become one resfit configuration: the proportional filter
 // is built into the pipeline with the scores, as every host builds it.
 func TestDecodeYAMLv2Arguments(t *testing.T) {
-	c, err := Decode(PluginName, released, false)
+	c, err := Decode(ResourceStrategyFitPluginName, released, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,17 +68,17 @@ func TestDecodeYAMLv2Arguments(t *testing.T) {
 	// The flat dotted dialect, as a volcano-scheduler.conf writes it.
 	flat := map[string]any{"sra.policy": "retention", "sra.resources": "nvidia.com/t4, nvidia.com/a10",
 		"sra.retention.weight": 2, "sra.retention.nvidia.com/t4": 1, "sra.retention.nvidia.com/a10": 1}
-	if c, err := Decode(PluginName, flat, false); err != nil || c.Scoring.Scorers[0].Args.(config.ResourceStrategyFitArgs).Retention.Weight != 2 {
+	if c, err := Decode(ResourceStrategyFitPluginName, flat, false); err != nil || c.Scoring.Scorers[0].Args.(config.ResourceStrategyFitArgs).Retention.Weight != 2 {
 		t.Errorf("flat dialect: %+v, %v", c, err)
 	}
 }
 
 func TestDecodeStrictAndCompat(t *testing.T) {
 	bad := map[string]any{"resources": map[any]any{"cpu": map[any]any{"type": "Spread", "weight": -1}}}
-	if _, err := Decode(PluginName, bad, false); err == nil || !strings.Contains(err.Error(), `resources["cpu"].type`) {
+	if _, err := Decode(ResourceStrategyFitPluginName, bad, false); err == nil || !strings.Contains(err.Error(), `resources["cpu"].type`) {
 		t.Errorf("strict: %v", err)
 	}
-	c, err := Decode(PluginName, bad, true)
+	c, err := Decode(ResourceStrategyFitPluginName, bad, true)
 	if err != nil || len(c.Warnings) != 2 {
 		t.Fatalf("compat: %v, warnings %q", err, c.Warnings)
 	}
@@ -108,8 +108,44 @@ func TestDecodeFragmentationPlugins(t *testing.T) {
 	if _, err := Decode(FGDPluginName, map[string]any{"classes": []any{map[any]any{"cpu": -1, "weight": 1}}}, false); err == nil || !strings.Contains(err.Error(), "classes[0].cpu") {
 		t.Errorf("bad class: %v", err)
 	}
-	if _, err := Decode("binpack", nil, false); err == nil || err.Error() != `unknown plugin "binpack" (the package provides resource-strategy-fit, fgd, resfit-frag)` {
+	if _, err := Decode("binpack", nil, false); err == nil || err.Error() != `unknown plugin "binpack" (the package provides resfit, resfit-binpack, resfit-fgd, resfit-frag, resfit-nodeorder, resfit-resource-strategy-fit)` {
 		t.Errorf("unknown plugin: %v", err)
+	}
+}
+
+// The resfit plugin's arguments are a configuration in resfit's own form,
+// as Volcano hands them over (yaml.v2's maps): its plugins with their
+// weights and switches, its filters but NodeResourcesFit, which Volcano's
+// allocate action checks; another form, or none, is an error that says
+// what is expected, and a bad value one with its field path.
+func TestDecodeResfitPlugin(t *testing.T) {
+	args := map[string]any{"plugins": []any{
+		map[any]any{"name": "NodeResourcesBalancedAllocation", "weight": 2},
+		map[any]any{"name": "resource-strategy-fit", "scores": false, "args": map[any]any{"sra": map[any]any{
+			"policy": "proportional", "resources": "nvidia.com/gpu", "proportional": map[any]any{"nvidia.com/gpu.cpu": 8}}}},
+	}}
+	c, err := Decode(ResfitPluginName, args, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.Scoring.Scorers
+	if c.Name != ResfitPluginName || len(s) != 2 || s[0].Name != config.NodeResourcesBalancedAllocation || s[0].Weight != 2 || s[1].Name != config.ResourceStrategyFit || !s[1].ScoresOff {
+		t.Errorf("resfit: %q %+v", c.Name, s)
+	}
+	if len(c.Scoring.Filters) != 0 {
+		t.Errorf("filters %+v, want none (Volcano checks that a task fits)", c.Scoring.Filters)
+	}
+	for _, tc := range []struct {
+		args map[string]any
+		want string
+	}{
+		{nil, "resfit: the arguments are a configuration in resfit's own form"},
+		{map[string]any{"tiers": []any{}, "plugins": []any{}}, "resfit: the arguments are a configuration in resfit's own form"},
+		{map[string]any{"plugins": []any{map[any]any{"name": "binpack", "weight": -1}}}, "plugins[0].weight"},
+	} {
+		if _, err := Decode(ResfitPluginName, tc.args, false); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
+		}
 	}
 }
 
@@ -142,7 +178,7 @@ func TestFillDoesNotAllocate(t *testing.T) {
 // Volcano.
 func TestOutOfRangeAnnotationWeightsScoreZero(t *testing.T) {
 	s, _ := resource.NewSchema("cpu", "memory")
-	c, err := Decode(PluginName, map[string]any{"resourceStrategyFitWeight": 10}, true)
+	c, err := Decode(ResourceStrategyFitPluginName, map[string]any{"resourceStrategyFitWeight": 10}, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Builds resfit's Volcano plugin (plugin.go, build tag volcano) against a
-# Volcano source tree and runs its tests inside Volcano's own session test
+# Builds resfit's Volcano plugins (plugin.go, build tag volcano) and the
+# vc-scheduler that carries them (cmd/vc-scheduler) against a Volcano source
+# tree, and runs the plugins' tests inside Volcano's own session test
 # helpers. Volcano is not on the Go module proxy, so this needs a checkout:
 #
 #   VOLCANO_SRC=/path/to/volcano ./check.sh
+#   VOLCANO_SRC=/path/to/volcano VC_SCHEDULER_OUT=/tmp/vc-scheduler ./check.sh   # keep the binary
 #
-# It works in a temporary copy of this module; nothing is written here.
+# It works in a temporary copy of this module; nothing is written here but
+# the binary, where VC_SCHEDULER_OUT says.
 set -euo pipefail
 if [ -z "${VOLCANO_SRC:-}" ]; then
   echo "check.sh: set VOLCANO_SRC to a Volcano source checkout" >&2
@@ -17,6 +20,7 @@ src=$(cd "$VOLCANO_SRC" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp "$here"/*.go "$work"/
+cp -r "$here"/cmd "$work"/
 cd "$work"
 cat > go.mod <<MOD
 module github.com/resfit/resfit/examples/volcano
@@ -47,5 +51,9 @@ awk '/^replace \(/ {block=1; next} block && /^\)/ {block=0; next} block && NF {p
   done
 GOFLAGS=-mod=mod go mod tidy
 go vet -tags volcano ./...
+out=${VC_SCHEDULER_OUT:-$work/vc-scheduler}
+go build -tags volcano -o "$out" ./cmd/vc-scheduler
+"$out" --version >/dev/null
+echo "built $out"
 go test -tags volcano -count=1 -v ./... 2>&1 | grep -E '^(=== RUN|--- |PASS|FAIL|ok|\s+plugin)' || true
 go test -tags volcano -count=1 ./...

@@ -20,30 +20,38 @@ import (
 	"github.com/resfit/resfit/scoring/config"
 )
 
-// Plugin is one of resfit's Volcano plugins (PluginNames). Register them
-// with framework.RegisterPluginBuilder(name, Builders[name]) for each name.
+// Plugin is one of resfit's Volcano plugins (PluginNames). Register lets
+// a Volcano scheduler build them.
 type Plugin struct {
 	name   string
 	config *Config
 }
 
 // Builders are the plugins' builders by name.
-var Builders = map[string]framework.PluginBuilder{PluginName: New, FGDPluginName: NewFGD, ResfitFragPluginName: NewResfitFrag}
+var Builders = func() map[string]framework.PluginBuilder {
+	b := map[string]framework.PluginBuilder{}
+	for _, name := range PluginNames {
+		b[name] = func(arguments framework.Arguments) framework.Plugin { return build(name, arguments) }
+	}
+	return b
+}()
 
-// New builds the resource-strategy-fit plugin from Volcano's arguments, in
-// compatibility mode: bad values are changed as Volcano changes them, with
-// a warning logged. Arguments that cannot be read at all leave the plugin
-// inert, logged, where Volcano would exit the process.
-func New(arguments framework.Arguments) framework.Plugin { return build(PluginName, arguments) }
-
-// NewFGD builds the fgd plugin as New builds resource-strategy-fit.
-func NewFGD(arguments framework.Arguments) framework.Plugin { return build(FGDPluginName, arguments) }
-
-// NewResfitFrag builds the resfit-frag plugin as New builds
-// resource-strategy-fit.
-func NewResfitFrag(arguments framework.Arguments) framework.Plugin {
-	return build(ResfitFragPluginName, arguments)
+// Register registers every plugin's builder with Volcano's framework
+// (framework.RegisterPluginBuilder), under the names of PluginNames, which
+// no plugin of Volcano's has.
+func Register() {
+	for _, name := range PluginNames {
+		framework.RegisterPluginBuilder(name, Builders[name])
+	}
 }
+
+// New builds the resfit plugin (a whole configuration in resfit's own
+// form) from Volcano's arguments, in compatibility mode: bad values are
+// changed as Volcano changes them, with a warning logged. Arguments that
+// cannot be read at all leave the plugin inert, logged, where Volcano
+// would exit the process. It is the symbol Volcano's --plugins-dir loader
+// looks up in a plugin built as resfit.so.
+func New(arguments framework.Arguments) framework.Plugin { return build(ResfitPluginName, arguments) }
 
 func build(name string, arguments framework.Arguments) framework.Plugin {
 	c, err := Decode(name, arguments, true)

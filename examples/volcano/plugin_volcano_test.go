@@ -75,7 +75,7 @@ func pod(name, node string, phase v1.PodPhase, rl v1.ResourceList) *v1.Pod {
 	return util.BuildPod("c1", name, node, phase, rl, "pg1", map[string]string{}, map[string]string{})
 }
 
-func session(t *testing.T, builder framework.PluginBuilder, arguments string) *framework.Session {
+func session(t *testing.T, name string, builder framework.PluginBuilder, arguments string) *framework.Session {
 	t.Helper()
 	var args framework.Arguments
 	if err := yaml.Unmarshal([]byte(arguments), &args); err != nil {
@@ -84,7 +84,7 @@ func session(t *testing.T, builder framework.PluginBuilder, arguments string) *f
 	gpu := func(n string) api.ScalarResource { return api.ScalarResource{Name: "nvidia.com/gpu", Value: n} }
 	test := uthelper.TestCommonStruct{
 		Name:      "resfit against Volcano",
-		Plugins:   map[string]framework.PluginBuilder{PluginName: builder},
+		Plugins:   map[string]framework.PluginBuilder{name: builder},
 		PodGroups: []*schedulingv1.PodGroup{util.BuildPodGroup("pg1", "c1", "c1", 0, nil, "")},
 		Queues:    []*schedulingv1.Queue{util.BuildQueue("c1", 1, nil)},
 		Nodes: []*v1.Node{
@@ -101,7 +101,7 @@ func session(t *testing.T, builder framework.PluginBuilder, arguments string) *f
 		},
 	}
 	yes := true
-	tiers := []conf.Tier{{Plugins: []conf.PluginOption{{Name: PluginName, EnabledNodeOrder: &yes, EnabledPredicate: &yes, Arguments: args}}}}
+	tiers := []conf.Tier{{Plugins: []conf.PluginOption{{Name: name, EnabledNodeOrder: &yes, EnabledPredicate: &yes, Arguments: args}}}}
 	ssn := test.RegisterSession(tiers, nil)
 	t.Cleanup(test.Close)
 	return ssn
@@ -119,7 +119,8 @@ func TestMatchesVolcanoResourceStrategyFit(t *testing.T) {
 }
 
 func matchVolcano(t *testing.T, arguments string) {
-	theirs, ours := session(t, rsf.New, arguments), session(t, New, arguments)
+	theirs := session(t, rsf.PluginName, rsf.New, arguments)
+	ours := session(t, ResourceStrategyFitPluginName, Builders[ResourceStrategyFitPluginName], arguments)
 	var ourNodes []*api.NodeInfo
 	for _, n := range ours.Nodes {
 		ourNodes = append(ourNodes, n)
@@ -184,7 +185,7 @@ func TestGPUModelPredicateInSession(t *testing.T) {
 	}
 	test := uthelper.TestCommonStruct{
 		Name:      "GPU models",
-		Plugins:   map[string]framework.PluginBuilder{PluginName: New},
+		Plugins:   map[string]framework.PluginBuilder{ResourceStrategyFitPluginName: Builders[ResourceStrategyFitPluginName]},
 		PodGroups: []*schedulingv1.PodGroup{util.BuildPodGroup("pg1", "c1", "c1", 0, nil, "")},
 		Queues:    []*schedulingv1.Queue{util.BuildQueue("c1", 1, nil)},
 		Nodes:     []*v1.Node{labelled("a100", "NVIDIA-A100-SXM4-80GB"), labelled("t4", "Tesla-T4"), cpuNode("cpu", "32", "64Gi")},
@@ -197,7 +198,7 @@ func TestGPUModelPredicateInSession(t *testing.T) {
 	}
 	args := framework.Arguments{"resources": map[any]any{"nvidia.com/gpu": map[any]any{"type": "MostAllocated", "weight": 1}}}
 	yes := true
-	ssn := test.RegisterSession([]conf.Tier{{Plugins: []conf.PluginOption{{Name: PluginName, EnabledNodeOrder: &yes, EnabledPredicate: &yes, Arguments: args}}}}, nil)
+	ssn := test.RegisterSession([]conf.Tier{{Plugins: []conf.PluginOption{{Name: ResourceStrategyFitPluginName, EnabledNodeOrder: &yes, EnabledPredicate: &yes, Arguments: args}}}}, nil)
 	t.Cleanup(test.Close)
 	want := map[string]map[string]string{
 		"wants-a100": {"a100": "", "t4": "nvidia.com/gpu model Tesla-T4 is not one the task accepts (NVIDIA-A100-SXM4-80GB)", "cpu": "nvidia.com/gpu model unknown; the task accepts only NVIDIA-A100-SXM4-80GB"},
@@ -231,12 +232,25 @@ func TestGPUModelPredicateInSession(t *testing.T) {
 const fragClasses = `[{cpu: 4, gpus: 1, weight: 3}, {cpu: 8, gpus: 2, weight: 2}, {cpu: 2, gpus: 1, gpuShare: 300, weight: 2}, {cpu: 2, weight: 1}]`
 
 // oneAnswerPlugins are the plugins and arguments the one-answer test runs:
-// resource-strategy-fit in its released form, and the fragmentation
-// plugins (resfit-frag with its proportional reserve).
+// resource-strategy-fit in its released form, binpack and nodeorder's
+// resource scores in Volcano's arguments, the fragmentation plugins
+// (resfit-frag with its proportional reserve), and resfit with a whole
+// configuration (binpack beside NodeResourcesFit's MostAllocated, and
+// resource-strategy-fit's proportional reserve as a filter only).
 var oneAnswerPlugins = map[string]string{
-	PluginName:           releasedConf,
-	FGDPluginName:        "classes: " + fragClasses,
-	ResfitFragPluginName: "{coresPerIdleGPU: 4, classes: " + fragClasses + "}",
+	ResourceStrategyFitPluginName: releasedConf,
+	FGDPluginName:                 "classes: " + fragClasses,
+	ResfitFragPluginName:          "{coresPerIdleGPU: 4, classes: " + fragClasses + "}",
+	BinpackPluginName:             "{binpack.weight: 3, binpack.cpu: 1, binpack.resources: nvidia.com/gpu, binpack.resources.nvidia.com/gpu: 2}",
+	NodeOrderPluginName:           "{leastrequested.weight: 2, balancedresource.weight: 1}",
+	ResfitPluginName: `
+plugins:
+- {name: binpack, weight: 2, args: {binpack.weight: 3, binpack.resources: nvidia.com/gpu, binpack.resources.nvidia.com/gpu: 2}}
+- {name: NodeResourcesFit, args: {scoringStrategy: {type: MostAllocated, resources: [{name: cpu, weight: 1}, {name: nvidia.com/gpu, weight: 1}]}}}
+- name: resource-strategy-fit
+  scores: false
+  args: {sra: {policy: proportional, resources: nvidia.com/gpu, proportional: {nvidia.com/gpu.cpu: 4}}}
+`,
 }
 
 // One pod, one cluster, one answer, in Volcano: for random clusters and

@@ -58,7 +58,7 @@ profiles:
 tiers:
 - plugins:
   - {name: gang}
-  - {name: fgd, arguments: {classes: ` + fragClasses + `}}`,
+  - {name: resfit-fgd, arguments: {classes: ` + fragClasses + `}}`,
 			filters: []string{NodeResourcesFit}, scorers: []ScorerConfig{fgd}, warns: []string{`"gang"`}},
 		{name: "every argument", doc: `
 plugins:

@@ -62,6 +62,10 @@ func (d *decoder) volcanoConf(doc map[string]any) *Config {
 					}
 				}
 			}
+			if name == VolcanoResfit {
+				c.Scorers, c.Filters = d.volcanoResfit(path, m["arguments"], scores, filters, c.Scorers, c.Filters)
+				continue
+			}
 			name = VolcanoPlugin(name)
 			args, notes, known := d.plugin(join(path, "arguments"), name, m["arguments"])
 			if !known {
@@ -102,6 +106,40 @@ func (d *decoder) volcanoConf(doc map[string]any) *Config {
 	return c
 }
 
+// volcanoResfit reads the arguments of a tier's resfit plugin, a
+// configuration in resfit's own form, and adds its scorers (each off where
+// the tier's entry turns node order or predicates off) and its filters
+// that are not there yet to a Volcano configuration's.
+func (d *decoder) volcanoResfit(path string, raw any, scores, filters bool, scorers []ScorerConfig, have []FilterConfig) ([]ScorerConfig, []FilterConfig) {
+	apath := join(path, "arguments")
+	doc, ok := d.object(apath, raw)
+	if !ok {
+		return scorers, have
+	}
+	if doc["plugins"] == nil {
+		d.missing(join(apath, "plugins"), "the resfit plugin's arguments are a configuration in resfit's own form: plugins (a list of {name, weight, args}) and optionally filters")
+		return scorers, have
+	}
+	saved := d.root
+	d.root = apath
+	sub := d.native(doc)
+	d.root = saved
+	if !scores {
+		d.warn("%s (%s): enableNodeOrder is false, so Volcano adds none of its scores; left out", path, VolcanoResfit)
+	}
+	for _, sc := range sub.Scorers {
+		sc.ScoresOff = sc.ScoresOff || !scores
+		sc.FiltersOff = sc.FiltersOff || !filters
+		scorers = append(scorers, sc)
+	}
+	for _, f := range sub.Filters {
+		if !slices.ContainsFunc(have, func(h FilterConfig) bool { return h.Name == f.Name }) {
+			have = append(have, f)
+		}
+	}
+	return scorers, have
+}
+
 // volcanoPluginOptions are the fields of a Volcano tier's plugin entry
 // (conf.PluginOption): its name, its arguments, and the switches for each
 // extension point, which Volcano turns on when they are absent.
@@ -140,15 +178,32 @@ var volcanoHostPlugins = map[string]string{
 	"extender":               "calls an HTTP extender that may filter and score nodes; the host scheduler runs it",
 }
 
-// volcanoAliases are the names a volcano-scheduler.conf gives resfit's own
-// plugins, in Volcano's spelling.
-var volcanoAliases = map[string]string{"fgd": FGD, "resfit-frag": ResfitFrag}
+// volcanoAliases are the names resfit's Volcano scheduler
+// (examples/volcano) registers resfit's plugins under, beside Volcano's
+// own: resfit's computation of Volcano's resource-strategy-fit, binpack
+// and nodeorder under names that do not shadow Volcano's (Volcano keeps
+// whichever plugin registers a name last), and resfit's fragmentation
+// plugins.
+var volcanoAliases = map[string]string{
+	"resfit-resource-strategy-fit": ResourceStrategyFit,
+	"resfit-binpack":               Binpack,
+	"resfit-nodeorder":             NodeOrder,
+	"resfit-fgd":                   FGD,
+	"resfit-frag":                  ResfitFrag,
+}
+
+// VolcanoResfit is the Volcano plugin of resfit's Volcano scheduler whose
+// arguments are a whole configuration in resfit's own form (plugins and
+// filters): one node-order score, the configuration's weighted total.
+const VolcanoResfit = "resfit"
 
 // VolcanoPlugin is the name resfit's configuration gives the plugin a
-// volcano-scheduler.conf calls name: FGD for fgd and ResfitFrag for
-// resfit-frag (resfit's plugins in Volcano's spelling), name itself for
-// every other (Volcano's resource-strategy-fit, binpack and nodeorder are
-// named alike in both).
+// volcano-scheduler.conf calls name: ResourceStrategyFit for
+// resfit-resource-strategy-fit, FGD for resfit-fgd and so on (resfit's
+// plugins under the names resfit's Volcano scheduler registers), name
+// itself for every other (Volcano's resource-strategy-fit, binpack and
+// nodeorder, which resfit computes as Volcano does, are named alike in
+// both).
 func VolcanoPlugin(name string) string {
 	if alias, ok := volcanoAliases[name]; ok {
 		return alias
@@ -156,10 +211,18 @@ func VolcanoPlugin(name string) string {
 	return name
 }
 
+// VolcanoPluginNames are the names resfit's Volcano scheduler registers
+// resfit's plugins under, sorted: VolcanoResfit and one per plugin.
+func VolcanoPluginNames() []string {
+	names := append(slices.Collect(maps.Keys(volcanoAliases)), VolcanoResfit)
+	slices.Sort(names)
+	return names
+}
+
 // volcanoPluginNames are every plugin name a Volcano configuration may use.
 func volcanoPluginNames() []string {
 	names := append(slices.Collect(maps.Keys(volcanoHostPlugins)), ResourceStrategyFit, Binpack, NodeOrder)
-	names = append(names, slices.Collect(maps.Keys(volcanoAliases))...)
+	names = append(names, VolcanoPluginNames()...)
 	slices.Sort(names)
 	return names
 }

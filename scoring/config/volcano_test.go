@@ -210,7 +210,7 @@ func TestVolcanoErrorsInAConfigMapNameTheirPlace(t *testing.T) {
 			}
 			wantAll(t, err.Error(),
 				tc.root+`tiers[1].plugins[5].arguments["binpack.weight"]: must be ≥ 0, got -1`,
-				tc.root+`tiers[1].plugins[6].name: not a Volcano plugin; known are binpack, capacity, cdp, conformance, deviceshare, drf, extender, fgd, gang, network-topology-aware, nodegroup, nodeorder, numa-aware, overcommit, pdb, predicates, priority, proportion, rescheduling, resfit-frag, resource-strategy-fit, resourcequota, sla, task-topology, tdm, usage, got "nodeorderr"`)
+				tc.root+`tiers[1].plugins[6].name: not a Volcano plugin; known are binpack, capacity, cdp, conformance, deviceshare, drf, extender, gang, network-topology-aware, nodegroup, nodeorder, numa-aware, overcommit, pdb, predicates, priority, proportion, rescheduling, resfit, resfit-binpack, resfit-fgd, resfit-frag, resfit-nodeorder, resfit-resource-strategy-fit, resource-strategy-fit, resourcequota, sla, task-topology, tdm, usage, got "nodeorderr"`)
 		})
 	}
 }
@@ -394,4 +394,71 @@ func FuzzVolcano(f *testing.F) {
 		`tiers: [{plugins: [{name: binpack, arguments: {binpack.weight: 10, binpack.resources: "nvidia.com/gpu", binpack.resources.nvidia.com/gpu: 2}}]}]`,
 		`tiers: [{plugins: [{name: nodeorder, enableNodeOrder: false, arguments: {mostrequested.weight: 3, leastrequested.weight: 2.0}}, {name: resource-strategy-fit, arguments: {resourceStrategyFitWeight: 7.9, resources: {cpu: {type: MostAllocated, weight: 4611686018427387904}}}}]}]`,
 		`tiers: [{plugins: [{name: resource-strategy-fit, arguments: {sra.policy: retention, sra.resources: nvidia.com/gpu, sra.retention.weight: 100000000000000000}}]}]`)
+}
+
+// resfit's Volcano scheduler registers resfit's plugins under names of
+// their own (VolcanoPluginNames) beside Volcano's. A volcano-scheduler.conf
+// that uses them reads as Volcano's names do; the resfit plugin's
+// arguments are a configuration in resfit's own form, its scorers switched
+// off where the tier's entry turns node order or predicates off, its
+// filters added once, and its errors named under the entry's arguments.
+func TestVolcanoResfitPluginNames(t *testing.T) {
+	doc := `
+tiers:
+- plugins:
+  - {name: gang}
+  - {name: resfit-binpack, arguments: {binpack.weight: 2, binpack.cpu: 3}}
+  - name: resfit
+    enablePredicate: false
+    arguments:
+      plugins:
+      - {name: NodeResourcesBalancedAllocation, weight: 3}
+      - name: resource-strategy-fit
+        scores: false
+        args: {sra: {policy: proportional, resources: nvidia.com/gpu, proportional: {nvidia.com/gpu.cpu: 8}}}
+      filters: [NodeResourcesFit]
+`
+	c, err := Load([]byte(doc), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type switches struct {
+		Name                  string
+		Weight                float64
+		ScoresOff, FiltersOff bool
+	}
+	var got []switches
+	for _, s := range c.Scorers {
+		got = append(got, switches{s.Name, s.Weight, s.ScoresOff, s.FiltersOff})
+	}
+	want := []switches{{Binpack, 1, false, false}, {NodeResourcesBalancedAllocation, 3, false, true}, {ResourceStrategyFit, 1, true, true}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("scorers (-want +got):\n%s", diff)
+	}
+	if len(c.Filters) != 1 || c.Filters[0].Name != NodeResourcesFit {
+		t.Errorf("filters %+v, want NodeResourcesFit once", c.Filters)
+	}
+	volcanos, err := Load([]byte(`tiers: [{plugins: [{name: binpack, arguments: {binpack.weight: 2, binpack.cpu: 3}}]}]`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(volcanos.Scorers[0].Args, c.Scorers[0].Args); diff != "" {
+		t.Errorf("resfit-binpack reads otherwise than binpack (-binpack +resfit-binpack):\n%s", diff)
+	}
+	if want := []string{"resfit", "resfit-binpack", "resfit-fgd", "resfit-frag", "resfit-nodeorder", "resfit-resource-strategy-fit"}; !cmp.Equal(want, VolcanoPluginNames()) {
+		t.Errorf("VolcanoPluginNames() = %v, want %v", VolcanoPluginNames(), want)
+	}
+	for _, tc := range []struct{ doc, want string }{
+		{`tiers: [{plugins: [{name: resfit, arguments: {filters: []}}]}]`, `tiers[0].plugins[0].arguments.plugins: the resfit plugin's arguments are a configuration in resfit's own form`},
+		{`tiers: [{plugins: [{name: resfit, arguments: {plugins: [{name: binpack, weight: -1}]}}]}]`, `tiers[0].plugins[0].arguments.plugins[0].weight: must be`},
+		{`tiers: [{plugins: [{name: resfit, arguments: {plugins: [{name: nodeorderr}]}}]}]`, `tiers[0].plugins[0].arguments.plugins[0].name: unknown plugin`},
+		{`tiers: [{plugins: [{name: resfit, arguments: 3}]}]`, `tiers[0].plugins[0].arguments: must be`},
+	} {
+		_, err := Load([]byte(tc.doc), Options{})
+		if err == nil {
+			t.Errorf("%s: loaded", tc.doc)
+			continue
+		}
+		wantAll(t, err.Error(), tc.want)
+	}
 }
