@@ -14,13 +14,19 @@ if [ -z "${VOLCANO_SRC:-}" ]; then
   echo "check.sh: set VOLCANO_SRC to a Volcano source checkout" >&2
   exit 2
 fi
+# The end-to-end test runs a real kube-apiserver on a real etcd, found on
+# PATH (.ci/run builds one; examples/kubescheduler's README says how).
+if ! command -v etcd >/dev/null; then
+  echo "check.sh: etcd must be on PATH for the end-to-end test: cd examples/kubescheduler && go build -o /tmp/bin/etcd go.etcd.io/etcd/server/v3, then PATH=/tmp/bin:\$PATH" >&2
+  exit 2
+fi
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 src=$(cd "$VOLCANO_SRC" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp "$here"/*.go "$work"/
-cp -r "$here"/cmd "$work"/
+cp -r "$here"/cmd "$here"/e2e "$work"/
 cd "$work"
 cat > go.mod <<MOD
 module github.com/resfit/resfit/examples/volcano
@@ -55,5 +61,14 @@ out=${VC_SCHEDULER_OUT:-$work/vc-scheduler}
 go build -tags volcano -o "$out" ./cmd/vc-scheduler
 "$out" --version >/dev/null
 echo "built $out"
-go test -tags volcano -count=1 -v ./... 2>&1 | grep -E '^(=== RUN|--- |PASS|FAIL|ok|\s+plugin)' || true
-go test -tags volcano -count=1 ./...
+export VC_SCHEDULER=$out # the end-to-end test runs it
+# One run (the end-to-end test starts a cluster): the tests' names and
+# results shown, the whole output kept for a failure.
+log="$work/test.log"
+if ! go test -tags volcano -count=1 -v ./... >"$log" 2>&1; then
+  grep -E '^(=== RUN|--- |PASS|FAIL|ok)|_test\.go:[0-9]+:' "$log" | grep -v '^=== RUN' || true
+  echo "check.sh: tests failed; the last lines of their output:" >&2
+  tail -n 200 "$log" >&2
+  exit 1
+fi
+grep -E '^(--- |PASS|FAIL|ok|\s+plugin)' "$log" || true
