@@ -109,16 +109,7 @@ func readHAMiRegistration(text string) ([]RegisteredDevice, error) {
 		if len(items) != 7 && len(items) != 9 {
 			return RegisteredDevice{}, fmt.Errorf("device %d: %d fields, want 7 or 9 (uuid,count,devmem,devcore,type,numa,health[,index,mode])", i, len(items))
 		}
-		for _, f := range []int{1, 2, 3, 5} {
-			if _, err := strconv.ParseInt(items[f], 10, 32); err != nil {
-				return RegisteredDevice{}, fmt.Errorf("device %d: field %d %q is not a whole number", i, f+1, items[f])
-			}
-		}
-		healthy, err := strconv.ParseBool(items[6])
-		if err != nil {
-			return RegisteredDevice{}, fmt.Errorf("device %d: health %q is not true or false", i, items[6])
-		}
-		return RegisteredDevice{UUID: items[0], Type: items[4], Healthy: healthy}, nil
+		return deviceEntry(i, items, []int{1, 2, 3, 5}, 4, 6)
 	})
 }
 
@@ -129,17 +120,24 @@ func readVolcanoRegistration(text string) ([]RegisteredDevice, error) {
 		if len(items) < 6 {
 			return RegisteredDevice{}, fmt.Errorf("device %d: %d fields, want 6 (uuid,number,memory,type,health,mode)", i, len(items))
 		}
-		for _, f := range []int{1, 2} {
-			if _, err := strconv.ParseInt(items[f], 10, 32); err != nil {
-				return RegisteredDevice{}, fmt.Errorf("device %d: field %d %q is not a whole number", i, f+1, items[f])
-			}
-		}
-		healthy, err := strconv.ParseBool(items[4])
-		if err != nil {
-			return RegisteredDevice{}, fmt.Errorf("device %d: health %q is not true or false", i, items[4])
-		}
-		return RegisteredDevice{UUID: items[0], Type: items[3], Healthy: healthy}, nil
+		return deviceEntry(i, items, []int{1, 2}, 3, 4)
 	})
+}
+
+// deviceEntry reads the i-th device of a colon form from its fields: the
+// UUID first, the fields at whole whole numbers, its type at typ and its
+// health at health.
+func deviceEntry(i int, items []string, whole []int, typ, health int) (RegisteredDevice, error) {
+	for _, f := range whole {
+		if _, err := strconv.ParseInt(items[f], 10, 32); err != nil {
+			return RegisteredDevice{}, fmt.Errorf("device %d: field %d %q is not a whole number", i, f+1, items[f])
+		}
+	}
+	healthy, err := strconv.ParseBool(items[health])
+	if err != nil {
+		return RegisteredDevice{}, fmt.Errorf("device %d: health %q is not true or false", i, items[health])
+	}
+	return RegisteredDevice{UUID: items[0], Type: items[typ], Healthy: healthy}, nil
 }
 
 // readDeviceList splits "a,b,…:c,d,…:" into devices; empty entries are
