@@ -6,6 +6,7 @@
 #
 #   VOLCANO_SRC=/path/to/volcano ./check.sh
 #   VOLCANO_SRC=/path/to/volcano VC_SCHEDULER_OUT=/tmp/vc-scheduler ./check.sh   # keep the binary
+#   VOLCANO_SRC=/path/to/volcano ./check.sh bench [go test flags]   # the session benchmark instead
 #
 # It works in a temporary copy of this module; nothing is written here but
 # the binary, where VC_SCHEDULER_OUT says.
@@ -14,12 +15,20 @@ if [ -z "${VOLCANO_SRC:-}" ]; then
   echo "check.sh: set VOLCANO_SRC to a Volcano source checkout" >&2
   exit 2
 fi
+mode=${1:-check}
+case "$mode" in
+  check) ;;
+  bench) shift ;;
+  *) echo "check.sh: unknown mode $mode (none, or bench)" >&2; exit 2 ;;
+esac
 # The end-to-end test runs a real kube-apiserver on a real etcd, found on
 # PATH (.ci/run builds one; examples/kubescheduler's README says how).
-if ! command -v etcd >/dev/null; then
+if [ "$mode" = check ] && ! command -v etcd >/dev/null; then
   echo "check.sh: etcd must be on PATH for the end-to-end test: cd examples/kubescheduler && go build -o /tmp/bin/etcd go.etcd.io/etcd/server/v3, then PATH=/tmp/bin:\$PATH" >&2
   exit 2
 fi
+# cgo: for the race detector, and for Go plugins (resfit.so below).
+export CGO_ENABLED=1
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 src=$(cd "$VOLCANO_SRC" && pwd)
@@ -56,19 +65,33 @@ awk '/^replace \(/ {block=1; next} block && /^\)/ {block=0; next} block && NF {p
     esac
   done
 GOFLAGS=-mod=mod go mod tidy
+if [ "$mode" = bench ]; then
+  # Volcano's session with each plugin alone (bench_volcano_test.go).
+  go test -tags volcano -run '^$' -bench Session -benchmem "$@" .
+  exit
+fi
 go vet -tags volcano ./...
 out=${VC_SCHEDULER_OUT:-$work/vc-scheduler}
 go build -tags volcano -o "$out" ./cmd/vc-scheduler
 "$out" --version >/dev/null
 echo "built $out"
-export VC_SCHEDULER=$out # the end-to-end test runs it
-# One run (the end-to-end test starts a cluster): the tests' names and
-# results shown, the whole output kept for a failure.
+# Volcano's own scheduler command, and resfit's plugins as a Go plugin it
+# loads from its plugin directory (--plugins-dir): both from this module,
+# with cgo, by the same Go release, as Go's plugins require.
+# (-mod=mod: its own imports, beyond resfit's, into go.sum)
+go build -mod=mod -o "$work/vc-scheduler-volcano" volcano.sh/volcano/cmd/scheduler
+go build -tags volcano -buildmode=plugin -o "$work/resfit.so" ./cmd/resfit-plugin
+echo "built $work/resfit.so"
+# The end-to-end test runs them.
+export VC_SCHEDULER=$out VC_SCHEDULER_VOLCANO=$work/vc-scheduler-volcano RESFIT_PLUGIN=$work/resfit.so
+# The tests, the plugin's under the race detector (Volcano calls it on
+# several goroutines), each once (the end-to-end test starts a cluster):
+# their names and results shown, the whole output kept for a failure.
 log="$work/test.log"
-if ! go test -tags volcano -count=1 -v ./... >"$log" 2>&1; then
+if ! { go test -tags volcano -count=1 -race -v . && go test -tags volcano -count=1 -v ./e2e; } >"$log" 2>&1; then
   grep -E '^(=== RUN|--- |PASS|FAIL|ok)|_test\.go:[0-9]+:' "$log" | grep -v '^=== RUN' || true
   echo "check.sh: tests failed; the last lines of their output:" >&2
   tail -n 200 "$log" >&2
   exit 1
 fi
-grep -E '^(--- |PASS|FAIL|ok|\s+plugin)' "$log" || true
+grep -E '^(\s*--- |PASS|FAIL|ok|\s+plugin)' "$log" || true

@@ -68,12 +68,13 @@ func build(name string, arguments framework.Arguments) framework.Plugin {
 func (p *Plugin) Name() string { return p.name }
 
 // OnSessionOpen builds the session's view (its table and device view) and
-// the configuration's scores and filters (Config.Apart), and registers a
-// batch node-order function (every node scored in one resfit batch), a
-// predicate (the configuration's filters and DeviceShare: a task that
-// asks for GPUs goes only to a node with its GPUs free, each with its
-// share, of a model it accepts) and an event handler that keeps the device
-// view as the session allocates.
+// the configuration's scores and filters (Config.Apart), each with a
+// scoring.Placer that keeps its results across the session's tasks, and
+// registers a batch node-order function (the scores), a predicate (the
+// configuration's filters and DeviceShare: a task that asks for GPUs goes
+// only to a node with its GPUs free, each with its share, of a model it
+// accepts) and an event handler that brings a node's row and devices up
+// to date as the session allocates and takes allocations back.
 func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
 	if p.config == nil {
 		return
@@ -83,7 +84,7 @@ func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
 		klog.Errorf("%s: %v; the plugin scores nothing this session", p.name, err)
 		return
 	}
-	ssn.AddBatchNodeOrderFn(p.name, s.nodeOrder)
+	ssn.AddNodeOrderFn(p.name, s.nodeOrder)
 	ssn.AddPredicateFn(p.name, s.predicate)
 	ssn.AddEventHandler(&framework.EventHandler{AllocateFunc: s.allocated, DeallocateFunc: s.deallocated})
 }
@@ -91,30 +92,49 @@ func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
 func (p *Plugin) OnSessionClose(*framework.Session) {}
 
 // sessionView is one Volcano session's view: the cluster's table (a row per
-// node, used amounts read again as the session allocates), its device view
-// of the GPUs (rows the table's), and the pipelines for its schema. Volcano
-// runs predicates on several goroutines, so the table, device view and
-// batch are behind a mutex.
+// node), its device view of the GPUs (rows the table's), and the pipelines
+// for its schema, each with a Placer that scores a node for a class of
+// tasks once and again only when its row changed. A row follows the
+// session's node: read when the session opens, and again on every event
+// of a task on the node (Volcano's session changes a node's tasks only
+// with an event: allocate, pipeline, evict and their undoing). A node the
+// session does not hold (a copy that preempt's simulation changes) is read
+// for the call and its row read back from the session's node after it.
+// Volcano runs predicates on several goroutines, so the table, device
+// view and placers are behind a mutex.
 type sessionView struct {
 	name string
 	// scores and filters are the configuration's two parts (Config.Apart),
 	// both built over the device view.
 	scores, filters *scoring.Pipeline
 	table           *resource.Table
-	rows            map[string]int
-	nodes           map[string]*v1.Node
-	opts            scoring.TaskOptions
-	filtered        bool // the configuration has filters of its own
-	pods            int  // the "pods" slot
-	gpu             int  // the GPU slot, -1 when the schema lacks it
+	// nodes are the session's nodes (Session.Nodes) by name, with the
+	// rows that follow them, and rows the same rows by node.
+	nodes    map[string]nodeRow
+	rows     map[*api.NodeInfo]int
+	opts     scoring.TaskOptions
+	filtered bool // the configuration has filters of its own
+	pods     int  // the "pods" slot
+	gpu      int  // the GPU slot, -1 when the schema lacks it
 
-	mu      sync.Mutex
-	batch   *scoring.Batch
-	used    resource.Vector
-	devices *resource.Devices
+	mu sync.RWMutex
+	// ranker places on the scores, checker on the filters.
+	ranker, checker *scoring.Placer
+	// ranked and checked are the ranker's and the checker's results for
+	// the task Volcano asks about, taken at its first call for the task.
+	ranked, checked answers
+	used            resource.Vector
+	devices         *resource.Devices
+	saved           []int64 // a row's free devices while a copy has it (borrow)
 	// held is what the tasks the session allocated hold on the devices.
 	held  map[api.TaskID]kubebridge.Held
 	tasks sync.Map // api.TaskID → taskOf
+}
+
+// nodeRow is a session's node and its row.
+type nodeRow struct {
+	row  int
+	info *api.NodeInfo
 }
 
 type taskOf struct {
@@ -159,7 +179,7 @@ func newSessionView(c *Config, ssn *framework.Session) (*sessionView, error) {
 	}
 	s := &sessionView{
 		name:  c.Name,
-		table: resource.NewTable(schema, len(ssn.Nodes)), rows: map[string]int{}, nodes: map[string]*v1.Node{},
+		table: resource.NewTable(schema, len(ssn.Nodes)), nodes: make(map[string]nodeRow, len(ssn.Nodes)), rows: make(map[*api.NodeInfo]int, len(ssn.Nodes)),
 		opts:    scoring.TaskOptions{Devices: resource.GPU, Models: resource.DistinctModels(models)},
 		used:    make(resource.Vector, schema.Len()),
 		devices: devices, held: map[api.TaskID]kubebridge.Held{}, gpu: -1,
@@ -189,7 +209,6 @@ func newSessionView(c *Config, ssn *framework.Session) (*sessionView, error) {
 			} else if err != nil {
 				return nil, fmt.Errorf("node %s: %v", name, err)
 			}
-			s.nodes[name] = n.Node
 		}
 		fill(schema, alloc, n.Allocatable)
 		if s.gpu >= 0 {
@@ -199,9 +218,14 @@ func newSessionView(c *Config, ssn *framework.Session) (*sessionView, error) {
 		if _, err := s.table.Add(name, alloc, s.used); err != nil {
 			return nil, err
 		}
-		s.rows[name] = row
+		s.nodes[name], s.rows[n] = nodeRow{row, n}, row
 	}
-	s.batch = s.scores.NewBatch(s.table.Len())
+	if s.ranker, err = scoring.NewPlacer(s.scores, s.table, scoring.PlacerOptions{Devices: devices}); err != nil {
+		return nil, err
+	}
+	if s.checker, err = scoring.NewPlacer(s.filters, s.table, scoring.PlacerOptions{Devices: devices}); err != nil {
+		return nil, err
+	}
 	if s.scores.Volatile() {
 		slices.SortFunc(pods, func(a, b *v1.Pod) int {
 			return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
@@ -245,15 +269,22 @@ func (s *sessionView) fillUsed(row int, n *api.NodeInfo) {
 	}
 }
 
-// refresh reads a node's used amounts again (they change as the session
-// allocates) and returns its row. The caller holds s.mu.
-func (s *sessionView) refresh(n *api.NodeInfo) (int, bool, error) {
-	r, ok := s.rows[n.Name]
+// read reads a node's used amounts into its row. The caller holds s.mu.
+func (s *sessionView) read(row int, n *api.NodeInfo) error {
+	s.fillUsed(row, n)
+	return s.table.SetUsed(row, s.used)
+}
+
+// reread brings the row of a session's node up to date after an event of
+// one of its tasks. The caller holds s.mu.
+func (s *sessionView) reread(node string) {
+	n, ok := s.nodes[node]
 	if !ok {
-		return 0, false, nil
+		return
 	}
-	s.fillUsed(r, n)
-	return r, true, s.table.SetUsed(r, s.used)
+	if err := s.read(n.row, n.info); err != nil {
+		klog.Errorf("%s: node %s: %v", s.name, node, err)
+	}
 }
 
 // allocated holds the devices of a task the session allocates on its node
@@ -264,20 +295,21 @@ func (s *sessionView) refresh(n *api.NodeInfo) (int, bool, error) {
 // it either.
 func (s *sessionView) allocated(e *framework.Event) {
 	t := e.Task
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer s.reread(t.NodeName)
 	if t.Status != api.Allocated || t.Pod == nil {
 		return
 	}
 	task, err := s.task(t)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	row, ok := s.rows[t.NodeName]
-	if !ok || s.nodes[t.NodeName] == nil {
+	n, ok := s.nodes[t.NodeName]
+	if !ok || n.info.Node == nil {
 		return
 	}
 	if _, dup := s.held[t.UID]; dup {
 		return
 	}
-	held, herr := kubebridge.HoldDevices(s.devices, row, s.nodes[t.NodeName], t.Pod)
+	held, herr := kubebridge.HoldDevices(s.devices, n.row, n.info.Node, t.Pod)
 	if herr != nil {
 		klog.Errorf("%s: task %s/%s on node %s: %v", s.name, t.Namespace, t.Name, t.NodeName, herr)
 		return
@@ -295,13 +327,14 @@ func (s *sessionView) deallocated(e *framework.Event) {
 	t := e.Task
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.reread(t.NodeName)
 	held, ok := s.held[t.UID]
 	if !ok {
 		return
 	}
 	delete(s.held, t.UID)
-	if row, ok := s.rows[t.NodeName]; ok {
-		if err := held.Return(s.devices, row); err != nil {
+	if n, ok := s.nodes[t.NodeName]; ok {
+		if err := held.Return(s.devices, n.row); err != nil {
 			klog.Errorf("%s: task %s/%s on node %s: %v", s.name, t.Namespace, t.Name, t.NodeName, err)
 		}
 	}
@@ -323,57 +356,152 @@ func (s *sessionView) task(t *api.TaskInfo) (*scoring.Task, error) {
 	return v.(taskOf).task, v.(taskOf).err
 }
 
-// nodeOrder scores the task on every node in one batch and returns the
-// candidates' totals.
-func (s *sessionView) nodeOrder(t *api.TaskInfo, candidates []*api.NodeInfo) (map[string]float64, error) {
-	task, err := s.task(t)
-	if err != nil {
+// borrow gives row r to n, a copy of the session's node of its name: its
+// used amounts, and its devices as its tasks' pods hold them (the host
+// layer's rule, kubebridge.NodeDevices). restore gives the row back to the
+// session's node: its devices as they were, its amounts read again. The
+// caller holds s.mu for writing.
+func (s *sessionView) borrow(r int, n *api.NodeInfo) (restore func(), err error) {
+	s.saved = append(s.saved[:0], s.devices.Free(r)...)
+	restore = func() {
+		if err := s.devices.SetFree(r, s.saved); err != nil {
+			klog.Errorf("%s: node %s: %v", s.name, n.Name, err)
+		}
+		s.reread(n.Name)
+	}
+	if n.Node != nil {
+		var unreadable *kubebridge.RegistrationError
+		if err := kubebridge.NodeDevices(s.devices, r, n.Node, podsOf(n)); err != nil && !errors.As(err, &unreadable) {
+			restore()
+			return nil, fmt.Errorf("node %s: %v", n.Name, err)
+		}
+	}
+	if err := s.read(r, n); err != nil {
+		restore()
 		return nil, err
 	}
+	return restore, nil
+}
+
+// answers are a placer's results for one task at one reading of the
+// table's clock, read by every call for that task until the table changes.
+type answers struct {
+	uid   api.TaskID
+	clock uint64
+	valid bool
+	task  *scoring.Task
+	err   error // the task's pod could not be read
+	all   bool  // nothing to check: every node passes (checked only)
+	nodes scoring.Scores
+}
+
+// fresh reports whether a holds the answers for t on the table as it is.
+// The caller holds s.mu, for reading at least.
+func (s *sessionView) fresh(a *answers, t *api.TaskInfo) bool {
+	return a.valid && a.uid == t.UID && a.clock == s.table.Clock()
+}
+
+// answer brings a up to date for t with the placer's results. The caller
+// holds s.mu for writing.
+func (s *sessionView) answer(a *answers, pl *scoring.Placer, t *api.TaskInfo) error {
+	if s.fresh(a, t) {
+		return nil
+	}
+	a.valid, a.uid, a.clock = false, t.UID, s.table.Clock()
+	a.task, a.err = s.task(t)
+	a.all = a.err == nil && pl == s.checker && !s.filtered && a.task.Devices.Count == 0
+	if a.err == nil && !a.all {
+		var err error
+		if a.nodes, err = pl.Scores(a.task); err != nil {
+			return err
+		}
+	}
+	a.valid = true
+	return nil
+}
+
+// nodeOrder is a node's total: for a node of the session's, as the
+// ranker keeps it (scored for the task's class when the task is first
+// asked about, again only where rows changed); for a copy, its row read
+// from the copy for the call.
+func (s *sessionView) nodeOrder(t *api.TaskInfo, n *api.NodeInfo) (float64, error) {
+	s.mu.RLock()
+	if r, ok := s.rows[n]; ok && s.fresh(&s.ranked, t) && s.ranked.err == nil {
+		total := s.ranked.nodes.Total(r)
+		s.mu.RUnlock()
+		return total, nil
+	}
+	s.mu.RUnlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, n := range candidates {
-		if _, _, err := s.refresh(n); err != nil {
-			return nil, err
+	node, ok := s.nodes[n.Name]
+	if !ok {
+		return 0, nil
+	}
+	if node.info != n {
+		restore, err := s.borrow(node.row, n)
+		if err != nil {
+			return 0, err
 		}
+		defer restore()
 	}
-	if err := s.scores.Score(task, s.table, s.batch); err != nil {
-		return nil, err
+	a := &s.ranked
+	if err := s.answer(a, s.ranker, t); err != nil {
+		return 0, err
 	}
-	scores := make(map[string]float64, len(candidates))
-	for _, n := range candidates {
-		if r, ok := s.rows[n.Name]; ok {
-			scores[n.Name] = s.batch.Total(r)
-		}
+	if a.err != nil {
+		return 0, a.err
 	}
-	return scores, nil
+	return a.nodes.Total(node.row), nil
 }
 
 // predicate keeps a task off a node the pipeline's filters reject: the
 // configuration's own, and DeviceShare (GPUs free, each with the task's
-// share, of a model it accepts).
+// share, of a model it accepts). Its first call for a task checks every
+// node (the checker's results, kept until the table changes); the others
+// read the answer.
 func (s *sessionView) predicate(t *api.TaskInfo, n *api.NodeInfo) error {
-	task, err := s.task(t)
-	if err != nil {
-		return s.unfit(t, n, err.Error())
-	}
-	if !s.filtered && task.Devices.Count == 0 {
-		return nil
+	s.mu.RLock()
+	if r, ok := s.rows[n]; ok && s.fresh(&s.checked, t) {
+		a := &s.checked
+		pass := a.err == nil && (a.all || a.nodes.Feasible(r))
+		s.mu.RUnlock()
+		if pass {
+			return nil
+		}
+	} else {
+		s.mu.RUnlock()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r, ok, err := s.refresh(n)
-	if err != nil || !ok {
+	node, ok := s.nodes[n.Name]
+	if !ok {
+		return nil
+	}
+	a := &s.checked
+	if err := s.answer(a, s.checker, t); err != nil {
 		return err
 	}
-	why, err := s.filters.Reason(task, s.table, r)
-	if err != nil {
+	switch {
+	case a.err != nil:
+		return s.unfit(t, n, a.err.Error())
+	case a.all:
+		return nil
+	case node.info == n && a.nodes.Feasible(node.row):
+		return nil
+	}
+	if node.info != n {
+		restore, err := s.borrow(node.row, n)
+		if err != nil {
+			return err
+		}
+		defer restore()
+	}
+	why, err := s.filters.Reason(a.task, s.table, node.row)
+	if err != nil || why == "" {
 		return err
 	}
-	if why != "" {
-		return s.unfit(t, n, why)
-	}
-	return nil
+	return s.unfit(t, n, why)
 }
 
 func (s *sessionView) unfit(t *api.TaskInfo, n *api.NodeInfo, reason string) error {

@@ -4,7 +4,9 @@ package volcano
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,6 +64,8 @@ sra:
   unknown: 1
 `
 
+func gpu(n string) api.ScalarResource { return api.ScalarResource{Name: "nvidia.com/gpu", Value: n} }
+
 func gpuNode(name, cpu, mem, gpus string) *v1.Node {
 	rl := api.BuildResourceList(cpu, mem, []api.ScalarResource{{Name: "pods", Value: "110"}, {Name: "nvidia.com/gpu", Value: gpus}}...)
 	return util.BuildNode(name, rl, map[string]string{})
@@ -76,12 +80,17 @@ func pod(name, node string, phase v1.PodPhase, rl v1.ResourceList) *v1.Pod {
 }
 
 func session(t *testing.T, name string, builder framework.PluginBuilder, arguments string) *framework.Session {
+	return sessionWith(t, name, builder, arguments, nil)
+}
+
+// sessionWith is session's cluster, with the pods keep keeps (all for nil)
+// and more pods.
+func sessionWith(t *testing.T, name string, builder framework.PluginBuilder, arguments string, keep func(*v1.Pod) bool, more ...*v1.Pod) *framework.Session {
 	t.Helper()
 	var args framework.Arguments
 	if err := yaml.Unmarshal([]byte(arguments), &args); err != nil {
 		t.Fatal(err)
 	}
-	gpu := func(n string) api.ScalarResource { return api.ScalarResource{Name: "nvidia.com/gpu", Value: n} }
 	test := uthelper.TestCommonStruct{
 		Name:      "resfit against Volcano",
 		Plugins:   map[string]framework.PluginBuilder{name: builder},
@@ -91,14 +100,14 @@ func session(t *testing.T, name string, builder framework.PluginBuilder, argumen
 			gpuNode("gpu-full", "74", "128G", "8"), gpuNode("gpu-empty", "74", "128G", "8"),
 			cpuNode("cpu-a", "32", "64Gi"), cpuNode("cpu-b", "64", "128Gi"),
 		},
-		Pods: []*v1.Pod{
+		Pods: append(slices.DeleteFunc([]*v1.Pod{
 			pod("load-1", "gpu-full", v1.PodRunning, api.BuildResourceList("40", "64G", gpu("6"))),
 			pod("load-2", "gpu-empty", v1.PodRunning, api.BuildResourceList("8", "8G")),
 			pod("load-3", "cpu-a", v1.PodRunning, api.BuildResourceList("8", "16Gi")),
 			pod("cpu-task", "", v1.PodPending, api.BuildResourceList("8", "8G")),
 			pod("gpu-task", "", v1.PodPending, api.BuildResourceList("16", "32G", gpu("2"))),
 			pod("big-cpu-task", "", v1.PodPending, api.BuildResourceList("30", "8G")),
-		},
+		}, func(p *v1.Pod) bool { return keep != nil && !keep(p) }), more...),
 	}
 	yes := true
 	tiers := []conf.Tier{{Plugins: []conf.PluginOption{{Name: name, EnabledNodeOrder: &yes, EnabledPredicate: &yes, Arguments: args}}}}
@@ -139,7 +148,7 @@ func matchVolcano(t *testing.T, arguments string) {
 					}
 				}
 			}
-			scores, err := ours.BatchNodeOrderFn(ourTask, ourNodes)
+			scores, err := nodeOrder(ours, ourTask, ourNodes)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -167,6 +176,149 @@ func matchVolcano(t *testing.T, arguments string) {
 	}
 }
 
+// nodeOrder is every node's total as Volcano's util.PrioritizeNodes sums
+// it: the plugins' node-order functions node by node, and their batch
+// ones.
+func nodeOrder(ssn *framework.Session, task *api.TaskInfo, nodes []*api.NodeInfo) (map[string]float64, error) {
+	scores, err := ssn.BatchNodeOrderFn(task, nodes)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range nodes {
+		_, score, err := ssn.NodeOrderMapFn(task, n)
+		if err != nil {
+			return nil, err
+		}
+		scores[n.Name] += score
+	}
+	return scores, nil
+}
+
+// Volcano's preempt action asks the plugins about copies of the session's
+// nodes with tasks taken off (NodeInfo.Clone, RemoveTask). resfit answers
+// for a copy as for a node without those tasks, and for the session's
+// node as before: a 4-GPU task on gpu-full's copy without its 6-GPU load
+// scores and passes as on gpu-full in a session without the load, and on
+// gpu-full itself as it did (no room: 2 GPUs free).
+func TestCopiesOfNodes(t *testing.T) {
+	options.Default()
+	gpu4 := pod("gpu-4", "", v1.PodPending, api.BuildResourceList("8", "8G", gpu("4")))
+	plugin := Builders[ResourceStrategyFitPluginName]
+	ssn := sessionWith(t, ResourceStrategyFitPluginName, plugin, releasedConf, nil, gpu4.DeepCopy())
+	task := taskNamed(t, ssn, "gpu-4")
+	full := ssn.Nodes["gpu-full"]
+	before, err := nodeOrder(ssn, task, []*api.NodeInfo{full})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ssn.PredicateFn(task, full); err == nil {
+		t.Fatalf("gpu-4 passes gpu-full (2 of 8 GPUs free)")
+	}
+	cp := full.Clone()
+	for _, held := range cp.Tasks {
+		if held.Name == "load-1" {
+			cp.RemoveTask(held)
+		}
+	}
+	onCopy, err := nodeOrder(ssn, task, []*api.NodeInfo{cp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ssn.PredicateFn(task, cp); err != nil {
+		t.Errorf("gpu-4 on gpu-full's copy without load-1: %v", err)
+	}
+	after, err := nodeOrder(ssn, task, []*api.NodeInfo{full})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after["gpu-full"] != before["gpu-full"] || ssn.PredicateFn(task, full) == nil {
+		t.Errorf("gpu-full after a copy was asked about: %v and passes %v, want %v and not passing", after["gpu-full"], ssn.PredicateFn(task, full) == nil, before["gpu-full"])
+	}
+	// The reference: a session without load-1.
+	unloaded := sessionWith(t, ResourceStrategyFitPluginName, plugin, releasedConf, func(p *v1.Pod) bool { return p.Name != "load-1" }, gpu4.DeepCopy())
+	want, err := nodeOrder(unloaded, taskNamed(t, unloaded, "gpu-4"), []*api.NodeInfo{unloaded.Nodes["gpu-full"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if onCopy["gpu-full"] != want["gpu-full"] || onCopy["gpu-full"] == before["gpu-full"] {
+		t.Errorf("gpu-4 on gpu-full's copy without load-1 scores %v, want %v (with the load %v)", onCopy["gpu-full"], want["gpu-full"], before["gpu-full"])
+	}
+}
+
+// Volcano asks the predicates and node orders of a task on many nodes at
+// once (util.PredicateHelper, util.PrioritizeNodes: 16 goroutines); the
+// answers are those of asking node by node, for every task of the
+// session, before and after one is allocated and the allocation is taken
+// back (run with -race).
+func TestConcurrentAsVolcanoAsks(t *testing.T) {
+	options.Default()
+	ssn := session(t, ResourceStrategyFitPluginName, Builders[ResourceStrategyFitPluginName], releasedConf)
+	var nodes []*api.NodeInfo
+	for _, n := range ssn.Nodes {
+		nodes = append(nodes, n)
+	}
+	slices.SortFunc(nodes, func(a, b *api.NodeInfo) int { return strings.Compare(a.Name, b.Name) })
+	compare := func(when string) {
+		for _, job := range ssn.Jobs {
+			for _, task := range job.Tasks {
+				if task.NodeName != "" {
+					continue
+				}
+				var serial []string
+				for _, n := range nodes {
+					if ssn.PredicateFn(task, n) == nil {
+						serial = append(serial, n.Name)
+					}
+				}
+				passed, _ := util.NewPredicateHelper().PredicateNodes(task, nodes, ssn.PredicateFn, false, nil)
+				var parallel []string
+				for _, n := range passed {
+					parallel = append(parallel, n.Name)
+				}
+				slices.Sort(parallel)
+				if !slices.Equal(serial, parallel) {
+					t.Errorf("%s, %s: passes %v node by node, %v at once", when, task.Name, serial, parallel)
+				}
+				want, err := nodeOrder(ssn, task, nodes)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := map[string]float64{}
+				for score, ns := range util.PrioritizeNodes(task, nodes, ssn.BatchNodeOrderFn, ssn.NodeOrderMapFn, ssn.NodeOrderReduceFn) {
+					for _, n := range ns {
+						got[n.Name] = score
+					}
+				}
+				if !maps.Equal(want, got) {
+					t.Errorf("%s, %s: scores %v node by node, %v at once", when, task.Name, want, got)
+				}
+			}
+		}
+	}
+	compare("at the start")
+	stmt := framework.NewStatement(ssn)
+	if err := stmt.Allocate(taskNamed(t, ssn, "gpu-task"), ssn.Nodes["gpu-empty"]); err != nil {
+		t.Fatal(err)
+	}
+	compare("gpu-task allocated")
+	stmt.Discard()
+	compare("the allocation taken back")
+}
+
+// taskNamed is the session's task of that name.
+func taskNamed(t *testing.T, ssn *framework.Session, name string) *api.TaskInfo {
+	t.Helper()
+	for _, job := range ssn.Jobs {
+		for _, task := range job.Tasks {
+			if task.Name == name {
+				return task
+			}
+		}
+	}
+	t.Fatalf("no task %s", name)
+	return nil
+}
+
 // In a Volcano session, a task that asks for GPUs and accepts only some
 // models (HAMi's nvidia.com/use-gputype here, resfit's exact annotation
 // for the other) is kept off nodes of other models, with a reason naming
@@ -174,7 +326,6 @@ func matchVolcano(t *testing.T, arguments string) {
 // node with GPUs.
 func TestGPUModelPredicateInSession(t *testing.T) {
 	options.Default()
-	gpu := func(n string) api.ScalarResource { return api.ScalarResource{Name: "nvidia.com/gpu", Value: n} }
 	labelled := func(name, model string) *v1.Node {
 		rl := api.BuildResourceList("64", "256Gi", []api.ScalarResource{{Name: "pods", Value: "110"}, gpu("8")}...)
 		return util.BuildNode(name, rl, map[string]string{"nvidia.com/gpu.product": model})
@@ -370,7 +521,7 @@ func oneAnswer(t *testing.T, plugin, arguments string) {
 			if err := scorePipe.Score(task, snap.Table(), batch); err != nil {
 				rt.Fatal(err)
 			}
-			got, err := ssn.BatchNodeOrderFn(vtask[p.Name], infos)
+			got, err := nodeOrder(ssn, vtask[p.Name], infos)
 			if err != nil {
 				rt.Fatal(err)
 			}

@@ -119,12 +119,37 @@ func startCluster(t *testing.T) *cluster {
 	return c
 }
 
-// runScheduler runs the vc-scheduler binary check.sh built (VC_SCHEDULER)
-// against the cluster with a scheduler configuration, until the test ends.
-func (c *cluster) runScheduler(t *testing.T, conf string) {
-	bin := os.Getenv("VC_SCHEDULER")
+// A scheduler is a vc-scheduler binary check.sh built, named by an
+// environment variable, with flags of its own.
+type scheduler struct {
+	env   string // the variable that names the binary
+	flags func(t *testing.T) []string
+}
+
+var (
+	// resfitScheduler is resfit's vc-scheduler (cmd/vc-scheduler).
+	resfitScheduler = scheduler{env: "VC_SCHEDULER"}
+	// volcanoWithPlugin is Volcano's own scheduler command loading resfit
+	// as a Go plugin (cmd/resfit-plugin) from its plugin directory.
+	volcanoWithPlugin = scheduler{env: "VC_SCHEDULER_VOLCANO", flags: func(t *testing.T) []string {
+		so := os.Getenv("RESFIT_PLUGIN")
+		if so == "" {
+			t.Fatal("RESFIT_PLUGIN: resfit's plugins built as a Go plugin (check.sh builds it)")
+		}
+		dir := t.TempDir()
+		if err := os.Symlink(so, filepath.Join(dir, "resfit.so")); err != nil {
+			t.Fatal(err)
+		}
+		return []string{"--plugins-dir=" + dir}
+	}}
+)
+
+// runScheduler runs a vc-scheduler against the cluster with a scheduler
+// configuration, until the test ends.
+func (c *cluster) runScheduler(t *testing.T, s scheduler, conf string) {
+	bin := os.Getenv(s.env)
 	if bin == "" {
-		t.Fatal("VC_SCHEDULER: the vc-scheduler binary to run (check.sh builds it)")
+		t.Fatalf("%s: the vc-scheduler binary to run (check.sh builds it)", s.env)
 	}
 	dir := t.TempDir()
 	kubeconfig := clientcmdapi.NewConfig()
@@ -146,6 +171,9 @@ func (c *cluster) runScheduler(t *testing.T, conf string) {
 	}
 	cmd := exec.Command(bin, "--kubeconfig="+filepath.Join(dir, "kubeconfig"), "--scheduler-conf="+filepath.Join(dir, "volcano-scheduler.conf"),
 		"--leader-elect=false", "--schedule-period=100ms", "--enable-healthz=false", "--enable-metrics=false", "--listen-address=127.0.0.1:0", "-v=3")
+	if s.flags != nil {
+		cmd.Args = append(cmd.Args, s.flags(t)...)
+	}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -154,6 +182,11 @@ func (c *cluster) runScheduler(t *testing.T, conf string) {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		logs.Close()
+		// A plugin the scheduler does not know is skipped, logged at
+		// every session.
+		if text, _ := os.ReadFile(logs.Name()); strings.Contains(string(text), "Failed to get plugin") {
+			t.Errorf("%s did not know a plugin of the configuration: %s", bin, text[strings.Index(string(text), "Failed to get plugin"):][:80])
+		}
 		if t.Failed() {
 			text, _ := os.ReadFile(logs.Name())
 			var lines []string
@@ -291,7 +324,8 @@ tiers:
 //     none; once it is gone, a gang of two binds both, on gpu-b.
 //
 // The same scenario under Volcano's own resource-strategy-fit binds the
-// same pods to the same nodes.
+// same pods to the same nodes, and so does Volcano's own scheduler command
+// with resfit loaded from its plugin directory (resfit.so).
 func TestVCSchedulerBindsWithResfit(t *testing.T) {
 	c := startCluster(t)
 	ctx := context.Background()
@@ -304,20 +338,31 @@ func TestVCSchedulerBindsWithResfit(t *testing.T) {
 	if _, err := c.vc.SchedulingV1beta1().Queues().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	var outcomes []map[string]string
-	for _, plugin := range []string{resfit.ResourceStrategyFitPluginName, "resource-strategy-fit"} {
-		t.Run(plugin, func(t *testing.T) {
-			outcomes = append(outcomes, scenario(t, c, plugin))
+	runs := []struct {
+		name, plugin string
+		scheduler    scheduler
+	}{
+		{"resfit", resfit.ResourceStrategyFitPluginName, resfitScheduler},
+		{"volcano", "resource-strategy-fit", resfitScheduler},
+		{"resfit-so", resfit.ResourceStrategyFitPluginName, volcanoWithPlugin},
+	}
+	outcomes := map[string]string{}
+	for _, run := range runs {
+		t.Run(run.name, func(t *testing.T) {
+			outcomes[run.name] = fmt.Sprint(scenario(t, c, run.name, run.plugin, run.scheduler))
 		})
 	}
-	if len(outcomes) == 2 && fmt.Sprint(outcomes[0]) != fmt.Sprint(outcomes[1]) {
-		t.Errorf("resfit's and Volcano's resource-strategy-fit bound pods differently:\nresfit  %v\nVolcano %v", outcomes[0], outcomes[1])
+	for _, run := range runs[1:] {
+		if outcomes[run.name] != outcomes["resfit"] {
+			t.Errorf("%s bound pods as %v; resfit's vc-scheduler %v", run.name, outcomes[run.name], outcomes["resfit"])
+		}
 	}
 }
 
-func scenario(t *testing.T, c *cluster, plugin string) map[string]string {
+// scenario runs the scenario in namespace ns with the scheduler and the
+// resource scores of the plugin named.
+func scenario(t *testing.T, c *cluster, ns, plugin string, s scheduler) map[string]string {
 	ctx := context.Background()
-	ns := strings.ToLower(plugin)
 	if _, err := c.kube.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +378,7 @@ func scenario(t *testing.T, c *cluster, plugin string) map[string]string {
 	})
 	c.gang(t, ns, "load", []v1.ResourceList{quantities("cpu", "8", "memory", "16Gi", gpu, "4")}, "gpu-a")
 	c.gang(t, ns, "busy", []v1.ResourceList{quantities("cpu", "8", "memory", "16Gi")}, "cpu-b")
-	c.runScheduler(t, schedulerConf(plugin))
+	c.runScheduler(t, s, schedulerConf(plugin))
 
 	got := map[string]string{}
 	train := c.gang(t, ns, "train", []v1.ResourceList{quantities("cpu", "4", "memory", "8Gi", gpu, "2")}, "")
