@@ -9,7 +9,9 @@
 // each node's with its tasks' pods holding theirs (kubebridge.NodeDevices)
 // and the tasks the session allocates holding theirs
 // (kubebridge.HoldDevices), and a plugin's configuration is built into
-// one scoring.Pipeline over the view (config.Config.BuildFor).
+// scoring.Pipelines over the view (config.Config.BuildFor: its scores and
+// its filters apart, as Volcano asks for them), each kept across the
+// session's tasks by a scoring.Placer.
 //
 // Which GPU inside a node a task gets is the sharing stack's choice
 // (Volcano's deviceshare plugin, HAMi); which node, resfit's.

@@ -49,8 +49,8 @@ func Register() {
 // form) from Volcano's arguments, in compatibility mode: bad values are
 // changed as Volcano changes them, with a warning logged. Arguments that
 // cannot be read at all leave the plugin inert, logged, where Volcano
-// would exit the process. It is the symbol Volcano's --plugins-dir loader
-// looks up in a plugin built as resfit.so.
+// would exit the process. cmd/resfit-plugin exports it as New, the symbol
+// Volcano's --plugins-dir loader looks up in a Go plugin (resfit.so).
 func New(arguments framework.Arguments) framework.Plugin { return build(ResfitPluginName, arguments) }
 
 func build(name string, arguments framework.Arguments) framework.Plugin {
