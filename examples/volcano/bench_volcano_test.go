@@ -87,7 +87,11 @@ func benchPlugins() []benchPlugin {
 	}
 }
 
-func BenchmarkSession(b *testing.B) {
+func BenchmarkSession(b *testing.B) { benchCases(b, benchAllocate) }
+
+// benchCases runs a benchmark for every size, task and plugin, each on a
+// session of its own.
+func benchCases(b *testing.B, bench func(b *testing.B, ssn *framework.Session, task *api.TaskInfo, all []*api.NodeInfo)) {
 	options.Default()
 	var args framework.Arguments
 	if err := yaml.Unmarshal([]byte(benchArguments), &args); err != nil {
@@ -99,7 +103,8 @@ func BenchmarkSession(b *testing.B) {
 		for _, task := range []string{"cpu-task", "gpu-task"} {
 			for _, p := range plugins {
 				b.Run(fmt.Sprintf("nodes=%d/task=%s/plugin=%s", n, task, p.label), func(b *testing.B) {
-					benchAllocate(b, p.name, p.builder, args, nodes, pods, task)
+					ssn, t, all := benchSession(b, p.name, p.builder, args, nodes, pods, task)
+					bench(b, ssn, t, all)
 				})
 			}
 		}
@@ -146,8 +151,9 @@ func benchSession(b *testing.B, name string, builder framework.PluginBuilder, ar
 	return ssn, task, all
 }
 
-func benchAllocate(b *testing.B, name string, builder framework.PluginBuilder, args framework.Arguments, nodes []*v1.Node, pods []*v1.Pod, taskName string) {
-	ssn, task, all := benchSession(b, name, builder, args, nodes, pods, taskName)
+// benchAllocate is BenchmarkSession's: the task through the allocate
+// action's steps.
+func benchAllocate(b *testing.B, ssn *framework.Session, task *api.TaskInfo, all []*api.NodeInfo) {
 	predicate := func(task *api.TaskInfo, node *api.NodeInfo) error {
 		// The allocate action's own predicate: the task fits the node's
 		// future idle resources, then the plugins'.
@@ -162,7 +168,7 @@ func benchAllocate(b *testing.B, name string, builder framework.PluginBuilder, a
 		scores := util.PrioritizeNodes(task, feasible, ssn.BatchNodeOrderFn, ssn.NodeOrderMapFn, ssn.NodeOrderReduceFn)
 		best, _ := util.SelectBestNodeAndScore(scores)
 		if best == nil {
-			b.Fatalf("%s: no node for %s", name, task.Name)
+			b.Fatalf("no node for %s", task.Name)
 		}
 		stmt := framework.NewStatement(ssn)
 		if err := stmt.Allocate(task, best); err != nil {
@@ -178,7 +184,7 @@ func benchAllocate(b *testing.B, name string, builder framework.PluginBuilder, a
 			place()
 		}
 	})
-	b.Logf("%s: %s on %s", name, task.Name, first.Name)
+	b.Logf("%s on %s", task.Name, first.Name)
 }
 
 // BenchmarkPluginFunctions calls the session's predicate and node-order
@@ -187,41 +193,27 @@ func benchAllocate(b *testing.B, name string, builder framework.PluginBuilder, a
 // the task fits, by its own check), with nothing of the action around
 // them: the plugins' own cost per node asked.
 func BenchmarkPluginFunctions(b *testing.B) {
-	options.Default()
-	var args framework.Arguments
-	if err := yaml.Unmarshal([]byte(benchArguments), &args); err != nil {
-		b.Fatal(err)
-	}
-	plugins := benchPlugins()
-	for _, n := range []int{1000, 5000} {
-		nodes, pods := benchCluster(n)
-		for _, task := range []string{"cpu-task", "gpu-task"} {
-			for _, p := range plugins {
-				b.Run(fmt.Sprintf("nodes=%d/task=%s/plugin=%s", n, task, p.label), func(b *testing.B) {
-					ssn, task, all := benchSession(b, p.name, p.builder, args, nodes, pods, task)
-					var asked []*api.NodeInfo
-					for _, n := range all {
-						if task.InitResreq.LessEqual(n.FutureIdle(), api.Zero) {
-							asked = append(asked, n)
-						}
-					}
-					perNode(b, len(asked), func() {
-						for range b.N {
-							for _, node := range asked {
-								_ = ssn.PredicateFn(task, node)
-								if _, _, err := ssn.NodeOrderMapFn(task, node); err != nil {
-									b.Fatal(err)
-								}
-							}
-							if _, err := ssn.BatchNodeOrderFn(task, asked); err != nil {
-								b.Fatal(err)
-							}
-						}
-					})
-				})
+	benchCases(b, func(b *testing.B, ssn *framework.Session, task *api.TaskInfo, all []*api.NodeInfo) {
+		var asked []*api.NodeInfo
+		for _, n := range all {
+			if task.InitResreq.LessEqual(n.FutureIdle(), api.Zero) {
+				asked = append(asked, n)
 			}
 		}
-	}
+		perNode(b, len(asked), func() {
+			for range b.N {
+				for _, node := range asked {
+					_ = ssn.PredicateFn(task, node)
+					if _, _, err := ssn.NodeOrderMapFn(task, node); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if _, err := ssn.BatchNodeOrderFn(task, asked); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	})
 }
 
 // perNode times run (b.N tasks) and reports its time and allocations per
