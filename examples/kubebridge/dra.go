@@ -1,0 +1,269 @@
+package kubebridge
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	resourcev1 "k8s.io/api/resource/v1"
+	dracel "k8s.io/dynamic-resource-allocation/cel"
+)
+
+// Dynamic Resource Allocation (resource.k8s.io/v1) as resfit reads it: a
+// device class is a resource of the schema, a node has as many of it as
+// its ResourceSlices publish devices the class selects, and uses as many
+// as the ResourceClaims' allocations hold. The objects are written by
+// drivers and users and read as untrusted: an error names the object and
+// the field.
+
+// ImplicitResourcePrefix names the resource of a device class without an
+// extendedResourceName, as KEP-5004 names its implicit extended resource:
+// deviceclass.resource.kubernetes.io/<class>.
+const ImplicitResourcePrefix = "deviceclass.resource.kubernetes.io/"
+
+// DeviceID names a device as an allocation result does.
+type DeviceID struct{ Driver, Pool, Device string }
+
+func (id DeviceID) String() string { return id.Driver + "/" + id.Pool + "/" + id.Device }
+
+// DRADevice is a device a ResourceSlice publishes for one node.
+type DRADevice struct {
+	ID   DeviceID
+	Node string
+	// Classes are the names of the device classes that select it, in
+	// order.
+	Classes []string
+	// Model is the device's productName attribute (NVIDIA's driver
+	// publishes one per GPU) with spaces as hyphens, as GPU feature
+	// discovery writes a node's product label; "" when it has none.
+	Model string
+	// Shared reports a device that several claims may be allocated at
+	// once (allowMultipleAllocations).
+	Shared bool
+}
+
+// DRAClass is a device class as read.
+type DRAClass struct {
+	Name string
+	// Resource is its resource in the schema: its extendedResourceName,
+	// else ImplicitResourcePrefix + its name.
+	Resource string
+	// Extended reports whether Resource is its extendedResourceName, so
+	// that a pod's request for that resource is a request for the class
+	// (KEP-5004).
+	Extended  bool
+	selectors []dracel.CompilationResult
+}
+
+// DRA is what a cluster's DeviceClasses, ResourceSlices and
+// ResourceClaims say about its devices. It is immutable once read.
+type DRA struct {
+	classes   []DRAClass
+	devices   map[string][]DRADevice // by node, in slice and device order
+	allocated map[DeviceID]string    // → the claim holding it, namespace/name
+}
+
+// ReadDRA reads the objects. For each pool (driver and pool name) only the
+// slices of its newest generation count, as the allocator reads them. A
+// device counts on the node its slice names (spec.nodeName) or, with
+// perDeviceNodeSelection, on the node the device names; devices offered to
+// many nodes (allNodes, a node selector) count on none, which is
+// documented as what resfit does not score. A class selects a device
+// when every CEL selector of it does (Kubernetes' own compiler and
+// environment, k8s.io/dynamic-resource-allocation/cel); a selector that
+// fails at runtime on a device does not select it. An allocation result
+// held with admin access takes nothing.
+func ReadDRA(slices []*resourcev1.ResourceSlice, classes []*resourcev1.DeviceClass, claims []*resourcev1.ResourceClaim) (*DRA, error) {
+	d := &DRA{devices: map[string][]DRADevice{}, allocated: map[DeviceID]string{}}
+	if err := d.readClasses(classes); err != nil {
+		return nil, err
+	}
+	if err := d.readSlices(slices); err != nil {
+		return nil, err
+	}
+	if err := d.readClaims(claims); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *DRA) readClasses(classes []*resourcev1.DeviceClass) error {
+	compiler := dracel.GetCompiler(dracel.Features{})
+	resources, names := map[string]string{}, map[string]bool{}
+	for _, c := range classes {
+		if c == nil {
+			continue
+		}
+		name := c.Name
+		if name == "" {
+			return fmt.Errorf("deviceclass: metadata.name: empty")
+		}
+		if names[name] {
+			return fmt.Errorf("deviceclass %s: metadata.name: listed twice", name)
+		}
+		names[name] = true
+		class := DRAClass{Name: name, Resource: ImplicitResourcePrefix + name}
+		if r := c.Spec.ExtendedResourceName; r != nil {
+			if *r == "" || strings.ContainsAny(*r, " \t\n") || !strings.Contains(*r, "/") {
+				return fmt.Errorf("deviceclass %s: spec.extendedResourceName: %q is not an extended resource name (domain/name)", name, *r)
+			}
+			class.Resource, class.Extended = *r, true
+		}
+		if other, dup := resources[class.Resource]; dup {
+			return fmt.Errorf("deviceclass %s: spec.extendedResourceName: %s is deviceclass %s's too", name, class.Resource, other)
+		}
+		resources[class.Resource] = name
+		for i, s := range c.Spec.Selectors {
+			if s.CEL == nil {
+				return fmt.Errorf("deviceclass %s: spec.selectors[%d]: no cel selector", name, i)
+			}
+			compiled := compiler.CompileCELExpression(s.CEL.Expression, dracel.Options{})
+			if compiled.Error != nil {
+				return fmt.Errorf("deviceclass %s: spec.selectors[%d].cel.expression: %v", name, i, compiled.Error)
+			}
+			class.selectors = append(class.selectors, compiled)
+		}
+		d.classes = append(d.classes, class)
+	}
+	slices.SortFunc(d.classes, func(a, b DRAClass) int { return cmp.Compare(a.Name, b.Name) })
+	return nil
+}
+
+// readSlices reads the newest generation of every pool.
+func (d *DRA) readSlices(list []*resourcev1.ResourceSlice) error {
+	type poolKey struct{ driver, pool string }
+	newest := map[poolKey]int64{}
+	for _, s := range list {
+		if s == nil {
+			continue
+		}
+		if s.Spec.Driver == "" {
+			return fmt.Errorf("resourceslice %s: spec.driver: empty", s.Name)
+		}
+		if s.Spec.Pool.Name == "" {
+			return fmt.Errorf("resourceslice %s: spec.pool.name: empty", s.Name)
+		}
+		if s.Spec.Pool.Generation < 0 {
+			return fmt.Errorf("resourceslice %s: spec.pool.generation: %d is negative", s.Name, s.Spec.Pool.Generation)
+		}
+		k := poolKey{s.Spec.Driver, s.Spec.Pool.Name}
+		if g, ok := newest[k]; !ok || s.Spec.Pool.Generation > g {
+			newest[k] = s.Spec.Pool.Generation
+		}
+	}
+	seen := map[DeviceID]string{}
+	for _, s := range list {
+		if s == nil || s.Spec.Pool.Generation != newest[poolKey{s.Spec.Driver, s.Spec.Pool.Name}] {
+			continue
+		}
+		perDevice := s.Spec.PerDeviceNodeSelection != nil && *s.Spec.PerDeviceNodeSelection
+		for i, dev := range s.Spec.Devices {
+			if dev.Name == "" {
+				return fmt.Errorf("resourceslice %s: spec.devices[%d].name: empty", s.Name, i)
+			}
+			id := DeviceID{s.Spec.Driver, s.Spec.Pool.Name, dev.Name}
+			if other, dup := seen[id]; dup {
+				return fmt.Errorf("resourceslice %s: spec.devices[%d].name: device %s is published by resourceslice %s too", s.Name, i, id, other)
+			}
+			seen[id] = s.Name
+			node := ""
+			switch {
+			case perDevice && dev.NodeName != nil:
+				node = *dev.NodeName
+			case !perDevice && s.Spec.NodeName != nil:
+				node = *s.Spec.NodeName
+			}
+			if node == "" {
+				continue // offered to many nodes: not scored
+			}
+			device := DRADevice{ID: id, Node: node, Shared: dev.AllowMultipleAllocations != nil && *dev.AllowMultipleAllocations}
+			if a, ok := dev.Attributes["productName"]; ok && a.StringValue != nil {
+				device.Model = strings.ReplaceAll(strings.TrimSpace(*a.StringValue), " ", "-")
+			}
+			input := dracel.Device{Driver: id.Driver, AllowMultipleAllocations: dev.AllowMultipleAllocations, Attributes: dev.Attributes, Capacity: dev.Capacity}
+			for _, c := range d.classes {
+				if c.selects(input) {
+					device.Classes = append(device.Classes, c.Name)
+				}
+			}
+			d.devices[node] = append(d.devices[node], device)
+		}
+	}
+	return nil
+}
+
+// selects reports whether every selector of the class selects the device.
+func (c DRAClass) selects(device dracel.Device) bool {
+	for _, s := range c.selectors {
+		if ok, _, err := s.DeviceMatches(context.Background(), device); err != nil || !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func (d *DRA) readClaims(claims []*resourcev1.ResourceClaim) error {
+	for _, c := range claims {
+		if c == nil || c.Status.Allocation == nil {
+			continue
+		}
+		key := c.Namespace + "/" + c.Name
+		for i, r := range c.Status.Allocation.Devices.Results {
+			field := fmt.Sprintf("status.allocation.devices.results[%d]", i)
+			switch {
+			case r.Driver == "":
+				return fmt.Errorf("resourceclaim %s: %s.driver: empty", key, field)
+			case r.Pool == "":
+				return fmt.Errorf("resourceclaim %s: %s.pool: empty", key, field)
+			case r.Device == "":
+				return fmt.Errorf("resourceclaim %s: %s.device: empty", key, field)
+			}
+			if r.AdminAccess != nil && *r.AdminAccess {
+				continue
+			}
+			id := DeviceID{r.Driver, r.Pool, r.Device}
+			if _, held := d.allocated[id]; !held {
+				d.allocated[id] = key
+			}
+		}
+	}
+	return nil
+}
+
+// Classes are the device classes, by name.
+func (d *DRA) Classes() []DRAClass { return d.classes }
+
+// Devices are a node's devices, in the order of their slices and of the
+// devices in them.
+func (d *DRA) Devices(node string) []DRADevice { return d.devices[node] }
+
+// Nodes are the nodes with devices, in order.
+func (d *DRA) Nodes() []string {
+	nodes := make([]string, 0, len(d.devices))
+	for n := range d.devices {
+		nodes = append(nodes, n)
+	}
+	slices.Sort(nodes)
+	return nodes
+}
+
+// HeldBy is the claim (namespace/name) a device is allocated to, "" when
+// it is free.
+func (d *DRA) HeldBy(id DeviceID) string { return d.allocated[id] }
+
+// Amounts are how many devices of a class a node has (allocatable) and
+// how many of them claims hold (used). A device several claims share
+// counts once.
+func (d *DRA) Amounts(node, class string) (allocatable, used int64) {
+	for _, dev := range d.devices[node] {
+		if slices.Contains(dev.Classes, class) {
+			allocatable++
+			if d.allocated[dev.ID] != "" {
+				used++
+			}
+		}
+	}
+	return allocatable, used
+}

@@ -1,0 +1,322 @@
+package kubebridge
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	resourcev1 "k8s.io/api/resource/v1"
+	kres "k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"pgregory.net/rapid"
+)
+
+// nvidiaSlice is a ResourceSlice as NVIDIA's DRA driver (gpu.nvidia.com)
+// publishes a node's GPUs: one pool per node named after it, devices
+// gpu-0… with the driver's attributes and their memory as capacity.
+func nvidiaSlice(node, product string, gpus int, generation int64) *resourcev1.ResourceSlice {
+	str := func(s string) resourcev1.DeviceAttribute { return resourcev1.DeviceAttribute{StringValue: &s} }
+	s := &resourcev1.ResourceSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: node + "-gpu.nvidia.com-" + fmt.Sprint(generation)},
+		Spec: resourcev1.ResourceSliceSpec{
+			Driver:   "gpu.nvidia.com",
+			NodeName: &node,
+			Pool:     resourcev1.ResourcePool{Name: node, Generation: generation, ResourceSliceCount: 1},
+		},
+	}
+	for i := range gpus {
+		index := int64(i)
+		s.Spec.Devices = append(s.Spec.Devices, resourcev1.Device{
+			Name: fmt.Sprintf("gpu-%d", i),
+			Attributes: map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{
+				"type":                  str("gpu"),
+				"productName":           str(product),
+				"uuid":                  str(fmt.Sprintf("GPU-%s-%d", node, i)),
+				"architecture":          str("Hopper"),
+				"brand":                 str("Nvidia"),
+				"index":                 {IntValue: &index},
+				"cudaComputeCapability": {VersionValue: new("9.0.0")},
+			},
+			Capacity: map[resourcev1.QualifiedName]resourcev1.DeviceCapacity{"memory": {Value: kres.MustParse("80Gi")}},
+		})
+	}
+	return s
+}
+
+// migDevice is a MIG device as the driver publishes it beside the GPUs.
+func migDevice(name string) resourcev1.Device {
+	mig, product := "mig", "NVIDIA H100 80GB HBM3"
+	return resourcev1.Device{Name: name, Attributes: map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{
+		"type": {StringValue: &mig}, "productName": {StringValue: &product},
+	}, Capacity: map[resourcev1.QualifiedName]resourcev1.DeviceCapacity{"memory": {Value: kres.MustParse("10Gi")}}}
+}
+
+func deviceClass(name, expression string, extended string) *resourcev1.DeviceClass {
+	c := &resourcev1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: resourcev1.DeviceClassSpec{Selectors: []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{Expression: expression}}}}}
+	if extended != "" {
+		c.Spec.ExtendedResourceName = &extended
+	}
+	return c
+}
+
+// nvidiaClasses are the DeviceClasses NVIDIA's Helm chart installs for
+// whole GPUs (with KEP-5004's extended resource) and MIG devices.
+func nvidiaClasses() []*resourcev1.DeviceClass {
+	return []*resourcev1.DeviceClass{
+		deviceClass("gpu.nvidia.com", "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'", "nvidia.com/gpu"),
+		deviceClass("mig.nvidia.com", "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'", ""),
+	}
+}
+
+// allocatedClaim is a claim whose allocation holds the devices of a pool.
+func allocatedClaim(namespace, name, pool string, devices ...string) *resourcev1.ResourceClaim {
+	c := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	c.Status.Allocation = &resourcev1.AllocationResult{}
+	for _, d := range devices {
+		c.Status.Allocation.Devices.Results = append(c.Status.Allocation.Devices.Results,
+			resourcev1.DeviceRequestAllocationResult{Request: "gpus", Driver: "gpu.nvidia.com", Pool: pool, Device: d})
+	}
+	return c
+}
+
+// Two nodes of 8 NVIDIA GPUs each, as the driver publishes them, one with
+// a MIG device beside them and an older generation of its pool left over;
+// a claim holding 6 GPUs of the first. Each class counts what it selects,
+// named as KEP-5004 names it.
+func TestReadDRANVIDIA(t *testing.T) {
+	a := nvidiaSlice("node-a", "NVIDIA H100 80GB HBM3", 8, 2)
+	a.Spec.Devices = append(a.Spec.Devices, migDevice("gpu-0-mig-1g10gb-0"))
+	stale := nvidiaSlice("node-a", "NVIDIA H100 80GB HBM3", 4, 1) // generation 1: replaced
+	b := nvidiaSlice("node-b", "NVIDIA A100-SXM4-80GB", 8, 1)
+	claims := []*resourcev1.ResourceClaim{
+		allocatedClaim("train", "six-gpus", "node-a", "gpu-0", "gpu-1", "gpu-2", "gpu-3", "gpu-4", "gpu-5"),
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "pending"}}, // not allocated
+	}
+	d, err := ReadDRA([]*resourcev1.ResourceSlice{stale, a, b}, nvidiaClasses(), claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	classes := d.Classes()
+	if len(classes) != 2 || classes[0].Resource != "nvidia.com/gpu" || !classes[0].Extended ||
+		classes[1].Resource != "deviceclass.resource.kubernetes.io/mig.nvidia.com" || classes[1].Extended {
+		t.Errorf("classes %+v", classes)
+	}
+	for _, c := range []struct {
+		node, class       string
+		allocatable, used int64
+	}{
+		{"node-a", "gpu.nvidia.com", 8, 6},
+		{"node-a", "mig.nvidia.com", 1, 0},
+		{"node-b", "gpu.nvidia.com", 8, 0},
+		{"node-b", "mig.nvidia.com", 0, 0},
+		{"node-c", "gpu.nvidia.com", 0, 0},
+	} {
+		if alloc, used := d.Amounts(c.node, c.class); alloc != c.allocatable || used != c.used {
+			t.Errorf("%s %s: %d allocatable, %d used; want %d, %d", c.node, c.class, alloc, used, c.allocatable, c.used)
+		}
+	}
+	devices := d.Devices("node-a")
+	if len(devices) != 9 || devices[0].Model != "NVIDIA-H100-80GB-HBM3" || d.Devices("node-b")[0].Model != "NVIDIA-A100-SXM4-80GB" {
+		t.Errorf("node-a's devices %+v", devices)
+	}
+	if held := d.HeldBy(DeviceID{"gpu.nvidia.com", "node-a", "gpu-5"}); held != "train/six-gpus" {
+		t.Errorf("gpu-5 held by %q", held)
+	}
+	if got := strings.Join(d.Nodes(), ","); got != "node-a,node-b" {
+		t.Errorf("nodes %s", got)
+	}
+}
+
+// Objects a driver or a user wrote wrong are errors naming the object and
+// the field.
+func TestReadDRAErrors(t *testing.T) {
+	empty := ""
+	for _, c := range []struct {
+		name    string
+		slices  func() []*resourcev1.ResourceSlice
+		classes []*resourcev1.DeviceClass
+		claims  []*resourcev1.ResourceClaim
+		want    string
+	}{
+		{name: "no driver", slices: func() []*resourcev1.ResourceSlice {
+			s := nvidiaSlice("n", "X", 1, 0)
+			s.Spec.Driver = ""
+			return []*resourcev1.ResourceSlice{s}
+		}, want: "resourceslice n-gpu.nvidia.com-0: spec.driver: empty"},
+		{name: "no pool", slices: func() []*resourcev1.ResourceSlice {
+			s := nvidiaSlice("n", "X", 1, 0)
+			s.Spec.Pool.Name = ""
+			return []*resourcev1.ResourceSlice{s}
+		}, want: "resourceslice n-gpu.nvidia.com-0: spec.pool.name: empty"},
+		{name: "negative generation", slices: func() []*resourcev1.ResourceSlice {
+			return []*resourcev1.ResourceSlice{nvidiaSlice("n", "X", 1, -3)}
+		}, want: "spec.pool.generation: -3 is negative"},
+		{name: "unnamed device", slices: func() []*resourcev1.ResourceSlice {
+			s := nvidiaSlice("n", "X", 2, 0)
+			s.Spec.Devices[1].Name = ""
+			return []*resourcev1.ResourceSlice{s}
+		}, want: "resourceslice n-gpu.nvidia.com-0: spec.devices[1].name: empty"},
+		{name: "device twice", slices: func() []*resourcev1.ResourceSlice {
+			s, t := nvidiaSlice("n", "X", 2, 0), nvidiaSlice("n", "X", 1, 0)
+			t.Name = "other"
+			return []*resourcev1.ResourceSlice{s, t}
+		}, want: "resourceslice other: spec.devices[0].name: device gpu.nvidia.com/n/gpu-0 is published by resourceslice n-gpu.nvidia.com-0 too"},
+		{name: "bad CEL", classes: []*resourcev1.DeviceClass{deviceClass("broken", "device.driver ==", "")},
+			want: "deviceclass broken: spec.selectors[0].cel.expression:"},
+		{name: "CEL not boolean", classes: []*resourcev1.DeviceClass{deviceClass("number", "1 + 1", "")},
+			want: "deviceclass number: spec.selectors[0].cel.expression:"},
+		{name: "no CEL", classes: []*resourcev1.DeviceClass{{ObjectMeta: metav1.ObjectMeta{Name: "bare"}, Spec: resourcev1.DeviceClassSpec{Selectors: []resourcev1.DeviceSelector{{}}}}},
+			want: "deviceclass bare: spec.selectors[0]: no cel selector"},
+		{name: "bad extended resource", classes: []*resourcev1.DeviceClass{deviceClass("c", "true", "gpu")},
+			want: `deviceclass c: spec.extendedResourceName: "gpu" is not an extended resource name`},
+		{name: "empty extended resource", classes: []*resourcev1.DeviceClass{{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Spec: resourcev1.DeviceClassSpec{ExtendedResourceName: &empty}}},
+			want: `deviceclass c: spec.extendedResourceName: "" is not`},
+		{name: "extended resource twice", classes: []*resourcev1.DeviceClass{deviceClass("a", "true", "x.io/gpu"), deviceClass("b", "true", "x.io/gpu")},
+			want: "deviceclass b: spec.extendedResourceName: x.io/gpu is deviceclass a's too"},
+		{name: "class twice", classes: []*resourcev1.DeviceClass{deviceClass("a", "true", ""), deviceClass("a", "false", "")},
+			want: "deviceclass a: metadata.name: listed twice"},
+		{name: "unnamed class", classes: []*resourcev1.DeviceClass{{}}, want: "deviceclass: metadata.name: empty"},
+		{name: "result without device", claims: []*resourcev1.ResourceClaim{allocatedClaim("ns", "c", "p", "d0", "")},
+			want: "resourceclaim ns/c: status.allocation.devices.results[1].device: empty"},
+		{name: "result without pool", claims: []*resourcev1.ResourceClaim{allocatedClaim("ns", "c", "", "d0")},
+			want: "resourceclaim ns/c: status.allocation.devices.results[0].pool: empty"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var slices []*resourcev1.ResourceSlice
+			if c.slices != nil {
+				slices = c.slices()
+			}
+			_, err := ReadDRA(slices, c.classes, c.claims)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+// A device held with admin access is not taken; a device two claims
+// share counts once; a selector that fails on a device at runtime does not
+// select it; devices offered to many nodes count on none, devices placed
+// one by one count on theirs.
+func TestReadDRAEdges(t *testing.T) {
+	yes := true
+	shared := nvidiaSlice("n", "X", 3, 0)
+	shared.Spec.Devices[0].AllowMultipleAllocations = &yes
+	network := nvidiaSlice("n", "X", 2, 0)
+	network.Name, network.Spec.NodeName, network.Spec.AllNodes, network.Spec.Pool.Name = "network", nil, &yes, "network"
+	perDevice := nvidiaSlice("n", "X", 2, 0)
+	other := "m"
+	perDevice.Name, perDevice.Spec.NodeName, perDevice.Spec.PerDeviceNodeSelection, perDevice.Spec.Pool.Name = "per-device", nil, &yes, "per-device"
+	perDevice.Spec.Devices[0].NodeName = &other
+	admin := allocatedClaim("ns", "admin", "n", "gpu-1")
+	admin.Status.Allocation.Devices.Results[0].AdminAccess = &yes
+	classes := append(nvidiaClasses(),
+		// a runtime error: an int attribute compared as a string
+		deviceClass("fails", "device.attributes['gpu.nvidia.com'].index.startsWith('1')", ""))
+	d, err := ReadDRA([]*resourcev1.ResourceSlice{shared, network, perDevice}, classes,
+		[]*resourcev1.ResourceClaim{allocatedClaim("ns", "one", "n", "gpu-0"), allocatedClaim("ns", "two", "n", "gpu-0"), admin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if alloc, used := d.Amounts("n", "gpu.nvidia.com"); alloc != 3 || used != 1 {
+		t.Errorf("n: %d allocatable, %d used; want 3, 1", alloc, used)
+	}
+	if alloc, _ := d.Amounts("m", "gpu.nvidia.com"); alloc != 1 {
+		t.Errorf("m: %d allocatable, want 1 (per-device node selection)", alloc)
+	}
+	if alloc, _ := d.Amounts("n", "fails"); alloc != 0 {
+		t.Errorf("a failing selector selected %d devices", alloc)
+	}
+	if d.HeldBy(DeviceID{"gpu.nvidia.com", "n", "gpu-0"}) != "ns/one" || d.HeldBy(DeviceID{"gpu.nvidia.com", "n", "gpu-1"}) != "" {
+		t.Errorf("held: gpu-0 by %q, gpu-1 by %q", d.HeldBy(DeviceID{"gpu.nvidia.com", "n", "gpu-0"}), d.HeldBy(DeviceID{"gpu.nvidia.com", "n", "gpu-1"}))
+	}
+}
+
+// On random pools, generations and claims, a node's amounts are those of
+// counting the newest generation's devices one by one.
+func TestReadDRAProperty(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		var list []*resourcev1.ResourceSlice
+		newest := map[string]int64{}
+		sizes := map[string]int{}
+		for i := range rapid.IntRange(0, 6).Draw(rt, "slices") {
+			node := rapid.SampledFrom([]string{"a", "b", "c"}).Draw(rt, "node")
+			gen := rapid.Int64Range(0, 3).Draw(rt, "generation")
+			gpus := rapid.IntRange(0, 8).Draw(rt, "gpus")
+			if g, ok := newest[node]; ok && g == gen {
+				continue // one slice per pool and generation
+			}
+			s := nvidiaSlice(node, "X", gpus, gen)
+			s.Name = fmt.Sprintf("s%d", i)
+			list = append(list, s)
+			if g, ok := newest[node]; !ok || gen > g {
+				newest[node], sizes[node] = gen, gpus
+			}
+		}
+		held := map[string]int{}
+		var claims []*resourcev1.ResourceClaim
+		for node, n := range sizes {
+			k := rapid.IntRange(0, n).Draw(rt, "held on "+node)
+			var devices []string
+			for i := range k {
+				devices = append(devices, fmt.Sprintf("gpu-%d", i))
+			}
+			if k > 0 {
+				claims = append(claims, allocatedClaim("ns", node, node, devices...))
+			}
+			held[node] = k
+		}
+		d, err := ReadDRA(list, nvidiaClasses(), claims)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		for _, node := range []string{"a", "b", "c"} {
+			alloc, used := d.Amounts(node, "gpu.nvidia.com")
+			if alloc != int64(sizes[node]) || used != int64(held[node]) {
+				rt.Fatalf("%s: %d allocatable, %d used; want %d, %d", node, alloc, used, sizes[node], held[node])
+			}
+		}
+	})
+}
+
+// draObjects is what FuzzReadDRA decodes: the three lists as JSON.
+type draObjects struct {
+	Slices  []*resourcev1.ResourceSlice `json:"slices"`
+	Classes []*resourcev1.DeviceClass   `json:"classes"`
+	Claims  []*resourcev1.ResourceClaim `json:"claims"`
+}
+
+// Whatever the objects say, ReadDRA does not panic, and what it reads
+// holds: no node uses more of a class than it has.
+func FuzzReadDRA(f *testing.F) {
+	seed, err := json.Marshal(draObjects{
+		Slices:  []*resourcev1.ResourceSlice{nvidiaSlice("a", "NVIDIA H100", 2, 1)},
+		Classes: nvidiaClasses(),
+		Claims:  []*resourcev1.ResourceClaim{allocatedClaim("ns", "c", "a", "gpu-1", "gpu-7")},
+	})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(seed)
+	f.Add([]byte(`{"slices":[{"metadata":{"name":"s"},"spec":{"driver":"d","pool":{"name":"p","generation":1},"nodeName":"n","devices":[{"name":"x","attributes":{"productName":{"string":"A B"}}}]}}],"classes":[{"metadata":{"name":"c"},"spec":{"selectors":[{"cel":{"expression":"device.attributes['d'].productName == 'A B'"}}]}}]}`))
+	f.Add([]byte(`{"classes":[{"metadata":{"name":"c"},"spec":{"selectors":[{"cel":{"expression":"device.capacity['x'].memory.compareTo(quantity('1Gi')) > 0"}}]}}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var objects draObjects
+		if json.Unmarshal(data, &objects) != nil {
+			return
+		}
+		d, err := ReadDRA(objects.Slices, objects.Classes, objects.Claims)
+		if err != nil {
+			return
+		}
+		for _, node := range d.Nodes() {
+			for _, c := range d.Classes() {
+				if alloc, used := d.Amounts(node, c.Name); used < 0 || used > alloc {
+					t.Fatalf("%s %s: %d used of %d", node, c.Name, used, alloc)
+				}
+			}
+		}
+	})
+}
