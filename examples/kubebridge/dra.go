@@ -42,6 +42,8 @@ type DRADevice struct {
 	// Shared reports a device that several claims may be allocated at
 	// once (allowMultipleAllocations).
 	Shared bool
+	// cel is the device as CEL selectors see it.
+	cel dracel.Device
 }
 
 // DRAClass is a device class as read.
@@ -63,6 +65,16 @@ type DRA struct {
 	classes   []DRAClass
 	devices   map[string][]DRADevice // by node, in slice and device order
 	allocated map[DeviceID]string    // → the claim holding it, namespace/name
+	claims    map[string]*resourcev1.ResourceClaim
+	templates map[string]*resourcev1.ResourceClaimTemplate
+}
+
+// DRAObjects are the objects ReadDRA reads, as listed from a cluster.
+type DRAObjects struct {
+	Slices    []*resourcev1.ResourceSlice
+	Classes   []*resourcev1.DeviceClass
+	Claims    []*resourcev1.ResourceClaim
+	Templates []*resourcev1.ResourceClaimTemplate
 }
 
 // ReadDRA reads the objects. For each pool (driver and pool name) only the
@@ -75,16 +87,22 @@ type DRA struct {
 // environment, k8s.io/dynamic-resource-allocation/cel); a selector that
 // fails at runtime on a device does not select it. An allocation result
 // held with admin access takes nothing.
-func ReadDRA(slices []*resourcev1.ResourceSlice, classes []*resourcev1.DeviceClass, claims []*resourcev1.ResourceClaim) (*DRA, error) {
-	d := &DRA{devices: map[string][]DRADevice{}, allocated: map[DeviceID]string{}}
-	if err := d.readClasses(classes); err != nil {
+func ReadDRA(objects DRAObjects) (*DRA, error) {
+	d := &DRA{devices: map[string][]DRADevice{}, allocated: map[DeviceID]string{},
+		claims: map[string]*resourcev1.ResourceClaim{}, templates: map[string]*resourcev1.ResourceClaimTemplate{}}
+	if err := d.readClasses(objects.Classes); err != nil {
 		return nil, err
 	}
-	if err := d.readSlices(slices); err != nil {
+	if err := d.readSlices(objects.Slices); err != nil {
 		return nil, err
 	}
-	if err := d.readClaims(claims); err != nil {
+	if err := d.readClaims(objects.Claims); err != nil {
 		return nil, err
+	}
+	for _, t := range objects.Templates {
+		if t != nil {
+			d.templates[t.Namespace+"/"+t.Name] = t
+		}
 	}
 	return d, nil
 }
@@ -182,9 +200,9 @@ func (d *DRA) readSlices(list []*resourcev1.ResourceSlice) error {
 			if a, ok := dev.Attributes["productName"]; ok && a.StringValue != nil {
 				device.Model = strings.ReplaceAll(strings.TrimSpace(*a.StringValue), " ", "-")
 			}
-			input := dracel.Device{Driver: id.Driver, AllowMultipleAllocations: dev.AllowMultipleAllocations, Attributes: dev.Attributes, Capacity: dev.Capacity}
+			device.cel = dracel.Device{Driver: id.Driver, AllowMultipleAllocations: dev.AllowMultipleAllocations, Attributes: dev.Attributes, Capacity: dev.Capacity}
 			for _, c := range d.classes {
-				if c.selects(input) {
+				if c.selects(device.cel) {
 					device.Classes = append(device.Classes, c.Name)
 				}
 			}
@@ -206,10 +224,14 @@ func (c DRAClass) selects(device dracel.Device) bool {
 
 func (d *DRA) readClaims(claims []*resourcev1.ResourceClaim) error {
 	for _, c := range claims {
-		if c == nil || c.Status.Allocation == nil {
+		if c == nil {
 			continue
 		}
 		key := c.Namespace + "/" + c.Name
+		d.claims[key] = c
+		if c.Status.Allocation == nil {
+			continue
+		}
 		for i, r := range c.Status.Allocation.Devices.Results {
 			field := fmt.Sprintf("status.allocation.devices.results[%d]", i)
 			switch {

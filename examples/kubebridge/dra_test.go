@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	kres "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -94,7 +95,7 @@ func TestReadDRANVIDIA(t *testing.T) {
 		allocatedClaim("train", "six-gpus", "node-a", "gpu-0", "gpu-1", "gpu-2", "gpu-3", "gpu-4", "gpu-5"),
 		{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "pending"}}, // not allocated
 	}
-	d, err := ReadDRA([]*resourcev1.ResourceSlice{stale, a, b}, nvidiaClasses(), claims)
+	d, err := ReadDRA(DRAObjects{Slices: []*resourcev1.ResourceSlice{stale, a, b}, Classes: nvidiaClasses(), Claims: claims})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func TestReadDRAErrors(t *testing.T) {
 			if c.slices != nil {
 				slices = c.slices()
 			}
-			_, err := ReadDRA(slices, c.classes, c.claims)
+			_, err := ReadDRA(DRAObjects{Slices: slices, Classes: c.classes, Claims: c.claims})
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error %v, want %q", err, c.want)
 			}
@@ -215,8 +216,8 @@ func TestReadDRAEdges(t *testing.T) {
 	classes := append(nvidiaClasses(),
 		// a runtime error: an int attribute compared as a string
 		deviceClass("fails", "device.attributes['gpu.nvidia.com'].index.startsWith('1')", ""))
-	d, err := ReadDRA([]*resourcev1.ResourceSlice{shared, network, perDevice}, classes,
-		[]*resourcev1.ResourceClaim{allocatedClaim("ns", "one", "n", "gpu-0"), allocatedClaim("ns", "two", "n", "gpu-0"), admin})
+	d, err := ReadDRA(DRAObjects{Slices: []*resourcev1.ResourceSlice{shared, network, perDevice}, Classes: classes,
+		Claims: []*resourcev1.ResourceClaim{allocatedClaim("ns", "one", "n", "gpu-0"), allocatedClaim("ns", "two", "n", "gpu-0"), admin}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +269,7 @@ func TestReadDRAProperty(t *testing.T) {
 			}
 			held[node] = k
 		}
-		d, err := ReadDRA(list, nvidiaClasses(), claims)
+		d, err := ReadDRA(DRAObjects{Slices: list, Classes: nvidiaClasses(), Claims: claims})
 		if err != nil {
 			rt.Fatal(err)
 		}
@@ -283,13 +284,16 @@ func TestReadDRAProperty(t *testing.T) {
 
 // draObjects is what FuzzReadDRA decodes: the three lists as JSON.
 type draObjects struct {
-	Slices  []*resourcev1.ResourceSlice `json:"slices"`
-	Classes []*resourcev1.DeviceClass   `json:"classes"`
-	Claims  []*resourcev1.ResourceClaim `json:"claims"`
+	Slices    []*resourcev1.ResourceSlice         `json:"slices"`
+	Classes   []*resourcev1.DeviceClass           `json:"classes"`
+	Claims    []*resourcev1.ResourceClaim         `json:"claims"`
+	Templates []*resourcev1.ResourceClaimTemplate `json:"templates"`
+	Pods      []*v1.Pod                           `json:"pods"`
 }
 
-// Whatever the objects say, ReadDRA does not panic, and what it reads
-// holds: no node uses more of a class than it has.
+// Whatever the objects say, ReadDRA and a pod's demand do not panic, and
+// what they read holds: no node uses more of a class than it has, and a
+// pod that fits a node takes no more than the node has free.
 func FuzzReadDRA(f *testing.F) {
 	seed, err := json.Marshal(draObjects{
 		Slices:  []*resourcev1.ResourceSlice{nvidiaSlice("a", "NVIDIA H100", 2, 1)},
@@ -300,6 +304,7 @@ func FuzzReadDRA(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(seed)
+	f.Add([]byte(`{"slices":[{"metadata":{"name":"s"},"spec":{"driver":"d","pool":{"name":"p"},"nodeName":"n","devices":[{"name":"x"},{"name":"y"}]}}],"classes":[{"metadata":{"name":"c"}}],"claims":[{"metadata":{"namespace":"ns","name":"k"},"spec":{"devices":{"requests":[{"name":"r","firstAvailable":[{"name":"a","deviceClassName":"c","count":3},{"name":"b","deviceClassName":"c","allocationMode":"All"}]}]}}}],"pods":[{"metadata":{"namespace":"ns","name":"p"},"spec":{"resourceClaims":[{"name":"k","resourceClaimName":"k"}]}}]}`))
 	f.Add([]byte(`{"slices":[{"metadata":{"name":"s"},"spec":{"driver":"d","pool":{"name":"p","generation":1},"nodeName":"n","devices":[{"name":"x","attributes":{"productName":{"string":"A B"}}}]}}],"classes":[{"metadata":{"name":"c"},"spec":{"selectors":[{"cel":{"expression":"device.attributes['d'].productName == 'A B'"}}]}}]}`))
 	f.Add([]byte(`{"classes":[{"metadata":{"name":"c"},"spec":{"selectors":[{"cel":{"expression":"device.capacity['x'].memory.compareTo(quantity('1Gi')) > 0"}}]}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -307,7 +312,7 @@ func FuzzReadDRA(f *testing.F) {
 		if json.Unmarshal(data, &objects) != nil {
 			return
 		}
-		d, err := ReadDRA(objects.Slices, objects.Classes, objects.Claims)
+		d, err := ReadDRA(DRAObjects{Slices: objects.Slices, Classes: objects.Classes, Claims: objects.Claims, Templates: objects.Templates})
 		if err != nil {
 			return
 		}
@@ -318,5 +323,168 @@ func FuzzReadDRA(f *testing.F) {
 				}
 			}
 		}
+		for _, p := range objects.Pods {
+			if p == nil {
+				continue
+			}
+			requests, err := d.PodRequests(p)
+			if err != nil {
+				continue
+			}
+			for _, node := range d.Nodes() {
+				take, ok := d.Fit(node, requests)
+				if !ok {
+					continue
+				}
+				for i, c := range d.Classes() {
+					alloc, _ := d.Amounts(node, c.Name)
+					if take[i] < 0 || take[i] > alloc {
+						t.Fatalf("pod %s on %s takes %d of %s's %d", p.Name, node, take[i], c.Name, alloc)
+					}
+				}
+			}
+		}
 	})
+}
+
+// claimSpec is a claim's (or a template's) spec with these requests.
+func claimSpec(requests ...resourcev1.DeviceRequest) resourcev1.ResourceClaimSpec {
+	return resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{Requests: requests}}
+}
+
+func exactly(name, class string, count int64, selectors ...string) resourcev1.DeviceRequest {
+	r := resourcev1.DeviceRequest{Name: name, Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: class, Count: count}}
+	for _, s := range selectors {
+		r.Exactly.Selectors = append(r.Exactly.Selectors, resourcev1.DeviceSelector{CEL: &resourcev1.CELDeviceSelector{Expression: s}})
+	}
+	return r
+}
+
+func podWithClaims(name string, claims ...v1.PodResourceClaim) *v1.Pod {
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: name}, Spec: v1.PodSpec{ResourceClaims: claims}}
+}
+
+// draCluster is TestReadDRANVIDIA's cluster with claims and templates for
+// the pods of the demand tests: node-a (H100s) has 2 GPUs free, node-b
+// (A100s) 8.
+func draCluster(t *testing.T, more ...*resourcev1.ResourceClaim) *DRA {
+	t.Helper()
+	one := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "one-gpu"}, Spec: claimSpec(exactly("gpu", "gpu.nvidia.com", 1))}
+	generated := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "p-gpus-x7k2"}, Spec: claimSpec(exactly("gpus", "gpu.nvidia.com", 3))}
+	template := &resourcev1.ResourceClaimTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "two-gpus"}}
+	template.Spec.Spec = claimSpec(exactly("gpus", "gpu.nvidia.com", 2))
+	claims := append([]*resourcev1.ResourceClaim{
+		allocatedClaim("train", "six-gpus", "node-a", "gpu-0", "gpu-1", "gpu-2", "gpu-3", "gpu-4", "gpu-5"), one, generated,
+	}, more...)
+	d, err := ReadDRA(DRAObjects{
+		Slices:    []*resourcev1.ResourceSlice{nvidiaSlice("node-a", "NVIDIA H100 80GB HBM3", 8, 0), nvidiaSlice("node-b", "NVIDIA A100-SXM4-80GB", 8, 0)},
+		Classes:   nvidiaClasses(),
+		Claims:    claims,
+		Templates: []*resourcev1.ResourceClaimTemplate{template},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// A pod's demand: a claim it names, a template's claim once made (and the
+// template before), nothing for an allocated claim; on a node, each
+// request by its first alternative the node can satisfy, All taking every
+// device and only when all are free.
+func TestDRAPodRequestsAndFit(t *testing.T) {
+	name := func(s string) *string { return &s }
+	h100 := "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'"
+	either := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "either"}, Spec: claimSpec(resourcev1.DeviceRequest{
+		Name: "gpus", FirstAvailable: []resourcev1.DeviceSubRequest{
+			{Name: "h100", DeviceClassName: "gpu.nvidia.com", Count: 2, Selectors: []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{Expression: h100}}}},
+			{Name: "any", DeviceClassName: "gpu.nvidia.com", Count: 4},
+		}})}
+	all := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "all"}, Spec: claimSpec(resourcev1.DeviceRequest{
+		Name: "node", Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: "gpu.nvidia.com", AllocationMode: resourcev1.DeviceAllocationModeAll}})}
+	d := draCluster(t, either, all)
+	for _, c := range []struct {
+		pod          *v1.Pod
+		requests     string
+		nodeA, nodeB string // GPUs taken, "-" where it does not fit
+	}{
+		{podWithClaims("named", v1.PodResourceClaim{Name: "gpu", ResourceClaimName: name("one-gpu")}), "train/one-gpu:gpu", "1", "1"},
+		{podWithClaims("allocated", v1.PodResourceClaim{Name: "gpu", ResourceClaimName: name("six-gpus")}), "", "0", "0"},
+		{podWithClaims("template", v1.PodResourceClaim{Name: "gpus", ResourceClaimTemplateName: name("two-gpus")}), "train/two-gpus:gpus", "2", "2"},
+		{func() *v1.Pod {
+			p := podWithClaims("p", v1.PodResourceClaim{Name: "gpus", ResourceClaimTemplateName: name("two-gpus")})
+			p.Status.ResourceClaimStatuses = []v1.PodResourceClaimStatus{{Name: "gpus", ResourceClaimName: name("p-gpus-x7k2")}}
+			return p
+		}(), "train/p-gpus-x7k2:gpus", "-", "3"},
+		{podWithClaims("two", v1.PodResourceClaim{Name: "a", ResourceClaimName: name("one-gpu")}, v1.PodResourceClaim{Name: "b", ResourceClaimTemplateName: name("two-gpus")}),
+			"train/one-gpu:gpu train/two-gpus:gpus", "-", "3"},
+		{podWithClaims("either", v1.PodResourceClaim{Name: "gpus", ResourceClaimName: name("either")}), "train/either:gpus", "2", "4"},
+		{podWithClaims("all", v1.PodResourceClaim{Name: "node", ResourceClaimName: name("all")}), "train/all:node", "-", "8"},
+	} {
+		reqs, err := d.PodRequests(c.pod)
+		if err != nil {
+			t.Fatalf("%s: %v", c.pod.Name, err)
+		}
+		var got []string
+		for _, r := range reqs {
+			got = append(got, r.Claim+":"+r.Name)
+		}
+		if strings.Join(got, " ") != c.requests {
+			t.Errorf("%s: requests %v, want %s", c.pod.Name, got, c.requests)
+		}
+		for node, want := range map[string]string{"node-a": c.nodeA, "node-b": c.nodeB} {
+			take, ok := d.Fit(node, reqs)
+			got := "-"
+			if ok {
+				got = fmt.Sprint(take[0]) // gpu.nvidia.com, the first class
+				if take[1] != 0 {
+					t.Errorf("%s on %s took %d MIG devices", c.pod.Name, node, take[1])
+				}
+			}
+			if got != want {
+				t.Errorf("%s on %s: takes %s GPUs, want %s", c.pod.Name, node, got, want)
+			}
+		}
+	}
+}
+
+// A pod's claims that cannot be read are errors naming the pod or the
+// claim and the field.
+func TestDRAPodRequestErrors(t *testing.T) {
+	name := func(s string) *string { return &s }
+	bad := func(claim string, r resourcev1.DeviceRequest) *resourcev1.ResourceClaim {
+		return &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: claim}, Spec: claimSpec(r)}
+	}
+	mode := exactly("r", "gpu.nvidia.com", 1)
+	mode.Exactly.AllocationMode = "Some"
+	both := exactly("r", "gpu.nvidia.com", 1)
+	both.FirstAvailable = []resourcev1.DeviceSubRequest{{Name: "x", DeviceClassName: "gpu.nvidia.com"}}
+	d := draCluster(t,
+		bad("unknown-class", exactly("r", "tpu.example.com", 1)),
+		bad("bad-mode", mode),
+		bad("negative", exactly("r", "gpu.nvidia.com", -2)),
+		bad("bad-selector", exactly("r", "gpu.nvidia.com", 1, "device.attributes[")),
+		bad("both", both),
+		bad("sub-class", resourcev1.DeviceRequest{Name: "r", FirstAvailable: []resourcev1.DeviceSubRequest{{Name: "a", DeviceClassName: "gpu.nvidia.com"}, {Name: "b", DeviceClassName: "nope"}}}),
+	)
+	for _, c := range []struct {
+		claim v1.PodResourceClaim
+		want  string
+	}{
+		{v1.PodResourceClaim{Name: "c", ResourceClaimName: name("missing")}, "pod train/p: spec.resourceClaims[0].resourceClaimName: no resourceclaim train/missing"},
+		{v1.PodResourceClaim{Name: "c", ResourceClaimTemplateName: name("missing")}, "pod train/p: spec.resourceClaims[0].resourceClaimTemplateName: no resourceclaimtemplate train/missing"},
+		{v1.PodResourceClaim{Name: "c"}, "pod train/p: spec.resourceClaims[0]: neither resourceClaimName nor resourceClaimTemplateName"},
+		{v1.PodResourceClaim{Name: "c", ResourceClaimName: name("one-gpu"), ResourceClaimTemplateName: name("two-gpus")}, "both resourceClaimName and resourceClaimTemplateName"},
+		{v1.PodResourceClaim{Name: "c", ResourceClaimName: name("unknown-class")}, `resourceclaim train/unknown-class: spec.devices.requests[0].exactly.deviceClassName: no deviceclass "tpu.example.com"`},
+		{v1.PodResourceClaim{Name: "c", ResourceClaimName: name("bad-mode")}, `resourceclaim train/bad-mode: spec.devices.requests[0].exactly.allocationMode: "Some" is neither ExactCount nor All`},
+		{v1.PodResourceClaim{Name: "c", ResourceClaimName: name("negative")}, "resourceclaim train/negative: spec.devices.requests[0].exactly.count: -2 is negative"},
+		{v1.PodResourceClaim{Name: "c", ResourceClaimName: name("bad-selector")}, "resourceclaim train/bad-selector: spec.devices.requests[0].exactly.selectors[0].cel.expression:"},
+		{v1.PodResourceClaim{Name: "c", ResourceClaimName: name("both")}, "resourceclaim train/both: spec.devices.requests[0]: exactly one of exactly and firstAvailable"},
+		{v1.PodResourceClaim{Name: "c", ResourceClaimName: name("sub-class")}, `resourceclaim train/sub-class: spec.devices.requests[0].firstAvailable[1].deviceClassName: no deviceclass "nope"`},
+	} {
+		_, err := d.PodRequests(podWithClaims("p", c.claim))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want %q", err, c.want)
+		}
+	}
 }

@@ -1,0 +1,228 @@
+package kubebridge
+
+import (
+	"fmt"
+	"slices"
+
+	v1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	dracel "k8s.io/dynamic-resource-allocation/cel"
+)
+
+// DRARequest is one device request of a pod's claims that the pod still
+// has to be given: the claim is not allocated yet.
+type DRARequest struct {
+	// Claim is the claim, namespace/name, or for a claim its template
+	// has not made yet, the template's.
+	Claim string
+	// Name is the request's name in the claim.
+	Name string
+	// Alternatives are what the request accepts, in order of preference:
+	// one for exactly, the subrequests of firstAvailable.
+	Alternatives []DRAAlternative
+}
+
+// DRAAlternative is one way to satisfy a request: Count devices of a class
+// (every device of it on the node with All), each selected by the
+// request's own selectors too.
+type DRAAlternative struct {
+	Class     string
+	Count     int64
+	All       bool
+	selectors []dracel.CompilationResult
+}
+
+// PodRequests are the device requests of a pod's claims that are not
+// allocated yet, in the order of spec.resourceClaims and of the requests in
+// each claim. A claim named by the pod is looked up among the claims read;
+// one made from a template is the claim the pod's status names, or while
+// there is none the template itself. A claim already allocated asks for
+// nothing more (its devices are counted as used where they are); a
+// request with admin access takes nothing. A claim or template that is
+// missing or malformed is an error naming the pod, or the claim, and the
+// field.
+func (d *DRA) PodRequests(pod *v1.Pod) ([]DRARequest, error) {
+	var out []DRARequest
+	generated := map[string]string{}
+	for _, s := range pod.Status.ResourceClaimStatuses {
+		if s.ResourceClaimName != nil {
+			generated[s.Name] = *s.ResourceClaimName
+		}
+	}
+	for i, pc := range pod.Spec.ResourceClaims {
+		field := fmt.Sprintf("pod %s/%s: spec.resourceClaims[%d]", pod.Namespace, pod.Name, i)
+		var spec *resourcev1.ResourceClaimSpec
+		var key string
+		switch {
+		case pc.ResourceClaimName != nil && pc.ResourceClaimTemplateName != nil:
+			return nil, fmt.Errorf("%s: both resourceClaimName and resourceClaimTemplateName", field)
+		case pc.ResourceClaimName != nil:
+			key = pod.Namespace + "/" + *pc.ResourceClaimName
+			c, ok := d.claims[key]
+			if !ok {
+				return nil, fmt.Errorf("%s.resourceClaimName: no resourceclaim %s", field, key)
+			}
+			if c.Status.Allocation != nil {
+				continue
+			}
+			spec = &c.Spec
+		case pc.ResourceClaimTemplateName != nil:
+			if name, ok := generated[pc.Name]; ok {
+				if c, ok := d.claims[pod.Namespace+"/"+name]; ok {
+					if c.Status.Allocation != nil {
+						continue
+					}
+					key, spec = pod.Namespace+"/"+name, &c.Spec
+					break
+				}
+			}
+			key = pod.Namespace + "/" + *pc.ResourceClaimTemplateName
+			t, ok := d.templates[key]
+			if !ok {
+				return nil, fmt.Errorf("%s.resourceClaimTemplateName: no resourceclaimtemplate %s", field, key)
+			}
+			spec = &t.Spec.Spec
+		default:
+			return nil, fmt.Errorf("%s: neither resourceClaimName nor resourceClaimTemplateName", field)
+		}
+		for j, r := range spec.Devices.Requests {
+			req, err := d.request(r, key, fmt.Sprintf("spec.devices.requests[%d]", j))
+			if err != nil {
+				return nil, err
+			}
+			if req != nil {
+				out = append(out, *req)
+			}
+		}
+	}
+	return out, nil
+}
+
+// request reads one request of a claim (or template) key; nil when it
+// takes nothing (admin access).
+func (d *DRA) request(r resourcev1.DeviceRequest, key, field string) (*DRARequest, error) {
+	req := &DRARequest{Claim: key, Name: r.Name}
+	switch {
+	case (r.Exactly == nil) == (len(r.FirstAvailable) == 0):
+		return nil, fmt.Errorf("resourceclaim %s: %s: exactly one of exactly and firstAvailable", key, field)
+	case r.Exactly != nil:
+		if r.Exactly.AdminAccess != nil && *r.Exactly.AdminAccess {
+			return nil, nil
+		}
+		e := r.Exactly
+		alt, err := d.alternative(e.DeviceClassName, e.AllocationMode, e.Count, e.Selectors, key, field+".exactly")
+		if err != nil {
+			return nil, err
+		}
+		req.Alternatives = []DRAAlternative{alt}
+	default:
+		for k, s := range r.FirstAvailable {
+			alt, err := d.alternative(s.DeviceClassName, s.AllocationMode, s.Count, s.Selectors, key, fmt.Sprintf("%s.firstAvailable[%d]", field, k))
+			if err != nil {
+				return nil, err
+			}
+			req.Alternatives = append(req.Alternatives, alt)
+		}
+	}
+	return req, nil
+}
+
+func (d *DRA) alternative(class string, mode resourcev1.DeviceAllocationMode, count int64, selectors []resourcev1.DeviceSelector, key, field string) (DRAAlternative, error) {
+	if !slices.ContainsFunc(d.classes, func(c DRAClass) bool { return c.Name == class }) {
+		return DRAAlternative{}, fmt.Errorf("resourceclaim %s: %s.deviceClassName: no deviceclass %q", key, field, class)
+	}
+	alt := DRAAlternative{Class: class}
+	switch mode {
+	case "", resourcev1.DeviceAllocationModeExactCount:
+		if count < 0 {
+			return DRAAlternative{}, fmt.Errorf("resourceclaim %s: %s.count: %d is negative", key, field, count)
+		}
+		alt.Count = max(count, 1) // 1 when unset, as the API defaults it
+	case resourcev1.DeviceAllocationModeAll:
+		alt.All = true
+	default:
+		return DRAAlternative{}, fmt.Errorf("resourceclaim %s: %s.allocationMode: %q is neither ExactCount nor All", key, field, mode)
+	}
+	compiler := dracel.GetCompiler(dracel.Features{})
+	for i, s := range selectors {
+		if s.CEL == nil {
+			return DRAAlternative{}, fmt.Errorf("resourceclaim %s: %s.selectors[%d]: no cel selector", key, field, i)
+		}
+		compiled := compiler.CompileCELExpression(s.CEL.Expression, dracel.Options{})
+		if compiled.Error != nil {
+			return DRAAlternative{}, fmt.Errorf("resourceclaim %s: %s.selectors[%d].cel.expression: %v", key, field, i, compiled.Error)
+		}
+		alt.selectors = append(alt.selectors, compiled)
+	}
+	return alt, nil
+}
+
+// Fit is what a pod's requests take on a node, by class (in the order of
+// Classes): each request by its first alternative the node can still
+// satisfy — enough free devices of the class that its selectors select,
+// and for All every such device free and at least one — as the allocator
+// tries them, the requests one after the other on what the earlier ones
+// left. ok is false when some request has no alternative the node can
+// satisfy. A device is free when no claim holds it; a device several
+// claims may share is free to every request.
+func (d *DRA) Fit(node string, requests []DRARequest) (take []int64, ok bool) {
+	take = make([]int64, len(d.classes))
+	taken := map[DeviceID]bool{}
+	devices := d.devices[node]
+	for _, r := range requests {
+		satisfied := false
+		for _, alt := range r.Alternatives {
+			var free []DeviceID
+			all, busy := 0, false
+			for _, dev := range devices {
+				if !slices.Contains(dev.Classes, alt.Class) || !alt.selects(dev) {
+					continue
+				}
+				all++
+				if (d.allocated[dev.ID] != "" || taken[dev.ID]) && !dev.Shared {
+					busy = true
+					continue
+				}
+				free = append(free, dev.ID)
+			}
+			need := alt.Count
+			if alt.All {
+				if all == 0 || busy {
+					continue
+				}
+				need = int64(all)
+			}
+			if int64(len(free)) < need {
+				continue
+			}
+			for _, id := range free[:need] {
+				taken[id] = true
+			}
+			take[d.classIndex(alt.Class)] += need
+			satisfied = true
+			break
+		}
+		if !satisfied {
+			return nil, false
+		}
+	}
+	return take, true
+}
+
+func (d *DRA) classIndex(name string) int {
+	i, _ := slices.BinarySearchFunc(d.classes, name, func(c DRAClass, n string) int {
+		switch {
+		case c.Name < n:
+			return -1
+		case c.Name > n:
+			return 1
+		}
+		return 0
+	})
+	return i
+}
+
+// selects reports whether the request's own selectors select a device.
+func (a DRAAlternative) selects(dev DRADevice) bool {
+	return DRAClass{selectors: a.selectors}.selects(dev.cel)
+}
