@@ -423,11 +423,15 @@ func (s *sessionView) answer(a *answers, pl *scoring.Placer, t *api.TaskInfo) er
 // nodeOrder is a node's total: for a node of the session's, as the
 // ranker keeps it (scored for the task's class when the task is first
 // asked about, again only where rows changed); for a copy, its row read
-// from the copy for the call.
+// from the copy for the call. A task whose pod cannot be read scores 0
+// everywhere (the predicate keeps it off every node, with the reason).
 func (s *sessionView) nodeOrder(t *api.TaskInfo, n *api.NodeInfo) (float64, error) {
 	s.mu.RLock()
-	if r, ok := s.rows[n]; ok && s.fresh(&s.ranked, t) && s.ranked.err == nil {
-		total := s.ranked.nodes.Total(r)
+	if r, ok := s.rows[n]; ok && s.fresh(&s.ranked, t) {
+		var total float64
+		if s.ranked.err == nil {
+			total = s.ranked.nodes.Total(r)
+		}
 		s.mu.RUnlock()
 		return total, nil
 	}
@@ -446,11 +450,8 @@ func (s *sessionView) nodeOrder(t *api.TaskInfo, n *api.NodeInfo) (float64, erro
 		defer restore()
 	}
 	a := &s.ranked
-	if err := s.answer(a, s.ranker, t); err != nil {
+	if err := s.answer(a, s.ranker, t); err != nil || a.err != nil {
 		return 0, err
-	}
-	if a.err != nil {
-		return 0, a.err
 	}
 	return a.nodes.Total(node.row), nil
 }

@@ -305,6 +305,27 @@ func TestConcurrentAsVolcanoAsks(t *testing.T) {
 	compare("the allocation taken back")
 }
 
+// A task whose pod cannot be read (its GPU models annotation names no
+// model a node label could carry) is kept off every node with the reason,
+// and scores 0 everywhere without an error (Volcano would log one for
+// every node).
+func TestUnreadableTask(t *testing.T) {
+	options.Default()
+	p := pod("bad-models", "", v1.PodPending, api.BuildResourceList("4", "8G", gpu("1")))
+	p.Annotations["resfit.io/gpu-models"] = "Tesla V100!"
+	ssn := sessionWith(t, ResourceStrategyFitPluginName, Builders[ResourceStrategyFitPluginName], releasedConf, nil, p)
+	task := taskNamed(t, ssn, "bad-models")
+	for name, n := range ssn.Nodes {
+		err := ssn.PredicateFn(task, n)
+		if err == nil || !strings.Contains(err.Error(), "resfit.io/gpu-models") {
+			t.Errorf("%s: predicate %v, want the annotation's error", name, err)
+		}
+		if _, score, err := ssn.NodeOrderMapFn(task, n); score != 0 || err != nil {
+			t.Errorf("%s: node order %v, %v; want 0 and no error", name, score, err)
+		}
+	}
+}
+
 // taskNamed is the session's task of that name.
 func taskNamed(t *testing.T, ssn *framework.Session, name string) *api.TaskInfo {
 	t.Helper()
