@@ -70,7 +70,8 @@ func (p *Plugin) Name() string { return p.name }
 // OnSessionOpen builds the session's view (its table and device view) and
 // the configuration's scores and filters (Config.Apart), each with a
 // scoring.Placer that keeps its results across the session's tasks, and
-// registers a batch node-order function (the scores), a predicate (the
+// registers a node-order function (the scores, node by node: a batch one
+// would have Volcano build maps of every node for it), a predicate (the
 // configuration's filters and DeviceShare: a task that asks for GPUs goes
 // only to a node with its GPUs free, each with its share, of a model it
 // accepts) and an event handler that brings a node's row and devices up
@@ -100,8 +101,10 @@ func (p *Plugin) OnSessionClose(*framework.Session) {}
 // with an event: allocate, pipeline, evict and their undoing). A node the
 // session does not hold (a copy that preempt's simulation changes) is read
 // for the call and its row read back from the session's node after it.
-// Volcano runs predicates on several goroutines, so the table, device
-// view and placers are behind a mutex.
+// Volcano asks about many nodes at once on several goroutines: the
+// answers for a task are read under a read lock; the table, device view
+// and placers change only under the write lock (events, a task's first
+// call, a copy's call).
 type sessionView struct {
 	name string
 	// scores and filters are the configuration's two parts (Config.Apart),
