@@ -66,8 +66,9 @@ awk '/^replace \(/ {block=1; next} block && /^\)/ {block=0; next} block && NF {p
   done
 GOFLAGS=-mod=mod go mod tidy
 if [ "$mode" = bench ]; then
-  # Volcano's session with each plugin alone (bench_volcano_test.go).
-  go test -tags volcano -run '^$' -bench Session -benchmem "$@" .
+  # Volcano's session with each plugin alone (bench_volcano_test.go: both
+  # benchmarks, unless a -bench of the caller's says otherwise).
+  go test -tags volcano -run '^$' -bench . -benchmem "$@" .
   exit
 fi
 go vet -tags volcano ./...
