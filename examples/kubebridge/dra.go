@@ -9,6 +9,8 @@ import (
 
 	resourcev1 "k8s.io/api/resource/v1"
 	dracel "k8s.io/dynamic-resource-allocation/cel"
+
+	"github.com/resfit/resfit/resource"
 )
 
 // Dynamic Resource Allocation (resource.k8s.io/v1) as resfit reads it: a
@@ -32,9 +34,9 @@ func (id DeviceID) String() string { return id.Driver + "/" + id.Pool + "/" + id
 type DRADevice struct {
 	ID   DeviceID
 	Node string
-	// Classes are the names of the device classes that select it, in
-	// order.
-	Classes []string
+	// Classes are the device classes that select it: their indices in
+	// DRA.Classes, in order.
+	Classes []int
 	// Model is the device's productName attribute (NVIDIA's driver
 	// publishes one per GPU) with spaces as hyphens, as GPU feature
 	// discovery writes a node's product label; "" when it has none.
@@ -124,8 +126,11 @@ func (d *DRA) readClasses(classes []*resourcev1.DeviceClass) error {
 		names[name] = true
 		class := DRAClass{Name: name, Resource: ImplicitResourcePrefix + name}
 		if r := c.Spec.ExtendedResourceName; r != nil {
-			if *r == "" || strings.ContainsAny(*r, " \t\n") || !strings.Contains(*r, "/") {
+			if !resource.IsExtended(*r) {
 				return fmt.Errorf("deviceclass %s: spec.extendedResourceName: %q is not an extended resource name (domain/name)", name, *r)
+			}
+			if err := resource.ValidateName(*r); err != nil {
+				return fmt.Errorf("deviceclass %s: spec.extendedResourceName: %v", name, err)
 			}
 			class.Resource, class.Extended = *r, true
 		}
@@ -201,9 +206,9 @@ func (d *DRA) readSlices(list []*resourcev1.ResourceSlice) error {
 				device.Model = strings.ReplaceAll(strings.TrimSpace(*a.StringValue), " ", "-")
 			}
 			device.cel = dracel.Device{Driver: id.Driver, AllowMultipleAllocations: dev.AllowMultipleAllocations, Attributes: dev.Attributes, Capacity: dev.Capacity}
-			for _, c := range d.classes {
-				if c.selects(device.cel) {
-					device.Classes = append(device.Classes, c.Name)
+			for i, c := range d.classes {
+				if selectsAll(c.selectors, device.cel) {
+					device.Classes = append(device.Classes, i)
 				}
 			}
 			d.devices[node] = append(d.devices[node], device)
@@ -212,9 +217,9 @@ func (d *DRA) readSlices(list []*resourcev1.ResourceSlice) error {
 	return nil
 }
 
-// selects reports whether every selector of the class selects the device.
-func (c DRAClass) selects(device dracel.Device) bool {
-	for _, s := range c.selectors {
+// selectsAll reports whether every selector selects the device.
+func selectsAll(selectors []dracel.CompilationResult, device dracel.Device) bool {
+	for _, s := range selectors {
 		if ok, _, err := s.DeviceMatches(context.Background(), device); err != nil || !ok {
 			return false
 		}
@@ -257,6 +262,11 @@ func (d *DRA) readClaims(claims []*resourcev1.ResourceClaim) error {
 // Classes are the device classes, by name.
 func (d *DRA) Classes() []DRAClass { return d.classes }
 
+// classIndex is the index of the class of that name in Classes.
+func (d *DRA) classIndex(name string) (int, bool) {
+	return slices.BinarySearchFunc(d.classes, name, func(c DRAClass, n string) int { return cmp.Compare(c.Name, n) })
+}
+
 // Devices are a node's devices, in the order of their slices and of the
 // devices in them.
 func (d *DRA) Devices(node string) []DRADevice { return d.devices[node] }
@@ -279,8 +289,12 @@ func (d *DRA) HeldBy(id DeviceID) string { return d.allocated[id] }
 // how many of them claims hold (used). A device several claims share
 // counts once.
 func (d *DRA) Amounts(node, class string) (allocatable, used int64) {
+	c, ok := d.classIndex(class)
+	if !ok {
+		return 0, 0
+	}
 	for _, dev := range d.devices[node] {
-		if slices.Contains(dev.Classes, class) {
+		if slices.Contains(dev.Classes, c) {
 			allocatable++
 			if d.allocated[dev.ID] != "" {
 				used++

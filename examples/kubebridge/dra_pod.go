@@ -29,6 +29,7 @@ type DRAAlternative struct {
 	Class     string
 	Count     int64
 	All       bool
+	class     int // Class's index in DRA.Classes
 	selectors []dracel.CompilationResult
 }
 
@@ -128,10 +129,11 @@ func (d *DRA) request(r resourcev1.DeviceRequest, key, field string) (*DRAReques
 }
 
 func (d *DRA) alternative(class string, mode resourcev1.DeviceAllocationMode, count int64, selectors []resourcev1.DeviceSelector, key, field string) (DRAAlternative, error) {
-	if !slices.ContainsFunc(d.classes, func(c DRAClass) bool { return c.Name == class }) {
+	index, ok := d.classIndex(class)
+	if !ok {
 		return DRAAlternative{}, fmt.Errorf("resourceclaim %s: %s.deviceClassName: no deviceclass %q", key, field, class)
 	}
-	alt := DRAAlternative{Class: class}
+	alt := DRAAlternative{Class: class, class: index}
 	switch mode {
 	case "", resourcev1.DeviceAllocationModeExactCount:
 		if count < 0 {
@@ -175,7 +177,7 @@ func (d *DRA) Fit(node string, requests []DRARequest) (take []int64, ok bool) {
 			var free []DeviceID
 			all, busy := 0, false
 			for _, dev := range devices {
-				if !slices.Contains(dev.Classes, alt.Class) || !alt.selects(dev) {
+				if !slices.Contains(dev.Classes, alt.class) || !selectsAll(alt.selectors, dev.cel) {
 					continue
 				}
 				all++
@@ -198,7 +200,7 @@ func (d *DRA) Fit(node string, requests []DRARequest) (take []int64, ok bool) {
 			for _, id := range free[:need] {
 				taken[id] = true
 			}
-			take[d.classIndex(alt.Class)] += need
+			take[alt.class] += need
 			satisfied = true
 			break
 		}
@@ -207,22 +209,4 @@ func (d *DRA) Fit(node string, requests []DRARequest) (take []int64, ok bool) {
 		}
 	}
 	return take, true
-}
-
-func (d *DRA) classIndex(name string) int {
-	i, _ := slices.BinarySearchFunc(d.classes, name, func(c DRAClass, n string) int {
-		switch {
-		case c.Name < n:
-			return -1
-		case c.Name > n:
-			return 1
-		}
-		return 0
-	})
-	return i
-}
-
-// selects reports whether the request's own selectors select a device.
-func (a DRAAlternative) selects(dev DRADevice) bool {
-	return DRAClass{selectors: a.selectors}.selects(dev.cel)
 }
