@@ -111,9 +111,9 @@ type sessionView struct {
 	// both built over the device view.
 	scores, filters *scoring.Pipeline
 	table           *resource.Table
-	// nodes are the session's nodes (Session.Nodes) by name, with the
-	// rows that follow them, and rows the same rows by node.
-	nodes    map[string]nodeRow
+	// session are the session's nodes by name (Session.Nodes), rows the
+	// rows that follow them.
+	session  map[string]*api.NodeInfo
 	rows     map[*api.NodeInfo]int
 	opts     scoring.TaskOptions
 	filtered bool // the configuration has filters of its own
@@ -132,12 +132,6 @@ type sessionView struct {
 	// held is what the tasks the session allocated hold on the devices.
 	held  map[api.TaskID]kubebridge.Held
 	tasks sync.Map // api.TaskID → taskOf
-}
-
-// nodeRow is a session's node and its row.
-type nodeRow struct {
-	row  int
-	info *api.NodeInfo
 }
 
 type taskOf struct {
@@ -182,7 +176,7 @@ func newSessionView(c *Config, ssn *framework.Session) (*sessionView, error) {
 	}
 	s := &sessionView{
 		name:  c.Name,
-		table: resource.NewTable(schema, len(ssn.Nodes)), nodes: make(map[string]nodeRow, len(ssn.Nodes)), rows: make(map[*api.NodeInfo]int, len(ssn.Nodes)),
+		table: resource.NewTable(schema, len(ssn.Nodes)), session: ssn.Nodes, rows: make(map[*api.NodeInfo]int, len(ssn.Nodes)),
 		opts:    scoring.TaskOptions{Devices: resource.GPU, Models: resource.DistinctModels(models)},
 		used:    make(resource.Vector, schema.Len()),
 		devices: devices, held: map[api.TaskID]kubebridge.Held{}, gpu: -1,
@@ -221,7 +215,7 @@ func newSessionView(c *Config, ssn *framework.Session) (*sessionView, error) {
 		if _, err := s.table.Add(name, alloc, s.used); err != nil {
 			return nil, err
 		}
-		s.nodes[name], s.rows[n] = nodeRow{row, n}, row
+		s.rows[n] = row
 	}
 	if s.ranker, err = scoring.NewPlacer(s.scores, s.table, scoring.PlacerOptions{Devices: devices}); err != nil {
 		return nil, err
@@ -272,6 +266,16 @@ func (s *sessionView) fillUsed(row int, n *api.NodeInfo) {
 	}
 }
 
+// node is the session's node of that name and its row.
+func (s *sessionView) node(name string) (*api.NodeInfo, int, bool) {
+	info, ok := s.session[name]
+	if !ok {
+		return nil, 0, false
+	}
+	row, ok := s.rows[info]
+	return info, row, ok
+}
+
 // read reads a node's used amounts into its row. The caller holds s.mu.
 func (s *sessionView) read(row int, n *api.NodeInfo) error {
 	s.fillUsed(row, n)
@@ -281,11 +285,11 @@ func (s *sessionView) read(row int, n *api.NodeInfo) error {
 // reread brings the row of a session's node up to date after an event of
 // one of its tasks. The caller holds s.mu.
 func (s *sessionView) reread(node string) {
-	n, ok := s.nodes[node]
+	n, row, ok := s.node(node)
 	if !ok {
 		return
 	}
-	if err := s.read(n.row, n.info); err != nil {
+	if err := s.read(row, n); err != nil {
 		klog.Errorf("%s: node %s: %v", s.name, node, err)
 	}
 }
@@ -305,14 +309,14 @@ func (s *sessionView) allocated(e *framework.Event) {
 		return
 	}
 	task, err := s.task(t)
-	n, ok := s.nodes[t.NodeName]
-	if !ok || n.info.Node == nil {
+	n, row, ok := s.node(t.NodeName)
+	if !ok || n.Node == nil {
 		return
 	}
 	if _, dup := s.held[t.UID]; dup {
 		return
 	}
-	held, herr := kubebridge.HoldDevices(s.devices, n.row, n.info.Node, t.Pod)
+	held, herr := kubebridge.HoldDevices(s.devices, row, n.Node, t.Pod)
 	if herr != nil {
 		klog.Errorf("%s: task %s/%s on node %s: %v", s.name, t.Namespace, t.Name, t.NodeName, herr)
 		return
@@ -336,8 +340,8 @@ func (s *sessionView) deallocated(e *framework.Event) {
 		return
 	}
 	delete(s.held, t.UID)
-	if n, ok := s.nodes[t.NodeName]; ok {
-		if err := held.Return(s.devices, n.row); err != nil {
+	if _, row, ok := s.node(t.NodeName); ok {
+		if err := held.Return(s.devices, row); err != nil {
 			klog.Errorf("%s: task %s/%s on node %s: %v", s.name, t.Namespace, t.Name, t.NodeName, err)
 		}
 	}
@@ -441,12 +445,12 @@ func (s *sessionView) nodeOrder(t *api.TaskInfo, n *api.NodeInfo) (float64, erro
 	s.mu.RUnlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	node, ok := s.nodes[n.Name]
+	info, row, ok := s.node(n.Name)
 	if !ok {
 		return 0, nil
 	}
-	if node.info != n {
-		restore, err := s.borrow(node.row, n)
+	if info != n {
+		restore, err := s.borrow(row, n)
 		if err != nil {
 			return 0, err
 		}
@@ -456,7 +460,7 @@ func (s *sessionView) nodeOrder(t *api.TaskInfo, n *api.NodeInfo) (float64, erro
 	if err := s.answer(a, s.ranker, t); err != nil || a.err != nil {
 		return 0, err
 	}
-	return a.nodes.Total(node.row), nil
+	return a.nodes.Total(row), nil
 }
 
 // predicate keeps a task off a node the pipeline's filters reject: the
@@ -478,7 +482,7 @@ func (s *sessionView) predicate(t *api.TaskInfo, n *api.NodeInfo) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	node, ok := s.nodes[n.Name]
+	info, row, ok := s.node(n.Name)
 	if !ok {
 		return nil
 	}
@@ -491,17 +495,17 @@ func (s *sessionView) predicate(t *api.TaskInfo, n *api.NodeInfo) error {
 		return s.unfit(t, n, a.err.Error())
 	case a.all:
 		return nil
-	case node.info == n && a.nodes.Feasible(node.row):
+	case info == n && a.nodes.Feasible(row):
 		return nil
 	}
-	if node.info != n {
-		restore, err := s.borrow(node.row, n)
+	if info != n {
+		restore, err := s.borrow(row, n)
 		if err != nil {
 			return err
 		}
 		defer restore()
 	}
-	why, err := s.filters.Reason(a.task, s.table, node.row)
+	why, err := s.filters.Reason(a.task, s.table, row)
 	if err != nil || why == "" {
 		return err
 	}
