@@ -88,6 +88,12 @@ type RowWriter struct {
 	// slot device (-1: the schema lacks it, or no view).
 	devices *resource.Devices
 	device  int
+	// dra, when set (WithDRA), backs the resources of its classes in
+	// draSlots; backed says, per node, which slots (bits by slot) DRA
+	// backs there.
+	dra      *DRA
+	draSlots []classSlot
+	backed   map[string]uint64
 }
 
 // NewRowWriter returns a writer for tables of a schema that has the base
@@ -129,7 +135,7 @@ func (w *RowWriter) WithDevices(d *resource.Devices) *RowWriter {
 func (w *RowWriter) Allocatable(node *v1.Node) resource.Vector {
 	count := 0
 	if w.devices != nil {
-		count = readNodeDevices(node, w.devices.Name()).count
+		count = readNodeDevices(node, w.devices.Name(), w.dra).count
 	}
 	return w.allocatable(node, count)
 }
@@ -137,6 +143,7 @@ func (w *RowWriter) Allocatable(node *v1.Node) resource.Vector {
 // allocatable is Allocatable for a node with count devices.
 func (w *RowWriter) allocatable(node *v1.Node, count int) resource.Vector {
 	v := Allocatable(w.schema, node)
+	w.amendAllocatable(node.Name, v)
 	if w.device >= 0 {
 		v[w.device] = int64(count) * w.devices.PerDevice()
 	}
@@ -147,6 +154,7 @@ func (w *RowWriter) allocatable(node *v1.Node, count int) resource.Vector {
 // non-zero used amounts.
 func (w *RowWriter) Report(t *resource.Table, row int, r NodeReport) error {
 	w.read(r.Allocatable, r.AllowedPods, w.alloc)
+	w.amendAllocatable(t.Name(row), w.alloc)
 	if w.device >= 0 {
 		w.alloc[w.device], _ = DeviceAmounts(w.devices, row)
 	}
@@ -162,6 +170,7 @@ func (w *RowWriter) Report(t *resource.Table, row int, r NodeReport) error {
 // view, what the view holds taken), and the non-zero used amounts, used
 // with cpu and memory replaced by nonZeroCPU and nonZeroMemory (clamped).
 func (w *RowWriter) SetUsed(t *resource.Table, row int, used resource.Vector, nonZeroCPU, nonZeroMemory int64) error {
+	w.amendUsed(t.Name(row), used)
 	if w.device >= 0 {
 		_, used[w.device] = DeviceAmounts(w.devices, row)
 	}

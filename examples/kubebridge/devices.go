@@ -64,10 +64,16 @@ type nodeDevices struct {
 	index map[string]int
 	// err says why a registration could not be read (count is then 0).
 	err error
+	// fromDRA says the devices are DRA's (DRA.NodeDevices): held says
+	// which of them claims hold, model is theirs ("" when they differ).
+	fromDRA bool
+	held    []bool
+	model   string
 }
 
-// readNodeDevices reads a node's devices of the named resource.
-func readNodeDevices(node *v1.Node, device string) nodeDevices {
+// readNodeDevices reads a node's devices of the named resource; with DRA
+// (d not nil), a node that has none otherwise has its DRA devices.
+func readNodeDevices(node *v1.Node, device string, d *DRA) nodeDevices {
 	if device == resource.GPU {
 		registered, from, err := resource.RegisteredDevices(node.Annotations)
 		if err != nil {
@@ -84,12 +90,26 @@ func readNodeDevices(node *v1.Node, device string) nodeDevices {
 		}
 	}
 	q := node.Status.Allocatable[v1.ResourceName(device)]
-	return nodeDevices{count: int(min(max(Amount(device, q), 0)/1000, resource.MaxDevicesPerNode))}
+	nd := nodeDevices{count: int(min(max(Amount(device, q), 0)/1000, resource.MaxDevicesPerNode))}
+	if nd.count == 0 && d != nil {
+		return d.draNodeDevices(node.Name, device)
+	}
+	return nd
 }
 
 // same reports whether two readings give the same devices.
 func (nd nodeDevices) same(o nodeDevices) bool {
-	return nd.count == o.count && (nd.index == nil) == (o.index == nil) && maps.Equal(nd.index, o.index)
+	return nd.count == o.count && (nd.index == nil) == (o.index == nil) && maps.Equal(nd.index, o.index) &&
+		nd.fromDRA == o.fromDRA && slices.Equal(nd.held, o.held) && nd.model == o.model
+}
+
+// modelOf is a node's GPU model: its DRA devices' when they agree on one,
+// else its labels' (resource.NodeModel).
+func (nd nodeDevices) modelOf(node *v1.Node) string {
+	if nd.fromDRA && nd.model != "" {
+		return nd.model
+	}
+	return resource.NodeModel(node.Labels)
 }
 
 // exact is what the sharing stack says a pod holds on the node's devices
@@ -115,6 +135,9 @@ func (nd nodeDevices) exact(p *v1.Pod) ([]part, bool) {
 // hold takes a pod's devices on a row by the rule above; r is what the
 // pod asks for (resource.DeviceRequestOf).
 func (nd nodeDevices) hold(d *resource.Devices, row int, p *v1.Pod, r resource.DeviceRequest) (Held, error) {
+	if nd.fromDRA {
+		return Held{}, nil // the claims say what it holds
+	}
 	if parts, ok := nd.exact(p); ok {
 		free := d.Free(row)
 		fits := true
@@ -153,7 +176,7 @@ func (h Held) Holds() bool { return len(h.parts) > 0 }
 // A node whose registration cannot be read has no devices: the pod holds
 // none.
 func HoldDevices(d *resource.Devices, row int, node *v1.Node, p *v1.Pod) (Held, error) {
-	return readNodeDevices(node, d.Name()).hold(d, row, p, resource.DeviceRequestOf(PodOf(p), d.Name()))
+	return (*DRA)(nil).HoldDevices(d, row, node, p)
 }
 
 // holdDevices takes a request on a row, tightest first: nothing when it
@@ -200,17 +223,31 @@ func DeviceAmounts(d *resource.Devices, row int) (allocatable, used int64) {
 // read is a *RegistrationError, returned once the row is written (without
 // devices): the host may report it and go on.
 func NodeDevices(d *resource.Devices, row int, node *v1.Node, pods []*v1.Pod) error {
-	nd := readNodeDevices(node, d.Name())
+	return (*DRA)(nil).NodeDevices(d, row, node, pods)
+}
+
+// writeNodeDevices writes a node's devices as read (nd) into its row, and
+// its pods' holdings.
+func writeNodeDevices(d *resource.Devices, row int, node *v1.Node, nd nodeDevices, pods []*v1.Pod) error {
 	if len(d.Free(row)) != nd.count || d.FreeTotal(row) != int64(nd.count)*d.PerDevice() {
 		if err := d.SetCount(row, nd.count); err != nil {
 			return err
 		}
 	}
-	if err := d.SetModel(row, resource.NodeModel(node.Labels)); err != nil {
+	if err := d.SetModel(row, nd.modelOf(node)); err != nil {
 		return err
 	}
 	if nd.count == 0 {
 		return nd.err
+	}
+	if nd.fromDRA {
+		free := make([]int64, nd.count)
+		for j, held := range nd.held {
+			if !held {
+				free[j] = d.PerDevice()
+			}
+		}
+		return d.SetFree(row, free)
 	}
 	for _, p := range nd.ordered(pods) {
 		if _, err := nd.hold(d, row, p, resource.DeviceRequestOf(PodOf(p), d.Name())); err != nil {

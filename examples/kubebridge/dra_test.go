@@ -364,9 +364,17 @@ func podWithClaims(name string, claims ...v1.PodResourceClaim) *v1.Pod {
 	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: name}, Spec: v1.PodSpec{ResourceClaims: claims}}
 }
 
+// draSlices are draCluster's slices: 8 H100s and a MIG device on node-a,
+// 8 A100s on node-b.
+func draSlices() []*resourcev1.ResourceSlice {
+	a := nvidiaSlice("node-a", "NVIDIA H100 80GB HBM3", 8, 0)
+	a.Spec.Devices = append(a.Spec.Devices, migDevice("gpu-7-mig-1g10gb-0"))
+	return []*resourcev1.ResourceSlice{a, nvidiaSlice("node-b", "NVIDIA A100-SXM4-80GB", 8, 0)}
+}
+
 // draCluster is TestReadDRANVIDIA's cluster with claims and templates for
-// the pods of the demand tests: node-a (H100s) has 2 GPUs free, node-b
-// (A100s) 8.
+// the pods of the demand tests: node-a (H100s) has 2 GPUs free and a MIG
+// device, node-b (A100s) 8 GPUs.
 func draCluster(t *testing.T, more ...*resourcev1.ResourceClaim) *DRA {
 	t.Helper()
 	one := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "one-gpu"}, Spec: claimSpec(exactly("gpu", "gpu.nvidia.com", 1))}
@@ -377,7 +385,7 @@ func draCluster(t *testing.T, more ...*resourcev1.ResourceClaim) *DRA {
 		allocatedClaim("train", "six-gpus", "node-a", "gpu-0", "gpu-1", "gpu-2", "gpu-3", "gpu-4", "gpu-5"), one, generated,
 	}, more...)
 	d, err := ReadDRA(DRAObjects{
-		Slices:    []*resourcev1.ResourceSlice{nvidiaSlice("node-a", "NVIDIA H100 80GB HBM3", 8, 0), nvidiaSlice("node-b", "NVIDIA A100-SXM4-80GB", 8, 0)},
+		Slices:    draSlices(),
 		Classes:   nvidiaClasses(),
 		Claims:    claims,
 		Templates: []*resourcev1.ResourceClaimTemplate{template},

@@ -46,6 +46,7 @@ type Snapshot struct {
 	writer  *RowWriter
 	device  string
 	devices *resource.Devices
+	dra     *DRA
 	changes int
 	names   map[string]string // resource name → an object that has it
 
@@ -92,6 +93,11 @@ type Options struct {
 	// Devices is the device resource whose device view the snapshot keeps;
 	// empty means resource.GPU.
 	Devices string
+	// DRA, when not nil, is what the cluster's DRA objects say (ReadDRA):
+	// the classes' resources are in the schema, each node's rows and
+	// devices as DRA says where it does not report them itself (see
+	// RowWriter.WithDRA, DRA.NodeDevices). SetDRA replaces it.
+	DRA *DRA
 }
 
 // NewSnapshot builds a snapshot of the nodes and pods (bound and pending;
@@ -106,9 +112,13 @@ func NewSnapshot(nodes []*v1.Node, pods []*v1.Pod, opts Options) (*Snapshot, err
 		nodeDevs: map[string]nodeDevices{},
 		byName:   map[podName]string{},
 		bound:    map[string]map[string]*podEntry{},
+		dra:      opts.DRA,
 	}
 	if err := resource.ValidateName(s.device); err != nil {
 		return nil, fmt.Errorf("device resource: %w", err)
+	}
+	if err := s.learnDRA(); err != nil {
+		return nil, err
 	}
 	for _, n := range nodes {
 		if _, dup := s.nodes[n.Name]; dup {
@@ -133,6 +143,57 @@ func NewSnapshot(nodes []*v1.Node, pods []*v1.Pod, opts Options) (*Snapshot, err
 		return nil, err
 	}
 	return s, nil
+}
+
+// learnDRA records the resources of DRA's device classes.
+func (s *Snapshot) learnDRA() error {
+	if s.dra == nil {
+		return nil
+	}
+	for _, c := range s.dra.Classes() {
+		if _, err := s.learn([]string{c.Resource}, "deviceclass "+c.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DRA is what the snapshot reads of DRA (Options.DRA), nil without.
+func (s *Snapshot) DRA() *DRA { return s.dra }
+
+// SetDRA replaces what the snapshot reads of DRA, after a change to a
+// ResourceSlice, DeviceClass or ResourceClaim, and builds the schema, table
+// and device view again (SchemaChanges counts it when the classes bring a
+// new resource). It costs as much as NewSnapshot; nil drops DRA.
+func (s *Snapshot) SetDRA(d *DRA) error {
+	before := s.dra
+	names := maps.Clone(s.names)
+	s.dra = d
+	if err := s.learnDRA(); err != nil {
+		s.dra, s.names = before, names
+		return err
+	}
+	grew := len(s.names) != len(names)
+	s.readNodeDevices()
+	if err := s.rebuild(); err != nil {
+		s.dra, s.names = before, names
+		s.readNodeDevices()
+		if again := s.rebuild(); again != nil {
+			return fmt.Errorf("%w (and rebuilding without the change: %v)", err, again)
+		}
+		return err
+	}
+	if grew {
+		s.changes++
+	}
+	return nil
+}
+
+// readNodeDevices reads again what every node says of its devices.
+func (s *Snapshot) readNodeDevices() {
+	for name, n := range s.nodes {
+		s.nodeDevs[name] = readNodeDevices(n, s.device, s.dra)
+	}
 }
 
 // Schema is the schema of Table.
@@ -187,11 +248,12 @@ func byNamespaceAndName(a, b *v1.Pod) int {
 	return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 }
 
-// Model returns a node's GPU model (resource.NodeModel of its labels), ""
-// when it is not known or there is no such node.
+// Model returns a node's GPU model (resource.NodeModel of its labels, or
+// its DRA devices' productName when they agree on one), "" when it is not
+// known or there is no such node.
 func (s *Snapshot) Model(node string) string {
 	if n := s.nodes[node]; n != nil {
-		return resource.NodeModel(n.Labels)
+		return s.nodeDevs[node].modelOf(n)
 	}
 	return ""
 }
@@ -200,8 +262,8 @@ func (s *Snapshot) Model(node string) string {
 // once: what scoring.TaskOptions.Models resolves pods' annotations among.
 func (s *Snapshot) Models() []string {
 	models := make([]string, 0, len(s.nodes))
-	for _, n := range s.nodes {
-		models = append(models, resource.NodeModel(n.Labels))
+	for name := range s.nodes {
+		models = append(models, s.Model(name))
 	}
 	return resource.DistinctModels(models)
 }
@@ -250,7 +312,7 @@ func (s *Snapshot) rebuild() error {
 	if err != nil {
 		return err
 	}
-	writer.WithDevices(devices)
+	writer.WithDevices(devices).WithDRA(s.dra)
 	table := resource.NewTable(schema, len(s.order))
 	rows := make(map[string]int, len(s.order))
 	for _, name := range s.order {
@@ -303,12 +365,32 @@ func (s *Snapshot) rebuild() error {
 	return nil
 }
 
-// addDevices appends a new row's devices, free, of the node's model.
+// addDevices appends a new row's devices, free (DRA's: as its claims
+// hold them), of the node's model, and writes DRA's used amounts.
 func (s *Snapshot) addDevices(row int, name string) error {
 	if _, err := s.devices.AddNode(s.nodeDevs[name].count); err != nil {
 		return err
 	}
-	return s.devices.SetModel(row, s.Model(name))
+	if nd := s.nodeDevs[name]; nd.fromDRA {
+		if err := writeNodeDevices(s.devices, row, s.nodes[name], nd, nil); err != nil {
+			return err
+		}
+	}
+	if err := s.devices.SetModel(row, s.Model(name)); err != nil {
+		return err
+	}
+	return s.writeUsed(row)
+}
+
+// writeUsed writes a row's used amounts again as they are, which puts
+// DRA's and the device view's in (RowWriter.SetUsed).
+func (s *Snapshot) writeUsed(row int) error {
+	used := s.scratch
+	copy(used, s.table.Used(row))
+	cpu, _ := s.schema.Slot(resource.CPU)
+	memory, _ := s.schema.Slot(resource.Memory)
+	nonZero := s.table.NonZeroUsed(row)
+	return s.writer.SetUsed(s.table, row, used, nonZero[cpu], nonZero[memory])
 }
 
 // countPods counts a node's pods on its row, whose used amounts and
@@ -398,7 +480,7 @@ func (s *Snapshot) AddNode(n *v1.Node) error {
 			}
 		})
 	}
-	alloc := s.writer.allocatable(n, readNodeDevices(n, s.device).count)
+	alloc := s.writer.allocatable(n, readNodeDevices(n, s.device, s.dra).count)
 	if row, ok := s.rows[n.Name]; ok {
 		return s.updateNode(row, n, alloc)
 	}
@@ -428,17 +510,20 @@ func (s *Snapshot) updateNode(row int, n *v1.Node, alloc resource.Vector) error 
 	}
 	devs := s.nodeDevs[n.Name]
 	if devs.same(before) {
-		return nil
+		return s.writeUsed(row)
 	}
 	for _, e := range s.bound[n.Name] {
 		if err := s.account(row, e, -1); err != nil {
 			return err
 		}
 	}
-	if err := s.devices.SetCount(row, devs.count); err != nil {
+	if err := writeNodeDevices(s.devices, row, n, devs, nil); err != nil && devs.err == nil {
 		return err
 	}
-	return s.countPods(n.Name)
+	if err := s.countPods(n.Name); err != nil {
+		return err
+	}
+	return s.writeUsed(row)
 }
 
 // UpdateNode is AddNode.
@@ -450,7 +535,7 @@ func (s *Snapshot) putNode(n *v1.Node) {
 		s.order = append(s.order, n.Name)
 	}
 	s.nodes[n.Name] = n
-	s.nodeDevs[n.Name] = readNodeDevices(n, s.device)
+	s.nodeDevs[n.Name] = readNodeDevices(n, s.device, s.dra)
 }
 
 // DeviceErrors says, for each node whose GPU-sharing registration cannot

@@ -1,0 +1,319 @@
+package kubebridge
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
+)
+
+// How DRA enters a host's table, device view and tasks; every host calls
+// these.
+//
+// A row: a device class's resource that the node does not report itself
+// (its allocatable amount of that name is 0, as kube-scheduler's
+// NodeResourcesFit decides that a resource is backed by DRA) holds the
+// class's devices on the node (allocatable) and those claims hold (used),
+// in the resource's canonical unit (RowWriter.WithDRA). The device view:
+// a node that has no devices of the view's resource otherwise (no
+// device-plugin amount, no GPU-sharing registration) has the devices of
+// the class whose resource it is (nvidia.com/gpu for NVIDIA's chart),
+// each free or held as the claims say, of their productName's model when
+// all of them agree (DRA.NodeDevices). A pod holds nothing on such a node
+// by guessing: its claims' allocations say what it holds.
+//
+// A task: a pod's claims not yet allocated add what they take on a node to
+// its requests in the classes' slots, and, for the device view's class, to
+// the devices it asks for (PodTask). When what they take is the same on
+// every node (every request one exact count of one class, without its own
+// selectors), the task is one; otherwise a node that cannot satisfy the
+// claims is infeasible and each distinct take is a task of its own.
+
+// classSlot is a device class whose resource a schema has.
+type classSlot struct {
+	slot, class int
+	name        string
+}
+
+// classSlots are the classes whose resources the schema has.
+func (d *DRA) classSlots(schema *resource.Schema) []classSlot {
+	var out []classSlot
+	for i, c := range d.classes {
+		if slot, ok := schema.Slot(c.Resource); ok {
+			out = append(out, classSlot{slot: slot, class: i, name: c.Resource})
+		}
+	}
+	return out
+}
+
+// ResourceNames are the resources of the device classes, sorted: what a
+// schema needs beside the nodes' and pods' (SchemaFor's).
+func (d *DRA) ResourceNames() []string {
+	names := make([]string, len(d.classes))
+	for i, c := range d.classes {
+		names[i] = c.Resource
+	}
+	slices.Sort(names)
+	return names
+}
+
+// amounts are Amounts by class index.
+func (d *DRA) amounts(node string, class int) (allocatable, used int64) {
+	for _, dev := range d.devices[node] {
+		if slices.Contains(dev.Classes, class) {
+			allocatable++
+			if d.allocated[dev.ID] != "" {
+				used++
+			}
+		}
+	}
+	return allocatable, used
+}
+
+// viewDevices are a node's devices of the class whose resource is named,
+// in order.
+func (d *DRA) viewDevices(node, name string) []DRADevice {
+	var out []DRADevice
+	for i, c := range d.classes {
+		if c.Resource != name {
+			continue
+		}
+		for _, dev := range d.devices[node] {
+			if slices.Contains(dev.Classes, i) {
+				out = append(out, dev)
+			}
+		}
+	}
+	return out
+}
+
+// WithDRA makes the writer hold each device class's resource as DRA says,
+// on every node that does not report that resource itself: allocatable,
+// the class's devices on the node; used, those claims hold. Call it before
+// writing rows, and again with each new reading of DRA (then write the
+// rows again).
+func (w *RowWriter) WithDRA(d *DRA) *RowWriter {
+	w.dra, w.draSlots, w.backed = d, nil, map[string]uint64{}
+	if d != nil {
+		w.draSlots = d.classSlots(w.schema)
+	}
+	return w
+}
+
+// amendAllocatable puts DRA's allocatable amounts in the slots of a node's
+// allocatable vector that the node leaves at 0, and remembers which.
+func (w *RowWriter) amendAllocatable(node string, alloc resource.Vector) {
+	if len(w.draSlots) == 0 {
+		return
+	}
+	var backed uint64
+	for _, cs := range w.draSlots {
+		if alloc[cs.slot] != 0 {
+			continue
+		}
+		if a, _ := w.dra.amounts(node, cs.class); a > 0 {
+			alloc[cs.slot] = resource.FromWhole(cs.name, a)
+			backed |= 1 << cs.slot
+		}
+	}
+	if backed == 0 {
+		delete(w.backed, node)
+	} else {
+		w.backed[node] = backed
+	}
+}
+
+// amendUsed puts DRA's used amounts in a node's slots that DRA backs.
+func (w *RowWriter) amendUsed(node string, used resource.Vector) {
+	backed := w.backed[node]
+	if backed == 0 {
+		return
+	}
+	for _, cs := range w.draSlots {
+		if backed&(1<<cs.slot) != 0 {
+			_, u := w.dra.amounts(node, cs.class)
+			used[cs.slot] = resource.FromWhole(cs.name, u)
+		}
+	}
+}
+
+// NodeDevices is the package's NodeDevices with DRA: a node without
+// devices of the view's resource otherwise has the devices of its class,
+// free or held as the claims say, and its pods hold nothing by guessing.
+// d may be nil: no DRA.
+func (d *DRA) NodeDevices(view *resource.Devices, row int, node *v1.Node, pods []*v1.Pod) error {
+	return writeNodeDevices(view, row, node, readNodeDevices(node, view.Name(), d), pods)
+}
+
+// HoldDevices is the package's HoldDevices with DRA: on a node whose
+// devices DRA publishes, a pod holds what its claims hold, which the
+// host reads with DRA again, and nothing here. d may be nil: no DRA.
+func (d *DRA) HoldDevices(view *resource.Devices, row int, node *v1.Node, p *v1.Pod) (Held, error) {
+	return readNodeDevices(node, view.Name(), d).hold(view, row, p, resource.DeviceRequestOf(PodOf(p), view.Name()))
+}
+
+// draNodeDevices reads a node's devices of a view's resource from DRA.
+func (d *DRA) draNodeDevices(node, name string) nodeDevices {
+	devs := d.viewDevices(node, name)
+	if len(devs) == 0 {
+		return nodeDevices{}
+	}
+	nd := nodeDevices{count: min(len(devs), resource.MaxDevicesPerNode), fromDRA: true, model: devs[0].Model}
+	for _, dev := range devs[:nd.count] {
+		nd.held = append(nd.held, d.allocated[dev.ID] != "")
+		if dev.Model != nd.model || resource.ValidateModel(dev.Model) != nil {
+			nd.model = ""
+		}
+	}
+	return nd
+}
+
+// DRADemand is what a pod's claims that are not allocated yet take.
+type DRADemand struct {
+	dra      *DRA
+	requests []DRARequest
+	// uniform says the take is the same on every node that can satisfy the
+	// requests: nominal.
+	uniform bool
+	nominal []int64
+}
+
+// Demand reads a pod's demand (PodRequests).
+func (d *DRA) Demand(pod *v1.Pod) (DRADemand, error) {
+	requests, err := d.PodRequests(pod)
+	if err != nil {
+		return DRADemand{}, err
+	}
+	dd := DRADemand{dra: d, requests: requests, uniform: true, nominal: make([]int64, len(d.classes))}
+	for _, r := range requests {
+		if len(r.Alternatives) != 1 || r.Alternatives[0].All || len(r.Alternatives[0].selectors) > 0 {
+			dd.uniform = false
+			continue
+		}
+		dd.nominal[r.Alternatives[0].class] += r.Alternatives[0].Count
+	}
+	return dd, nil
+}
+
+// Empty reports a demand that takes nothing.
+func (dd DRADemand) Empty() bool { return len(dd.requests) == 0 }
+
+// Uniform reports whether the demand takes the same on every node that
+// can satisfy it, so that one task stands for the pod on every node (the
+// pipeline's fit on the classes' slots then decides where it fits).
+func (dd DRADemand) Uniform() bool { return dd.uniform }
+
+// On is what the demand takes on a node, by class, and whether the node
+// can satisfy it (DRA.Fit).
+func (dd DRADemand) On(node string) ([]int64, bool) {
+	if len(dd.requests) == 0 {
+		return dd.nominal, true
+	}
+	return dd.dra.Fit(node, dd.requests)
+}
+
+// PodTask is a pod as a host scores it with DRA: the task its requests
+// make (NewTask) with what its claims take added, one task when that is
+// the same on every node (Uniform), a task per distinct take otherwise.
+// Its methods are safe for concurrent use.
+type PodTask struct {
+	// Task is the pod's task on a node where its claims take the nominal
+	// amounts (every node, when the demand is uniform).
+	Task   *scoring.Task
+	demand DRADemand
+	base   *scoring.Task
+	schema *resource.Schema
+	view   string
+	mu     sync.Mutex
+	byTake map[string]*scoring.Task
+}
+
+// NewPodTask turns a pod into a task as NewTask does, with what its DRA
+// claims take; d may be nil (no DRA). An error names the pod.
+func (d *DRA) NewPodTask(schema *resource.Schema, pod *v1.Pod, opts scoring.TaskOptions) (*PodTask, error) {
+	base, err := NewTask(schema, pod, opts)
+	if err != nil {
+		return nil, err
+	}
+	pt := &PodTask{Task: base, base: base, schema: schema, view: opts.Devices}
+	if d == nil {
+		return pt, nil
+	}
+	if pt.demand, err = d.Demand(pod); err != nil {
+		return nil, err
+	}
+	if pt.demand.Empty() {
+		return pt, nil
+	}
+	if pt.Task, err = pt.with(pt.demand.nominal); err != nil {
+		return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	pt.byTake = map[string]*scoring.Task{}
+	return pt, nil
+}
+
+// Uniform reports whether Task stands for the pod on every node.
+func (pt *PodTask) Uniform() bool { return pt.demand.Empty() || pt.demand.uniform }
+
+// On is the pod's task on a node, and whether the node can satisfy its
+// claims (false: the node is infeasible for it).
+func (pt *PodTask) On(node string) (*scoring.Task, bool, error) {
+	if pt.Uniform() {
+		return pt.Task, true, nil
+	}
+	take, ok := pt.demand.On(node)
+	if !ok {
+		return nil, false, nil
+	}
+	var key strings.Builder
+	for _, n := range take {
+		key.WriteString(strconv.FormatInt(n, 10))
+		key.WriteByte(',')
+	}
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	if t, ok := pt.byTake[key.String()]; ok {
+		return t, true, nil
+	}
+	t, err := pt.with(take)
+	if err != nil {
+		return nil, false, fmt.Errorf("pod task %s: %w", pt.base.Name, err)
+	}
+	pt.byTake[key.String()] = t
+	return t, true, nil
+}
+
+// with is the base task with a take added in the classes' slots and, for
+// the view's class, to the devices it asks for (whole ones).
+func (pt *PodTask) with(take []int64) (*scoring.Task, error) {
+	t := *pt.base
+	t.Requests = slices.Clone(t.Requests)
+	t.NonZeroRequests = slices.Clone(t.NonZeroRequests)
+	t.KoordinatorRequests = slices.Clone(t.KoordinatorRequests)
+	for c, n := range take {
+		if n == 0 {
+			continue
+		}
+		class := pt.demand.dra.classes[c]
+		slot, ok := pt.schema.Slot(class.Resource)
+		if !ok {
+			return nil, fmt.Errorf("its claims take %d of deviceclass %s, whose resource %s the schema lacks", n, class.Name, class.Resource)
+		}
+		amount := resource.FromWhole(class.Resource, n)
+		for _, v := range []resource.Vector{t.Requests, t.NonZeroRequests, t.KoordinatorRequests} {
+			if v != nil {
+				v[slot] = resource.Clamp(v[slot] + amount)
+			}
+		}
+		if class.Resource == pt.view && (t.Devices.Count == 0 || t.Devices.Each == resource.FromWhole(class.Resource, 1)) {
+			t.Devices = resource.DeviceRequest{Count: t.Devices.Count + int(min(n, resource.MaxDevicesPerNode)), Each: resource.FromWhole(class.Resource, 1)}
+		}
+	}
+	return &t, nil
+}

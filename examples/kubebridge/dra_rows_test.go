@@ -1,0 +1,176 @@
+package kubebridge
+
+import (
+	"fmt"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/scoring/config"
+)
+
+// gpuStrategy is a resource-strategy-fit configuration scoring GPUs by the
+// given type (weight 2) and spreading cpu (LeastAllocated, weight 1).
+func gpuStrategy(t *testing.T, schema *resource.Schema, gpuType string) *scoring.Pipeline {
+	t.Helper()
+	cfg, err := config.Load([]byte(fmt.Sprintf(`
+plugins:
+- name: resource-strategy-fit
+  args:
+    resources:
+      nvidia.com/gpu: {type: %s, weight: 2}
+      cpu: {type: LeastAllocated, weight: 1}
+`, gpuType)), config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipe, err := cfg.BuildFor(schema, config.Host{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pipe
+}
+
+// The issue's cluster in a snapshot: two nodes of 8 NVIDIA GPUs published
+// through DRA (no device plugin: the nodes report no nvidia.com/gpu), a
+// filler pod on node-a whose pre-created claim holds 6 of its GPUs. The
+// rows hold the class's devices as nvidia.com/gpu (KEP-5004's name), the
+// device view each GPU with its productName; a pod with a 1-GPU claim and
+// a pod asking nvidia.com/gpu: 1 score the same — packing onto node-a
+// (gpu 7/8 × 2 + cpu 55/64 free, over 3 weights: 869.8, against node-b's
+// 1/8 × 2 + 63/64: 411.5), spreading onto node-b (gpu 7/8 free × 2 + cpu
+// 63/64: 911.5, against node-a's 1/8 × 2 + 55/64: 369.8); a pod whose claim
+// accepts only A100s fits node-b alone.
+func TestSnapshotWithDRA(t *testing.T) {
+	name := func(s string) *string { return &s }
+	a100 := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "one-a100"},
+		Spec: claimSpec(exactly("gpu", "gpu.nvidia.com", 1, "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA A100-SXM4-80GB'"))}
+	d := draCluster(t, a100)
+	filler := pod("filler", "node-a", "cpu", "8")
+	filler.Namespace = "train"
+	filler.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpus", ResourceClaimName: name("six-gpus")}}
+	claimed := pod("claimed", "", "cpu", "1")
+	claimed.Namespace = "train"
+	claimed.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: name("one-gpu")}}
+	extended := pod("extended", "", "cpu", "1", gpu, "1")
+	onlyA100 := pod("only-a100", "", "cpu", "1")
+	onlyA100.Namespace = "train"
+	onlyA100.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: name("one-a100")}}
+	nodes := []*v1.Node{node("node-a", "cpu", "64", "memory", "512Gi", "pods", "110"), node("node-b", "cpu", "64", "memory", "512Gi", "pods", "110")}
+	s, err := NewSnapshot(nodes, []*v1.Pod{filler, claimed, extended, onlyA100}, Options{DRA: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := s.Schema()
+	slot, ok := schema.Slot(gpu)
+	mig, hasMIG := schema.Slot(ImplicitResourcePrefix + "mig.nvidia.com")
+	if !ok || !hasMIG {
+		t.Fatalf("schema %v lacks the classes' resources", schema.Names())
+	}
+	for _, c := range []struct {
+		node        string
+		alloc, used int64
+		migs        int64 // MIG devices, whole (an implicit name is not an extended resource)
+		free        []int64
+		model       string
+	}{
+		{"node-a", 8000, 6000, 1, []int64{0, 0, 0, 0, 0, 0, 1000, 1000}, "NVIDIA-H100-80GB-HBM3"},
+		{"node-b", 8000, 0, 0, []int64{1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000}, "NVIDIA-A100-SXM4-80GB"},
+	} {
+		row, _ := s.Row(c.node)
+		if a, u := s.Table().Allocatable(row)[slot], s.Table().Used(row)[slot]; a != c.alloc || u != c.used {
+			t.Errorf("%s: nvidia.com/gpu %d allocatable, %d used; want %d, %d", c.node, a, u, c.alloc, c.used)
+		}
+		if a := s.Table().Allocatable(row)[mig]; a != c.migs {
+			t.Errorf("%s: %d MIG devices, want %d", c.node, a, c.migs)
+		}
+		if free := s.Devices().Free(row); fmt.Sprint(free) != fmt.Sprint(c.free) || s.Devices().Model(row) != c.model {
+			t.Errorf("%s: devices %v of %q; want %v of %q", c.node, free, s.Devices().Model(row), c.free, c.model)
+		}
+	}
+	opts := scoring.TaskOptions{Devices: gpu, Models: s.Models()}
+	scores := func(p *v1.Pod, gpuType string) string {
+		pipe := gpuStrategy(t, schema, gpuType)
+		pt, err := s.DRA().NewPodTask(schema, p, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := ""
+		for _, n := range []string{"node-a", "node-b"} {
+			task, ok, err := pt.On(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				out += n + " - "
+				continue
+			}
+			row, _ := s.Row(n)
+			batch := pipe.NewBatch(s.Table().Len())
+			if err := pipe.Score(task, s.Table(), batch); err != nil {
+				t.Fatal(err)
+			}
+			out += fmt.Sprintf("%s %.1f ", n, batch.Total(row))
+		}
+		return out
+	}
+	for _, c := range []struct {
+		pod         *v1.Pod
+		most, least string
+	}{
+		{claimed, "node-a 869.8 node-b 411.5 ", "node-a 369.8 node-b 911.5 "},
+		{extended, "node-a 869.8 node-b 411.5 ", "node-a 369.8 node-b 911.5 "},
+		{onlyA100, "node-a - node-b 411.5 ", "node-a - node-b 911.5 "},
+	} {
+		if got := scores(c.pod, "MostAllocated"); got != c.most {
+			t.Errorf("%s, MostAllocated: %s; want %s", c.pod.Name, got, c.most)
+		}
+		if got := scores(c.pod, "LeastAllocated"); got != c.least {
+			t.Errorf("%s, LeastAllocated: %s; want %s", c.pod.Name, got, c.least)
+		}
+	}
+	pt, err := s.DRA().NewPodTask(schema, claimed, opts)
+	if err != nil || !pt.Uniform() || pt.Task.Requests[slot] != 1000 || pt.Task.Devices != (resource.DeviceRequest{Count: 1, Each: 1000}) {
+		t.Errorf("the 1-GPU claim's task: %+v, %v", pt, err)
+	}
+
+	// A pod bound with nvidia.com/gpu: 1 uses what its claim holds, which
+	// DRA says: nothing until the claim is allocated, then gpu-0.
+	bound := extended.DeepCopy()
+	bound.Spec.NodeName = "node-b"
+	if err := s.UpdatePod(bound); err != nil {
+		t.Fatal(err)
+	}
+	row, _ := s.Row("node-b")
+	if u := s.Table().Used(row)[slot]; u != 0 {
+		t.Errorf("node-b uses %d nvidia.com/gpu before the claim is allocated", u)
+	}
+	held, err := ReadDRA(DRAObjects{
+		Slices:  draSlices(),
+		Classes: nvidiaClasses(),
+		Claims:  append(claimsOf(d), allocatedClaim("default", "extended-gpu", "node-b", "gpu-0")),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetDRA(held); err != nil {
+		t.Fatal(err)
+	}
+	row, _ = s.Row("node-b")
+	if u, free := s.Table().Used(row)[slot], s.Devices().Free(row); u != 1000 || free[0] != 0 || free[1] != 1000 {
+		t.Errorf("node-b after the allocation: %d used, devices %v", u, free)
+	}
+}
+
+// claimsOf are the claims a DRA read.
+func claimsOf(d *DRA) []*resourcev1.ResourceClaim {
+	var out []*resourcev1.ResourceClaim
+	for _, c := range d.claims {
+		out = append(out, c)
+	}
+	return out
+}
