@@ -8,6 +8,7 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/resfit/resfit/examples/kubebridge/dratest"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/config"
@@ -48,7 +49,7 @@ plugins:
 func TestSnapshotWithDRA(t *testing.T) {
 	name := func(s string) *string { return &s }
 	a100 := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "one-a100"},
-		Spec: claimSpec(exactly("gpu", "gpu.nvidia.com", 1, "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA A100-SXM4-80GB'"))}
+		Spec: dratest.ClaimSpec(dratest.Exactly("gpu", "gpu.nvidia.com", 1, "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA A100-SXM4-80GB'"))}
 	d := draCluster(t, a100)
 	filler := pod("filler", "node-a", "cpu", "8")
 	filler.Namespace = "train"
@@ -151,8 +152,8 @@ func TestSnapshotWithDRA(t *testing.T) {
 	}
 	held, err := ReadDRA(DRAObjects{
 		Slices:  draSlices(),
-		Classes: nvidiaClasses(),
-		Claims:  append(claimsOf(d), allocatedClaim("default", "extended-gpu", "node-b", "gpu-0")),
+		Classes: dratest.NVIDIAClasses(),
+		Claims:  append(claimsOf(d), dratest.AllocatedClaim("default", "extended-gpu", "node-b", "gpu-0")),
 	})
 	if err != nil {
 		t.Fatal(err)

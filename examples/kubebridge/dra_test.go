@@ -8,94 +8,26 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
-	kres "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"pgregory.net/rapid"
+
+	"github.com/resfit/resfit/examples/kubebridge/dratest"
 )
-
-// nvidiaSlice is a ResourceSlice as NVIDIA's DRA driver (gpu.nvidia.com)
-// publishes a node's GPUs: one pool per node named after it, devices
-// gpu-0… with the driver's attributes and their memory as capacity.
-func nvidiaSlice(node, product string, gpus int, generation int64) *resourcev1.ResourceSlice {
-	str := func(s string) resourcev1.DeviceAttribute { return resourcev1.DeviceAttribute{StringValue: &s} }
-	s := &resourcev1.ResourceSlice{
-		ObjectMeta: metav1.ObjectMeta{Name: node + "-gpu.nvidia.com-" + fmt.Sprint(generation)},
-		Spec: resourcev1.ResourceSliceSpec{
-			Driver:   "gpu.nvidia.com",
-			NodeName: &node,
-			Pool:     resourcev1.ResourcePool{Name: node, Generation: generation, ResourceSliceCount: 1},
-		},
-	}
-	for i := range gpus {
-		index := int64(i)
-		s.Spec.Devices = append(s.Spec.Devices, resourcev1.Device{
-			Name: fmt.Sprintf("gpu-%d", i),
-			Attributes: map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{
-				"type":                  str("gpu"),
-				"productName":           str(product),
-				"uuid":                  str(fmt.Sprintf("GPU-%s-%d", node, i)),
-				"architecture":          str("Hopper"),
-				"brand":                 str("Nvidia"),
-				"index":                 {IntValue: &index},
-				"cudaComputeCapability": {VersionValue: new("9.0.0")},
-			},
-			Capacity: map[resourcev1.QualifiedName]resourcev1.DeviceCapacity{"memory": {Value: kres.MustParse("80Gi")}},
-		})
-	}
-	return s
-}
-
-// migDevice is a MIG device as the driver publishes it beside the GPUs.
-func migDevice(name string) resourcev1.Device {
-	mig, product := "mig", "NVIDIA H100 80GB HBM3"
-	return resourcev1.Device{Name: name, Attributes: map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{
-		"type": {StringValue: &mig}, "productName": {StringValue: &product},
-	}, Capacity: map[resourcev1.QualifiedName]resourcev1.DeviceCapacity{"memory": {Value: kres.MustParse("10Gi")}}}
-}
-
-func deviceClass(name, expression string, extended string) *resourcev1.DeviceClass {
-	c := &resourcev1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: resourcev1.DeviceClassSpec{Selectors: []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{Expression: expression}}}}}
-	if extended != "" {
-		c.Spec.ExtendedResourceName = &extended
-	}
-	return c
-}
-
-// nvidiaClasses are the DeviceClasses NVIDIA's Helm chart installs for
-// whole GPUs (with KEP-5004's extended resource) and MIG devices.
-func nvidiaClasses() []*resourcev1.DeviceClass {
-	return []*resourcev1.DeviceClass{
-		deviceClass("gpu.nvidia.com", "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'", "nvidia.com/gpu"),
-		deviceClass("mig.nvidia.com", "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'", ""),
-	}
-}
-
-// allocatedClaim is a claim whose allocation holds the devices of a pool.
-func allocatedClaim(namespace, name, pool string, devices ...string) *resourcev1.ResourceClaim {
-	c := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
-	c.Status.Allocation = &resourcev1.AllocationResult{}
-	for _, d := range devices {
-		c.Status.Allocation.Devices.Results = append(c.Status.Allocation.Devices.Results,
-			resourcev1.DeviceRequestAllocationResult{Request: "gpus", Driver: "gpu.nvidia.com", Pool: pool, Device: d})
-	}
-	return c
-}
 
 // Two nodes of 8 NVIDIA GPUs each, as the driver publishes them, one with
 // a MIG device beside them and an older generation of its pool left over;
 // a claim holding 6 GPUs of the first. Each class counts what it selects,
 // named as KEP-5004 names it.
 func TestReadDRANVIDIA(t *testing.T) {
-	a := nvidiaSlice("node-a", "NVIDIA H100 80GB HBM3", 8, 2)
-	a.Spec.Devices = append(a.Spec.Devices, migDevice("gpu-0-mig-1g10gb-0"))
-	stale := nvidiaSlice("node-a", "NVIDIA H100 80GB HBM3", 4, 1) // generation 1: replaced
-	b := nvidiaSlice("node-b", "NVIDIA A100-SXM4-80GB", 8, 1)
+	a := dratest.NVIDIASlice("node-a", "NVIDIA H100 80GB HBM3", 8, 2)
+	a.Spec.Devices = append(a.Spec.Devices, dratest.MIGDevice("gpu-0-mig-1g10gb-0"))
+	stale := dratest.NVIDIASlice("node-a", "NVIDIA H100 80GB HBM3", 4, 1) // generation 1: replaced
+	b := dratest.NVIDIASlice("node-b", "NVIDIA A100-SXM4-80GB", 8, 1)
 	claims := []*resourcev1.ResourceClaim{
-		allocatedClaim("train", "six-gpus", "node-a", "gpu-0", "gpu-1", "gpu-2", "gpu-3", "gpu-4", "gpu-5"),
+		dratest.AllocatedClaim("train", "six-gpus", "node-a", "gpu-0", "gpu-1", "gpu-2", "gpu-3", "gpu-4", "gpu-5"),
 		{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "pending"}}, // not allocated
 	}
-	d, err := ReadDRA(DRAObjects{Slices: []*resourcev1.ResourceSlice{stale, a, b}, Classes: nvidiaClasses(), Claims: claims})
+	d, err := ReadDRA(DRAObjects{Slices: []*resourcev1.ResourceSlice{stale, a, b}, Classes: dratest.NVIDIAClasses(), Claims: claims})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,46 +74,46 @@ func TestReadDRAErrors(t *testing.T) {
 		want    string
 	}{
 		{name: "no driver", slices: func() []*resourcev1.ResourceSlice {
-			s := nvidiaSlice("n", "X", 1, 0)
+			s := dratest.NVIDIASlice("n", "X", 1, 0)
 			s.Spec.Driver = ""
 			return []*resourcev1.ResourceSlice{s}
 		}, want: "resourceslice n-gpu.nvidia.com-0: spec.driver: empty"},
 		{name: "no pool", slices: func() []*resourcev1.ResourceSlice {
-			s := nvidiaSlice("n", "X", 1, 0)
+			s := dratest.NVIDIASlice("n", "X", 1, 0)
 			s.Spec.Pool.Name = ""
 			return []*resourcev1.ResourceSlice{s}
 		}, want: "resourceslice n-gpu.nvidia.com-0: spec.pool.name: empty"},
 		{name: "negative generation", slices: func() []*resourcev1.ResourceSlice {
-			return []*resourcev1.ResourceSlice{nvidiaSlice("n", "X", 1, -3)}
+			return []*resourcev1.ResourceSlice{dratest.NVIDIASlice("n", "X", 1, -3)}
 		}, want: "spec.pool.generation: -3 is negative"},
 		{name: "unnamed device", slices: func() []*resourcev1.ResourceSlice {
-			s := nvidiaSlice("n", "X", 2, 0)
+			s := dratest.NVIDIASlice("n", "X", 2, 0)
 			s.Spec.Devices[1].Name = ""
 			return []*resourcev1.ResourceSlice{s}
 		}, want: "resourceslice n-gpu.nvidia.com-0: spec.devices[1].name: empty"},
 		{name: "device twice", slices: func() []*resourcev1.ResourceSlice {
-			s, t := nvidiaSlice("n", "X", 2, 0), nvidiaSlice("n", "X", 1, 0)
+			s, t := dratest.NVIDIASlice("n", "X", 2, 0), dratest.NVIDIASlice("n", "X", 1, 0)
 			t.Name = "other"
 			return []*resourcev1.ResourceSlice{s, t}
 		}, want: "resourceslice other: spec.devices[0].name: device gpu.nvidia.com/n/gpu-0 is published by resourceslice n-gpu.nvidia.com-0 too"},
-		{name: "bad CEL", classes: []*resourcev1.DeviceClass{deviceClass("broken", "device.driver ==", "")},
+		{name: "bad CEL", classes: []*resourcev1.DeviceClass{dratest.DeviceClass("broken", "device.driver ==", "")},
 			want: "deviceclass broken: spec.selectors[0].cel.expression:"},
-		{name: "CEL not boolean", classes: []*resourcev1.DeviceClass{deviceClass("number", "1 + 1", "")},
+		{name: "CEL not boolean", classes: []*resourcev1.DeviceClass{dratest.DeviceClass("number", "1 + 1", "")},
 			want: "deviceclass number: spec.selectors[0].cel.expression:"},
 		{name: "no CEL", classes: []*resourcev1.DeviceClass{{ObjectMeta: metav1.ObjectMeta{Name: "bare"}, Spec: resourcev1.DeviceClassSpec{Selectors: []resourcev1.DeviceSelector{{}}}}},
 			want: "deviceclass bare: spec.selectors[0]: no cel selector"},
-		{name: "bad extended resource", classes: []*resourcev1.DeviceClass{deviceClass("c", "true", "gpu")},
+		{name: "bad extended resource", classes: []*resourcev1.DeviceClass{dratest.DeviceClass("c", "true", "gpu")},
 			want: `deviceclass c: spec.extendedResourceName: "gpu" is not an extended resource name`},
 		{name: "empty extended resource", classes: []*resourcev1.DeviceClass{{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Spec: resourcev1.DeviceClassSpec{ExtendedResourceName: &empty}}},
 			want: `deviceclass c: spec.extendedResourceName: "" is not`},
-		{name: "extended resource twice", classes: []*resourcev1.DeviceClass{deviceClass("a", "true", "x.io/gpu"), deviceClass("b", "true", "x.io/gpu")},
+		{name: "extended resource twice", classes: []*resourcev1.DeviceClass{dratest.DeviceClass("a", "true", "x.io/gpu"), dratest.DeviceClass("b", "true", "x.io/gpu")},
 			want: "deviceclass b: spec.extendedResourceName: x.io/gpu is deviceclass a's too"},
-		{name: "class twice", classes: []*resourcev1.DeviceClass{deviceClass("a", "true", ""), deviceClass("a", "false", "")},
+		{name: "class twice", classes: []*resourcev1.DeviceClass{dratest.DeviceClass("a", "true", ""), dratest.DeviceClass("a", "false", "")},
 			want: "deviceclass a: metadata.name: listed twice"},
 		{name: "unnamed class", classes: []*resourcev1.DeviceClass{{}}, want: "deviceclass: metadata.name: empty"},
-		{name: "result without device", claims: []*resourcev1.ResourceClaim{allocatedClaim("ns", "c", "p", "d0", "")},
+		{name: "result without device", claims: []*resourcev1.ResourceClaim{dratest.AllocatedClaim("ns", "c", "p", "d0", "")},
 			want: "resourceclaim ns/c: status.allocation.devices.results[1].device: empty"},
-		{name: "result without pool", claims: []*resourcev1.ResourceClaim{allocatedClaim("ns", "c", "", "d0")},
+		{name: "result without pool", claims: []*resourcev1.ResourceClaim{dratest.AllocatedClaim("ns", "c", "", "d0")},
 			want: "resourceclaim ns/c: status.allocation.devices.results[0].pool: empty"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -203,21 +135,21 @@ func TestReadDRAErrors(t *testing.T) {
 // one by one count on theirs.
 func TestReadDRAEdges(t *testing.T) {
 	yes := true
-	shared := nvidiaSlice("n", "X", 3, 0)
+	shared := dratest.NVIDIASlice("n", "X", 3, 0)
 	shared.Spec.Devices[0].AllowMultipleAllocations = &yes
-	network := nvidiaSlice("n", "X", 2, 0)
+	network := dratest.NVIDIASlice("n", "X", 2, 0)
 	network.Name, network.Spec.NodeName, network.Spec.AllNodes, network.Spec.Pool.Name = "network", nil, &yes, "network"
-	perDevice := nvidiaSlice("n", "X", 2, 0)
+	perDevice := dratest.NVIDIASlice("n", "X", 2, 0)
 	other := "m"
 	perDevice.Name, perDevice.Spec.NodeName, perDevice.Spec.PerDeviceNodeSelection, perDevice.Spec.Pool.Name = "per-device", nil, &yes, "per-device"
 	perDevice.Spec.Devices[0].NodeName = &other
-	admin := allocatedClaim("ns", "admin", "n", "gpu-1")
+	admin := dratest.AllocatedClaim("ns", "admin", "n", "gpu-1")
 	admin.Status.Allocation.Devices.Results[0].AdminAccess = &yes
-	classes := append(nvidiaClasses(),
+	classes := append(dratest.NVIDIAClasses(),
 		// a runtime error: an int attribute compared as a string
-		deviceClass("fails", "device.attributes['gpu.nvidia.com'].index.startsWith('1')", ""))
+		dratest.DeviceClass("fails", "device.attributes['gpu.nvidia.com'].index.startsWith('1')", ""))
 	d, err := ReadDRA(DRAObjects{Slices: []*resourcev1.ResourceSlice{shared, network, perDevice}, Classes: classes,
-		Claims: []*resourcev1.ResourceClaim{allocatedClaim("ns", "one", "n", "gpu-0"), allocatedClaim("ns", "two", "n", "gpu-0"), admin}})
+		Claims: []*resourcev1.ResourceClaim{dratest.AllocatedClaim("ns", "one", "n", "gpu-0"), dratest.AllocatedClaim("ns", "two", "n", "gpu-0"), admin}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +181,7 @@ func TestReadDRAProperty(t *testing.T) {
 			if g, ok := newest[node]; ok && g == gen {
 				continue // one slice per pool and generation
 			}
-			s := nvidiaSlice(node, "X", gpus, gen)
+			s := dratest.NVIDIASlice(node, "X", gpus, gen)
 			s.Name = fmt.Sprintf("s%d", i)
 			list = append(list, s)
 			if g, ok := newest[node]; !ok || gen > g {
@@ -265,11 +197,11 @@ func TestReadDRAProperty(t *testing.T) {
 				devices = append(devices, fmt.Sprintf("gpu-%d", i))
 			}
 			if k > 0 {
-				claims = append(claims, allocatedClaim("ns", node, node, devices...))
+				claims = append(claims, dratest.AllocatedClaim("ns", node, node, devices...))
 			}
 			held[node] = k
 		}
-		d, err := ReadDRA(DRAObjects{Slices: list, Classes: nvidiaClasses(), Claims: claims})
+		d, err := ReadDRA(DRAObjects{Slices: list, Classes: dratest.NVIDIAClasses(), Claims: claims})
 		if err != nil {
 			rt.Fatal(err)
 		}
@@ -296,9 +228,9 @@ type draObjects struct {
 // pod that fits a node takes no more than the node has free.
 func FuzzReadDRA(f *testing.F) {
 	seed, err := json.Marshal(draObjects{
-		Slices:  []*resourcev1.ResourceSlice{nvidiaSlice("a", "NVIDIA H100", 2, 1)},
-		Classes: nvidiaClasses(),
-		Claims:  []*resourcev1.ResourceClaim{allocatedClaim("ns", "c", "a", "gpu-1", "gpu-7")},
+		Slices:  []*resourcev1.ResourceSlice{dratest.NVIDIASlice("a", "NVIDIA H100", 2, 1)},
+		Classes: dratest.NVIDIAClasses(),
+		Claims:  []*resourcev1.ResourceClaim{dratest.AllocatedClaim("ns", "c", "a", "gpu-1", "gpu-7")},
 	})
 	if err != nil {
 		f.Fatal(err)
@@ -347,19 +279,6 @@ func FuzzReadDRA(f *testing.F) {
 	})
 }
 
-// claimSpec is a claim's (or a template's) spec with these requests.
-func claimSpec(requests ...resourcev1.DeviceRequest) resourcev1.ResourceClaimSpec {
-	return resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{Requests: requests}}
-}
-
-func exactly(name, class string, count int64, selectors ...string) resourcev1.DeviceRequest {
-	r := resourcev1.DeviceRequest{Name: name, Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: class, Count: count}}
-	for _, s := range selectors {
-		r.Exactly.Selectors = append(r.Exactly.Selectors, resourcev1.DeviceSelector{CEL: &resourcev1.CELDeviceSelector{Expression: s}})
-	}
-	return r
-}
-
 func podWithClaims(name string, claims ...v1.PodResourceClaim) *v1.Pod {
 	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: name}, Spec: v1.PodSpec{ResourceClaims: claims}}
 }
@@ -367,9 +286,9 @@ func podWithClaims(name string, claims ...v1.PodResourceClaim) *v1.Pod {
 // draSlices are draCluster's slices: 8 H100s and a MIG device on node-a,
 // 8 A100s on node-b.
 func draSlices() []*resourcev1.ResourceSlice {
-	a := nvidiaSlice("node-a", "NVIDIA H100 80GB HBM3", 8, 0)
-	a.Spec.Devices = append(a.Spec.Devices, migDevice("gpu-7-mig-1g10gb-0"))
-	return []*resourcev1.ResourceSlice{a, nvidiaSlice("node-b", "NVIDIA A100-SXM4-80GB", 8, 0)}
+	a := dratest.NVIDIASlice("node-a", "NVIDIA H100 80GB HBM3", 8, 0)
+	a.Spec.Devices = append(a.Spec.Devices, dratest.MIGDevice("gpu-7-mig-1g10gb-0"))
+	return []*resourcev1.ResourceSlice{a, dratest.NVIDIASlice("node-b", "NVIDIA A100-SXM4-80GB", 8, 0)}
 }
 
 // draCluster is TestReadDRANVIDIA's cluster with claims and templates for
@@ -377,16 +296,16 @@ func draSlices() []*resourcev1.ResourceSlice {
 // device, node-b (A100s) 8 GPUs.
 func draCluster(t *testing.T, more ...*resourcev1.ResourceClaim) *DRA {
 	t.Helper()
-	one := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "one-gpu"}, Spec: claimSpec(exactly("gpu", "gpu.nvidia.com", 1))}
-	generated := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "p-gpus-x7k2"}, Spec: claimSpec(exactly("gpus", "gpu.nvidia.com", 3))}
+	one := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "one-gpu"}, Spec: dratest.ClaimSpec(dratest.Exactly("gpu", "gpu.nvidia.com", 1))}
+	generated := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "p-gpus-x7k2"}, Spec: dratest.ClaimSpec(dratest.Exactly("gpus", "gpu.nvidia.com", 3))}
 	template := &resourcev1.ResourceClaimTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "two-gpus"}}
-	template.Spec.Spec = claimSpec(exactly("gpus", "gpu.nvidia.com", 2))
+	template.Spec.Spec = dratest.ClaimSpec(dratest.Exactly("gpus", "gpu.nvidia.com", 2))
 	claims := append([]*resourcev1.ResourceClaim{
-		allocatedClaim("train", "six-gpus", "node-a", "gpu-0", "gpu-1", "gpu-2", "gpu-3", "gpu-4", "gpu-5"), one, generated,
+		dratest.AllocatedClaim("train", "six-gpus", "node-a", "gpu-0", "gpu-1", "gpu-2", "gpu-3", "gpu-4", "gpu-5"), one, generated,
 	}, more...)
 	d, err := ReadDRA(DRAObjects{
 		Slices:    draSlices(),
-		Classes:   nvidiaClasses(),
+		Classes:   dratest.NVIDIAClasses(),
 		Claims:    claims,
 		Templates: []*resourcev1.ResourceClaimTemplate{template},
 	})
@@ -403,12 +322,12 @@ func draCluster(t *testing.T, more ...*resourcev1.ResourceClaim) *DRA {
 func TestDRAPodRequestsAndFit(t *testing.T) {
 	name := func(s string) *string { return &s }
 	h100 := "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'"
-	either := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "either"}, Spec: claimSpec(resourcev1.DeviceRequest{
+	either := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "either"}, Spec: dratest.ClaimSpec(resourcev1.DeviceRequest{
 		Name: "gpus", FirstAvailable: []resourcev1.DeviceSubRequest{
 			{Name: "h100", DeviceClassName: "gpu.nvidia.com", Count: 2, Selectors: []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{Expression: h100}}}},
 			{Name: "any", DeviceClassName: "gpu.nvidia.com", Count: 4},
 		}})}
-	all := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "all"}, Spec: claimSpec(resourcev1.DeviceRequest{
+	all := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "all"}, Spec: dratest.ClaimSpec(resourcev1.DeviceRequest{
 		Name: "node", Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: "gpu.nvidia.com", AllocationMode: resourcev1.DeviceAllocationModeAll}})}
 	d := draCluster(t, either, all)
 	for _, c := range []struct {
@@ -461,17 +380,17 @@ func TestDRAPodRequestsAndFit(t *testing.T) {
 func TestDRAPodRequestErrors(t *testing.T) {
 	name := func(s string) *string { return &s }
 	bad := func(claim string, r resourcev1.DeviceRequest) *resourcev1.ResourceClaim {
-		return &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: claim}, Spec: claimSpec(r)}
+		return &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: claim}, Spec: dratest.ClaimSpec(r)}
 	}
-	mode := exactly("r", "gpu.nvidia.com", 1)
+	mode := dratest.Exactly("r", "gpu.nvidia.com", 1)
 	mode.Exactly.AllocationMode = "Some"
-	both := exactly("r", "gpu.nvidia.com", 1)
+	both := dratest.Exactly("r", "gpu.nvidia.com", 1)
 	both.FirstAvailable = []resourcev1.DeviceSubRequest{{Name: "x", DeviceClassName: "gpu.nvidia.com"}}
 	d := draCluster(t,
-		bad("unknown-class", exactly("r", "tpu.example.com", 1)),
+		bad("unknown-class", dratest.Exactly("r", "tpu.example.com", 1)),
 		bad("bad-mode", mode),
-		bad("negative", exactly("r", "gpu.nvidia.com", -2)),
-		bad("bad-selector", exactly("r", "gpu.nvidia.com", 1, "device.attributes[")),
+		bad("negative", dratest.Exactly("r", "gpu.nvidia.com", -2)),
+		bad("bad-selector", dratest.Exactly("r", "gpu.nvidia.com", 1, "device.attributes[")),
 		bad("both", both),
 		bad("sub-class", resourcev1.DeviceRequest{Name: "r", FirstAvailable: []resourcev1.DeviceSubRequest{{Name: "a", DeviceClassName: "gpu.nvidia.com"}, {Name: "b", DeviceClassName: "nope"}}}),
 	)

@@ -66,6 +66,23 @@ type nodes struct {
 	devices     *resource.Devices
 	models      map[string]int
 	modelList   []string
+
+	// dra is what the cluster's DRA objects said when last read (nil:
+	// none read), at the plugin's draWatch count draRead.
+	dra     *kubebridge.DRA
+	draRead uint64
+	// When the cycle's pod takes different DRA devices on different nodes
+	// (kubebridge.PodTask.Uniform is false), varied holds each row's result
+	// for the pod's task on that node and variedTask the task (nil for a
+	// node that cannot satisfy its claims); otherwise varied is nil.
+	varied     []variedResult
+	variedTask []*scoring.Task
+}
+
+// variedResult is a row's result for its own task.
+type variedResult struct {
+	feasible bool
+	total    float64
 }
 
 // prepare makes the table hold the given NodeInfos as they are: a new
@@ -180,6 +197,11 @@ func (n *nodes) rebuild(cfg *config.Config, pod *v1.Pod, infos []fwk.NodeInfo) e
 			seen[string(name)] = "node " + info.Node().Name
 		}
 	}
+	if n.dra != nil {
+		for _, name := range n.dra.ResourceNames() {
+			seen[name] = "a device class"
+		}
+	}
 	schema, err := resource.SchemaOf(seen)
 	if err != nil {
 		return err
@@ -198,6 +220,7 @@ func (n *nodes) rebuild(cfg *config.Config, pod *v1.Pod, infos []fwk.NodeInfo) e
 	if devices != nil {
 		writer.WithDevices(devices)
 	}
+	writer.WithDRA(n.dra)
 	pipe, err := cfg.BuildFor(schema, host)
 	if err != nil {
 		return err
@@ -212,6 +235,7 @@ func (n *nodes) rebuild(cfg *config.Config, pod *v1.Pod, infos []fwk.NodeInfo) e
 		rows: make(map[string]int32, len(infos)), byNode: newRowIndex(len(infos)),
 		maxScore: pipe.MaxScore(), cycle: n.cycle,
 		withDevices: n.withDevices, devices: devices, models: map[string]int{},
+		dra: n.dra, draRead: n.draRead,
 	}
 	for _, info := range infos {
 		if _, err := n.add(info); err != nil {
@@ -252,7 +276,7 @@ func (n *nodes) read(row int32, info fwk.NodeInfo) error {
 			pods[i] = p.GetPod()
 		}
 		var unreadable *kubebridge.RegistrationError
-		if err := kubebridge.NodeDevices(n.devices, int(row), info.Node(), pods); errors.As(err, &unreadable) {
+		if err := n.dra.NodeDevices(n.devices, int(row), info.Node(), pods); errors.As(err, &unreadable) {
 			klog.ErrorS(err, "GPU registration unreadable", "node", info.Node().Name)
 		} else if err != nil {
 			return err
@@ -306,15 +330,45 @@ func (n *nodes) taskOptions() scoring.TaskOptions {
 	return scoring.TaskOptions{Devices: resource.GPU, Models: n.modelList}
 }
 
-// score brings every row's result for the task up to date: the placer
+// score brings every row's result for the pod up to date: the placer
 // scores the rows of a pod class it has not seen on every node, and
-// otherwise only the rows that changed since it last did.
-func (n *nodes) score(task *scoring.Task, cycle uint64) error {
-	scores, err := n.placer.Scores(task)
-	if err != nil {
-		return err
+// otherwise only the rows that changed since it last did. A pod whose
+// claims take different devices on different nodes is scored once per
+// distinct take, each node by its own (varied).
+func (n *nodes) score(pt *kubebridge.PodTask, cycle uint64) error {
+	n.varied, n.variedTask = n.varied[:0], n.variedTask[:0]
+	if pt.Uniform() {
+		scores, err := n.placer.Scores(pt.Task)
+		if err != nil {
+			return err
+		}
+		n.cycle, n.task, n.scores, n.varied = cycle, pt.Task, scores, nil
+		return nil
 	}
-	n.cycle, n.task, n.scores = cycle, task, scores
+	rows := n.table.Len()
+	n.varied = append(n.varied, make([]variedResult, rows)...)
+	n.variedTask = append(n.variedTask, make([]*scoring.Task, rows)...)
+	byTask := map[*scoring.Task][]int{}
+	for row := range rows {
+		task, ok, err := pt.On(n.table.Name(row))
+		if err != nil {
+			return err
+		}
+		if ok {
+			byTask[task] = append(byTask[task], row)
+			n.variedTask[row] = task
+		}
+	}
+	for task, rows := range byTask {
+		scores, err := n.placer.Scores(task)
+		if err != nil {
+			return err
+		}
+		for _, row := range rows {
+			n.varied[row] = variedResult{feasible: scores.Feasible(row), total: scores.Total(row)}
+		}
+	}
+	n.cycle, n.task = cycle, pt.Task
 	return nil
 }
 
@@ -349,7 +403,7 @@ func (n *nodes) lookup(cycle uint64, info fwk.NodeInfo, reason bool) (nodeResult
 		}
 		return nodeResult{}, false, nil
 	}
-	if int(row) >= n.scores.Len() {
+	if n.varied == nil && int(row) >= n.scores.Len() || n.varied != nil && int(row) >= len(n.varied) {
 		return nodeResult{}, false, nil
 	}
 	if n.gens[row] != info.GetGeneration() {
@@ -358,15 +412,28 @@ func (n *nodes) lookup(cycle uint64, info fwk.NodeInfo, reason bool) (nodeResult
 		}
 		return nodeResult{}, false, nil
 	}
-	if !n.scores.Feasible(int(row)) {
+	task, feasible, total := n.task, false, 0.0
+	if n.varied != nil {
+		task, feasible, total = n.variedTask[row], n.varied[row].feasible, n.varied[row].total
+	} else {
+		feasible, total = n.scores.Feasible(int(row)), n.scores.Total(int(row))
+	}
+	if !feasible {
 		if !reason {
 			return nodeResult{}, true, nil
 		}
-		why, err := n.pipe.Reason(n.task, n.table, int(row))
+		if task == nil {
+			return nodeResult{reason: errClaimsUnsatisfiable}, true, nil
+		}
+		why, err := n.pipe.Reason(task, n.table, int(row))
 		return nodeResult{reason: why}, true, err
 	}
-	return nodeResult{feasible: true, score: toScore(n.scores.Total(int(row)), n.maxScore)}, true, nil
+	return nodeResult{feasible: true, score: toScore(total, n.maxScore)}, true, nil
 }
+
+// errClaimsUnsatisfiable is why a node is rejected whose devices cannot
+// satisfy the pod's claims.
+const errClaimsUnsatisfiable = "the node's DRA devices cannot satisfy the pod's resource claims"
 
 // markStale queues a row to be read again in the next cycle. It is called
 // from Score and Filter, which run in parallel.
@@ -384,18 +451,18 @@ func (n *nodes) markStale(row int32) {
 // for). It allocates; it is the rare path.
 func evaluateOne(cfg *config.Config, withDevices bool, s *cycleState, info fwk.NodeInfo) (nodeResult, error) {
 	singleEvaluations.Add(1)
-	one := nodes{schema: s.schema, withDevices: withDevices}
+	one := nodes{schema: s.schema, withDevices: withDevices, dra: s.dra}
 	if err := one.rebuild(cfg, s.pod, []fwk.NodeInfo{info}); err != nil {
 		return nodeResult{}, err
 	}
-	task := s.task
+	pt := s.podTask
 	if one.schema.Len() != s.schema.Len() {
 		var err error
-		if task, err = kubebridge.NewTask(one.schema, s.pod, s.opts); err != nil {
+		if pt, err = s.dra.NewPodTask(one.schema, s.pod, s.opts); err != nil {
 			return nodeResult{}, err
 		}
 	}
-	if err := one.score(task, one.cycle); err != nil {
+	if err := one.score(pt, one.cycle); err != nil {
 		return nodeResult{}, err
 	}
 	r, _, err := one.lookup(one.cycle, info, true)

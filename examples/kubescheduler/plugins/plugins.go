@@ -75,6 +75,9 @@ type Plugin struct {
 	// wrote: Score and Filter, called for every node, find their cycle's
 	// results without a lookup in the CycleState.
 	last atomic.Pointer[lastCycle]
+	// draWatch counts changes to DRA objects (dra.go); nil without a
+	// SharedDRAManager.
+	draWatch *draWatch
 }
 
 type lastCycle struct {
@@ -131,8 +134,9 @@ func newSingle(name string, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error
 	if err != nil {
 		return nil, fmt.Errorf("%s args: %w", name, err)
 	}
-	return &Plugin{name: name, handle: h, stateKey: fwk.StateKey("resfit/" + name),
-		config: &config.Config{Scorers: []config.ScorerConfig{{Name: name, Weight: 1, Args: args}}}}, nil
+	p := &Plugin{name: name, handle: h, stateKey: fwk.StateKey("resfit/" + name),
+		config: &config.Config{Scorers: []config.ScorerConfig{{Name: name, Weight: 1, Args: args}}}}
+	return p, p.watchDRA()
 }
 
 // NewResourceStrategyFit builds ResourceStrategyFit from a resfit
@@ -151,7 +155,7 @@ func NewResourceStrategyFit(_ context.Context, obj runtime.Object, h fwk.Handle)
 	p := &Plugin{name: ResourceStrategyFitName, handle: h, stateKey: "resfit/" + ResourceStrategyFitName,
 		config: cfg, filter: true, overrides: true}
 	p.nodes.withDevices = true
-	return p, nil
+	return p, p.watchDRA()
 }
 
 // Name returns the plugin's name.
@@ -190,6 +194,10 @@ type cycleState struct {
 	cycle uint64
 	pod   *v1.Pod
 	task  *scoring.Task
+	// podTask is the pod with what its DRA claims take (task is its Task),
+	// dra what DRA said in the cycle.
+	podTask *kubebridge.PodTask
+	dra     *kubebridge.DRA
 	// schema is the schema the task was made for, opts how it was read.
 	schema *resource.Schema
 	opts   scoring.TaskOptions
@@ -227,11 +235,21 @@ func (p *Plugin) evaluate(pod *v1.Pod, given []fwk.NodeInfo, subset bool) (*cycl
 	hinted := p.hinted
 	p.hinted, p.spareHints = p.spareHints[:0], hinted
 	p.hintMu.Unlock()
+	if p.draWatch != nil {
+		if seen := p.draWatch.count(); seen != p.nodes.draRead {
+			d, err := readDRA(p.handle.SharedDRAManager())
+			if err != nil {
+				return nil, err
+			}
+			p.nodes.dra, p.nodes.draRead = d, seen
+			p.nodes.schema = nil // rows and schema again
+		}
+	}
 	if err := p.nodes.prepare(p.config, pod, infos, all, hinted); err != nil {
 		return nil, err
 	}
 	opts := p.nodes.taskOptions()
-	task, err := kubebridge.NewTask(p.nodes.schema, pod, opts)
+	pt, err := p.nodes.dra.NewPodTask(p.nodes.schema, pod, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -239,10 +257,10 @@ func (p *Plugin) evaluate(pod *v1.Pod, given []fwk.NodeInfo, subset bool) (*cycl
 	if subset && 4*len(given) < p.nodes.table.Len() {
 		p.nodes.refreshSome(given)
 	}
-	if err := p.nodes.score(task, p.cycle); err != nil {
+	if err := p.nodes.score(pt, p.cycle); err != nil {
 		return nil, err
 	}
-	return &cycleState{cycle: p.cycle, pod: pod, task: task, schema: p.nodes.schema, opts: opts}, nil
+	return &cycleState{cycle: p.cycle, pod: pod, task: pt.Task, podTask: pt, dra: p.nodes.dra, schema: p.nodes.schema, opts: opts}, nil
 }
 
 // PreFilter evaluates every node once, for ResourceStrategyFit's filters
@@ -314,8 +332,9 @@ func (p *Plugin) ScoreExtensions() fwk.ScoreExtensions { return nil }
 // instead of being worked out on its own in Score. It shows the pod to the
 // configuration's learners (FGD learning the workload's classes), which an
 // Unreserve does not take back. It never fails.
-func (p *Plugin) Reserve(_ context.Context, state fwk.CycleState, _ *v1.Pod, nodeName string) *fwk.Status {
+func (p *Plugin) Reserve(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
 	p.hint(nodeName)
+	p.noteDRA(state, pod)
 	if s, err := p.read(state); err == nil {
 		p.mu.Lock()
 		if p.nodes.pipe != nil && s.schema == p.nodes.schema {
@@ -327,8 +346,24 @@ func (p *Plugin) Reserve(_ context.Context, state fwk.CycleState, _ *v1.Pod, nod
 }
 
 // Unreserve notes the node the pod leaves, as Reserve does.
-func (p *Plugin) Unreserve(_ context.Context, _ fwk.CycleState, _ *v1.Pod, nodeName string) {
+func (p *Plugin) Unreserve(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) {
 	p.hint(nodeName)
+	p.noteDRA(state, pod)
+}
+
+// noteDRA has DRA read again at the next cycle when the pod's placement
+// changes what its claims hold.
+func (p *Plugin) noteDRA(state fwk.CycleState, pod *v1.Pod) {
+	if p.draWatch == nil {
+		return
+	}
+	var d *kubebridge.DRA
+	if s, err := p.read(state); err == nil {
+		d = s.dra
+	}
+	if usesDRA(pod, d) {
+		p.draWatch.bump()
+	}
 }
 
 // hint queues a node, by name, to be read again in the next cycle.

@@ -1,0 +1,89 @@
+package plugins
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	"github.com/resfit/resfit/examples/kubebridge"
+)
+
+// DRA in the plugins: what the framework's SharedDRAManager holds
+// (ResourceSlices with device taint rules applied, DeviceClasses, and the
+// ResourceClaims with the allocations the DynamicResources plugin has
+// made in memory) is read by the host layer's rules (kubebridge.ReadDRA),
+// kept across cycles like the node table, and read again only after
+// something changed: an informer event of a slice, class or claim, or a
+// pod with claims reserved or unreserved (its claim's allocation is then
+// in the tracker before any event). A new reading rebuilds the table.
+
+// draWatch counts changes to DRA objects, from the informers' handlers
+// and from Reserve and Unreserve.
+type draWatch struct {
+	changes atomic.Uint64
+}
+
+func (w *draWatch) OnAdd(any, bool)                     { w.changes.Add(1) }
+func (w *draWatch) OnUpdate(any, any)                   { w.changes.Add(1) }
+func (w *draWatch) OnDelete(any)                        { w.changes.Add(1) }
+func (w *draWatch) bump()                               { w.changes.Add(1) }
+func (w *draWatch) count() uint64                       { return w.changes.Load() }
+func (w *draWatch) handler() cache.ResourceEventHandler { return w }
+
+// watchDRA registers the plugin's handlers on the handle's informers of
+// DRA objects (which kube-scheduler then starts, as it does for the
+// DynamicResources plugin's).
+func (p *Plugin) watchDRA() error {
+	if p.handle == nil || p.handle.SharedInformerFactory() == nil || p.handle.SharedDRAManager() == nil {
+		return nil
+	}
+	p.draWatch = &draWatch{}
+	p.draWatch.bump() // read at the first cycle
+	r := p.handle.SharedInformerFactory().Resource().V1()
+	for _, inf := range []cache.SharedIndexInformer{r.ResourceSlices().Informer(), r.DeviceClasses().Informer(), r.ResourceClaims().Informer()} {
+		if _, err := inf.AddEventHandler(p.draWatch.handler()); err != nil {
+			return fmt.Errorf("%s: watching DRA objects: %w", p.name, err)
+		}
+	}
+	return nil
+}
+
+// readDRA reads the DRA objects the framework holds.
+func readDRA(m fwk.SharedDRAManager) (*kubebridge.DRA, error) {
+	slices, err := m.ResourceSlices().ListWithDeviceTaintRules()
+	if err != nil {
+		return nil, fmt.Errorf("listing resourceslices: %w", err)
+	}
+	classes, err := m.DeviceClasses().List()
+	if err != nil {
+		return nil, fmt.Errorf("listing deviceclasses: %w", err)
+	}
+	claims, err := m.ResourceClaims().List()
+	if err != nil {
+		return nil, fmt.Errorf("listing resourceclaims: %w", err)
+	}
+	return kubebridge.ReadDRA(kubebridge.DRAObjects{Slices: slices, Classes: classes, Claims: claims})
+}
+
+// usesDRA reports whether a pod's placement changes what DRA holds: it
+// has claims, or asks for a resource a device class backs (KEP-5004: the
+// scheduler allocates a claim for it).
+func usesDRA(pod *v1.Pod, d *kubebridge.DRA) bool {
+	if len(pod.Spec.ResourceClaims) > 0 {
+		return true
+	}
+	if d == nil {
+		return false
+	}
+	for _, c := range d.Classes() {
+		for _, name := range kubebridge.ResourceNames(pod) {
+			if name == c.Resource {
+				return true
+			}
+		}
+	}
+	return false
+}
