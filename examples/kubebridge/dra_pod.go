@@ -2,6 +2,7 @@ package kubebridge
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
@@ -169,9 +170,22 @@ func (d *DRA) alternative(class string, mode resourcev1.DeviceAllocationMode, co
 // claims may share is free to every request.
 func (d *DRA) Fit(node string, requests []DRARequest) (take []int64, ok bool) {
 	take = make([]int64, len(d.classes))
+	ok = d.fit(node, requests, func(_ int, alt DRAAlternative, ids []DeviceID) {
+		take[alt.class] += int64(len(ids))
+	})
+	if !ok {
+		return nil, false
+	}
+	return take, true
+}
+
+// fit tries the requests on a node as Fit does, telling chosen, for each
+// request in order, the alternative and the devices it takes (the first
+// free ones of the node's, in order).
+func (d *DRA) fit(node string, requests []DRARequest, chosen func(request int, alt DRAAlternative, ids []DeviceID)) bool {
 	taken := map[DeviceID]bool{}
 	devices := d.devices[node]
-	for _, r := range requests {
+	for i, r := range requests {
 		satisfied := false
 		for _, alt := range r.Alternatives {
 			var free []DeviceID
@@ -200,13 +214,99 @@ func (d *DRA) Fit(node string, requests []DRARequest) (take []int64, ok bool) {
 			for _, id := range free[:need] {
 				taken[id] = true
 			}
-			take[alt.class] += need
+			chosen(i, alt, free[:need])
 			satisfied = true
 			break
 		}
 		if !satisfied {
-			return nil, false
+			return false
 		}
 	}
-	return take, true
+	return true
+}
+
+// Allocate is what DRA would say once a pod's claims not yet allocated
+// were allocated on a node, as Fit chooses their devices: a new DRA (this
+// one is not changed) in which the devices are held by the claims, and
+// the pod's claims ask for nothing more. A node that cannot satisfy them
+// is an error. It is how a host that places pods itself (a what-if) counts
+// a placed pod's devices.
+func (d *DRA) Allocate(pod *v1.Pod, node string) (*DRA, error) {
+	requests, err := d.PodRequests(pod)
+	if err != nil {
+		return nil, err
+	}
+	out := *d
+	out.allocated = maps.Clone(d.allocated)
+	out.claims = maps.Clone(d.claims)
+	results := map[string]*resourcev1.ResourceClaim{}
+	ok := d.fit(node, requests, func(i int, alt DRAAlternative, ids []DeviceID) {
+		r := requests[i]
+		for _, id := range ids {
+			if out.allocated[id] == "" {
+				out.allocated[id] = r.Claim
+			}
+		}
+		old, named := d.claims[r.Claim] // else a template's claim, not made yet
+		if !named {
+			return
+		}
+		c := results[r.Claim]
+		if c == nil {
+			c = old.DeepCopy()
+			c.Status.Allocation = &resourcev1.AllocationResult{}
+			results[r.Claim] = c
+		}
+		for _, id := range ids {
+			c.Status.Allocation.Devices.Results = append(c.Status.Allocation.Devices.Results,
+				resourcev1.DeviceRequestAllocationResult{Request: r.Name, Driver: id.Driver, Pool: id.Pool, Device: id.Device})
+		}
+	})
+	if !ok {
+		return nil, fmt.Errorf("pod %s/%s: its resource claims cannot be satisfied on node %s", pod.Namespace, pod.Name, node)
+	}
+	maps.Copy(out.claims, results)
+	return &out, nil
+}
+
+// draChange is what Allocate changed: the devices it made held, and the
+// claims it replaced, as they were.
+type draChange struct {
+	devices []DeviceID
+	claims  map[string]*resourcev1.ResourceClaim
+}
+
+func (c draChange) empty() bool { return len(c.devices) == 0 && len(c.claims) == 0 }
+
+// changeTo is what tells this reading from after, a reading Allocate made
+// from it.
+func (d *DRA) changeTo(after *DRA) draChange {
+	var c draChange
+	for id := range after.allocated {
+		if d.allocated[id] == "" {
+			c.devices = append(c.devices, id)
+		}
+	}
+	for key, claim := range after.claims {
+		if old := d.claims[key]; old != claim {
+			if c.claims == nil {
+				c.claims = map[string]*resourcev1.ResourceClaim{}
+			}
+			c.claims[key] = old
+		}
+	}
+	return c
+}
+
+// undo is a new reading without a change: its devices free, its claims
+// as they were.
+func (d *DRA) undo(c draChange) *DRA {
+	out := *d
+	out.allocated = maps.Clone(d.allocated)
+	for _, id := range c.devices {
+		delete(out.allocated, id)
+	}
+	out.claims = maps.Clone(d.claims)
+	maps.Copy(out.claims, c.claims)
+	return &out
 }

@@ -2,6 +2,7 @@ package kubebridge
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -139,6 +140,26 @@ func TestSnapshotWithDRA(t *testing.T) {
 		t.Errorf("the 1-GPU claim's task: %+v, %v", pt, err)
 	}
 
+	// Assumed on node-b, the pod's claim holds gpu-0 there, in the same
+	// table; forgotten, it holds nothing.
+	table, row := s.Table(), 0
+	if err := s.Assume(claimed, "node-b"); err != nil {
+		t.Fatal(err)
+	}
+	row, _ = s.Row("node-b")
+	if u, free := s.Table().Used(row)[slot], s.Devices().Free(row); s.Table() != table || u != 1000 || free[0] != 0 {
+		t.Errorf("node-b with the pod assumed: %d used, devices %v (same table: %v)", u, free, s.Table() == table)
+	}
+	if err := s.Forget(claimed); err != nil {
+		t.Fatal(err)
+	}
+	if u, free := s.Table().Used(row)[slot], s.Devices().Free(row); u != 0 || free[0] != 1000 {
+		t.Errorf("node-b with the pod forgotten: %d used, devices %v", u, free)
+	}
+	if _, err := s.DRA().Allocate(claimed, "node-b"); err != nil {
+		t.Errorf("the forgotten pod's claim is still allocated: %v", err)
+	}
+
 	// A pod bound with nvidia.com/gpu: 1 uses what its claim holds, which
 	// DRA says: nothing until the claim is allocated, then gpu-0.
 	bound := extended.DeepCopy()
@@ -146,7 +167,7 @@ func TestSnapshotWithDRA(t *testing.T) {
 	if err := s.UpdatePod(bound); err != nil {
 		t.Fatal(err)
 	}
-	row, _ := s.Row("node-b")
+	row, _ = s.Row("node-b")
 	if u := s.Table().Used(row)[slot]; u != 0 {
 		t.Errorf("node-b uses %d nvidia.com/gpu before the claim is allocated", u)
 	}
@@ -174,4 +195,35 @@ func claimsOf(d *DRA) []*resourcev1.ResourceClaim {
 		out = append(out, c)
 	}
 	return out
+}
+
+// Allocating a pod's claims on a node holds the devices Fit chooses there
+// in a new reading, and the pod asks for nothing more; the reading it came
+// from is unchanged.
+func TestDRAAllocate(t *testing.T) {
+	name := func(s string) *string { return &s }
+	d := draCluster(t)
+	p := podWithClaims("p", v1.PodResourceClaim{Name: "gpu", ResourceClaimName: name("one-gpu")},
+		v1.PodResourceClaim{Name: "gpus", ResourceClaimTemplateName: name("two-gpus")})
+	after, err := d.Allocate(p, "node-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, u := after.Amounts("node-b", "gpu.nvidia.com"); a != 8 || u != 3 {
+		t.Errorf("node-b after: %d of %d used, want 3 of 8", u, a)
+	}
+	if a, u := d.Amounts("node-b", "gpu.nvidia.com"); a != 8 || u != 0 {
+		t.Errorf("node-b before: %d of %d used, want 0 of 8", u, a)
+	}
+	for device, claim := range map[string]string{"gpu-0": "train/one-gpu", "gpu-1": "train/two-gpus", "gpu-2": "train/two-gpus", "gpu-3": ""} {
+		if held := after.HeldBy(DeviceID{"gpu.nvidia.com", "node-b", device}); held != claim {
+			t.Errorf("%s held by %q, want %q", device, held, claim)
+		}
+	}
+	if r, err := after.PodRequests(podWithClaims("q", v1.PodResourceClaim{Name: "gpu", ResourceClaimName: name("one-gpu")})); err != nil || len(r) != 0 {
+		t.Errorf("the allocated claim still asks %v (%v)", r, err)
+	}
+	if _, err := d.Allocate(p, "node-a"); err == nil || !strings.Contains(err.Error(), "cannot be satisfied on node node-a") {
+		t.Errorf("allocating 3 GPUs where 2 are free: %v", err)
+	}
 }

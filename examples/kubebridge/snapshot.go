@@ -71,9 +71,11 @@ type podEntry struct {
 	// held is what the pod holds on its node's devices.
 	held Held
 	// assumed says Assume made this entry; before is the pod as it was
-	// then (nil: not known).
+	// then (nil: not known); claims is what allocating its DRA claims
+	// changed, for Forget to give back.
 	assumed bool
 	before  *v1.Pod
+	claims  draChange
 }
 
 // count works out what a counted pod uses: its requests in the schema and
@@ -162,9 +164,12 @@ func (s *Snapshot) learnDRA() error {
 func (s *Snapshot) DRA() *DRA { return s.dra }
 
 // SetDRA replaces what the snapshot reads of DRA, after a change to a
-// ResourceSlice, DeviceClass or ResourceClaim, and builds the schema, table
-// and device view again (SchemaChanges counts it when the classes bring a
-// new resource). It costs as much as NewSnapshot; nil drops DRA.
+// ResourceSlice, DeviceClass or ResourceClaim (or a pod's claims allocated,
+// as Assume does). When the classes bring no resource the schema lacks,
+// every node's row and devices are written again in place (the table
+// stays, and a node whose devices changed has its pods counted again);
+// otherwise the schema, table and device view are built again
+// (SchemaChanges counts it). nil drops DRA.
 func (s *Snapshot) SetDRA(d *DRA) error {
 	before := s.dra
 	names := maps.Clone(s.names)
@@ -173,7 +178,16 @@ func (s *Snapshot) SetDRA(d *DRA) error {
 		s.dra, s.names = before, names
 		return err
 	}
-	grew := len(s.names) != len(names)
+	if len(s.names) == len(names) {
+		s.writer.WithDRA(d)
+		for row, name := range s.order {
+			n := s.nodes[name]
+			if err := s.updateNode(row, n, s.writer.allocatable(n, readNodeDevices(n, s.device, d).count)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	s.readNodeDevices()
 	if err := s.rebuild(); err != nil {
 		s.dra, s.names = before, names
@@ -183,9 +197,7 @@ func (s *Snapshot) SetDRA(d *DRA) error {
 		}
 		return err
 	}
-	if grew {
-		s.changes++
-	}
+	s.changes++
 	return nil
 }
 
@@ -722,7 +734,24 @@ func (s *Snapshot) Assume(p *v1.Pod, node string) error {
 		}
 		e.before = old.pod
 	}
-	return s.replacePod(e)
+	if err := s.replacePod(e); err != nil {
+		return err
+	}
+	if s.dra == nil || len(p.Spec.ResourceClaims) == 0 {
+		return nil
+	}
+	after, err := s.dra.Allocate(e.pod, node)
+	if err == nil {
+		e.claims = s.dra.changeTo(after)
+		err = s.SetDRA(after)
+	}
+	if err != nil {
+		if again := s.Forget(p); again != nil {
+			return fmt.Errorf("assuming pod %s/%s: %w (and forgetting it: %v)", p.Namespace, p.Name, err, again)
+		}
+		return fmt.Errorf("assuming pod %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	return nil
 }
 
 // Forget takes back an assumed pod (Assume): the snapshot holds the pod as
@@ -732,6 +761,12 @@ func (s *Snapshot) Forget(p *v1.Pod) error {
 	e, ok := s.pods[podKey(p)]
 	if !ok || !e.assumed {
 		return fmt.Errorf("forgetting pod %s/%s: it is not assumed", p.Namespace, p.Name)
+	}
+	if !e.claims.empty() {
+		if err := s.SetDRA(s.dra.undo(e.claims)); err != nil {
+			return err
+		}
+		e.claims = draChange{}
 	}
 	if e.before != nil {
 		return s.AddPod(e.before)
