@@ -310,3 +310,64 @@ func (d *DRA) undo(c draChange) *DRA {
 	maps.Copy(out.claims, c.claims)
 	return &out
 }
+
+// Unallocate is what DRA would say had a pod's claims not been allocated:
+// a new reading (this one is not changed) in which the devices of the
+// claims it names or its templates made, reserved for no other pod, are
+// free, and the claims ask again. It is how a host scores a running pod
+// as before it was placed.
+func (d *DRA) Unallocate(pod *v1.Pod) *DRA {
+	var c draChange
+	released := map[string]bool{}
+	for _, key := range podClaimKeys(pod) {
+		claim := d.claims[key]
+		if claim == nil || claim.Status.Allocation == nil || reservedForOthers(claim, pod) {
+			continue
+		}
+		if c.claims == nil {
+			c.claims = map[string]*resourcev1.ResourceClaim{}
+		}
+		free := claim.DeepCopy()
+		free.Status.Allocation, free.Status.ReservedFor = nil, nil
+		c.claims[key] = free
+		released[key] = true
+	}
+	for id, key := range d.allocated {
+		if released[key] {
+			c.devices = append(c.devices, id)
+		}
+	}
+	return d.undo(c)
+}
+
+// podClaimKeys are the claims (namespace/name) a pod names, or its
+// templates made as its status says.
+func podClaimKeys(pod *v1.Pod) []string {
+	var keys []string
+	generated := map[string]string{}
+	for _, s := range pod.Status.ResourceClaimStatuses {
+		if s.ResourceClaimName != nil {
+			generated[s.Name] = *s.ResourceClaimName
+		}
+	}
+	for _, pc := range pod.Spec.ResourceClaims {
+		switch {
+		case pc.ResourceClaimName != nil:
+			keys = append(keys, pod.Namespace+"/"+*pc.ResourceClaimName)
+		case generated[pc.Name] != "":
+			keys = append(keys, pod.Namespace+"/"+generated[pc.Name])
+		}
+	}
+	return keys
+}
+
+// reservedForOthers reports whether a claim is reserved for a consumer
+// other than the pod.
+func reservedForOthers(claim *resourcev1.ResourceClaim, pod *v1.Pod) bool {
+	for _, r := range claim.Status.ReservedFor {
+		if r.Name != pod.Name || (pod.UID != "" && r.UID != pod.UID) {
+			return true
+		}
+	}
+	return false
+}

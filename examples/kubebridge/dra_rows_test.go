@@ -226,4 +226,20 @@ func TestDRAAllocate(t *testing.T) {
 	if _, err := d.Allocate(p, "node-a"); err == nil || !strings.Contains(err.Error(), "cannot be satisfied on node node-a") {
 		t.Errorf("allocating 3 GPUs where 2 are free: %v", err)
 	}
+
+	// The filler's claim unallocated frees node-a's 6 GPUs, and the
+	// filler asks for them again; a claim reserved for another pod stays.
+	filler := podWithClaims("filler", v1.PodResourceClaim{Name: "gpus", ResourceClaimName: name("six-gpus")})
+	if a, u := d.Unallocate(filler).Amounts("node-a", "gpu.nvidia.com"); a != 8 || u != 0 {
+		t.Errorf("node-a without the filler's claim: %d of %d used, want 0 of 8", u, a)
+	}
+	if r, err := d.Unallocate(filler).PodRequests(filler); err != nil || len(r) != 1 || r[0].Alternatives[0].Count != 6 {
+		t.Errorf("the filler asks %+v (%v), want its 6 GPUs", r, err)
+	}
+	shared := d.claims["train/six-gpus"].DeepCopy()
+	shared.Status.ReservedFor = []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: "other", UID: "uid-other"}}
+	d.claims["train/six-gpus"] = shared
+	if _, u := d.Unallocate(filler).Amounts("node-a", "gpu.nvidia.com"); u != 6 {
+		t.Errorf("a claim reserved for another pod was freed: %d used", u)
+	}
 }

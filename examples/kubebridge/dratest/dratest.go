@@ -69,9 +69,11 @@ func NVIDIAClasses() []*resourcev1.DeviceClass {
 	}
 }
 
-// AllocatedClaim is a claim whose allocation holds the devices of a pool.
+// AllocatedClaim is a claim for as many GPUs as devices, allocated: it
+// holds those devices of a pool.
 func AllocatedClaim(namespace, name, pool string, devices ...string) *resourcev1.ResourceClaim {
-	c := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	c := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec: ClaimSpec(Exactly("gpus", "gpu.nvidia.com", int64(len(devices))))}
 	c.Status.Allocation = &resourcev1.AllocationResult{}
 	for _, d := range devices {
 		c.Status.Allocation.Devices.Results = append(c.Status.Allocation.Devices.Results,
