@@ -179,7 +179,8 @@ type DRADemand struct {
 	dra      *DRA
 	requests []DRARequest
 	// uniform says the take is the same on every node that can satisfy the
-	// requests: nominal.
+	// requests: nominal, each request's first alternative's count (All
+	// counts none, as its count depends on the node).
 	uniform bool
 	nominal []int64
 }
@@ -192,11 +193,13 @@ func (d *DRA) Demand(pod *v1.Pod) (DRADemand, error) {
 	}
 	dd := DRADemand{dra: d, requests: requests, uniform: true, nominal: make([]int64, len(d.classes))}
 	for _, r := range requests {
-		if len(r.Alternatives) != 1 || r.Alternatives[0].All || len(r.Alternatives[0].selectors) > 0 {
+		first := r.Alternatives[0]
+		if len(r.Alternatives) != 1 || first.All || len(first.selectors) > 0 {
 			dd.uniform = false
-			continue
 		}
-		dd.nominal[r.Alternatives[0].class] += r.Alternatives[0].Count
+		if !first.All {
+			dd.nominal[first.class] += first.Count
+		}
 	}
 	return dd, nil
 }
@@ -223,8 +226,11 @@ func (dd DRADemand) On(node string) ([]int64, bool) {
 // the same on every node (Uniform), a task per distinct take otherwise.
 // Its methods are safe for concurrent use.
 type PodTask struct {
-	// Task is the pod's task on a node where its claims take the nominal
-	// amounts (every node, when the demand is uniform).
+	// Task is the pod's task on a node where each of its claims' requests
+	// takes its first alternative's count: on every node, when the demand
+	// is uniform; otherwise what the pod asks for in the first place (a
+	// host shows it, and counts the pod's class by it), and On says what it
+	// takes on each node.
 	Task   *scoring.Task
 	demand DRADemand
 	base   *scoring.Task

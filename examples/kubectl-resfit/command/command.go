@@ -73,9 +73,15 @@ func newRoot(ctx context.Context, stdout, stderr io.Writer) *cobra.Command {
 scheduler configuration in any form it reads (volcano-scheduler.conf, a
 KubeSchedulerConfiguration with Koordinator's plugins, resfit's own form;
 bare or inside a ConfigMap). It reads a live cluster through your kubeconfig
-(only listing nodes and pods) or a snapshot file made with
+(only listing nodes and pods, and the DRA objects where the cluster serves
+resource.k8s.io/v1: resourceslices, deviceclasses, resourceclaims,
+resourceclaimtemplates) or a snapshot file made with
 
-  kubectl get nodes,pods -A -o json > cluster.json`,
+  kubectl get nodes,pods -A -o json > cluster.json
+
+or, for GPUs claimed through Dynamic Resource Allocation,
+
+  kubectl get nodes,pods,resourceslices.resource.k8s.io,resourceclaims.resource.k8s.io,resourceclaimtemplates.resource.k8s.io,deviceclasses.resource.k8s.io -A -o json > cluster.json`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// Without a command, the help; with an unknown one, a usage error

@@ -10,9 +10,12 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	kres "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/resfit/resfit/examples/kubebridge/dratest"
 )
 
 // GPU is the device resource the example uses.
@@ -97,10 +100,11 @@ const (
 	TrainingPriority      int32 = 100
 )
 
-// SnapshotJSON writes nodes and pods as `kubectl get nodes,pods -A -o
-// json` does: a v1 List of the objects, each with its kind (objects read
-// through a typed client have none; they are copied, not changed).
-func SnapshotJSON(nodes []*v1.Node, pods []*v1.Pod) []byte {
+// SnapshotJSON writes nodes and pods, then other objects (with their
+// kinds set), as `kubectl get nodes,pods,... -A -o json` does: a v1 List of
+// the objects, each with its kind (objects read through a typed client
+// have none; they are copied, not changed).
+func SnapshotJSON(nodes []*v1.Node, pods []*v1.Pod, more ...runtime.Object) []byte {
 	l := v1.List{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "List"}}
 	for _, n := range nodes {
 		n = n.DeepCopy()
@@ -112,9 +116,62 @@ func SnapshotJSON(nodes []*v1.Node, pods []*v1.Pod) []byte {
 		p.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
 		l.Items = append(l.Items, runtime.RawExtension{Object: p})
 	}
+	for _, o := range more {
+		l.Items = append(l.Items, runtime.RawExtension{Object: o})
+	}
 	data, err := json.MarshalIndent(l, "", "    ")
 	if err != nil {
 		panic(fmt.Sprintf("a List of nodes and pods does not encode: %v", err))
 	}
 	return append(data, '\n')
+}
+
+// DRACluster is the example cluster with its GPUs published through
+// Dynamic Resource Allocation instead of a device plugin: gpu-a's 8 H100s
+// and gpu-b's 8 A100s in ResourceSlices as NVIDIA's DRA driver writes
+// them, the chart's DeviceClasses (gpu.nvidia.com names nvidia.com/gpu),
+// and the GPU jobs asking through claims: job-0's allocated on gpu-a's
+// first 6 GPUs, job-1's for 2 GPUs and job-2's for 4 H100s pending. The
+// GPU nodes report no nvidia.com/gpu themselves, and the GPU jobs' pods ask
+// for none. objects are the DRA objects, in snapshot order.
+func DRACluster() (nodes []*v1.Node, pods []*v1.Pod, objects []runtime.Object) {
+	nodes, pods = Cluster()
+	for _, n := range nodes {
+		delete(n.Status.Allocatable, GPU)
+		delete(n.Status.Capacity, GPU)
+	}
+	for _, c := range dratest.NVIDIAClasses() {
+		c.TypeMeta = metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "DeviceClass"}
+		objects = append(objects, c)
+	}
+	for _, s := range []*resourcev1.ResourceSlice{
+		dratest.NVIDIASlice("gpu-a", "NVIDIA H100 80GB HBM3", 8, 0),
+		dratest.NVIDIASlice("gpu-b", "NVIDIA A100-SXM4-80GB", 8, 0),
+	} {
+		s.TypeMeta = metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "ResourceSlice"}
+		objects = append(objects, s)
+	}
+	h100 := "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'"
+	claims := map[string]*resourcev1.ResourceClaim{
+		"job-0": dratest.AllocatedClaim("train", "job-0-gpus", "gpu-a", "gpu-0", "gpu-1", "gpu-2", "gpu-3", "gpu-4", "gpu-5"),
+		"job-1": {ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "job-1-gpus"}, Spec: dratest.ClaimSpec(dratest.Exactly("gpus", "gpu.nvidia.com", 2))},
+		"job-2": {ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "job-2-gpus"}, Spec: dratest.ClaimSpec(dratest.Exactly("gpus", "gpu.nvidia.com", 4, h100))},
+	}
+	for _, p := range pods {
+		c, ok := claims[p.Name]
+		if !ok {
+			continue
+		}
+		delete(p.Spec.Containers[0].Resources.Requests, GPU)
+		delete(p.Spec.Containers[0].Resources.Limits, GPU)
+		p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpus", ResourceClaimName: &c.Name}}
+		p.Spec.Containers[0].Resources.Claims = []v1.ResourceClaim{{Name: "gpus"}}
+		c.TypeMeta = metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "ResourceClaim"}
+		c.CreationTimestamp = p.CreationTimestamp
+		if p.Spec.NodeName != "" {
+			c.Status.ReservedFor = []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: p.Name, UID: p.UID}}
+		}
+		objects = append(objects, c)
+	}
+	return nodes, pods, objects
 }

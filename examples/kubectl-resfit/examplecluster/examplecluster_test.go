@@ -8,13 +8,19 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "write testdata/cluster.json from the generator")
+var update = flag.Bool("update", false, "write testdata/cluster.json and dra-cluster.json from the generator")
 
-// The snapshot shipped in testdata is the generator's output (go test
-// -update writes it again).
+// The snapshots shipped in testdata are the generator's output (go test
+// -update writes them again).
 func TestExampleSnapshotIsTheGenerators(t *testing.T) {
-	want := SnapshotJSON(Cluster())
-	path := filepath.Join("..", "testdata", "cluster.json")
+	check(t, "cluster.json", SnapshotJSON(Cluster()))
+	nodes, pods, objects := DRACluster()
+	check(t, "dra-cluster.json", SnapshotJSON(nodes, pods, objects...))
+}
+
+func check(t *testing.T, file string, want []byte) {
+	t.Helper()
+	path := filepath.Join("..", "testdata", file)
 	if *update {
 		if err := os.WriteFile(path, want, 0o644); err != nil {
 			t.Fatal(err)

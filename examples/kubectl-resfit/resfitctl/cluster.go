@@ -1,6 +1,7 @@
 // Package resfitctl is what kubectl-resfit does, importable: read a cluster
 // (a live one through client-go, or a snapshot file of `kubectl get
-// nodes,pods -A -o json`), then validate a scheduler configuration, explain
+// nodes,pods -A -o json`, with the DRA objects when the cluster has them),
+// then validate a scheduler configuration, explain
 // how it scores a pod on every node, or place pending pods under one or
 // more configurations and compare the outcomes. It never changes the
 // cluster. Every error is one line that says what to fix.
@@ -18,24 +19,53 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
+
+	"github.com/resfit/resfit/examples/kubebridge"
 )
 
-// Cluster is the nodes and pods a command works on.
+// Cluster is the nodes and pods a command works on, and the cluster's
+// Dynamic Resource Allocation objects (none when it has none).
 type Cluster struct {
-	Nodes []*v1.Node
-	Pods  []*v1.Pod
+	Nodes     []*v1.Node
+	Pods      []*v1.Pod
+	Slices    []*resourcev1.ResourceSlice
+	Classes   []*resourcev1.DeviceClass
+	Claims    []*resourcev1.ResourceClaim
+	Templates []*resourcev1.ResourceClaimTemplate
 	// Source says where the cluster was read from, for messages.
 	Source string
+	// Warnings say what could not be read (DRA objects a user may not
+	// list), for every command's output.
+	Warnings []string
+}
+
+// SnapshotCommand is the command that takes a snapshot ReadSnapshot reads.
+const SnapshotCommand = "kubectl get nodes,pods,resourceslices.resource.k8s.io,resourceclaims.resource.k8s.io,resourceclaimtemplates.resource.k8s.io,deviceclasses.resource.k8s.io -A -o json"
+
+// dra reads the cluster's DRA objects by the host layer's rules
+// (kubebridge.ReadDRA); nil when there are no device classes or slices.
+func (c *Cluster) dra() (*kubebridge.DRA, error) {
+	if len(c.Slices) == 0 && len(c.Classes) == 0 {
+		return nil, nil
+	}
+	d, err := kubebridge.ReadDRA(kubebridge.DRAObjects{Slices: c.Slices, Classes: c.Classes, Claims: c.Claims, Templates: c.Templates})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", c.Source, firstLine(err))
+	}
+	return d, nil
 }
 
 // ReadSnapshot reads a snapshot file: the output of
 //
 //	kubectl get nodes,pods -A -o json
 //
+// or, for a cluster with Dynamic Resource Allocation, SnapshotCommand's
 // (a v1 List; YAML, and a NodeList or PodList, are read too). Items of
 // other kinds are left out; a snapshot without nodes is an error.
 func ReadSnapshot(path string) (*Cluster, error) {
@@ -83,6 +113,30 @@ func ParseSnapshot(data []byte) (*Cluster, error) {
 				return nil, fmt.Errorf("items[%d] (a Pod): %v", i, err)
 			}
 			c.Pods = append(c.Pods, p)
+		case "ResourceSlice":
+			o := &resourcev1.ResourceSlice{TypeMeta: item.TypeMeta, ObjectMeta: item.ObjectMeta}
+			if err := item.decode(&o.Spec, nil); err != nil {
+				return nil, fmt.Errorf("items[%d] (a ResourceSlice): %v", i, err)
+			}
+			c.Slices = append(c.Slices, o)
+		case "DeviceClass":
+			o := &resourcev1.DeviceClass{TypeMeta: item.TypeMeta, ObjectMeta: item.ObjectMeta}
+			if err := item.decode(&o.Spec, nil); err != nil {
+				return nil, fmt.Errorf("items[%d] (a DeviceClass): %v", i, err)
+			}
+			c.Classes = append(c.Classes, o)
+		case "ResourceClaim":
+			o := &resourcev1.ResourceClaim{TypeMeta: item.TypeMeta, ObjectMeta: item.ObjectMeta}
+			if err := item.decode(&o.Spec, &o.Status); err != nil {
+				return nil, fmt.Errorf("items[%d] (a ResourceClaim): %v", i, err)
+			}
+			c.Claims = append(c.Claims, o)
+		case "ResourceClaimTemplate":
+			o := &resourcev1.ResourceClaimTemplate{TypeMeta: item.TypeMeta, ObjectMeta: item.ObjectMeta}
+			if err := item.decode(&o.Spec, nil); err != nil {
+				return nil, fmt.Errorf("items[%d] (a ResourceClaimTemplate): %v", i, err)
+			}
+			c.Templates = append(c.Templates, o)
 		}
 	}
 	if len(c.Nodes) == 0 {
@@ -114,7 +168,7 @@ func (it *snapshotItem) decode(spec, status any) error {
 			return fmt.Errorf("spec: %v", firstLine(err))
 		}
 	}
-	if len(it.Status) > 0 {
+	if len(it.Status) > 0 && status != nil {
 		if err := json.Unmarshal(it.Status, status); err != nil {
 			return fmt.Errorf("status: %v", firstLine(err))
 		}
@@ -147,7 +201,11 @@ func decodeJSONOrYAML(data []byte, list *snapshotList) error {
 	return nil
 }
 
-// Live reads the nodes and pods of a running cluster. It only lists.
+// Live reads the nodes and pods of a running cluster, and its DRA objects
+// where it serves resource.k8s.io/v1. It only lists (nodes, pods,
+// resourceslices, deviceclasses, resourceclaims, resourceclaimtemplates):
+// a user who may not list the DRA objects gets a warning that the
+// cluster's DRA devices are left out.
 func Live(ctx context.Context, cs kubernetes.Interface, source string) (*Cluster, error) {
 	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -167,8 +225,60 @@ func Live(ctx context.Context, cs kubernetes.Interface, source string) (*Cluster
 	if len(c.Nodes) == 0 {
 		return nil, fmt.Errorf("%s has no nodes", source)
 	}
+	if err := c.listDRA(ctx, cs); err != nil {
+		return nil, err
+	}
 	c.sort()
 	return c, nil
+}
+
+// listDRA lists the cluster's DRA objects. A cluster that does not serve
+// resource.k8s.io/v1 has none; one the user may not list them in gets a
+// warning, and none.
+func (c *Cluster) listDRA(ctx context.Context, cs kubernetes.Interface) error {
+	r := cs.ResourceV1()
+	skip := func(what string, err error) (bool, error) {
+		switch {
+		case err == nil:
+			return false, nil
+		case apierrors.IsNotFound(err):
+			return true, nil // resource.k8s.io/v1 not served
+		case apierrors.IsForbidden(err):
+			c.Warnings = append(c.Warnings, fmt.Sprintf("may not list %s (resource.k8s.io) in %s: its DRA devices are left out; grant list on resourceslices, deviceclasses, resourceclaims and resourceclaimtemplates", what, c.Source))
+			c.Slices, c.Classes, c.Claims, c.Templates = nil, nil, nil, nil
+			return true, nil
+		}
+		return true, fmt.Errorf("listing %s of %s: %v", what, c.Source, firstLine(err))
+	}
+	slices, err := r.ResourceSlices().List(ctx, metav1.ListOptions{})
+	if stop, err := skip("resourceslices", err); stop {
+		return err
+	}
+	classes, err := r.DeviceClasses().List(ctx, metav1.ListOptions{})
+	if stop, err := skip("deviceclasses", err); stop {
+		return err
+	}
+	claims, err := r.ResourceClaims(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if stop, err := skip("resourceclaims", err); stop {
+		return err
+	}
+	templates, err := r.ResourceClaimTemplates(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if stop, err := skip("resourceclaimtemplates", err); stop {
+		return err
+	}
+	for i := range slices.Items {
+		c.Slices = append(c.Slices, &slices.Items[i])
+	}
+	for i := range classes.Items {
+		c.Classes = append(c.Classes, &classes.Items[i])
+	}
+	for i := range claims.Items {
+		c.Claims = append(c.Claims, &claims.Items[i])
+	}
+	for i := range templates.Items {
+		c.Templates = append(c.Templates, &templates.Items[i])
+	}
+	return nil
 }
 
 // sort orders nodes by name and pods by namespace and name, so that every

@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/config"
 )
 
@@ -29,6 +30,9 @@ type Explanation struct {
 	Rejected int               `json:"rejected"`
 	Nodes    []NodeExplanation `json:"nodes"`
 	Warnings []string          `json:"warnings,omitempty"`
+	// DRA says the cluster publishes devices through Dynamic Resource
+	// Allocation: the table then shows each node's GPUs.
+	DRA bool `json:"dra,omitempty"`
 }
 
 // NodeExplanation is one node's outcome: its total and each plugin's
@@ -39,6 +43,11 @@ type NodeExplanation struct {
 	Total    float64            `json:"total"`
 	Scores   map[string]float64 `json:"scores"`
 	Reason   string             `json:"reason"`
+	// GPUs, on a cluster with DRA, is the node's GPUs (the device view of
+	// nvidia.com/gpu: its DRA devices, or its device plugin's): whole ones
+	// free of all, and their model ("2/8 NVIDIA-H100-80GB-HBM3"); "" for a
+	// node without.
+	GPUs string `json:"gpus,omitempty"`
 }
 
 // Explain scores a pod on every node of the cluster under a configuration.
@@ -55,27 +64,38 @@ func Explain(c *Cluster, cfg *config.Config, configName string, pod *v1.Pod) (*E
 		return nil, err
 	}
 	batch := sc.pipe.NewBatch(table.Len())
-	if err := sc.pipe.Score(task, table, batch); err != nil {
-		return nil, fmt.Errorf("scoring pod %s/%s: %v", pod.Namespace, pod.Name, err)
-	}
 	e := &Explanation{
 		Pod: pod.Namespace + "/" + pod.Name, Config: configName, BoundTo: pod.Spec.NodeName,
-		Requests: quantities(schema, task.Requests), MaxScore: sc.pipe.MaxScore(),
+		Requests: quantities(schema, task.Task.Requests), MaxScore: sc.pipe.MaxScore(),
 		Plugins: sc.pipe.ScorerNames(), Warnings: sc.warnings(cfg),
 	}
-	for i := range table.Len() {
-		n := NodeExplanation{Name: table.Name(i), Feasible: batch.Feasible(i), Scores: map[string]float64{}}
-		if n.Feasible {
-			e.Feasible++
-			n.Total = batch.Total(i)
-			for j, name := range e.Plugins {
-				n.Scores[name] = batch.Contribution(i, j)
+	e.DRA = sc.snap.DRA() != nil
+	err = sc.score(task, batch, func(t *scoring.Task, rows []int) error {
+		for _, i := range rows {
+			n := NodeExplanation{Name: table.Name(i), Feasible: t != nil && batch.Feasible(i), Scores: map[string]float64{}}
+			if e.DRA {
+				n.GPUs = sc.gpuText(i)
 			}
-		} else {
-			e.Rejected++
-			n.Reason = batch.RejectedBy(i) + ": " + batch.Reason(i)
+			switch {
+			case n.Feasible:
+				e.Feasible++
+				n.Total = batch.Total(i)
+				for j, name := range e.Plugins {
+					n.Scores[name] = batch.Contribution(i, j)
+				}
+			case t == nil:
+				e.Rejected++
+				n.Reason = claimsUnsatisfiable
+			default:
+				e.Rejected++
+				n.Reason = batch.RejectedBy(i) + ": " + batch.Reason(i)
+			}
+			e.Nodes = append(e.Nodes, n)
 		}
-		e.Nodes = append(e.Nodes, n)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("scoring pod %s/%s: %v", pod.Namespace, pod.Name, err)
 	}
 	slices.SortStableFunc(e.Nodes, func(a, b NodeExplanation) int {
 		if a.Feasible != b.Feasible {
@@ -148,6 +168,9 @@ func (e *Explanation) WriteTable(w io.Writer) error {
 	for _, p := range e.Plugins {
 		fmt.Fprint(tw, "\t"+p)
 	}
+	if e.DRA {
+		fmt.Fprint(tw, "\tGPUS FREE")
+	}
 	fmt.Fprintln(tw)
 	shownFeasible, shownRejected := 0, 0
 	for _, n := range e.Nodes {
@@ -158,6 +181,9 @@ func (e *Explanation) WriteTable(w io.Writer) error {
 		fmt.Fprintf(tw, "%d\t%s\t%s", shownFeasible, n.Name, Rounded(n.Total))
 		for _, p := range e.Plugins {
 			fmt.Fprint(tw, "\t"+Rounded(n.Scores[p]))
+		}
+		if e.DRA {
+			fmt.Fprint(tw, "\t"+cmp.Or(n.GPUs, "-"))
 		}
 		fmt.Fprintln(tw)
 	}
@@ -171,7 +197,11 @@ func (e *Explanation) WriteTable(w io.Writer) error {
 				b.WriteString("\nRejected:\n")
 			}
 			shownRejected++
-			fmt.Fprintf(&b, "  %s: %s\n", n.Name, n.Reason)
+			if e.DRA && n.GPUs != "" {
+				fmt.Fprintf(&b, "  %s (GPUs free %s): %s\n", n.Name, n.GPUs, n.Reason)
+			} else {
+				fmt.Fprintf(&b, "  %s: %s\n", n.Name, n.Reason)
+			}
 		}
 	}
 	if more := e.Feasible - shownFeasible + e.Rejected - shownRejected; more > 0 {

@@ -31,6 +31,8 @@ type scene struct {
 	snap *kubebridge.Snapshot
 	pipe *scoring.Pipeline
 	opts scoring.TaskOptions
+	// clusterWarnings are the cluster's (Cluster.Warnings).
+	clusterWarnings []string
 }
 
 // newScene builds the snapshot of the cluster's nodes and pods, with the
@@ -48,7 +50,16 @@ func newScene(c *Cluster, cfg *config.Config, extra []*v1.Pod) (*scene, error) {
 			pods = append(pods, pending)
 		}
 	}
-	snap, err := kubebridge.NewSnapshot(c.Nodes, pods, kubebridge.Options{Devices: GPU})
+	d, err := c.dra()
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range extra {
+		if d != nil && p.Spec.NodeName != "" { // scored as before it was placed: its claims too
+			d = d.Unallocate(p)
+		}
+	}
+	snap, err := kubebridge.NewSnapshot(c.Nodes, pods, kubebridge.Options{Devices: GPU, DRA: d})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", c.Source, err)
 	}
@@ -56,14 +67,14 @@ func newScene(c *Cluster, cfg *config.Config, extra []*v1.Pod) (*scene, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the configuration does not build for this cluster's resources: %v", firstLine(err))
 	}
-	sc := &scene{snap: snap, pipe: pipe, opts: scoring.TaskOptions{Devices: GPU, Models: snap.Models()}}
+	sc := &scene{snap: snap, pipe: pipe, opts: scoring.TaskOptions{Devices: GPU, Models: snap.Models()}, clusterWarnings: c.Warnings}
 	// A configuration that learns (FGD's classes) has seen the pods that
 	// run, in the order of their namespaces and names.
 	if pipe.Volatile() {
 		for _, p := range c.Pods {
 			if kubebridge.Counts(p) {
 				if t, err := sc.task(p); err == nil {
-					pipe.Observe(t)
+					pipe.Observe(t.Task)
 				}
 			}
 		}
@@ -71,21 +82,97 @@ func newScene(c *Cluster, cfg *config.Config, extra []*v1.Pod) (*scene, error) {
 	return sc, nil
 }
 
-// warnings are the configuration's warnings, then, for each node whose
-// GPU-sharing registration cannot be read (it has no GPUs here), why.
+// warnings are the configuration's warnings, what could not be read of
+// the cluster, then, for each node whose GPU-sharing registration cannot
+// be read (it has no GPUs here), why.
 func (sc *scene) warnings(cfg *config.Config) []string {
-	w := slices.Clone(cfg.Warnings)
+	w := append(slices.Clone(cfg.Warnings), sc.clusterWarnings...)
 	for _, err := range sc.snap.DeviceErrors() {
 		w = append(w, err.Error())
 	}
 	return w
 }
 
-// task turns a pod into the task the scene scores.
-func (sc *scene) task(p *v1.Pod) (*scoring.Task, error) {
-	t, err := kubebridge.NewTask(sc.snap.Schema(), p, sc.opts)
+// task turns a pod into the task the scene scores, with what its DRA
+// claims take (kubebridge.PodTask: per node when that differs).
+func (sc *scene) task(p *v1.Pod) (*kubebridge.PodTask, error) {
+	t, err := sc.snap.DRA().NewPodTask(sc.snap.Schema(), p, sc.opts)
 	if err != nil {
 		return nil, fmt.Errorf("%v", firstLine(err))
 	}
 	return t, nil
+}
+
+// claimsUnsatisfiable is why a node is rejected whose DRA devices cannot
+// satisfy a pod's claims.
+const claimsUnsatisfiable = "DRA: the node's devices cannot satisfy the pod's resource claims"
+
+// score scores a pod on every node into batch, and calls visit with the
+// rows the batch then holds and the task they were scored for: every row
+// at once when the pod's task is the same on every node; otherwise each
+// distinct task (what the pod's DRA claims take differs from node to node)
+// with its nodes, then a nil task with the nodes whose devices cannot
+// satisfy the claims (which batch does not hold).
+func (sc *scene) score(pt *kubebridge.PodTask, batch *scoring.Batch, visit func(task *scoring.Task, rows []int) error) error {
+	table := sc.snap.Table()
+	if pt.Uniform() {
+		if err := sc.pipe.Score(pt.Task, table, batch); err != nil {
+			return err
+		}
+		rows := make([]int, table.Len())
+		for i := range rows {
+			rows[i] = i
+		}
+		return visit(pt.Task, rows)
+	}
+	byTask := map[*scoring.Task][]int{}
+	var order []*scoring.Task
+	var none []int
+	for row := range table.Len() {
+		task, ok, err := pt.On(table.Name(row))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			none = append(none, row)
+			continue
+		}
+		if _, seen := byTask[task]; !seen {
+			order = append(order, task)
+		}
+		byTask[task] = append(byTask[task], row)
+	}
+	for _, task := range order {
+		if err := sc.pipe.Score(task, table, batch); err != nil {
+			return err
+		}
+		if err := visit(task, byTask[task]); err != nil {
+			return err
+		}
+	}
+	if none != nil {
+		return visit(nil, none)
+	}
+	return nil
+}
+
+// gpuText is a node's GPUs as the device view holds them: free of all,
+// and their model when known ("2/8 NVIDIA-H100-80GB-HBM3"); "" without.
+func (sc *scene) gpuText(row int) string {
+	d := sc.snap.Devices()
+	free := d.Free(row)
+	if len(free) == 0 {
+		return ""
+	}
+	whole := 0
+	for _, f := range free {
+		if f == d.PerDevice() {
+			whole++
+		}
+	}
+	text := fmt.Sprintf("%d/%d", whole, len(free))
+	if m := d.Model(row); m != "" {
+		text += " " + m
+	}
+	return text
 }

@@ -149,26 +149,25 @@ func place(c *Cluster, nc NamedConfig, pods []*v1.Pod, opts WhatIfOptions) (*Out
 		if err != nil {
 			return nil, err
 		}
-		row, err := placer.Best(task)
+		row, total, err := sc.best(placer, task)
 		if err != nil {
 			return nil, fmt.Errorf("scoring pod %s/%s: %v", p.Namespace, p.Name, err)
 		}
 		pl := Placement{Pod: p.Namespace + "/" + p.Name}
 		if row < 0 {
-			if err := sc.pipe.Score(task, table, batch); err != nil {
+			if pl.Reason, err = sc.pendingReason(task, batch); err != nil {
 				return nil, fmt.Errorf("scoring pod %s/%s: %v", p.Namespace, p.Name, err)
 			}
-			pl.Reason = pendingReason(batch)
 			o.Pending++
 		} else {
-			pl.Node, pl.Score = table.Name(row), placer.Total()
+			pl.Node, pl.Score = table.Name(row), total
 			if err := sc.snap.Assume(p, pl.Node); err != nil {
 				return nil, fmt.Errorf("placing pod %s on %s: %v", pl.Pod, pl.Node, err)
 			}
 			if sc.snap.Table() != table { // the schema was built with every pod's resources
 				return nil, fmt.Errorf("placing pod %s changed the cluster's resources", pl.Pod)
 			}
-			sc.pipe.Observe(task)
+			sc.pipe.Observe(task.Task)
 			o.Placed++
 		}
 		o.Placements = append(o.Placements, pl)
@@ -183,14 +182,62 @@ func place(c *Cluster, nc NamedConfig, pods []*v1.Pod, opts WhatIfOptions) (*Out
 	return o, nil
 }
 
+// best is the node the placer ranks first for a pod (-1: none can take
+// it) and its total: for a pod whose DRA claims take different devices on
+// different nodes, the best of each of its tasks' nodes, by total, then
+// the lower row, as Batch.Top orders.
+func (sc *scene) best(placer *scoring.Placer, pt *kubebridge.PodTask) (int, float64, error) {
+	if pt.Uniform() {
+		row, err := placer.Best(pt.Task)
+		return row, placer.Total(), err
+	}
+	table := sc.snap.Table()
+	tasks := map[*scoring.Task][]int{}
+	for row := range table.Len() {
+		task, ok, err := pt.On(table.Name(row))
+		if err != nil {
+			return -1, 0, err
+		}
+		if ok {
+			tasks[task] = append(tasks[task], row)
+		}
+	}
+	best, total := -1, 0.0
+	for task, rows := range tasks {
+		scores, err := placer.Scores(task)
+		if err != nil {
+			return -1, 0, err
+		}
+		for _, row := range rows {
+			if !scores.Feasible(row) {
+				continue
+			}
+			if t := scores.Total(row); best < 0 || t > total || t == total && row < best {
+				best, total = row, t
+			}
+		}
+	}
+	return best, total, nil
+}
+
 // pendingReason sums up why every node rejected a pod, as kube-scheduler's
 // event does: "0/6 nodes can take it: 3 NodeResourcesFit (insufficient
 // nvidia.com/gpu), 3 NodeResourcesFit (insufficient cpu)".
-func pendingReason(b *scoring.Batch) string {
+func (sc *scene) pendingReason(pt *kubebridge.PodTask, b *scoring.Batch) (string, error) {
 	counts := map[string]int{}
-	for i := range b.Len() {
-		reason, _, _ := strings.Cut(b.Reason(i), ":")
-		counts[b.RejectedBy(i)+" ("+reason+")"]++
+	err := sc.score(pt, b, func(task *scoring.Task, rows []int) error {
+		for _, i := range rows {
+			if task == nil {
+				counts[claimsUnsatisfiable]++
+				continue
+			}
+			reason, _, _ := strings.Cut(b.Reason(i), ":")
+			counts[b.RejectedBy(i)+" ("+reason+")"]++
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
 	}
 	kinds := slices.Sorted(maps.Keys(counts))
 	slices.SortStableFunc(kinds, func(a, c string) int { return cmp.Compare(counts[c], counts[a]) })
@@ -198,7 +245,7 @@ func pendingReason(b *scoring.Batch) string {
 	for i, k := range kinds {
 		parts[i] = fmt.Sprintf("%d %s", counts[k], k)
 	}
-	return fmt.Sprintf("0/%d nodes can take it: %s", b.Len(), strings.Join(parts, ", "))
+	return fmt.Sprintf("0/%d nodes can take it: %s", b.Len(), strings.Join(parts, ", ")), nil
 }
 
 // gpuShares returns the allocated and the fragmented share of the
@@ -254,7 +301,7 @@ func (sc *scene) classes(pods []*v1.Pod) []frag.Class {
 		if err != nil {
 			continue
 		}
-		count[frag.Class{CPU: task.Requests[cpu], Devices: task.Devices, Models: task.Models}]++
+		count[frag.Class{CPU: task.Task.Requests[cpu], Devices: task.Task.Devices, Models: task.Task.Models}]++
 		total++
 	}
 	var out []frag.Class

@@ -1,0 +1,159 @@
+package resfitctl
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/resfit/resfit/examples/kubebridge/dratest"
+	"github.com/resfit/resfit/scoring/config"
+)
+
+// draTestdata reads the example with its GPUs published through DRA
+// (examplecluster.DRACluster) and a configuration.
+func draTestdata(t *testing.T, configFile string) (*Cluster, *config.Config) {
+	t.Helper()
+	c, err := ReadSnapshot(filepath.Join("..", "testdata", "dra-cluster.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadConfig(filepath.Join("..", "testdata", configFile), config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, cfg
+}
+
+// The DRA snapshot read: its slices, classes and claims beside the nodes
+// and pods, and the GPU nodes holding the class's devices as nvidia.com/gpu.
+func TestReadDRASnapshot(t *testing.T) {
+	c, _ := draTestdata(t, "rsf.yaml")
+	if len(c.Slices) != 2 || len(c.Classes) != 2 || len(c.Claims) != 3 || len(c.Nodes) != 4 || len(c.Pods) != 7 {
+		t.Fatalf("read %d slices, %d classes, %d claims, %d nodes, %d pods", len(c.Slices), len(c.Classes), len(c.Claims), len(c.Nodes), len(c.Pods))
+	}
+	if c.Claims[0].Status.Allocation == nil || len(c.Slices[0].Spec.Devices) != 8 {
+		t.Errorf("claim %+v, slice %+v", c.Claims[0].Status, c.Slices[0].Spec)
+	}
+}
+
+// rsf.yaml on the DRA snapshot gives job-1 (4 cores, a claim of 2 GPUs)
+// the numbers the device-plugin snapshot gives it asking nvidia.com/gpu: 2
+// (TestExplainGPUJobUnderResourceStrategyFit): gpu-a, 6 of its 8 GPUs held
+// by job-0's claim, 1000·(2·8/8 + 20/32)/3 = 875; gpu-b, empty,
+// 1000·(2·2/8 + 28/32)/3 = 458.33; the CPU nodes have no GPU. The GPUS FREE
+// column shows each node's whole free GPUs and their productName. job-2's
+// claim wants 4 H100s: gpu-a has 2 free, gpu-b's are A100s, so every node
+// is rejected for its claims. job-0 runs on gpu-a and is scored as before
+// its claim was allocated: gpu-a 8 of 8 free, 1000·(2·6/8 + 24/32)/3 = 750.
+func TestExplainDRASnapshot(t *testing.T) {
+	c, cfg := draTestdata(t, "rsf.yaml")
+	plain, _ := testdata(t, "rsf.yaml")
+	explain := func(c *Cluster, name string) *Explanation {
+		t.Helper()
+		pod, err := c.FindPod(name, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := Explain(c, cfg, "rsf.yaml", pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	e := explain(c, "train/job-1")
+	for name, want := range map[string]struct {
+		total float64
+		gpus  string
+	}{
+		"gpu-a": {875, "2/8 NVIDIA-H100-80GB-HBM3"},
+		"gpu-b": {1000 * (2*0.25 + 0.875) / 3, "8/8 NVIDIA-A100-SXM4-80GB"},
+	} {
+		if n := node(t, e, name); !n.Feasible || !near(n.Total, want.total) || n.GPUs != want.gpus {
+			t.Errorf("job-1 on %s: %+v, want %v with GPUs %s", name, n, want.total, want.gpus)
+		}
+	}
+	if n := node(t, e, "cpu-a"); n.Feasible || n.Reason != "NodeResourcesFit: insufficient nvidia.com/gpu: requested 2, free 0" {
+		t.Errorf("job-1 on cpu-a: %+v", n)
+	}
+	same := explain(plain, "train/job-1")
+	for _, name := range []string{"gpu-a", "gpu-b"} {
+		if a, b := node(t, e, name).Total, node(t, same, name).Total; a != b {
+			t.Errorf("job-1 on %s: %v through DRA, %v through the device plugin", name, a, b)
+		}
+	}
+	if !e.DRA || same.DRA || e.Requests["nvidia.com/gpu"] != "2" {
+		t.Errorf("DRA %v (device plugin %v), requests %v", e.DRA, same.DRA, e.Requests)
+	}
+	var table bytes.Buffer
+	if err := e.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		"RANK  NODE   TOTAL   resource-strategy-fit  GPUS FREE",
+		"1     gpu-a  875     875                    2/8 NVIDIA-H100-80GB-HBM3",
+		"2     gpu-b  458.33  458.33                 8/8 NVIDIA-A100-SXM4-80GB",
+	} {
+		if !strings.Contains(table.String(), line+"\n") {
+			t.Errorf("the table lacks %q:\n%s", line, table.String())
+		}
+	}
+
+	e = explain(c, "train/job-2")
+	if e.Feasible != 0 || e.Rejected != 4 {
+		t.Errorf("job-2: %d feasible, %d rejected", e.Feasible, e.Rejected)
+	}
+	for _, n := range e.Nodes {
+		if n.Reason != claimsUnsatisfiable {
+			t.Errorf("job-2 on %s: %q", n.Name, n.Reason)
+		}
+	}
+	if n := node(t, explain(c, "train/job-0"), "gpu-a"); !near(n.Total, 750) || n.GPUs != "8/8 NVIDIA-H100-80GB-HBM3" {
+		t.Errorf("job-0 on gpu-a as before it was placed: %+v", n)
+	}
+}
+
+// whatif on the DRA snapshot counts a placed pod's claim on its node: job-1
+// packs onto gpu-a and takes its last 2 GPUs, so job-3, another 2-GPU
+// claim, goes to gpu-b; job-2 (4 H100s) waits, for its claims. The web
+// pods spread by cpu: api-1 (4 cores) ties cpu-b and gpu-b at 12/16 and
+// 24/32 free after and takes cpu-b, the first by name; api-2 (12 cores)
+// then gpu-b (16/32 free after, cpu-b none).
+func TestWhatIfDRASnapshot(t *testing.T) {
+	c, cfg := draTestdata(t, "rsf.yaml")
+	job3 := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "job-3-gpus"},
+		Spec: dratest.ClaimSpec(dratest.Exactly("gpus", "gpu.nvidia.com", 2))}
+	c.Claims = append(c.Claims, job3)
+	job1, err := c.FindPod("train/job-1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := job1.DeepCopy()
+	p.Name, p.CreationTimestamp = "job-3", metav1.NewTime(job1.CreationTimestamp.Add(1))
+	p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpus", ResourceClaimName: &job3.Name}}
+	c.Pods = append(c.Pods, p)
+	r, err := WhatIf(c, []NamedConfig{{"rsf.yaml", cfg}}, nil, WhatIfOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, pl := range r.Outcomes[0].Placements {
+		got[pl.Pod] = pl.Node
+		if pl.Pod == "train/job-2" && pl.Reason != "0/4 nodes can take it: 4 "+claimsUnsatisfiable {
+			t.Errorf("job-2 pending for %q", pl.Reason)
+		}
+	}
+	want := map[string]string{"train/job-1": "gpu-a", "train/job-3": "gpu-b", "train/job-2": "", "web/api-1": "cpu-b", "web/api-2": "gpu-b"}
+	if !cmp.Equal(got, want) {
+		t.Errorf("placements %v, want %v", got, want)
+	}
+	// job-0's 6, job-1's 2 and job-3's 2 of the 16 GPUs.
+	if a := r.Outcomes[0].GPUAllocated; a == nil || !near(*a, 10.0/16) {
+		t.Errorf("GPU allocated %v, want 10/16", a)
+	}
+}
