@@ -365,7 +365,7 @@ func podClaimKeys(pod *v1.Pod) []string {
 // other than the pod.
 func reservedForOthers(claim *resourcev1.ResourceClaim, pod *v1.Pod) bool {
 	for _, r := range claim.Status.ReservedFor {
-		if r.Name != pod.Name || (pod.UID != "" && r.UID != pod.UID) {
+		if r.Name != pod.Name || (pod.UID != "" && r.UID != "" && r.UID != pod.UID) {
 			return true
 		}
 	}

@@ -24,13 +24,13 @@ import (
 )
 
 // kubectl-resfit run live against a real apiserver, reading the cluster as
-// a user who may only get and list nodes and pods, answers exactly as it
+// a user who may only list nodes, pods and DRA objects, answers exactly as it
 // does from a snapshot of the same objects, and as from the snapshot the
 // README's example ships; and the cluster is as it was.
 func TestKubectlResfitLive(t *testing.T) {
 	testCtx := testutils.InitTestAPIServer(t, "kubectl-resfit", nil) // cleans up after itself
 	admin, ctx := testCtx.ClientSet, testCtx.Ctx
-	createExampleCluster(t, ctx, admin)
+	createExampleCluster(t, ctx, admin, examplecluster.Cluster)
 	kubeconfig := viewerKubeconfig(t, ctx, admin, testCtx.KubeConfig)
 
 	// The snapshot a user would take of the live objects.
@@ -110,16 +110,16 @@ func kubectlResfit(t *testing.T, args ...string) string {
 	return stdout.String()
 }
 
-// createExampleCluster makes the example's nodes, namespaces and pods
-// through the API: bound pods are bound at creation, and their phase set
-// through the status subresource as a kubelet would.
-func createExampleCluster(t *testing.T, ctx context.Context, cs kubernetes.Interface) {
+// createExampleCluster makes the example's nodes, namespaces and pods (from
+// the generator) through the API: bound pods are bound at creation, and
+// their phase set through the status subresource as a kubelet would.
+func createExampleCluster(t *testing.T, ctx context.Context, cs kubernetes.Interface, generate func() ([]*v1.Node, []*v1.Pod)) {
 	t.Helper()
 	class := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: examplecluster.TrainingPriorityClass}, Value: examplecluster.TrainingPriority}
 	if _, err := cs.SchedulingV1().PriorityClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	nodes, pods := examplecluster.Cluster()
+	nodes, pods := generate()
 	for _, n := range nodes {
 		n.CreationTimestamp = metav1.Time{}
 		if _, err := cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
@@ -151,8 +151,8 @@ func createExampleCluster(t *testing.T, ctx context.Context, cs kubernetes.Inter
 }
 
 // viewerKubeconfig writes a kubeconfig for a ServiceAccount that may only
-// get and list nodes and pods: whatever kubectl-resfit tried beyond reading
-// would be refused.
+// list nodes, pods and the DRA objects (the README's RBAC): whatever
+// kubectl-resfit tried beyond listing would be refused.
 func viewerKubeconfig(t *testing.T, ctx context.Context, admin kubernetes.Interface, server *rest.Config) string {
 	t.Helper()
 	const name = "resfit-viewer"
@@ -164,7 +164,10 @@ func viewerKubeconfig(t *testing.T, ctx context.Context, admin kubernetes.Interf
 		func() error {
 			_, err := admin.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
 				ObjectMeta: metav1.ObjectMeta{Name: name},
-				Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes", "pods"}, Verbs: []string{"get", "list"}}},
+				Rules: []rbacv1.PolicyRule{
+					{APIGroups: []string{""}, Resources: []string{"nodes", "pods"}, Verbs: []string{"list"}},
+					{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceslices", "deviceclasses", "resourceclaims", "resourceclaimtemplates"}, Verbs: []string{"list"}},
+				},
 			}, metav1.CreateOptions{})
 			return err
 		},
@@ -201,8 +204,11 @@ func viewerKubeconfig(t *testing.T, ctx context.Context, admin kubernetes.Interf
 	saConfig := rest.AnonymousClientConfig(server)
 	saConfig.BearerToken = token.Status.Token
 	sa := kubernetes.NewForConfigOrDie(saConfig)
-	if _, err := sa.CoreV1().Pods("web").Get(ctx, "api-1", metav1.GetOptions{}); err != nil {
-		t.Fatalf("the viewer cannot read pods: %v", err)
+	if _, err := sa.CoreV1().Pods("web").List(ctx, metav1.ListOptions{}); err != nil {
+		t.Fatalf("the viewer cannot list pods: %v", err)
+	}
+	if _, err := sa.CoreV1().Pods("web").Get(ctx, "api-1", metav1.GetOptions{}); err == nil {
+		t.Fatal("the viewer can get a pod")
 	}
 	if err := sa.CoreV1().Pods("web").Delete(ctx, "api-1", metav1.DeleteOptions{}); err == nil {
 		t.Fatal("the viewer can delete pods")
