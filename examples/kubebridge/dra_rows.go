@@ -323,3 +323,94 @@ func (pt *PodTask) with(take []int64) (*scoring.Task, error) {
 	}
 	return &t, nil
 }
+
+// PodScores are a placer's results for a pod on every row of its table:
+// for a uniform pod, the placer's own view of its task's results (valid
+// until the placer's next call); otherwise each row's result for the
+// pod's task on that node, copied. The zero value is empty; Score fills
+// it, reusing its memory.
+type PodScores struct {
+	uniform bool
+	scores  scoring.Scores
+	task    *scoring.Task
+	varied  []podResult
+}
+
+// podResult is a row's result for the pod's task on its node; task is nil
+// where the node's devices cannot satisfy the pod's claims.
+type podResult struct {
+	task     *scoring.Task
+	feasible bool
+	total    float64
+}
+
+// Len is the number of rows.
+func (ps *PodScores) Len() int {
+	if ps.uniform {
+		return ps.scores.Len()
+	}
+	return len(ps.varied)
+}
+
+// Feasible reports whether the pod may go to a row's node.
+func (ps *PodScores) Feasible(row int) bool {
+	if ps.uniform {
+		return ps.scores.Feasible(row)
+	}
+	return ps.varied[row].feasible
+}
+
+// Total is a feasible row's total.
+func (ps *PodScores) Total(row int) float64 {
+	if ps.uniform {
+		return ps.scores.Total(row)
+	}
+	return ps.varied[row].total
+}
+
+// Task is the pod's task on a row's node, nil where the node's devices
+// cannot satisfy its claims.
+func (ps *PodScores) Task(row int) *scoring.Task {
+	if ps.uniform {
+		return ps.task
+	}
+	return ps.varied[row].task
+}
+
+// Score has a placer score the pod on every row of its table (the table's
+// row names are its nodes) into ps: one call of Placer.Scores for a
+// uniform pod, one per distinct task otherwise.
+func (pt *PodTask) Score(pl *scoring.Placer, table *resource.Table, ps *PodScores) error {
+	if pt.Uniform() {
+		scores, err := pl.Scores(pt.Task)
+		*ps = PodScores{uniform: true, scores: scores, task: pt.Task, varied: ps.varied[:0]}
+		return err
+	}
+	ps.uniform, ps.task = false, nil
+	ps.varied = append(ps.varied[:0], make([]podResult, table.Len())...)
+	byTask := map[*scoring.Task][]int{}
+	var order []*scoring.Task
+	for row := range table.Len() {
+		task, ok, err := pt.On(table.Name(row))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		if _, seen := byTask[task]; !seen {
+			order = append(order, task)
+		}
+		byTask[task] = append(byTask[task], row)
+	}
+	for _, task := range order {
+		scores, err := pl.Scores(task)
+		if err != nil {
+			return err
+		}
+		for _, row := range byTask[task] {
+			ps.varied[row] = podResult{task: task, feasible: scores.Feasible(row), total: scores.Total(row)}
+		}
+	}
+	return nil
+}

@@ -142,6 +142,7 @@ func place(c *Cluster, nc NamedConfig, pods []*v1.Pod, opts WhatIfOptions) (*Out
 		return nil, err
 	}
 	batch := sc.pipe.NewBatch(table.Len())
+	var scores kubebridge.PodScores
 	every := cmp.Or(opts.Every, 1000)
 	start := time.Now()
 	for i, p := range pods {
@@ -149,7 +150,7 @@ func place(c *Cluster, nc NamedConfig, pods []*v1.Pod, opts WhatIfOptions) (*Out
 		if err != nil {
 			return nil, err
 		}
-		row, total, err := sc.best(placer, task)
+		row, total, err := sc.best(placer, task, &scores)
 		if err != nil {
 			return nil, fmt.Errorf("scoring pod %s/%s: %v", p.Namespace, p.Name, err)
 		}
@@ -184,37 +185,23 @@ func place(c *Cluster, nc NamedConfig, pods []*v1.Pod, opts WhatIfOptions) (*Out
 
 // best is the node the placer ranks first for a pod (-1: none can take
 // it) and its total: for a pod whose DRA claims take different devices on
-// different nodes, the best of each of its tasks' nodes, by total, then
-// the lower row, as Batch.Top orders.
-func (sc *scene) best(placer *scoring.Placer, pt *kubebridge.PodTask) (int, float64, error) {
+// different nodes, the best of every node's own, by total, then the lower
+// row, as Batch.Top orders.
+func (sc *scene) best(placer *scoring.Placer, pt *kubebridge.PodTask, scores *kubebridge.PodScores) (int, float64, error) {
 	if pt.Uniform() {
 		row, err := placer.Best(pt.Task)
 		return row, placer.Total(), err
 	}
-	table := sc.snap.Table()
-	tasks := map[*scoring.Task][]int{}
-	for row := range table.Len() {
-		task, ok, err := pt.On(table.Name(row))
-		if err != nil {
-			return -1, 0, err
-		}
-		if ok {
-			tasks[task] = append(tasks[task], row)
-		}
+	if err := pt.Score(placer, sc.snap.Table(), scores); err != nil {
+		return -1, 0, err
 	}
 	best, total := -1, 0.0
-	for task, rows := range tasks {
-		scores, err := placer.Scores(task)
-		if err != nil {
-			return -1, 0, err
+	for row := range scores.Len() {
+		if !scores.Feasible(row) {
+			continue
 		}
-		for _, row := range rows {
-			if !scores.Feasible(row) {
-				continue
-			}
-			if t := scores.Total(row); best < 0 || t > total || t == total && row < best {
-				best, total = row, t
-			}
+		if t := scores.Total(row); best < 0 || t > total {
+			best, total = row, t
 		}
 	}
 	return best, total, nil

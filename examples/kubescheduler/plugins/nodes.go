@@ -50,11 +50,10 @@ type nodes struct {
 	staleMu sync.Mutex
 	stale   []int32
 
-	// The last evaluation: its cycle, task and every row's results (the
-	// placer's view, valid until the next evaluation).
+	// The last evaluation: its cycle and every row's results for the pod
+	// (the placer's view, valid until the next evaluation).
 	cycle    uint64
-	task     *scoring.Task
-	scores   scoring.Scores
+	scores   kubebridge.PodScores
 	maxScore float64
 
 	writer *kubebridge.RowWriter
@@ -71,18 +70,6 @@ type nodes struct {
 	// none read), at the plugin's draWatch count draRead.
 	dra     *kubebridge.DRA
 	draRead uint64
-	// When the cycle's pod takes different DRA devices on different nodes
-	// (kubebridge.PodTask.Uniform is false), varied holds each row's result
-	// for the pod's task on that node and variedTask the task (nil for a
-	// node that cannot satisfy its claims); otherwise varied is nil.
-	varied     []variedResult
-	variedTask []*scoring.Task
-}
-
-// variedResult is a row's result for its own task.
-type variedResult struct {
-	feasible bool
-	total    float64
 }
 
 // prepare makes the table hold the given NodeInfos as they are: a new
@@ -332,43 +319,14 @@ func (n *nodes) taskOptions() scoring.TaskOptions {
 
 // score brings every row's result for the pod up to date: the placer
 // scores the rows of a pod class it has not seen on every node, and
-// otherwise only the rows that changed since it last did. A pod whose
-// claims take different devices on different nodes is scored once per
-// distinct take, each node by its own (varied).
+// otherwise only the rows that changed since it last did (a pod whose
+// claims take different devices on different nodes: per distinct take,
+// kubebridge.PodTask.Score).
 func (n *nodes) score(pt *kubebridge.PodTask, cycle uint64) error {
-	n.varied, n.variedTask = n.varied[:0], n.variedTask[:0]
-	if pt.Uniform() {
-		scores, err := n.placer.Scores(pt.Task)
-		if err != nil {
-			return err
-		}
-		n.cycle, n.task, n.scores, n.varied = cycle, pt.Task, scores, nil
-		return nil
+	if err := pt.Score(n.placer, n.table, &n.scores); err != nil {
+		return err
 	}
-	rows := n.table.Len()
-	n.varied = append(n.varied, make([]variedResult, rows)...)
-	n.variedTask = append(n.variedTask, make([]*scoring.Task, rows)...)
-	byTask := map[*scoring.Task][]int{}
-	for row := range rows {
-		task, ok, err := pt.On(n.table.Name(row))
-		if err != nil {
-			return err
-		}
-		if ok {
-			byTask[task] = append(byTask[task], row)
-			n.variedTask[row] = task
-		}
-	}
-	for task, rows := range byTask {
-		scores, err := n.placer.Scores(task)
-		if err != nil {
-			return err
-		}
-		for _, row := range rows {
-			n.varied[row] = variedResult{feasible: scores.Feasible(row), total: scores.Total(row)}
-		}
-	}
-	n.cycle, n.task = cycle, pt.Task
+	n.cycle = cycle
 	return nil
 }
 
@@ -403,7 +361,7 @@ func (n *nodes) lookup(cycle uint64, info fwk.NodeInfo, reason bool) (nodeResult
 		}
 		return nodeResult{}, false, nil
 	}
-	if n.varied == nil && int(row) >= n.scores.Len() || n.varied != nil && int(row) >= len(n.varied) {
+	if int(row) >= n.scores.Len() {
 		return nodeResult{}, false, nil
 	}
 	if n.gens[row] != info.GetGeneration() {
@@ -412,23 +370,18 @@ func (n *nodes) lookup(cycle uint64, info fwk.NodeInfo, reason bool) (nodeResult
 		}
 		return nodeResult{}, false, nil
 	}
-	task, feasible, total := n.task, false, 0.0
-	if n.varied != nil {
-		task, feasible, total = n.variedTask[row], n.varied[row].feasible, n.varied[row].total
-	} else {
-		feasible, total = n.scores.Feasible(int(row)), n.scores.Total(int(row))
-	}
-	if !feasible {
+	if !n.scores.Feasible(int(row)) {
 		if !reason {
 			return nodeResult{}, true, nil
 		}
+		task := n.scores.Task(int(row))
 		if task == nil {
 			return nodeResult{reason: errClaimsUnsatisfiable}, true, nil
 		}
 		why, err := n.pipe.Reason(task, n.table, int(row))
 		return nodeResult{reason: why}, true, err
 	}
-	return nodeResult{feasible: true, score: toScore(total, n.maxScore)}, true, nil
+	return nodeResult{feasible: true, score: toScore(n.scores.Total(int(row)), n.maxScore)}, true, nil
 }
 
 // errClaimsUnsatisfiable is why a node is rejected whose devices cannot
