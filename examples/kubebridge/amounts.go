@@ -25,7 +25,18 @@ func Amount(name string, q kres.Quantity) int64 {
 // more than resource.MaxResources names, is an error that says which
 // object has it.
 func SchemaFor(nodes []*v1.Node, pods []*v1.Pod) (*resource.Schema, error) {
+	return (*DRA)(nil).SchemaFor(nodes, pods)
+}
+
+// SchemaFor is the package's SchemaFor with the resources of DRA's device
+// classes (ResourceNames); d may be nil: no DRA.
+func (d *DRA) SchemaFor(nodes []*v1.Node, pods []*v1.Pod) (*resource.Schema, error) {
 	seen := map[string]string{} // name → the object that has it
+	if d != nil {
+		for _, c := range d.classes {
+			seen[c.Resource] = "deviceclass " + c.Name
+		}
+	}
 	for _, n := range nodes {
 		for name := range n.Status.Allocatable {
 			seen[string(name)] = "node " + n.Name

@@ -69,6 +69,9 @@ type DRA struct {
 	allocated map[DeviceID]string    // → the claim holding it, namespace/name
 	claims    map[string]*resourcev1.ResourceClaim
 	templates map[string]*resourcev1.ResourceClaimTemplate
+	// read is ReadDRA's call that read the classes and devices: readings
+	// made from one by Allocate and Unallocate share it.
+	read *struct{ _ byte }
 }
 
 // DRAObjects are the objects ReadDRA reads, as listed from a cluster.
@@ -90,7 +93,7 @@ type DRAObjects struct {
 // fails at runtime on a device does not select it. An allocation result
 // held with admin access takes nothing.
 func ReadDRA(objects DRAObjects) (*DRA, error) {
-	d := &DRA{devices: map[string][]DRADevice{}, allocated: map[DeviceID]string{},
+	d := &DRA{read: new(struct{ _ byte }), devices: map[string][]DRADevice{}, allocated: map[DeviceID]string{},
 		claims: map[string]*resourcev1.ResourceClaim{}, templates: map[string]*resourcev1.ResourceClaimTemplate{}}
 	if err := d.readClasses(objects.Classes); err != nil {
 		return nil, err

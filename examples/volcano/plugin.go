@@ -132,10 +132,17 @@ type sessionView struct {
 	// held is what the tasks the session allocated hold on the devices.
 	held  map[api.TaskID]kubebridge.Held
 	tasks sync.Map // api.TaskID → taskOf
+	// dra is what the session's DRA objects say (Session.SharedDRAManager,
+	// read when the session opens; nil without), with the claims of the
+	// tasks the session allocates allocated as kubebridge.DRA.Allocate
+	// chooses; writer puts its amounts into rows (kubebridge.RowWriter's
+	// DRAAllocatable and DRAUsed).
+	dra    *kubebridge.DRA
+	writer *kubebridge.RowWriter
 }
 
 type taskOf struct {
-	task *scoring.Task
+	task *kubebridge.PodTask
 	err  error
 }
 
@@ -166,7 +173,15 @@ func newSessionView(c *Config, ssn *framework.Session) (*sessionView, error) {
 			}
 		}
 	}
-	schema, err := kubebridge.SchemaFor(nodes, pods)
+	d, err := readDRA(ssn)
+	if err != nil {
+		klog.Errorf("%s: %v; DRA devices are left out this session", c.Name, err)
+	}
+	schema, err := d.SchemaFor(nodes, pods)
+	if err != nil {
+		return nil, err
+	}
+	writer, err := kubebridge.NewRowWriter(schema)
 	if err != nil {
 		return nil, err
 	}
@@ -180,6 +195,7 @@ func newSessionView(c *Config, ssn *framework.Session) (*sessionView, error) {
 		opts:    scoring.TaskOptions{Devices: resource.GPU, Models: resource.DistinctModels(models)},
 		used:    make(resource.Vector, schema.Len()),
 		devices: devices, held: map[api.TaskID]kubebridge.Held{}, gpu: -1,
+		dra: d, writer: writer.WithDRA(d),
 	}
 	if slot, ok := schema.Slot(resource.GPU); ok {
 		s.gpu = slot
@@ -201,13 +217,14 @@ func newSessionView(c *Config, ssn *framework.Session) (*sessionView, error) {
 		}
 		if n.Node != nil {
 			var unreadable *kubebridge.RegistrationError
-			if err := kubebridge.NodeDevices(devices, row, n.Node, podsOf(n)); errors.As(err, &unreadable) {
+			if err := d.NodeDevices(devices, row, n.Node, podsOf(n)); errors.As(err, &unreadable) {
 				klog.Errorf("%s: %v", c.Name, err)
 			} else if err != nil {
 				return nil, fmt.Errorf("node %s: %v", name, err)
 			}
 		}
 		fill(schema, alloc, n.Allocatable)
+		s.writer.DRAAllocatable(name, alloc)
 		if s.gpu >= 0 {
 			alloc[s.gpu], _ = kubebridge.DeviceAmounts(devices, row)
 		}
@@ -231,8 +248,8 @@ func newSessionView(c *Config, ssn *framework.Session) (*sessionView, error) {
 			if p.Spec.NodeName == "" || !kubebridge.Counts(p) {
 				continue
 			}
-			if t, err := kubebridge.NewTask(schema, p, s.opts); err == nil {
-				s.scores.Observe(t)
+			if t, err := d.NewPodTask(schema, p, s.opts); err == nil {
+				s.scores.Observe(t.Task)
 			}
 		}
 	}
@@ -260,6 +277,7 @@ func fill(schema *resource.Schema, dst resource.Vector, r *api.Resource) {
 // what the device view holds on its row.
 func (s *sessionView) fillUsed(row int, n *api.NodeInfo) {
 	fill(s.table.Schema(), s.used, n.Used)
+	s.writer.DRAUsed(n.Name, s.used)
 	s.used[s.pods] = resource.Clamp(int64(len(n.Tasks)))
 	if s.gpu >= 0 {
 		_, s.used[s.gpu] = kubebridge.DeviceAmounts(s.devices, row)
@@ -316,14 +334,17 @@ func (s *sessionView) allocated(e *framework.Event) {
 	if _, dup := s.held[t.UID]; dup {
 		return
 	}
-	held, herr := kubebridge.HoldDevices(s.devices, row, n.Node, t.Pod)
+	held, herr := s.dra.HoldDevices(s.devices, row, n.Node, t.Pod)
 	if herr != nil {
 		klog.Errorf("%s: task %s/%s on node %s: %v", s.name, t.Namespace, t.Name, t.NodeName, herr)
 		return
 	}
 	s.held[t.UID] = held
+	if s.dra != nil && len(t.Pod.Spec.ResourceClaims) > 0 {
+		s.setDRA(row, n, func() (*kubebridge.DRA, error) { return s.dra.Allocate(t.Pod, t.NodeName) })
+	}
 	if err == nil && s.scores.Volatile() {
-		s.scores.Observe(task)
+		s.scores.Observe(task.Task)
 	}
 }
 
@@ -340,16 +361,38 @@ func (s *sessionView) deallocated(e *framework.Event) {
 		return
 	}
 	delete(s.held, t.UID)
-	if _, row, ok := s.node(t.NodeName); ok {
+	if n, row, ok := s.node(t.NodeName); ok {
 		if err := held.Return(s.devices, row); err != nil {
 			klog.Errorf("%s: task %s/%s on node %s: %v", s.name, t.Namespace, t.Name, t.NodeName, err)
+		}
+		if s.dra != nil && t.Pod != nil && len(t.Pod.Spec.ResourceClaims) > 0 && n.Node != nil {
+			s.setDRA(row, n, func() (*kubebridge.DRA, error) { return s.dra.Unallocate(t.Pod), nil })
 		}
 	}
 }
 
+// setDRA replaces the session's DRA reading with one a task's claims
+// allocated or gave back on a node, and writes the node's devices again
+// from it (its row's amounts are read after the event). The caller holds
+// s.mu.
+func (s *sessionView) setDRA(row int, n *api.NodeInfo, next func() (*kubebridge.DRA, error)) {
+	d, err := next()
+	if err != nil {
+		klog.Errorf("%s: node %s: %v", s.name, n.Name, err)
+		return
+	}
+	s.dra = d
+	s.writer.WithDRA(d)
+	var unreadable *kubebridge.RegistrationError
+	if err := d.NodeDevices(s.devices, row, n.Node, podsOf(n)); err != nil && !errors.As(err, &unreadable) {
+		klog.Errorf("%s: node %s: %v", s.name, n.Name, err)
+	}
+}
+
 // task is a Volcano task as resfit scores it, made once per session from
-// its pod by the host layer's rule (kubebridge.NewTask).
-func (s *sessionView) task(t *api.TaskInfo) (*scoring.Task, error) {
+// its pod by the host layer's rule (kubebridge.DRA.NewPodTask: NewTask
+// with what its DRA claims take).
+func (s *sessionView) task(t *api.TaskInfo) (*kubebridge.PodTask, error) {
 	if v, ok := s.tasks.Load(t.UID); ok {
 		return v.(taskOf).task, v.(taskOf).err
 	}
@@ -357,7 +400,7 @@ func (s *sessionView) task(t *api.TaskInfo) (*scoring.Task, error) {
 	if t.Pod == nil {
 		made.err = fmt.Errorf("task %s/%s has no pod", t.Namespace, t.Name)
 	} else {
-		made.task, made.err = kubebridge.NewTask(s.table.Schema(), t.Pod, s.opts)
+		made.task, made.err = s.dra.NewPodTask(s.table.Schema(), t.Pod, s.opts)
 	}
 	v, _ := s.tasks.LoadOrStore(t.UID, made)
 	return v.(taskOf).task, v.(taskOf).err
@@ -378,7 +421,7 @@ func (s *sessionView) borrow(r int, n *api.NodeInfo) (restore func(), err error)
 	}
 	if n.Node != nil {
 		var unreadable *kubebridge.RegistrationError
-		if err := kubebridge.NodeDevices(s.devices, r, n.Node, podsOf(n)); err != nil && !errors.As(err, &unreadable) {
+		if err := s.dra.NodeDevices(s.devices, r, n.Node, podsOf(n)); err != nil && !errors.As(err, &unreadable) {
 			restore()
 			return nil, fmt.Errorf("node %s: %v", n.Name, err)
 		}
@@ -396,10 +439,10 @@ type answers struct {
 	uid   api.TaskID
 	clock uint64
 	valid bool
-	task  *scoring.Task
+	task  *kubebridge.PodTask
 	err   error // the task's pod could not be read
 	all   bool  // nothing to check: every node passes (checked only)
-	nodes scoring.Scores
+	nodes kubebridge.PodScores
 }
 
 // fresh reports whether a holds the answers for t on the table as it is.
@@ -416,10 +459,9 @@ func (s *sessionView) answer(a *answers, pl *scoring.Placer, t *api.TaskInfo) er
 	}
 	a.valid, a.uid, a.clock = false, t.UID, s.table.Clock()
 	a.task, a.err = s.task(t)
-	a.all = a.err == nil && pl == s.checker && !s.filtered && a.task.Devices.Count == 0
+	a.all = a.err == nil && pl == s.checker && !s.filtered && a.task.Task.Devices.Count == 0 && a.task.Uniform()
 	if a.err == nil && !a.all {
-		var err error
-		if a.nodes, err = pl.Scores(a.task); err != nil {
+		if err := a.task.Score(pl, s.table, &a.nodes); err != nil {
 			return err
 		}
 	}
@@ -505,7 +547,14 @@ func (s *sessionView) predicate(t *api.TaskInfo, n *api.NodeInfo) error {
 		}
 		defer restore()
 	}
-	why, err := s.filters.Reason(a.task, s.table, row)
+	task, ok, err := a.task.On(n.Name)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return s.unfit(t, n, "the node's DRA devices cannot satisfy the task's resource claims")
+	}
+	why, err := s.filters.Reason(task, s.table, row)
 	if err != nil || why == "" {
 		return err
 	}
@@ -514,4 +563,31 @@ func (s *sessionView) predicate(t *api.TaskInfo, n *api.NodeInfo) error {
 
 func (s *sessionView) unfit(t *api.TaskInfo, n *api.NodeInfo, reason string) error {
 	return api.NewFitErrWithStatus(t, n, &api.Status{Code: api.UnschedulableAndUnresolvable, Plugin: s.name, Reason: reason})
+}
+
+// readDRA reads the session's DRA objects (kubebridge.ReadDRA) from the
+// scheduler cache's SharedDRAManager: ResourceSlices with device taint
+// rules applied, DeviceClasses, and the claims with the allocations the
+// session's DRA predicate made; nil when the cache has none (DRA off).
+func readDRA(ssn *framework.Session) (*kubebridge.DRA, error) {
+	m := ssn.SharedDRAManager()
+	if m == nil {
+		return nil, nil
+	}
+	slices, err := m.ResourceSlices().ListWithDeviceTaintRules()
+	if err != nil {
+		return nil, fmt.Errorf("listing resourceslices: %w", err)
+	}
+	classes, err := m.DeviceClasses().List()
+	if err != nil {
+		return nil, fmt.Errorf("listing deviceclasses: %w", err)
+	}
+	claims, err := m.ResourceClaims().List()
+	if err != nil {
+		return nil, fmt.Errorf("listing resourceclaims: %w", err)
+	}
+	if len(slices) == 0 && len(classes) == 0 {
+		return nil, nil
+	}
+	return kubebridge.ReadDRA(kubebridge.DRAObjects{Slices: slices, Classes: classes, Claims: claims})
 }
