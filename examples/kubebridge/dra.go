@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -69,8 +70,11 @@ type DRA struct {
 	allocated map[DeviceID]string    // → the claim holding it, namespace/name
 	claims    map[string]*resourcev1.ResourceClaim
 	templates map[string]*resourcev1.ResourceClaimTemplate
-	// read is ReadDRA's call that read the classes and devices: readings
-	// made from one by Allocate and Unallocate share it.
+	// nodeOf is each device's node.
+	nodeOf map[DeviceID]string
+	// read stands for the reading of the classes and devices: readings
+	// made from one by Allocate and Unallocate, or by a DRAReader that
+	// found them unchanged, share it.
 	read *struct{ _ byte }
 }
 
@@ -93,13 +97,54 @@ type DRAObjects struct {
 // fails at runtime on a device does not select it. An allocation result
 // held with admin access takes nothing.
 func ReadDRA(objects DRAObjects) (*DRA, error) {
-	d := &DRA{read: new(struct{ _ byte }), devices: map[string][]DRADevice{}, allocated: map[DeviceID]string{},
-		claims: map[string]*resourcev1.ResourceClaim{}, templates: map[string]*resourcev1.ResourceClaimTemplate{}}
-	if err := d.readClasses(objects.Classes); err != nil {
+	var r DRAReader
+	return r.Read(objects)
+}
+
+// DRAReader reads a cluster's DRA objects again and again, as a host that
+// keeps them across scheduling cycles does (ReadDRA's rules), reusing what
+// did not change: the classes while the same DeviceClass objects are
+// listed, a slice's devices and the classes that select them while the
+// same ResourceSlice object is listed (informers replace an object that
+// changes), and the whole device table while the same slices are. Only
+// the claims are read every time, which takes no CEL. The zero value is
+// ready; it is not safe for concurrent use.
+type DRAReader struct {
+	last       *DRA
+	classObjs  []*resourcev1.DeviceClass
+	sliceObjs  []*resourcev1.ResourceSlice // the newest generation's, as last read
+	sliceCache map[*resourcev1.ResourceSlice][]DRADevice
+}
+
+// Read reads the objects (ReadDRA). A reading that keeps the last one's
+// classes and devices shares them (DRA.ChangedNodes tells which nodes'
+// allocations changed).
+func (r *DRAReader) Read(objects DRAObjects) (*DRA, error) {
+	d := &DRA{allocated: map[DeviceID]string{}, claims: map[string]*resourcev1.ResourceClaim{},
+		templates: map[string]*resourcev1.ResourceClaimTemplate{}}
+	sameClasses := r.last != nil && samePointers(r.classObjs, objects.Classes)
+	if sameClasses {
+		d.classes = r.last.classes
+	} else if err := d.readClasses(objects.Classes); err != nil {
 		return nil, err
 	}
-	if err := d.readSlices(objects.Slices); err != nil {
+	newest, err := newestSlices(objects.Slices)
+	if err != nil {
 		return nil, err
+	}
+	if sameClasses && samePointers(r.sliceObjs, newest) {
+		d.read, d.devices, d.nodeOf = r.last.read, r.last.devices, r.last.nodeOf
+	} else {
+		cache := r.sliceCache
+		if !sameClasses || cache == nil {
+			cache = map[*resourcev1.ResourceSlice][]DRADevice{}
+		}
+		next := make(map[*resourcev1.ResourceSlice][]DRADevice, len(newest))
+		if err := d.readSlices(newest, cache, next); err != nil {
+			return nil, err
+		}
+		d.read = new(struct{ _ byte })
+		r.sliceCache = next
 	}
 	if err := d.readClaims(objects.Claims); err != nil {
 		return nil, err
@@ -109,7 +154,26 @@ func ReadDRA(objects DRAObjects) (*DRA, error) {
 			d.templates[t.Namespace+"/"+t.Name] = t
 		}
 	}
+	r.last, r.classObjs, r.sliceObjs = d, slices.Clone(objects.Classes), newest
 	return d, nil
+}
+
+// samePointers reports whether two lists hold the same objects, in any
+// order.
+func samePointers[T any](a, b []*T) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	set := make(map[*T]bool, len(a))
+	for _, x := range a {
+		set[x] = true
+	}
+	for _, x := range b {
+		if !set[x] {
+			return false
+		}
+	}
+	return true
 }
 
 func (d *DRA) readClasses(classes []*resourcev1.DeviceClass) error {
@@ -157,8 +221,9 @@ func (d *DRA) readClasses(classes []*resourcev1.DeviceClass) error {
 	return nil
 }
 
-// readSlices reads the newest generation of every pool.
-func (d *DRA) readSlices(list []*resourcev1.ResourceSlice) error {
+// newestSlices checks every slice's pool and returns the slices of each
+// pool's newest generation, in order.
+func newestSlices(list []*resourcev1.ResourceSlice) ([]*resourcev1.ResourceSlice, error) {
 	type poolKey struct{ driver, pool string }
 	newest := map[poolKey]int64{}
 	for _, s := range list {
@@ -166,58 +231,113 @@ func (d *DRA) readSlices(list []*resourcev1.ResourceSlice) error {
 			continue
 		}
 		if s.Spec.Driver == "" {
-			return fmt.Errorf("resourceslice %s: spec.driver: empty", s.Name)
+			return nil, fmt.Errorf("resourceslice %s: spec.driver: empty", s.Name)
 		}
 		if s.Spec.Pool.Name == "" {
-			return fmt.Errorf("resourceslice %s: spec.pool.name: empty", s.Name)
+			return nil, fmt.Errorf("resourceslice %s: spec.pool.name: empty", s.Name)
 		}
 		if s.Spec.Pool.Generation < 0 {
-			return fmt.Errorf("resourceslice %s: spec.pool.generation: %d is negative", s.Name, s.Spec.Pool.Generation)
+			return nil, fmt.Errorf("resourceslice %s: spec.pool.generation: %d is negative", s.Name, s.Spec.Pool.Generation)
 		}
 		k := poolKey{s.Spec.Driver, s.Spec.Pool.Name}
 		if g, ok := newest[k]; !ok || s.Spec.Pool.Generation > g {
 			newest[k] = s.Spec.Pool.Generation
 		}
 	}
-	seen := map[DeviceID]string{}
+	out := make([]*resourcev1.ResourceSlice, 0, len(list))
 	for _, s := range list {
-		if s == nil || s.Spec.Pool.Generation != newest[poolKey{s.Spec.Driver, s.Spec.Pool.Name}] {
-			continue
+		if s != nil && s.Spec.Pool.Generation == newest[poolKey{s.Spec.Driver, s.Spec.Pool.Name}] {
+			out = append(out, s)
 		}
-		perDevice := s.Spec.PerDeviceNodeSelection != nil && *s.Spec.PerDeviceNodeSelection
-		for i, dev := range s.Spec.Devices {
-			if dev.Name == "" {
-				return fmt.Errorf("resourceslice %s: spec.devices[%d].name: empty", s.Name, i)
+	}
+	return out, nil
+}
+
+// readSlices reads the devices of the newest slices into the device
+// table, each slice's from cache when it holds them (the classes
+// unchanged), recording every slice's in next.
+func (d *DRA) readSlices(newest []*resourcev1.ResourceSlice, cache, next map[*resourcev1.ResourceSlice][]DRADevice) error {
+	d.devices, d.nodeOf = map[string][]DRADevice{}, map[DeviceID]string{}
+	seen := map[DeviceID]string{}
+	for _, s := range newest {
+		devices, ok := cache[s]
+		if !ok {
+			var err error
+			if devices, err = d.sliceDevices(s); err != nil {
+				return err
 			}
+		}
+		next[s] = devices
+		for i, dev := range s.Spec.Devices {
 			id := DeviceID{s.Spec.Driver, s.Spec.Pool.Name, dev.Name}
 			if other, dup := seen[id]; dup {
 				return fmt.Errorf("resourceslice %s: spec.devices[%d].name: device %s is published by resourceslice %s too", s.Name, i, id, other)
 			}
 			seen[id] = s.Name
-			node := ""
-			switch {
-			case perDevice && dev.NodeName != nil:
-				node = *dev.NodeName
-			case !perDevice && s.Spec.NodeName != nil:
-				node = *s.Spec.NodeName
-			}
-			if node == "" {
-				continue // offered to many nodes: not scored
-			}
-			device := DRADevice{ID: id, Node: node, Shared: dev.AllowMultipleAllocations != nil && *dev.AllowMultipleAllocations}
-			if a, ok := dev.Attributes["productName"]; ok && a.StringValue != nil {
-				device.Model = strings.ReplaceAll(strings.TrimSpace(*a.StringValue), " ", "-")
-			}
-			device.cel = dracel.Device{Driver: id.Driver, AllowMultipleAllocations: dev.AllowMultipleAllocations, Attributes: dev.Attributes, Capacity: dev.Capacity}
-			for i, c := range d.classes {
-				if selectsAll(c.selectors, device.cel) {
-					device.Classes = append(device.Classes, i)
-				}
-			}
-			d.devices[node] = append(d.devices[node], device)
+		}
+		for _, dev := range devices {
+			d.devices[dev.Node] = append(d.devices[dev.Node], dev)
+			d.nodeOf[dev.ID] = dev.Node
 		}
 	}
 	return nil
+}
+
+// sliceDevices reads a slice's devices that count on a node, with the
+// classes that select them.
+func (d *DRA) sliceDevices(s *resourcev1.ResourceSlice) ([]DRADevice, error) {
+	var out []DRADevice
+	perDevice := s.Spec.PerDeviceNodeSelection != nil && *s.Spec.PerDeviceNodeSelection
+	for i, dev := range s.Spec.Devices {
+		if dev.Name == "" {
+			return nil, fmt.Errorf("resourceslice %s: spec.devices[%d].name: empty", s.Name, i)
+		}
+		id := DeviceID{s.Spec.Driver, s.Spec.Pool.Name, dev.Name}
+		node := ""
+		switch {
+		case perDevice && dev.NodeName != nil:
+			node = *dev.NodeName
+		case !perDevice && s.Spec.NodeName != nil:
+			node = *s.Spec.NodeName
+		}
+		if node == "" {
+			continue // offered to many nodes: not scored
+		}
+		device := DRADevice{ID: id, Node: node, Shared: dev.AllowMultipleAllocations != nil && *dev.AllowMultipleAllocations}
+		if a, ok := dev.Attributes["productName"]; ok && a.StringValue != nil {
+			device.Model = strings.ReplaceAll(strings.TrimSpace(*a.StringValue), " ", "-")
+		}
+		device.cel = dracel.Device{Driver: id.Driver, AllowMultipleAllocations: dev.AllowMultipleAllocations, Attributes: dev.Attributes, Capacity: dev.Capacity}
+		for i, c := range d.classes {
+			if selectsAll(c.selectors, device.cel) {
+				device.Classes = append(device.Classes, i)
+			}
+		}
+		out = append(out, device)
+	}
+	return out, nil
+}
+
+// ChangedNodes are the nodes whose devices' allocations differ between an
+// earlier reading and this one, when both share their classes and devices
+// (same reports it); a host then writes only those rows again.
+func (d *DRA) ChangedNodes(earlier *DRA) (nodes []string, same bool) {
+	if earlier == nil || d.read != earlier.read {
+		return nil, false
+	}
+	changed := map[string]bool{}
+	for id, key := range d.allocated {
+		if earlier.allocated[id] != key {
+			changed[d.nodeOf[id]] = true
+		}
+	}
+	for id := range earlier.allocated {
+		if d.allocated[id] == "" {
+			changed[d.nodeOf[id]] = true
+		}
+	}
+	delete(changed, "") // devices on no node
+	return slices.Sorted(maps.Keys(changed)), true
 }
 
 // selectsAll reports whether every selector selects the device.

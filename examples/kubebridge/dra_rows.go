@@ -119,7 +119,9 @@ func sameDevices(a, b *DRA) bool { return a.read == b.read }
 // DRAAllocatable puts what DRA says into a node's allocatable amounts, for
 // a host that reads them itself (as Allocatable does): each class's
 // resource that the node leaves at 0. Call it for a row before DRAUsed.
-func (w *RowWriter) DRAAllocatable(node string, alloc resource.Vector) { w.amendAllocatable(node, alloc) }
+func (w *RowWriter) DRAAllocatable(node string, alloc resource.Vector) {
+	w.amendAllocatable(node, alloc)
+}
 
 // DRAUsed puts what DRA says into a node's used amounts, for a host that
 // reads them itself (as SetUsed does): the resources DRA backs there.

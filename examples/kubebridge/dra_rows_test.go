@@ -2,12 +2,14 @@ package kubebridge
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"pgregory.net/rapid"
 
 	"github.com/resfit/resfit/examples/kubebridge/dratest"
 	"github.com/resfit/resfit/resource"
@@ -241,5 +243,111 @@ func TestDRAAllocate(t *testing.T) {
 	d.claims["train/six-gpus"] = shared
 	if _, u := d.Unallocate(filler).Amounts("node-a", "gpu.nvidia.com"); u != 6 {
 		t.Errorf("a claim reserved for another pod was freed: %d used", u)
+	}
+}
+
+// draFingerprint is everything a reading says of nodes a, b and c.
+func draFingerprint(d *DRA) string {
+	var b strings.Builder
+	for _, c := range d.Classes() {
+		fmt.Fprintf(&b, "class %s %s;", c.Name, c.Resource)
+	}
+	for _, n := range []string{"node-a", "node-b", "node-c"} {
+		for _, dev := range d.Devices(n) {
+			fmt.Fprintf(&b, "%s %v %v %s held by %q;", n, dev.ID, dev.Classes, dev.Model, d.HeldBy(dev.ID))
+		}
+	}
+	return b.String()
+}
+
+// A DRAReader reading one set of objects after another says what ReadDRA
+// says of each, whatever it reuses; a reading that keeps the classes and
+// slices shares them, and ChangedNodes names the nodes whose allocations
+// changed.
+func TestDRAReaderMatchesReadDRA(t *testing.T) {
+	classes := dratest.NVIDIAClasses()
+	otherClasses := dratest.NVIDIAClasses() // the same, as new objects
+	otherClasses[0].Spec.ExtendedResourceName = nil
+	slicesA := []*resourcev1.ResourceSlice{dratest.NVIDIASlice("node-a", "NVIDIA H100 80GB HBM3", 8, 1), dratest.NVIDIASlice("node-a", "NVIDIA H100 80GB HBM3", 4, 2)}
+	sliceB := dratest.NVIDIASlice("node-b", "NVIDIA A100-SXM4-80GB", 8, 0)
+	claims := []*resourcev1.ResourceClaim{
+		dratest.AllocatedClaim("train", "a", "node-a", "gpu-0", "gpu-1"),
+		dratest.AllocatedClaim("train", "b", "node-b", "gpu-3"),
+		dratest.AllocatedClaim("train", "c", "node-a", "gpu-6"),
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		var r DRAReader
+		var last *DRA
+		for range rapid.IntRange(1, 6).Draw(t, "reads") {
+			o := DRAObjects{Classes: classes}
+			if rapid.Bool().Draw(t, "other classes") {
+				o.Classes = otherClasses
+			}
+			for i, s := range slicesA {
+				if rapid.Bool().Draw(t, fmt.Sprint("slice a", i)) {
+					o.Slices = append(o.Slices, s)
+				}
+			}
+			if rapid.Bool().Draw(t, "slice b") {
+				o.Slices = append(o.Slices, sliceB)
+			}
+			for i, c := range claims {
+				if rapid.Bool().Draw(t, fmt.Sprint("claim ", i)) {
+					o.Claims = append(o.Claims, c)
+				}
+			}
+			got, err := r.Read(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := ReadDRA(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if draFingerprint(got) != draFingerprint(want) {
+				t.Fatalf("reader:\n%s\nReadDRA:\n%s", draFingerprint(got), draFingerprint(want))
+			}
+			if nodes, same := got.ChangedNodes(last); same {
+				for _, n := range []string{"node-a", "node-b"} {
+					changed := false
+					for _, dev := range got.Devices(n) {
+						changed = changed || got.HeldBy(dev.ID) != last.HeldBy(dev.ID)
+					}
+					if changed != slices.Contains(nodes, n) {
+						t.Fatalf("changed nodes %v; %s changed: %v", nodes, n, changed)
+					}
+				}
+			}
+			last = got
+		}
+	})
+}
+
+// Reading the same objects again shares the classes and devices; a claim
+// allocated since changes its node alone; a new slice object reads the
+// devices again.
+func TestDRAReaderReuses(t *testing.T) {
+	o := DRAObjects{Classes: dratest.NVIDIAClasses(), Slices: draSlices(),
+		Claims: []*resourcev1.ResourceClaim{dratest.AllocatedClaim("train", "six-gpus", "node-a", "gpu-0", "gpu-1", "gpu-2", "gpu-3", "gpu-4", "gpu-5")}}
+	var r DRAReader
+	first, err := r.Read(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Claims = append(o.Claims, dratest.AllocatedClaim("train", "one", "node-b", "gpu-0"))
+	second, err := r.Read(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nodes, same := second.ChangedNodes(first); !same || !slices.Equal(nodes, []string{"node-b"}) {
+		t.Errorf("changed %v (same devices %v), want node-b", nodes, same)
+	}
+	o.Slices = append(o.Slices[:1], dratest.NVIDIASlice("node-b", "NVIDIA A100-SXM4-80GB", 8, 0))
+	third, err := r.Read(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, same := third.ChangedNodes(second); same {
+		t.Error("a new slice object kept the devices")
 	}
 }
