@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/types"
 	dracel "k8s.io/dynamic-resource-allocation/cel"
 
 	"github.com/resfit/resfit/resource"
@@ -425,4 +426,31 @@ func (d *DRA) Amounts(node, class string) (allocatable, used int64) {
 		}
 	}
 	return allocatable, used
+}
+
+// WithPendingAllocations are the claims as a scheduler holds them between
+// its decision and the API's: each claim the scheduler has allocated in
+// memory (pending(uid) non-nil, as kube-scheduler's and Volcano's
+// ResourceClaimTracker.GetPendingAllocation answer) with that allocation
+// in place of its status's. The claims are not changed; one with a pending
+// allocation is a copy. Every host reads a scheduler's claims through it,
+// since the tracker's List leaves the pending allocations out.
+func WithPendingAllocations(claims []*resourcev1.ResourceClaim, pending func(types.UID) *resourcev1.AllocationResult) []*resourcev1.ResourceClaim {
+	out := claims
+	for i, c := range claims {
+		if c == nil || c.UID == "" {
+			continue
+		}
+		a := pending(c.UID)
+		if a == nil {
+			continue
+		}
+		if &out[0] == &claims[0] {
+			out = slices.Clone(claims)
+		}
+		copied := *c
+		copied.Status.Allocation = a
+		out[i] = &copied
+	}
+	return out
 }

@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"pgregory.net/rapid"
 
 	"github.com/resfit/resfit/examples/kubebridge/dratest"
@@ -349,5 +350,31 @@ func TestDRAReaderReuses(t *testing.T) {
 	}
 	if _, same := third.ChangedNodes(second); same {
 		t.Error("a new slice object kept the devices")
+	}
+}
+
+// A claim a scheduler has allocated in memory reads as allocated; the
+// listed claims are not changed.
+func TestWithPendingAllocations(t *testing.T) {
+	one := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "one-gpu", UID: "uid-one"},
+		Spec: dratest.ClaimSpec(dratest.Exactly("gpu", "gpu.nvidia.com", 1))}
+	held := dratest.AllocatedClaim("train", "six-gpus", "node-a", "gpu-0", "gpu-1", "gpu-2", "gpu-3", "gpu-4", "gpu-5")
+	listed := []*resourcev1.ResourceClaim{held, one}
+	pending := dratest.AllocatedClaim("train", "one-gpu", "node-b", "gpu-7").Status.Allocation
+	claims := WithPendingAllocations(listed, func(uid types.UID) *resourcev1.AllocationResult {
+		if uid == "uid-one" {
+			return pending
+		}
+		return nil
+	})
+	d, err := ReadDRA(DRAObjects{Slices: draSlices(), Classes: dratest.NVIDIAClasses(), Claims: claims})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, u := d.Amounts("node-b", "gpu.nvidia.com"); u != 1 || d.HeldBy(DeviceID{"gpu.nvidia.com", "node-b", "gpu-7"}) != "train/one-gpu" {
+		t.Errorf("node-b: %d used", u)
+	}
+	if listed[1] != one || one.Status.Allocation != nil || claims[0] != held {
+		t.Error("the listed claims changed")
 	}
 }

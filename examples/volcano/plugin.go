@@ -567,8 +567,9 @@ func (s *sessionView) unfit(t *api.TaskInfo, n *api.NodeInfo, reason string) err
 
 // readDRA reads the session's DRA objects (kubebridge.ReadDRA) from the
 // scheduler cache's SharedDRAManager: ResourceSlices with device taint
-// rules applied, DeviceClasses, and the claims with the allocations the
-// session's DRA predicate made; nil when the cache has none (DRA off).
+// rules applied, DeviceClasses, and the claims with the allocations made
+// in memory and not yet written (kubebridge.WithPendingAllocations); nil
+// when the cache has none (DRA off).
 func readDRA(ssn *framework.Session) (*kubebridge.DRA, error) {
 	m := ssn.SharedDRAManager()
 	if m == nil {
@@ -589,5 +590,6 @@ func readDRA(ssn *framework.Session) (*kubebridge.DRA, error) {
 	if len(slices) == 0 && len(classes) == 0 {
 		return nil, nil
 	}
+	claims = kubebridge.WithPendingAllocations(claims, m.ResourceClaims().GetPendingAllocation)
 	return kubebridge.ReadDRA(kubebridge.DRAObjects{Slices: slices, Classes: classes, Claims: claims})
 }

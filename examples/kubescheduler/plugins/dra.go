@@ -14,11 +14,14 @@ import (
 // DRA in the plugins: what the framework's SharedDRAManager holds
 // (ResourceSlices with device taint rules applied, DeviceClasses, and the
 // ResourceClaims with the allocations the DynamicResources plugin has
-// made in memory) is read by the host layer's rules (kubebridge.ReadDRA),
-// kept across cycles like the node table, and read again only after
-// something changed: an informer event of a slice, class or claim, or a
-// pod with claims reserved or unreserved (its claim's allocation is then
-// in the tracker before any event). A new reading rebuilds the table.
+// made in memory) is read by the host layer's rules (kubebridge.DRAReader,
+// which reuses the classes and devices while their objects stay), kept
+// across cycles like the node table, and read again only after something
+// changed: an informer event of a slice, class or claim, or a pod with
+// claims reserved or unreserved (its claim's allocation is then in the
+// tracker before any event). A reading with the same devices has the rows
+// of the nodes whose allocations changed read again; any other rebuilds
+// the table.
 
 // draWatch counts changes to DRA objects, from the informers' handlers
 // and from Reserve and Unreserve.
@@ -52,7 +55,7 @@ func (p *Plugin) watchDRA() error {
 }
 
 // readDRA reads the DRA objects the framework holds.
-func readDRA(m fwk.SharedDRAManager) (*kubebridge.DRA, error) {
+func readDRA(r *kubebridge.DRAReader, m fwk.SharedDRAManager) (*kubebridge.DRA, error) {
 	slices, err := m.ResourceSlices().ListWithDeviceTaintRules()
 	if err != nil {
 		return nil, fmt.Errorf("listing resourceslices: %w", err)
@@ -65,7 +68,27 @@ func readDRA(m fwk.SharedDRAManager) (*kubebridge.DRA, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing resourceclaims: %w", err)
 	}
-	return kubebridge.ReadDRA(kubebridge.DRAObjects{Slices: slices, Classes: classes, Claims: claims})
+	claims = kubebridge.WithPendingAllocations(claims, m.ResourceClaims().GetPendingAllocation)
+	return r.Read(kubebridge.DRAObjects{Slices: slices, Classes: classes, Claims: claims})
+}
+
+// setDRA takes a new reading of DRA: with the same devices, the rows of
+// the nodes whose allocations changed are queued to be read again (as
+// hinted nodes are); otherwise the table is rebuilt.
+func (n *nodes) setDRA(d *kubebridge.DRA) {
+	changed, same := d.ChangedNodes(n.dra)
+	n.dra = d
+	if !same || n.schema == nil {
+		n.schema = nil // rows and schema again
+		return
+	}
+	n.writer.WithDRA(d)
+	for _, name := range changed {
+		if row, ok := n.rows[name]; ok {
+			n.gens[row] = -1 // read again, whatever its NodeInfo's generation
+			n.stale = append(n.stale, row)
+		}
+	}
 }
 
 // usesDRA reports whether a pod's placement changes what DRA holds: it

@@ -72,7 +72,7 @@ func TestKEP5004EqualsNodeResourcesFit(t *testing.T) {
 	name := func(s string) *string { return &s }
 	claim := dratest.AllocatedClaim("default", "filler-gpus", "node-a", "gpu-0", "gpu-1", "gpu-2", "gpu-3", "gpu-4", "gpu-5")
 	oneGPU := &resourcev1.ResourceClaim{}
-	oneGPU.Namespace, oneGPU.Name = "default", "one-gpu"
+	oneGPU.Namespace, oneGPU.Name, oneGPU.UID = "default", "one-gpu", "one-gpu-uid"
 	oneGPU.Spec = dratest.ClaimSpec(dratest.Exactly("gpu", "gpu.nvidia.com", 1))
 	objects := []runtime.Object{dratest.NVIDIASlice("node-a", "NVIDIA H100 80GB HBM3", 8, 0), dratest.NVIDIASlice("node-b", "NVIDIA H100 80GB HBM3", 8, 0), claim, oneGPU}
 	for _, c := range dratest.NVIDIAClasses() {
@@ -106,6 +106,7 @@ func TestKEP5004EqualsNodeResourcesFit(t *testing.T) {
 					Bind:      config.PluginSet{Enabled: []config.Plugin{{Name: defaultbinder.Name}}},
 					PreScore:  config.PluginSet{Enabled: []config.Plugin{{Name: noderesources.Name}, {Name: ResourceStrategyFitName}}},
 					Score:     config.PluginSet{Enabled: []config.Plugin{{Name: noderesources.Name, Weight: 1}, {Name: ResourceStrategyFitName, Weight: 1}}},
+					Reserve:   config.PluginSet{Enabled: []config.Plugin{{Name: ResourceStrategyFitName}}},
 				},
 				PluginConfig: []config.PluginConfig{
 					{Name: noderesources.Name, Args: &config.NodeResourcesFitArgs{ScoringStrategy: &config.ScoringStrategy{Type: config.ScoringStrategyType(strategy), Resources: spec}}},
@@ -159,6 +160,28 @@ func TestKEP5004EqualsNodeResourcesFit(t *testing.T) {
 			}
 			if claims := byPlugin(claimed)[ResourceStrategyFitName]; fmt.Sprint(claims) != fmt.Sprint(want) {
 				t.Errorf("a 1-GPU claim: resfit %v, want %v", claims, want)
+			}
+
+			// The DynamicResources plugin allocates a claim of 4 GPUs on
+			// node-b in memory (as at Reserve) and the pod is reserved: the
+			// next cycle reads DRA again and scores node-b as kube does.
+			allocated := oneGPU.DeepCopy()
+			allocated.Status.Allocation = dratest.AllocatedClaim("default", "one-gpu", "node-b", "gpu-0", "gpu-1", "gpu-2", "gpu-3").Status.Allocation
+			if err := m.ResourceClaims().SignalClaimPendingAllocation(allocated.UID, allocated); err != nil {
+				t.Fatal(err)
+			}
+			defer m.ResourceClaims().MaybeRemoveClaimPendingAllocation(allocated.UID, true)
+			if s := fw.RunReservePluginsReserve(ctx, framework.NewCycleState(), claimed, "node-b"); !s.IsSuccess() {
+				t.Fatal(s.AsError())
+			}
+			reads := singleEvaluations.Load()
+			got = byPlugin(extended)
+			kube, ours = got[noderesources.Name], got[ResourceStrategyFitName]
+			if fmt.Sprint(kube) != fmt.Sprint(ours) || ours["node-a"] != want["node-a"] || ours["node-b"] == want["node-b"] {
+				t.Errorf("after 4 GPUs of node-b were allocated: NodeResourcesFit %v, resfit %v (before %v)", kube, ours, want)
+			}
+			if singleEvaluations.Load() != reads {
+				t.Errorf("%d nodes worked out alone; node-b's row should have been read again in the cycle", singleEvaluations.Load()-reads)
 			}
 		})
 	}

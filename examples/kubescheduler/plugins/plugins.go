@@ -76,8 +76,9 @@ type Plugin struct {
 	// results without a lookup in the CycleState.
 	last atomic.Pointer[lastCycle]
 	// draWatch counts changes to DRA objects (dra.go); nil without a
-	// SharedDRAManager.
-	draWatch *draWatch
+	// SharedDRAManager. draReader reads them, under mu.
+	draWatch  *draWatch
+	draReader kubebridge.DRAReader
 }
 
 type lastCycle struct {
@@ -237,12 +238,14 @@ func (p *Plugin) evaluate(pod *v1.Pod, given []fwk.NodeInfo, subset bool) (*cycl
 	p.hintMu.Unlock()
 	if p.draWatch != nil {
 		if seen := p.draWatch.count(); seen != p.nodes.draRead {
-			d, err := readDRA(p.handle.SharedDRAManager())
+			d, err := readDRA(&p.draReader, p.handle.SharedDRAManager())
 			if err != nil {
 				return nil, err
 			}
-			p.nodes.dra, p.nodes.draRead = d, seen
-			p.nodes.schema = nil // rows and schema again
+			p.nodes.draRead = seen
+			p.nodes.staleMu.Lock()
+			p.nodes.setDRA(d)
+			p.nodes.staleMu.Unlock()
 		}
 	}
 	if err := p.nodes.prepare(p.config, pod, infos, all, hinted); err != nil {
