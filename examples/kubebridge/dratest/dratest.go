@@ -87,8 +87,11 @@ func ClaimSpec(requests ...resourcev1.DeviceRequest) resourcev1.ResourceClaimSpe
 	return resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{Requests: requests}}
 }
 
+// Exactly is a request for count devices of a class, each selected by the
+// CEL selectors too.
 func Exactly(name, class string, count int64, selectors ...string) resourcev1.DeviceRequest {
-	r := resourcev1.DeviceRequest{Name: name, Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: class, Count: count}}
+	r := resourcev1.DeviceRequest{Name: name, Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: class,
+		AllocationMode: resourcev1.DeviceAllocationModeExactCount, Count: count}} // the mode as the API defaults it
 	for _, s := range selectors {
 		r.Exactly.Selectors = append(r.Exactly.Selectors, resourcev1.DeviceSelector{CEL: &resourcev1.CELDeviceSelector{Expression: s}})
 	}

@@ -35,7 +35,13 @@ import (
 // returned.
 func draManager(t testing.TB, ctx context.Context, objects ...runtime.Object) (fwk.SharedDRAManager, informers.SharedInformerFactory) {
 	t.Helper()
-	client := fake.NewClientset(objects...)
+	m, factory, _ := draManagerOf(t, ctx, fake.NewClientset(objects...))
+	return m, factory
+}
+
+// draManagerOf is draManager over a clientset, returned too.
+func draManagerOf(t testing.TB, ctx context.Context, client *fake.Clientset) (fwk.SharedDRAManager, informers.SharedInformerFactory, *fake.Clientset) {
+	t.Helper()
 	factory := informers.NewSharedInformerFactory(client, 0)
 	slices, err := tracker.StartTracker(ctx, tracker.Options{SliceInformer: factory.Resource().V1().ResourceSlices(), KubeClient: client})
 	if err != nil {
@@ -53,7 +59,7 @@ func draManager(t testing.TB, ctx context.Context, objects ...runtime.Object) (f
 			t.Fatal("the device class resolver never learned nvidia.com/gpu")
 		}
 	}
-	return m, factory
+	return m, factory, client
 }
 
 // KEP-5004 in one framework run: two nodes whose 8 GPUs each are

@@ -1,0 +1,194 @@
+package plugins
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultbinder"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/queuesort"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/utils/ptr"
+
+	"github.com/resfit/resfit/examples/kubebridge/dratest"
+)
+
+// noopEverywhere is a plugin that does nothing at every point
+// ResourceStrategyFit works at (PreFilter, Filter, PreScore, Score): the
+// framework's own cost of a plugin there, the floor such a plugin adds to.
+type noopEverywhere struct{ noop }
+
+func (noopEverywhere) PreFilter(context.Context, fwk.CycleState, *v1.Pod, []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+	return nil, nil
+}
+func (noopEverywhere) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
+func (noopEverywhere) Filter(context.Context, fwk.CycleState, *v1.Pod, fwk.NodeInfo) *fwk.Status {
+	return nil
+}
+func (noopEverywhere) PreScore(context.Context, fwk.CycleState, *v1.Pod, []fwk.NodeInfo) *fwk.Status {
+	return nil
+}
+
+// draBenchCluster is a generated cluster whose every node (64 cores,
+// 256Gi) has 8 GPUs published through NVIDIA's DRA driver, and runs one
+// pod of a random size whose claim holds 0 to 7 of them; and the objects
+// (slices, the chart's classes, the claims, and the benchmarked pod's
+// claim of one GPU, not allocated).
+func draBenchCluster(n int) ([]*v1.Node, []*v1.Pod, []runtime.Object) {
+	r := rand.New(rand.NewPCG(2, uint64(n)))
+	var nodes []*v1.Node
+	var pods []*v1.Pod
+	var objects []runtime.Object
+	for _, c := range dratest.NVIDIAClasses() {
+		objects = append(objects, c)
+	}
+	for i := range n {
+		name := fmt.Sprintf("node-%05d", i)
+		nodes = append(nodes, node(name, resources("cpu", "64", "memory", "256Gi")))
+		objects = append(objects, dratest.NVIDIASlice(name, "NVIDIA H100 80GB HBM3", 8, 0))
+		load := pod("load-"+name, name, resources("cpu", fmt.Sprint(r.IntN(48)+1), "memory", fmt.Sprint(r.IntN(192)+1, "Gi")))
+		if k := r.IntN(8); k > 0 {
+			var devices []string
+			for j := range k {
+				devices = append(devices, fmt.Sprint("gpu-", j))
+			}
+			claim := dratest.AllocatedClaim("default", "gpus-"+name, name, devices...)
+			claim.Status.ReservedFor = []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: load.Name, UID: load.UID}}
+			objects = append(objects, claim)
+			load.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpus", ResourceClaimName: ptr.To(claim.Name)}}
+		}
+		pods = append(pods, load)
+	}
+	objects = append(objects, &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "train-gpu", UID: "train-gpu"},
+		Spec: dratest.ClaimSpec(dratest.Exactly("gpu", "gpu.nvidia.com", 1))})
+	return nodes, pods, objects
+}
+
+// BenchmarkFrameworkCycleDRA is a scheduling cycle of a pod with a 1-GPU
+// claim on clusters of 1000 and 5000 nodes with 8 DRA GPUs each, in kube's
+// framework runtime with kube-scheduler's own SharedDRAManager: PreFilter,
+// Filter on every node, PreScore and Score on the feasible ones. Profiles:
+// Noop (the floor: a plugin that does nothing at ResourceStrategyFit's
+// points), DynamicResources alone (its own cost: it finds devices for the
+// claim on every node), and ResourceStrategyFit packing GPUs
+// (MostAllocated) alone and beside DynamicResources, as a profile deploys
+// them. ns/node per cycle.
+func BenchmarkFrameworkCycleDRA(b *testing.B) {
+	klog.SetOutput(discard{})
+	klog.LogToStderr(false)
+	for _, n := range []int{1000, 5000} {
+		nodes, pods, objects := draBenchCluster(n)
+		snapshot := cache.NewSnapshot(pods, nodes)
+		infos, err := snapshot.NodeInfos().List()
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		m, factory, client := draManagerOf(b, ctx, fake.NewClientset(objects...))
+		p := pod("train", "", resources("cpu", "8", "memory", "32Gi"))
+		p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: ptr.To("train-gpu")}}
+		for _, prof := range []struct {
+			name    string
+			plugins []string
+		}{
+			{"Noop", []string{"Noop"}},
+			{"DynamicResources", []string{dynamicresources.Name}},
+			{"ResourceStrategyFit-MostAllocated", []string{ResourceStrategyFitName}},
+			{"DynamicResources+ResourceStrategyFit", []string{dynamicresources.Name, ResourceStrategyFitName}},
+		} {
+			b.Run(fmt.Sprintf("%s/nodes=%d", prof.name, n), func(b *testing.B) {
+				fw := draBenchFramework(b, ctx, snapshot, prof.plugins, m, factory, client)
+				cycle := func() {
+					state := framework.NewCycleState()
+					if _, s, _ := fw.RunPreFilterPlugins(ctx, state, p); !s.IsSuccess() && !s.IsSkip() {
+						b.Fatal(s.AsError())
+					}
+					feasible := make([]fwk.NodeInfo, 0, len(infos))
+					for _, info := range infos {
+						if s := fw.RunFilterPlugins(ctx, state, p, info); s.IsSuccess() {
+							feasible = append(feasible, info)
+						}
+					}
+					if len(feasible) == 0 {
+						b.Fatalf("no feasible node: %v", fw.RunFilterPlugins(ctx, state, p, infos[0]).AsError())
+					}
+					if s := fw.RunPreScorePlugins(ctx, state, p, feasible); !s.IsSuccess() {
+						b.Fatal(s.AsError())
+					}
+					if _, s := fw.RunScorePlugins(ctx, state, p, feasible); !s.IsSuccess() {
+						b.Fatal(s.AsError())
+					}
+				}
+				cycle() // the first cycle builds what later ones keep
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					cycle()
+				}
+				b.StopTimer()
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/node")
+			})
+		}
+		cancel()
+	}
+}
+
+// draBenchFramework builds a framework with the given plugins at every
+// point they implement, over kube's SharedDRAManager.
+func draBenchFramework(b *testing.B, ctx context.Context, snapshot *cache.Snapshot, plugins []string, m fwk.SharedDRAManager, factory informers.SharedInformerFactory, client *fake.Clientset) framework.Framework {
+	b.Helper()
+	registry := resfitRegistry()
+	registry["Noop"] = func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
+		return noopEverywhere{noop{"Noop"}}, nil
+	}
+	registry[dynamicresources.Name] = frameworkruntime.FactoryAdapter(feature.Features{EnableDynamicResourceAllocation: true, EnableDRAExtendedResource: true}, dynamicresources.New)
+	profile := &config.KubeSchedulerProfile{
+		SchedulerName: fmt.Sprint("bench-dra-", plugins), // DynamicResources indexes pods per profile name
+		Plugins: &config.Plugins{
+			QueueSort: config.PluginSet{Enabled: []config.Plugin{{Name: queuesort.Name}}},
+			Bind:      config.PluginSet{Enabled: []config.Plugin{{Name: defaultbinder.Name}}},
+		},
+	}
+	for _, name := range plugins {
+		points := []*config.PluginSet{&profile.Plugins.PreFilter, &profile.Plugins.Filter}
+		if name != dynamicresources.Name { // it has no PreScore
+			points = append(points, &profile.Plugins.PreScore)
+		}
+		if name != "Noop" {
+			points = append(points, &profile.Plugins.Reserve)
+		}
+		for _, set := range points {
+			set.Enabled = append(set.Enabled, config.Plugin{Name: name})
+		}
+		profile.Plugins.Score.Enabled = append(profile.Plugins.Score.Enabled, config.Plugin{Name: name, Weight: 1})
+		switch name {
+		case dynamicresources.Name:
+			profile.PluginConfig = append(profile.PluginConfig, config.PluginConfig{Name: name, Args: &config.DynamicResourcesArgs{}})
+		case ResourceStrategyFitName:
+			profile.PluginConfig = append(profile.PluginConfig, config.PluginConfig{Name: name,
+				Args: &runtime.Unknown{Raw: []byte(mostAllocated), ContentType: runtime.ContentTypeJSON}})
+		}
+	}
+	fw, err := frameworkruntime.NewFramework(ctx, registry, profile, frameworkruntime.WithSnapshotSharedLister(snapshot),
+		frameworkruntime.WithSharedDRAManager(m), frameworkruntime.WithInformerFactory(factory), frameworkruntime.WithClientSet(client))
+	if err != nil {
+		b.Fatal(err)
+	}
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	return fw
+}
