@@ -73,6 +73,11 @@ type DRA struct {
 	templates map[string]*resourcev1.ResourceClaimTemplate
 	// nodeOf is each device's node.
 	nodeOf map[DeviceID]string
+	// changed, when changedFrom is set, are the nodes whose allocations
+	// differ from changedFrom's, the reading a DRAReader made this one
+	// from by applying the claims that changed.
+	changedFrom *DRA
+	changed     []string
 	// read stands for the reading of the classes and devices: readings
 	// made from one by Allocate and Unallocate, or by a DRAReader that
 	// found them unchanged, share it.
@@ -115,7 +120,22 @@ type DRAReader struct {
 	classObjs  []*resourcev1.DeviceClass
 	sliceObjs  []*resourcev1.ResourceSlice // the newest generation's, as last read
 	sliceCache map[*resourcev1.ResourceSlice][]DRADevice
+	// claimObjs are the claims last read, each with what it holds; holders
+	// counts the claims holding each held device.
+	claimObjs map[*resourcev1.ResourceClaim]claimRead
+	holders   map[DeviceID]int
 }
+
+// claimRead is what a claim object says: its key (namespace/name) and the
+// devices its allocation holds (admin access holds none).
+type claimRead struct {
+	key  string
+	held []DeviceID
+}
+
+// maxClaimChanges bounds the claims changed since the last reading that
+// Read applies to a copy of its tables; more, and it reads every claim.
+const maxClaimChanges = 256
 
 // Read reads the objects (ReadDRA). A reading that keeps the last one's
 // classes and devices shares them (DRA.ChangedNodes tells which nodes'
@@ -147,7 +167,7 @@ func (r *DRAReader) Read(objects DRAObjects) (*DRA, error) {
 		d.read = new(struct{ _ byte })
 		r.sliceCache = next
 	}
-	if err := d.readClaims(objects.Claims); err != nil {
+	if err := r.readClaims(d, objects.Claims); err != nil {
 		return nil, err
 	}
 	for _, t := range objects.Templates {
@@ -326,6 +346,9 @@ func (d *DRA) ChangedNodes(earlier *DRA) (nodes []string, same bool) {
 	if earlier == nil || d.read != earlier.read {
 		return nil, false
 	}
+	if d.changedFrom == earlier {
+		return d.changed, true
+	}
 	changed := map[string]bool{}
 	for id, key := range d.allocated {
 		if earlier.allocated[id] != key {
@@ -351,36 +374,147 @@ func selectsAll(selectors []dracel.CompilationResult, device dracel.Device) bool
 	return true
 }
 
-func (d *DRA) readClaims(claims []*resourcev1.ResourceClaim) error {
+// readClaims reads the claims into d: when few of them changed since the
+// last reading (other objects listed, or none), by applying the changes to
+// copies of its tables, which also tells which nodes changed
+// (ChangedNodes); otherwise every claim.
+func (r *DRAReader) readClaims(d *DRA, claims []*resourcev1.ResourceClaim) error {
+	var added []claimRead
+	var removed []*resourcev1.ResourceClaim
+	seen := 0
+	if r.claimObjs != nil {
+		for _, c := range claims {
+			if c == nil {
+				continue
+			}
+			if _, ok := r.claimObjs[c]; ok {
+				seen++
+				continue
+			}
+			read, err := readClaim(c)
+			if err != nil {
+				return err
+			}
+			added = append(added, read)
+			if len(added) > maxClaimChanges {
+				break
+			}
+		}
+	}
+	if r.claimObjs == nil || len(added) > maxClaimChanges || len(r.claimObjs)-seen > maxClaimChanges {
+		return r.readEveryClaim(d, claims)
+	}
+	if len(r.claimObjs) > seen { // some claims are gone: which
+		listed := make(map[*resourcev1.ResourceClaim]bool, len(claims))
+		for _, c := range claims {
+			listed[c] = true
+		}
+		for c := range r.claimObjs {
+			if !listed[c] {
+				removed = append(removed, c)
+			}
+		}
+	}
+	last := r.last
+	d.claims, d.allocated = maps.Clone(last.claims), maps.Clone(last.allocated)
+	holders := maps.Clone(r.holders)
+	changed := map[string]bool{}
+	for _, c := range removed {
+		read := r.claimObjs[c]
+		if d.claims[read.key] == c {
+			delete(d.claims, read.key)
+		}
+		for _, id := range read.held {
+			holders[id]--
+			if holders[id] > 0 {
+				return r.readEveryClaim(d, claims) // another claim holds it too: which, the full reading says
+			}
+			delete(holders, id)
+			delete(d.allocated, id)
+			changed[d.nodeOf[id]] = true
+		}
+	}
+	objs := maps.Clone(r.claimObjs)
+	for _, c := range removed {
+		delete(objs, c)
+	}
 	for _, c := range claims {
 		if c == nil {
 			continue
 		}
-		key := c.Namespace + "/" + c.Name
-		d.claims[key] = c
-		if c.Status.Allocation == nil {
+		if _, ok := r.claimObjs[c]; ok {
 			continue
 		}
-		for i, r := range c.Status.Allocation.Devices.Results {
-			field := fmt.Sprintf("status.allocation.devices.results[%d]", i)
-			switch {
-			case r.Driver == "":
-				return fmt.Errorf("resourceclaim %s: %s.driver: empty", key, field)
-			case r.Pool == "":
-				return fmt.Errorf("resourceclaim %s: %s.pool: empty", key, field)
-			case r.Device == "":
-				return fmt.Errorf("resourceclaim %s: %s.device: empty", key, field)
-			}
-			if r.AdminAccess != nil && *r.AdminAccess {
-				continue
-			}
-			id := DeviceID{r.Driver, r.Pool, r.Device}
-			if _, held := d.allocated[id]; !held {
-				d.allocated[id] = key
+		read, _ := readClaim(c) // read without error above
+		d.claims[read.key] = c
+		objs[c] = read
+		for _, id := range read.held {
+			holders[id]++
+			if cur := d.allocated[id]; cur == "" || read.key < cur {
+				d.allocated[id] = read.key
+				changed[d.nodeOf[id]] = true
 			}
 		}
 	}
+	delete(changed, "")
+	d.changedFrom, d.changed = last, slices.Sorted(maps.Keys(changed))
+	r.claimObjs, r.holders = objs, holders
 	return nil
+}
+
+// readEveryClaim reads every claim into d's tables.
+func (r *DRAReader) readEveryClaim(d *DRA, claims []*resourcev1.ResourceClaim) error {
+	d.claims, d.allocated = map[string]*resourcev1.ResourceClaim{}, map[DeviceID]string{}
+	d.changedFrom, d.changed = nil, nil
+	objs := make(map[*resourcev1.ResourceClaim]claimRead, len(claims))
+	holders := map[DeviceID]int{}
+	for _, c := range claims {
+		if c == nil {
+			continue
+		}
+		read, ok := r.claimObjs[c]
+		if !ok {
+			var err error
+			if read, err = readClaim(c); err != nil {
+				return err
+			}
+		}
+		objs[c] = read
+		d.claims[read.key] = c
+		for _, id := range read.held {
+			holders[id]++
+			if cur, held := d.allocated[id]; !held || read.key < cur {
+				d.allocated[id] = read.key // of several, the first by key
+			}
+		}
+	}
+	r.claimObjs, r.holders = objs, holders
+	return nil
+}
+
+// readClaim reads what a claim holds; a malformed allocation result is an
+// error naming the claim and the field.
+func readClaim(c *resourcev1.ResourceClaim) (claimRead, error) {
+	read := claimRead{key: c.Namespace + "/" + c.Name}
+	if c.Status.Allocation == nil {
+		return read, nil
+	}
+	for i, r := range c.Status.Allocation.Devices.Results {
+		field := fmt.Sprintf("status.allocation.devices.results[%d]", i)
+		switch {
+		case r.Driver == "":
+			return claimRead{}, fmt.Errorf("resourceclaim %s: %s.driver: empty", read.key, field)
+		case r.Pool == "":
+			return claimRead{}, fmt.Errorf("resourceclaim %s: %s.pool: empty", read.key, field)
+		case r.Device == "":
+			return claimRead{}, fmt.Errorf("resourceclaim %s: %s.device: empty", read.key, field)
+		}
+		if r.AdminAccess != nil && *r.AdminAccess {
+			continue
+		}
+		read.held = append(read.held, DeviceID{r.Driver, r.Pool, r.Device})
+	}
+	return read, nil
 }
 
 // Classes are the device classes, by name.
@@ -405,8 +539,9 @@ func (d *DRA) Nodes() []string {
 	return nodes
 }
 
-// HeldBy is the claim (namespace/name) a device is allocated to, "" when
-// it is free.
+// HeldBy is the claim (namespace/name) a device is allocated to (of
+// several sharing it, the first by namespace and name), "" when it is
+// free.
 func (d *DRA) HeldBy(id DeviceID) string { return d.allocated[id] }
 
 // Amounts are how many devices of a class a node has (allocatable) and

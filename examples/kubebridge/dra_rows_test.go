@@ -275,6 +275,9 @@ func TestDRAReaderMatchesReadDRA(t *testing.T) {
 		dratest.AllocatedClaim("train", "a", "node-a", "gpu-0", "gpu-1"),
 		dratest.AllocatedClaim("train", "b", "node-b", "gpu-3"),
 		dratest.AllocatedClaim("train", "c", "node-a", "gpu-6"),
+		dratest.AllocatedClaim("train", "b", "node-b", "gpu-4"), // b again, changed
+		dratest.AllocatedClaim("train", "d", "node-a", "gpu-0"), // shares a's gpu-0
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "e"}, Spec: dratest.ClaimSpec(dratest.Exactly("gpu", "gpu.nvidia.com", 1))},
 	}
 	rapid.Check(t, func(t *rapid.T) {
 		var r DRAReader
@@ -292,11 +295,14 @@ func TestDRAReaderMatchesReadDRA(t *testing.T) {
 			if rapid.Bool().Draw(t, "slice b") {
 				o.Slices = append(o.Slices, sliceB)
 			}
+			keys := map[string]bool{}
 			for i, c := range claims {
-				if rapid.Bool().Draw(t, fmt.Sprint("claim ", i)) {
+				if rapid.Bool().Draw(t, fmt.Sprint("claim ", i)) && !keys[c.Name] { // one object per claim, as listed
+					keys[c.Name] = true
 					o.Claims = append(o.Claims, c)
 				}
 			}
+			o.Claims = rapid.Permutation(o.Claims).Draw(t, "order")
 			got, err := r.Read(o)
 			if err != nil {
 				t.Fatal(err)

@@ -1,12 +1,15 @@
 package resfitctl
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/resfit/resfit/scoring/config"
 )
 
 func TestReadSnapshot(t *testing.T) {
@@ -124,4 +127,46 @@ items:
 			t.Errorf("%s: error %v, want %q", name, err, tc.want)
 		}
 	}
+}
+
+// A snapshot is untrusted: whatever it holds, reading it, its DRA objects
+// and explaining its pods gives an answer or an error, never a panic.
+func FuzzParseSnapshot(f *testing.F) {
+	for _, file := range []string{"cluster.json", "dra-cluster.json"} {
+		data, err := os.ReadFile(filepath.Join("..", "testdata", file))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte(`{"kind": "List", "items": [
+	  {"kind": "Node", "metadata": {"name": "n"}, "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "10"}}},
+	  {"kind": "DeviceClass", "metadata": {"name": "c"}, "spec": {"extendedResourceName": "example.com/gpu", "selectors": [{"cel": {"expression": "device.driver == 'd'"}}]}},
+	  {"kind": "ResourceSlice", "metadata": {"name": "s"}, "spec": {"driver": "d", "nodeName": "n", "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1}, "devices": [{"name": "g0"}, {"name": "g1"}]}},
+	  {"kind": "ResourceClaim", "metadata": {"namespace": "x", "name": "a"}, "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "c", "count": 1}}]}},
+	   "status": {"allocation": {"devices": {"results": [{"request": "r", "driver": "d", "pool": "p", "device": "g0"}]}}}},
+	  {"kind": "Pod", "metadata": {"namespace": "x", "name": "p"}, "spec": {"resourceClaims": [{"name": "r", "resourceClaimName": "a"}], "containers": [{"name": "c"}]}}]}`))
+	cfg, err := LoadConfig(filepath.Join("..", "testdata", "rsf.yaml"), config.Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := ParseSnapshot(data)
+		if err != nil {
+			return
+		}
+		c.Source = "the fuzzed snapshot"
+		for i, p := range c.Pods {
+			if i == 3 {
+				break
+			}
+			if e, err := Explain(c, cfg, "rsf.yaml", p); err == nil {
+				for _, n := range e.Nodes {
+					if math.IsNaN(n.Total) || n.Total < 0 || n.Total > e.MaxScore {
+						t.Fatalf("%s on %s: total %v outside [0, %v]", e.Pod, n.Name, n.Total, e.MaxScore)
+					}
+				}
+			}
+		}
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -24,6 +25,7 @@ import (
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/utils/ptr"
 
+	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/examples/kubebridge/dratest"
 )
 
@@ -110,8 +112,11 @@ func BenchmarkFrameworkCycleDRA(b *testing.B) {
 			{"ResourceStrategyFit-MostAllocated", []string{ResourceStrategyFitName}},
 			{"DynamicResources+ResourceStrategyFit", []string{dynamicresources.Name, ResourceStrategyFitName}},
 		} {
+			// One framework for every run of the sub-benchmark:
+			// DynamicResources indexes the shared pod informer by its
+			// profile's name, once.
+			fw := draBenchFramework(b, ctx, snapshot, prof.plugins, m, factory, client)
 			b.Run(fmt.Sprintf("%s/nodes=%d", prof.name, n), func(b *testing.B) {
-				fw := draBenchFramework(b, ctx, snapshot, prof.plugins, m, factory, client)
 				cycle := func() {
 					state := framework.NewCycleState()
 					if _, s, _ := fw.RunPreFilterPlugins(ctx, state, p); !s.IsSuccess() && !s.IsSkip() {
@@ -191,4 +196,56 @@ func draBenchFramework(b *testing.B, ctx context.Context, snapshot *cache.Snapsh
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
 	return fw
+}
+
+// BenchmarkDRAReadAfterAClaim is what the plugins do at the start of the
+// cycle after a pod's claim was allocated (or given back), on the
+// benchmark's clusters: list the DRA objects from kube's SharedDRAManager
+// and read them again with the reader that read them before (the classes
+// and devices reused, the claims read anew), then find the nodes whose
+// allocations changed. Each iteration allocates the train pod's claim in
+// the tracker, or takes the allocation back.
+func BenchmarkDRAReadAfterAClaim(b *testing.B) {
+	klog.SetOutput(discard{})
+	klog.LogToStderr(false)
+	for _, n := range []int{1000, 5000} {
+		_, _, objects := draBenchCluster(n)
+		ctx, cancel := context.WithCancel(context.Background())
+		m, _, _ := draManagerOf(b, ctx, fake.NewClientset(objects...))
+		claim, err := m.ResourceClaims().Get("default", "train-gpu")
+		for deadline := time.Now().Add(10 * time.Second); err != nil && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			claim, err = m.ResourceClaims().Get("default", "train-gpu") // the claims' cache is still filling
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		allocated := claim.DeepCopy()
+		allocated.Status.Allocation = dratest.AllocatedClaim("default", "train-gpu", "node-00000", "gpu-7").Status.Allocation
+		var r kubebridge.DRAReader
+		last, err := readDRA(&r, m)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			on := false
+			for b.Loop() {
+				if on {
+					m.ResourceClaims().MaybeRemoveClaimPendingAllocation(allocated.UID, true)
+				} else if err := m.ResourceClaims().SignalClaimPendingAllocation(allocated.UID, allocated); err != nil {
+					b.Fatal(err)
+				}
+				on = !on
+				d, err := readDRA(&r, m)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if changed, same := d.ChangedNodes(last); !same || len(changed) != 1 {
+					b.Fatalf("changed %v (same devices %v)", changed, same)
+				}
+				last = d
+			}
+		})
+		cancel()
+	}
 }

@@ -29,7 +29,16 @@ type draWatch struct {
 	changes atomic.Uint64
 }
 
-func (w *draWatch) OnAdd(any, bool)                     { w.changes.Add(1) }
+// OnAdd counts an object added after the informer's initial list: those of
+// the initial list are what the lister already holds, which the first
+// reading reads (the informer delivers them to a new handler, one event
+// each, for some time after it is added).
+func (w *draWatch) OnAdd(_ any, initial bool) {
+	if !initial {
+		w.changes.Add(1)
+	}
+}
+
 func (w *draWatch) OnUpdate(any, any)                   { w.changes.Add(1) }
 func (w *draWatch) OnDelete(any)                        { w.changes.Add(1) }
 func (w *draWatch) bump()                               { w.changes.Add(1) }
