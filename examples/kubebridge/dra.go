@@ -552,15 +552,7 @@ func (d *DRA) Amounts(node, class string) (allocatable, used int64) {
 	if !ok {
 		return 0, 0
 	}
-	for _, dev := range d.devices[node] {
-		if slices.Contains(dev.Classes, c) {
-			allocatable++
-			if d.allocated[dev.ID] != "" {
-				used++
-			}
-		}
-	}
-	return allocatable, used
+	return d.amounts(node, c)
 }
 
 // WithPendingAllocations are the claims as a scheduler holds them between
@@ -588,4 +580,37 @@ func WithPendingAllocations(claims []*resourcev1.ResourceClaim, pending func(typ
 		out[i] = &copied
 	}
 	return out
+}
+
+// DRAListers are how a scheduler lists its DRA objects: kube-scheduler's
+// and Volcano's SharedDRAManager give them as method values
+// (ResourceSlices().ListWithDeviceTaintRules, DeviceClasses().List,
+// ResourceClaims().List and ResourceClaims().GetPendingAllocation).
+type DRAListers struct {
+	Slices  func() ([]*resourcev1.ResourceSlice, error)
+	Classes func() ([]*resourcev1.DeviceClass, error)
+	Claims  func() ([]*resourcev1.ResourceClaim, error)
+	Pending func(types.UID) *resourcev1.AllocationResult
+}
+
+// ReadFrom reads what a scheduler holds (Read): its slices, classes, and
+// claims with the allocations it made in memory (WithPendingAllocations);
+// nil when it holds no slices and no classes (a cluster without DRA).
+func (r *DRAReader) ReadFrom(l DRAListers) (*DRA, error) {
+	slices, err := l.Slices()
+	if err != nil {
+		return nil, fmt.Errorf("listing resourceslices: %w", err)
+	}
+	classes, err := l.Classes()
+	if err != nil {
+		return nil, fmt.Errorf("listing deviceclasses: %w", err)
+	}
+	if len(slices) == 0 && len(classes) == 0 {
+		return nil, nil
+	}
+	claims, err := l.Claims()
+	if err != nil {
+		return nil, fmt.Errorf("listing resourceclaims: %w", err)
+	}
+	return r.Read(DRAObjects{Slices: slices, Classes: classes, Claims: WithPendingAllocations(claims, l.Pending)})
 }

@@ -45,12 +45,7 @@ type DRAAlternative struct {
 // field.
 func (d *DRA) PodRequests(pod *v1.Pod) ([]DRARequest, error) {
 	var out []DRARequest
-	generated := map[string]string{}
-	for _, s := range pod.Status.ResourceClaimStatuses {
-		if s.ResourceClaimName != nil {
-			generated[s.Name] = *s.ResourceClaimName
-		}
-	}
+	generated := generatedClaims(pod)
 	for i, pc := range pod.Spec.ResourceClaims {
 		field := fmt.Sprintf("pod %s/%s: spec.resourceClaims[%d]", pod.Namespace, pod.Name, i)
 		var spec *resourcev1.ResourceClaimSpec
@@ -340,16 +335,23 @@ func (d *DRA) Unallocate(pod *v1.Pod) *DRA {
 	return d.undo(c)
 }
 
-// podClaimKeys are the claims (namespace/name) a pod names, or its
-// templates made as its status says.
-func podClaimKeys(pod *v1.Pod) []string {
-	var keys []string
+// generatedClaims are the names of the claims a pod's templates made, by
+// the pod's name for the claim, as its status says.
+func generatedClaims(pod *v1.Pod) map[string]string {
 	generated := map[string]string{}
 	for _, s := range pod.Status.ResourceClaimStatuses {
 		if s.ResourceClaimName != nil {
 			generated[s.Name] = *s.ResourceClaimName
 		}
 	}
+	return generated
+}
+
+// podClaimKeys are the claims (namespace/name) a pod names, or its
+// templates made as its status says.
+func podClaimKeys(pod *v1.Pod) []string {
+	var keys []string
+	generated := generatedClaims(pod)
 	for _, pc := range pod.Spec.ResourceClaims {
 		switch {
 		case pc.ResourceClaimName != nil:

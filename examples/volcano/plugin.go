@@ -565,31 +565,19 @@ func (s *sessionView) unfit(t *api.TaskInfo, n *api.NodeInfo, reason string) err
 	return api.NewFitErrWithStatus(t, n, &api.Status{Code: api.UnschedulableAndUnresolvable, Plugin: s.name, Reason: reason})
 }
 
-// readDRA reads the session's DRA objects (kubebridge.ReadDRA) from the
-// scheduler cache's SharedDRAManager: ResourceSlices with device taint
-// rules applied, DeviceClasses, and the claims with the allocations made
-// in memory and not yet written (kubebridge.WithPendingAllocations); nil
-// when the cache has none (DRA off).
+// readDRA reads the session's DRA objects from the scheduler cache's
+// SharedDRAManager by the host layer's rule (kubebridge.DRAReader.ReadFrom:
+// ResourceSlices with device taint rules applied, DeviceClasses, and the
+// claims with the allocations made in memory and not yet written); nil
+// when the cache has none (DRA off) or the cluster has no DRA objects.
 func readDRA(ssn *framework.Session) (*kubebridge.DRA, error) {
 	m := ssn.SharedDRAManager()
 	if m == nil {
 		return nil, nil
 	}
-	slices, err := m.ResourceSlices().ListWithDeviceTaintRules()
-	if err != nil {
-		return nil, fmt.Errorf("listing resourceslices: %w", err)
-	}
-	classes, err := m.DeviceClasses().List()
-	if err != nil {
-		return nil, fmt.Errorf("listing deviceclasses: %w", err)
-	}
-	claims, err := m.ResourceClaims().List()
-	if err != nil {
-		return nil, fmt.Errorf("listing resourceclaims: %w", err)
-	}
-	if len(slices) == 0 && len(classes) == 0 {
-		return nil, nil
-	}
-	claims = kubebridge.WithPendingAllocations(claims, m.ResourceClaims().GetPendingAllocation)
-	return kubebridge.ReadDRA(kubebridge.DRAObjects{Slices: slices, Classes: classes, Claims: claims})
+	var r kubebridge.DRAReader
+	return r.ReadFrom(kubebridge.DRAListers{
+		Slices: m.ResourceSlices().ListWithDeviceTaintRules, Classes: m.DeviceClasses().List,
+		Claims: m.ResourceClaims().List, Pending: m.ResourceClaims().GetPendingAllocation,
+	})
 }

@@ -2,7 +2,6 @@ package resfitctl
 
 import (
 	"bytes"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -19,15 +18,7 @@ import (
 // (examplecluster.DRACluster) and a configuration.
 func draTestdata(t *testing.T, configFile string) (*Cluster, *config.Config) {
 	t.Helper()
-	c, err := ReadSnapshot(filepath.Join("..", "testdata", "dra-cluster.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := LoadConfig(filepath.Join("..", "testdata", configFile), config.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c, cfg
+	return readTestdata(t, "dra-cluster.json", configFile)
 }
 
 // The DRA snapshot read: its slices, classes and claims beside the nodes

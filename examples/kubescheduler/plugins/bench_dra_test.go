@@ -138,14 +138,7 @@ func BenchmarkFrameworkCycleDRA(b *testing.B) {
 						b.Fatal(s.AsError())
 					}
 				}
-				cycle() // the first cycle builds what later ones keep
-				b.ReportAllocs()
-				b.ResetTimer()
-				for b.Loop() {
-					cycle()
-				}
-				b.StopTimer()
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/node")
+				measureCycles(b, n, cycle)
 			})
 		}
 		cancel()

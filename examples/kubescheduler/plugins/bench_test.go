@@ -164,15 +164,8 @@ func benchmarkCycles(b *testing.B, mode int) {
 						binds.next(ctx, fw, state)
 					}
 				}
-				cycle() // the first cycle builds what later ones keep
-				b.ReportAllocs()
-				b.ResetTimer()
-				for b.Loop() {
-					cycle()
-				}
-				b.StopTimer()
+				measureCycles(b, n, cycle)
 				binds.undo()
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/node")
 			})
 		}
 	}
@@ -303,4 +296,17 @@ func benchFramework(b *testing.B, snapshot *cache.Snapshot, name string, inTree 
 		b.Fatal(err)
 	}
 	return fw
+}
+
+// measureCycles times a benchmark's cycles after a first, untimed one
+// (which builds what later ones keep), and reports ns per node of n.
+func measureCycles(b *testing.B, n int, cycle func()) {
+	cycle()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		cycle()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/node")
 }

@@ -63,28 +63,25 @@ func (p *Plugin) watchDRA() error {
 	return nil
 }
 
-// readDRA reads the DRA objects the framework holds.
+// readDRA reads the DRA objects the framework holds, by the host layer's
+// rule (kubebridge.DRAReader.ReadFrom).
 func readDRA(r *kubebridge.DRAReader, m fwk.SharedDRAManager) (*kubebridge.DRA, error) {
-	slices, err := m.ResourceSlices().ListWithDeviceTaintRules()
-	if err != nil {
-		return nil, fmt.Errorf("listing resourceslices: %w", err)
-	}
-	classes, err := m.DeviceClasses().List()
-	if err != nil {
-		return nil, fmt.Errorf("listing deviceclasses: %w", err)
-	}
-	claims, err := m.ResourceClaims().List()
-	if err != nil {
-		return nil, fmt.Errorf("listing resourceclaims: %w", err)
-	}
-	claims = kubebridge.WithPendingAllocations(claims, m.ResourceClaims().GetPendingAllocation)
-	return r.Read(kubebridge.DRAObjects{Slices: slices, Classes: classes, Claims: claims})
+	return r.ReadFrom(kubebridge.DRAListers{
+		Slices: m.ResourceSlices().ListWithDeviceTaintRules, Classes: m.DeviceClasses().List,
+		Claims: m.ResourceClaims().List, Pending: m.ResourceClaims().GetPendingAllocation,
+	})
 }
 
 // setDRA takes a new reading of DRA: with the same devices, the rows of
 // the nodes whose allocations changed are queued to be read again (as
 // hinted nodes are); otherwise the table is rebuilt.
 func (n *nodes) setDRA(d *kubebridge.DRA) {
+	if d == nil || n.dra == nil {
+		if d != n.dra {
+			n.dra, n.schema = d, nil // rows and schema again
+		}
+		return
+	}
 	changed, same := d.ChangedNodes(n.dra)
 	n.dra = d
 	if !same || n.schema == nil {
