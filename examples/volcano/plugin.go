@@ -173,7 +173,7 @@ func newSessionView(c *Config, ssn *framework.Session) (*sessionView, error) {
 			}
 		}
 	}
-	d, err := readDRA(ssn)
+	d, err := readDRA(c.Name, ssn)
 	if err != nil {
 		klog.Errorf("%s: %v; DRA devices are left out this session", c.Name, err)
 	}
@@ -570,14 +570,30 @@ func (s *sessionView) unfit(t *api.TaskInfo, n *api.NodeInfo, reason string) err
 // ResourceSlices with device taint rules applied, DeviceClasses, and the
 // claims with the allocations made in memory and not yet written); nil
 // when the cache has none (DRA off) or the cluster has no DRA objects.
-func readDRA(ssn *framework.Session) (*kubebridge.DRA, error) {
+// Volcano builds its plugins again for every session, so the reader that
+// reuses the compiled classes and the slices' devices from one session to
+// the next is kept by plugin name (sessionReaders).
+func readDRA(plugin string, ssn *framework.Session) (*kubebridge.DRA, error) {
 	m := ssn.SharedDRAManager()
 	if m == nil {
 		return nil, nil
 	}
-	var r kubebridge.DRAReader
-	return r.ReadFrom(kubebridge.DRAListers{
+	v, _ := sessionReaders.LoadOrStore(plugin, &sessionReader{})
+	r := v.(*sessionReader)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.reader.ReadFrom(kubebridge.DRAListers{
 		Slices: m.ResourceSlices().ListWithDeviceTaintRules, Classes: m.DeviceClasses().List,
 		Claims: m.ResourceClaims().List, Pending: m.ResourceClaims().GetPendingAllocation,
 	})
+}
+
+// sessionReaders are the DRA readers of the plugins, by name, kept across
+// sessions; a session opens at a time, but a reader is used under its
+// mutex all the same.
+var sessionReaders sync.Map // plugin name → *sessionReader
+
+type sessionReader struct {
+	mu     sync.Mutex
+	reader kubebridge.DRAReader
 }
