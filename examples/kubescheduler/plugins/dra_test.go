@@ -8,6 +8,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
@@ -54,9 +55,17 @@ func draManagerOf(t testing.TB, ctx context.Context, client *fake.Clientset) (fw
 	}
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
-	for deadline := time.Now().Add(10 * time.Second); m.DeviceClassResolver().GetDeviceClass(gpu) == nil; time.Sleep(10 * time.Millisecond) {
+	listed, err := client.ResourceV1().ResourceClaims("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready := func() bool {
+		held, err := m.ResourceClaims().List()
+		return err == nil && len(held) == len(listed.Items) && m.DeviceClassResolver().GetDeviceClass(gpu) != nil
+	}
+	for deadline := time.Now().Add(10 * time.Second); !ready(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatal("the device class resolver never learned nvidia.com/gpu")
+			t.Fatal("the claims' cache or the device class resolver never caught up with the informers")
 		}
 	}
 	return m, factory, client

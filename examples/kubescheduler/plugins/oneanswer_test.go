@@ -8,10 +8,13 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"pgregory.net/rapid"
 	"sigs.k8s.io/yaml"
 
+	"github.com/resfit/resfit/examples/kubebridge/dratest"
 	"github.com/resfit/resfit/examples/kubectl-resfit/resfitctl"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring/config"
@@ -205,4 +208,96 @@ func drawPod(t *rapid.T, name, nodeName string) *v1.Pod {
 		p.Annotations = map[string]string{"resfit.io/gpu-models": "Tesla-T4"}
 	}
 	return p
+}
+
+// One pod, one cluster, one answer with GPUs claimed through DRA: for
+// random clusters whose nodes publish 0, 4 or 8 GPUs (H100s or A100s)
+// through NVIDIA's driver, pods bound with claims holding some of them,
+// and a pending pod whose claim asks for 1 to 3 GPUs (any, or H100s
+// only), ResourceStrategyFit in kube-scheduler's framework (reading kube's
+// SharedDRAManager) agrees with kubectl resfit explain (reading the same
+// objects as a snapshot holds them) on every node.
+func TestOnePodOneClusterOneAnswerDRA(t *testing.T) {
+	for _, kind := range []string{"resfit", "kube-scheduler"} {
+		t.Run(kind, func(t *testing.T) {
+			text := oneAnswerConfigs[kind]
+			cfg, err := config.Load([]byte(text), config.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			args, err := yaml.YAMLToJSON([]byte(text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rapid.Check(t, func(rt *rapid.T) {
+				c, p, objects := drawDRACluster(rt)
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				m, factory := draManager(t, ctx, objects...)
+				snapshot := cache.NewSnapshot(c.Pods, c.Nodes)
+				fw := newFrameworkWithDRA(t, ctx, snapshot, m, factory, enabled{ResourceStrategyFitName, 1, string(args)})
+				infos, err := snapshot.NodeInfos().List()
+				if err != nil {
+					rt.Fatal(err)
+				}
+				kube := outcome(t, fw, infos, p)
+				e, err := resfitctl.Explain(c, cfg, kind, p)
+				if err != nil {
+					rt.Fatal(err)
+				}
+				agrees(rt, p.Name, kube, e, func(total float64) int64 { return int64(math.Round(total / e.MaxScore * 100)) })
+			})
+		})
+	}
+}
+
+// drawDRACluster draws 1 to 4 nodes of 0, 4 or 8 DRA GPUs and pods bound
+// to them holding some of their GPUs through allocated claims (the cluster
+// as kubectl-resfit reads it), a pending pod with a claim of 1 to 3 GPUs,
+// and the DRA objects as a clientset holds them.
+func drawDRACluster(t *rapid.T) (*resfitctl.Cluster, *v1.Pod, []runtime.Object) {
+	c := &resfitctl.Cluster{Source: "the drawn DRA cluster", Classes: dratest.NVIDIAClasses()}
+	free := map[string][]string{} // node → its GPUs no claim holds
+	for i := range rapid.IntRange(1, 4).Draw(t, "nodes") {
+		name := fmt.Sprintf("node-%d", i)
+		c.Nodes = append(c.Nodes, node(name, resources("cpu", fmt.Sprint(rapid.IntRange(8, 96).Draw(t, "cpu")), "memory", "256Gi")))
+		if g := rapid.SampledFrom([]int{0, 4, 8}).Draw(t, "gpus"); g > 0 {
+			product := rapid.SampledFrom([]string{"NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB"}).Draw(t, "product")
+			c.Slices = append(c.Slices, dratest.NVIDIASlice(name, product, g, 0))
+			for j := range g {
+				free[name] = append(free[name], fmt.Sprint("gpu-", j))
+			}
+		}
+	}
+	for i := range rapid.IntRange(0, 6).Draw(t, "bound pods") {
+		n := rapid.SampledFrom(c.Nodes).Draw(t, "on")
+		p := pod(fmt.Sprintf("bound-%d", i), n.Name, resources("cpu", fmt.Sprint(rapid.IntRange(1, 8).Draw(t, "bound cpu"))))
+		if k := rapid.IntRange(0, len(free[n.Name])).Draw(t, "held"); k > 0 {
+			claim := dratest.AllocatedClaim("default", p.Name+"-gpus", n.Name, free[n.Name][:k]...)
+			free[n.Name] = free[n.Name][k:]
+			c.Claims = append(c.Claims, claim)
+			p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpus", ResourceClaimName: &claim.Name}}
+		}
+		c.Pods = append(c.Pods, p)
+	}
+	var selectors []string
+	if rapid.Bool().Draw(t, "H100s only") {
+		selectors = []string{"device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'"}
+	}
+	claim := &resourcev1.ResourceClaim{Spec: dratest.ClaimSpec(dratest.Exactly("gpus", "gpu.nvidia.com", int64(rapid.IntRange(1, 3).Draw(t, "asks")), selectors...))}
+	claim.Namespace, claim.Name = "default", "pending-gpus"
+	c.Claims = append(c.Claims, claim)
+	p := pod("pending", "", resources("cpu", fmt.Sprint(rapid.IntRange(1, 8).Draw(t, "pending cpu"))))
+	p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpus", ResourceClaimName: &claim.Name}}
+	var objects []runtime.Object
+	for _, o := range c.Classes {
+		objects = append(objects, o)
+	}
+	for _, o := range c.Slices {
+		objects = append(objects, o)
+	}
+	for _, o := range c.Claims {
+		objects = append(objects, o)
+	}
+	return c, p, objects
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"k8s.io/client-go/informers"
 	"strings"
 	"testing"
 
@@ -75,6 +76,22 @@ func resfitRegistry() frameworkruntime.Registry {
 // newFrameworkOn is newFramework over a given snapshot.
 func newFrameworkOn(t testing.TB, ctx context.Context, snapshot *cache.Snapshot, plugins ...enabled) framework.Framework {
 	t.Helper()
+	return newFrameworkWith(t, ctx, snapshot, nil, plugins...)
+}
+
+// newFrameworkWithDRA is newFrameworkOn with kube-scheduler's
+// SharedDRAManager and the informer factory its plugins watch.
+func newFrameworkWithDRA(t testing.TB, ctx context.Context, snapshot *cache.Snapshot, m fwk.SharedDRAManager, factory informers.SharedInformerFactory, plugins ...enabled) framework.Framework {
+	t.Helper()
+	fw := newFrameworkWith(t, ctx, snapshot, []frameworkruntime.Option{frameworkruntime.WithSharedDRAManager(m), frameworkruntime.WithInformerFactory(factory)}, plugins...)
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	return fw
+}
+
+// newFrameworkWith is newFrameworkOn with more options.
+func newFrameworkWith(t testing.TB, ctx context.Context, snapshot *cache.Snapshot, opts []frameworkruntime.Option, plugins ...enabled) framework.Framework {
+	t.Helper()
 	registry := resfitRegistry()
 	profile := &config.KubeSchedulerProfile{
 		SchedulerName: "resfit",
@@ -95,7 +112,7 @@ func newFrameworkOn(t testing.TB, ctx context.Context, snapshot *cache.Snapshot,
 			Name: p.name, Args: &runtime.Unknown{Raw: []byte(p.args), ContentType: runtime.ContentTypeJSON},
 		})
 	}
-	fw, err := frameworkruntime.NewFramework(ctx, registry, profile, frameworkruntime.WithSnapshotSharedLister(snapshot))
+	fw, err := frameworkruntime.NewFramework(ctx, registry, profile, append(opts, frameworkruntime.WithSnapshotSharedLister(snapshot))...)
 	if err != nil {
 		t.Fatal(err)
 	}
