@@ -99,6 +99,19 @@ func (p *Pipeline) FilterNames() []string {
 	return names
 }
 
+// CheckedAmounts are the slots whose free amount the pipeline's fit
+// filter (NodeResourcesFit) checks against a task's requests, in order;
+// nil when it has none. A node lacking a task's request in one of them is
+// infeasible whatever else the pipeline says (a planner's bound).
+func (p *Pipeline) CheckedAmounts() []int {
+	for _, f := range p.filters {
+		if fit, ok := f.(*FitFilter); ok {
+			return append([]int(nil), fit.planFor(p.schema).slots...)
+		}
+	}
+	return nil
+}
+
 // Scorers returns the weighted scorers in column order (a copy of the
 // list; the scorers themselves are shared).
 func (p *Pipeline) Scorers() []WeightedScorer {
