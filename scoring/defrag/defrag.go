@@ -8,14 +8,16 @@
 // at most once in a plan; a pod that is not movable, or whose group's
 // disruption budget is spent, does not move.
 //
-// This first version plans on a table alone: pipelines that read a device
-// view (DeviceShare, the fragmentation scorers) need the pods' device
-// holdings, which it does not take yet.
+// This first version plans on a table alone: a move changes the table
+// rows, not a device view, since it does not take the pods' device
+// holdings yet. A pipeline with the DeviceShare filter is refused; one
+// whose scorers read a device view (FGD) scores with the view as it is.
 package defrag
 
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/resfit/resfit/resource"
@@ -76,11 +78,14 @@ type Plan struct {
 // sequence of k moves is tried (pruned by a lower bound: the fewest pods a
 // node must lose for the task's requests to fit it) before any of k+1, so
 // the first plan found is minimal. The table is not changed. pipe must be
-// built for the table's schema; a pipeline that reads a device view is an
-// error (see the package documentation).
+// built for the table's schema; a pipeline with the DeviceShare filter is
+// an error (see the package documentation).
 func MakeRoom(pipe *scoring.Pipeline, table *resource.Table, pods []Pod, task *scoring.Task, opts Options) (Plan, error) {
 	if pipe == nil || table == nil || task == nil {
 		return Plan{}, errors.New("defrag: nil pipeline, table or task")
+	}
+	if slices.Contains(pipe.FilterNames(), scoring.DeviceShare) {
+		return Plan{}, errors.New("defrag: the pipeline checks devices one by one (DeviceShare), which a plan on the table alone cannot keep")
 	}
 	if opts.MaxMoves < 0 {
 		return Plan{}, fmt.Errorf("defrag: MaxMoves %d is negative", opts.MaxMoves)

@@ -343,6 +343,21 @@ func TestMakeRoomErrorsAndTimeout(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
+	devices, err := resource.NewDevices("nvidia.com/gpu", 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load([]byte("plugins:\n- name: NodeResourcesFit\n"), config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withDevices, err := cfg.BuildFor(schema, config.Host{Devices: devices})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := MakeRoom(withDevices, table, nil, task, Options{}); err == nil || !strings.Contains(err.Error(), "DeviceShare") {
+		t.Errorf("a pipeline with DeviceShare: %v", err)
+	}
 	var pods []Pod
 	for i := range 12 {
 		pods = append(pods, Pod{Task: &scoring.Task{Name: fmt.Sprint(i), Requests: resource.Vector{500, 0, 0}}, Row: 0, Movable: true})
