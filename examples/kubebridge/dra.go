@@ -141,8 +141,7 @@ const maxClaimChanges = 256
 // classes and devices shares them (DRA.ChangedNodes tells which nodes'
 // allocations changed).
 func (r *DRAReader) Read(objects DRAObjects) (*DRA, error) {
-	d := &DRA{allocated: map[DeviceID]string{}, claims: map[string]*resourcev1.ResourceClaim{},
-		templates: map[string]*resourcev1.ResourceClaimTemplate{}}
+	d := &DRA{templates: map[string]*resourcev1.ResourceClaimTemplate{}} // readClaims makes the claims' tables
 	sameClasses := r.last != nil && samePointers(r.classObjs, objects.Classes)
 	if sameClasses {
 		d.classes = r.last.classes

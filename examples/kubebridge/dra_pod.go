@@ -178,7 +178,7 @@ func (d *DRA) Fit(node string, requests []DRARequest) (take []int64, ok bool) {
 // request in order, the alternative and the devices it takes (the first
 // free ones of the node's, in order).
 func (d *DRA) fit(node string, requests []DRARequest, chosen func(request int, alt DRAAlternative, ids []DeviceID)) bool {
-	taken := map[DeviceID]bool{}
+	var taken []DeviceID // a node has a few devices
 	devices := d.devices[node]
 	for i, r := range requests {
 		satisfied := false
@@ -190,7 +190,7 @@ func (d *DRA) fit(node string, requests []DRARequest, chosen func(request int, a
 					continue
 				}
 				all++
-				if (d.allocated[dev.ID] != "" || taken[dev.ID]) && !dev.Shared {
+				if (d.allocated[dev.ID] != "" || slices.Contains(taken, dev.ID)) && !dev.Shared {
 					busy = true
 					continue
 				}
@@ -206,9 +206,7 @@ func (d *DRA) fit(node string, requests []DRARequest, chosen func(request int, a
 			if int64(len(free)) < need {
 				continue
 			}
-			for _, id := range free[:need] {
-				taken[id] = true
-			}
+			taken = append(taken, free[:need]...)
 			chosen(i, alt, free[:need])
 			satisfied = true
 			break

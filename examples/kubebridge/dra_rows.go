@@ -195,24 +195,25 @@ func (d *DRA) draNodeDevices(node, name string) nodeDevices {
 	return nd
 }
 
-// DRADemand is what a pod's claims that are not allocated yet take.
-type DRADemand struct {
+// podDemand is what a pod's claims that are not allocated yet take.
+type podDemand struct {
 	dra      *DRA
 	requests []DRARequest
 	// uniform says the take is the same on every node that can satisfy the
-	// requests: nominal, each request's first alternative's count (All
+	// requests (none, or each one exact count of one class without its own
+	// selectors); nominal is each request's first alternative's count (All
 	// counts none, as its count depends on the node).
 	uniform bool
 	nominal []int64
 }
 
-// Demand reads a pod's demand (PodRequests).
-func (d *DRA) Demand(pod *v1.Pod) (DRADemand, error) {
+// demand reads a pod's demand (PodRequests).
+func (d *DRA) demand(pod *v1.Pod) (podDemand, error) {
 	requests, err := d.PodRequests(pod)
 	if err != nil {
-		return DRADemand{}, err
+		return podDemand{}, err
 	}
-	dd := DRADemand{dra: d, requests: requests, uniform: true, nominal: make([]int64, len(d.classes))}
+	dd := podDemand{dra: d, requests: requests, uniform: true, nominal: make([]int64, len(d.classes))}
 	for _, r := range requests {
 		first := r.Alternatives[0]
 		if len(r.Alternatives) != 1 || first.All || len(first.selectors) > 0 {
@@ -223,23 +224,6 @@ func (d *DRA) Demand(pod *v1.Pod) (DRADemand, error) {
 		}
 	}
 	return dd, nil
-}
-
-// Empty reports a demand that takes nothing.
-func (dd DRADemand) Empty() bool { return len(dd.requests) == 0 }
-
-// Uniform reports whether the demand takes the same on every node that
-// can satisfy it, so that one task stands for the pod on every node (the
-// pipeline's fit on the classes' slots then decides where it fits).
-func (dd DRADemand) Uniform() bool { return dd.uniform }
-
-// On is what the demand takes on a node, by class, and whether the node
-// can satisfy it (DRA.Fit).
-func (dd DRADemand) On(node string) ([]int64, bool) {
-	if len(dd.requests) == 0 {
-		return dd.nominal, true
-	}
-	return dd.dra.Fit(node, dd.requests)
 }
 
 // PodTask is a pod as a host scores it with DRA: the task its requests
@@ -253,7 +237,7 @@ type PodTask struct {
 	// host shows it, and counts the pod's class by it), and On says what it
 	// takes on each node.
 	Task   *scoring.Task
-	demand DRADemand
+	demand podDemand
 	base   *scoring.Task
 	schema *resource.Schema
 	view   string
@@ -268,14 +252,14 @@ func (d *DRA) NewPodTask(schema *resource.Schema, pod *v1.Pod, opts scoring.Task
 	if err != nil {
 		return nil, err
 	}
-	pt := &PodTask{Task: base, base: base, schema: schema, view: opts.Devices}
+	pt := &PodTask{Task: base, base: base, schema: schema, view: opts.Devices, demand: podDemand{uniform: true}}
 	if d == nil {
 		return pt, nil
 	}
-	if pt.demand, err = d.Demand(pod); err != nil {
+	if pt.demand, err = d.demand(pod); err != nil {
 		return nil, err
 	}
-	if pt.demand.Empty() {
+	if len(pt.demand.requests) == 0 {
 		return pt, nil
 	}
 	if pt.Task, err = pt.with(pt.demand.nominal); err != nil {
@@ -286,7 +270,7 @@ func (d *DRA) NewPodTask(schema *resource.Schema, pod *v1.Pod, opts scoring.Task
 }
 
 // Uniform reports whether Task stands for the pod on every node.
-func (pt *PodTask) Uniform() bool { return pt.demand.Empty() || pt.demand.uniform }
+func (pt *PodTask) Uniform() bool { return pt.demand.uniform }
 
 // On is the pod's task on a node, and whether the node can satisfy its
 // claims (false: the node is infeasible for it).
@@ -294,7 +278,7 @@ func (pt *PodTask) On(node string) (*scoring.Task, bool, error) {
 	if pt.Uniform() {
 		return pt.Task, true, nil
 	}
-	take, ok := pt.demand.On(node)
+	take, ok := pt.demand.dra.Fit(node, pt.demand.requests)
 	if !ok {
 		return nil, false, nil
 	}
@@ -343,6 +327,29 @@ func (pt *PodTask) with(take []int64) (*scoring.Task, error) {
 		}
 	}
 	return &t, nil
+}
+
+// Rows groups a table's rows (its row names are its nodes) by the pod's
+// task on them: the distinct tasks in the order of their first rows, each
+// one's rows, and the rows whose devices cannot satisfy the pod's claims.
+// A uniform pod has one task for every row.
+func (pt *PodTask) Rows(table *resource.Table) (tasks []*scoring.Task, rows map[*scoring.Task][]int, unsatisfied []int, err error) {
+	rows = map[*scoring.Task][]int{}
+	for row := range table.Len() {
+		task, ok, err := pt.On(table.Name(row))
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if !ok {
+			unsatisfied = append(unsatisfied, row)
+			continue
+		}
+		if _, seen := rows[task]; !seen {
+			tasks = append(tasks, task)
+		}
+		rows[task] = append(rows[task], row)
+	}
+	return tasks, rows, unsatisfied, nil
 }
 
 // PodScores are a placer's results for a pod on every row of its table:
@@ -409,20 +416,9 @@ func (pt *PodTask) Score(pl *scoring.Placer, table *resource.Table, ps *PodScore
 	}
 	ps.uniform, ps.task = false, nil
 	ps.varied = append(ps.varied[:0], make([]podResult, table.Len())...)
-	byTask := map[*scoring.Task][]int{}
-	var order []*scoring.Task
-	for row := range table.Len() {
-		task, ok, err := pt.On(table.Name(row))
-		if err != nil {
-			return err
-		}
-		if !ok {
-			continue
-		}
-		if _, seen := byTask[task]; !seen {
-			order = append(order, task)
-		}
-		byTask[task] = append(byTask[task], row)
+	order, byTask, _, err := pt.Rows(table)
+	if err != nil {
+		return err
 	}
 	for _, task := range order {
 		scores, err := pl.Scores(task)

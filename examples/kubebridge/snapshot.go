@@ -119,7 +119,7 @@ func NewSnapshot(nodes []*v1.Node, pods []*v1.Pod, opts Options) (*Snapshot, err
 	if err := resource.ValidateName(s.device); err != nil {
 		return nil, fmt.Errorf("device resource: %w", err)
 	}
-	if err := s.learnDRA(); err != nil {
+	if _, err := s.learnDRA(); err != nil {
 		return nil, err
 	}
 	for _, n := range nodes {
@@ -147,17 +147,24 @@ func NewSnapshot(nodes []*v1.Node, pods []*v1.Pod, opts Options) (*Snapshot, err
 	return s, nil
 }
 
-// learnDRA records the resources of DRA's device classes.
-func (s *Snapshot) learnDRA() error {
+// learnDRA records the resources of DRA's device classes and returns the
+// new ones; on an error it records none.
+func (s *Snapshot) learnDRA() ([]string, error) {
 	if s.dra == nil {
-		return nil
+		return nil, nil
 	}
+	var added []string
 	for _, c := range s.dra.Classes() {
-		if _, err := s.learn([]string{c.Resource}, "deviceclass "+c.Name); err != nil {
-			return err
+		names, err := s.learn([]string{c.Resource}, "deviceclass "+c.Name)
+		if err != nil {
+			for _, name := range added {
+				delete(s.names, name)
+			}
+			return nil, err
 		}
+		added = append(added, names...)
 	}
-	return nil
+	return added, nil
 }
 
 // DRA is what the snapshot reads of DRA (Options.DRA), nil without.
@@ -172,32 +179,25 @@ func (s *Snapshot) DRA() *DRA { return s.dra }
 // (SchemaChanges counts it). nil drops DRA.
 func (s *Snapshot) SetDRA(d *DRA) error {
 	before := s.dra
-	names := maps.Clone(s.names)
 	s.dra = d
-	if err := s.learnDRA(); err != nil {
-		s.dra, s.names = before, names
+	added, err := s.learnDRA()
+	if err != nil {
+		s.dra = before
 		return err
 	}
-	if len(s.names) == len(names) {
-		s.writer.WithDRA(d)
-		for row, name := range s.order {
-			n := s.nodes[name]
-			if err := s.updateNode(row, n, s.writer.allocatable(n, readNodeDevices(n, s.device, d).count)); err != nil {
-				return err
-			}
-		}
-		return nil
+	if added != nil {
+		return s.grow(added, s.readNodeDevices, func() {
+			s.dra = before
+			s.readNodeDevices()
+		})
 	}
-	s.readNodeDevices()
-	if err := s.rebuild(); err != nil {
-		s.dra, s.names = before, names
-		s.readNodeDevices()
-		if again := s.rebuild(); again != nil {
-			return fmt.Errorf("%w (and rebuilding without the change: %v)", err, again)
+	s.writer.WithDRA(d)
+	for row, name := range s.order {
+		n := s.nodes[name]
+		if err := s.updateNode(row, n, s.writer.allocatable(n, readNodeDevices(n, s.device, d).count)); err != nil {
+			return err
 		}
-		return err
 	}
-	s.changes++
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"gopkg.in/yaml.v2"
 	v1 "k8s.io/api/core/v1"
@@ -78,7 +79,25 @@ func TestDRAInSession(t *testing.T) {
 				},
 			}
 			yes := true
-			ssn := test.RegisterSession([]conf.Tier{{Plugins: []conf.PluginOption{{Name: ResourceStrategyFitPluginName, EnabledNodeOrder: &yes, EnabledPredicate: &yes, Arguments: args}}}}, nil)
+			tiers := []conf.Tier{{Plugins: []conf.PluginOption{{Name: ResourceStrategyFitPluginName, EnabledNodeOrder: &yes, EnabledPredicate: &yes, Arguments: args}}}}
+			// The test cache adds the pods right after its informers sync,
+			// and a pod whose claims its claim cache has not taken in yet
+			// is left out of that session (a busy machine shows it); the
+			// scheduler's next session has it. Open sessions until one has
+			// every pod.
+			var ssn *framework.Session
+			for attempt := 0; ; attempt++ {
+				ssn = test.RegisterSession(tiers, nil)
+				tasks := 0
+				for _, job := range ssn.Jobs {
+					tasks += len(job.Tasks)
+				}
+				if tasks == len(test.Pods) || attempt == 100 {
+					break
+				}
+				test.Close()
+				time.Sleep(10 * time.Millisecond)
+			}
 			t.Cleanup(test.Close)
 			if ssn.SharedDRAManager() == nil {
 				t.Fatal("the session has no DRA manager")

@@ -15,8 +15,10 @@
 package defrag
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -98,13 +100,10 @@ func MakeRoom(pipe *scoring.Pipeline, table *resource.Table, pods []Pod, task *s
 			return Plan{}, fmt.Errorf("defrag: pod %d: no task, or row %d outside the table's %d", i, p.Row, table.Len())
 		}
 	}
-	s := &search{pipe: pipe, pods: pods, task: task, opts: opts, budgets: map[string]int{}}
+	s := &search{pipe: pipe, pods: pods, task: task, budgets: maps.Clone(opts.Budgets)}
 	var err error
 	if s.table, err = copyTable(table); err != nil {
 		return Plan{}, err
-	}
-	for g, n := range opts.Budgets {
-		s.budgets[g] = n
 	}
 	if opts.Timeout > 0 {
 		s.deadline = time.Now().Add(opts.Timeout)
@@ -134,8 +133,7 @@ type search struct {
 	batch    *scoring.Batch
 	pods     []Pod
 	task     *scoring.Task
-	opts     Options
-	budgets  map[string]int
+	budgets  map[string]int // what each limited group has left
 	moved    []bool
 	path     []Move
 	best     []Move
@@ -170,7 +168,8 @@ func (s *search) try(k int) (bool, error) {
 		return false, nil
 	}
 	for i := range s.pods {
-		if s.moved[i] || !s.pods[i].Movable || s.budgets[s.pods[i].Group] == 0 && s.limited(i) {
+		left, limited := s.budgets[s.pods[i].Group]
+		if s.moved[i] || !s.pods[i].Movable || limited && left == 0 {
 			continue
 		}
 		to, err := s.target(i)
@@ -192,12 +191,6 @@ func (s *search) try(k int) (bool, error) {
 		}
 	}
 	return false, nil
-}
-
-// limited reports whether pod i's group has a budget.
-func (s *search) limited(i int) bool {
-	_, ok := s.opts.Budgets[s.pods[i].Group]
-	return ok
 }
 
 // fits is the best row for the task now, -1 when none is feasible.
@@ -258,15 +251,18 @@ func (s *search) move(i, to int, undo bool) error {
 	if err := s.table.AddUsed(to, p.Task.Requests, p.Task.NonZeroRequests, false); err != nil {
 		return err
 	}
+	spent := 1
 	if undo {
 		s.moved[i] = false
 		s.path = s.path[:len(s.path)-1]
-		s.budgets[p.Group]++
-		return nil
+		spent = -1
+	} else {
+		s.moved[i] = true
+		s.path = append(s.path, Move{Pod: i, From: p.Row, To: to})
 	}
-	s.moved[i] = true
-	s.path = append(s.path, Move{Pod: i, From: p.Row, To: to})
-	s.budgets[p.Group]--
+	if left, limited := s.budgets[p.Group]; limited {
+		s.budgets[p.Group] = left - spent
+	}
 	return nil
 }
 
@@ -315,12 +311,7 @@ func (s *search) coverWith(row, r int, deficit int64) int {
 			sizes = append(sizes, p.Task.Requests[r])
 		}
 	}
-	// largest first
-	for i := 1; i < len(sizes); i++ {
-		for j := i; j > 0 && sizes[j] > sizes[j-1]; j-- {
-			sizes[j], sizes[j-1] = sizes[j-1], sizes[j]
-		}
-	}
+	slices.SortFunc(sizes, func(a, b int64) int { return cmp.Compare(b, a) }) // largest first
 	for n, size := range sizes {
 		deficit -= size
 		if deficit <= 0 {

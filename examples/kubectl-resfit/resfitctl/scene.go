@@ -108,39 +108,16 @@ func (sc *scene) task(p *v1.Pod) (*kubebridge.PodTask, error) {
 const claimsUnsatisfiable = "DRA: the node's devices cannot satisfy the pod's resource claims"
 
 // score scores a pod on every node into batch, and calls visit with the
-// rows the batch then holds and the task they were scored for: every row
-// at once when the pod's task is the same on every node; otherwise each
-// distinct task (what the pod's DRA claims take differs from node to node)
-// with its nodes, then a nil task with the nodes whose devices cannot
-// satisfy the claims (which batch does not hold).
+// rows the batch then holds and the task they were scored for: each
+// distinct task (one, unless what the pod's DRA claims take differs from
+// node to node) with its nodes (kubebridge.PodTask.Rows), then a nil task
+// with the nodes whose devices cannot satisfy the claims (which batch
+// does not hold).
 func (sc *scene) score(pt *kubebridge.PodTask, batch *scoring.Batch, visit func(task *scoring.Task, rows []int) error) error {
 	table := sc.snap.Table()
-	if pt.Uniform() {
-		if err := sc.pipe.Score(pt.Task, table, batch); err != nil {
-			return err
-		}
-		rows := make([]int, table.Len())
-		for i := range rows {
-			rows[i] = i
-		}
-		return visit(pt.Task, rows)
-	}
-	byTask := map[*scoring.Task][]int{}
-	var order []*scoring.Task
-	var none []int
-	for row := range table.Len() {
-		task, ok, err := pt.On(table.Name(row))
-		if err != nil {
-			return err
-		}
-		if !ok {
-			none = append(none, row)
-			continue
-		}
-		if _, seen := byTask[task]; !seen {
-			order = append(order, task)
-		}
-		byTask[task] = append(byTask[task], row)
+	order, byTask, none, err := pt.Rows(table)
+	if err != nil {
+		return err
 	}
 	for _, task := range order {
 		if err := sc.pipe.Score(task, table, batch); err != nil {

@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
@@ -107,11 +108,10 @@ func usesDRA(pod *v1.Pod, d *kubebridge.DRA) bool {
 	if d == nil {
 		return false
 	}
-	for _, c := range d.Classes() {
-		for _, name := range kubebridge.ResourceNames(pod) {
-			if name == c.Resource {
-				return true
-			}
+	backed := d.ResourceNames()
+	for _, name := range kubebridge.ResourceNames(pod) {
+		if _, found := slices.BinarySearch(backed, name); found {
+			return true
 		}
 	}
 	return false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -119,7 +120,34 @@ priorities:
 // apart — the plugin from the framework's NodeInfos, explain from the pods
 // and nodes through kubebridge's snapshot — and share the rules.
 func TestOnePodOneClusterOneAnswer(t *testing.T) {
+	forEachConfig(t, nil, func(t *testing.T, kind string, cfg *config.Config, args []byte) {
+		rapid.Check(t, func(rt *rapid.T) {
+			c := drawCluster(rt)
+			p := drawPod(rt, "pending", "")
+			snapshot := cache.NewSnapshot(c.Pods, c.Nodes)
+			fw := newFrameworkOn(t, context.Background(), snapshot, enabled{ResourceStrategyFitName, 1, string(args)})
+			infos, err := snapshot.NodeInfos().List()
+			if err != nil {
+				rt.Fatal(err)
+			}
+			kube := outcome(t, fw, infos, p)
+			e, err := resfitctl.Explain(c, cfg, kind, p)
+			if err != nil {
+				rt.Fatal(err)
+			}
+			agrees(rt, p.Name, kube, e, func(total float64) int64 { return int64(math.Round(total / e.MaxScore * 100)) })
+		})
+	})
+}
+
+// forEachConfig runs a subtest per configuration of oneAnswerConfigs (the
+// kinds named, or all), with the configuration as resfit reads it and as
+// the plugin's JSON arguments.
+func forEachConfig(t *testing.T, kinds []string, run func(t *testing.T, kind string, cfg *config.Config, args []byte)) {
 	for kind, text := range oneAnswerConfigs {
+		if kinds != nil && !slices.Contains(kinds, kind) {
+			continue
+		}
 		t.Run(kind, func(t *testing.T) {
 			cfg, err := config.Load([]byte(text), config.Options{})
 			if err != nil {
@@ -129,22 +157,7 @@ func TestOnePodOneClusterOneAnswer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rapid.Check(t, func(rt *rapid.T) {
-				c := drawCluster(rt)
-				p := drawPod(rt, "pending", "")
-				snapshot := cache.NewSnapshot(c.Pods, c.Nodes)
-				fw := newFrameworkOn(t, context.Background(), snapshot, enabled{ResourceStrategyFitName, 1, string(args)})
-				infos, err := snapshot.NodeInfos().List()
-				if err != nil {
-					rt.Fatal(err)
-				}
-				kube := outcome(t, fw, infos, p)
-				e, err := resfitctl.Explain(c, cfg, kind, p)
-				if err != nil {
-					rt.Fatal(err)
-				}
-				agrees(rt, p.Name, kube, e, func(total float64) int64 { return int64(math.Round(total / e.MaxScore * 100)) })
-			})
+			run(t, kind, cfg, args)
 		})
 	}
 }
@@ -218,37 +231,26 @@ func drawPod(t *rapid.T, name, nodeName string) *v1.Pod {
 // SharedDRAManager) agrees with kubectl resfit explain (reading the same
 // objects as a snapshot holds them) on every node.
 func TestOnePodOneClusterOneAnswerDRA(t *testing.T) {
-	for _, kind := range []string{"resfit", "kube-scheduler"} {
-		t.Run(kind, func(t *testing.T) {
-			text := oneAnswerConfigs[kind]
-			cfg, err := config.Load([]byte(text), config.Options{})
+	forEachConfig(t, []string{"resfit", "kube-scheduler"}, func(t *testing.T, kind string, cfg *config.Config, args []byte) {
+		rapid.Check(t, func(rt *rapid.T) {
+			c, p, objects := drawDRACluster(rt)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			m, factory := draManager(t, ctx, objects...)
+			snapshot := cache.NewSnapshot(c.Pods, c.Nodes)
+			fw := newFrameworkWithDRA(t, ctx, snapshot, m, factory, enabled{ResourceStrategyFitName, 1, string(args)})
+			infos, err := snapshot.NodeInfos().List()
 			if err != nil {
-				t.Fatal(err)
+				rt.Fatal(err)
 			}
-			args, err := yaml.YAMLToJSON([]byte(text))
+			kube := outcome(t, fw, infos, p)
+			e, err := resfitctl.Explain(c, cfg, kind, p)
 			if err != nil {
-				t.Fatal(err)
+				rt.Fatal(err)
 			}
-			rapid.Check(t, func(rt *rapid.T) {
-				c, p, objects := drawDRACluster(rt)
-				ctx, cancel := context.WithCancel(context.Background())
-				defer cancel()
-				m, factory := draManager(t, ctx, objects...)
-				snapshot := cache.NewSnapshot(c.Pods, c.Nodes)
-				fw := newFrameworkWithDRA(t, ctx, snapshot, m, factory, enabled{ResourceStrategyFitName, 1, string(args)})
-				infos, err := snapshot.NodeInfos().List()
-				if err != nil {
-					rt.Fatal(err)
-				}
-				kube := outcome(t, fw, infos, p)
-				e, err := resfitctl.Explain(c, cfg, kind, p)
-				if err != nil {
-					rt.Fatal(err)
-				}
-				agrees(rt, p.Name, kube, e, func(total float64) int64 { return int64(math.Round(total / e.MaxScore * 100)) })
-			})
+			agrees(rt, p.Name, kube, e, func(total float64) int64 { return int64(math.Round(total / e.MaxScore * 100)) })
 		})
-	}
+	})
 }
 
 // drawDRACluster draws 1 to 4 nodes of 0, 4 or 8 DRA GPUs and pods bound
