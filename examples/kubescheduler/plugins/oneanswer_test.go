@@ -12,6 +12,7 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"pgregory.net/rapid"
 	"sigs.k8s.io/yaml"
 
@@ -126,16 +127,7 @@ func TestOnePodOneClusterOneAnswer(t *testing.T) {
 			p := drawPod(rt, "pending", "")
 			snapshot := cache.NewSnapshot(c.Pods, c.Nodes)
 			fw := newFrameworkOn(t, context.Background(), snapshot, enabled{ResourceStrategyFitName, 1, string(args)})
-			infos, err := snapshot.NodeInfos().List()
-			if err != nil {
-				rt.Fatal(err)
-			}
-			kube := outcome(t, fw, infos, p)
-			e, err := resfitctl.Explain(c, cfg, kind, p)
-			if err != nil {
-				rt.Fatal(err)
-			}
-			agrees(rt, p.Name, kube, e, func(total float64) int64 { return int64(math.Round(total / e.MaxScore * 100)) })
+			bothAnswer(t, rt, fw, snapshot, c, cfg, kind, p)
 		})
 	})
 }
@@ -160,6 +152,21 @@ func forEachConfig(t *testing.T, kinds []string, run func(t *testing.T, kind str
 			run(t, kind, cfg, args)
 		})
 	}
+}
+
+// bothAnswer runs a cycle for the pod in the framework over the snapshot
+// of c, and kubectl resfit explain on c, and checks they agree.
+func bothAnswer(t *testing.T, rt *rapid.T, fw framework.Framework, snapshot *cache.Snapshot, c *resfitctl.Cluster, cfg *config.Config, kind string, p *v1.Pod) {
+	infos, err := snapshot.NodeInfos().List()
+	if err != nil {
+		rt.Fatal(err)
+	}
+	kube := outcome(t, fw, infos, p)
+	e, err := resfitctl.Explain(c, cfg, kind, p)
+	if err != nil {
+		rt.Fatal(err)
+	}
+	agrees(rt, p.Name, kube, e, func(total float64) int64 { return int64(math.Round(total / e.MaxScore * 100)) })
 }
 
 // agrees checks kube-scheduler's outcome on every node against explain's:
@@ -239,16 +246,7 @@ func TestOnePodOneClusterOneAnswerDRA(t *testing.T) {
 			m, factory := draManager(t, ctx, objects...)
 			snapshot := cache.NewSnapshot(c.Pods, c.Nodes)
 			fw := newFrameworkWithDRA(t, ctx, snapshot, m, factory, enabled{ResourceStrategyFitName, 1, string(args)})
-			infos, err := snapshot.NodeInfos().List()
-			if err != nil {
-				rt.Fatal(err)
-			}
-			kube := outcome(t, fw, infos, p)
-			e, err := resfitctl.Explain(c, cfg, kind, p)
-			if err != nil {
-				rt.Fatal(err)
-			}
-			agrees(rt, p.Name, kube, e, func(total float64) int64 { return int64(math.Round(total / e.MaxScore * 100)) })
+			bothAnswer(t, rt, fw, snapshot, c, cfg, kind, p)
 		})
 	})
 }
