@@ -2,6 +2,7 @@ package defrag
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,53 +14,92 @@ import (
 	"github.com/resfit/resfit/scoring/config"
 )
 
-// pipeline is a scheduler's: NodeResourcesFit, and GPUs packed, cpu spread.
-func pipeline(t testing.TB, schema *resource.Schema) *scoring.Pipeline {
-	cfg, err := config.Load([]byte(`
+const gpuConfig = `
 plugins:
 - name: NodeResourcesFit
   args: {scoringStrategy: {type: LeastAllocated, resources: [{name: cpu, weight: 1}, {name: memory, weight: 1}]}}
 - name: resource-strategy-fit
   args: {resources: {nvidia.com/gpu: {type: MostAllocated, weight: 2}}}
-`), config.Options{})
+`
+
+// pipeline is a scheduler's over a device view: NodeResourcesFit and
+// DeviceShare, GPUs packed, cpu spread.
+func pipeline(t interface{ Fatal(...any) }, schema *resource.Schema, devices *resource.Devices) *scoring.Pipeline {
+	cfg, err := config.Load([]byte(gpuConfig), config.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pipe, err := cfg.Build(schema)
+	pipe, err := cfg.BuildFor(schema, config.Host{Devices: devices})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return pipe
 }
 
-// cluster is a drawn cluster: nodes, pods placed where they fit, and a
-// pending task.
-type cluster struct {
-	table *resource.Table
-	pods  []Pod
-	task  *scoring.Task
+func gpuSchema(t testing.TB) *resource.Schema {
+	schema, err := resource.NewSchema("cpu", "memory", "nvidia.com/gpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return schema
 }
 
-func drawCluster(t *rapid.T, schema *resource.Schema) cluster {
+// loosest is a device choice other than the tightest: the fitting device
+// with the most free (the lowest index among equals).
+func loosest(d *resource.Devices) func(*scoring.Task, int) int {
+	return func(task *scoring.Task, row int) int {
+		best := -1
+		for j, f := range d.Free(row) {
+			if f >= task.Devices.Each && (best < 0 || f > d.Free(row)[best]) {
+				best = j
+			}
+		}
+		return best
+	}
+}
+
+// drawCluster draws 2 to 6 nodes of 0, 4 or 8 GPUs, up to 12 pods placed
+// where they fit (cpu, whole GPUs or a share of one), some unmovable, in
+// groups "", "web" and "db", and a pending task that mostly fits nowhere
+// as the pods leave the nodes.
+func drawCluster(t *rapid.T, schema *resource.Schema) (*Cluster, *scoring.Task) {
 	nodes := rapid.IntRange(2, 6).Draw(t, "nodes")
 	table := resource.NewTable(schema, nodes)
+	devices, err := resource.NewDevices("nvidia.com/gpu", 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := range nodes {
-		alloc := resource.Vector{int64(rapid.SampledFrom([]int{8, 16}).Draw(t, "cpu")) * 1000, 64 << 30, int64(rapid.SampledFrom([]int{0, 4, 8}).Draw(t, "gpus")) * 1000}
+		gpus := rapid.SampledFrom([]int{0, 4, 8}).Draw(t, "gpus")
+		alloc := resource.Vector{int64(rapid.SampledFrom([]int{8, 16}).Draw(t, "cpu")) * 1000, 64 << 30, int64(gpus) * 1000}
 		if _, err := table.Add(fmt.Sprint("node-", i), alloc, nil); err != nil {
 			t.Fatal(err)
 		}
+		if _, err := devices.AddNode(gpus); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := &Cluster{Pipeline: pipeline(t, schema, devices), Table: table, Devices: devices}
+	if rapid.Bool().Draw(t, "loosest") {
+		c.Device = loosest(devices)
 	}
 	task := func(label string) *scoring.Task {
-		return &scoring.Task{Name: label, Requests: resource.Vector{
-			int64(rapid.IntRange(1, 6).Draw(t, label+" cpu")) * 1000, int64(rapid.IntRange(1, 16).Draw(t, label+" memory")) << 30,
-			int64(rapid.IntRange(0, 2).Draw(t, label+" gpus")) * 1000}}
+		task := &scoring.Task{Name: label, Requests: resource.Vector{
+			int64(rapid.IntRange(1, 6).Draw(t, label+" cpu")) * 1000, int64(rapid.IntRange(1, 16).Draw(t, label+" memory")) << 30, 0}}
+		switch rapid.IntRange(0, 3).Draw(t, label+" gpu kind") {
+		case 1:
+			task.Devices = resource.DeviceRequest{Count: 1, Each: int64(rapid.SampledFrom([]int{250, 500, 750}).Draw(t, label+" share"))}
+		case 2:
+			task.Devices = resource.DeviceRequest{Count: rapid.IntRange(1, 2).Draw(t, label+" whole gpus"), Each: 1000}
+		}
+		task.Requests[2] = task.Devices.Total()
+		return task
 	}
-	c := cluster{table: table}
 	for i := range rapid.IntRange(0, 12).Draw(t, "pods") {
 		p := task(fmt.Sprint("pod-", i))
 		var rows []int
 		for row := range nodes {
-			if fitsRow(table, row, p) {
+			if fitsRow(table, devices, row, p) {
 				rows = append(rows, row)
 			}
 		}
@@ -70,198 +110,364 @@ func drawCluster(t *rapid.T, schema *resource.Schema) cluster {
 		if err := table.AddUsed(row, p.Requests, nil, false); err != nil {
 			t.Fatal(err)
 		}
-		c.pods = append(c.pods, Pod{Task: p, Row: row, Movable: rapid.IntRange(0, 4).Draw(t, "movable") > 0,
+		holds, err := devices.AllocateInto(row, p.Devices, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Devices.Count == 0 {
+			holds = nil
+		}
+		c.Pods = append(c.Pods, Pod{Task: p, Row: row, Holds: holds, Movable: rapid.IntRange(0, 4).Draw(t, "movable") > 0,
 			Group: rapid.SampledFrom([]string{"", "web", "db"}).Draw(t, "group")})
 	}
-	c.task = task("pending")
-	// Mostly a task that fits no node as the pods leave them, though some
-	// node could hold it: the cases that need moves.
+	pending := task("pending")
 	var free, most int64
 	for row := range nodes {
 		free = max(free, table.Allocatable(row)[0]-table.Used(row)[0])
 		most = max(most, table.Allocatable(row)[0])
 	}
-	if free < most && rapid.IntRange(0, 3).Draw(t, "needs room") > 0 {
-		c.task.Requests[0] = rapid.Int64Range(free+1, most).Draw(t, "pending cpu over the free")
+	switch rapid.IntRange(0, 3).Draw(t, "needs room") {
+	case 1:
+		if free < most {
+			pending.Requests[0] = rapid.Int64Range(free+1, most).Draw(t, "pending cpu over the free")
+		}
+	case 2:
+		pending.Devices = resource.DeviceRequest{Count: rapid.IntRange(1, 4).Draw(t, "pending whole gpus"), Each: 1000}
+		pending.Requests[2] = pending.Devices.Total()
 	}
-	return c
+	return c, pending
 }
 
-func fitsRow(table *resource.Table, row int, task *scoring.Task) bool {
+func fitsRow(table *resource.Table, devices *resource.Devices, row int, task *scoring.Task) bool {
 	alloc, used := table.Allocatable(row), table.Used(row)
 	for r, q := range task.Requests {
 		if q > 0 && used[r]+q > alloc[r] {
 			return false
 		}
 	}
-	return true
+	return task.Devices.Count == 0 || devices.Fits(row, task.Devices)
 }
 
-// exhaustive is the fewest moves (at most max) after which the task fits,
-// trying every sequence of distinct movable pods, each to the pipeline's
-// best row other than its own then; -1 when none within max.
-func exhaustive(t testing.TB, pipe *scoring.Pipeline, c cluster, budgets map[string]int, max int) int {
-	for k := 0; k <= max; k++ {
-		table, err := copyTable(c.table)
-		if err != nil {
+// world is the reference's state: the cluster's table and device view,
+// with the pods where the moves so far put them. It is written apart from
+// the planner: every state is a fresh copy.
+type world struct {
+	c      *Cluster
+	table  *resource.Table
+	free   [][]int64 // each row's devices
+	rows   []int
+	holds  [][]int
+	moved  []bool
+	spent  map[string]int
+	budget map[string]int
+}
+
+func newWorld(t testing.TB, c *Cluster, budgets map[string]int) *world {
+	w := &world{c: c, table: copyOf(t, c.Table), spent: map[string]int{}, budget: budgets, moved: make([]bool, len(c.Pods))}
+	for i := range c.Table.Len() {
+		w.free = append(w.free, slices.Clone(c.Devices.Free(i)))
+	}
+	for _, p := range c.Pods {
+		w.rows = append(w.rows, p.Row)
+		w.holds = append(w.holds, slices.Clone(p.Holds))
+	}
+	return w
+}
+
+func (w *world) clone(t testing.TB) *world {
+	n := &world{c: w.c, table: copyOf(t, w.table), rows: slices.Clone(w.rows), moved: slices.Clone(w.moved), spent: map[string]int{}, budget: w.budget}
+	for _, f := range w.free {
+		n.free = append(n.free, slices.Clone(f))
+	}
+	for _, h := range w.holds {
+		n.holds = append(n.holds, slices.Clone(h))
+	}
+	for g, k := range w.spent {
+		n.spent[g] = k
+	}
+	return n
+}
+
+func copyOf(t testing.TB, src *resource.Table) *resource.Table {
+	c := resource.NewTable(src.Schema(), src.Len())
+	for i := range src.Len() {
+		if _, err := c.Add(src.Name(i), src.Allocatable(i), src.Used(i)); err != nil {
 			t.Fatal(err)
 		}
-		if sequences(t, pipe, table, c, budgets, make([]bool, len(c.pods)), k) {
+	}
+	return c
+}
+
+// score scores the task on the world: the cluster's device view is set to
+// the world's for the call and put back after.
+func (w *world) score(t testing.TB, task *scoring.Task) *scoring.Batch {
+	d := w.c.Devices
+	saved := make([][]int64, d.Len())
+	for i := range d.Len() {
+		saved[i] = slices.Clone(d.Free(i))
+		if err := d.SetFree(i, w.free[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	batch := w.c.Pipeline.NewBatch(w.table.Len())
+	if err := w.c.Pipeline.Score(task, w.table, batch); err != nil {
+		t.Fatal(err)
+	}
+	for i := range d.Len() {
+		if err := d.SetFree(i, saved[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return batch
+}
+
+// destination is where the pipeline puts pod i taken off its row: the best
+// feasible other row, and the devices it takes there; -1 when none.
+func (w *world) destination(t testing.TB, i int) (int, []int) {
+	off := w.clone(t)
+	p := w.c.Pods[i]
+	if err := off.table.AddUsed(w.rows[i], p.Task.Requests, nil, true); err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range w.holds[i] {
+		off.free[w.rows[i]][j] += p.Task.Devices.Each
+	}
+	batch := off.score(t, p.Task)
+	for _, row := range batch.Top(off.table.Len(), nil) {
+		if row != w.rows[i] {
+			return row, off.take(t, row, p.Task)
+		}
+	}
+	return -1, nil
+}
+
+// take is the devices a task takes on a row as the scheduler chooses them
+// (the world is not changed).
+func (w *world) take(t testing.TB, row int, task *scoring.Task) []int {
+	r := task.Devices
+	if r.Count == 0 {
+		return nil
+	}
+	free := slices.Clone(w.free[row])
+	if r.Count == 1 && r.Each < 1000 {
+		if w.c.Device != nil {
+			// The planner's chooser reads the cluster's view: set it.
+			d := w.c.Devices
+			saved := slices.Clone(d.Free(row))
+			if err := d.SetFree(row, free); err != nil {
+				t.Fatal(err)
+			}
+			j := w.c.Device(task, row)
+			if err := d.SetFree(row, saved); err != nil {
+				t.Fatal(err)
+			}
+			return []int{j}
+		}
+		best := -1
+		for j, f := range free {
+			if f >= r.Each && (best < 0 || f < free[best]) {
+				best = j
+			}
+		}
+		return []int{best}
+	}
+	// Whole devices: the tightest that fit, lower index first.
+	order := make([]int, 0, len(free))
+	for j, f := range free {
+		if f >= r.Each {
+			order = append(order, j)
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return int(free[a] - free[b]) })
+	return order[:r.Count]
+}
+
+// moveTo is the world after pod i moves to row, taking holds there.
+func (w *world) moveTo(t testing.TB, i, row int, holds []int) *world {
+	n := w.clone(t)
+	p := w.c.Pods[i]
+	if err := n.table.AddUsed(w.rows[i], p.Task.Requests, nil, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.table.AddUsed(row, p.Task.Requests, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range w.holds[i] {
+		n.free[w.rows[i]][j] += p.Task.Devices.Each
+	}
+	for _, j := range holds {
+		n.free[row][j] -= p.Task.Devices.Each
+	}
+	n.rows[i], n.holds[i], n.moved[i] = row, holds, true
+	n.spent[p.Group]++
+	return n
+}
+
+func (w *world) fits(t testing.TB, task *scoring.Task) int {
+	top := w.score(t, task).Top(1, nil)
+	if len(top) == 0 {
+		return -1
+	}
+	return top[0]
+}
+
+// fewest is the fewest moves (at most max) after which the task fits,
+// over every sequence of distinct movable pods within the budgets; -1
+// when none within max.
+func (w *world) fewest(t testing.TB, task *scoring.Task, max int) int {
+	for k := 0; k <= max; k++ {
+		if w.within(t, task, k) {
 			return k
 		}
 	}
 	return -1
 }
 
-func sequences(t testing.TB, pipe *scoring.Pipeline, table *resource.Table, c cluster, budgets map[string]int, moved []bool, k int) bool {
-	batch := pipe.NewBatch(table.Len())
+func (w *world) within(t testing.TB, task *scoring.Task, k int) bool {
 	if k == 0 {
-		if err := pipe.Score(c.task, table, batch); err != nil {
-			t.Fatal(err)
-		}
-		return len(batch.Top(1, nil)) > 0
+		return w.fits(t, task) >= 0
 	}
-	for i, p := range c.pods {
-		left, limited := budgets[p.Group]
-		if moved[i] || !p.Movable || limited && left == 0 {
+	for i, p := range w.c.Pods {
+		if left, limited := w.budget[p.Group]; w.moved[i] || !p.Movable || limited && w.spent[p.Group] >= left {
 			continue
 		}
-		to := bestOther(t, pipe, table, p)
-		if to < 0 {
-			continue
-		}
-		next, err := copyTable(table)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := next.AddUsed(p.Row, p.Task.Requests, nil, true); err != nil {
-			t.Fatal(err)
-		}
-		if err := next.AddUsed(to, p.Task.Requests, nil, false); err != nil {
-			t.Fatal(err)
-		}
-		moved[i] = true
-		if limited {
-			budgets[p.Group]--
-		}
-		found := sequences(t, pipe, next, c, budgets, moved, k-1)
-		moved[i] = false
-		if limited {
-			budgets[p.Group]++
-		}
-		if found {
+		row, holds := w.destination(t, i)
+		if row >= 0 && w.moveTo(t, i, row, holds).within(t, task, k-1) {
 			return true
 		}
 	}
 	return false
 }
 
-// bestOther is where the pipeline puts a pod taken off its row: its best
-// feasible row other than that one, -1 when none.
-func bestOther(t testing.TB, pipe *scoring.Pipeline, table *resource.Table, p Pod) int {
-	off, err := copyTable(table)
-	if err != nil {
-		t.Fatal(err)
+// state is the table's used amounts and the devices' free, to see that
+// MakeRoom leaves them as they were.
+func state(c *Cluster) string {
+	var b strings.Builder
+	for i := range c.Table.Len() {
+		fmt.Fprint(&b, c.Table.Used(i), c.Table.NonZeroUsed(i), c.Devices.Free(i), ";")
 	}
-	if err := off.AddUsed(p.Row, p.Task.Requests, nil, true); err != nil {
-		t.Fatal(err)
-	}
-	batch := pipe.NewBatch(off.Len())
-	if err := pipe.Score(p.Task, off, batch); err != nil {
-		t.Fatal(err)
-	}
-	for _, row := range batch.Top(off.Len(), nil) {
-		if row != p.Row {
-			return row
-		}
-	}
-	return -1
+	return b.String()
 }
 
-// On small clusters (up to 6 nodes and 12 pods, some not movable, two
-// groups with budgets), MakeRoom's plan has the true minimum of moves
-// (exhaustive search over the same moves) and claims minimality; applied
-// move by move, each move goes where the pipeline puts the pod, nothing
-// unmovable moves, no budget is overspent, and the task then fits on the
-// plan's row. Without a plan, no sequence within the cap makes room.
+// On small clusters (up to 6 nodes and 12 pods, GPUs whole and shared,
+// some pods unmovable, two groups with budgets), MakeRoom's plan has the
+// true minimum of moves (the reference: every sequence of moves, every
+// state a fresh copy) whenever it claims minimality, and with the default
+// exhaustive search it always claims it; without a plan, no sequence
+// within the cap makes room when it says it proved so. Applied move by
+// move, each move goes where the pipeline puts the pod, on the devices the
+// scheduler gives it, nothing unmovable moves, no budget is overspent,
+// and the task then goes to the plan's row. MakeRoom leaves the table and
+// devices as they were. With the exhaustive search off, a plan that
+// claims minimality is minimal too, and every bound is a true one.
 func TestMakeRoomIsMinimal(t *testing.T) {
-	schema, err := resource.NewSchema("cpu", "memory", "nvidia.com/gpu")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pipe := pipeline(t, schema)
-	withMoves, none := 0, 0
+	schema := gpuSchema(t)
+	withMoves, none, directOnly := 0, 0, 0
 	rapid.Check(t, func(rt *rapid.T) {
-		c := drawCluster(rt, schema)
+		c, task := drawCluster(rt, schema)
 		budgets := map[string]int{"web": rapid.IntRange(0, 2).Draw(rt, "web budget")}
 		if rapid.Bool().Draw(rt, "db budget") {
 			budgets["db"] = rapid.IntRange(0, 1).Draw(rt, "db disruptions")
 		}
 		maxMoves := rapid.IntRange(1, 3).Draw(rt, "max moves")
-		plan, err := MakeRoom(pipe, c.table, c.pods, c.task, Options{MaxMoves: maxMoves, Budgets: budgets})
+		exact := rapid.SampledFrom([]int{0, -1}).Draw(rt, "exact states")
+		before := state(c)
+		plan, err := MakeRoom(c, task, Options{MaxMoves: maxMoves, Budgets: budgets, ExactStates: exact})
 		if err != nil {
 			rt.Fatal(err)
 		}
-		want := exhaustive(t, pipe, c, map[string]int{"web": budgets["web"], "db": budgets["db"]}, maxMoves)
-		if _, ok := budgets["db"]; !ok {
-			want = exhaustiveWithout(t, pipe, c, budgets, maxMoves)
+		if after := state(c); after != before {
+			rt.Fatalf("MakeRoom changed the cluster:\n%s\n%s", before, after)
+		}
+		want := newWorld(t, c, budgets).fewest(t, task, maxMoves)
+		if plan.Bound > want && want >= 0 {
+			rt.Fatalf("bound %d; %d moves make room", plan.Bound, want)
 		}
 		if !plan.Found {
 			none++
-			if want >= 0 {
+			if want >= 0 && exact == 0 {
 				rt.Fatalf("no plan; %d moves make room", want)
-			}
-			if plan.Bound != maxMoves+1 {
-				rt.Fatalf("bound %d without a plan, want %d", plan.Bound, maxMoves+1)
 			}
 			return
 		}
 		if len(plan.Moves) > 0 {
 			withMoves++
 		}
-		if len(plan.Moves) != want || !plan.Minimal || plan.Bound != want {
-			rt.Fatalf("plan of %d moves (minimal %v, bound %d); the fewest are %d", len(plan.Moves), plan.Minimal, plan.Bound, want)
+		if exact == 0 && !plan.Minimal {
+			rt.Fatalf("an exhaustive search did not claim minimality: %+v", plan)
 		}
-		table, err := copyTable(c.table)
-		if err != nil {
-			rt.Fatal(err)
+		if exact != 0 && !plan.Minimal {
+			directOnly++
 		}
-		spent := map[string]int{}
+		if plan.Minimal && (len(plan.Moves) != want || plan.Bound != want) {
+			rt.Fatalf("plan of %d moves claims minimality (bound %d); the fewest are %d", len(plan.Moves), plan.Bound, want)
+		}
+		w := newWorld(t, c, budgets)
 		for _, m := range plan.Moves {
-			p := c.pods[m.Pod]
-			if !p.Movable || m.From != p.Row {
+			p := c.Pods[m.Pod]
+			if !p.Movable || m.From != w.rows[m.Pod] || w.moved[m.Pod] {
 				rt.Fatalf("move %+v of pod %+v", m, p)
 			}
-			if to := bestOther(t, pipe, table, p); to != m.To {
-				rt.Fatalf("move %+v: the pipeline puts the pod on %d", m, to)
+			if to, holds := w.destination(t, m.Pod); to != m.To || !slices.Equal(holds, m.Holds) {
+				rt.Fatalf("move %+v: the pipeline puts the pod on %d, devices %v", m, to, holds)
 			}
-			spent[p.Group]++
-			if err := table.AddUsed(m.From, p.Task.Requests, nil, true); err != nil {
-				rt.Fatal(err)
-			}
-			if err := table.AddUsed(m.To, p.Task.Requests, nil, false); err != nil {
-				rt.Fatal(err)
-			}
+			w = w.moveTo(t, m.Pod, m.To, m.Holds)
 		}
 		for g, n := range budgets {
-			if spent[g] > n {
-				rt.Fatalf("group %s moved %d, budget %d", g, spent[g], n)
+			if w.spent[g] > n {
+				rt.Fatalf("group %s moved %d, budget %d", g, w.spent[g], n)
 			}
 		}
-		placer, err := scoring.NewPlacer(pipe, table, scoring.PlacerOptions{})
-		if err != nil {
+		if row := w.fits(t, task); row != plan.Row {
+			rt.Fatalf("after the moves the task goes to %d, the plan says %d", row, plan.Row)
+		}
+		// Apply makes the same moves on the cluster.
+		if err := Apply(c, plan); err != nil {
 			rt.Fatal(err)
 		}
-		if row, err := placer.Best(c.task); err != nil || row != plan.Row {
-			rt.Fatalf("after the moves the task goes to %d (%v), the plan says %d", row, err, plan.Row)
+		for i := range c.Table.Len() {
+			if !slices.Equal(c.Table.Used(i), w.table.Used(i)) || !slices.Equal(c.Devices.Free(i), w.free[i]) {
+				rt.Fatalf("row %d after Apply: %v %v, the reference %v %v", i, c.Table.Used(i), c.Devices.Free(i), w.table.Used(i), w.free[i])
+			}
+		}
+		for i, p := range c.Pods {
+			if p.Row != w.rows[i] || !slices.Equal(p.Holds, w.holds[i]) {
+				rt.Fatalf("pod %d after Apply: row %d holds %v, the reference %d %v", i, p.Row, p.Holds, w.rows[i], w.holds[i])
+			}
 		}
 	})
-	t.Logf("%d plans with moves, %d cases without a plan", withMoves, none)
+	t.Logf("%d plans with moves, %d without a plan, %d from the search off one node not claimed minimal", withMoves, none, directOnly)
 }
 
-// exhaustiveWithout is exhaustive with the budgets given (db unlimited).
-func exhaustiveWithout(t testing.TB, pipe *scoring.Pipeline, c cluster, budgets map[string]int, max int) int {
-	return exhaustive(t, pipe, c, map[string]int{"web": budgets["web"]}, max)
+// cpuCluster is the worked example's: nodes of the given cores, and pods
+// of 4 and 2 cores on node-0, 4 and 3 on node-1.
+func cpuCluster(t *testing.T, cores ...int64) *Cluster {
+	schema := gpuSchema(t)
+	table := resource.NewTable(schema, len(cores))
+	devices, err := resource.NewDevices("nvidia.com/gpu", 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range cores {
+		if _, err := table.Add(fmt.Sprint("node-", i), resource.Vector{n * 1000, 64 << 30, 0}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := devices.AddNode(0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := &Cluster{Pipeline: pipeline(t, schema, devices), Table: table, Devices: devices,
+		Pods: []Pod{{Task: cpu(4), Row: 0, Movable: true}, {Task: cpu(2), Row: 0, Movable: true}, {Task: cpu(4), Row: 1, Movable: true}, {Task: cpu(3), Row: 1, Movable: true}}}
+	for _, p := range c.Pods {
+		if err := table.AddUsed(p.Row, p.Task.Requests, nil, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c
+}
+
+func cpu(cores int64) *scoring.Task {
+	return &scoring.Task{Name: fmt.Sprint(cores, " cores"), Requests: resource.Vector{cores * 1000, 1 << 30, 0}}
 }
 
 // A worked plan. node-0 (8 cores) runs pods of 4 and 2 cores, node-1 (8)
@@ -275,95 +481,125 @@ func exhaustiveWithout(t testing.TB, pipe *scoring.Pipeline, c cluster, budgets 
 //     node: node-0 keeps its 4 (at most 4 free), node-1 at most 5 (its
 //     4-core pod to node-2; its 3-core pod then fits nowhere).
 func TestMakeRoomWorked(t *testing.T) {
-	schema, err := resource.NewSchema("cpu", "memory", "nvidia.com/gpu")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pipe := pipeline(t, schema)
-	cpu := func(cores int64) *scoring.Task {
-		return &scoring.Task{Name: fmt.Sprint(cores, " cores"), Requests: resource.Vector{cores * 1000, 1 << 30, 0}}
-	}
-	build := func(third int64) (*resource.Table, []Pod) {
-		table := resource.NewTable(schema, 3)
-		for i, cores := range []int64{8, 8, third} {
-			if _, err := table.Add(fmt.Sprint("node-", i), resource.Vector{cores * 1000, 64 << 30, 0}, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-		pods := []Pod{{Task: cpu(4), Row: 0, Movable: true}, {Task: cpu(2), Row: 0, Movable: true}, {Task: cpu(4), Row: 1, Movable: true}, {Task: cpu(3), Row: 1, Movable: true}}
-		for _, p := range pods {
-			if err := table.AddUsed(p.Row, p.Task.Requests, nil, false); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return table, pods
-	}
-	table, pods := build(0)
-	plan, err := MakeRoom(pipe, table, pods, cpu(6), Options{MaxMoves: 1})
+	c := cpuCluster(t, 8, 8, 0)
+	plan, err := MakeRoom(c, cpu(6), Options{MaxMoves: 1})
 	if err != nil || plan.Found || plan.Bound != 2 {
 		t.Errorf("two full nodes: %+v (%v), want no plan within 1 move", plan, err)
 	}
-	table, pods = build(5)
-	plan, err = MakeRoom(pipe, table, pods, cpu(6), Options{})
+	c = cpuCluster(t, 8, 8, 5)
+	plan, err = MakeRoom(c, cpu(6), Options{})
 	want := []Move{{Pod: 0, From: 0, To: 2}}
 	if err != nil || !plan.Found || !plan.Minimal || plan.Row != 0 || fmt.Sprint(plan.Moves) != fmt.Sprint(want) {
 		t.Errorf("with a third node of 5 cores: %+v (%v), want %v then node-0", plan, err, want)
 	}
-	pods[0].Movable = false
-	plan, err = MakeRoom(pipe, table, pods, cpu(6), Options{})
-	if err != nil || plan.Found {
-		t.Errorf("the 4-core pod unmovable: %+v (%v)", plan, err)
+	c.Pods[0].Movable = false
+	plan, err = MakeRoom(c, cpu(6), Options{})
+	if err != nil || plan.Found || plan.Bound != 3 {
+		t.Errorf("the 4-core pod unmovable: %+v (%v), want no plan, 3 moves at least", plan, err)
+	}
+}
+
+// A worked plan on devices. node-0 has two GPUs, each half taken by a
+// shared pod (A on GPU 0, B on GPU 1); node-1 has one GPU, half taken by
+// C. A task asking for one whole GPU fits neither, though node-0 has a
+// GPU's worth free in all (NodeResourcesFit passes it; DeviceShare does
+// not). Each node needs one move at least (a half-GPU holder must leave).
+// node-0 comes first (the lower row): A leaves it for the only GPU with
+// half free elsewhere, node-1's, which it takes; GPU 0 of node-0 is then
+// whole, and the task goes there. Minimal: one move, and no plan has none.
+func TestMakeRoomWorkedOnDevices(t *testing.T) {
+	schema := gpuSchema(t)
+	table := resource.NewTable(schema, 2)
+	devices, err := resource.NewDevices("nvidia.com/gpu", 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, gpus := range []int{2, 1} {
+		if _, err := table.Add(fmt.Sprint("node-", i), resource.Vector{16000, 64 << 30, int64(gpus) * 1000}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := devices.AddNode(gpus); err != nil {
+			t.Fatal(err)
+		}
+	}
+	half := func(name string) *scoring.Task {
+		return &scoring.Task{Name: name, Requests: resource.Vector{1000, 1 << 30, 500}, Devices: resource.DeviceRequest{Count: 1, Each: 500}}
+	}
+	c := &Cluster{Pipeline: pipeline(t, schema, devices), Table: table, Devices: devices,
+		Pods: []Pod{{Task: half("A"), Row: 0, Holds: []int{0}, Movable: true}, {Task: half("B"), Row: 0, Holds: []int{1}, Movable: true}, {Task: half("C"), Row: 1, Holds: []int{0}, Movable: true}}}
+	for _, p := range c.Pods {
+		if err := table.AddUsed(p.Row, p.Task.Requests, nil, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := devices.Take(p.Row, p.Holds[0], 500); err != nil {
+			t.Fatal(err)
+		}
+	}
+	whole := &scoring.Task{Name: "whole", Requests: resource.Vector{1000, 1 << 30, 1000}, Devices: resource.DeviceRequest{Count: 1, Each: 1000}}
+	plan, err := MakeRoom(c, whole, Options{})
+	want := []Move{{Pod: 0, From: 0, To: 1, Holds: []int{0}}}
+	if err != nil || !plan.Found || !plan.Minimal || plan.Bound != 1 || plan.Row != 0 || fmt.Sprint(plan.Moves) != fmt.Sprint(want) {
+		t.Fatalf("%+v (%v), want %v then node-0", plan, err, want)
+	}
+	if err := Apply(c, plan); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(devices.Free(0), devices.Free(1), c.Pods[0].Row, c.Pods[0].Holds); got != "[1000 500] [0] 1 [0]" {
+		t.Errorf("after the plan: %s", got)
+	}
+	// Two whole GPUs: node-0 must lose both A and B, which have nowhere
+	// to go (node-1 is full now): no plan within 2 moves.
+	two := &scoring.Task{Name: "two", Requests: resource.Vector{1000, 1 << 30, 2000}, Devices: resource.DeviceRequest{Count: 2, Each: 1000}}
+	if plan, err := MakeRoom(c, two, Options{}); err != nil || plan.Found || plan.Bound != 3 {
+		t.Errorf("two whole GPUs: %+v (%v), want none, 3 at least", plan, err)
 	}
 }
 
 // Bad input is an error; a search stopped by its timeout says so (no
 // minimality claimed, the bound it reached).
 func TestMakeRoomErrorsAndTimeout(t *testing.T) {
-	schema, err := resource.NewSchema("cpu", "memory", "nvidia.com/gpu")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pipe := pipeline(t, schema)
-	table := resource.NewTable(schema, 1)
-	if _, err := table.Add("node-0", resource.Vector{8000, 64 << 30, 0}, resource.Vector{8000, 0, 0}); err != nil {
-		t.Fatal(err)
-	}
-	task := &scoring.Task{Name: "t", Requests: resource.Vector{1000, 0, 0}}
-	for name, c := range map[string]struct {
-		pods []Pod
-		opts Options
-		task *scoring.Task
-	}{
-		"nil task":          {task: nil},
-		"negative MaxMoves": {task: task, opts: Options{MaxMoves: -1}},
-		"row outside":       {task: task, pods: []Pod{{Task: task, Row: 1}}},
-		"pod without task":  {task: task, pods: []Pod{{Row: 0}}},
-	} {
-		if _, err := MakeRoom(pipe, table, c.pods, c.task, c.opts); err == nil || !strings.HasPrefix(err.Error(), "defrag: ") {
-			t.Errorf("%s: %v", name, err)
-		}
-	}
+	schema := gpuSchema(t)
 	devices, err := resource.NewDevices("nvidia.com/gpu", 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Load([]byte("plugins:\n- name: NodeResourcesFit\n"), config.Options{})
-	if err != nil {
+	if _, err := devices.AddNode(2); err != nil {
 		t.Fatal(err)
 	}
-	withDevices, err := cfg.BuildFor(schema, config.Host{Devices: devices})
-	if err != nil {
+	table := resource.NewTable(schema, 1)
+	if _, err := table.Add("node-0", resource.Vector{8000, 64 << 30, 2000}, resource.Vector{8000, 0, 0}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := MakeRoom(withDevices, table, nil, task, Options{}); err == nil || !strings.Contains(err.Error(), "DeviceShare") {
-		t.Errorf("a pipeline with DeviceShare: %v", err)
+	pipe := pipeline(t, schema, devices)
+	task := &scoring.Task{Name: "t", Requests: resource.Vector{1000, 0, 0}}
+	gpu := &scoring.Task{Name: "g", Requests: resource.Vector{0, 0, 1000}, Devices: resource.DeviceRequest{Count: 1, Each: 1000}}
+	for name, c := range map[string]struct {
+		c    *Cluster
+		opts Options
+		task *scoring.Task
+	}{
+		"nil task":           {c: &Cluster{Pipeline: pipe, Table: table, Devices: devices}},
+		"nil cluster":        {task: task},
+		"no device view":     {c: &Cluster{Pipeline: pipe, Table: table}, task: task},
+		"negative MaxMoves":  {c: &Cluster{Pipeline: pipe, Table: table, Devices: devices}, task: task, opts: Options{MaxMoves: -1}},
+		"ExactStates -2":     {c: &Cluster{Pipeline: pipe, Table: table, Devices: devices}, task: task, opts: Options{ExactStates: -2}},
+		"row outside":        {c: &Cluster{Pipeline: pipe, Table: table, Devices: devices, Pods: []Pod{{Task: task, Row: 1}}}, task: task},
+		"pod without task":   {c: &Cluster{Pipeline: pipe, Table: table, Devices: devices, Pods: []Pod{{Row: 0}}}, task: task},
+		"holds without ask":  {c: &Cluster{Pipeline: pipe, Table: table, Devices: devices, Pods: []Pod{{Task: task, Holds: []int{0}}}}, task: task},
+		"holds too few":      {c: &Cluster{Pipeline: pipe, Table: table, Devices: devices, Pods: []Pod{{Task: gpu}}}, task: task},
+		"holds no such":      {c: &Cluster{Pipeline: pipe, Table: table, Devices: devices, Pods: []Pod{{Task: gpu, Holds: []int{2}}}}, task: task},
+		"device view length": {c: &Cluster{Pipeline: pipe, Table: resource.NewTable(schema, 0), Devices: devices}, task: task},
+	} {
+		if _, err := MakeRoom(c.c, c.task, c.opts); err == nil || !strings.HasPrefix(err.Error(), "defrag: ") {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
-	var pods []Pod
+	c := &Cluster{Pipeline: pipe, Table: table, Devices: devices}
 	for i := range 12 {
-		pods = append(pods, Pod{Task: &scoring.Task{Name: fmt.Sprint(i), Requests: resource.Vector{500, 0, 0}}, Row: 0, Movable: true})
+		c.Pods = append(c.Pods, Pod{Task: &scoring.Task{Name: fmt.Sprint(i), Requests: resource.Vector{500, 0, 0}}, Row: 0, Movable: true})
 	}
-	plan, err := MakeRoom(pipe, table, pods, task, Options{MaxMoves: 3, Timeout: time.Nanosecond})
-	if err != nil || plan.Found || plan.Minimal || plan.Bound != 0 {
+	plan, err := MakeRoom(c, task, Options{MaxMoves: 3, Timeout: time.Nanosecond})
+	if err != nil || plan.Found || plan.Minimal || plan.Bound != 2 {
 		t.Errorf("stopped at once: %+v (%v)", plan, err)
 	}
 }
