@@ -603,3 +603,88 @@ func TestMakeRoomErrorsAndTimeout(t *testing.T) {
 		t.Errorf("stopped at once: %+v (%v)", plan, err)
 	}
 }
+
+// spread is a cost: a node's GPUs neither whole nor full, less the square
+// of its free cores (so that gathering free cores on fewer nodes gains).
+// It is a whole number, summed exactly in any order.
+func spread(free []int64, freeMilliCPU int64) float64 {
+	n := 0.0
+	for _, f := range free {
+		if f > 0 && f < 1000 {
+			n++
+		}
+	}
+	cores := float64(freeMilliCPU / 1000)
+	return n - cores*cores
+}
+
+func freeCPU(t *resource.Table, row int) int64 { return t.Allocatable(row)[0] - t.Used(row)[0] }
+
+// GiveBack, looking at every node, makes at each step the move of the
+// largest gain (the reference: every movable pod's move from the state
+// before, every state a fresh copy), each gain is what the cost fell by,
+// every move goes where the pipeline puts the pod, no budget is
+// overspent, and it stops only at the cap or when no move gains.
+func TestGiveBackTakesTheBestMove(t *testing.T) {
+	schema := gpuSchema(t)
+	steps := 0
+	rapid.Check(t, func(rt *rapid.T) {
+		c, _ := drawCluster(rt, schema)
+		budgets := map[string]int{"web": rapid.IntRange(0, 2).Draw(rt, "web budget")}
+		moves := rapid.IntRange(0, 4).Draw(rt, "moves")
+		w := newWorld(t, c, budgets)
+		got, err := GiveBack(c, func(row int) float64 { return spread(c.Devices.Free(row), freeCPU(c.Table, row)) }, GiveBackOptions{Moves: moves, Budgets: budgets, Candidates: c.Table.Len()})
+		if err != nil {
+			rt.Fatal(err)
+		}
+		if len(got) > moves {
+			rt.Fatalf("%d moves, cap %d", len(got), moves)
+		}
+		total := func(w *world) float64 {
+			sum := 0.0
+			for row, f := range w.free {
+				sum += spread(f, freeCPU(w.table, row))
+			}
+			return sum
+		}
+		for n := 0; n <= len(got); n++ {
+			// The best gain from this state.
+			best := 0.0
+			for i, p := range c.Pods {
+				if left, limited := budgets[p.Group]; w.moved[i] || !p.Movable || limited && w.spent[p.Group] >= left {
+					continue
+				}
+				if row, holds := w.destination(t, i); row >= 0 {
+					best = max(best, total(w)-total(w.moveTo(t, i, row, holds)))
+				}
+			}
+			if n == len(got) {
+				if n < moves && best > 0 {
+					rt.Fatalf("stopped after %d moves; a move gains %v", n, best)
+				}
+				break
+			}
+			s := got[n]
+			if to, holds := w.destination(t, s.Pod); to != s.To || !slices.Equal(holds, s.Holds) || s.From != w.rows[s.Pod] {
+				rt.Fatalf("step %d %+v: the pipeline puts the pod on %d, devices %v", n, s, to, holds)
+			}
+			next := w.moveTo(t, s.Pod, s.To, s.Holds)
+			if gain := total(w) - total(next); gain != s.Gain || gain != best || gain <= 0 {
+				rt.Fatalf("step %d %+v: gain %v, the best %v", n, s, gain, best)
+			}
+			w = next
+			steps++
+		}
+		for g, n := range budgets {
+			if w.spent[g] > n {
+				rt.Fatalf("group %s moved %d, budget %d", g, w.spent[g], n)
+			}
+		}
+		for i := range c.Table.Len() {
+			if !slices.Equal(c.Table.Used(i), w.table.Used(i)) || !slices.Equal(c.Devices.Free(i), w.free[i]) {
+				rt.Fatalf("row %d: %v %v, the reference %v %v", i, c.Table.Used(i), c.Devices.Free(i), w.table.Used(i), w.free[i])
+			}
+		}
+	})
+	t.Logf("%d steps checked", steps)
+}
