@@ -1,5 +1,7 @@
 // Package defrag plans pod moves that win back a fragmented cluster: the
-// fewest moves after which a pending task fits (MakeRoom).
+// fewest moves after which a pending task or gang fits (MakeRoom,
+// MakeRoomGang), and the moves that most lower a cost summed over the
+// nodes, such as the GPU the workload cannot use (GiveBack).
 //
 // A move takes a placed pod off its node and puts it where the pipeline
 // the scheduler runs would put it then: its best feasible node other than
@@ -16,6 +18,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/resfit/resfit/resource"
@@ -69,11 +72,16 @@ type Options struct {
 	// Timeout stops the search; 0 means none. A search stopped by it
 	// returns the best plan found and the bound it reached.
 	Timeout time.Duration
+	// MaxStates stops the search after examining this many states (a cap
+	// that, unlike Timeout, gives the same answer on any machine); 0 means
+	// none.
+	MaxStates int
 	// ExactStates bounds the exhaustive search: at k moves it runs when
 	// the movable pods, raised to the power k, are at most this many
 	// sequences. Beyond it a plan is searched among those that move pods
-	// off one node only, and is minimal only when it meets the lower
-	// bound. 0 means DefaultExactStates; -1 never searches exhaustively.
+	// off one node, making room the same way for a pod that has nowhere
+	// else to go, and is minimal only when it meets the lower bound. 0
+	// means DefaultExactStates; -1 never searches exhaustively.
 	ExactStates int
 }
 
@@ -93,10 +101,12 @@ type Move struct {
 // Plan is MakeRoom's answer.
 type Plan struct {
 	// Moves, applied in order (Apply), make room: after them the task
-	// fits, and the pipeline puts it on Row. Found reports whether a plan
+	// fits, and the pipeline puts it on Row (a gang's tasks, placed in
+	// order, on Rows; Row is the first's). Found reports whether a plan
 	// was found within the caps.
 	Moves []Move
 	Row   int
+	Rows  []int
 	Found bool
 	// Minimal reports that no plan with fewer moves exists (each pod
 	// moving at most once, to where the pipeline puts it). Bound is the
@@ -110,21 +120,35 @@ type Plan struct {
 }
 
 // MakeRoom finds the fewest moves of pods after which task fits on some
-// node. At each number of moves k from a lower bound up (the fewest pods
-// some node must lose for the task's requests and devices to fit it), it
-// first tries the plans that move k pods off one node, the nodes that
-// need the fewest first, then, when affordable (Options.ExactStates),
-// every sequence of k moves; the first plan found is
-// minimal when every smaller k was ruled out.
-//
-// MakeRoom changes c.Table and c.Devices while it searches and leaves them
-// as they were; nothing else may use them meanwhile.
+// node: MakeRoomGang with a gang of one.
 func MakeRoom(c *Cluster, task *scoring.Task, opts Options) (Plan, error) {
 	if task == nil {
 		return Plan{}, errors.New("defrag: nil task")
 	}
-	if opts.MaxMoves < 0 {
-		return Plan{}, fmt.Errorf("defrag: MaxMoves %d is negative", opts.MaxMoves)
+	return MakeRoomGang(c, []*scoring.Task{task}, opts)
+}
+
+// MakeRoomGang finds the fewest moves of pods after which a gang's tasks
+// all fit, placed one after another in order as the scheduler would place
+// them (each on its best feasible node, taking its devices there).
+//
+// At each number of moves k from a lower bound up (the fewest pods some
+// node must lose for a task's requests and devices to fit it), it first
+// tries plans that move pods off one node for the first task that does
+// not fit, the nodes that need the fewest first; a pod that has nowhere
+// else to go gets room made for it the same way, with the moves left
+// (a chain). Then, when affordable (Options.ExactStates), it tries every
+// sequence of k moves. The first plan found is minimal when every smaller
+// k was ruled out.
+//
+// MakeRoomGang changes c.Table and c.Devices while it searches and leaves
+// them as they were; nothing else may use them meanwhile.
+func MakeRoomGang(c *Cluster, gang []*scoring.Task, opts Options) (Plan, error) {
+	if len(gang) == 0 || slices.Contains(gang, nil) {
+		return Plan{}, errors.New("defrag: an empty gang or a nil task")
+	}
+	if opts.MaxMoves < 0 || opts.MaxStates < 0 {
+		return Plan{}, fmt.Errorf("defrag: MaxMoves %d and MaxStates %d must be ≥ 0", opts.MaxMoves, opts.MaxStates)
 	}
 	if opts.MaxMoves == 0 {
 		opts.MaxMoves = DefaultMaxMoves
@@ -139,20 +163,30 @@ func MakeRoom(c *Cluster, task *scoring.Task, opts Options) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	s.task = task
+	s.gang = gang
 	s.budgets = maps.Clone(opts.Budgets)
+	s.maxStates = opts.MaxStates
 	if opts.Timeout > 0 {
 		s.deadline = time.Now().Add(opts.Timeout)
 	}
-	proved := s.lowerBound()
 	movable := 0
 	for _, p := range c.Pods {
 		if p.Movable {
 			movable++
 		}
 	}
+	s.limit = 0
+	found, err := s.settle()
+	if err != nil {
+		return Plan{}, err
+	}
+	if found {
+		return s.plan(true, 0), nil
+	}
+	proved := max(1, s.lowerBound())
 	for k := proved; k <= opts.MaxMoves; k++ {
-		found, err := s.direct(k)
+		s.limit = k
+		found, err := s.gangFrom(0)
 		if err == nil && !found && !s.stopped && exhaustible(movable, k, opts.ExactStates) {
 			if found, err = s.every(k); err == nil && !found && !s.stopped && proved == k {
 				proved = k + 1
@@ -162,12 +196,20 @@ func MakeRoom(c *Cluster, task *scoring.Task, opts Options) (Plan, error) {
 		case err != nil:
 			return Plan{}, err
 		case found:
-			return Plan{Moves: s.best, Row: s.plan, Found: true, Minimal: proved == k, Bound: proved, States: s.states}, nil
+			return s.plan(proved == len(s.best), proved), nil
 		case s.stopped:
 			return Plan{Row: -1, Bound: proved, States: s.states}, nil
 		}
 	}
 	return Plan{Row: -1, Bound: proved, States: s.states}, nil
+}
+
+// plan is the plan the search recorded.
+func (s *search) plan(minimal bool, bound int) Plan {
+	if minimal {
+		bound = len(s.best)
+	}
+	return Plan{Moves: s.best, Row: s.rows[0], Rows: s.rows, Found: true, Minimal: minimal, Bound: bound, States: s.states}
 }
 
 // exhaustible reports whether movable^k ≤ limit.
@@ -205,29 +247,60 @@ func Apply(c *Cluster, plan Plan) error {
 }
 
 // search is MakeRoom's state: the cluster as the moves so far leave it.
+// Every method leaves the state as it found it, but for move, which back
+// undoes.
 type search struct {
-	c        *Cluster
-	placer   *scoring.Placer
-	task     *scoring.Task
-	budgets  map[string]int // what each limited group has left
-	row      []int          // each pod's row now
-	holds    [][]int        // each pod's devices now
-	onRow    [][]int        // the pods on each row now
-	moved    []bool
-	path     []Move
-	left     [][]int // the devices each move of the path left
-	best     []Move
-	plan     int // the row the task goes to after best
-	states   int
-	deadline time.Time
-	stopped  bool
+	c         *Cluster
+	placer    *scoring.Placer
+	gang      []*scoring.Task
+	budgets   map[string]int // what each limited group has left
+	row       []int          // each pod's row now
+	holds     [][]int        // each pod's devices now
+	onRow     [][]int        // the pods on each row now
+	moved     []bool
+	path      []Move
+	left      [][]int // the devices each move of the path left
+	guided    []bool  // whether each move of the path was made with gang tasks bound
+	best      []Move
+	rows      []int // the gang's rows after best
+	limit     int   // the most moves a plan may have now
+	owed      int   // moves the frames making room have yet to make
+	states    int
+	maxStates int
+	deadline  time.Time
+	stopped   bool
 	// checked are the slots the pipeline's fit filter checks (the bound's
 	// resources); none, no bound from them. devices says the pipeline
 	// checks devices one by one (DeviceShare).
 	checked []int
 	devices bool
-	free    []int64 // scratch: a row's device free amounts
-	buf     []int
+	// bound are the gang's tasks bound so far while room is made for the
+	// next (gangFrom).
+	bound []binding
+	// needs remembers need per task shape and row, valid while the row's
+	// version (ver, bumped by every change the search makes to it) and
+	// the budgets (budgetVer) are as they were.
+	needs     map[string]*needs
+	ver       []uint64
+	clock     uint64
+	budgetVer uint64
+	podKey    []string
+	free      []int64 // scratch: a row's device free amounts
+	buf       []int
+}
+
+// binding is a task the search placed on a row, with the devices it took.
+type binding struct {
+	task  *scoring.Task
+	row   int
+	holds []int
+}
+
+// needs is what need found for one task shape on each row.
+type needs struct {
+	need      []int
+	ver       []uint64
+	budgetVer []uint64
 }
 
 // newSearch checks the cluster and readies a search over it.
@@ -244,7 +317,8 @@ func newSearch(c *Cluster) (*search, error) {
 		return nil, fmt.Errorf("defrag: the device view has %d nodes, the table %d", c.Devices.Len(), t.Len())
 	}
 	s := &search{c: c, placer: c.Placer, checked: c.Pipeline.CheckedAmounts(), devices: devices,
-		row: make([]int, len(c.Pods)), holds: make([][]int, len(c.Pods)), onRow: make([][]int, t.Len()), moved: make([]bool, len(c.Pods))}
+		row: make([]int, len(c.Pods)), holds: make([][]int, len(c.Pods)), onRow: make([][]int, t.Len()), moved: make([]bool, len(c.Pods)),
+		needs: map[string]*needs{}, ver: make([]uint64, t.Len()), podKey: make([]string, len(c.Pods))}
 	for i, p := range c.Pods {
 		if p.Task == nil || p.Row < 0 || p.Row >= t.Len() {
 			return nil, fmt.Errorf("defrag: pod %d: no task, or row %d outside the table's %d", i, p.Row, t.Len())
@@ -287,6 +361,9 @@ func checkHolds(d *resource.Devices, p Pod) error {
 // tick counts a state and reports whether the search must stop.
 func (s *search) tick() bool {
 	s.states++
+	if s.maxStates > 0 && s.states >= s.maxStates {
+		s.stopped = true
+	}
 	if !s.deadline.IsZero() && s.states%64 == 0 && time.Now().After(s.deadline) {
 		s.stopped = true
 	}
@@ -306,7 +383,7 @@ func (s *search) every(k int) (bool, error) {
 		return false, nil
 	}
 	if k == 0 {
-		return s.fits()
+		return s.settle()
 	}
 	if s.lowerBound() > k {
 		return false, nil
@@ -333,25 +410,72 @@ func (s *search) every(k int) (bool, error) {
 	return false, nil
 }
 
-// direct looks for a plan of k moves that all take pods off one row, the
-// rows that need the fewest moves first.
-func (s *search) direct(k int) (bool, error) {
+// gangFrom places the gang's tasks from n on, each where the pipeline
+// puts it, and makes room (open) for one that fits nowhere; with every
+// task placed it takes them off again and checks that the gang fits after
+// the moves alone (settle).
+func (s *search) gangFrom(n int) (bool, error) {
+	if n == len(s.gang) {
+		for i := len(s.bound) - 1; i >= 0; i-- {
+			if err := s.unbind(s.bound[i]); err != nil {
+				return false, err
+			}
+		}
+		found, err := s.settleReplayed()
+		for _, b := range s.bound {
+			if err == nil {
+				_, err = s.bind(b.task, b.row, b.holds)
+			}
+		}
+		return found, err
+	}
+	task := s.gang[n]
+	next := func() (bool, error) {
+		row, err := s.placer.Best(task)
+		if err != nil || row < 0 {
+			return false, err
+		}
+		b, err := s.bind(task, row, nil)
+		if err != nil {
+			return false, err
+		}
+		s.bound = append(s.bound, b)
+		found, err := s.gangFrom(n + 1)
+		s.bound = s.bound[:len(s.bound)-1]
+		return found, errors.Join(err, s.unbind(b))
+	}
+	if row, err := s.placer.Best(task); err != nil || row >= 0 {
+		if err != nil {
+			return false, err
+		}
+		return next()
+	}
+	return s.open(task, shapeKey(task), -1, next)
+}
+
+// open makes room for task off one row other than avoid (-1: any): for
+// each row whose need is within the moves left (the plan's limit less
+// those made and those owed), fewest first, each set of its movable pods
+// whose leaving leaves room, moved in order (moveAll); then it calls
+// then, and goes on while then says no. It returns then's answer.
+func (s *search) open(task *scoring.Task, key string, avoid int, then func() (bool, error)) (bool, error) {
+	left := s.limit - len(s.path) - s.owed
+	if left <= 0 || s.stopped {
+		return false, nil
+	}
 	type cand struct{ row, need int }
 	var rows []cand
+	memo := s.needsOf(key)
 	for row := range s.c.Table.Len() {
-		if need := s.need(row); need <= k {
+		if row == avoid {
+			continue
+		}
+		if need := s.cachedNeed(memo, task, row); need <= left {
 			rows = append(rows, cand{row, need})
 		}
 	}
 	slices.SortStableFunc(rows, func(a, b cand) int { return cmp.Compare(a.need, b.need) })
-	if k == 0 {
-		if len(rows) == 0 {
-			return false, nil
-		}
-		s.tick()
-		return s.fits()
-	}
-	var pods, pick []int
+	var pods []int
 	for _, r := range rows {
 		pods = pods[:0]
 		for _, i := range s.onRow[r.row] {
@@ -359,12 +483,11 @@ func (s *search) direct(k int) (bool, error) {
 				pods = append(pods, i)
 			}
 		}
-		if len(pods) < k {
-			continue
-		}
-		found, err := s.subsets(r.row, pods, pick[:0], k)
-		if found || err != nil || s.stopped {
-			return found, err
+		for j := max(1, r.need); j <= min(left, len(pods)); j++ {
+			found, err := s.subsets(task, r.row, slices.Clone(pods), nil, j, then)
+			if found || err != nil || s.stopped {
+				return found, err
+			}
 		}
 	}
 	return false, nil
@@ -372,23 +495,83 @@ func (s *search) direct(k int) (bool, error) {
 
 // subsets tries the k-subsets of pods (in order, after those picked) whose
 // leaving makes room for the task on row.
-func (s *search) subsets(row int, pods, picked []int, k int) (bool, error) {
+func (s *search) subsets(task *scoring.Task, row int, pods, picked []int, k int, then func() (bool, error)) (bool, error) {
 	if len(picked) == k {
-		if s.tick() || !s.roomAfter(row, picked) || !s.withinBudgets(picked) {
+		if s.tick() || !s.roomAfter(task, row, picked) || !s.withinBudgets(picked) {
 			return false, nil
 		}
-		return s.tryMoves(picked)
+		return s.moveAll(slices.Clone(picked), then)
 	}
 	for n, i := range pods {
 		if len(pods)-n < k-len(picked) {
 			break
 		}
-		found, err := s.subsets(row, pods[n+1:], append(picked, i), k)
+		found, err := s.subsets(task, row, pods[n+1:], append(picked, i), k, then)
 		if found || err != nil || s.stopped {
 			return found, err
 		}
 	}
 	return false, nil
+}
+
+// moveAll moves the pods in order, each where the pipeline puts it; for
+// one that fits nowhere else it first makes room off the other rows
+// (open), keeping a move for it and each after it. Then it calls then.
+func (s *search) moveAll(pods []int, then func() (bool, error)) (bool, error) {
+	if len(pods) == 0 {
+		return then()
+	}
+	if len(s.path)+len(pods)+s.owed > s.limit {
+		return false, nil
+	}
+	i, rest := pods[0], pods[1:]
+	moveOn := func() (bool, error) {
+		if !s.may(i) { // a chain before it spent its group's budget
+			return false, nil
+		}
+		ok, err := s.move(i)
+		if err != nil || !ok {
+			return false, err
+		}
+		found, err := s.moveAll(rest, then)
+		return found, errors.Join(err, s.back())
+	}
+	if to, err := s.target(i, s.row[i]); err != nil || to >= 0 {
+		if err != nil {
+			return false, err
+		}
+		return moveOn()
+	}
+	// Owe the pods' moves while room is made for the first.
+	s.owed += len(pods)
+	found, err := s.open(s.c.Pods[i].Task, s.key(i), s.row[i], func() (bool, error) {
+		s.owed -= len(pods)
+		found, err := moveOn()
+		s.owed += len(pods)
+		return found, err
+	})
+	s.owed -= len(pods)
+	return found, err
+}
+
+// key is pod i's task shape (shapeKey), worked out once.
+func (s *search) key(i int) string {
+	if s.podKey[i] == "" {
+		s.podKey[i] = shapeKey(s.c.Pods[i].Task)
+	}
+	return s.podKey[i]
+}
+
+// shapeKey names what need reads of a task: its requests, devices and
+// accepted models.
+func shapeKey(t *scoring.Task) string {
+	b := make([]byte, 0, 64)
+	for _, q := range t.Requests {
+		b = strconv.AppendInt(append(b, ','), q, 10)
+	}
+	b = strconv.AppendInt(append(b, '|'), int64(t.Devices.Count), 10)
+	b = strconv.AppendInt(append(b, 'x'), t.Devices.Each, 10)
+	return string(append(append(b, '|'), t.Models...))
 }
 
 // withinBudgets reports whether the pods' groups allow them all to move.
@@ -411,37 +594,96 @@ func (s *search) withinBudgets(pods []int) bool {
 	return true
 }
 
-// tryMoves moves the pods in order and checks that the task then fits;
-// the state is as before when it returns.
-func (s *search) tryMoves(pods []int) (bool, error) {
-	made := 0
-	found := false
-	var err error
-	for _, i := range pods {
-		var ok bool
-		if ok, err = s.move(i); err != nil || !ok {
+// settleReplayed is settle for a path some of whose moves were made with
+// gang tasks bound (gangFrom): those moves may go elsewhere without them,
+// so the path is first made again from its start, move by move where the
+// pipeline puts each pod; a path that goes otherwise is no plan. The
+// path is as it was when it returns.
+func (s *search) settleReplayed() (bool, error) {
+	if !slices.Contains(s.guided, true) {
+		return s.settle()
+	}
+	saved, held, guided := clonePath(s.path), slices.Clone(s.left), slices.Clone(s.guided)
+	for range saved {
+		if err := s.back(); err != nil {
+			return false, err
+		}
+	}
+	same := true
+	for _, m := range saved {
+		ok, err := s.move(m.Pod)
+		if err != nil {
+			return false, err
+		}
+		if !ok || !sameMove(s.path[len(s.path)-1], m) {
+			if ok {
+				if err := s.back(); err != nil {
+					return false, err
+				}
+			}
+			same = false
 			break
 		}
-		made++
 	}
-	if err == nil && made == len(pods) {
-		found, err = s.fits()
+	found := false
+	var err error
+	if same {
+		found, err = s.settle()
 	}
-	for range made {
-		if undo := s.back(); err == nil {
-			err = undo
-		}
+	for len(s.path) > 0 {
+		err = errors.Join(err, s.back())
+	}
+	for n, m := range saved {
+		err = errors.Join(err, s.redo(m, held[n], guided[n]))
 	}
 	return found, err
 }
 
-// fits records the path as the best plan when the task fits now.
-func (s *search) fits() (bool, error) {
-	row, err := s.placer.Best(s.task)
-	if err != nil || row < 0 {
+func sameMove(a, b Move) bool {
+	return a.Pod == b.Pod && a.From == b.From && a.To == b.To && slices.Equal(a.Holds, b.Holds)
+}
+
+// redo makes move m again as it was made, pod m.Pod having held held.
+func (s *search) redo(m Move, held []int, guided bool) error {
+	if err := s.off(m.Pod); err != nil {
+		return err
+	}
+	if err := s.on(m.Pod, m.To, m.Holds); err != nil {
+		return err
+	}
+	s.moved[m.Pod] = true
+	s.path = append(s.path, m)
+	s.left = append(s.left, held)
+	s.guided = append(s.guided, guided)
+	s.spend(m.Pod, 1)
+	return nil
+}
+
+// settle records the path as the best plan when the gang fits now, its
+// tasks placed in order where the pipeline puts them.
+func (s *search) settle() (bool, error) {
+	var bound []binding
+	rows := make([]int, 0, len(s.gang))
+	var err error
+	for _, task := range s.gang {
+		var row int
+		if row, err = s.placer.Best(task); err != nil || row < 0 {
+			break
+		}
+		var b binding
+		if b, err = s.bind(task, row, nil); err != nil {
+			break
+		}
+		bound = append(bound, b)
+		rows = append(rows, row)
+	}
+	for i := len(bound) - 1; i >= 0; i-- {
+		err = errors.Join(err, s.unbind(bound[i]))
+	}
+	if err != nil || len(rows) < len(s.gang) {
 		return false, err
 	}
-	s.best, s.plan = clonePath(s.path), row
+	s.best, s.rows = clonePath(s.path), rows
 	return true, nil
 }
 
@@ -472,6 +714,7 @@ func (s *search) move(i int) (bool, error) {
 	s.moved[i] = true
 	s.path = append(s.path, Move{Pod: i, From: from, To: to, Holds: s.holds[i]})
 	s.left = append(s.left, held)
+	s.guided = append(s.guided, len(s.bound) > 0)
 	s.spend(i, 1)
 	return true, nil
 }
@@ -480,7 +723,7 @@ func (s *search) move(i int) (bool, error) {
 func (s *search) back() error {
 	m := s.path[len(s.path)-1]
 	held := s.left[len(s.left)-1]
-	s.path, s.left = s.path[:len(s.path)-1], s.left[:len(s.left)-1]
+	s.path, s.left, s.guided = s.path[:len(s.path)-1], s.left[:len(s.left)-1], s.guided[:len(s.guided)-1]
 	s.moved[m.Pod] = false
 	s.spend(m.Pod, -1)
 	if err := s.off(m.Pod); err != nil {
@@ -492,6 +735,7 @@ func (s *search) back() error {
 func (s *search) spend(i, n int) {
 	if left, limited := s.budgets[s.c.Pods[i].Group]; limited {
 		s.budgets[s.c.Pods[i].Group] = left - n
+		s.budgetVer++
 	}
 }
 
@@ -519,16 +763,9 @@ func (s *search) target(i, from int) (int, error) {
 
 // off takes pod i off its row: its requests and devices.
 func (s *search) off(i int) error {
-	p, row := s.c.Pods[i], s.row[i]
-	if err := s.c.Table.AddUsed(row, p.Task.Requests, p.Task.NonZeroRequests, true); err != nil {
+	row := s.row[i]
+	if err := s.unbind(binding{task: s.c.Pods[i].Task, row: row, holds: s.holds[i]}); err != nil {
 		return err
-	}
-	if s.c.Devices != nil {
-		for _, j := range s.holds[i] {
-			if err := s.c.Devices.Return(row, j, p.Task.Devices.Each); err != nil {
-				return fmt.Errorf("defrag: pod %s: %w", p.Task.Name, err)
-			}
-		}
 	}
 	s.holds[i] = nil
 	s.onRow[row] = slices.DeleteFunc(s.onRow[row], func(j int) bool { return j == i })
@@ -539,49 +776,81 @@ func (s *search) off(i int) error {
 // on puts pod i on row: its requests, and its devices, those given
 // (holds) or as the scheduler chooses them.
 func (s *search) on(i, row int, holds []int) error {
-	p := s.c.Pods[i]
-	if err := s.c.Table.AddUsed(row, p.Task.Requests, p.Task.NonZeroRequests, false); err != nil {
+	b, err := s.bind(s.c.Pods[i].Task, row, holds)
+	if err != nil {
 		return err
 	}
-	if d := s.c.Devices; d != nil && p.Task.Devices.Count > 0 {
-		each := p.Task.Devices.Each
+	s.holds[i], s.row[i] = b.holds, row
+	s.onRow[row] = append(s.onRow[row], i)
+	return nil
+}
+
+// bind adds a task to row: its requests, and its devices, those given
+// (holds) or as the scheduler chooses them.
+func (s *search) bind(task *scoring.Task, row int, holds []int) (binding, error) {
+	if err := s.c.Table.AddUsed(row, task.Requests, task.NonZeroRequests, false); err != nil {
+		return binding{}, err
+	}
+	s.changed(row)
+	if d := s.c.Devices; d != nil && task.Devices.Count > 0 {
+		each := task.Devices.Each
 		switch {
 		case holds != nil:
 			for _, j := range holds {
 				if err := d.Take(row, j, each); err != nil {
-					return fmt.Errorf("defrag: pod %s: %w", p.Task.Name, err)
+					return binding{}, fmt.Errorf("defrag: pod %s: %w", task.Name, err)
 				}
 			}
-		case p.Task.Devices.Count == 1 && each < d.PerDevice():
+		case task.Devices.Count == 1 && each < d.PerDevice():
 			j := -1
 			if s.c.Device != nil {
-				j = s.c.Device(p.Task, row)
+				j = s.c.Device(task, row)
 			}
 			if j < 0 {
 				j = d.Tightest(row, each)
 			}
 			if err := d.Take(row, j, each); err != nil {
-				return fmt.Errorf("defrag: pod %s: %w", p.Task.Name, err)
+				return binding{}, fmt.Errorf("defrag: pod %s: %w", task.Name, err)
 			}
 			holds = []int{j}
 		default:
 			var err error
-			if holds, err = d.AllocateInto(row, p.Task.Devices, nil); err != nil {
-				return fmt.Errorf("defrag: pod %s: %w", p.Task.Name, err)
+			if holds, err = d.AllocateInto(row, task.Devices, nil); err != nil {
+				return binding{}, fmt.Errorf("defrag: pod %s: %w", task.Name, err)
 			}
 		}
 	}
-	s.holds[i], s.row[i] = holds, row
-	s.onRow[row] = append(s.onRow[row], i)
+	return binding{task: task, row: row, holds: holds}, nil
+}
+
+// unbind takes a bound task off its row: its requests and devices.
+func (s *search) unbind(b binding) error {
+	if err := s.c.Table.AddUsed(b.row, b.task.Requests, b.task.NonZeroRequests, true); err != nil {
+		return err
+	}
+	s.changed(b.row)
+	if s.c.Devices != nil {
+		for _, j := range b.holds {
+			if err := s.c.Devices.Return(b.row, j, b.task.Devices.Each); err != nil {
+				return fmt.Errorf("defrag: pod %s: %w", b.task.Name, err)
+			}
+		}
+	}
 	return nil
+}
+
+// changed notes that the search changed row.
+func (s *search) changed(row int) {
+	s.clock++
+	s.ver[row] = s.clock
 }
 
 // roomAfter reports whether the task's requests (the slots the fit filter
 // checks) and devices fit row once the pods leave it.
-func (s *search) roomAfter(row int, pods []int) bool {
+func (s *search) roomAfter(task *scoring.Task, row int, pods []int) bool {
 	alloc, used := s.c.Table.Allocatable(row), s.c.Table.Used(row)
 	for _, r := range s.checked {
-		q := s.task.Requests[r]
+		q := task.Requests[r]
 		if q == 0 {
 			continue
 		}
@@ -593,7 +862,7 @@ func (s *search) roomAfter(row int, pods []int) bool {
 			return false
 		}
 	}
-	want := s.task.Devices
+	want := task.Devices
 	if !s.devices || want.Count == 0 {
 		return true
 	}
@@ -612,26 +881,53 @@ func (s *search) roomAfter(row int, pods []int) bool {
 	return fit >= want.Count
 }
 
-// lowerBound is the fewest moves that can let the task fit: the least
-// need over the rows.
+// lowerBound is the fewest moves that can let the gang fit: the least need
+// over the rows of the task that needs the most.
 func (s *search) lowerBound() int {
-	best := len(s.c.Pods) + 1
-	for row := range s.c.Table.Len() {
-		best = min(best, s.need(row))
+	most := 0
+	for _, task := range s.gang {
+		best := len(s.c.Pods) + 1
+		for row := range s.c.Table.Len() {
+			best = min(best, s.need(task, row))
+		}
+		most = max(most, best)
 	}
-	return best
+	return most
+}
+
+// needsOf is the memory of need for a task shape.
+func (s *search) needsOf(key string) *needs {
+	m := s.needs[key]
+	if m == nil {
+		n := s.c.Table.Len()
+		m = &needs{need: make([]int, n), ver: make([]uint64, n), budgetVer: make([]uint64, n)}
+		for row := range m.ver {
+			m.ver[row] = ^uint64(0)
+		}
+		s.needs[key] = m
+	}
+	return m
+}
+
+// cachedNeed is need, from the memory when the row and budgets are as
+// they were when it was worked out.
+func (s *search) cachedNeed(m *needs, task *scoring.Task, row int) int {
+	if m.ver[row] != s.ver[row] || m.budgetVer[row] != s.budgetVer {
+		m.need[row], m.ver[row], m.budgetVer[row] = s.need(task, row), s.ver[row], s.budgetVer
+	}
+	return m.need[row]
 }
 
 // need is the fewest pods (movable, not yet moved) that must leave row for
 // the task to fit it, as far as the fit filter's resources and the
 // devices one by one tell (a bound: it ignores the other filters, and that
 // the pods must go somewhere); len(pods)+1 when no number will do.
-func (s *search) need(row int) int {
+func (s *search) need(task *scoring.Task, row int) int {
 	never := len(s.c.Pods) + 1
 	alloc, used := s.c.Table.Allocatable(row), s.c.Table.Used(row)
 	need := 0
 	for _, r := range s.checked {
-		q := s.task.Requests[r]
+		q := task.Requests[r]
 		if q == 0 {
 			continue // the filter checks what the task asks for
 		}
@@ -644,8 +940,8 @@ func (s *search) need(row int) int {
 		}
 		need = max(need, s.cover(row, deficit, func(i int) int64 { return s.c.Pods[i].Task.Requests[r] }))
 	}
-	if s.devices && s.task.Devices.Count > 0 {
-		need = max(need, s.deviceNeed(row))
+	if s.devices && task.Devices.Count > 0 {
+		need = max(need, s.deviceNeed(task, row))
 	}
 	return min(need, never)
 }
@@ -673,11 +969,11 @@ func (s *search) cover(row int, deficit int64, amount func(i int) int64) int {
 // to fit: m devices short, the m cheapest devices to free (each's fewest
 // holders, largest first) need at least the m-th cheapest's pods, and at
 // least their sum over the most devices one pod holds.
-func (s *search) deviceNeed(row int) int {
+func (s *search) deviceNeed(task *scoring.Task, row int) int {
 	never := len(s.c.Pods) + 1
-	want, d := s.task.Devices, s.c.Devices
+	want, d := task.Devices, s.c.Devices
 	free := d.Free(row)
-	if len(free) < want.Count || !s.task.Models.Accepts(d.Model(row)) {
+	if len(free) < want.Count || !task.Models.Accepts(d.Model(row)) {
 		return never
 	}
 	short := want.Count
