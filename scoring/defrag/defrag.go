@@ -1,7 +1,10 @@
 // Package defrag plans pod moves that win back a fragmented cluster: the
 // fewest moves after which a pending task or gang fits (MakeRoom,
-// MakeRoomGang), and the moves that most lower a cost summed over the
-// nodes, such as the GPU the workload cannot use (GiveBack).
+// MakeRoomGang); a budget of moves spent on pending tasks, the most
+// devices per move first (Reclaim), with a bound on what any plan within
+// the budget could win (BoundReclaim); and the moves that most lower a
+// cost summed over the nodes, such as the GPU the workload cannot use
+// (GiveBack).
 //
 // A move takes a placed pod off its node and puts it where the pipeline
 // the scheduler runs would put it then: its best feasible node other than

@@ -1,0 +1,232 @@
+package defrag
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
+)
+
+// drawPending draws one to three pending tasks: the cluster's own, and
+// GPU tasks of a share or whole GPUs.
+func drawPending(t *rapid.T, first *scoring.Task) []*scoring.Task {
+	pending := []*scoring.Task{first}
+	for n := range rapid.IntRange(0, 2).Draw(t, "more pending") {
+		task := &scoring.Task{Name: fmt.Sprint("pending-", n), Requests: resource.Vector{int64(rapid.IntRange(1, 4).Draw(t, "cpu")) * 1000, 1 << 30, 0}}
+		if rapid.Bool().Draw(t, "shared") {
+			task.Devices = resource.DeviceRequest{Count: 1, Each: int64(rapid.SampledFrom([]int{250, 500, 750}).Draw(t, "share"))}
+		} else {
+			task.Devices = resource.DeviceRequest{Count: rapid.IntRange(1, 2).Draw(t, "whole"), Each: 1000}
+		}
+		task.Requests[2] = task.Devices.Total()
+		pending = append(pending, task)
+	}
+	return pending
+}
+
+// place is the world after the task goes to row, where the scheduler puts
+// its devices.
+func (w *world) place(t testing.TB, task *scoring.Task, row int) *world {
+	n := w.clone(t)
+	if err := n.table.AddUsed(row, task.Requests, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range n.take(t, row, task) {
+		n.free[row][j] -= task.Devices.Each
+	}
+	return n
+}
+
+// mostTaken is the most device amount the pending tasks take, each where
+// the pipeline puts it when it is placed, with at most k moves made before,
+// between or after the placements, in any order: the reference the bound
+// must never fall below, and Reclaim never rise above.
+func (w *world) mostTaken(t testing.TB, pending []*scoring.Task, k int) int64 {
+	best := int64(0)
+	for n, task := range pending {
+		if row := w.fits(t, task); row >= 0 {
+			rest := slices.Delete(slices.Clone(pending), n, n+1)
+			best = max(best, task.Devices.Total()+w.place(t, task, row).mostTaken(t, rest, k))
+		}
+	}
+	if k == 0 {
+		return best
+	}
+	for i, p := range w.c.Pods {
+		if left, limited := w.budget[p.Group]; w.moved[i] || !p.Movable || limited && w.spent[p.Group] >= left {
+			continue
+		}
+		if row, holds := w.destination(t, i); row >= 0 {
+			best = max(best, w.moveTo(t, i, row, holds).mostTaken(t, pending, k-1))
+		}
+	}
+	return best
+}
+
+// On small clusters, Reclaim spends at most its moves; every plan it
+// makes, replayed move by move on the reference, goes where the pipeline
+// puts each pod, keeps the budgets, and lets its task go to the plan's
+// row; the tasks it places take no more than the most any sequence of as
+// many moves lets them take (the reference: every sequence, every order);
+// and BoundReclaim is never below that most.
+func TestReclaimAndItsBound(t *testing.T) {
+	schema := gpuSchema(t)
+	placedSome, tight := 0, 0
+	rapid.Check(t, func(rt *rapid.T) {
+		c, first := drawCluster(rt, schema)
+		pending := drawPending(rt, first)
+		budgets := map[string]int{"web": rapid.IntRange(0, 2).Draw(rt, "web budget")}
+		moves := rapid.IntRange(0, 3).Draw(rt, "moves")
+		limit, err := BoundReclaim(c, pending, budgets)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		most := newWorld(t, c, budgets).mostTaken(t, pending, moves)
+		if bound := limit.Within(moves); bound < most {
+			rt.Fatalf("bound %d within %d moves (%+v); a plan takes %d", bound, moves, limit, most)
+		} else if bound == most {
+			tight++
+		}
+		w := newWorld(t, c, budgets)
+		got, err := Reclaim(c, pending, ReclaimOptions{Moves: moves, MaxMoves: 3, Budgets: budgets})
+		if err != nil {
+			rt.Fatal(err)
+		}
+		made, taken := 0, int64(0)
+		for _, r := range got {
+			for _, m := range r.Plan.Moves {
+				if to, holds := w.destination(t, m.Pod); to != m.To || !slices.Equal(holds, m.Holds) || m.From != w.rows[m.Pod] || !w.c.Pods[m.Pod].Movable {
+					rt.Fatalf("reclaiming %d, move %+v: the pipeline puts the pod on %d, devices %v", r.Task, m, to, holds)
+				}
+				w = w.moveTo(t, m.Pod, m.To, m.Holds)
+				made++
+			}
+			task := pending[r.Task]
+			if row := w.fits(t, task); row != r.Plan.Row || r.Gain != task.Devices.Total() {
+				rt.Fatalf("reclaimed %+v: the task goes to %d", r, row)
+			}
+			w = w.place(t, task, r.Plan.Row)
+			taken += r.Gain
+		}
+		if made > moves {
+			rt.Fatalf("%d moves, at most %d", made, moves)
+		}
+		for g, n := range budgets {
+			if w.spent[g] > n {
+				rt.Fatalf("group %s moved %d, budget %d", g, w.spent[g], n)
+			}
+		}
+		if taken > most {
+			rt.Fatalf("reclaimed %d; the most any plan takes is %d", taken, most)
+		}
+		if taken > 0 {
+			placedSome++
+		}
+		if len(c.Pods) != len(w.rows)+len(got) {
+			rt.Fatalf("%d pods after placing %d of %d", len(c.Pods), len(got), len(w.rows))
+		}
+	})
+	t.Logf("%d cases took devices back; the bound was the most a plan takes in %d", placedSome, tight)
+}
+
+// The bound worked by hand. Two nodes of two GPUs: node-0 holds a 0.75
+// share on GPU 0 (0.25 free) and a 0.5 share on GPU 1 (0.5 free); node-1
+// holds a 0.75 share on each (0.25 and 0.25), the second unmovable. On
+// the grid of 0.25:
+//   - Pending a 0.5 share: u(f) = 0, 0, 0.5, 0.5, 1 for f = 0 … 1, so U now
+//     is u(.25)+u(.5)+u(.25)+u(.25) = 0.5. For e = 0.75 the differences
+//     u(f+e) − u(f) are 0.5 (f = 0) and 1 (f = 0.25): δ = 0.5, the 0.75 pod
+//     leaving 0.25 free for a GPU with 0.75 free; for e = 0.5 they are all
+//     0.5: δ = 0. The two movable 0.75 pods may add 0.5 each.
+//   - A 0.25 share pending as well: u(f) = f, U = 1.25, every δ 0.
+//   - A whole GPU pending alone: u is 0 but at 1, U = 0, δ(0.75) = δ(0.5)
+//     = 1: each of the three movable pods may add a GPU.
+func TestBoundReclaimWorked(t *testing.T) {
+	schema := gpuSchema(t)
+	table := resource.NewTable(schema, 2)
+	devices, err := resource.NewDevices("nvidia.com/gpu", 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Cluster{Table: table, Devices: devices}
+	for i := range 2 {
+		if _, err := table.Add(fmt.Sprint("node-", i), resource.Vector{16000, 64 << 30, 2000}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := devices.AddNode(2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	share := func(each int64) *scoring.Task {
+		return &scoring.Task{Name: fmt.Sprint(each), Requests: resource.Vector{1000, 1 << 30, each}, Devices: resource.DeviceRequest{Count: 1, Each: each}}
+	}
+	for _, p := range []Pod{{Task: share(750), Row: 0, Holds: []int{0}}, {Task: share(500), Row: 0, Holds: []int{1}}, {Task: share(750), Row: 1, Holds: []int{0}}, {Task: share(750), Row: 1, Holds: []int{1}}} {
+		p.Movable = p.Row == 0 || p.Holds[0] == 0
+		if err := devices.Take(p.Row, p.Holds[0], p.Task.Devices.Each); err != nil {
+			t.Fatal(err)
+		}
+		c.Pods = append(c.Pods, p)
+	}
+	whole := &scoring.Task{Name: "whole", Requests: resource.Vector{1000, 1 << 30, 1000}, Devices: resource.DeviceRequest{Count: 1, Each: 1000}}
+	for _, tc := range []struct {
+		pending []*scoring.Task
+		want    string
+	}{
+		{[]*scoring.Task{share(500)}, "500 [500 500] 1000 1500"},
+		{[]*scoring.Task{share(500), share(250)}, "1250 [] 1250 1250"},
+		{[]*scoring.Task{whole}, "0 [1000 1000 1000] 1000 3000"},
+	} {
+		l, err := BoundReclaim(c, tc.pending, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(l.Now, l.Gains, l.Within(1), l.Within(5)); got != tc.want {
+			t.Errorf("pending %v: %s, want %s", tc.pending[0].Name, got, tc.want)
+		}
+	}
+	// A budget of one for the group of node-0's pods keeps one of them.
+	c.Pods[0].Group, c.Pods[1].Group = "web", "web"
+	if l, err := BoundReclaim(c, []*scoring.Task{whole}, map[string]int{"web": 1}); err != nil || fmt.Sprint(l.Gains) != "[1000 1000]" {
+		t.Errorf("with a budget: %+v (%v)", l, err)
+	}
+	if _, err := BoundReclaim(&Cluster{Table: table}, nil, nil); err == nil {
+		t.Error("no device view: no error")
+	}
+}
+
+// Bad options and tasks are errors, not panics.
+func TestReclaimErrors(t *testing.T) {
+	c := cpuCluster(t, 8, 8)
+	for name, call := range map[string]func() error{
+		"nil task":       func() error { _, err := Reclaim(c, []*scoring.Task{nil}, ReclaimOptions{}); return err },
+		"negative moves": func() error { _, err := Reclaim(c, nil, ReclaimOptions{Moves: -1}); return err },
+		"negative cap":   func() error { _, err := Reclaim(c, nil, ReclaimOptions{MaxStates: -1}); return err },
+		"nil cluster":    func() error { _, err := Reclaim(nil, []*scoring.Task{cpu(1)}, ReclaimOptions{}); return err },
+		"bound nil task": func() error { _, err := BoundReclaim(c, []*scoring.Task{nil}, nil); return err },
+		"bound share over a device": func() error {
+			_, err := BoundReclaim(c, []*scoring.Task{{Name: "big", Requests: resource.Vector{0, 0, 2000}, Devices: resource.DeviceRequest{Count: 1, Each: 2000}}}, nil)
+			return err
+		},
+	} {
+		if err := call(); err == nil || err.Error()[:8] != "defrag: " {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	// The clusters of TestMakeRoomWorked and two 6-core tasks: two full
+	// nodes let neither in; with a third node of 5 cores, node-0's 4-core
+	// pod moves there and the first task goes to node-0; the second has no
+	// plan within the move left.
+	got, err := Reclaim(c, []*scoring.Task{cpu(6), cpu(6)}, ReclaimOptions{Moves: 2})
+	if err != nil || len(got) != 0 {
+		t.Errorf("two full nodes: %+v (%v)", got, err)
+	}
+	c = cpuCluster(t, 8, 8, 5)
+	got, err = Reclaim(c, []*scoring.Task{cpu(6), cpu(6)}, ReclaimOptions{Moves: 2})
+	if err != nil || len(got) != 1 || got[0].Task != 0 || got[0].Plan.Row != 0 || len(got[0].Plan.Moves) != 1 || len(c.Pods) != 5 {
+		t.Errorf("with a third node: %+v (%v)", got, err)
+	}
+}
