@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/resfit/resfit/scoring"
 )
 
 // GiveBackOptions bound GiveBack.
@@ -17,15 +19,37 @@ type GiveBackOptions struct {
 	// Candidates is how many of the costliest nodes each step looks at
 	// for a pod to move; 0 means DefaultCandidates.
 	Candidates int
+	// Pending are tasks waiting for room, none of which fits now. With
+	// them GiveBack goes in rounds: after each move it works out what
+	// they would take if placed then, in order, each where the pipeline
+	// puts it (Step.Takes); at the end of a round (Moves made, no move
+	// lowering the cost, or Patience run out) it keeps the round's moves
+	// up to the first after which they take the most, takes back the
+	// rest, and places them (as Reclaim places one: a pod of the cluster,
+	// Movable and Group as given). The next round starts from there with
+	// the moves left; a round that lets none in is taken back whole and
+	// ends it.
+	Pending []*scoring.Task
+	// Patience, with Pending, ends a round after this many moves in a row
+	// did not raise the most the tasks would take; 0 never ends one for
+	// that.
+	Patience int
+	Movable  bool
+	Group    string
 }
 
 // DefaultCandidates is GiveBackOptions.Candidates unless told otherwise.
 const DefaultCandidates = 16
 
 // Step is one move GiveBack made and what it lowered the total cost by.
+// With pending tasks, Takes is the device amount those still waiting
+// would take placed after it, and the last step a round keeps lists those
+// it placed (indices into GiveBackOptions.Pending, in order).
 type Step struct {
 	Move
-	Gain float64
+	Gain   float64
+	Takes  int64
+	Placed []int
 }
 
 // GiveBack makes up to opts.Moves moves on the cluster, one at a time,
@@ -37,56 +61,82 @@ type Step struct {
 // the table's free cpu and the device view's free amounts). The moves are
 // made as Apply makes them, and returned in order with their gains.
 //
+// With pending tasks (GiveBackOptions.Pending) the cost guides the moves
+// and the tasks say how many are worth making: each round keeps its moves
+// up to the first after which the tasks take the most, and places them
+// there.
+//
 // It is greedy: a step takes the best single move and never looks ahead.
 func GiveBack(c *Cluster, cost func(row int) float64, opts GiveBackOptions) ([]Step, error) {
 	if cost == nil {
 		return nil, errors.New("defrag: nil cost")
 	}
-	if opts.Moves < 0 || opts.Candidates < 0 {
-		return nil, fmt.Errorf("defrag: Moves %d and Candidates %d must be ≥ 0", opts.Moves, opts.Candidates)
+	if opts.Moves < 0 || opts.Candidates < 0 || opts.Patience < 0 {
+		return nil, fmt.Errorf("defrag: Moves %d, Candidates %d and Patience %d must be ≥ 0", opts.Moves, opts.Candidates, opts.Patience)
+	}
+	if slices.Contains(opts.Pending, nil) {
+		return nil, errors.New("defrag: a nil pending task")
 	}
 	s, err := newSearch(c)
 	if err != nil {
 		return nil, err
 	}
+	for _, task := range opts.Pending {
+		if row, err := s.placer.Best(task); err != nil || row >= 0 {
+			return nil, cmp.Or(err, fmt.Errorf("defrag: pending task %s fits with no move (on row %d): place it first", task.Name, row))
+		}
+	}
 	s.budgets = maps.Clone(opts.Budgets)
-	candidates := cmp.Or(opts.Candidates, DefaultCandidates)
+	g := &giveBack{s: s, cost: cost, opts: opts, candidates: cmp.Or(opts.Candidates, DefaultCandidates)}
+	for i := range opts.Pending {
+		g.waiting = append(g.waiting, i)
+	}
+	for {
+		steps, err := g.round(opts.Moves - len(g.steps))
+		g.steps = append(g.steps, steps...)
+		if err != nil || len(opts.Pending) == 0 || len(steps) == 0 || len(g.waiting) == 0 {
+			return g.steps, err
+		}
+	}
+}
+
+// giveBack is GiveBack's state across rounds.
+type giveBack struct {
+	s          *search
+	cost       func(row int) float64
+	opts       GiveBackOptions
+	candidates int
+	steps      []Step
+	waiting    []int // the pending tasks not placed, indices into opts.Pending
+}
+
+// round makes up to moves moves, each the best single one; with pending
+// tasks it keeps them up to the first after which the waiting tasks take
+// the most, and places those.
+func (g *giveBack) round(moves int) ([]Step, error) {
+	s, c := g.s, g.s.c
 	costs := make([]float64, c.Table.Len())
 	for row := range costs {
-		costs[row] = cost(row)
+		costs[row] = g.cost(row)
 	}
 	rows := make([]int, len(costs))
+	pending := make([]*scoring.Task, len(g.waiting))
+	for n, i := range g.waiting {
+		pending[n] = g.opts.Pending[i]
+	}
 	var steps []Step
-	for len(steps) < opts.Moves {
+	var most int64
+	keep, useless := 0, 0 // the steps up to the first of the most; moves since
+	for len(steps) < moves && (g.opts.Patience == 0 || len(pending) == 0 || useless < g.opts.Patience) {
 		for row := range rows {
 			rows[row] = row
 		}
 		slices.SortStableFunc(rows, func(a, b int) int { return cmp.Compare(costs[b], costs[a]) })
-		best := Step{Gain: 0}
-		found := false
-		for _, row := range rows[:min(candidates, len(rows))] {
-			for _, i := range slices.Clone(s.onRow[row]) {
-				if !s.may(i) {
-					continue
-				}
-				ok, err := s.move(i)
-				if err != nil {
-					return steps, err
-				}
-				if !ok {
-					continue
-				}
-				m := s.path[len(s.path)-1]
-				gain := costs[m.From] + costs[m.To] - cost(m.From) - cost(m.To)
-				if gain > best.Gain {
-					best, found = Step{Move: Move{Pod: m.Pod, From: m.From, To: m.To, Holds: slices.Clone(m.Holds)}, Gain: gain}, true
-				}
-				if err := s.back(); err != nil {
-					return steps, err
-				}
+		best, found, err := g.bestMove(rows[:min(g.candidates, len(rows))], costs)
+		if err != nil || !found {
+			if err != nil {
+				return steps, err
 			}
-		}
-		if !found {
 			break
 		}
 		// The same move again (the pipeline puts the pod where it did),
@@ -95,8 +145,144 @@ func GiveBack(c *Cluster, cost func(row int) float64, opts GiveBackOptions) ([]S
 			return steps, cmp.Or(err, fmt.Errorf("defrag: pod %d no longer moves", best.Pod))
 		}
 		c.Pods[best.Pod].Row, c.Pods[best.Pod].Holds = s.row[best.Pod], s.holds[best.Pod]
-		costs[best.From], costs[best.To] = cost(best.From), cost(best.To)
+		costs[best.From], costs[best.To] = g.cost(best.From), g.cost(best.To)
+		if len(pending) > 0 {
+			_, takes, err := s.admit(pending, false)
+			if err != nil {
+				return steps, err
+			}
+			best.Takes = takes
+			if useless++; takes > most {
+				useless, most, keep = 0, takes, len(steps)+1
+			}
+		}
 		steps = append(steps, best)
 	}
-	return steps, nil
+	if len(pending) == 0 {
+		return steps, nil
+	}
+	// Take back the moves after the first that lets the waiting tasks
+	// take the most, then place them.
+	for len(steps) > keep {
+		m := steps[len(steps)-1]
+		if err := s.back(); err != nil {
+			return steps, err
+		}
+		c.Pods[m.Pod].Row, c.Pods[m.Pod].Holds = s.row[m.Pod], s.holds[m.Pod]
+		steps = steps[:len(steps)-1]
+	}
+	if keep == 0 {
+		return steps, nil
+	}
+	in, _, err := s.admit(pending, true)
+	if err != nil {
+		return steps, err
+	}
+	placed := make([]bool, len(pending))
+	for _, n := range in {
+		placed[n] = true
+		steps[keep-1].Placed = append(steps[keep-1].Placed, g.waiting[n])
+	}
+	for _, b := range s.bound {
+		holds := b.holds
+		if c.Devices == nil || b.task.Devices.Count == 0 {
+			holds = nil
+		}
+		c.Pods = append(c.Pods, Pod{Task: b.task, Row: b.row, Holds: holds, Movable: g.opts.Movable, Group: g.opts.Group})
+	}
+	s.bound = s.bound[:0]
+	// The placed tasks are the cluster's pods from now on, for the search
+	// too.
+	still := g.waiting[:0]
+	for n, i := range g.waiting {
+		if !placed[n] {
+			still = append(still, i)
+		}
+	}
+	g.waiting = still
+	return steps, g.s.adopt()
+}
+
+// bestMove tries every movable pod on the rows (each where the pipeline
+// puts it, then back) and returns the move that most lowers the cost.
+func (g *giveBack) bestMove(rows []int, costs []float64) (Step, bool, error) {
+	s := g.s
+	best, found := Step{}, false
+	for _, row := range rows {
+		for _, i := range slices.Clone(s.onRow[row]) {
+			if !s.may(i) {
+				continue
+			}
+			ok, err := s.move(i)
+			if err != nil || !ok {
+				if err != nil {
+					return best, false, err
+				}
+				continue
+			}
+			m := s.path[len(s.path)-1]
+			gain := costs[m.From] + costs[m.To] - g.cost(m.From) - g.cost(m.To)
+			if gain > best.Gain {
+				best, found = Step{Move: Move{Pod: m.Pod, From: m.From, To: m.To, Holds: slices.Clone(m.Holds)}, Gain: gain}, true
+			}
+			if err := s.back(); err != nil {
+				return best, false, err
+			}
+		}
+	}
+	return best, found, nil
+}
+
+// adopt takes in the pods appended to the cluster since the search began
+// (placed pending tasks), as pods that have not moved.
+func (s *search) adopt() error {
+	for i := len(s.row); i < len(s.c.Pods); i++ {
+		p := s.c.Pods[i]
+		if err := checkHolds(s.c.Devices, p); err != nil {
+			return fmt.Errorf("defrag: pod %d (%s): %w", i, p.Task.Name, err)
+		}
+		s.row, s.holds, s.moved, s.podKey = append(s.row, p.Row), append(s.holds, p.Holds), append(s.moved, false), append(s.podKey, "")
+		s.onRow[p.Row] = append(s.onRow[p.Row], i)
+	}
+	return nil
+}
+
+// admit places the pending tasks that fit, in order, each where the
+// pipeline puts it, and returns their indices and the device amount they
+// take. Unless keep, it takes them off again; kept, they are in s.bound. A
+// task of a shape that did not fit is not tried again: placing others only
+// fills the nodes.
+func (s *search) admit(pending []*scoring.Task, keep bool) ([]int, int64, error) {
+	var in []int
+	var takes int64
+	failed := map[string]bool{}
+	s.bound = s.bound[:0]
+	var err error
+	for i, task := range pending {
+		key := shapeKey(task)
+		if failed[key] {
+			continue
+		}
+		var row int
+		if row, err = s.placer.Best(task); err != nil {
+			break
+		}
+		if row < 0 {
+			failed[key] = true
+			continue
+		}
+		var b binding
+		if b, err = s.bind(task, row, nil); err != nil {
+			break
+		}
+		s.bound = append(s.bound, b)
+		in, takes = append(in, i), takes+task.Devices.Total()
+	}
+	if !keep || err != nil {
+		for i := len(s.bound) - 1; i >= 0; i-- {
+			err = errors.Join(err, s.unbind(s.bound[i]))
+		}
+		s.bound = s.bound[:0]
+	}
+	return in, takes, err
 }

@@ -230,3 +230,101 @@ func TestReclaimErrors(t *testing.T) {
 		t.Errorf("with a third node: %+v (%v)", got, err)
 	}
 }
+
+// GiveBack with pending tasks (those that fit nowhere now): replayed on
+// the reference, each step's move goes where the pipeline puts the pod,
+// and its Takes is what the waiting tasks take placed then, in order, each
+// where the pipeline puts it; every round ends with the first of its
+// steps that takes the most, whose Placed are those tasks, placed there
+// (the moves after it were taken back); the cluster ends as the
+// reference with them among its pods.
+func TestGiveBackLetsPendingIn(t *testing.T) {
+	schema := gpuSchema(t)
+	useful, rounds := 0, 0
+	rapid.Check(t, func(rt *rapid.T) {
+		c, first := drawCluster(rt, schema)
+		w := newWorld(t, c, nil)
+		var pending []*scoring.Task
+		for _, task := range drawPending(rt, first) {
+			if w.fits(t, task) < 0 {
+				pending = append(pending, task)
+			}
+		}
+		pods := len(c.Pods)
+		moves := rapid.IntRange(0, 4).Draw(rt, "moves")
+		got, err := GiveBack(c, func(row int) float64 { return spread(c.Devices.Free(row), freeCPU(c.Table, row)) },
+			GiveBackOptions{Moves: moves, Candidates: c.Table.Len(), Pending: pending, Patience: rapid.IntRange(0, 2).Draw(rt, "patience")})
+		if err != nil {
+			rt.Fatal(err)
+		}
+		if len(got) > moves {
+			rt.Fatalf("%d steps, cap %d", len(got), moves)
+		}
+		// admitted places the waiting tasks that fit, in order, on a copy.
+		admitted := func(w *world, waiting []int) (*world, []int, int64) {
+			var in []int
+			var takes int64
+			for _, i := range waiting {
+				if row := w.fits(t, pending[i]); row >= 0 {
+					w = w.place(t, pending[i], row)
+					in, takes = append(in, i), takes+pending[i].Devices.Total()
+				}
+			}
+			return w, in, takes
+		}
+		waiting := make([]int, len(pending))
+		for i := range waiting {
+			waiting[i] = i
+		}
+		var placed []int
+		var round int64 // the most a step of this round took before its last
+		for n, s := range got {
+			if to, holds := w.destination(t, s.Pod); to != s.To || !slices.Equal(holds, s.Holds) || s.From != w.rows[s.Pod] {
+				rt.Fatalf("step %d %+v: the pipeline puts the pod on %d, devices %v", n, s, to, holds)
+			}
+			w = w.moveTo(t, s.Pod, s.To, s.Holds)
+			if len(pending) == 0 {
+				continue
+			}
+			after, in, takes := admitted(w, waiting)
+			if takes != s.Takes {
+				rt.Fatalf("step %d: takes %d, the reference %d", n, s.Takes, takes)
+			}
+			if s.Placed == nil {
+				round = max(round, takes)
+				continue
+			}
+			if !slices.Equal(in, s.Placed) || takes <= round {
+				rt.Fatalf("step %d ends a round: places %v (the reference %v), takes %d, an earlier step %d", n, s.Placed, in, takes, round)
+			}
+			w, round, placed = after, 0, append(placed, in...)
+			waiting = slices.DeleteFunc(waiting, func(i int) bool { return slices.Contains(in, i) })
+			rounds++
+		}
+		if len(pending) > 0 && len(got) > 0 {
+			if got[len(got)-1].Placed == nil {
+				rt.Fatalf("the last step places nothing: %+v", got)
+			}
+			useful++
+		}
+		if len(c.Pods) != pods+len(placed) {
+			rt.Fatalf("%d pods, %d before and %d placed", len(c.Pods), pods, len(placed))
+		}
+		for n, i := range placed {
+			if c.Pods[pods+n].Task != pending[i] {
+				rt.Fatalf("pod %d is %s, placed %s", pods+n, c.Pods[pods+n].Task.Name, pending[i].Name)
+			}
+		}
+		for i := range c.Table.Len() {
+			if !slices.Equal(c.Table.Used(i), w.table.Used(i)) || !slices.Equal(c.Devices.Free(i), w.free[i]) {
+				rt.Fatalf("row %d: %v %v, the reference %v %v", i, c.Table.Used(i), c.Devices.Free(i), w.table.Used(i), w.free[i])
+			}
+		}
+	})
+	t.Logf("%d rounds placed tasks", rounds)
+	t.Logf("%d cases let a pending task in", useful)
+	c := cpuCluster(t, 8, 8)
+	if _, err := GiveBack(c, func(int) float64 { return 0 }, GiveBackOptions{Moves: 1, Pending: []*scoring.Task{cpu(1)}}); err == nil {
+		t.Error("a pending task that fits with no move: no error")
+	}
+}
