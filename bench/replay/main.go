@@ -76,6 +76,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	tiebreak := fs.String("tiebreak", string(sim.TiebreakPermutation), "how equal top scores are broken: permutation, name or fresh")
 	out := fs.String("out", filepath.Join(os.TempDir(), "resfit-replay"), "directory for replay.csv, summary.csv and allocation.svg (empty: write none)")
 	workers := fs.Int("workers", 0, "replays run in parallel (0: GOMAXPROCS)")
+	defrags := fs.Bool("defrag", false, "after the arrivals, one pass of pod moves per seed: none, make-room k=1,2,4, and reclaim, give-back and fragMultiPod at 0.5%, 1%, 2%, 5% of the placed pods, for one policy (-policies, default "+sim.ResfitFrag+")")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -90,6 +91,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(stderr, "input:", in.Name)
+	if *defrags {
+		return runDefrags(in, *only, *seeds, *ratio, sim.Tiebreak(*tiebreak), *workers, *out, stdout, stderr)
+	}
 	policies, err := sim.Select(sim.Policies(), *only)
 	if err != nil {
 		return err
@@ -114,5 +118,49 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stderr, "wrote %s\n", strings.Join([]string{*out + "/replay.csv", *out + "/summary.csv", *out + "/allocation.svg"}, ", "))
+	return nil
+}
+
+// runDefrags is -defrag: the passes of moves after the arrivals, for one
+// policy.
+func runDefrags(in sim.Input, only string, seeds int, ratio float64, tiebreak sim.Tiebreak, workers int, out string, stdout, stderr io.Writer) error {
+	if only == "" {
+		only = sim.ResfitFrag
+	}
+	policies, err := sim.Select(sim.Policies(), only)
+	if err != nil {
+		return err
+	}
+	if len(policies) != 1 {
+		return fmt.Errorf("-defrag: give one policy with -policies, got %d", len(policies))
+	}
+	passes := sim.DefragPasses()
+	start := time.Now()
+	results, err := sim.RunDefrags(in, policies[0], passes, sim.Seeds(42, seeds), ratio, sim.Options{Tiebreak: tiebreak}, workers,
+		func(done, total int, r *sim.Result) {
+			x := r.Defrag
+			fmt.Fprintf(stderr, "[%3d/%d] %-18s seed %d: unallocated %5.2f%% → %5.2f%%, %d moves, %d placed (%.1fs)\n",
+				done, total, x.Name, r.Seed, r.Unallocated(), x.Unallocated, x.Moves, x.Placed, time.Since(start).Seconds())
+		})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "%d replays in %.1fs\n", len(results), time.Since(start).Seconds())
+	gpus := 0
+	for _, n := range in.Nodes {
+		gpus += n.GPUs
+	}
+	sums := sim.SummarizeDefrags(passes, results, float64(gpus))
+	fmt.Fprint(stdout, sim.DefragTable(policies[0].Name, sums))
+	if out == "" {
+		return nil
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	if err := sim.WriteDefragFiles(out, results, sums); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "wrote %s/defrag.csv, %s/defrag.svg\n", out, out)
 	return nil
 }

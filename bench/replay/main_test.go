@@ -80,3 +80,33 @@ func TestTraceFiles(t *testing.T) {
 		t.Errorf("output:\n%s", out.String())
 	}
 }
+
+// -defrag runs the passes after the arrivals for one policy: the table,
+// defrag.csv (a row per pass and seed) and defrag.svg.
+func TestRunDefragSynthetic(t *testing.T) {
+	dir := t.TempDir()
+	var out, log bytes.Buffer
+	if err := run([]string{"-synthetic", "-defrag", "-seeds", "1", "-out", dir}, &out, &log); err != nil {
+		t.Fatal(err, log.String())
+	}
+	for _, want := range []string{"ResfitFrag placing", "| make-room k=2 |", "| reclaim 1% |", "| give-back 5% |", "| fragMultiPod 0.5% |"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	f, err := os.Open(filepath.Join(dir, "defrag.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) != 1+16 {
+		t.Fatalf("defrag.csv: %d rows, %v", len(rows), err)
+	}
+	if svg, err := os.ReadFile(filepath.Join(dir, "defrag.svg")); err != nil || !bytes.Contains(svg, []byte("fragMultiPod")) {
+		t.Fatalf("defrag.svg: %v", err)
+	}
+	if err := run([]string{"-synthetic", "-defrag", "-policies", "FGD,Random"}, &out, &log); err == nil || !strings.Contains(err.Error(), "one policy") {
+		t.Errorf("two policies: %v", err)
+	}
+}

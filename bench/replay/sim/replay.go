@@ -86,6 +86,8 @@ type Result struct {
 	// Evaluations counts fragmentation evaluations of nodes, for the
 	// policies that score by fragmentation.
 	Evaluations int64
+	// Defrag is what Options.Defrag's pass did, nil without one.
+	Defrag *DefragResult
 }
 
 // Unallocated is the GPU left unallocated at the end, in percent of
@@ -115,6 +117,35 @@ type Options struct {
 	Choose func(pod int, p Pod, best string) (string, error)
 	// Final, when not nil, sees the cluster as the replay leaves it.
 	Final func(c *Cluster)
+	// Defrag, when not nil, is a pass after the arrivals that moves placed
+	// pods (Result.Defrag); the rest of the Result is before it.
+	Defrag *Defrag
+}
+
+// placePod binds the pod to row as a replay does: a shared pod on the GPU
+// the policy chooses (the tightest fit without a choice), whole GPUs on
+// the tightest. It returns the GPUs it took (their indices on the node),
+// appended to took[:0].
+func placePod(c *Cluster, row int, p Pod, device DeviceChoice, took []int) ([]int, error) {
+	dev := -1
+	if p.Shared() && device != nil {
+		dev = device(row, p)
+	}
+	if p.Shared() && dev < 0 {
+		dev = c.GPUs.Tightest(row, p.GPUMilli)
+	}
+	var before [MaxGPUsPerNode]int64
+	n := copy(before[:], c.GPUs.Free(row))
+	if err := c.Place(row, p, dev); err != nil {
+		return nil, err
+	}
+	took = took[:0]
+	for j, f := range c.GPUs.Free(row)[:n] {
+		if f < before[j] {
+			took = append(took, j)
+		}
+	}
+	return took, nil
 }
 
 // Run replays a workload on the nodes under one policy. The seed fixes the
@@ -153,8 +184,9 @@ func Run(policy Policy, nodes []Node, pods []Pod, classes []Class, seed uint64, 
 	}
 	var task scoring.Task
 	var arrived, allocated int64
-	var before []int64
 	var took []int
+	var on []placed   // the pods placed, for a defrag pass
+	var pending []int // the pods pending, in arrival order
 	point := 0
 	capacity := float64(c.CapacityMilliGPU)
 	top := make([]int, 0, 1)
@@ -198,29 +230,16 @@ func Run(policy Policy, nodes []Node, pods []Pod, classes []Class, seed uint64, 
 				row = -1
 			}
 		}
-		dev := -1
 		took = took[:0]
 		if row < 0 {
 			res.Pending++
+			pending = append(pending, k)
 		} else {
-			if p.Shared() && device != nil {
-				dev = device(row, p)
-			}
-			if p.Shared() && dev < 0 {
-				dev = c.GPUs.Tightest(row, p.GPUMilli)
-			}
-			if opts.Placements != nil {
-				before = append(before[:0], c.GPUs.Free(row)...)
-			}
-			if err := c.Place(row, p, dev); err != nil {
+			if took, err = placePod(c, row, p, device, took); err != nil {
 				return nil, err
 			}
-			if opts.Placements != nil {
-				for j, f := range c.GPUs.Free(row) {
-					if f < before[j] {
-						took = append(took, j)
-					}
-				}
+			if opts.Defrag != nil {
+				on = append(on, placed{pod: k, row: row, holds: slices.Clone(took)})
 			}
 			pipe.Observe(&task) // a policy that learns the workload's classes sees the pod
 			allocated += p.TotalMilliGPU()
@@ -241,6 +260,11 @@ func Run(policy Policy, nodes []Node, pods []Pod, classes []Class, seed uint64, 
 		return nil, err
 	}
 	res.Fragmented = 100 * Fragmented(m, c) / capacity
+	if opts.Defrag != nil {
+		if res.Defrag, err = runDefrag(*opts.Defrag, c, pipe, placer, device, pods, on, pending, m); err != nil {
+			return nil, err
+		}
+	}
 	if opts.Final != nil {
 		opts.Final(c)
 	}

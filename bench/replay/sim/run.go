@@ -113,10 +113,8 @@ func Select(all []Policy, names string) ([]Policy, error) {
 	return out, nil
 }
 
-// RunAll replays every policy under every seed, workers at a time (≤ 0:
-// GOMAXPROCS), and returns the results by policy, then seed. progress,
-// when not nil, is called after each replay, one call at a time.
-func RunAll(in Input, policies []Policy, seeds []uint64, ratio float64, opts Options, workers int, progress func(done, total int, r *Result)) ([]*Result, error) {
+// workloads are the arrival sequences of the seeds (Workload).
+func (in Input) workloads(seeds []uint64, ratio float64) ([][]Pod, error) {
 	if len(in.Nodes) == 0 {
 		return nil, fmt.Errorf("replay: no nodes")
 	}
@@ -128,58 +126,80 @@ func RunAll(in Input, policies []Policy, seeds []uint64, ratio float64, opts Opt
 	for i, s := range seeds {
 		workloads[i] = Workload(in.Pods, c.CapacityMilliGPU, ratio, s)
 	}
-	type job struct{ p, s int }
-	jobs := make(chan job)
+	return workloads, nil
+}
+
+// RunAll replays every policy under every seed, workers at a time (≤ 0:
+// GOMAXPROCS), and returns the results by policy, then seed. progress,
+// when not nil, is called after each replay, one call at a time.
+func RunAll(in Input, policies []Policy, seeds []uint64, ratio float64, opts Options, workers int, progress func(done, total int, r *Result)) ([]*Result, error) {
+	workloads, err := in.workloads(seeds, ratio)
+	if err != nil {
+		return nil, err
+	}
+	// The slowest policies first, so that the cheap ones fill the end.
+	order := make([]int, 0, len(policies)*len(seeds))
+	for _, slow := range []bool{true, false} {
+		for i, p := range policies {
+			if (strings.Contains(p.Name, "FGD") || strings.Contains(p.Name, "Frag")) == slow {
+				for s := range seeds {
+					order = append(order, i*len(seeds)+s)
+				}
+			}
+		}
+	}
 	results := make([]*Result, len(policies)*len(seeds))
-	errs := make([]error, len(results))
+	err = parallel(order, workers, func(k int) error {
+		p, s := k/len(seeds), k%len(seeds)
+		r, err := Run(policies[p], in.Nodes, workloads[s], in.Classes, seeds[s], opts, in.CoresPerGPU())
+		results[k] = r
+		return err
+	}, func(done, k int) {
+		if progress != nil {
+			progress(done, len(results), results[k])
+		}
+	})
+	return results, err
+}
+
+// parallel runs job(k) for every k in order, workers at a time (≤ 0:
+// GOMAXPROCS), calling done (one call at a time) after each that
+// succeeded with how many have; it returns the first error by order.
+func parallel(order []int, workers int, job func(k int) error, done func(n, k int)) error {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	jobs := make(chan int)
+	errs := make([]error, len(order))
 	var mu sync.Mutex
-	done := 0
+	n := 0
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for j := range jobs {
-				k := j.p*len(seeds) + j.s
-				r, err := Run(policies[j.p], in.Nodes, workloads[j.s], in.Classes, seeds[j.s], opts, in.CoresPerGPU())
-				results[k], errs[k] = r, err
+			for k := range jobs {
+				err := job(k)
 				mu.Lock()
-				done++
-				if err == nil && progress != nil {
-					progress(done, len(results), r)
+				errs[k] = err
+				if n++; err == nil {
+					done(n, k)
 				}
 				mu.Unlock()
 			}
 		}()
 	}
-	// The slowest policies first, so that the cheap ones fill the end.
-	order := make([]int, 0, len(policies))
-	for i, p := range policies {
-		if strings.Contains(p.Name, "FGD") || strings.Contains(p.Name, "Frag") {
-			order = append(order, i)
-		}
-	}
-	for i, p := range policies {
-		if !strings.Contains(p.Name, "FGD") && !strings.Contains(p.Name, "Frag") {
-			order = append(order, i)
-		}
-	}
-	for _, p := range order {
-		for s := range seeds {
-			jobs <- job{p, s}
-		}
+	for _, k := range order {
+		jobs <- k
 	}
 	close(jobs)
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
+	for _, k := range order {
+		if errs[k] != nil {
+			return errs[k]
 		}
 	}
-	return results, nil
+	return nil
 }
 
 // Stat is a mean and standard deviation over seeds.
