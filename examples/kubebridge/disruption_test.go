@@ -1,0 +1,145 @@
+package kubebridge
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// owned is a pod of a ReplicaSet (kind) of its own name.
+func owned(p *v1.Pod, kind string) *v1.Pod {
+	yes := true
+	p.OwnerReferences = []metav1.OwnerReference{{Kind: kind, Name: p.Name + "-owner", Controller: &yes}}
+	return p
+}
+
+// Each reason a pod may not move, and a pod that may.
+func TestMovable(t *testing.T) {
+	now := metav1.Now()
+	cases := map[string]struct {
+		pod  *v1.Pod
+		want string
+	}{
+		"a ReplicaSet's": {owned(pod("web", "a"), "ReplicaSet"), ""},
+		"kube-system":    {func() *v1.Pod { p := owned(pod("dns", "a"), "ReplicaSet"); p.Namespace = "kube-system"; return p }(), "system-critical or in kube-system"},
+		"critical": {func() *v1.Pod {
+			p := owned(pod("agent", "a"), "ReplicaSet")
+			p.Spec.PriorityClassName = "system-node-critical"
+			return p
+		}(), "system-critical or in kube-system"},
+		"not safe to evict": {func() *v1.Pod {
+			p := owned(pod("db", "a"), "StatefulSet")
+			p.Annotations = map[string]string{SafeToEvictAnnotation: "false"}
+			return p
+		}(), `annotated cluster-autoscaler.kubernetes.io/safe-to-evict: "false"`},
+		"static": {func() *v1.Pod {
+			p := owned(pod("etcd", "a"), "Node")
+			p.Annotations = map[string]string{mirrorAnnotation: "abc"}
+			return p
+		}(), "a static pod"},
+		"bare":      {pod("lonely", "a"), "no controller to recreate it"},
+		"daemonset": {owned(pod("logs", "a"), "DaemonSet"), "a DaemonSet's pod"},
+		"claims": {func() *v1.Pod {
+			p := owned(pod("train", "a"), "Job")
+			p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpus"}}
+			return p
+		}(), "it holds DRA resource claims"},
+		"deleted": {func() *v1.Pod { p := owned(pod("old", "a"), "ReplicaSet"); p.DeletionTimestamp = &now; return p }(), "finished or being deleted"},
+	}
+	for name, c := range cases {
+		ok, why := Movable(c.pod)
+		if ok != (c.want == "") || why != c.want {
+			t.Errorf("%s: %v %q, want %q", name, ok, why, c.want)
+		}
+	}
+}
+
+func budget(name, namespace string, allowed int32, selector *metav1.LabelSelector) *policyv1.PodDisruptionBudget {
+	one := intstr.FromInt32(1)
+	return &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Generation: 2},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: &one, Selector: selector},
+		Status:     policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: allowed, ObservedGeneration: 2},
+	}
+}
+
+// Budgets cover the pods of their namespace their selector matches (an
+// empty selector all of them, a missing one none); a pod two budgets
+// cover is told apart; a budget its controller has not observed allows
+// nothing; a bad selector or a negative allowance is an error naming the
+// budget and field.
+func TestReadDisruptions(t *testing.T) {
+	web := func(name, namespace string) *v1.Pod {
+		p := pod(name, "a")
+		p.Namespace, p.Labels = namespace, map[string]string{"app": "web"}
+		return p
+	}
+	pods := []*v1.Pod{web("web-1", "default"), web("web-2", "default"), web("web-1", "other"), pod("db-0", "a")}
+	app := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
+	stale := budget("stale", "other", 3, app)
+	stale.Status.ObservedGeneration = 1
+	d, err := ReadDisruptions([]*policyv1.PodDisruptionBudget{
+		budget("web", "default", 1, app), budget("all", "default", 0, &metav1.LabelSelector{}), budget("none", "default", 5, nil), stale,
+	}, pods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprint(d.Budget, d.Allowed, d.Several)
+	want := "map[default/db-0:default/all default/web-1:default/web default/web-2:default/web other/web-1:other/stale] " +
+		"map[default/all:0 default/none:5 default/web:1 other/stale:0] " +
+		"map[default/web-1:[default/all default/web] default/web-2:[default/all default/web]]"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	bad := budget("bad", "default", 1, &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Near"}}})
+	for _, c := range []struct {
+		pdb  *policyv1.PodDisruptionBudget
+		want string
+	}{
+		{bad, "PodDisruptionBudget default/bad: spec.selector: "},
+		{budget("neg", "default", -1, app), "PodDisruptionBudget default/neg: status.disruptionsAllowed is -1"},
+	} {
+		if _, err := ReadDisruptions([]*policyv1.PodDisruptionBudget{c.pdb}, pods); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s: %v", c.pdb.Name, err)
+		}
+	}
+}
+
+// Holding: a whole-GPU pod holds its devices (the tightest, as the view
+// placed it), a shared pod the device its share is on, a CPU pod none; a
+// pending pod or one on an unknown node is not held.
+func TestHolding(t *testing.T) {
+	a := node("a", "cpu", "64", gpu, "4")
+	shared := pod("shared", "a", "cpu", "1", gpu, "1", "nvidia.com/gpucores", "30")
+	whole := pod("whole", "a", "cpu", "1", gpu, "2")
+	cpu := pod("cpu", "a", "cpu", "1")
+	pending := pod("pending", "", gpu, "1")
+	lost := pod("lost", "gone", gpu, "1")
+	s, err := NewSnapshot([]*v1.Node{a}, []*v1.Pod{shared, whole, cpu, pending, lost}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		pod     *v1.Pod
+		row     int
+		devices []int
+		ok      bool
+	}{
+		{shared, 0, []int{0}, true},
+		{whole, 0, []int{1, 2}, true},
+		{cpu, 0, nil, true},
+		{pending, -1, nil, false},
+		{lost, -1, nil, false},
+	} {
+		row, devices, ok := s.Holding(c.pod)
+		if row != c.row || !slices.Equal(devices, c.devices) || ok != c.ok {
+			t.Errorf("%s: row %d devices %v %v, want %d %v %v", c.pod.Name, row, devices, ok, c.row, c.devices, c.ok)
+		}
+	}
+}
