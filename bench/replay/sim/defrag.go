@@ -34,21 +34,24 @@ const (
 	GiveBack DefragMethod = "give-back"
 	// FragMultiPod is the fragMultiPod descheduler of the FGD paper's
 	// simulator (hkust-adsl/kubernetes-scheduler-simulator,
-	// pkg/simulator/deschedule.go), written here from its description:
-	// nodes in a max-heap by fragmentation; the top node loses the pod
-	// whose removal lowers its fragmentation most (a node where no
-	// removal lowers it leaves the heap) and goes back with its new
-	// fragmentation; up to ⌈Defrag.Ratio × placed pods⌉ evictions; then
-	// the evicted pods are placed again in eviction order by the policy
-	// (one that fits nowhere stays pending), then the pending pods are
-	// retried in arrival order.
+	// pkg/simulator/deschedule.go, descheduleClusterOnFragMultiPod and
+	// findVictimPodOnNodeFragAware), written here after it: nodes in a
+	// max-heap by fragmentation (the replay's measure, the simulator's
+	// FragAmountSumExceptQ3); the top node loses the pod whose removal
+	// lowers its fragmentation most, by at least one milli-GPU after
+	// truncation to a whole number (a node where none does leaves the
+	// heap), and goes back with its new fragmentation; up to
+	// ⌈Defrag.Ratio × placed pods⌉ evictions; then the evicted pods are
+	// placed again in eviction order by the policy (one that fits nowhere
+	// stays pending, lost), then the pending pods are retried in arrival
+	// order.
 	FragMultiPod DefragMethod = "fragMultiPod"
 )
 
 // PlanStates caps each plan's search in MakeRoom and Reclaim passes
 // (scoring/defrag.Options.MaxStates), so that a pass gives the same
-// answer on any machine; on openb a cap ten times larger finds the same
-// plans.
+// answer on any machine; on openb's seed 42 a cap ten times smaller, and
+// no cap for k = 2, find the same plans.
 const PlanStates = 100_000
 
 // ReclaimMaxMoves is the most moves a Reclaim pass makes for one pod.
@@ -391,7 +394,10 @@ func (p *pass) fragMultiPod(evictions int) error {
 	var evicted []int // workload indices, in eviction order
 	for evictions > 0 && h.Len() > 0 {
 		top := heap.Pop(&h).(nodeFrag)
-		victim, after := -1, top.frag
+		// The victim lowers the node's fragmentation most, in whole
+		// milli-GPU (the simulator truncates the drop to an int64), and
+		// by at least one.
+		victim, drop, after := -1, int64(0), top.frag
 		for _, i := range onRow[top.row] {
 			if err := p.take(i, true); err != nil {
 				return err
@@ -400,8 +406,8 @@ func (p *pass) fragMultiPod(evictions int) error {
 			if err := p.take(i, false); err != nil {
 				return err
 			}
-			if f < after {
-				victim, after = i, f
+			if d := int64(top.frag - f); d > drop {
+				victim, drop, after = i, d, f
 			}
 		}
 		if victim < 0 {
