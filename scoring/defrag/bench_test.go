@@ -53,7 +53,19 @@ func bigCluster(b testing.TB, nodes int) (*Cluster, *scoring.Task) {
 // 20,000 pods, within 2 moves: cold makes its placer (scoring every node
 // for each pod shape it asks about), warm keeps one across plans as a
 // scheduler would. The plan is checked: two half-GPU pods off one node.
+// score-once, the baseline, is the pipeline scoring the pending pod on
+// every node once: what one scheduling cycle spends on it.
 func BenchmarkMakeRoom(b *testing.B) {
+	b.Run("score-once", func(b *testing.B) {
+		c, task := bigCluster(b, 5000)
+		batch := c.Pipeline.NewBatch(c.Table.Len())
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := c.Pipeline.Score(task, c.Table, batch); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	for _, warm := range []bool{false, true} {
 		b.Run(map[bool]string{false: "cold", true: "warm"}[warm], func(b *testing.B) {
 			c, task := bigCluster(b, 5000)

@@ -118,8 +118,10 @@ type Plan struct {
 	// search proved that no plan within the cap exists.
 	Minimal bool
 	Bound   int
-	// States counts the move sequences the search examined.
-	States int
+	// States counts the move sequences the search examined; Stopped
+	// reports that a cap (Options.Timeout, Options.MaxStates) ended it.
+	States  int
+	Stopped bool
 }
 
 // MakeRoom finds the fewest moves of pods after which task fits on some
@@ -201,7 +203,7 @@ func MakeRoomGang(c *Cluster, gang []*scoring.Task, opts Options) (Plan, error) 
 		case found:
 			return s.plan(proved == len(s.best), proved), nil
 		case s.stopped:
-			return Plan{Row: -1, Bound: proved, States: s.states}, nil
+			return Plan{Row: -1, Bound: proved, States: s.states, Stopped: true}, nil
 		}
 	}
 	return Plan{Row: -1, Bound: proved, States: s.states}, nil

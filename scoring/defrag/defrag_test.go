@@ -634,8 +634,12 @@ func TestMakeRoomErrorsAndTimeout(t *testing.T) {
 		c.Pods = append(c.Pods, Pod{Task: &scoring.Task{Name: fmt.Sprint(i), Requests: resource.Vector{500, 0, 0}}, Row: 0, Movable: true})
 	}
 	plan, err := MakeRoom(c, task, Options{MaxMoves: 3, Timeout: time.Nanosecond})
-	if err != nil || plan.Found || plan.Minimal || plan.Bound != 2 {
+	if err != nil || plan.Found || plan.Minimal || plan.Bound != 2 || !plan.Stopped {
 		t.Errorf("stopped at once: %+v (%v)", plan, err)
+	}
+	plan, err = MakeRoom(c, task, Options{MaxMoves: 3, MaxStates: 5})
+	if err != nil || plan.Found || plan.Minimal || !plan.Stopped || plan.States != 5 {
+		t.Errorf("stopped after 5 states: %+v (%v)", plan, err)
 	}
 }
 

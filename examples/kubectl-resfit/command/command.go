@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	v1 "k8s.io/api/core/v1"
@@ -75,7 +76,8 @@ KubeSchedulerConfiguration with Koordinator's plugins, resfit's own form;
 bare or inside a ConfigMap). It reads a live cluster through your kubeconfig
 (only listing nodes and pods, and the DRA objects where the cluster serves
 resource.k8s.io/v1: resourceslices, deviceclasses, resourceclaims,
-resourceclaimtemplates) or a snapshot file made with
+resourceclaimtemplates; and poddisruptionbudgets for defrag, which plans pod
+moves and evicts nothing) or a snapshot file made with
 
   kubectl get nodes,pods -A -o json > cluster.json
 
@@ -106,7 +108,7 @@ or, for GPUs claimed through Dynamic Resource Allocation,
 	flags.BoolVar(&g.compat, "compat", false, "read the configuration as Volcano does, warning where it changes a bad value, instead of failing")
 	flags.StringVar(&g.kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config)")
 	clientcmd.BindOverrideFlags(&g.overrides, flags, clientcmd.RecommendedConfigOverrideFlags(""))
-	root.AddCommand(newValidate(g, stdout), newExplain(ctx, g, stdout), newWhatIf(ctx, g, stdout, stderr))
+	root.AddCommand(newValidate(g, stdout), newExplain(ctx, g, stdout), newWhatIf(ctx, g, stdout, stderr), newDefrag(ctx, g, stdout))
 	return root
 }
 
@@ -215,7 +217,7 @@ func (o *explainOptions) Run() error {
 	if err != nil {
 		return err
 	}
-	cluster, namespace, err := o.cluster(o.ctx)
+	cluster, namespace, err := o.cluster(o.ctx, false)
 	if err != nil {
 		return err
 	}
@@ -285,7 +287,7 @@ func (o *whatIfOptions) Run() error {
 		}
 		cfgs = append(cfgs, resfitctl.NamedConfig{Name: path, Config: cfg})
 	}
-	cluster, _, err := o.cluster(o.ctx)
+	cluster, _, err := o.cluster(o.ctx, false)
 	if err != nil {
 		return err
 	}
@@ -300,6 +302,99 @@ func (o *whatIfOptions) Run() error {
 		opts.Progress = o.err
 	}
 	r, err := resfitctl.WhatIf(cluster, cfgs, pods, opts)
+	if err != nil {
+		return err
+	}
+	return o.printer.print(o.out, r)
+}
+
+// defragOptions are defrag's.
+type defragOptions struct {
+	*globalOptions
+	ctx      context.Context
+	out      io.Writer
+	config   string
+	forRef   string
+	maxMoves int
+	timeout  time.Duration
+	printer  printer
+}
+
+func newDefrag(ctx context.Context, g *globalOptions, stdout io.Writer) *cobra.Command {
+	o := &defragOptions{globalOptions: g, ctx: ctx, out: stdout}
+	cmd := &cobra.Command{
+		Use:   "defrag --config FILE [--for POD | --for podgroup/NAME] [--max-moves N]",
+		Short: "Plan the fewest pod moves that let a pending pod or gang in, or the moves that free the most GPU",
+		Long: `defrag plans moves of running pods under a configuration; it evicts nothing.
+
+With --for POD (namespace/name, or a name with -n) it finds the fewest
+moves after which the pending pod fits; with --for podgroup/NAME, after
+which every pending pod of the pod group fits (a gang: pods annotated
+scheduling.k8s.io/group-name or labelled scheduling.x-k8s.io/pod-group),
+or says it cannot within --max-moves and the time limit, and why. Without
+--for it plans up to --max-moves moves that free the most GPU: with pending
+pods, the moves that let the most pending GPU in; without, the moves that
+most lower the GPU the workload's pods cannot use (FGD's measure).
+
+Each move takes a pod to the node the configuration's scheduler would put
+it on, on the GPUs it would give it, and says what the move frees. A pod
+moves only when it may: not system-critical or in kube-system, not
+annotated cluster-autoscaler.kubernetes.io/safe-to-evict: "false", not a
+static or DaemonSet pod, one with a controller to recreate it, holding no
+DRA claims; and only as its PodDisruptionBudget allows (read from the
+cluster, list only; in a snapshot, add poddisruptionbudgets to the kinds
+listed). To carry a plan out, evict each pod in order (kubectl drain's
+eviction, which keeps the budgets) and let the scheduler place it.`,
+		RunE: runE(o),
+	}
+	cmd.Flags().StringVar(&o.config, "config", "", "the configuration file")
+	cmd.Flags().StringVar(&o.forRef, "for", "", "the pending pod to make room for (namespace/name, or a name with -n), or podgroup/NAME for a gang")
+	cmd.Flags().IntVar(&o.maxMoves, "max-moves", 0, fmt.Sprintf("the most moves (default %d with --for, %d without)", resfitctl.DefaultRoomMoves, resfitctl.DefaultFreeMoves))
+	cmd.Flags().DurationVar(&o.timeout, "timeout", resfitctl.DefaultTimeout, "how long to search for room before giving up")
+	o.printer.bind(cmd)
+	return cmd
+}
+
+func (o *defragOptions) Complete(args []string) error { return noArgs(args) }
+
+func (o *defragOptions) Validate() error {
+	if err := o.printer.validate(); err != nil {
+		return err
+	}
+	switch {
+	case o.config == "":
+		return usagef("defrag needs --config FILE")
+	case o.maxMoves < 0 || o.maxMoves > resfitctl.MaxDefragMoves:
+		return usagef("--max-moves must be in [1, %d], got %d", resfitctl.MaxDefragMoves, o.maxMoves)
+	case o.timeout <= 0:
+		return usagef("--timeout must be above 0, got %s", o.timeout)
+	}
+	return nil
+}
+
+func (o *defragOptions) Run() error {
+	cfg, err := o.loadConfig(o.config)
+	if err != nil {
+		return err
+	}
+	cluster, namespace, err := o.cluster(o.ctx, true)
+	if err != nil {
+		return err
+	}
+	opts := resfitctl.DefragOptions{MaxMoves: o.maxMoves, Timeout: o.timeout}
+	if group, ok := strings.CutPrefix(o.forRef, "podgroup/"); ok {
+		if opts.For, err = cluster.FindGroup(group, namespace); err != nil {
+			return err
+		}
+		opts.Group = group
+	} else if o.forRef != "" {
+		pod, err := cluster.FindPod(o.forRef, namespace)
+		if err != nil {
+			return err
+		}
+		opts.For = []*v1.Pod{pod}
+	}
+	r, err := resfitctl.Defrag(cluster, cfg, o.config, opts)
 	if err != nil {
 		return err
 	}
@@ -346,8 +441,9 @@ func (g *globalOptions) loadConfig(path string) (*config.Config, error) {
 }
 
 // cluster reads the snapshot file, or else the live cluster of the
-// kubeconfig, and the namespace a pod name is looked up in.
-func (g *globalOptions) cluster(ctx context.Context) (*resfitctl.Cluster, string, error) {
+// kubeconfig (with its PodDisruptionBudgets when budgets is set), and the
+// namespace a pod name is looked up in.
+func (g *globalOptions) cluster(ctx context.Context, budgets bool) (*resfitctl.Cluster, string, error) {
 	if g.snapshot != "" {
 		c, err := resfitctl.ReadSnapshot(g.snapshot)
 		return c, g.overrides.Context.Namespace, err
@@ -371,5 +467,8 @@ func (g *globalOptions) cluster(ctx context.Context) (*resfitctl.Cluster, string
 		return nil, "", fmt.Errorf("kubeconfig: %v", err)
 	}
 	c, err := resfitctl.Live(ctx, cs, "cluster "+rest.Host)
+	if err == nil && budgets {
+		err = c.ListBudgets(ctx, cs)
+	}
 	return c, namespace, err
 }

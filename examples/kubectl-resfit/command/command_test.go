@@ -22,9 +22,10 @@ func kubectlResfit(t *testing.T, args ...string) (int, string, string) {
 }
 
 const (
-	snapshot = "../testdata/cluster.json"
-	rsf      = "../testdata/rsf.yaml"
-	rsfSRA   = "../testdata/rsf-sra.yaml"
+	snapshot       = "../testdata/cluster.json"
+	defragSnapshot = "../testdata/defrag-cluster.json"
+	rsf            = "../testdata/rsf.yaml"
+	rsfSRA         = "../testdata/rsf-sra.yaml"
 )
 
 func TestValidate(t *testing.T) {
@@ -135,6 +136,28 @@ func TestWhatIfCommand(t *testing.T) {
 	}
 }
 
+// defrag: the plan for a pod and for the moves that free GPU, as a table
+// and as JSON; its help says it evicts nothing.
+func TestDefragCommand(t *testing.T) {
+	code, out, errOut := kubectlResfit(t, "defrag", "--config", rsf, "--snapshot", defragSnapshot, "--for", "job-2", "-n", "train")
+	if code != 0 || !hasRow(out, "1", "notebook/notebook-0", "gpu-b", "gpu-a", "(GPU", "6)", "cpu", "2,", "memory", "8Gi,", "nvidia.com/gpu", "1", "(GPU", "1)") ||
+		!strings.Contains(out, "Then train/job-2 goes to gpu-b.") {
+		t.Errorf("exit %d: %s\n%s", code, errOut, out)
+	}
+	code, out, errOut = kubectlResfit(t, "defrag", "--config", rsf, "--snapshot", defragSnapshot, "--max-moves", "2", "-o", "json")
+	var r struct {
+		MaxMoves int
+		Moves    []struct{ Pod string }
+	}
+	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil || r.MaxMoves != 2 || len(r.Moves) != 1 || r.Moves[0].Pod != "notebook/notebook-0" {
+		t.Errorf("exit %d (%v): %s\n%s", code, err, errOut, out)
+	}
+	code, out, _ = kubectlResfit(t, "defrag", "--help")
+	if code != 0 || !strings.Contains(out, "it evicts nothing") || !strings.Contains(out, "--for podgroup/NAME") {
+		t.Errorf("help: exit %d\n%s", code, out)
+	}
+}
+
 // The mistakes a user makes: one line on stderr that says what to fix,
 // exit 1 for bad input and 2 for a bad command line; never a stack trace.
 func TestUserErrors(t *testing.T) {
@@ -172,6 +195,13 @@ func TestUserErrors(t *testing.T) {
 		{"unknown command", []string{"explian"}, 2, `error: unknown command "explian" for "kubectl resfit"`},
 		{"stray argument", []string{"validate", "--config", rsf, "extra"}, 2, `error: unexpected argument "extra"`},
 		{"whatif without config", []string{"whatif"}, 2, "error: whatif needs at least one --config FILE"},
+		{"defrag without config", []string{"defrag", "--for", "job-2"}, 2, "error: defrag needs --config FILE"},
+		{"defrag negative moves", []string{"defrag", "--config", rsf, "--max-moves", "-1"}, 2, "error: --max-moves must be in [1, 1000], got -1"},
+		{"defrag no timeout", []string{"defrag", "--config", rsf, "--timeout", "0s"}, 2, "error: --timeout must be above 0, got 0s"},
+		{"defrag running pod", []string{"defrag", "--config", rsf, "--snapshot", defragSnapshot, "--for", "train/job-0"}, 1,
+			"error: pod train/job-0 runs on gpu-a already; defrag makes room for a pending pod"},
+		{"defrag empty group", []string{"defrag", "--config", rsf, "--snapshot", defragSnapshot, "--for", "podgroup/train/solo"}, 1,
+			"error: pod group train/solo has no pending pods in snapshot ../testdata/defrag-cluster.json (0 pods of it)"},
 	} {
 		code, out, errOut := kubectlResfit(t, tc.args...)
 		first, _, _ := strings.Cut(errOut, "\n")
@@ -224,7 +254,7 @@ func TestREADMEQuotesTheWorkedExample(t *testing.T) {
 		}
 		ran++
 	}
-	if ran != 5 { // four on the example's snapshot, one on its DRA form
-		t.Errorf("ran %d of the README's commands, want 5", ran)
+	if ran != 7 { // four on the example's snapshot, one on its DRA form, two on its defrag form
+		t.Errorf("ran %d of the README's commands, want 7", ran)
 	}
 }

@@ -10,10 +10,13 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	kres "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/resfit/resfit/examples/kubebridge/dratest"
 )
@@ -175,3 +178,70 @@ func DRACluster() (nodes []*v1.Node, pods []*v1.Pod, objects []runtime.Object) {
 	}
 	return nodes, pods, objects
 }
+
+// DefragCluster is the example cluster as a defragmentation finds it: the
+// same four nodes, their pods owned by controllers, four GPUs free but no
+// more than three on a node, and a 4-GPU job pending.
+//   - gpu-a runs train/job-0 (a Job's pod: 8 cores, 6 GPUs): 2 GPUs free.
+//   - gpu-b runs train/job-3 (a Job's: 8 cores, 3 GPUs), infer/infer-1 (a
+//     ReplicaSet's, app=infer: 4 cores, 1 GPU) and notebook/notebook-0 (a
+//     StatefulSet's: 2 cores, 1 GPU): 3 GPUs free.
+//   - cpu-a runs web/api-0 (a ReplicaSet's, 8 cores), cpu-b
+//     kube-system/coredns-0 (1 core), and each GPU node a monitoring
+//     DaemonSet's exporter (100m).
+//   - train/job-2 (8 cores, 16Gi, 4 GPUs, priority 100) is pending: it fits
+//     neither GPU node.
+//
+// budgets holds the PodDisruptionBudget infer/infer (minAvailable 1 of
+// app=infer), which with its one pod running allows no disruption, its
+// status as the disruption controller writes it.
+func DefragCluster() (nodes []*v1.Node, pods []*v1.Pod, budgets []*policyv1.PodDisruptionBudget) {
+	nodes, _ = Cluster()
+	yes := true
+	for i, p := range []struct {
+		ns, name, node, owner, ownerName string
+		priority                         int32
+		labels                           map[string]string
+		req                              v1.ResourceList
+	}{
+		{"train", "job-0", "gpu-a", "Job", "job-0", TrainingPriority, nil, Resources("cpu", "8", "memory", "32Gi", GPU, "6")},
+		{"train", "job-3", "gpu-b", "Job", "job-3", TrainingPriority, nil, Resources("cpu", "8", "memory", "32Gi", GPU, "3")},
+		{"infer", "infer-1", "gpu-b", "ReplicaSet", "infer-7d4f9", 0, map[string]string{"app": "infer"}, Resources("cpu", "4", "memory", "16Gi", GPU, "1")},
+		{"notebook", "notebook-0", "gpu-b", "StatefulSet", "notebook", 0, map[string]string{"app": "notebook"}, Resources("cpu", "2", "memory", "8Gi", GPU, "1")},
+		{"web", "api-0", "cpu-a", "ReplicaSet", "api-5c9b8", 0, map[string]string{"app": "api"}, Resources("cpu", "8", "memory", "16Gi")},
+		{"kube-system", "coredns-0", "cpu-b", "ReplicaSet", "coredns-6f8d7", 0, map[string]string{"k8s-app": "kube-dns"}, Resources("cpu", "1", "memory", "1Gi")},
+		{"monitoring", "exporter-gpu-a", "gpu-a", "DaemonSet", "exporter", 0, nil, Resources("cpu", "100m", "memory", "64Mi")},
+		{"monitoring", "exporter-gpu-b", "gpu-b", "DaemonSet", "exporter", 0, nil, Resources("cpu", "100m", "memory", "64Mi")},
+		{"train", "job-2", "", "Job", "job-2", TrainingPriority, nil, Resources("cpu", "8", "memory", "16Gi", GPU, "4")},
+	} {
+		pod := &v1.Pod{
+			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: p.ns, Name: p.name, Labels: p.labels, CreationTimestamp: metav1.NewTime(Start.Add(time.Duration(i) * time.Second)),
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: ownerAPI[p.owner], Kind: p.owner, Name: p.ownerName, UID: types.UID("uid-" + p.ownerName), Controller: &yes}}},
+			Spec: v1.PodSpec{NodeName: p.node, Containers: []v1.Container{{
+				Name: "main", Image: "registry.k8s.io/pause:3.10",
+				Resources: v1.ResourceRequirements{Requests: p.req, Limits: p.req},
+			}}},
+			Status: v1.PodStatus{Phase: v1.PodRunning},
+		}
+		if p.priority == TrainingPriority {
+			prio := p.priority
+			pod.Spec.Priority, pod.Spec.PriorityClassName = &prio, TrainingPriorityClass
+		}
+		if p.node == "" {
+			pod.Status.Phase = v1.PodPending
+		}
+		pods = append(pods, pod)
+	}
+	one := intstr.FromInt32(1)
+	budgets = []*policyv1.PodDisruptionBudget{{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "infer", Name: "infer", Generation: 1, CreationTimestamp: metav1.NewTime(Start)},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "infer"}}},
+		Status:     policyv1.PodDisruptionBudgetStatus{ObservedGeneration: 1, DisruptionsAllowed: 0, CurrentHealthy: 1, DesiredHealthy: 1, ExpectedPods: 1},
+	}}
+	return nodes, pods, budgets
+}
+
+// ownerAPI is each owner kind's API version.
+var ownerAPI = map[string]string{"Job": "batch/v1", "ReplicaSet": "apps/v1", "StatefulSet": "apps/v1", "DaemonSet": "apps/v1"}

@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,6 +39,9 @@ type Cluster struct {
 	Classes   []*resourcev1.DeviceClass
 	Claims    []*resourcev1.ResourceClaim
 	Templates []*resourcev1.ResourceClaimTemplate
+	// Budgets are the cluster's PodDisruptionBudgets, which defrag's moves
+	// keep (a snapshot's, or listed by ListBudgets).
+	Budgets []*policyv1.PodDisruptionBudget
 	// Source says where the cluster was read from, for messages.
 	Source string
 	// Warnings say what could not be read (DRA objects a user may not
@@ -131,6 +135,12 @@ func ParseSnapshot(data []byte) (*Cluster, error) {
 				return nil, fmt.Errorf("items[%d] (a ResourceClaim): %v", i, err)
 			}
 			c.Claims = append(c.Claims, o)
+		case "PodDisruptionBudget":
+			o := &policyv1.PodDisruptionBudget{TypeMeta: item.TypeMeta, ObjectMeta: item.ObjectMeta}
+			if err := item.decode(&o.Spec, &o.Status); err != nil {
+				return nil, fmt.Errorf("items[%d] (a PodDisruptionBudget): %v", i, err)
+			}
+			c.Budgets = append(c.Budgets, o)
 		case "ResourceClaimTemplate":
 			o := &resourcev1.ResourceClaimTemplate{TypeMeta: item.TypeMeta, ObjectMeta: item.ObjectMeta}
 			if err := item.decode(&o.Spec, nil); err != nil {
@@ -281,6 +291,25 @@ func (c *Cluster) listDRA(ctx context.Context, cs kubernetes.Interface) error {
 	return nil
 }
 
+// ListBudgets lists the cluster's PodDisruptionBudgets (list only). A user
+// who may not list them gets a warning that the moves planned may be ones
+// an eviction would refuse.
+func (c *Cluster) ListBudgets(ctx context.Context, cs kubernetes.Interface) error {
+	list, err := cs.PolicyV1().PodDisruptionBudgets(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	switch {
+	case apierrors.IsForbidden(err):
+		c.Warnings = append(c.Warnings, fmt.Sprintf("may not list poddisruptionbudgets (policy) in %s: the moves planned keep no disruption budget, and an eviction may refuse one; grant list on poddisruptionbudgets", c.Source))
+		return nil
+	case err != nil:
+		return fmt.Errorf("listing poddisruptionbudgets of %s: %v", c.Source, firstLine(err))
+	}
+	c.Budgets = nil
+	for i := range list.Items {
+		c.Budgets = append(c.Budgets, &list.Items[i])
+	}
+	return nil
+}
+
 // sort orders nodes by name and pods by namespace and name, so that every
 // command's answer is the same for the same objects, however listed.
 func (c *Cluster) sort() {
@@ -305,6 +334,36 @@ func (c *Cluster) FindPod(ref, namespace string) (*v1.Pod, error) {
 		}
 	}
 	return nil, fmt.Errorf("pod %s/%s is not in %s (%d pods); check the name and the namespace (-n), or give the pod's manifest with -f", ns, name, c.Source, len(c.Pods))
+}
+
+// FindGroup finds the pending pods of a pod group, by "namespace/name" or
+// by name in namespace: the pods annotated scheduling.k8s.io/group-name
+// (Volcano) or labelled scheduling.x-k8s.io/pod-group (the coscheduling
+// plugin) with the group's name. A group without pending pods is an
+// error.
+func (c *Cluster) FindGroup(ref, namespace string) ([]*v1.Pod, error) {
+	ns, name := namespace, ref
+	if before, after, ok := strings.Cut(ref, "/"); ok {
+		ns, name = before, after
+	}
+	if ns == "" {
+		ns = metav1.NamespaceDefault
+	}
+	var pods []*v1.Pod
+	members := 0
+	for _, p := range c.Pods {
+		if p.Namespace != ns || (p.Annotations["scheduling.k8s.io/group-name"] != name && p.Labels["scheduling.x-k8s.io/pod-group"] != name) {
+			continue
+		}
+		members++
+		if p.Spec.NodeName == "" && p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed {
+			pods = append(pods, p)
+		}
+	}
+	if len(pods) == 0 {
+		return nil, fmt.Errorf("pod group %s/%s has no pending pods in %s (%d pods of it); pods join a group by the annotation scheduling.k8s.io/group-name or the label scheduling.x-k8s.io/pod-group", ns, name, c.Source, members)
+	}
+	return pods, nil
 }
 
 // ReadPods reads pod manifests from a YAML or JSON file: one pod, several

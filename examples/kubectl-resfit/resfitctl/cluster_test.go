@@ -132,7 +132,7 @@ items:
 // A snapshot is untrusted: whatever it holds, reading it, its DRA objects
 // and explaining its pods gives an answer or an error, never a panic.
 func FuzzParseSnapshot(f *testing.F) {
-	for _, file := range []string{"cluster.json", "dra-cluster.json"} {
+	for _, file := range []string{"cluster.json", "dra-cluster.json", "defrag-cluster.json"} {
 		data, err := os.ReadFile(filepath.Join("..", "testdata", file))
 		if err != nil {
 			f.Fatal(err)
@@ -167,6 +167,11 @@ func FuzzParseSnapshot(f *testing.F) {
 					}
 				}
 			}
+		}
+		// Its budgets read and the moves that free GPU planned: no panic,
+		// no more moves than the cap.
+		if r, err := Defrag(c, cfg, "rsf.yaml", DefragOptions{MaxMoves: 2}); err == nil && len(r.Moves) > 2 {
+			t.Fatalf("%d moves, at most 2", len(r.Moves))
 		}
 	})
 }

@@ -11,6 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -126,9 +127,14 @@ func createExampleCluster(t *testing.T, ctx context.Context, cs kubernetes.Inter
 			t.Fatal(err)
 		}
 	}
-	for _, ns := range []string{"train", "web", "batch"} {
-		if _, err := cs.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
+	namespaces := map[string]bool{}
+	for _, p := range pods {
+		if !namespaces[p.Namespace] {
+			namespaces[p.Namespace] = true
+			_, err := cs.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: p.Namespace}}, metav1.CreateOptions{})
+			if err != nil && !apierrors.IsAlreadyExists(err) {
+				t.Fatal(err)
+			}
 		}
 	}
 	// Created in the generator's order, so creation times keep its queue
@@ -151,7 +157,8 @@ func createExampleCluster(t *testing.T, ctx context.Context, cs kubernetes.Inter
 }
 
 // viewerKubeconfig writes a kubeconfig for a ServiceAccount that may only
-// list nodes, pods and the DRA objects (the README's RBAC): whatever
+// list nodes, pods, the DRA objects and PodDisruptionBudgets (the
+// README's RBAC): whatever
 // kubectl-resfit tried beyond listing would be refused.
 func viewerKubeconfig(t *testing.T, ctx context.Context, admin kubernetes.Interface, server *rest.Config) string {
 	t.Helper()
@@ -167,6 +174,7 @@ func viewerKubeconfig(t *testing.T, ctx context.Context, admin kubernetes.Interf
 				Rules: []rbacv1.PolicyRule{
 					{APIGroups: []string{""}, Resources: []string{"nodes", "pods"}, Verbs: []string{"list"}},
 					{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceslices", "deviceclasses", "resourceclaims", "resourceclaimtemplates"}, Verbs: []string{"list"}},
+					{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: []string{"list"}},
 				},
 			}, metav1.CreateOptions{})
 			return err

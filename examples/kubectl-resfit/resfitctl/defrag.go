@@ -1,0 +1,493 @@
+package resfitctl
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/scoring/config"
+	"github.com/resfit/resfit/scoring/defrag"
+	"github.com/resfit/resfit/scoring/frag"
+)
+
+// DefragOptions control a defrag plan.
+type DefragOptions struct {
+	// For are the pods to make room for: one pending pod, or a pod group's
+	// pending pods, a gang that must all fit, placed in queue order.
+	// Empty asks for the moves that free the most GPU.
+	For []*v1.Pod
+	// Group names the pod group For comes from ("" for one pod).
+	Group string
+	// MaxMoves caps the moves; 0 means DefaultRoomMoves for For,
+	// DefaultFreeMoves otherwise.
+	MaxMoves int
+	// Timeout stops the search for room; 0 means DefaultTimeout.
+	Timeout time.Duration
+}
+
+// The defaults of DefragOptions, and the most moves a plan may have.
+const (
+	DefaultRoomMoves = 3
+	DefaultFreeMoves = 10
+	DefaultTimeout   = 10 * time.Second
+	MaxDefragMoves   = 1000
+)
+
+// DefragMove is one move of a plan.
+type DefragMove struct {
+	Pod  string `json:"pod"`
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Frees is what the pod leaves free on From: its requests, and the
+	// GPUs it held there (their indices on the node).
+	Frees     map[string]string `json:"frees"`
+	FreesGPUs []int             `json:"freesGPUs,omitempty"`
+	// TakesGPUs are the GPUs it takes on To.
+	TakesGPUs []int `json:"takesGPUs,omitempty"`
+	// FragmentedGPULowered is how much the move lowers the GPU the
+	// workload cannot use, in GPUs (the moves that free GPU).
+	FragmentedGPULowered *float64 `json:"fragmentedGPULowered,omitempty"`
+	// LetsIn are the pending pods placed after this move, and where.
+	LetsIn []Placement `json:"letsIn,omitempty"`
+}
+
+// DefragBudget is a PodDisruptionBudget a plan keeps: the disruptions it
+// allows and those the plan's moves use.
+type DefragBudget struct {
+	Name    string `json:"name"`
+	Allowed int    `json:"allowed"`
+	Used    int    `json:"used"`
+}
+
+// DefragReport is a plan: the moves, in order, and what they lead to. It
+// only plans; nothing is evicted.
+type DefragReport struct {
+	Config string `json:"config"`
+	// For are the pods room is made for, Group their pod group; none for
+	// the moves that free GPU.
+	For   []string `json:"for,omitempty"`
+	Group string   `json:"group,omitempty"`
+	// MaxMoves is the cap the plan kept.
+	MaxMoves int `json:"maxMoves"`
+	// Found says a plan was found; Minimal that no plan has fewer moves
+	// (each pod moving once, to where the scheduler would put it); Bound
+	// the fewest moves a plan may have as far as the search proved.
+	Found   bool         `json:"found"`
+	Minimal bool         `json:"minimal"`
+	Bound   int          `json:"bound"`
+	Moves   []DefragMove `json:"moves"`
+	// Then are where the For pods go after the moves.
+	Then []Placement `json:"then,omitempty"`
+	// Reason says why there is no plan.
+	Reason string `json:"reason,omitempty"`
+	// FitsNow are pending pods that fit with no move: the moves that free
+	// GPU are planned after they are placed.
+	FitsNow []Placement `json:"fitsNow,omitempty"`
+	// Pending is how many pending pods the moves that free GPU worked for.
+	Pending int `json:"pending"`
+	// GPUFragmented is the share of the cluster's GPUs idle but fragmented
+	// for the workload's pod classes (as whatif counts it), before and
+	// after the moves; nil without GPUs.
+	GPUFragmentedBefore *float64 `json:"gpuFragmentedBefore,omitempty"`
+	GPUFragmentedAfter  *float64 `json:"gpuFragmentedAfter,omitempty"`
+	// Unmovable counts the placed pods that may not move, by reason.
+	Unmovable map[string]int `json:"unmovable"`
+	Budgets   []DefragBudget `json:"budgets,omitempty"`
+	Warnings  []string       `json:"warnings,omitempty"`
+}
+
+// Defrag plans moves of the cluster's placed pods under a configuration:
+// with opts.For, the fewest moves after which those pods fit
+// (scoring/defrag.MakeRoomGang); without, up to opts.MaxMoves moves that
+// free the most GPU (scoring/defrag.GiveBack): with pending pods, the moves
+// that let the most pending GPU in, else those that most lower the GPU the
+// workload's pod classes cannot use (FGD's measure). Each move takes a pod
+// to where the configuration's pipeline puts it, on the GPUs the host
+// layer gives it. A pod moves only when kubebridge.Movable says it may and
+// its PodDisruptionBudget (kubebridge.ReadDisruptions) allows it. It plans;
+// it never changes the cluster.
+func Defrag(c *Cluster, cfg *config.Config, name string, opts DefragOptions) (*DefragReport, error) {
+	for _, p := range opts.For {
+		if p.Spec.NodeName != "" {
+			return nil, fmt.Errorf("pod %s/%s runs on %s already; defrag makes room for a pending pod", p.Namespace, p.Name, p.Spec.NodeName)
+		}
+	}
+	sc, err := newScene(c, cfg, opts.For)
+	if err != nil {
+		return nil, err
+	}
+	disruptions, err := kubebridge.ReadDisruptions(c.Budgets, c.Pods)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", c.Source, err)
+	}
+	r := &DefragReport{Config: name, Group: opts.Group, Unmovable: map[string]int{}, Warnings: sc.warnings(cfg)}
+	d := &planning{sc: sc, r: r, disruptions: disruptions}
+	if err := d.cluster(c); err != nil {
+		return nil, err
+	}
+	if len(opts.For) > 0 {
+		r.MaxMoves = cmp.Or(opts.MaxMoves, DefaultRoomMoves)
+		err = d.room(opts.For, cmp.Or(opts.Timeout, DefaultTimeout))
+	} else {
+		r.MaxMoves = cmp.Or(opts.MaxMoves, DefaultFreeMoves)
+		err = d.free(c)
+	}
+	if err != nil {
+		return nil, err
+	}
+	d.budgetsUsed()
+	return r, nil
+}
+
+// planning is a Defrag run: the scene, the planner's cluster over its
+// snapshot, and each planner pod's Kubernetes pod.
+type planning struct {
+	sc          *scene
+	r           *DefragReport
+	disruptions kubebridge.Disruptions
+	dc          *defrag.Cluster
+	pods        []*v1.Pod // dc.Pods' pods
+	held        [][]int   // the devices each of dc.Pods held before any move
+}
+
+// cluster builds the planner's cluster: the snapshot's table and device
+// view, its placed pods, each movable or not (and why), in its budget's
+// group.
+func (d *planning) cluster(c *Cluster) error {
+	sc := d.sc
+	d.dc = &defrag.Cluster{Pipeline: sc.pipe, Table: sc.snap.Table(), Devices: sc.snap.Devices()}
+	for _, p := range c.Pods {
+		if p.Spec.NodeName == "" || !kubebridge.Counts(p) {
+			continue
+		}
+		row, holds, held := sc.snap.Holding(p)
+		if row < 0 {
+			continue // on a node the cluster does not have
+		}
+		pt, err := sc.task(p)
+		if err != nil {
+			return err
+		}
+		key := p.Namespace + "/" + p.Name
+		ok, why := kubebridge.Movable(p)
+		switch {
+		case !ok:
+		case !held:
+			ok, why = false, "its GPUs are not held as it asks for them"
+		case !pt.Uniform():
+			ok, why = false, "it holds DRA resource claims"
+		case len(d.disruptions.Several[key]) > 0:
+			ok, why = false, "covered by more than one PodDisruptionBudget"
+		}
+		if !ok {
+			d.r.Unmovable[why]++
+		}
+		pod := defrag.Pod{Task: pt.Task, Row: row, Holds: holds, Movable: ok, Group: d.disruptions.Budget[key]}
+		if !held {
+			// A pod whose devices the planner cannot follow stands still
+			// with its requests in the table, holding no device of the
+			// view as far as the planner knows.
+			t := *pt.Task
+			t.Devices = resource.DeviceRequest{}
+			pod.Task, pod.Holds = &t, nil
+		}
+		d.dc.Pods = append(d.dc.Pods, pod)
+		d.pods, d.held = append(d.pods, p), append(d.held, pod.Holds)
+	}
+	return nil
+}
+
+// room plans the fewest moves after which the pods fit.
+func (d *planning) room(pods []*v1.Pod, timeout time.Duration) error {
+	pods = slices.Clone(pods)
+	QueueOrder(pods)
+	var gang []*scoring.Task
+	for _, p := range pods {
+		pt, err := d.sc.task(p)
+		if err != nil {
+			return err
+		}
+		if !pt.Uniform() {
+			return fmt.Errorf("pod %s/%s: its DRA claims take different devices on different nodes; defrag does not plan for such a pod", p.Namespace, p.Name)
+		}
+		gang = append(gang, pt.Task)
+		d.r.For = append(d.r.For, p.Namespace+"/"+p.Name)
+	}
+	plan, err := defrag.MakeRoomGang(d.dc, gang, defrag.Options{MaxMoves: d.r.MaxMoves, Budgets: d.disruptions.Allowed, Timeout: timeout})
+	if err != nil {
+		return err
+	}
+	d.r.Found, d.r.Minimal, d.r.Bound = plan.Found, plan.Minimal, plan.Bound
+	table := d.dc.Table
+	if !plan.Found {
+		switch {
+		case plan.Stopped:
+			d.r.Reason = fmt.Sprintf("the search stopped at its time limit (%s, %d move sequences examined); none of at most %d moves was found, and at least %d are needed", timeout, plan.States, d.r.MaxMoves, plan.Bound)
+		case plan.Bound > d.r.MaxMoves:
+			d.r.Reason = fmt.Sprintf("no plan of at most %d moves exists: at least %d are needed", d.r.MaxMoves, plan.Bound)
+		default:
+			d.r.Reason = fmt.Sprintf("no plan of at most %d moves was found (at least %d are needed); with this many movable pods the search tries only moves off one node, chained where a moved pod needs room, and cannot prove that none exists", d.r.MaxMoves, plan.Bound)
+		}
+		return nil
+	}
+	for _, m := range plan.Moves {
+		d.r.Moves = append(d.r.Moves, d.move(m))
+	}
+	for n, row := range plan.Rows {
+		d.r.Then = append(d.r.Then, Placement{Pod: d.r.For[n], Node: table.Name(row)})
+	}
+	return nil
+}
+
+// move is a planner's move as the report says it.
+func (d *planning) move(m defrag.Move) DefragMove {
+	p, pod := d.pods[m.Pod], d.dc.Pods[m.Pod]
+	table := d.dc.Table
+	return DefragMove{Pod: p.Namespace + "/" + p.Name, From: table.Name(m.From), To: table.Name(m.To),
+		Frees: quantities(table.Schema(), pod.Task.Requests), FreesGPUs: d.held[m.Pod], TakesGPUs: m.Holds}
+}
+
+// free plans the moves that free the most GPU: the pending pods that fit
+// now placed first (Assume), then GiveBack over the GPU the workload's
+// classes cannot use, for the pending pods that do not fit.
+func (d *planning) free(c *Cluster) error {
+	sc := d.sc
+	var pending []*v1.Pod
+	for _, p := range c.Pods {
+		if p.Spec.NodeName == "" && !kubebridge.Finished(p) {
+			pending = append(pending, p)
+		}
+	}
+	QueueOrder(pending)
+	placer, err := scoring.NewPlacer(sc.pipe, d.dc.Table, scoring.PlacerOptions{})
+	if err != nil {
+		return err
+	}
+	var waiting []*scoring.Task
+	var waitingPods []*v1.Pod
+	for _, p := range pending {
+		pt, err := sc.task(p)
+		if err != nil {
+			return err
+		}
+		if !pt.Uniform() {
+			d.r.Warnings = append(d.r.Warnings, fmt.Sprintf("pending pod %s/%s: its DRA claims take different devices on different nodes; left out", p.Namespace, p.Name))
+			continue
+		}
+		row, err := placer.Best(pt.Task)
+		if err != nil {
+			return err
+		}
+		if row >= 0 {
+			node := d.dc.Table.Name(row)
+			if err := sc.snap.Assume(p, node); err != nil {
+				return fmt.Errorf("placing pod %s/%s on %s: %v", p.Namespace, p.Name, node, err)
+			}
+			d.r.FitsNow = append(d.r.FitsNow, Placement{Pod: p.Namespace + "/" + p.Name, Node: node})
+			continue
+		}
+		if pt.Task.Devices.Count > 0 {
+			waiting, waitingPods = append(waiting, pt.Task), append(waitingPods, p)
+		}
+	}
+	d.r.Pending = len(waiting)
+	m, err := frag.NewMeasure(sc.classes(c.Pods), d.dc.Devices.PerDevice())
+	if err != nil {
+		return fmt.Errorf("the workload's pod classes: %v", err)
+	}
+	table, devices := d.dc.Table, d.dc.Devices
+	cpu, _ := table.Schema().Slot(resource.CPU)
+	cost := func(row int) float64 {
+		return m.NodeModel(table.Allocatable(row)[cpu]-table.Used(row)[cpu], devices.Free(row), devices.Model(row))
+	}
+	d.r.GPUFragmentedBefore = d.fragmented(cost)
+	placed := len(d.dc.Pods)
+	steps, err := defrag.GiveBack(d.dc, cost, defrag.GiveBackOptions{Moves: d.r.MaxMoves, Budgets: d.disruptions.Allowed,
+		Candidates: table.Len(), Pending: waiting})
+	if err != nil {
+		return err
+	}
+	d.r.Found = len(steps) > 0
+	in := placed
+	for _, s := range steps {
+		m := d.move(s.Move)
+		lowered := s.Gain / float64(devices.PerDevice())
+		m.FragmentedGPULowered = &lowered
+		for _, i := range s.Placed {
+			p := waitingPods[i]
+			m.LetsIn = append(m.LetsIn, Placement{Pod: p.Namespace + "/" + p.Name, Node: table.Name(d.dc.Pods[in].Row)})
+			in++
+		}
+		d.r.Moves = append(d.r.Moves, m)
+	}
+	d.r.GPUFragmentedAfter = d.fragmented(cost)
+	if !d.r.Found {
+		if len(waiting) > 0 {
+			d.r.Reason = fmt.Sprintf("no moves of at most %d let a pending pod in", d.r.MaxMoves)
+		} else {
+			d.r.Reason = fmt.Sprintf("no move lowers the GPU the workload cannot use (%s of the GPUs)", percent(d.r.GPUFragmentedBefore))
+		}
+	}
+	return nil
+}
+
+// fragmented is the cost summed over the nodes, as a share of the
+// cluster's GPUs; nil without GPUs.
+func (d *planning) fragmented(cost func(int) float64) *float64 {
+	total, sum := 0.0, 0.0
+	for row := range d.dc.Table.Len() {
+		total += float64(len(d.dc.Devices.Free(row))) * float64(d.dc.Devices.PerDevice())
+		sum += cost(row)
+	}
+	if total == 0 {
+		return nil
+	}
+	share := sum / total
+	return &share
+}
+
+// budgetsUsed lists the budgets that cover a movable pod, with the
+// disruptions the plan uses.
+func (d *planning) budgetsUsed() {
+	used := map[string]int{}
+	for _, m := range d.r.Moves {
+		if b := d.disruptions.Budget[m.Pod]; b != "" {
+			used[b]++
+		}
+	}
+	names := map[string]bool{}
+	for _, p := range d.dc.Pods {
+		if p.Group != "" && p.Movable {
+			names[p.Group] = true
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		d.r.Budgets = append(d.r.Budgets, DefragBudget{Name: name, Allowed: d.disruptions.Allowed[name], Used: used[name]})
+	}
+}
+
+// WriteJSON writes the report as one JSON object.
+func (r *DefragReport) WriteJSON(w io.Writer) error { return writeJSON(w, r) }
+
+// WriteTable writes the plan for people.
+func (r *DefragReport) WriteTable(w io.Writer) error {
+	var b strings.Builder
+	what := "the moves that free the most GPU"
+	if len(r.For) > 0 {
+		what = "room for " + strings.Join(r.For, ", ")
+		if r.Group != "" {
+			what = "room for pod group " + r.Group + " (" + strings.Join(r.For, ", ") + ")"
+		}
+	}
+	switch {
+	case !r.Found:
+		fmt.Fprintf(&b, "No plan: %s under %s: %s.\n", what, r.Config, r.Reason)
+	case len(r.Moves) == 0:
+		fmt.Fprintf(&b, "Plan: %s under %s: no move is needed.\n", what, r.Config)
+	default:
+		fmt.Fprintf(&b, "Plan: %s under %s: %s", what, r.Config, plural(len(r.Moves), "move"))
+		switch {
+		case r.Minimal:
+			b.WriteString(", the fewest (none would do with fewer).\n")
+		case len(r.For) > 0:
+			fmt.Fprintf(&b, " (at least %d are needed; fewer were not ruled out).\n", r.Bound)
+		default:
+			fmt.Fprintf(&b, " (at most %d).\n", r.MaxMoves)
+		}
+	}
+	for _, p := range r.FitsNow {
+		fmt.Fprintf(&b, "Pending %s fits with no move: on %s.\n", p.Pod, p.Node)
+	}
+	if len(r.Moves) > 0 {
+		b.WriteString("\n")
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		free := len(r.For) == 0
+		fmt.Fprint(tw, "MOVE\tPOD\tFROM\tTO\tFREES ON FROM")
+		if free {
+			fmt.Fprint(tw, "\tFRAGMENTED GPU LOWERED\tLETS IN")
+		}
+		fmt.Fprintln(tw)
+		for n, m := range r.Moves {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s%s\t%s", n+1, m.Pod, m.From, m.To, gpusText(m.TakesGPUs), freesText(m))
+			if free {
+				var in []string
+				for _, p := range m.LetsIn {
+					in = append(in, p.Pod+" → "+p.Node)
+				}
+				fmt.Fprintf(tw, "\t%s\t%s", Rounded(*m.FragmentedGPULowered), strings.Join(in, ", "))
+			}
+			fmt.Fprintln(tw)
+		}
+		tw.Flush()
+	}
+	if len(r.Then) > 0 {
+		var then []string
+		for _, p := range r.Then {
+			then = append(then, p.Pod+" goes to "+p.Node)
+		}
+		fmt.Fprintf(&b, "\nThen %s.\n", strings.Join(then, ", "))
+	}
+	if r.GPUFragmentedBefore != nil && len(r.For) == 0 {
+		fmt.Fprintf(&b, "\nGPU idle but fragmented for the workload's pods: %s before, %s after the moves and the pods they let in.\n", percent(r.GPUFragmentedBefore), percent(r.GPUFragmentedAfter))
+	}
+	b.WriteString("\n")
+	if len(r.Unmovable) > 0 {
+		total := 0
+		var parts []string
+		for _, why := range slices.Sorted(maps.Keys(r.Unmovable)) {
+			total += r.Unmovable[why]
+			parts = append(parts, fmt.Sprintf("%s (%d)", why, r.Unmovable[why]))
+		}
+		fmt.Fprintf(&b, "%s may not move: %s.\n", plural(total, "pod"), strings.Join(parts, "; "))
+	}
+	for _, bu := range r.Budgets {
+		fmt.Fprintf(&b, "PodDisruptionBudget %s allows %s; the plan uses %d.\n", bu.Name, plural(bu.Allowed, "disruption"), bu.Used)
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", w)
+	}
+	b.WriteString("kubectl resfit defrag plans; it evicts nothing.\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// freesText is what a move frees on its node: requests, then GPUs held.
+func freesText(m DefragMove) string {
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(m.Frees)) {
+		parts = append(parts, name+" "+m.Frees[name])
+	}
+	return strings.Join(parts, ", ") + gpusText(m.FreesGPUs)
+}
+
+// gpusText names a node's GPUs by index: " (GPU 1)", " (GPUs 2, 3)".
+func gpusText(gpus []int) string {
+	if len(gpus) == 0 {
+		return ""
+	}
+	s := make([]string, len(gpus))
+	for i, g := range gpus {
+		s[i] = fmt.Sprint(g)
+	}
+	if len(gpus) == 1 {
+		return " (GPU " + s[0] + ")"
+	}
+	return " (GPUs " + strings.Join(s, ", ") + ")"
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
