@@ -290,8 +290,11 @@ type search struct {
 	clock     uint64
 	budgetVer uint64
 	podKey    []string
+	keys      map[string]string // the shape names made so far
+	keyBuf    []byte
 	free      []int64 // scratch: a row's device free amounts
 	buf       []int
+	costs     []int // scratch: deviceNeed's
 }
 
 // binding is a task the search placed on a row, with the devices it took.
@@ -323,7 +326,10 @@ func newSearch(c *Cluster) (*search, error) {
 	}
 	s := &search{c: c, placer: c.Placer, checked: c.Pipeline.CheckedAmounts(), devices: devices,
 		row: make([]int, len(c.Pods)), holds: make([][]int, len(c.Pods)), onRow: make([][]int, t.Len()), moved: make([]bool, len(c.Pods)),
-		needs: map[string]*needs{}, ver: make([]uint64, t.Len()), podKey: make([]string, len(c.Pods))}
+		needs: map[string]*needs{}, ver: make([]uint64, t.Len()), podKey: make([]string, len(c.Pods)), keys: map[string]string{}}
+	// Each row's pods in one array, a row's capacity its count so that a
+	// move onto it copies its list rather than writing into the next.
+	count := make([]int, t.Len()+1)
 	for i, p := range c.Pods {
 		if p.Task == nil || p.Row < 0 || p.Row >= t.Len() {
 			return nil, fmt.Errorf("defrag: pod %d: no task, or row %d outside the table's %d", i, p.Row, t.Len())
@@ -332,6 +338,16 @@ func newSearch(c *Cluster) (*search, error) {
 			return nil, fmt.Errorf("defrag: pod %d (%s): %w", i, p.Task.Name, err)
 		}
 		s.row[i], s.holds[i] = p.Row, p.Holds
+		count[p.Row+1]++
+	}
+	for r := range t.Len() {
+		count[r+1] += count[r]
+	}
+	all := make([]int, len(c.Pods))
+	for r := range s.onRow {
+		s.onRow[r] = all[count[r]:count[r]:count[r+1]]
+	}
+	for i, p := range c.Pods {
 		s.onRow[p.Row] = append(s.onRow[p.Row], i)
 	}
 	if s.placer == nil {
@@ -455,7 +471,7 @@ func (s *search) gangFrom(n int) (bool, error) {
 		}
 		return next()
 	}
-	return s.open(task, shapeKey(task), -1, next)
+	return s.open(task, s.shapeKey(task), -1, next)
 }
 
 // open makes room for task off one row other than avoid (-1: any): for
@@ -480,7 +496,10 @@ func (s *search) open(task *scoring.Task, key string, avoid int, then func() (bo
 		}
 	}
 	slices.SortStableFunc(rows, func(a, b cand) int { return cmp.Compare(a.need, b.need) })
+	// pods and picked are this call's own: the calls then makes (deeper
+	// opens) have theirs, and subsets only reads pods.
 	var pods []int
+	picked := make([]int, 0, left)
 	for _, r := range rows {
 		pods = pods[:0]
 		for _, i := range s.onRow[r.row] {
@@ -489,7 +508,7 @@ func (s *search) open(task *scoring.Task, key string, avoid int, then func() (bo
 			}
 		}
 		for j := max(1, r.need); j <= min(left, len(pods)); j++ {
-			found, err := s.subsets(task, r.row, slices.Clone(pods), nil, j, then)
+			found, err := s.subsets(task, r.row, pods, picked[:0], j, then)
 			if found || err != nil || s.stopped {
 				return found, err
 			}
@@ -505,7 +524,7 @@ func (s *search) subsets(task *scoring.Task, row int, pods, picked []int, k int,
 		if s.tick() || !s.roomAfter(task, row, picked) || !s.withinBudgets(picked) {
 			return false, nil
 		}
-		return s.moveAll(slices.Clone(picked), then)
+		return s.moveAll(picked, then)
 	}
 	for n, i := range pods {
 		if len(pods)-n < k-len(picked) {
@@ -562,21 +581,28 @@ func (s *search) moveAll(pods []int, then func() (bool, error)) (bool, error) {
 // key is pod i's task shape (shapeKey), worked out once.
 func (s *search) key(i int) string {
 	if s.podKey[i] == "" {
-		s.podKey[i] = shapeKey(s.c.Pods[i].Task)
+		s.podKey[i] = s.shapeKey(s.c.Pods[i].Task)
 	}
 	return s.podKey[i]
 }
 
 // shapeKey names what need reads of a task: its requests, devices and
-// accepted models.
-func shapeKey(t *scoring.Task) string {
-	b := make([]byte, 0, 64)
+// accepted models. A shape's name is made once per search.
+func (s *search) shapeKey(t *scoring.Task) string {
+	b := s.keyBuf[:0]
 	for _, q := range t.Requests {
 		b = strconv.AppendInt(append(b, ','), q, 10)
 	}
 	b = strconv.AppendInt(append(b, '|'), int64(t.Devices.Count), 10)
 	b = strconv.AppendInt(append(b, 'x'), t.Devices.Each, 10)
-	return string(append(append(b, '|'), t.Models...))
+	b = append(append(b, '|'), t.Models...)
+	s.keyBuf = b
+	if k, ok := s.keys[string(b)]; ok {
+		return k
+	}
+	k := string(b)
+	s.keys[k] = k
+	return k
 }
 
 // withinBudgets reports whether the pods' groups allow them all to move.
@@ -943,7 +969,7 @@ func (s *search) need(task *scoring.Task, row int) int {
 		if q > alloc[r] {
 			return never
 		}
-		need = max(need, s.cover(row, deficit, func(i int) int64 { return s.c.Pods[i].Task.Requests[r] }))
+		need = max(need, s.cover(row, deficit, r, -1))
 	}
 	if s.devices && task.Devices.Count > 0 {
 		need = max(need, s.deviceNeed(task, row))
@@ -952,12 +978,22 @@ func (s *search) need(task *scoring.Task, row int) int {
 }
 
 // cover is the fewest movable pods now on row whose amounts add up to
-// deficit, largest first (len(pods)+1 when they cannot).
-func (s *search) cover(row int, deficit int64, amount func(i int) int64) int {
+// deficit, largest first (len(pods)+1 when they cannot): the amounts of
+// slot, or with slot -1 what each holds of device j.
+func (s *search) cover(row int, deficit int64, slot, j int) int {
 	sizes := s.buf[:0]
 	for _, i := range s.onRow[row] {
-		if s.may(i) && amount(i) > 0 {
-			sizes = append(sizes, int(amount(i)))
+		if !s.may(i) {
+			continue
+		}
+		var amount int64
+		if slot >= 0 {
+			amount = s.c.Pods[i].Task.Requests[slot]
+		} else if slices.Contains(s.holds[i], j) {
+			amount = s.c.Pods[i].Task.Devices.Each
+		}
+		if amount > 0 {
+			sizes = append(sizes, int(amount))
 		}
 	}
 	s.buf = sizes
@@ -982,23 +1018,22 @@ func (s *search) deviceNeed(task *scoring.Task, row int) int {
 		return never
 	}
 	short := want.Count
-	var costs []int
-	most := 1
-	for j, f := range free {
+	for _, f := range free {
 		if f >= want.Each {
 			short--
-			continue
 		}
-		costs = append(costs, s.cover(row, want.Each-f, func(i int) int64 {
-			if slices.Contains(s.holds[i], j) {
-				return s.c.Pods[i].Task.Devices.Each
-			}
-			return 0
-		}))
 	}
 	if short <= 0 {
 		return 0
 	}
+	costs := s.costs[:0]
+	most := 1
+	for j, f := range free {
+		if f < want.Each {
+			costs = append(costs, s.cover(row, want.Each-f, -1, j))
+		}
+	}
+	s.costs = costs
 	for _, i := range s.onRow[row] {
 		most = max(most, len(s.holds[i]))
 	}

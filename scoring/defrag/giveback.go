@@ -259,7 +259,7 @@ func (s *search) admit(pending []*scoring.Task, keep bool) ([]int, int64, error)
 	s.bound = s.bound[:0]
 	var err error
 	for i, task := range pending {
-		key := shapeKey(task)
+		key := s.shapeKey(task)
 		if failed[key] {
 			continue
 		}

@@ -62,8 +62,9 @@ func Reclaim(c *Cluster, pending []*scoring.Task, opts ReclaimOptions) ([]Reclai
 	left := opts.Moves
 	placed := make([]bool, len(pending))
 	keys := make([]string, len(pending))
+	namer := &search{keys: map[string]string{}}
 	for i, t := range pending {
-		keys[i] = shapeKey(t)
+		keys[i] = namer.shapeKey(t)
 	}
 	var out []Reclaimed
 	for {
