@@ -502,22 +502,14 @@ func RunDefrags(in Input, policy Policy, passes []Defrag, seeds []uint64, ratio 
 	if err != nil {
 		return nil, err
 	}
-	results := make([]*Result, len(passes)*len(seeds))
-	order := make([]int, len(results))
+	order := make([]int, len(passes)*len(seeds))
 	for k := range order {
 		order[k] = k
 	}
-	err = parallel(order, workers, func(k int) error {
+	return replays(len(order), order, workers, func(k int) (*Result, error) {
 		o := opts
 		o.Defrag = &passes[k/len(seeds)]
 		s := k % len(seeds)
-		r, err := Run(policy, in.Nodes, workloads[s], in.Classes, seeds[s], o, in.CoresPerGPU())
-		results[k] = r
-		return err
-	}, func(done, k int) {
-		if progress != nil {
-			progress(done, len(results), results[k])
-		}
-	})
-	return results, err
+		return Run(policy, in.Nodes, workloads[s], in.Classes, seeds[s], o, in.CoresPerGPU())
+	}, progress)
 }

@@ -148,15 +148,24 @@ func RunAll(in Input, policies []Policy, seeds []uint64, ratio float64, opts Opt
 			}
 		}
 	}
-	results := make([]*Result, len(policies)*len(seeds))
-	err = parallel(order, workers, func(k int) error {
+	return replays(len(policies)*len(seeds), order, workers, func(k int) (*Result, error) {
 		p, s := k/len(seeds), k%len(seeds)
-		r, err := Run(policies[p], in.Nodes, workloads[s], in.Classes, seeds[s], opts, in.CoresPerGPU())
+		return Run(policies[p], in.Nodes, workloads[s], in.Classes, seeds[s], opts, in.CoresPerGPU())
+	}, progress)
+}
+
+// replays runs replay(k) for every k of order, workers at a time, and
+// returns the n results by k; progress, when not nil, is called after
+// each, one call at a time.
+func replays(n int, order []int, workers int, replay func(k int) (*Result, error), progress func(done, total int, r *Result)) ([]*Result, error) {
+	results := make([]*Result, n)
+	err := parallel(order, workers, func(k int) error {
+		r, err := replay(k)
 		results[k] = r
 		return err
 	}, func(done, k int) {
 		if progress != nil {
-			progress(done, len(results), results[k])
+			progress(done, n, results[k])
 		}
 	})
 	return results, err

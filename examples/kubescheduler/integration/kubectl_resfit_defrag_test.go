@@ -70,20 +70,5 @@ func TestKubectlResfitLiveDefrag(t *testing.T) {
 	if !strings.Contains(out, "1     infer/infer-1  gpu-b  gpu-a (GPU 6)") || !strings.Contains(out, "PodDisruptionBudget infer/infer allows 1 disruption; the plan uses 1.") {
 		t.Errorf("with one disruption allowed:\n%s", out)
 	}
-	after, err := admin.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	versions := map[string]string{}
-	for _, p := range before.Items {
-		versions[p.Namespace+"/"+p.Name] = p.ResourceVersion
-	}
-	for _, p := range after.Items {
-		if versions[p.Namespace+"/"+p.Name] != p.ResourceVersion {
-			t.Errorf("pod %s/%s changed while kubectl-resfit ran", p.Namespace, p.Name)
-		}
-	}
-	if len(after.Items) != len(before.Items) {
-		t.Errorf("%d pods before, %d after", len(before.Items), len(after.Items))
-	}
+	podsUnchanged(t, ctx, admin, before.Items)
 }

@@ -82,21 +82,28 @@ func TestKubectlResfitLive(t *testing.T) {
 
 	// Read-only: every pod as it was (same resource version), the pending
 	// ones still unbound.
-	after, err := admin.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	podsUnchanged(t, ctx, admin, pods.Items)
+}
+
+// podsUnchanged checks that the cluster's pods are those listed before,
+// each at the same resource version: kubectl-resfit only lists.
+func podsUnchanged(t *testing.T, ctx context.Context, cs kubernetes.Interface, before []v1.Pod) {
+	t.Helper()
+	after, err := cs.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := map[string]string{}
-	for _, p := range pods.Items {
-		before[p.Namespace+"/"+p.Name] = p.ResourceVersion
+	versions := map[string]string{}
+	for _, p := range before {
+		versions[p.Namespace+"/"+p.Name] = p.ResourceVersion
 	}
 	for _, p := range after.Items {
-		if rv, ok := before[p.Namespace+"/"+p.Name]; !ok || rv != p.ResourceVersion {
+		if rv, ok := versions[p.Namespace+"/"+p.Name]; !ok || rv != p.ResourceVersion {
 			t.Errorf("pod %s/%s changed while kubectl-resfit ran (version %s, was %s)", p.Namespace, p.Name, p.ResourceVersion, rv)
 		}
 	}
-	if len(after.Items) != len(pods.Items) {
-		t.Errorf("%d pods before, %d after", len(pods.Items), len(after.Items))
+	if len(after.Items) != len(before) {
+		t.Errorf("%d pods before, %d after", len(before), len(after.Items))
 	}
 }
 
