@@ -66,7 +66,9 @@ type Step struct {
 // up to the first after which the tasks take the most, and places them
 // there.
 //
-// It is greedy: a step takes the best single move and never looks ahead.
+// Each step is greedy, the best single move; with pending tasks a round
+// looks ahead to its last move and keeps the best prefix, so that moves
+// that pay only together are kept together.
 func GiveBack(c *Cluster, cost func(row int) float64, opts GiveBackOptions) ([]Step, error) {
 	if cost == nil {
 		return nil, errors.New("defrag: nil cost")
