@@ -149,9 +149,13 @@ func (g *giveBack) round(moves int) ([]Step, error) {
 		c.Pods[best.Pod].Row, c.Pods[best.Pod].Holds = s.row[best.Pod], s.holds[best.Pod]
 		costs[best.From], costs[best.To] = g.cost(best.From), g.cost(best.To)
 		if len(pending) > 0 {
-			_, takes, err := s.admit(pending, false)
-			if err != nil {
+			bound, in, err := s.placeEach(pending, false)
+			if err = errors.Join(err, s.unbindAll(bound)); err != nil {
 				return steps, err
+			}
+			var takes int64
+			for _, n := range in {
+				takes += pending[n].Devices.Total()
 			}
 			best.Takes = takes
 			if useless++; takes > most {
@@ -176,25 +180,18 @@ func (g *giveBack) round(moves int) ([]Step, error) {
 	if keep == 0 {
 		return steps, nil
 	}
-	in, _, err := s.admit(pending, true)
+	// The tasks placed are the cluster's pods from now on, for the search
+	// too.
+	bound, in, err := s.placeEach(pending, false)
 	if err != nil {
-		return steps, err
+		return steps, errors.Join(err, s.unbindAll(bound))
 	}
 	placed := make([]bool, len(pending))
-	for _, n := range in {
+	for k, n := range in {
 		placed[n] = true
 		steps[keep-1].Placed = append(steps[keep-1].Placed, g.waiting[n])
+		s.keep(bound[k], g.opts.Movable, g.opts.Group)
 	}
-	for _, b := range s.bound {
-		holds := b.holds
-		if c.Devices == nil || b.task.Devices.Count == 0 {
-			holds = nil
-		}
-		c.Pods = append(c.Pods, Pod{Task: b.task, Row: b.row, Holds: holds, Movable: g.opts.Movable, Group: g.opts.Group})
-	}
-	s.bound = s.bound[:0]
-	// The placed tasks are the cluster's pods from now on, for the search
-	// too.
 	still := g.waiting[:0]
 	for n, i := range g.waiting {
 		if !placed[n] {
@@ -202,7 +199,7 @@ func (g *giveBack) round(moves int) ([]Step, error) {
 		}
 	}
 	g.waiting = still
-	return steps, g.s.adopt()
+	return steps, nil
 }
 
 // bestMove tries every movable pod on the rows (each where the pipeline
@@ -233,58 +230,4 @@ func (g *giveBack) bestMove(rows []int, costs []float64) (Step, bool, error) {
 		}
 	}
 	return best, found, nil
-}
-
-// adopt takes in the pods appended to the cluster since the search began
-// (placed pending tasks), as pods that have not moved.
-func (s *search) adopt() error {
-	for i := len(s.row); i < len(s.c.Pods); i++ {
-		p := s.c.Pods[i]
-		if err := checkHolds(s.c.Devices, p); err != nil {
-			return fmt.Errorf("defrag: pod %d (%s): %w", i, p.Task.Name, err)
-		}
-		s.row, s.holds, s.moved, s.podKey = append(s.row, p.Row), append(s.holds, p.Holds), append(s.moved, false), append(s.podKey, "")
-		s.onRow[p.Row] = append(s.onRow[p.Row], i)
-	}
-	return nil
-}
-
-// admit places the pending tasks that fit, in order, each where the
-// pipeline puts it, and returns their indices and the device amount they
-// take. Unless keep, it takes them off again; kept, they are in s.bound. A
-// task of a shape that did not fit is not tried again: placing others only
-// fills the nodes.
-func (s *search) admit(pending []*scoring.Task, keep bool) ([]int, int64, error) {
-	var in []int
-	var takes int64
-	failed := map[string]bool{}
-	s.bound = s.bound[:0]
-	var err error
-	for i, task := range pending {
-		key := s.shapeKey(task)
-		if failed[key] {
-			continue
-		}
-		var row int
-		if row, err = s.placer.Best(task); err != nil {
-			break
-		}
-		if row < 0 {
-			failed[key] = true
-			continue
-		}
-		var b binding
-		if b, err = s.bind(task, row, nil); err != nil {
-			break
-		}
-		s.bound = append(s.bound, b)
-		in, takes = append(in, i), takes+task.Devices.Total()
-	}
-	if !keep || err != nil {
-		for i := len(s.bound) - 1; i >= 0; i-- {
-			err = errors.Join(err, s.unbind(s.bound[i]))
-		}
-		s.bound = s.bound[:0]
-	}
-	return in, takes, err
 }

@@ -53,8 +53,9 @@ func (s *search) lowerBound() int {
 	most := 0
 	for _, task := range s.gang {
 		best := len(s.c.Pods) + 1
+		memo := s.needsOf(s.shapeKey(task))
 		for row := range s.c.Table.Len() {
-			best = min(best, s.need(task, row))
+			best = min(best, s.cachedNeed(memo, task, row))
 		}
 		most = max(most, best)
 	}

@@ -143,9 +143,6 @@ func place(c *Cluster, task *scoring.Task, row int, movable bool, group string) 
 	if err != nil {
 		return err
 	}
-	if c.Devices == nil || task.Devices.Count == 0 {
-		b.holds = nil
-	}
-	c.Pods = append(c.Pods, Pod{Task: task, Row: row, Holds: b.holds, Movable: movable, Group: group})
+	s.keep(b, movable, group)
 	return nil
 }

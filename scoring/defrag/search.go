@@ -198,10 +198,8 @@ func (s *search) every(k int) (bool, error) {
 // the moves alone (settle).
 func (s *search) gangFrom(n int) (bool, error) {
 	if n == len(s.gang) {
-		for i := len(s.bound) - 1; i >= 0; i-- {
-			if err := s.unbind(s.bound[i]); err != nil {
-				return false, err
-			}
+		if err := s.unbindAll(s.bound); err != nil {
+			return false, err
 		}
 		found, err := s.settleReplayed()
 		for _, b := range s.bound {
@@ -212,11 +210,7 @@ func (s *search) gangFrom(n int) (bool, error) {
 		return found, err
 	}
 	task := s.gang[n]
-	next := func() (bool, error) {
-		row, err := s.placer.Best(task)
-		if err != nil || row < 0 {
-			return false, err
-		}
+	placeAt := func(row int) (bool, error) {
 		b, err := s.bind(task, row, nil)
 		if err != nil {
 			return false, err
@@ -226,13 +220,20 @@ func (s *search) gangFrom(n int) (bool, error) {
 		s.bound = s.bound[:len(s.bound)-1]
 		return found, errors.Join(err, s.unbind(b))
 	}
-	if row, err := s.placer.Best(task); err != nil || row >= 0 {
+	row, err := s.placer.Best(task)
+	if err != nil || row >= 0 {
 		if err != nil {
 			return false, err
 		}
-		return next()
+		return placeAt(row)
 	}
-	return s.open(task, s.shapeKey(task), -1, next)
+	return s.open(task, s.shapeKey(task), -1, func() (bool, error) {
+		row, err := s.placer.Best(task)
+		if err != nil || row < 0 {
+			return false, err
+		}
+		return placeAt(row)
+	})
 }
 
 // open makes room for task off one row other than avoid (-1: any): for
@@ -310,28 +311,34 @@ func (s *search) moveAll(pods []int, then func() (bool, error)) (bool, error) {
 		return false, nil
 	}
 	i, rest := pods[0], pods[1:]
-	moveOn := func() (bool, error) {
+	// moveOn moves pod i to row to (where the pipeline puts it now), then
+	// the rest.
+	moveOn := func(to int) (bool, error) {
 		if !s.may(i) { // a chain before it spent its group's budget
 			return false, nil
 		}
-		ok, err := s.move(i)
-		if err != nil || !ok {
+		if err := s.moveTo(i, to); err != nil {
 			return false, err
 		}
 		found, err := s.moveAll(rest, then)
 		return found, errors.Join(err, s.back())
 	}
-	if to, err := s.target(i, s.row[i]); err != nil || to >= 0 {
+	to, err := s.target(i, s.row[i])
+	if err != nil || to >= 0 {
 		if err != nil {
 			return false, err
 		}
-		return moveOn()
+		return moveOn(to)
 	}
 	// Owe the pods' moves while room is made for the first.
 	s.owed += len(pods)
 	found, err := s.open(s.c.Pods[i].Task, s.key(i), s.row[i], func() (bool, error) {
+		to, err := s.target(i, s.row[i])
+		if err != nil || to < 0 {
+			return false, err
+		}
 		s.owed -= len(pods)
-		found, err := moveOn()
+		found, err := moveOn(to)
 		s.owed += len(pods)
 		return found, err
 	})
@@ -454,29 +461,63 @@ func (s *search) redo(m Move, held []int, guided bool) error {
 // settle records the path as the best plan when the gang fits now, its
 // tasks placed in order where the pipeline puts them.
 func (s *search) settle() (bool, error) {
-	var bound []binding
-	rows := make([]int, 0, len(s.gang))
-	var err error
-	for _, task := range s.gang {
-		var row int
-		if row, err = s.placer.Best(task); err != nil || row < 0 {
-			break
-		}
-		var b binding
-		if b, err = s.bind(task, row, nil); err != nil {
-			break
-		}
-		bound = append(bound, b)
-		rows = append(rows, row)
-	}
-	for i := len(bound) - 1; i >= 0; i-- {
-		err = errors.Join(err, s.unbind(bound[i]))
-	}
-	if err != nil || len(rows) < len(s.gang) {
+	bound, _, err := s.placeEach(s.gang, true)
+	err = errors.Join(err, s.unbindAll(bound))
+	if err != nil || len(bound) < len(s.gang) {
 		return false, err
+	}
+	rows := make([]int, len(bound))
+	for n, b := range bound {
+		rows[n] = b.row
 	}
 	s.best, s.rows = clonePath(s.path), rows
 	return true, nil
+}
+
+// placeEach binds the tasks that fit, in order, each where the pipeline
+// puts it, and returns their bindings and indices; with all, it stops at
+// the first that fits nowhere. A task of a shape that fitted nowhere is
+// not tried again: placing others only fills the nodes.
+func (s *search) placeEach(tasks []*scoring.Task, all bool) ([]binding, []int, error) {
+	var bound []binding
+	var in []int
+	var failed map[string]bool
+	for i, task := range tasks {
+		key := s.shapeKey(task)
+		if failed[key] {
+			continue
+		}
+		row, err := s.placer.Best(task)
+		if err != nil {
+			return bound, in, err
+		}
+		if row < 0 {
+			if all {
+				break
+			}
+			if failed == nil {
+				failed = map[string]bool{}
+			}
+			failed[key] = true
+			continue
+		}
+		b, err := s.bind(task, row, nil)
+		if err != nil {
+			return bound, in, err
+		}
+		bound, in = append(bound, b), append(in, i)
+	}
+	return bound, in, nil
+}
+
+// unbindAll takes bound tasks off, the last bound first.
+func (s *search) unbindAll(bound []binding) error {
+	for i := len(bound) - 1; i >= 0; i-- {
+		if err := s.unbind(bound[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func clonePath(path []Move) []Move {
@@ -491,24 +532,42 @@ func clonePath(path []Move) []Move {
 // move moves pod i to where the pipeline puts it, reporting false (and
 // changing nothing) when it fits nowhere else.
 func (s *search) move(i int) (bool, error) {
-	from := s.row[i]
-	to, err := s.target(i, from)
+	to, err := s.target(i, s.row[i])
 	if err != nil || to < 0 {
 		return false, err
 	}
-	held := s.holds[i]
+	return true, s.moveTo(i, to)
+}
+
+// moveTo moves pod i to row to, on the devices the scheduler gives it
+// there, as the path's next move.
+func (s *search) moveTo(i, to int) error {
+	from, held := s.row[i], s.holds[i]
 	if err := s.off(i); err != nil {
-		return false, err
+		return err
 	}
 	if err := s.on(i, to, nil); err != nil {
-		return false, err
+		return err
 	}
 	s.moved[i] = true
 	s.path = append(s.path, Move{Pod: i, From: from, To: to, Holds: s.holds[i]})
 	s.left = append(s.left, held)
 	s.guided = append(s.guided, len(s.bound) > 0)
 	s.spend(i, 1)
-	return true, nil
+	return nil
+}
+
+// keep adds a bound task to the cluster's pods (a placed pending task),
+// and to the search's, as one that has not moved.
+func (s *search) keep(b binding, movable bool, group string) {
+	holds := b.holds
+	if s.c.Devices == nil || b.task.Devices.Count == 0 {
+		holds = nil
+	}
+	i := len(s.c.Pods)
+	s.c.Pods = append(s.c.Pods, Pod{Task: b.task, Row: b.row, Holds: holds, Movable: movable, Group: group})
+	s.row, s.holds, s.moved, s.podKey = append(s.row, b.row), append(s.holds, holds), append(s.moved, false), append(s.podKey, "")
+	s.onRow[b.row] = append(s.onRow[b.row], i)
 }
 
 // back takes the last move back.

@@ -293,6 +293,9 @@ func (d *planning) free(c *Cluster) error {
 			if err := sc.snap.Assume(p, node); err != nil {
 				return fmt.Errorf("placing pod %s/%s on %s: %v", p.Namespace, p.Name, node, err)
 			}
+			if sc.snap.Table() != d.dc.Table { // the schema was built with every pod's resources
+				return fmt.Errorf("placing pod %s/%s changed the cluster's resources", p.Namespace, p.Name)
+			}
 			d.r.FitsNow = append(d.r.FitsNow, Placement{Pod: p.Namespace + "/" + p.Name, Node: node})
 			continue
 		}
@@ -310,7 +313,7 @@ func (d *planning) free(c *Cluster) error {
 	cost := func(row int) float64 {
 		return m.NodeModel(table.Allocatable(row)[cpu]-table.Used(row)[cpu], devices.Free(row), devices.Model(row))
 	}
-	d.r.GPUFragmentedBefore = d.fragmented(cost)
+	_, d.r.GPUFragmentedBefore = sc.gpuShares(c.Pods)
 	placed := len(d.dc.Pods)
 	steps, err := defrag.GiveBack(d.dc, cost, defrag.GiveBackOptions{Moves: d.r.MaxMoves, Budgets: d.disruptions.Allowed,
 		Candidates: table.Len(), Pending: waiting})
@@ -330,7 +333,7 @@ func (d *planning) free(c *Cluster) error {
 		}
 		d.r.Moves = append(d.r.Moves, m)
 	}
-	d.r.GPUFragmentedAfter = d.fragmented(cost)
+	_, d.r.GPUFragmentedAfter = sc.gpuShares(c.Pods)
 	if !d.r.Found {
 		if len(waiting) > 0 {
 			d.r.Reason = fmt.Sprintf("no moves of at most %d let a pending pod in", d.r.MaxMoves)
@@ -339,21 +342,6 @@ func (d *planning) free(c *Cluster) error {
 		}
 	}
 	return nil
-}
-
-// fragmented is the cost summed over the nodes, as a share of the
-// cluster's GPUs; nil without GPUs.
-func (d *planning) fragmented(cost func(int) float64) *float64 {
-	total, sum := 0.0, 0.0
-	for row := range d.dc.Table.Len() {
-		total += float64(len(d.dc.Devices.Free(row))) * float64(d.dc.Devices.PerDevice())
-		sum += cost(row)
-	}
-	if total == 0 {
-		return nil
-	}
-	share := sum / total
-	return &share
 }
 
 // budgetsUsed lists the budgets that cover a movable pod, with the
