@@ -18,13 +18,15 @@ import (
 )
 
 // largeSnapshot writes a snapshot of n nodes, one in five a GPU node (64
-// cores, 8 GPUs), each running four pods, plus pending pods, and returns
-// its path.
-func largeSnapshot(b *testing.B, n, pending int) string {
+// cores, 8 GPUs), each running four pods of a ReplicaSet, plus pending
+// pods and the extra ones, and returns its path.
+func largeSnapshot(b *testing.B, n, pending int, extra ...*v1.Pod) string {
 	b.Helper()
 	q := examplecluster.Resources
+	controller := true
 	pod := func(name, node string, req v1.ResourceList) *v1.Pod {
-		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "load", Name: name, CreationTimestamp: metav1.NewTime(examplecluster.Start)},
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "load", Name: name, CreationTimestamp: metav1.NewTime(examplecluster.Start),
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "load", UID: "uid-load", Controller: &controller}}},
 			Spec:   v1.PodSpec{NodeName: node, Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{Requests: req}}}},
 			Status: v1.PodStatus{Phase: v1.PodRunning}}
 	}
@@ -52,6 +54,7 @@ func largeSnapshot(b *testing.B, n, pending int) string {
 		}
 		pods = append(pods, pod(fmt.Sprintf("wait-%05d", i), "", req))
 	}
+	pods = append(pods, extra...)
 	path := filepath.Join(b.TempDir(), "cluster.json")
 	if err := os.WriteFile(path, examplecluster.SnapshotJSON(nodes, pods), 0o644); err != nil {
 		b.Fatal(err)
@@ -109,4 +112,68 @@ func BenchmarkWhatIf5000Nodes(b *testing.B) {
 			b.Fatalf("exit %d", code)
 		}
 	}
+}
+
+// BenchmarkDefrag5000Nodes times `kubectl resfit defrag` on the snapshot
+// of BenchmarkExplain5000Nodes with one more pending pod, 8 GPUs, that no
+// GPU node has room for: every GPU node runs two pods holding 1 to 3 GPUs,
+// which must both leave one. The whole commands, in the same run: explain
+// of that pod (the baseline), defrag --for it (2 moves, proved minimal by
+// trying every single move), and defrag without --for (up to 10 moves that
+// let the most pending GPU in); then the plans alone, on the cluster read
+// once, beside explain's scoring alone.
+func BenchmarkDefrag5000Nodes(b *testing.B) {
+	big := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "load", Name: "big", CreationTimestamp: metav1.NewTime(examplecluster.Start)},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{Requests: examplecluster.Resources("cpu", "8", "memory", "32Gi", examplecluster.GPU, "8")}}}}}
+	snapshot := largeSnapshot(b, 5000, 1, big)
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"command/explain", []string{"explain", "--top", "0", "load/big"}},
+		{"command/defrag-for", []string{"defrag", "--for", "load/big"}},
+		{"command/defrag", []string{"defrag"}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if code := Run(context.Background(), append([]string{"--snapshot", snapshot, "--config", rsfSRA}, c.args...), io.Discard, io.Discard); code != 0 {
+					b.Fatalf("exit %d", code)
+				}
+			}
+		})
+	}
+	c, err := resfitctl.ReadSnapshot(snapshot)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg, err := resfitctl.LoadConfig(rsfSRA, config.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := c.FindPod("load/big", "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("explain", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := resfitctl.Explain(c, cfg, "rsf-sra.yaml", p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("defrag-for", func(b *testing.B) {
+		for b.Loop() {
+			r, err := resfitctl.Defrag(c, cfg, "rsf-sra.yaml", resfitctl.DefragOptions{For: []*v1.Pod{p}})
+			if err != nil || !r.Found || len(r.Moves) != 2 || !r.Minimal {
+				b.Fatalf("%+v %v", r, err)
+			}
+		}
+	})
+	b.Run("defrag", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := resfitctl.Defrag(c, cfg, "rsf-sra.yaml", resfitctl.DefragOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
