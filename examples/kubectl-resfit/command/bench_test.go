@@ -82,18 +82,7 @@ func BenchmarkExplain5000Nodes(b *testing.B) {
 			}
 		}
 	})
-	c, err := resfitctl.ReadSnapshot(snapshot)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg, err := resfitctl.LoadConfig(rsfSRAPath, config.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, err := c.FindPod("load/wait-00000", "")
-	if err != nil {
-		b.Fatal(err)
-	}
+	c, cfg, p := readBench(b, snapshot, "load/wait-00000")
 	b.Run("explain", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := resfitctl.Explain(c, cfg, "rsf-sra.yaml", p); err != nil {
@@ -142,18 +131,7 @@ func BenchmarkDefrag5000Nodes(b *testing.B) {
 			}
 		})
 	}
-	c, err := resfitctl.ReadSnapshot(snapshot)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg, err := resfitctl.LoadConfig(rsfSRA, config.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, err := c.FindPod("load/big", "")
-	if err != nil {
-		b.Fatal(err)
-	}
+	c, cfg, p := readBench(b, snapshot, "load/big")
 	b.Run("explain", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := resfitctl.Explain(c, cfg, "rsf-sra.yaml", p); err != nil {
@@ -176,4 +154,23 @@ func BenchmarkDefrag5000Nodes(b *testing.B) {
 			}
 		}
 	})
+}
+
+// readBench reads a benchmark's snapshot, the rsf-sra configuration and
+// the pod to score.
+func readBench(b *testing.B, snapshot, pod string) (*resfitctl.Cluster, *config.Config, *v1.Pod) {
+	b.Helper()
+	c, err := resfitctl.ReadSnapshot(snapshot)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg, err := resfitctl.LoadConfig(rsfSRA, config.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := c.FindPod(pod, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c, cfg, p
 }
