@@ -8,7 +8,11 @@
 // (volcano.go, with its scarce-resource avoidance in sra.go),
 // kube-scheduler (kube.go), Koordinator (koordinator.go) and the legacy
 // Policy (policy.go); resfit's own fragmentation plugins, FGD and
-// ResfitFrag, which every form can name, are in frag.go. A document goes one way through them: Load
+// ResfitFrag, which every form can name, are in frag.go; resfit's
+// kube-scheduler plugins (ResourceStrategyFit, which runs a whole
+// configuration, and the plugins that run one alone), as a profile enables
+// them and as the plugins decode their arguments (KubePlugin), in
+// kubeplugins.go. A document goes one way through them: Load
 // (config.go) finds the configuration in its file (manifest.go: bare, in a
 // ConfigMap, among manifests), decode (config.go) picks the dialect by its
 // top-level fields, the dialect's file reads its plugin list and hands each
@@ -65,8 +69,9 @@ type Options struct {
 	// LeastAllocated, a negative plugin weight 10, an invalid wildcard is
 	// dropped. Each change is reported in Config.Warnings.
 	Compat bool
-	// Profile picks the KubeSchedulerConfiguration profile by schedulerName;
-	// empty means the first.
+	// Profile picks the KubeSchedulerConfiguration profile by schedulerName
+	// (default-scheduler for a profile without one); it may be empty only
+	// when there is one profile, and is not looked at in other forms.
 	Profile string
 }
 
@@ -81,6 +86,11 @@ type Config struct {
 	// Source says where Load found the configuration when it was inside a
 	// ConfigMap or among other documents; empty otherwise.
 	Source string
+	// NoHostDeviceShare leaves the host's DeviceShare filter out: only the
+	// configuration's plugins filter, as in a KubeSchedulerConfiguration
+	// profile, where resfit's plugins that filter with the device view
+	// (ResourceStrategyFit and FGD, KubePluginArgs) bring it themselves.
+	NoHostDeviceShare bool
 }
 
 // FilterConfig enables one filter.
@@ -176,7 +186,7 @@ func (c *Config) BuildFor(schema *resource.Schema, host Host) (*scoring.Pipeline
 		}
 		filters = append(filters, built)
 	}
-	if host.Devices != nil && !host.NoDeviceShare {
+	if host.Devices != nil && !host.NoDeviceShare && !c.NoHostDeviceShare {
 		deviceShare, err := scoring.NewDeviceFilter(host.Devices)
 		if err != nil {
 			return nil, err
@@ -249,6 +259,17 @@ func Decode(doc map[string]any, opts Options) (*Config, error) {
 }
 
 func (d *decoder) decode(doc map[string]any, opts Options) (*Config, error) {
+	c := d.dialect(doc, opts)
+	if err := d.err(); err != nil {
+		return nil, err
+	}
+	c.Warnings = d.warns
+	return c, nil
+}
+
+// dialect reads a document in the dialect its top-level fields name; nil
+// when they name none (an error is then reported).
+func (d *decoder) dialect(doc map[string]any, opts Options) *Config {
 	var c *Config
 	switch {
 	case doc["plugins"] != nil && doc["profiles"] == nil:
@@ -262,11 +283,7 @@ func (d *decoder) decode(doc map[string]any, opts Options) (*Config, error) {
 	default:
 		d.missing(d.rootPath(), "unrecognised configuration: want plugins (resfit), tiers (Volcano), profiles (KubeSchedulerConfiguration) or priorities (Policy)")
 	}
-	if err := d.err(); err != nil {
-		return nil, err
-	}
-	c.Warnings = d.warns
-	return c, nil
+	return c
 }
 
 // DecodeArgs decodes one plugin's upstream arguments, as a scheduler hands

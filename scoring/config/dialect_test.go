@@ -21,6 +21,7 @@ type loadCase struct {
 	name    string
 	doc     string
 	compat  bool
+	profile string
 	filters []string
 	scorers []ScorerConfig
 	warns   []string // substrings, each in some warning
@@ -31,7 +32,7 @@ func runLoadCases(t *testing.T, cases []loadCase) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := Load([]byte(tc.doc), Options{Compat: tc.compat})
+			c, err := Load([]byte(tc.doc), Options{Compat: tc.compat, Profile: tc.profile})
 			if tc.errs != nil {
 				if err == nil {
 					t.Fatalf("loaded:\n%s", c)
@@ -49,7 +50,7 @@ func runLoadCases(t *testing.T, cases []loadCase) {
 			if diff := cmp.Diff(tc.filters, filters); diff != "" {
 				t.Errorf("filters (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.scorers, c.Scorers, cmpopts.IgnoreFields(ScorerConfig{}, "Sources"), cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(tc.scorers, c.Scorers, cmpopts.IgnoreFields(ScorerConfig{}, "Sources"), cmpopts.IgnoreFields(FilterConfig{}, "Source"), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("scorers (-want +got):\n%s", diff)
 			}
 			wantAll(t, strings.Join(c.Warnings, "\n"), tc.warns...)
@@ -58,6 +59,15 @@ func runLoadCases(t *testing.T, cases []loadCase) {
 			}
 		})
 	}
+}
+
+// kubeScorer is a plugin as a KubeSchedulerConfiguration's profile runs it:
+// resfit's kube-scheduler plugin of its name, running it alone.
+func kubeScorer(s ScorerConfig) ScorerConfig {
+	inner := s
+	inner.Weight = 1
+	s.Args = KubePluginArgs{Plugin: s.Name, Config: &Config{Scorers: []ScorerConfig{inner}}}
+	return s
 }
 
 // readsDevicesOf reports whether every fragmentation plugin of c reads the

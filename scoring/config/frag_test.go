@@ -36,6 +36,10 @@ func TestFragPlugins(t *testing.T) {
 	perDevice := (w[0]*8 + w[1]*4) / (w[0]*1 + w[1]*0.3)
 	rf := ScorerConfig{Name: ResfitFrag, Weight: 2, Args: ResfitFragArgs{FGDArgs: fgd.Args.(FGDArgs),
 		TieBreaker: []string{"cpu", resource.GPU}, CoresPerIdleGPU: perDevice}}
+	// FGD enabled at score alone: its filters left out, as kube-scheduler
+	// leaves them.
+	kubeFGD := kubeScorer(fgd)
+	kubeFGD.FiltersOff = true
 	runLoadCases(t, []loadCase{
 		{name: "resfit's form", doc: `
 plugins:
@@ -53,7 +57,8 @@ profiles:
   pluginConfig:
   - {name: FGD, args: {classes: ` + fragClasses + `}}
   - {name: ResfitFrag, args: {classes: ` + fragClasses + `}}`,
-			filters: []string{NodeResourcesFit}, scorers: []ScorerConfig{fgd, rf}},
+			filters: []string{NodeResourcesFit}, scorers: []ScorerConfig{kubeFGD, rf},
+			warns: []string{"FGD scores but is not enabled at filter"}},
 		{name: "volcano-scheduler.conf", doc: `
 tiers:
 - plugins:

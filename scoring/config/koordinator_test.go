@@ -29,10 +29,10 @@ profiles:
     args: {resources: [nvidia.com/gpu]}`,
 			filters: []string{NodeResourcesFit},
 			scorers: []ScorerConfig{
-				{Name: NodeResourcesFitPlus, Weight: 2, Args: NodeResourcesFitPlusArgs{Resources: []strategy.Resource{
+				kubeScorer(ScorerConfig{Name: NodeResourcesFitPlus, Weight: 2, Args: NodeResourcesFitPlusArgs{Resources: []strategy.Resource{
 					{Name: "cpu", Type: strategy.LeastAllocated, Weight: 1}, {Name: "memory", Type: strategy.LeastAllocated, Weight: 1},
-					{Name: "nvidia.com/gpu", Type: strategy.MostAllocated, Weight: 2}}}},
-				{Name: ScarceResourceAvoidance, Weight: 2, Args: ScarceResourceAvoidanceArgs{Resources: []string{"nvidia.com/gpu"}}}}},
+					{Name: "nvidia.com/gpu", Type: strategy.MostAllocated, Weight: 2}}}}),
+				kubeScorer(ScorerConfig{Name: ScarceResourceAvoidance, Weight: 2, Args: ScarceResourceAvoidanceArgs{Resources: []string{"nvidia.com/gpu"}}})}},
 		{name: "in resfit's own form", doc: `plugins: [{name: ScarceResourceAvoidance, args: {resources: [nvidia.com/gpu, nvidia.com/t4]}}]`,
 			filters: []string{NodeResourcesFit},
 			scorers: []ScorerConfig{{Name: ScarceResourceAvoidance, Weight: 1, Args: ScarceResourceAvoidanceArgs{Resources: []string{"nvidia.com/gpu", "nvidia.com/t4"}}}}},

@@ -2,8 +2,10 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
@@ -220,22 +222,34 @@ func (d *decoder) balanced(path string, raw any) ScorerArgs {
 // enables (kube-scheduler's defaults NodeResourcesFit and
 // NodeResourcesBalancedAllocation, weight 1, unless disabled) with their
 // pluginConfig args, and the NodeResourcesFit filter unless disabled.
-// Without profiles it is kube-scheduler's default profile.
+// Without profiles it is kube-scheduler's default profile; with several,
+// profileName must name one (a profile without a schedulerName is
+// default-scheduler, as kube-scheduler names it).
 func (d *decoder) kubeConf(doc map[string]any, profileName string) *Config {
-	c := &Config{}
+	c := &Config{NoHostDeviceShare: true}
 	profiles, _ := d.list(d.at("profiles"), doc["profiles"])
 	if len(profiles) == 0 && (profileName == "" || profileName == "default-scheduler") {
 		profiles = []any{map[string]any{}} // kube-scheduler's default profile
 	}
+	var names []string
 	pi := -1
 	for i, p := range profiles {
-		if m, ok := p.(map[string]any); ok && (profileName == "" || m["schedulerName"] == profileName) {
+		m, _ := p.(map[string]any)
+		name, _ := m["schedulerName"].(string)
+		if m != nil && m["schedulerName"] == nil {
+			name = "default-scheduler" // kube-scheduler's default
+		}
+		names = append(names, formatValue(name))
+		if pi < 0 && m != nil && (profileName == "" || name == profileName) {
 			pi = i
-			break
 		}
 	}
-	if pi < 0 {
-		d.missing(d.at("profiles"), "no profile named "+formatValue(profileName))
+	switch {
+	case len(profiles) > 1 && profileName == "":
+		d.missing(d.at("profiles"), fmt.Sprintf("%d profiles (%s): name the one to read by its schedulerName (kubectl resfit --profile)", len(profiles), strings.Join(names, ", ")))
+		return c
+	case pi < 0:
+		d.missing(d.at("profiles"), fmt.Sprintf("no profile named %s; the profiles are %s", formatValue(profileName), strings.Join(names, ", ")))
 		return c
 	}
 	path := index(d.at("profiles"), pi)
@@ -257,7 +271,7 @@ func (d *decoder) kubeConf(doc map[string]any, profileName string) *Config {
 	plugins, _ := d.object(join(path, "plugins"), profile["plugins"])
 	enabled, disabled := d.extensionPoint(join(path, "plugins"), plugins, "score")
 	multiEnabled, multiDisabled := d.extensionPoint(join(path, "plugins"), plugins, "multiPoint")
-	_, filterDisabled := d.extensionPoint(join(path, "plugins"), plugins, "filter")
+	filterEnabled, filterDisabled := d.extensionPoint(join(path, "plugins"), plugins, "filter")
 	off := func(name string, lists ...[]string) bool {
 		for _, l := range lists {
 			if slices.Contains(l, "*") || slices.Contains(l, name) {
@@ -301,9 +315,29 @@ func (d *decoder) kubeConf(doc map[string]any, profileName string) *Config {
 	if raw, ok := args[NodeResourcesFit]; ok {
 		fitArgs, fitNotes, _ = d.plugin(cfgPath[NodeResourcesFit], NodeResourcesFit, raw)
 	}
+	filters := func(name string) bool {
+		return !off(name, filterDisabled, multiDisabled) &&
+			(slices.ContainsFunc(filterEnabled, func(e enabledPlugin) bool { return e.name == name }) ||
+				slices.ContainsFunc(multiEnabled, func(e enabledPlugin) bool { return e.name == name }))
+	}
 	for _, e := range order {
 		a, notes, known := fitArgs, fitNotes, true
-		if e.name != NodeResourcesFit {
+		var filtersOff bool
+		switch {
+		case slices.Contains(kubePlugins, e.name):
+			// resfit's own kube-scheduler plugins, decoded as the plugin
+			// decodes its arguments.
+			apath, given := cfgPath[e.name]
+			if !given {
+				apath = join(path, "pluginConfig")
+			}
+			a, known = d.kubePlugin(apath, e.name, args[e.name])
+			notes = map[string]string{}
+			// NodeResourcesFitPlus and ScarceResourceAvoidance bring no filters.
+			if filtersOff = !filters(e.name) && e.name != NodeResourcesFitPlus && e.name != ScarceResourceAvoidance; filtersOff {
+				d.warn("%s: %s scores but is not enabled at filter; kube-scheduler then scores 0 where its filters reject a node, and explain leaves its filters out (enable it under multiPoint)", join(path, "plugins"), e.name)
+			}
+		case e.name != NodeResourcesFit:
 			a, notes, known = d.plugin(cfgPath[e.name], e.name, args[e.name])
 		}
 		if !known {
@@ -313,7 +347,7 @@ func (d *decoder) kubeConf(doc map[string]any, profileName string) *Config {
 		notes = maps.Clone(notes)
 		notes[""], notes["weight"] = e.source, e.weighs
 		d.weightProduct(e.weighs, e.weight, a)
-		c.Scorers = append(c.Scorers, ScorerConfig{Name: e.name, Weight: e.weight, Args: a, Sources: notes})
+		c.Scorers = append(c.Scorers, ScorerConfig{Name: e.name, Weight: e.weight, Args: a, Sources: notes, FiltersOff: filtersOff})
 	}
 	if !off(NodeResourcesFit, filterDisabled, multiDisabled) {
 		fa, _ := fitArgs.(NodeResourcesFitArgs)

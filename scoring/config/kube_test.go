@@ -1,8 +1,13 @@
 package config
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/strategy"
 )
 
@@ -67,9 +72,128 @@ profiles:
 				`profiles[0].pluginConfig[0].args.scoringStrategy.type: unsupported scoring strategy type, want MostAllocated, LeastAllocated or RequestedToCapacityRatio, got "Spread"`,
 				`profiles[0].pluginConfig[0].args.scoringStrategy.resources[0].weight: must be in (0, 100], got 101`,
 				`profiles[0].pluginConfig[1].args.resources[0].weight: must be 1, got 2`}},
+		{name: "resfit's kube-scheduler plugins, as the plugins read their args", profile: "resfitfrag", doc: resfitProfiles,
+			filters: []string{NodeResourcesFit},
+			scorers: []ScorerConfig{
+				kubeScorer(ScorerConfig{Name: FGD, Weight: 101, Args: FGDArgs{Device: resource.GPU, ShareUnit: 1000, Classes: []FragClass{{MilliCPU: 8000, GPUs: 1, GPUShare: 1000, Weight: 1}}}}),
+				{Name: KubeResourceStrategyFit, Weight: 1, Args: KubePluginArgs{Plugin: KubeResourceStrategyFit, Config: &Config{
+					Filters: []FilterConfig{{Name: NodeResourcesFit, Args: NodeResourcesFitArgs{}}},
+					Scorers: []ScorerConfig{{Name: NodeResourcesBalancedAllocation, Weight: 1, Args: BalancedAllocationArgs{Resources: []string{"cpu", resource.GPU}}}}}}}}},
+		{name: "ResourceStrategyFit in a profile that scores with it alone", profile: "resfit", doc: resfitProfiles,
+			filters: []string{NodeResourcesFit},
+			scorers: []ScorerConfig{{Name: KubeResourceStrategyFit, Weight: 1, Args: KubePluginArgs{Plugin: KubeResourceStrategyFit, Config: &Config{
+				Filters: []FilterConfig{{Name: NodeResourcesFit, Args: NodeResourcesFitArgs{}}},
+				Scorers: []ScorerConfig{{Name: NodeResourcesFit, Weight: 2, Args: NodeResourcesFitArgs{Type: ScoringMostAllocated, Resources: []strategy.Resource{{Name: resource.GPU, Weight: 1}}}}}}}}}},
+		{name: "several profiles, none named", doc: resfitProfiles,
+			errs: []string{`profiles: 3 profiles ("resfit", "resfitfrag", "default-scheduler"): name the one to read by its schedulerName`}},
+		{name: "a profile that is not there", profile: "volcano", doc: resfitProfiles,
+			errs: []string{`profiles: no profile named "volcano"; the profiles are "resfit", "resfitfrag", "default-scheduler"`}},
+		{name: "the default-scheduler profile", profile: "default-scheduler", doc: resfitProfiles,
+			filters: []string{NodeResourcesFit},
+			scorers: []ScorerConfig{{Name: NodeResourcesFit, Weight: 1, Args: kubeDefaultFit}, {Name: NodeResourcesBalancedAllocation, Weight: 1, Args: kubeDefaultBalanced}}},
+		{name: "errors inside resfit's plugins' args", doc: `
+profiles:
+- plugins:
+    multiPoint: {enabled: [{name: ResourceStrategyFit}, {name: FGD}]}
+  pluginConfig:
+  - name: ResourceStrategyFit
+    args: {plugins: [{name: binpack, weight: -1}]}
+  - name: FGD
+    args: {classes: [{cpu: -1}]}`,
+			errs: []string{
+				`profiles[0].pluginConfig[0].args.plugins[0].weight: must be ≥ 0, got -1`,
+				`profiles[0].pluginConfig[1].args.classes[0].cpu: quantity "-1": negative amounts are not allowed`}},
+		{name: "ResourceStrategyFit without args", doc: `profiles: [{plugins: {multiPoint: {enabled: [{name: ResourceStrategyFit}]}}}]`,
+			errs: []string{`profiles[0].pluginConfig: ResourceStrategyFit needs a configuration (plugins: ...) as its args`}},
 		{name: "RequestedToCapacityRatio without a shape", doc: `profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: {type: RequestedToCapacityRatio}}}]}]`,
 			errs: []string{`profiles[0].pluginConfig[0].args.scoringStrategy.requestedToCapacityRatio: must be specified when type is RequestedToCapacityRatio`}},
 	})
+}
+
+// resfitProfiles are three profiles: resfit's plugins as the kubescheduler
+// example enables them, and kube-scheduler's default.
+const resfitProfiles = `
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: resfit
+  plugins:
+    multiPoint: {enabled: [{name: ResourceStrategyFit}]}
+    score: {disabled: [{name: NodeResourcesFit}, {name: NodeResourcesBalancedAllocation}]}
+  pluginConfig:
+  - name: ResourceStrategyFit
+    args:
+      apiVersion: kubescheduler.config.k8s.io/v1
+      kind: ResourceStrategyFitArgs
+      plugins:
+      - name: NodeResourcesFit
+        weight: 2
+        args: {scoringStrategy: {type: MostAllocated, resources: [{name: nvidia.com/gpu, weight: 1}]}}
+- schedulerName: resfitfrag
+  plugins:
+    preFilter: {enabled: [{name: FGD}, {name: ResourceStrategyFit}]}
+    filter: {enabled: [{name: FGD}, {name: ResourceStrategyFit}]}
+    preScore: {enabled: [{name: FGD}, {name: ResourceStrategyFit}]}
+    score:
+      enabled: [{name: FGD, weight: 101}, {name: ResourceStrategyFit, weight: 1}]
+      disabled: [{name: "*"}]
+  pluginConfig:
+  - name: FGD
+    args: {classes: [{cpu: 8, gpus: 1}]}
+  - name: ResourceStrategyFit
+    args:
+      plugins:
+      - name: NodeResourcesBalancedAllocation
+        args: {resources: [{name: cpu, weight: 1}, {name: nvidia.com/gpu, weight: 1}]}
+- {}
+`
+
+// The configuration resfit's kube-scheduler plugins run is the one Load
+// reads from the profile that enables them: KubePlugin, which the plugins
+// call, decodes each one's args alike, and a profile's canonical form
+// loads back to it.
+func TestKubePluginIsTheProfilesPlugin(t *testing.T) {
+	for _, profile := range []string{"resfit", "resfitfrag"} {
+		c, err := Load([]byte(resfitProfiles), Options{Profile: profile})
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := decodeDocument([]byte(resfitProfiles))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range c.Scorers {
+			var args map[string]any
+			for _, p := range doc["profiles"].([]any) {
+				if p.(map[string]any)["schedulerName"] != profile {
+					continue
+				}
+				for _, pc := range p.(map[string]any)["pluginConfig"].([]any) {
+					if pc.(map[string]any)["name"] == s.Name {
+						args = pc.(map[string]any)["args"].(map[string]any)
+					}
+				}
+			}
+			plugin, err := KubePlugin(s.Name, args, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(s.Args.(KubePluginArgs).Config, plugin, cmpopts.IgnoreFields(ScorerConfig{}, "Sources"), cmpopts.IgnoreFields(FilterConfig{}, "Source"), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s in profile %s (-Load +KubePlugin):\n%s", s.Name, profile, diff)
+			}
+		}
+		text := c.Canonical()
+		back, err := Load(text, Options{})
+		if err != nil {
+			t.Fatalf("written as\n%s\ndoes not load back: %v", text, err)
+		}
+		if diff := cmp.Diff(c.Scorers, back.Scorers, cmpopts.IgnoreFields(ScorerConfig{}, "Sources"), cmpopts.IgnoreFields(FilterConfig{}, "Source"), cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("written as\n%s\nscorers (-loaded +loaded back):\n%s", text, diff)
+		}
+	}
+	if _, err := KubePlugin("ResfitFrag", nil, Options{}); err == nil || !strings.Contains(err.Error(), `unknown plugin "ResfitFrag"; resfit's kube-scheduler plugins are ResourceStrategyFit, FGD, NodeResourcesFitPlus, ScarceResourceAvoidance`) {
+		t.Errorf("KubePlugin of an unknown plugin: %v", err)
+	}
 }
 
 func FuzzKube(f *testing.F) {

@@ -1,11 +1,13 @@
 package config
 
 import (
+	"slices"
 	"strings"
 )
 
 // native reads resfit's own form, the form Config.Canonical writes:
 //
+//	hostDeviceShare: true          # false: the host adds no DeviceShare filter
 //	filters:                       # default [NodeResourcesFit]
 //	- NodeResourcesFit             # a name, or {name, args: {ignoredResources,
 //	                               # ignoredResourceGroups}}
@@ -14,14 +16,21 @@ import (
 //	  weight: 1                    # default 1
 //	  scores: true                 # false leaves its scores out
 //	  filters: true                # false leaves out the filters it brings
+//	  kubeScheduler: false         # true: scored 0-100 as resfit's kube-scheduler
+//	                               # plugin of that name scores (KubePluginArgs);
+//	                               # always so for ResourceStrategyFit
 //	  args: {...}                  # the plugin's upstream arguments (or arguments)
 //
 // A NodeResourcesFit filter given by name takes the NodeResourcesFit
 // plugin's ignoredResources and ignoredResourceGroups, when the plugin is
 // configured.
 func (d *decoder) native(doc map[string]any) *Config {
-	d.only(d.root, doc, strictFields, "plugins", "filters")
+	d.only(d.root, doc, strictFields, "plugins", "filters", "hostDeviceShare")
 	c := &Config{}
+	if raw, present := doc["hostDeviceShare"]; present {
+		on, _ := d.boolean(d.at("hostDeviceShare"), raw)
+		c.NoHostDeviceShare = !on
+	}
 	plugins, _ := d.list(d.at("plugins"), doc["plugins"])
 	fitArgs := NodeResourcesFitArgs{}
 	for i, p := range plugins {
@@ -30,7 +39,7 @@ func (d *decoder) native(doc map[string]any) *Config {
 		if !ok {
 			continue
 		}
-		d.only(path, m, strictFields, "name", "weight", "scores", "filters", "args", "arguments")
+		d.only(path, m, strictFields, "name", "weight", "scores", "filters", "kubeScheduler", "args", "arguments")
 		name, ok := d.str(join(path, "name"), m["name"])
 		if !ok {
 			continue
@@ -40,10 +49,21 @@ func (d *decoder) native(doc map[string]any) *Config {
 		if m["arguments"] != nil {
 			argsKey = "arguments"
 		}
-		args, notes, known := d.plugin(join(path, argsKey), name, m[argsKey])
-		if !known {
-			d.fail(join(path, "name"), "unknown plugin; known are "+strings.Join(knownScorers, ", "), name)
+		kube, ok := d.kubeScheduler(path, name, m)
+		if !ok {
 			continue
+		}
+		var args ScorerArgs
+		var notes map[string]string
+		if kube {
+			args, _ = d.kubePlugin(join(path, argsKey), name, m[argsKey])
+			notes = map[string]string{"kubeScheduler": join(path, "kubeScheduler")}
+		} else {
+			var known bool
+			if args, notes, known = d.plugin(join(path, argsKey), name, m[argsKey]); !known {
+				d.fail(join(path, "name"), "unknown plugin; known are "+strings.Join(knownScorers, ", ")+" and resfit's kube-scheduler plugin "+KubeResourceStrategyFit, name)
+				continue
+			}
 		}
 		notes[""] = path
 		sc := ScorerConfig{Name: name, Weight: weight, Args: args, Sources: notes}
@@ -83,6 +103,28 @@ func (d *decoder) native(doc map[string]any) *Config {
 		}
 	}
 	return c
+}
+
+// kubeScheduler reads a plugin entry's kubeScheduler: whether it is one of
+// resfit's kube-scheduler plugins, as ResourceStrategyFit always is; ok is
+// false when the entry is wrong.
+func (d *decoder) kubeScheduler(path, name string, m map[string]any) (kube, ok bool) {
+	raw, present := m["kubeScheduler"]
+	if !present {
+		return name == KubeResourceStrategyFit, true
+	}
+	on, ok := d.boolean(join(path, "kubeScheduler"), raw)
+	switch {
+	case !ok:
+		return false, false
+	case on && !slices.Contains(kubePlugins, name):
+		d.fail(join(path, "kubeScheduler"), "only resfit's kube-scheduler plugins ("+strings.Join(kubePlugins, ", ")+") score as one; "+formatValue(name)+" is not one", raw)
+		return false, false
+	case !on && name == KubeResourceStrategyFit:
+		d.fail(join(path, "kubeScheduler"), "ResourceStrategyFit is resfit's kube-scheduler plugin: must be true", raw)
+		return false, false
+	}
+	return on, true
 }
 
 // filter reads one entry of filters: a name, or {name, args}; a name alone

@@ -43,10 +43,10 @@ plugins:
 - {name: binpack, scores: maybe, weight: -2}
 - {name: binpack, enabled: true}`,
 			errs: []string{
-				`plugins[0].name: unknown plugin; known are resource-strategy-fit, binpack, nodeorder, NodeResourcesFit, NodeResourcesBalancedAllocation, NodeResourcesFitPlus, ScarceResourceAvoidance, FGD, ResfitFrag, got "binpak"`,
+				`plugins[0].name: unknown plugin; known are resource-strategy-fit, binpack, nodeorder, NodeResourcesFit, NodeResourcesBalancedAllocation, NodeResourcesFitPlus, ScarceResourceAvoidance, FGD, ResfitFrag and resfit's kube-scheduler plugin ResourceStrategyFit, got "binpak"`,
 				`plugins[1].scores: must be true or false, got "maybe"`,
 				`plugins[1].weight: must be ≥ 0, got -2`,
-				`plugins[2]["enabled"]: unknown field; known are name, weight, scores, filters, args, arguments, got true`,
+				`plugins[2]["enabled"]: unknown field; known are name, weight, scores, filters, kubeScheduler, args, arguments, got true`,
 				`filters[0]: unknown filter; known is NodeResourcesFit, got "NodeResourcesFitt"`,
 				`filters[1].args["ignored"]: unknown field; known are ignoredResources, ignoredResourceGroups`}},
 	})

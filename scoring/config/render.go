@@ -27,6 +27,12 @@ func (c *Config) Canonical() []byte {
 		b.WriteString(", read from " + c.Source)
 	}
 	b.WriteString("\n")
+	emit(&b, c.nodes(), 0)
+	return b.Bytes()
+}
+
+// nodes is the configuration in resfit's own form, commented.
+func (c *Config) nodes() []yamlNode {
 	var filters []yamlNode
 	for _, f := range c.Filters {
 		args, _ := f.Args.(NodeResourcesFitArgs)
@@ -40,6 +46,9 @@ func (c *Config) Canonical() []byte {
 		}})
 	}
 	top := []yamlNode{{key: "filters", seq: true, items: filters}}
+	if c.NoHostDeviceShare {
+		top = append(top, yamlNode{key: "hostDeviceShare", scalar: false, comment: "only the plugins filter, as in a kube-scheduler profile"})
+	}
 	var plugins []yamlNode
 	for _, s := range c.Scorers {
 		src := func(field string) string {
@@ -59,13 +68,15 @@ func (c *Config) Canonical() []byte {
 			p = append(p, yamlNode{key: "filters", scalar: false, comment: src("filters")})
 		}
 		args := s.Args.canonical()
-		comment(args, "args", s.Sources, false)
+		if _, nested := s.Args.(KubePluginArgs); nested {
+			p = append(p, yamlNode{key: "kubeScheduler", scalar: true, comment: "scored 0-100 as resfit's kube-scheduler plugin " + s.Args.plugin()})
+		} else {
+			comment(args, "args", s.Sources, false)
+		}
 		p = append(p, yamlNode{key: "args", items: args})
 		plugins = append(plugins, yamlNode{items: p})
 	}
-	top = append(top, yamlNode{key: "plugins", seq: true, items: plugins})
-	emit(&b, top, 0)
-	return b.Bytes()
+	return append(top, yamlNode{key: "plugins", seq: true, items: plugins})
 }
 
 // String is Canonical as text.

@@ -59,6 +59,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 type globalOptions struct {
 	snapshot   string
 	compat     bool
+	profile    string
 	kubeconfig string
 	overrides  clientcmd.ConfigOverrides
 }
@@ -105,6 +106,7 @@ or, for GPUs claimed through Dynamic Resource Allocation,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	flags := root.PersistentFlags()
 	flags.StringVar(&g.snapshot, "snapshot", "", "read the cluster from this file (kubectl get nodes,pods -A -o json) instead of the live cluster")
+	flags.StringVar(&g.profile, "profile", "", "the KubeSchedulerConfiguration profile to read, by its schedulerName (needed when the file has several)")
 	flags.BoolVar(&g.compat, "compat", false, "read the configuration as Volcano does, warning where it changes a bad value, instead of failing")
 	flags.StringVar(&g.kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config)")
 	clientcmd.BindOverrideFlags(&g.overrides, flags, clientcmd.RecommendedConfigOverrideFlags(""))
@@ -164,7 +166,7 @@ func (o *validateOptions) Run() error {
 	if err != nil {
 		return err
 	}
-	return resfitctl.Validate(o.out, o.config, cfg)
+	return resfitctl.Validate(o.out, o.configName(o.config), cfg)
 }
 
 // explainOptions are explain's.
@@ -234,7 +236,7 @@ func (o *explainOptions) Run() error {
 	} else if pod, err = cluster.FindPod(o.pods[0], namespace); err != nil {
 		return err
 	}
-	e, err := resfitctl.Explain(cluster, cfg, o.config, pod)
+	e, err := resfitctl.Explain(cluster, cfg, o.configName(o.config), pod)
 	if err != nil {
 		return err
 	}
@@ -285,7 +287,7 @@ func (o *whatIfOptions) Run() error {
 		if err != nil {
 			return err
 		}
-		cfgs = append(cfgs, resfitctl.NamedConfig{Name: path, Config: cfg})
+		cfgs = append(cfgs, resfitctl.NamedConfig{Name: o.configName(path), Config: cfg})
 	}
 	cluster, _, err := o.cluster(o.ctx, false)
 	if err != nil {
@@ -394,7 +396,7 @@ func (o *defragOptions) Run() error {
 		}
 		opts.For = []*v1.Pod{pod}
 	}
-	r, err := resfitctl.Defrag(cluster, cfg, o.config, opts)
+	r, err := resfitctl.Defrag(cluster, cfg, o.configName(o.config), opts)
 	if err != nil {
 		return err
 	}
@@ -435,9 +437,19 @@ func (p *printer) print(w io.Writer, r report) error {
 	return r.WriteTable(w)
 }
 
-// loadConfig reads a configuration file as the --compat flag says.
+// loadConfig reads a configuration file as the --compat and --profile
+// flags say.
 func (g *globalOptions) loadConfig(path string) (*config.Config, error) {
-	return resfitctl.LoadConfig(path, config.Options{Compat: g.compat})
+	return resfitctl.LoadConfig(path, config.Options{Compat: g.compat, Profile: g.profile})
+}
+
+// configName names a configuration file read with the flags: the file, and
+// the profile chosen.
+func (g *globalOptions) configName(path string) string {
+	if g.profile == "" {
+		return path
+	}
+	return path + " (profile " + g.profile + ")"
 }
 
 // cluster reads the snapshot file, or else the live cluster of the

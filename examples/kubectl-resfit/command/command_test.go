@@ -258,3 +258,42 @@ func TestREADMEQuotesTheWorkedExample(t *testing.T) {
 		t.Errorf("ran %d of the README's commands, want 7", ran)
 	}
 }
+
+// A KubeSchedulerConfiguration with several profiles: without --profile,
+// every command says which there are; with it, the profile chosen, in the
+// output's heading too. The second scheduler's ConfigMap reads as its
+// plugin runs it (ResourceStrategyFit, not skipped).
+func TestProfiles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "scheduler-config.yaml")
+	conf := `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: packing
+  plugins: {score: {enabled: [{name: NodeResourcesFit}]}}
+  pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: {type: MostAllocated}}}]
+- schedulerName: resfit
+  plugins: {multiPoint: {enabled: [{name: ResourceStrategyFit}]}, score: {disabled: [{name: "*"}]}}
+  pluginConfig: [{name: ResourceStrategyFit, args: {plugins: [{name: NodeResourcesBalancedAllocation}]}}]
+`
+	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range [][]string{{"validate"}, {"--snapshot", snapshot, "explain", "-f", "../testdata/pod.yaml"}, {"--snapshot", snapshot, "whatif"}, {"--snapshot", snapshot, "defrag"}} {
+		code, _, errOut := kubectlResfit(t, append(cmd, "--config", path)...)
+		if want := path + `: profiles: 2 profiles ("packing", "resfit"): name the one to read by its schedulerName (kubectl resfit --profile)`; code != 1 || strings.TrimSpace(errOut) != want {
+			t.Errorf("%v: exit %d, stderr %q; want 1 and %q", cmd, code, errOut, want)
+		}
+	}
+	code, out, errOut := kubectlResfit(t, "--snapshot", snapshot, "explain", "-f", "../testdata/pod.yaml", "--config", path, "--profile", "resfit")
+	if code != 0 || !strings.Contains(out, "under "+path+" (profile resfit): scores run from 0 to 100.") || !hasRow(out, "1", "gpu-a", "75", "75") || !hasRow(out, "RANK", "NODE", "TOTAL", "ResourceStrategyFit") {
+		t.Errorf("exit %d, stderr %q:\n%s", code, errOut, out)
+	}
+	code, _, errOut = kubectlResfit(t, "validate", "--config", path, "--profile", "volcano")
+	if want := `profiles: no profile named "volcano"; the profiles are "packing", "resfit"`; code != 1 || !strings.Contains(errOut, want) {
+		t.Errorf("exit %d, stderr %q; want 1 and %q", code, errOut, want)
+	}
+	code, out, errOut = kubectlResfit(t, "validate", "--config", "../../kubescheduler/manifests/configmap.yaml")
+	if code != 0 || strings.Contains(out, "warning") || !strings.Contains(out, "- name: ResourceStrategyFit") || !strings.Contains(out, "- name: resource-strategy-fit") {
+		t.Errorf("the scheduler's ConfigMap: exit %d, stderr %q:\n%s", code, errOut, out)
+	}
+}

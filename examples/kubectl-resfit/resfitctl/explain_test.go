@@ -10,7 +10,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	kres "k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/config"
 	"github.com/resfit/resfit/scoring/frag"
@@ -342,5 +344,55 @@ func TestSceneTeachesALearningFGD(t *testing.T) {
 	r, err := WhatIf(c, []NamedConfig{{"learning", cfg}}, nil, WhatIfOptions{})
 	if err != nil || r.Outcomes[0].Placed != 4 {
 		t.Fatalf("whatif: %+v, %v", r, err)
+	}
+}
+
+// The second scheduler's own ConfigMap (a KubeSchedulerConfiguration whose
+// profile runs ResourceStrategyFit) explains as kube-scheduler scores it:
+// one ResourceStrategyFit column, each node's score the total of the
+// configuration in its args, round(total / maximum × 100).
+func TestExplainReadsTheSchedulersConfigMap(t *testing.T) {
+	c, _ := testdata(t, "rsf.yaml")
+	cfg, err := LoadConfig(filepath.Join("..", "..", "kubescheduler", "manifests", "configmap.yaml"), config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner := cfg.Scorers[0].Args.(config.KubePluginArgs).Config
+	pods, err := ReadPods(filepath.Join("..", "testdata", "pod.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Explain(c, cfg, "configmap.yaml", pods[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone, err := Explain(c, inner, "its args", pods[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(e.Plugins, []string{"ResourceStrategyFit"}) || e.MaxScore != 100 || e.Feasible != alone.Feasible || e.Feasible == 0 {
+		t.Fatalf("plugins %v, max %v, %d feasible (alone %d)", e.Plugins, e.MaxScore, e.Feasible, alone.Feasible)
+	}
+	for _, n := range alone.Nodes {
+		if want := math.Round(n.Total / alone.MaxScore * 100); n.Feasible && node(t, e, n.Name).Total != want {
+			t.Errorf("%s: %v, want round(%v / %v × 100) = %v", n.Name, node(t, e, n.Name).Total, n.Total, alone.MaxScore, want)
+		}
+	}
+	for _, w := range e.Warnings {
+		if strings.Contains(w, "share GPUs") {
+			t.Errorf("a warning of sharing pods where none shares: %s", w)
+		}
+	}
+	// A pod sharing a GPU in the cluster: kube-scheduler's NodeResourcesFit
+	// sees it otherwise, and explain says so.
+	sharing := pods[0].DeepCopy()
+	sharing.Name, sharing.Spec.NodeName = "sharing", "gpu-a"
+	sharing.Spec.Containers[0].Resources.Requests[resource.HAMiCoresResource] = kres.MustParse("30")
+	c.Pods = append(c.Pods, sharing)
+	if e, err = Explain(c, cfg, "configmap.yaml", pods[0]); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(e.Warnings, sharingUnderKubeFit) {
+		t.Errorf("no warning of sharing pods: %q", e.Warnings)
 	}
 }

@@ -68,6 +68,9 @@ func newScene(c *Cluster, cfg *config.Config, extra []*v1.Pod) (*scene, error) {
 		return nil, fmt.Errorf("the configuration does not build for this cluster's resources: %v", firstLine(err))
 	}
 	sc := &scene{snap: snap, pipe: pipe, opts: scoring.TaskOptions{Devices: GPU, Models: snap.Models()}, clusterWarnings: c.Warnings}
+	if cfg.NoHostDeviceShare && slices.ContainsFunc(pods, sharesGPU) {
+		sc.clusterWarnings = append(slices.Clone(sc.clusterWarnings), sharingUnderKubeFit)
+	}
 	// A configuration that learns (FGD's classes) has seen the pods that
 	// run, in the order of their namespaces and names.
 	if pipe.Volatile() {
@@ -80,6 +83,17 @@ func newScene(c *Cluster, cfg *config.Config, extra []*v1.Pod) (*scene, error) {
 		}
 	}
 	return sc, nil
+}
+
+// sharingUnderKubeFit warns that a kube-scheduler profile's own
+// NodeResourcesFit sees a pod sharing a GPU otherwise than resfit does.
+const sharingUnderKubeFit = "pods here share GPUs: kube-scheduler's own NodeResourcesFit, in a profile, counts such a pod as the whole GPUs it names and checks " +
+	resource.HAMiCoresResource + ", which no node offers (unless its ignoredResources lists it), where resfit counts the share; on nodes with such pods its verdicts may differ from those shown"
+
+// sharesGPU reports whether a pod asks for a share of a GPU.
+func sharesGPU(p *v1.Pod) bool {
+	d := resource.DeviceRequestOf(kubebridge.PodOf(p), GPU)
+	return d.Count > 0 && d.Each < 1000
 }
 
 // warnings are the configuration's warnings, what could not be read of

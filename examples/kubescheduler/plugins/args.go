@@ -9,7 +9,8 @@ import (
 
 // decodeArgs turns the plugin arguments kube-scheduler hands an
 // out-of-tree plugin (a *runtime.Unknown holding the pluginConfig args as
-// JSON, or nil) into a decoded document.
+// JSON, or nil) into a decoded document, its type fields (apiVersion,
+// kind) left for config.KubePlugin to drop.
 func decodeArgs(obj runtime.Object) (map[string]any, error) {
 	if obj == nil {
 		return map[string]any{}, nil
@@ -25,7 +26,5 @@ func decodeArgs(obj runtime.Object) (map[string]any, error) {
 	if err := json.Unmarshal(u.Raw, &m); err != nil {
 		return nil, fmt.Errorf("plugin args: %w", err)
 	}
-	delete(m, "apiVersion")
-	delete(m, "kind")
 	return m, nil
 }

@@ -59,9 +59,13 @@ func draManagerOf(t testing.TB, ctx context.Context, client *fake.Clientset) (fw
 	if err != nil {
 		t.Fatal(err)
 	}
+	classes, err := client.ResourceV1().DeviceClasses().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ready := func() bool {
 		held, err := m.ResourceClaims().List()
-		return err == nil && len(held) == len(listed.Items) && m.DeviceClassResolver().GetDeviceClass(gpu) != nil
+		return err == nil && len(held) == len(listed.Items) && (len(classes.Items) == 0 || m.DeviceClassResolver().GetDeviceClass(gpu) != nil)
 	}
 	for deadline := time.Now().Add(10 * time.Second); !ready(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {

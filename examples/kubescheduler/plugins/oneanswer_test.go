@@ -10,6 +10,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	kres "k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -169,16 +170,23 @@ func bothAnswer(t *testing.T, rt *rapid.T, fw framework.Framework, snapshot *cac
 	agrees(rt, p.Name, kube, e, func(total float64) int64 { return int64(math.Round(total / e.MaxScore * 100)) })
 }
 
-// agrees checks kube-scheduler's outcome on every node against explain's:
-// rejected where explain rejects, else scored score(explain's total).
+// agrees checks kube-scheduler's outcome against explain's, exactly: the
+// same nodes, each rejected where explain rejects it, else scored
+// score(explain's total).
 func agrees(rt *rapid.T, pod string, kube map[string]string, e *resfitctl.Explanation, score func(total float64) int64) {
+	if len(kube) != len(e.Nodes) {
+		rt.Fatalf("%s: kube-scheduler answered for %d nodes, explain for %d", pod, len(kube), len(e.Nodes))
+	}
 	for _, n := range e.Nodes {
-		want := fmt.Sprint(score(n.Total))
-		if !n.Feasible {
-			want = "rejected"
+		got, ok := kube[n.Name]
+		if !ok {
+			rt.Fatalf("%s: kube-scheduler has no answer for %s", pod, n.Name)
 		}
-		if got := kube[n.Name]; !strings.HasPrefix(got, want) {
-			rt.Fatalf("%s on %s: kube-scheduler %q, explain %q (total %v of %v: %v; %s)", pod, n.Name, got, want, n.Total, e.MaxScore, n.Scores, n.Reason)
+		if rejected := strings.HasPrefix(got, "rejected: "); rejected != !n.Feasible {
+			rt.Fatalf("%s on %s: kube-scheduler %q, explain feasible %v (%s)", pod, n.Name, got, n.Feasible, n.Reason)
+		}
+		if want := fmt.Sprint(score(n.Total)); n.Feasible && got != want {
+			rt.Fatalf("%s on %s: kube-scheduler %q, explain %q (total %v of %v: %v)", pod, n.Name, got, want, n.Total, e.MaxScore, n.Scores)
 		}
 	}
 }
@@ -188,7 +196,12 @@ func agrees(rt *rapid.T, pod string, kube map[string]string, e *resfitctl.Explan
 // whose requests may leave cpu or memory unset (kube-scheduler's non-zero
 // defaults apply), with whole GPUs or a share of one (HAMi's
 // nvidia.com/gpucores), some accepting only the one model.
-func drawCluster(t *rapid.T) *resfitctl.Cluster {
+func drawCluster(t *rapid.T) *resfitctl.Cluster { return drawClusterOf(t, true) }
+
+// drawClusterOf is drawCluster, with pods that share GPUs only if sharing;
+// without sharing, as a scheduler leaves a cluster: a pod bound to a node
+// whose GPUs it does not fit in is left out.
+func drawClusterOf(t *rapid.T, sharing bool) *resfitctl.Cluster {
 	c := &resfitctl.Cluster{Source: "the drawn cluster"}
 	for i := range rapid.IntRange(1, 6).Draw(t, "nodes") {
 		kv := []string{"cpu", fmt.Sprint(rapid.IntRange(4, 96).Draw(t, "cpu")), "memory", fmt.Sprint(rapid.IntRange(8, 512).Draw(t, "memory"), "Gi")}
@@ -203,12 +216,27 @@ func drawCluster(t *rapid.T) *resfitctl.Cluster {
 	}
 	for i := range rapid.IntRange(0, 8).Draw(t, "bound pods") {
 		n := rapid.SampledFrom(c.Nodes).Draw(t, "on")
-		c.Pods = append(c.Pods, drawPod(t, fmt.Sprintf("bound-%d", i), n.Name))
+		p := drawPodOf(t, fmt.Sprintf("bound-%d", i), n.Name, sharing)
+		if !sharing {
+			free := n.Status.Allocatable.Name(gpu, kres.DecimalSI).Value()
+			for _, q := range c.Pods {
+				if q.Spec.NodeName == n.Name {
+					free -= q.Spec.Containers[0].Resources.Requests.Name(gpu, kres.DecimalSI).Value()
+				}
+			}
+			if p.Spec.Containers[0].Resources.Requests.Name(gpu, kres.DecimalSI).Value() > free {
+				continue
+			}
+		}
+		c.Pods = append(c.Pods, p)
 	}
 	return c
 }
 
-func drawPod(t *rapid.T, name, nodeName string) *v1.Pod {
+func drawPod(t *rapid.T, name, nodeName string) *v1.Pod { return drawPodOf(t, name, nodeName, true) }
+
+// drawPodOf is drawPod, sharing a GPU only if sharing.
+func drawPodOf(t *rapid.T, name, nodeName string, sharing bool) *v1.Pod {
 	var kv []string
 	if rapid.IntRange(0, 3).Draw(t, "cpu set") > 0 {
 		kv = append(kv, "cpu", fmt.Sprint(rapid.IntRange(0, 16000).Draw(t, name+" milli-cpu"), "m"))
@@ -216,7 +244,11 @@ func drawPod(t *rapid.T, name, nodeName string) *v1.Pod {
 	if rapid.IntRange(0, 3).Draw(t, "memory set") > 0 {
 		kv = append(kv, "memory", fmt.Sprint(rapid.IntRange(0, 64).Draw(t, name+" memory"), "Gi"))
 	}
-	g := rapid.IntRange(0, 5).Draw(t, name+" gpus")
+	most := 5
+	if !sharing {
+		most = 3
+	}
+	g := rapid.IntRange(0, most).Draw(t, name+" gpus")
 	switch {
 	case g > 0 && g < 4:
 		kv = append(kv, gpu, fmt.Sprint(g))

@@ -23,7 +23,6 @@ package plugins
 import (
 	"context"
 	"fmt"
-	"math"
 	"sync"
 	"sync/atomic"
 
@@ -127,17 +126,27 @@ func NewFGD(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, er
 }
 
 func newSingle(name string, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+	cfg, err := pluginConfig(name, obj)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plugin{name: name, handle: h, stateKey: fwk.StateKey("resfit/" + name), config: cfg}
+	return p, p.watchDRA()
+}
+
+// pluginConfig is the configuration the plugin of that name runs with the
+// args kube-scheduler hands it, decoded as config.Load decodes them in a
+// profile (config.KubePlugin).
+func pluginConfig(name string, obj runtime.Object) (*config.Config, error) {
 	doc, err := decodeArgs(obj)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	args, _, err := config.DecodeArgs(name, doc, config.Options{})
+	cfg, err := config.KubePlugin(name, doc, config.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("%s args: %w", name, err)
 	}
-	p := &Plugin{name: name, handle: h, stateKey: fwk.StateKey("resfit/" + name),
-		config: &config.Config{Scorers: []config.ScorerConfig{{Name: name, Weight: 1, Args: args}}}}
-	return p, p.watchDRA()
+	return cfg, nil
 }
 
 // NewResourceStrategyFit builds ResourceStrategyFit from a resfit
@@ -145,13 +154,9 @@ func newSingle(name string, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error
 // Volcano scheduler configuration, ...). Its score is the pipeline's total
 // scaled to kube-scheduler's 0..100; its filters run in PreFilter/Filter.
 func NewResourceStrategyFit(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-	doc, err := decodeArgs(obj)
+	cfg, err := pluginConfig(ResourceStrategyFitName, obj)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", ResourceStrategyFitName, err)
-	}
-	cfg, err := config.Decode(doc, config.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("%s args: %w", ResourceStrategyFitName, err)
+		return nil, err
 	}
 	p := &Plugin{name: ResourceStrategyFitName, handle: h, stateKey: "resfit/" + ResourceStrategyFitName,
 		config: cfg, filter: true, overrides: true}
@@ -425,10 +430,8 @@ func (p *Plugin) result(s *cycleState, node fwk.NodeInfo, reason bool) (nodeResu
 	return evaluateOne(p.config, p.nodes.withDevices, s, node)
 }
 
-// toScore scales a pipeline total to kube-scheduler's 0..100.
+// toScore scales a pipeline total to kube-scheduler's 0..100, as
+// config.KubePluginArgs scores the plugin.
 func toScore(total, max float64) int64 {
-	if max <= 0 {
-		return 0
-	}
-	return int64(math.Round(total / max * float64(fwk.MaxNodeScore)))
+	return scoring.ScaleTotal(total, max, fwk.MaxNodeScore)
 }

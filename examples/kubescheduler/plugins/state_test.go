@@ -92,7 +92,18 @@ func newFrameworkWithDRA(t testing.TB, ctx context.Context, snapshot *cache.Snap
 // newFrameworkWith is newFrameworkOn with more options.
 func newFrameworkWith(t testing.TB, ctx context.Context, snapshot *cache.Snapshot, opts []frameworkruntime.Option, plugins ...enabled) framework.Framework {
 	t.Helper()
-	registry := resfitRegistry()
+	fw, err := frameworkruntime.NewFramework(ctx, resfitRegistry(), newProfile(plugins...), append(opts, frameworkruntime.WithSnapshotSharedLister(snapshot))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fw
+}
+
+// newProfile is a profile that enables the given plugins where they
+// work: every one at PreScore, Score and Reserve, ResourceStrategyFit and
+// FGD at PreFilter and Filter too; their args passed as kube-scheduler
+// passes an out-of-tree plugin's args, *runtime.Unknown with JSON.
+func newProfile(plugins ...enabled) *config.KubeSchedulerProfile {
 	profile := &config.KubeSchedulerProfile{
 		SchedulerName: "resfit",
 		Plugins: &config.Plugins{
@@ -112,11 +123,7 @@ func newFrameworkWith(t testing.TB, ctx context.Context, snapshot *cache.Snapsho
 			Name: p.name, Args: &runtime.Unknown{Raw: []byte(p.args), ContentType: runtime.ContentTypeJSON},
 		})
 	}
-	fw, err := frameworkruntime.NewFramework(ctx, registry, profile, append(opts, frameworkruntime.WithSnapshotSharedLister(snapshot))...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fw
+	return profile
 }
 
 // outcome runs one cycle as kube-scheduler does (PreFilter, Filter on
