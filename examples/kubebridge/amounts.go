@@ -1,7 +1,11 @@
 package kubebridge
 
 import (
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
 
 	v1 "k8s.io/api/core/v1"
 	kres "k8s.io/apimachinery/pkg/api/resource"
@@ -11,12 +15,35 @@ import (
 
 // Amount converts a Kubernetes quantity to resfit's canonical unit for the
 // named resource: millicores for cpu, milli-units for extended resources,
-// whole units (bytes) otherwise, rounded up as apimachinery rounds.
-func Amount(name string, q kres.Quantity) int64 {
-	if resource.UnitOf(name) == resource.Milli {
-		return q.MilliValue()
+// whole units (bytes) otherwise, rounded up as apimachinery rounds. It is
+// exact: a negative quantity, or one above resource.MaxAmount in that unit,
+// is an error that quotes it (apimachinery's MilliValue and Value wrap
+// silently past int64: a request of "1e16" GPUs would read as none).
+func Amount(name string, q kres.Quantity) (int64, error) {
+	d := q.AsDec()
+	// d is unscaled × 10^-scale, exactly: written back as a quantity in
+	// exponent form, resource.ParseAmount converts it with big integers.
+	text := d.UnscaledBig().String() + "e" + strconv.FormatInt(-int64(d.Scale()), 10)
+	v, err := resource.ParseAmount(name, text)
+	if err != nil {
+		var qe *resource.QuantityError
+		if errors.As(err, &qe) {
+			return 0, fmt.Errorf("quantity %q: %s", q.String(), qe.Reason)
+		}
+		return 0, err
 	}
-	return q.Value()
+	return v, nil
+}
+
+// fieldAmount is Amount for the quantity of a resource in a resource list
+// at a field path (spec.containers[0].resources.requests), the error
+// naming the path and the resource.
+func fieldAmount(path string, name v1.ResourceName, q kres.Quantity) (int64, error) {
+	v, err := Amount(string(name), q)
+	if err != nil {
+		return 0, fmt.Errorf("%s[%s]: %w", path, name, err)
+	}
+	return v, nil
 }
 
 // SchemaFor lists the resources of a cluster (resource.SchemaOf): cpu,
@@ -51,16 +78,21 @@ func (d *DRA) SchemaFor(nodes []*v1.Node, pods []*v1.Pod) (*resource.Schema, err
 }
 
 // Allocatable reads a node's status.allocatable in a schema's slots, in
-// canonical units, each held to [0, resource.MaxAmount]
-// (resource.Clamp). Resources the schema lacks are left out.
-func Allocatable(schema *resource.Schema, node *v1.Node) resource.Vector {
+// canonical units (Amount). Resources the schema lacks are left out. An
+// amount that is negative or above resource.MaxAmount is an error naming
+// the node and the field.
+func Allocatable(schema *resource.Schema, node *v1.Node) (resource.Vector, error) {
 	v := make(resource.Vector, schema.Len())
 	for name, q := range node.Status.Allocatable {
 		if i, ok := schema.Slot(string(name)); ok {
-			v[i] = resource.Clamp(Amount(string(name), q))
+			a, err := fieldAmount("status.allocatable", name, q)
+			if err != nil {
+				return nil, fmt.Errorf("node %s: %w", node.Name, err)
+			}
+			v[i] = a
 		}
 	}
-	return v
+	return v, nil
 }
 
 // Amounts is what kube-scheduler reports of a node's resources (its
@@ -143,7 +175,7 @@ func (w *RowWriter) WithDevices(d *resource.Devices) *RowWriter {
 
 // Allocatable is a node's allocatable amounts (the package's Allocatable),
 // the device resource's as the device view counts it.
-func (w *RowWriter) Allocatable(node *v1.Node) resource.Vector {
+func (w *RowWriter) Allocatable(node *v1.Node) (resource.Vector, error) {
 	count := 0
 	if w.devices != nil {
 		count = readNodeDevices(node, w.devices.Name(), w.dra).count
@@ -152,13 +184,27 @@ func (w *RowWriter) Allocatable(node *v1.Node) resource.Vector {
 }
 
 // allocatable is Allocatable for a node with count devices.
-func (w *RowWriter) allocatable(node *v1.Node, count int) resource.Vector {
-	v := Allocatable(w.schema, node)
+func (w *RowWriter) allocatable(node *v1.Node, count int) (resource.Vector, error) {
+	v, err := Allocatable(w.schema, node)
+	if err != nil {
+		return nil, err
+	}
 	w.amendAllocatable(node.Name, v)
 	if w.device >= 0 {
 		v[w.device] = int64(count) * w.devices.PerDevice()
 	}
-	return v
+	return v, nil
+}
+
+// checkNode reports the first of a node's allocatable amounts that is not
+// exact (Amount), naming the node and the field.
+func checkNode(node *v1.Node) error {
+	for _, name := range slices.Sorted(maps.Keys(node.Status.Allocatable)) {
+		if _, err := fieldAmount("status.allocatable", name, node.Status.Allocatable[name]); err != nil {
+			return fmt.Errorf("node %s: %w", node.Name, err)
+		}
+	}
+	return nil
 }
 
 // Report writes a NodeInfo's report into a row: allocatable, used and

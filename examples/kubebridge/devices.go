@@ -89,8 +89,11 @@ func readNodeDevices(node *v1.Node, device string, d *DRA) nodeDevices {
 			return nodeDevices{count: len(index), index: index}
 		}
 	}
-	q := node.Status.Allocatable[v1.ResourceName(device)]
-	nd := nodeDevices{count: int(min(max(Amount(device, q), 0)/1000, resource.MaxDevicesPerNode))}
+	a, err := Amount(device, node.Status.Allocatable[v1.ResourceName(device)])
+	if err != nil {
+		return nodeDevices{err: fmt.Errorf("node %s: status.allocatable[%s]: %w", node.Name, device, err)}
+	}
+	nd := nodeDevices{count: int(min(a/1000, resource.MaxDevicesPerNode))}
 	if nd.count == 0 && d != nil {
 		return d.draNodeDevices(node.Name, device)
 	}
@@ -250,7 +253,11 @@ func writeNodeDevices(d *resource.Devices, row int, node *v1.Node, nd nodeDevice
 		return d.SetFree(row, free)
 	}
 	for _, p := range nd.ordered(pods) {
-		if _, err := nd.hold(d, row, p, resource.DeviceRequestOf(PodOf(p), d.Name())); err != nil {
+		pod, err := PodOf(p)
+		if err != nil {
+			return err
+		}
+		if _, err := nd.hold(d, row, p, resource.DeviceRequestOf(pod, d.Name())); err != nil {
 			return err
 		}
 	}

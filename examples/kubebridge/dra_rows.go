@@ -176,7 +176,11 @@ func (d *DRA) NodeDevices(view *resource.Devices, row int, node *v1.Node, pods [
 // devices DRA publishes, a pod holds what its claims hold, which the
 // host reads with DRA again, and nothing here. d may be nil: no DRA.
 func (d *DRA) HoldDevices(view *resource.Devices, row int, node *v1.Node, p *v1.Pod) (Held, error) {
-	return readNodeDevices(node, view.Name(), d).hold(view, row, p, resource.DeviceRequestOf(PodOf(p), view.Name()))
+	pod, err := PodOf(p)
+	if err != nil {
+		return Held{}, err
+	}
+	return readNodeDevices(node, view.Name(), d).hold(view, row, p, resource.DeviceRequestOf(pod, view.Name()))
 }
 
 // draNodeDevices reads a node's devices of a view's resource from DRA.

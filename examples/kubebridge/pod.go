@@ -23,34 +23,58 @@ func Finished(pod *v1.Pod) bool {
 	return pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed
 }
 
-func amounts(l v1.ResourceList) map[string]int64 {
+// amounts reads a resource list at a field path in canonical units; the
+// first amount that is not exact (Amount) is an error naming the path.
+func amounts(path string, l v1.ResourceList) (map[string]int64, error) {
 	if len(l) == 0 {
-		return nil
+		return nil, nil
 	}
 	m := make(map[string]int64, len(l))
-	for n, q := range l {
-		m[string(n)] = Amount(string(n), q)
+	for _, n := range slices.Sorted(maps.Keys(l)) { // the same error each time
+		v, err := fieldAmount(path, n, l[n])
+		if err != nil {
+			return nil, err
+		}
+		m[string(n)] = v
 	}
-	return m
+	return m, nil
 }
 
 // PodOf reads what a pod's effective request is computed from (see
 // resource.PodRequests): each container's requests, the init containers in
 // order with restartPolicy Always marking a sidecar, pod-level requests and
-// overhead.
-func PodOf(pod *v1.Pod) resource.Pod {
-	p := resource.Pod{Overhead: amounts(pod.Spec.Overhead)}
-	for _, c := range pod.Spec.Containers {
-		p.Containers = append(p.Containers, resource.Container{Requests: amounts(c.Resources.Requests)})
+// overhead. A quantity that is negative or above resource.MaxAmount in its
+// unit is an error naming the pod and the field.
+func PodOf(pod *v1.Pod) (resource.Pod, error) {
+	var p resource.Pod
+	var err error
+	fail := func(err error) (resource.Pod, error) {
+		return resource.Pod{}, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
-	for _, c := range pod.Spec.InitContainers {
+	if p.Overhead, err = amounts("spec.overhead", pod.Spec.Overhead); err != nil {
+		return fail(err)
+	}
+	for i, c := range pod.Spec.Containers {
+		r, err := amounts(fmt.Sprintf("spec.containers[%d].resources.requests", i), c.Resources.Requests)
+		if err != nil {
+			return fail(err)
+		}
+		p.Containers = append(p.Containers, resource.Container{Requests: r})
+	}
+	for i, c := range pod.Spec.InitContainers {
+		r, err := amounts(fmt.Sprintf("spec.initContainers[%d].resources.requests", i), c.Resources.Requests)
+		if err != nil {
+			return fail(err)
+		}
 		sidecar := c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
-		p.InitContainers = append(p.InitContainers, resource.Container{Requests: amounts(c.Resources.Requests), Sidecar: sidecar})
+		p.InitContainers = append(p.InitContainers, resource.Container{Requests: r, Sidecar: sidecar})
 	}
 	if pod.Spec.Resources != nil {
-		p.PodLevel = amounts(pod.Spec.Resources.Requests)
+		if p.PodLevel, err = amounts("spec.resources.requests", pod.Spec.Resources.Requests); err != nil {
+			return fail(err)
+		}
 	}
-	return p
+	return p, nil
 }
 
 // ResourceNames lists, sorted, every resource a pod's requests name:
@@ -83,7 +107,11 @@ func ResourceNames(pod *v1.Pod) []string {
 // scoring annotations, and with opts what it asks of individual devices
 // and the device models it accepts. An error names the pod.
 func NewTask(schema *resource.Schema, pod *v1.Pod, opts scoring.TaskOptions) (*scoring.Task, error) {
-	t, err := scoring.NewTask(schema, pod.Namespace+"/"+pod.Name, podGroup(pod), PodOf(pod), pod.Annotations, opts)
+	p, err := PodOf(pod)
+	if err != nil {
+		return nil, err
+	}
+	t, err := scoring.NewTask(schema, pod.Namespace+"/"+pod.Name, podGroup(pod), p, pod.Annotations, opts)
 	if err != nil {
 		return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}

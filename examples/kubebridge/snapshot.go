@@ -81,7 +81,10 @@ type podEntry struct {
 // count works out what a counted pod uses: its requests in the schema and
 // what it asks of the device resource, from one reading of the pod.
 func (e *podEntry) count(schema *resource.Schema, device string) error {
-	pod := PodOf(e.pod)
+	pod, err := PodOf(e.pod)
+	if err != nil {
+		return err
+	}
 	r, err := resource.RequestsOf(schema, pod)
 	if err != nil {
 		return fmt.Errorf("pod %s/%s: %w", e.pod.Namespace, e.pod.Name, err)
@@ -194,7 +197,11 @@ func (s *Snapshot) SetDRA(d *DRA) error {
 	s.writer.WithDRA(d)
 	for row, name := range s.order {
 		n := s.nodes[name]
-		if err := s.updateNode(row, n, s.writer.allocatable(n, readNodeDevices(n, s.device, d).count)); err != nil {
+		alloc, err := s.writer.allocatable(n, readNodeDevices(n, s.device, d).count)
+		if err != nil {
+			return err
+		}
+		if err := s.updateNode(row, n, alloc); err != nil {
 			return err
 		}
 	}
@@ -328,7 +335,11 @@ func (s *Snapshot) rebuild() error {
 	table := resource.NewTable(schema, len(s.order))
 	rows := make(map[string]int, len(s.order))
 	for _, name := range s.order {
-		r, err := table.Add(name, writer.allocatable(s.nodes[name], s.nodeDevs[name].count), nil)
+		alloc, err := writer.allocatable(s.nodes[name], s.nodeDevs[name].count)
+		if err != nil {
+			return err
+		}
+		r, err := table.Add(name, alloc, nil)
 		if err != nil {
 			return err
 		}
@@ -475,6 +486,9 @@ func (s *Snapshot) account(row int, e *podEntry, sign int64) error {
 
 // AddNode adds a node, or replaces the node of that name (an update).
 func (s *Snapshot) AddNode(n *v1.Node) error {
+	if err := checkNode(n); err != nil {
+		return err
+	}
 	added, err := s.learn(nodeResourceNames(n), "node "+n.Name)
 	if err != nil {
 		return err
@@ -492,7 +506,10 @@ func (s *Snapshot) AddNode(n *v1.Node) error {
 			}
 		})
 	}
-	alloc := s.writer.allocatable(n, readNodeDevices(n, s.device, s.dra).count)
+	alloc, err := s.writer.allocatable(n, readNodeDevices(n, s.device, s.dra).count)
+	if err != nil {
+		return err
+	}
 	if row, ok := s.rows[n.Name]; ok {
 		return s.updateNode(row, n, alloc)
 	}

@@ -92,8 +92,9 @@ const sharingUnderKubeFit = "pods here share GPUs: kube-scheduler's own NodeReso
 
 // sharesGPU reports whether a pod asks for a share of a GPU.
 func sharesGPU(p *v1.Pod) bool {
-	d := resource.DeviceRequestOf(kubebridge.PodOf(p), GPU)
-	return d.Count > 0 && d.Each < 1000
+	pod, err := kubebridge.PodOf(p)
+	d := resource.DeviceRequestOf(pod, GPU)
+	return err == nil && d.Count > 0 && d.Each < 1000
 }
 
 // warnings are the configuration's warnings, what could not be read of

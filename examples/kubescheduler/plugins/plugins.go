@@ -174,7 +174,11 @@ func (p *Plugin) Name() string { return p.name }
 // models it accepts. Pods with equal fragments get equal
 // results, so kube-scheduler may reuse one pod's ranking for the next.
 func (p *Plugin) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
-	fragments := []fwk.SignFragment{{Key: RequestsSignerName, Value: kubebridge.PodOf(pod)}}
+	requests, err := kubebridge.PodOf(pod)
+	if err != nil { // unsigned; PreFilter says why the pod cannot be scored
+		return nil, fwk.NewStatus(fwk.Unschedulable, err.Error())
+	}
+	fragments := []fwk.SignFragment{{Key: RequestsSignerName, Value: requests}}
 	if p.overrides {
 		fragments = append(fragments, fwk.SignFragment{Key: VolcanoAnnotationsSignerName, Value: [2]string{
 			pod.Annotations[strategy.VolcanoScoringTypeAnnotation], pod.Annotations[strategy.VolcanoWeightAnnotation]}})

@@ -1,0 +1,175 @@
+package kubebridge
+
+import (
+	"fmt"
+	"math/big"
+	"strconv"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	kres "k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
+)
+
+// exactAmount is a quantity in a resource's canonical unit by exact
+// rational arithmetic on the quantity's decimal value: ⌈value × 10^3⌉ for
+// milli-unit resources, ⌈value⌉ otherwise; -1 for a negative quantity.
+func exactAmount(name string, q kres.Quantity) *big.Int {
+	d := q.AsDec()
+	switch d.UnscaledBig().Sign() {
+	case -1:
+		return big.NewInt(-1)
+	case 0:
+		return big.NewInt(0)
+	}
+	v := new(big.Rat).SetFrac(d.UnscaledBig(), big.NewInt(1))
+	scale := int64(-d.Scale())
+	if resource.UnitOf(name) == resource.Milli {
+		scale += 3
+	}
+	// Past these the value is above 10^900 or below 10^-900 × its digits
+	// (at most a few hundred): out of range, or one unit once rounded up.
+	switch {
+	case scale > 1000:
+		return new(big.Int).Lsh(big.NewInt(1), 64)
+	case scale < -1000 && len(d.UnscaledBig().String()) < 500:
+		return big.NewInt(1)
+	}
+	p := new(big.Int).Exp(big.NewInt(10), big.NewInt(abs(scale)), nil)
+	if scale >= 0 {
+		v.Mul(v, new(big.Rat).SetInt(p))
+	} else {
+		v.Quo(v, new(big.Rat).SetInt(p))
+	}
+	n, r := new(big.Int).QuoRem(v.Num(), v.Denom(), new(big.Int))
+	if r.Sign() > 0 { // ceiling of a positive value; a negative one is an error anyway
+		n.Add(n, big.NewInt(1))
+	}
+	return n
+}
+
+// hugeExponent reports whether s has a decimal exponent beyond ±400.
+func hugeExponent(s string) bool {
+	i := strings.IndexAny(s, "eE")
+	if i < 0 {
+		return false
+	}
+	e, err := strconv.ParseInt(s[i+1:], 10, 64)
+	return err != nil && len(s[i+1:]) > 4 || e > 400 || e < -400
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// Amount is exact or an error: on any quantity apimachinery parses, it
+// equals the exact amount when that lies in [0, MaxAmount] (and then
+// apimachinery's MilliValue or Value, which are exact there), and is an
+// error quoting the quantity otherwise, never a wrapped number.
+func FuzzAmount(f *testing.F) {
+	for _, s := range []string{"1", "1e16", "9e18", "999999999999999999999999999", "9223372036854775807", "1.5", "100m", "1.0001m",
+		"4Gi", "8Ei", "-1", "0.1n", "9007199254740992", "9007199254740993", "9007199254740.992", "9007199254740.993", "1e-30", "123456789012345678901234567890e-20"} {
+		f.Add(s, true)
+		f.Add(s, false)
+	}
+	f.Fuzz(func(t *testing.T, s string, milli bool) {
+		if hugeExponent(s) {
+			return // apimachinery's ParseQuantity works out 10^exponent: it hangs
+		}
+		q, err := kres.ParseQuantity(s)
+		if err != nil {
+			return
+		}
+		name := "memory"
+		if milli {
+			name = "nvidia.com/gpu"
+		}
+		want := exactAmount(name, q)
+		got, err := Amount(name, q)
+		inRange := want.Sign() >= 0 && want.Cmp(big.NewInt(resource.MaxAmount)) <= 0
+		switch {
+		case inRange && (err != nil || got != want.Int64()):
+			t.Fatalf("%q as %s: %d, %v; want %v", s, name, got, err, want)
+		case !inRange && err == nil:
+			t.Fatalf("%q as %s: %d; want an error (exactly %v)", s, name, got, want)
+		case !inRange && !strings.Contains(err.Error(), fmt.Sprintf("%q", q.String())):
+			t.Fatalf("%q as %s: the error %q does not quote the quantity", s, name, err)
+		}
+		if inRange {
+			upstream := q.Value()
+			if milli {
+				upstream = q.MilliValue()
+			}
+			if upstream != got {
+				t.Fatalf("%q as %s: %d; apimachinery %d", s, name, got, upstream)
+			}
+		}
+	})
+}
+
+// The amounts that apimachinery's MilliValue and Value wrap are errors
+// naming the object and the field, wherever a host reads them: a pod's
+// requests, a node's allocatable, and so a snapshot of them.
+func TestOverflowingQuantitiesAreErrors(t *testing.T) {
+	node := func(kv ...string) *v1.Node {
+		n := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "gpu-a"}, Status: v1.NodeStatus{Allocatable: v1.ResourceList{}}}
+		for i := 0; i < len(kv); i += 2 {
+			n.Status.Allocatable[v1.ResourceName(kv[i])] = kres.MustParse(kv[i+1])
+		}
+		return n
+	}
+	pod := func(kv ...string) *v1.Pod {
+		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "train"}, Spec: v1.PodSpec{Containers: []v1.Container{{}, {Resources: v1.ResourceRequirements{Requests: v1.ResourceList{}}}}}}
+		for i := 0; i < len(kv); i += 2 {
+			p.Spec.Containers[1].Resources.Requests[v1.ResourceName(kv[i])] = kres.MustParse(kv[i+1])
+		}
+		return p
+	}
+	ok := node("cpu", "8", "memory", "32Gi", "pods", "110", "nvidia.com/gpu", "8")
+	for _, tc := range []struct {
+		name string
+		node *v1.Node
+		pod  *v1.Pod
+		want string
+	}{
+		{"a pod asking 1e16 GPUs", ok, pod("nvidia.com/gpu", "1e16"),
+			`pod ml/train: spec.containers[1].resources.requests[nvidia.com/gpu]: quantity "10e15": overflows int64 in milli-units`},
+		{"a pod asking 2^63 - 1 cores", ok, pod("cpu", "9223372036854775807"),
+			`pod ml/train: spec.containers[1].resources.requests[cpu]: quantity "9223372036854775807": `},
+		{"a pod asking 10^27 cores", ok, pod("cpu", "999999999999999999999999999"),
+			`pod ml/train: spec.containers[1].resources.requests[cpu]: quantity "999999999999999999999999999": `},
+		{"a pod asking more than 2^53 bytes", ok, pod("memory", "9007199254740993"),
+			`pod ml/train: spec.containers[1].resources.requests[memory]: quantity "9007199254740993": 9007199254740993 whole units is above the largest amount, 2^53`},
+		{"a node with 9e18 GPUs", node("cpu", "8", "nvidia.com/gpu", "9e18"), pod("cpu", "1"),
+			`node gpu-a: status.allocatable[nvidia.com/gpu]: quantity "9e18": `},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bound := tc.pod.DeepCopy()
+			bound.Spec.NodeName = "gpu-a"
+			_, err := NewSnapshot([]*v1.Node{tc.node}, []*v1.Pod{bound}, Options{})
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("snapshot: %v\nwant an error starting %q", err, tc.want)
+			}
+			if tc.node != ok {
+				return
+			}
+			if _, err := PodOf(tc.pod); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("PodOf: %v", err)
+			}
+			snap, err := NewSnapshot([]*v1.Node{tc.node}, []*v1.Pod{tc.pod}, Options{}) // pending
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := NewTask(snap.Schema(), tc.pod, scoring.TaskOptions{}); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("NewTask: %v", err)
+			}
+		})
+	}
+}
