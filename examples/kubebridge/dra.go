@@ -66,7 +66,11 @@ type DRAClass struct {
 // DRA is what a cluster's DeviceClasses, ResourceSlices and
 // ResourceClaims say about its devices. It is immutable once read.
 type DRA struct {
-	classes   []DRAClass
+	classes []DRAClass
+	// classErrs are, per class, why its selectors could not be evaluated
+	// (a CEL runtime error, the cost limit among them), nil where they
+	// could; such a class selects no device (ClassErrors).
+	classErrs []error
 	devices   map[string][]DRADevice // by node, in slice and device order
 	allocated map[DeviceID]string    // → the claim holding it, namespace/name
 	claims    map[string]*resourcev1.ResourceClaim
@@ -99,8 +103,11 @@ type DRAObjects struct {
 // many nodes (allNodes, a node selector) count on none, which is
 // documented as what resfit does not score. A class selects a device
 // when every CEL selector of it does (Kubernetes' own compiler and
-// environment, k8s.io/dynamic-resource-allocation/cel); a selector that
-// fails at runtime on a device does not select it. An allocation result
+// environment, k8s.io/dynamic-resource-allocation/cel, under the cost
+// limit kube-scheduler's allocator sets); a class whose selector fails at
+// runtime on a device selects no device, and says why (ClassErrors). A
+// claim's own selector that fails on a device does not select it. An
+// allocation result
 // held with admin access takes nothing.
 func ReadDRA(objects DRAObjects) (*DRA, error) {
 	var r DRAReader
@@ -144,9 +151,11 @@ func (r *DRAReader) Read(objects DRAObjects) (*DRA, error) {
 	d := &DRA{templates: map[string]*resourcev1.ResourceClaimTemplate{}} // readClaims makes the claims' tables
 	sameClasses := r.last != nil && samePointers(r.classObjs, objects.Classes)
 	if sameClasses {
-		d.classes = r.last.classes
+		d.classes, d.classErrs = r.last.classes, r.last.classErrs
 	} else if err := d.readClasses(objects.Classes); err != nil {
 		return nil, err
+	} else {
+		d.classErrs = make([]error, len(d.classes))
 	}
 	newest, err := newestSlices(objects.Slices)
 	if err != nil {
@@ -160,6 +169,7 @@ func (r *DRAReader) Read(objects DRAObjects) (*DRA, error) {
 			cache = map[*resourcev1.ResourceSlice][]DRADevice{}
 		}
 		next := make(map[*resourcev1.ResourceSlice][]DRADevice, len(newest))
+		d.classErrs = slices.Clone(d.classErrs) // the last reading's are its own
 		if err := d.readSlices(newest, cache, next); err != nil {
 			return nil, err
 		}
@@ -296,11 +306,39 @@ func (d *DRA) readSlices(newest []*resourcev1.ResourceSlice, cache, next map[*re
 			seen[id] = s.Name
 		}
 		for _, dev := range devices {
+			dev.Classes = d.working(dev.Classes)
 			d.devices[dev.Node] = append(d.devices[dev.Node], dev)
 			d.nodeOf[dev.ID] = dev.Node
 		}
 	}
 	return nil
+}
+
+// working is classes without those whose selectors failed (a device read
+// before its class failed on another, or cached from an earlier reading);
+// classes itself when it has none of them.
+func (d *DRA) working(classes []int) []int {
+	if !slices.ContainsFunc(classes, func(c int) bool { return d.classErrs[c] != nil }) {
+		return classes
+	}
+	return slices.DeleteFunc(slices.Clone(classes), func(c int) bool { return d.classErrs[c] != nil })
+}
+
+// ClassErrors say, for each device class whose CEL selectors failed on a
+// device (a runtime error, or the cost limit kube-scheduler's allocator
+// evaluates them under, CELSelectorExpressionMaxCost), which selector,
+// on which device, and why; such a class selects no device, and is not
+// evaluated again on other devices, so that one expensive selector costs
+// one evaluation. kube-scheduler's allocator fails a pod that claims such
+// a class with the same runtime error.
+func (d *DRA) ClassErrors() []error {
+	var errs []error
+	for _, err := range d.classErrs {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
 }
 
 // sliceDevices reads a slice's devices that count on a node, with the
@@ -329,7 +367,15 @@ func (d *DRA) sliceDevices(s *resourcev1.ResourceSlice) ([]DRADevice, error) {
 		}
 		device.cel = dracel.Device{Driver: id.Driver, AllowMultipleAllocations: dev.AllowMultipleAllocations, Attributes: dev.Attributes, Capacity: dev.Capacity}
 		for i, c := range d.classes {
-			if selectsAll(c.selectors, device.cel) {
+			if d.classErrs[i] != nil {
+				continue
+			}
+			selected, failed, err := selects(c.selectors, device.cel)
+			switch {
+			case err != nil:
+				d.classErrs[i] = fmt.Errorf("deviceclass %s: spec.selectors[%d].cel.expression %q on device %s: CEL runtime error: %v; the class selects no device",
+					c.Name, failed, c.selectors[failed].Expression, id, err)
+			case selected:
 				device.Classes = append(device.Classes, i)
 			}
 		}
@@ -363,14 +409,26 @@ func (d *DRA) ChangedNodes(earlier *DRA) (nodes []string, same bool) {
 	return slices.Sorted(maps.Keys(changed)), true
 }
 
-// selectsAll reports whether every selector selects the device.
+// selectsAll reports whether every selector selects the device; one that
+// fails does not.
 func selectsAll(selectors []dracel.CompilationResult, device dracel.Device) bool {
-	for _, s := range selectors {
-		if ok, _, err := s.DeviceMatches(context.Background(), device); err != nil || !ok {
-			return false
+	ok, _, err := selects(selectors, device)
+	return ok && err == nil
+}
+
+// selects reports whether every selector selects the device, in order,
+// or the runtime error of the first that fails, and its index.
+func selects(selectors []dracel.CompilationResult, device dracel.Device) (ok bool, failed int, err error) {
+	for i, s := range selectors {
+		ok, _, err := s.DeviceMatches(context.Background(), device)
+		if err != nil {
+			return false, i, dracel.EnhanceRuntimeError(err)
+		}
+		if !ok {
+			return false, i, nil
 		}
 	}
-	return true
+	return true, 0, nil
 }
 
 // readClaims reads the claims into d: when few of them changed since the

@@ -415,3 +415,46 @@ func TestDRAPodRequestErrors(t *testing.T) {
 		}
 	}
 }
+
+// A device class whose selector fails at runtime — here by passing the
+// cost limit kube-scheduler's allocator evaluates selectors under — selects
+// no device, and ClassErrors says which class, which selector and
+// expression, on which device, and why, as the allocator reports it. It is
+// evaluated on one device only; the other classes are read as usual, and a
+// reader that reads again keeps the error.
+func TestFailingClassSelectorIsReported(t *testing.T) {
+	const costly = "[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all(c, " +
+		"[1,2,3,4,5,6,7,8,9,10].all(d, [1,2,3,4,5,6,7,8,9,10].all(e, [1,2,3,4,5,6,7,8,9,10].all(f, a+b+c+d+e+f > 0))))))"
+	classes := append(dratest.NVIDIAClasses(), dratest.DeviceClass("costly.example.com", costly, ""),
+		dratest.DeviceClass("broken.example.com", "device.attributes['gpu.nvidia.com'].noSuchAttribute == 'x'", ""))
+	slices := []*resourcev1.ResourceSlice{dratest.NVIDIASlice("node-a", "NVIDIA H100 80GB HBM3", 8, 1), dratest.NVIDIASlice("node-b", "NVIDIA H100 80GB HBM3", 8, 1)}
+	var r DRAReader
+	for range 2 {
+		d, err := r.Read(DRAObjects{Slices: slices, Classes: classes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs := d.ClassErrors()
+		if len(errs) != 2 {
+			t.Fatalf("class errors %v", errs)
+		}
+		for i, want := range []string{
+			`deviceclass broken.example.com: spec.selectors[0].cel.expression "device.attributes['gpu.nvidia.com'].noSuchAttribute == 'x'" on device gpu.nvidia.com/node-a/gpu-0: CEL runtime error: `,
+			`deviceclass costly.example.com: spec.selectors[0].cel.expression "[1,2,3`,
+		} {
+			if !strings.HasPrefix(errs[i].Error(), want) || !strings.HasSuffix(errs[i].Error(), "; the class selects no device") {
+				t.Errorf("error %d: %v\nwant it to start %q", i, errs[i], want)
+			}
+		}
+		if !strings.Contains(errs[1].Error(), "cost limit") {
+			t.Errorf("the costly class's error does not name the cost limit: %v", errs[1])
+		}
+		for _, node := range []string{"node-a", "node-b"} {
+			for _, dev := range d.Devices(node) {
+				if len(dev.Classes) != 1 || d.Classes()[dev.Classes[0]].Name != "gpu.nvidia.com" {
+					t.Errorf("%s: classes %v", dev.ID, dev.Classes)
+				}
+			}
+		}
+	}
+}

@@ -99,11 +99,17 @@ func sharesGPU(p *v1.Pod) bool {
 
 // warnings are the configuration's warnings, what could not be read of
 // the cluster, then, for each node whose GPU-sharing registration cannot
-// be read (it has no GPUs here), why.
+// be read (it has no GPUs here), why, and for each DRA device class whose
+// selectors failed (it selects no device), why.
 func (sc *scene) warnings(cfg *config.Config) []string {
 	w := append(slices.Clone(cfg.Warnings), sc.clusterWarnings...)
 	for _, err := range sc.snap.DeviceErrors() {
 		w = append(w, err.Error())
+	}
+	if d := sc.snap.DRA(); d != nil {
+		for _, err := range d.ClassErrors() {
+			w = append(w, err.Error())
+		}
 	}
 	return w
 }
