@@ -190,8 +190,9 @@ func (it *snapshotItem) decode(spec, status any) error {
 // takes ten times as long on a large one), else YAML converted.
 func decodeJSONOrYAML(data []byte, list *snapshotList) error {
 	trimmed := bytes.TrimSpace(data)
+	var jsonErr error // the file starts as JSON but is not
 	if len(trimmed) > 0 && trimmed[0] == '{' {
-		err := json.Unmarshal(trimmed, list)
+		err := json.Unmarshal(data, list)
 		var syntax *json.SyntaxError
 		if !errors.As(err, &syntax) {
 			if err != nil {
@@ -199,9 +200,14 @@ func decodeJSONOrYAML(data []byte, list *snapshotList) error {
 			}
 			return nil
 		}
+		line, col := lineColumn(data, syntax.Offset-1) // the byte read last
+		jsonErr = fmt.Errorf("not valid JSON: line %d, column %d (byte %d of %d): %v; make it with kubectl get nodes,pods -A -o json", line, col, syntax.Offset, len(data), syntax)
 		*list = snapshotList{} // a YAML flow mapping, perhaps
 	}
 	js, err := yaml.YAMLToJSON(data)
+	if err != nil && jsonErr != nil {
+		return jsonErr
+	}
 	if err != nil {
 		return fmt.Errorf("not JSON or YAML (%v); make it with kubectl get nodes,pods -A -o json", firstLine(err))
 	}
@@ -209,6 +215,15 @@ func decodeJSONOrYAML(data []byte, list *snapshotList) error {
 		return fmt.Errorf("not a List of nodes and pods (%v); make it with kubectl get nodes,pods -A -o json", firstLine(err))
 	}
 	return nil
+}
+
+// lineColumn is where the byte at an offset lies in data: its line and
+// column, both from 1 (the column counting bytes).
+func lineColumn(data []byte, offset int64) (line, col int) {
+	offset = min(max(offset, 0), int64(len(data)))
+	before := data[:offset]
+	line = bytes.Count(before, []byte("\n")) + 1
+	return line, len(before) - (bytes.LastIndexByte(before, '\n') + 1) + 1
 }
 
 // Live reads the nodes and pods of a running cluster, and its DRA objects

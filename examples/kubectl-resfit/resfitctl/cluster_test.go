@@ -50,7 +50,9 @@ func TestSnapshotErrors(t *testing.T) {
 	}
 	for _, tc := range []struct{ path, want string }{
 		{filepath.Join(dir, "missing.json"), "snapshot " + dir + "/missing.json does not exist; make one with: kubectl get nodes,pods -A -o json > " + dir + "/missing.json"},
-		{write("garbage.json", "{not: [json"), "not JSON or YAML ("},
+		{write("garbage.json", "{not: [json"), "not valid JSON: line 1, column 2 (byte 2 of 11): invalid character 'n' looking for beginning of object key string"},
+		{write("truncated.json", "{\"kind\": \"List\",\n \"items\": [{\"kind\": \"Node\""), "not valid JSON: line 2, column 26 (byte 43 of 43): unexpected end of JSON input; make it with kubectl get nodes,pods -A -o json"},
+		{write("garbage.yaml", "kind: List\nitems: [\n"), "not JSON or YAML ("},
 		{write("pod.json", `{"kind":"Pod","metadata":{"name":"p"}}`), "a Pod, not a List of nodes and pods; make it with kubectl get nodes,pods -A -o json"},
 		{write("nokind.yaml", "foo: bar\n"), "a document without kind, not a List of nodes and pods"},
 		{write("empty.json", `{"kind":"List","items":[]}`), "no nodes in it (0 items); make it with kubectl get nodes,pods -A -o json"},
