@@ -53,6 +53,9 @@ func TestTraceThroughKubeScheduler(t *testing.T) {
 		dir = sim.FindTrace()
 	}
 	if dir == "" {
+		if os.Getenv(sim.RequireTraceEnv) != "" {
+			t.Fatalf("the openb trace is required (%s is set) but not found: set -trace or keep it at ../shared/traces/openb", sim.RequireTraceEnv)
+		}
 		t.Skip("no openb trace: set -trace or keep it at ../shared/traces/openb")
 	}
 	podList := *flagPods

@@ -3,7 +3,6 @@ package kubebridge
 import (
 	"fmt"
 	"math/big"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -50,16 +49,6 @@ func exactAmount(name string, q kres.Quantity) *big.Int {
 		n.Add(n, big.NewInt(1))
 	}
 	return n
-}
-
-// hugeExponent reports whether s has a decimal exponent beyond ±400.
-func hugeExponent(s string) bool {
-	i := strings.IndexAny(s, "eE")
-	if i < 0 {
-		return false
-	}
-	e, err := strconv.ParseInt(s[i+1:], 10, 64)
-	return err != nil && len(s[i+1:]) > 4 || e > 400 || e < -400
 }
 
 func abs(x int64) int64 {

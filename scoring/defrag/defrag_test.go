@@ -63,6 +63,13 @@ func loosest(d *resource.Devices) func(*scoring.Task, int) int {
 // groups "", "web" and "db", and a pending task that mostly fits nowhere
 // as the pods leave the nodes.
 func drawCluster(t *rapid.T, schema *resource.Schema) (*Cluster, *scoring.Task) {
+	return drawClusterFor(t, schema, false)
+}
+
+// drawClusterFor is drawCluster, crowded when asked: more pods, and a
+// pending task that asks for more cpu than any node has free, or for
+// whole GPUs, so that most draws need moves.
+func drawClusterFor(t *rapid.T, schema *resource.Schema, crowded bool) (*Cluster, *scoring.Task) {
 	nodes := rapid.IntRange(2, 6).Draw(t, "nodes")
 	table := resource.NewTable(schema, nodes)
 	devices, err := resource.NewDevices("nvidia.com/gpu", 1000)
@@ -95,7 +102,11 @@ func drawCluster(t *rapid.T, schema *resource.Schema) (*Cluster, *scoring.Task) 
 		task.Requests[2] = task.Devices.Total()
 		return task
 	}
-	for i := range rapid.IntRange(0, 12).Draw(t, "pods") {
+	fewest := 0
+	if crowded {
+		fewest = nodes
+	}
+	for i := range rapid.IntRange(fewest, 12).Draw(t, "pods") {
 		p := task(fmt.Sprint("pod-", i))
 		var rows []int
 		for row := range nodes {
@@ -126,13 +137,33 @@ func drawCluster(t *rapid.T, schema *resource.Schema) (*Cluster, *scoring.Task) 
 		free = max(free, table.Allocatable(row)[0]-table.Used(row)[0])
 		most = max(most, table.Allocatable(row)[0])
 	}
-	switch rapid.IntRange(0, 3).Draw(t, "needs room") {
+	least := 0
+	if crowded {
+		least = 1
+	}
+	switch rapid.IntRange(least, 2+1-least).Draw(t, "needs room") {
 	case 1:
 		if free < most {
-			pending.Requests[0] = rapid.Int64Range(free+1, most).Draw(t, "pending cpu over the free")
+			over := most
+			if crowded { // a little over: room that a move or two can make
+				over = min(most, free+3000)
+			}
+			pending.Requests[0] = rapid.Int64Range(free+1, over).Draw(t, "pending cpu over the free")
 		}
 	case 2:
-		pending.Devices = resource.DeviceRequest{Count: rapid.IntRange(1, 4).Draw(t, "pending whole gpus"), Each: 1000}
+		fewest, most := 1, 4
+		if crowded { // a GPU or two more than any node has whole and free
+			freeWhole, gpus := 0, 0
+			for row := range nodes {
+				free := devices.Free(row)
+				gpus = max(gpus, len(free))
+				freeWhole = max(freeWhole, len(slices.DeleteFunc(slices.Clone(free), func(f int64) bool { return f < 1000 })))
+			}
+			if freeWhole < gpus {
+				fewest, most = freeWhole+1, min(gpus, freeWhole+2)
+			}
+		}
+		pending.Devices = resource.DeviceRequest{Count: rapid.IntRange(fewest, most).Draw(t, "pending whole gpus"), Each: 1000}
 		pending.Requests[2] = pending.Devices.Total()
 	}
 	return c, pending
@@ -384,11 +415,12 @@ func state(c *Cluster) string {
 // claims minimality is minimal too, and every bound is a true one.
 func TestMakeRoomIsMinimal(t *testing.T) {
 	schema := gpuSchema(t)
-	withMoves, none, directOnly, missed, longer, gangs := 0, 0, 0, 0, 0, 0
+	withMoves, withoutMoves, none, directOnly, missed, longer, gangs, needMoves := 0, 0, 0, 0, 0, 0, 0, 0
 	rapid.Check(t, func(rt *rapid.T) {
-		c, task := drawCluster(rt, schema)
+		c, task := drawClusterFor(rt, schema, true)
 		gang := []*scoring.Task{task}
-		for n := range rapid.IntRange(0, 2).Draw(rt, "gang members after the first") {
+		members := []int{0, 0, 0, 1, 2} // most draws a task alone: a gang of three rarely fits
+		for n := range rapid.SampledFrom(members).Draw(rt, "gang members after the first") {
 			gang = append(gang, &scoring.Task{Name: fmt.Sprint("member-", n), Requests: slices.Clone(task.Requests), Devices: task.Devices})
 		}
 		if len(gang) > 1 {
@@ -409,6 +441,9 @@ func TestMakeRoomIsMinimal(t *testing.T) {
 			rt.Fatalf("MakeRoom changed the cluster:\n%s\n%s", before, after)
 		}
 		want := newWorld(t, c, budgets).fewest(t, gang, maxMoves)
+		if want != 0 {
+			needMoves++
+		}
 		if plan.Bound > want && want >= 0 {
 			rt.Fatalf("bound %d; %d moves make room", plan.Bound, want)
 		}
@@ -427,6 +462,8 @@ func TestMakeRoomIsMinimal(t *testing.T) {
 		}
 		if len(plan.Moves) > 0 {
 			withMoves++
+		} else {
+			withoutMoves++
 		}
 		if exact == 0 && !plan.Minimal {
 			rt.Fatalf("an exhaustive search did not claim minimality: %+v", plan)
@@ -471,7 +508,16 @@ func TestMakeRoomIsMinimal(t *testing.T) {
 			}
 		}
 	})
-	t.Logf("%d gangs; %d plans with moves, %d without a plan, %d from the search off one node not claimed minimal; without the exhaustive search %d plans missed, %d longer than the fewest", gangs, withMoves, none, directOnly, missed, longer)
+	t.Logf("%d needed moves; %d gangs; %d plans with moves, %d without a plan, %d from the search off one node not claimed minimal; without the exhaustive search %d plans missed, %d longer than the fewest", needMoves, gangs, withMoves, none, directOnly, missed, longer)
+	// The draws are crowded so that the interesting cases come often: a
+	// test that rarely sees a task that needs moves checks little. About
+	// 70% of the draws need moves (or cannot be made room for within the
+	// moves allowed) and 20% find a plan with moves; the floors are set
+	// where a run of 100 draws falls below them about once in a thousand.
+	checks := withMoves + withoutMoves + none
+	if needMoves*2 < checks || withMoves*12 < checks {
+		t.Errorf("of %d draws %d needed moves and %d found a plan with moves; the generator should give at least a half and a twelfth", checks, needMoves, withMoves)
+	}
 }
 
 // cpuCluster is the worked example's: nodes of the given cores, and pods

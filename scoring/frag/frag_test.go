@@ -377,28 +377,51 @@ func TestMeasureModels(t *testing.T) {
 	}
 }
 
-// NodeModel counts a node's devices once per distinct amount per device;
-// it gives what counting them once per class gives (nodeByClass, the
-// plain reading), to the bit, for random classes, nodes and models.
+// NodeModel's one pass over the devices, counting them against every
+// distinct amount per device at once, gives what counting them once per
+// class gives (nodeByClass, FGD's definition), to the bit. The classes'
+// amounts per device come from a pool of 1 to maxThresholds distinct ones,
+// so that every draw takes the one pass (past maxThresholds NodeModel
+// counts per class itself, and there is nothing to compare), and a good
+// share of the draws uses the pass at or near its capacity.
 func TestNodeModelAgreesWithCountingPerClass(t *testing.T) {
+	draws, nearCapacity := 0, 0
 	rapid.Check(t, func(t *rapid.T) {
 		models := []resource.ModelSet{"", "A10", "T4", "A10|T4"}
+		distinct := rapid.IntRange(1, maxThresholds).Draw(t, "distinct amounts per device")
+		if rapid.Bool().Draw(t, "at capacity") {
+			distinct = maxThresholds
+		}
+		pool := rapid.SliceOfNDistinct(rapid.Int64Range(1, 1000), distinct, distinct, rapid.ID[int64]).Draw(t, "amounts per device")
 		var classes []Class
-		spread := rapid.Bool().Draw(t, "spread") // past maxThresholds, often
-		for range rapid.IntRange(1, 60).Draw(t, "classes") {
+		class := func(each int64) Class {
 			c := Class{CPU: rapid.Int64Range(0, 16).Draw(t, "cpu") * 1000, Weight: float64(rapid.IntRange(1, 100).Draw(t, "weight")) / 37}
-			if rapid.IntRange(0, 4).Draw(t, "cpu only") > 0 {
-				c.Devices = resource.DeviceRequest{Count: rapid.IntRange(1, 4).Draw(t, "count"), Each: rapid.SampledFrom([]int64{1, 100, 250, 333, 500, 999, 1000}).Draw(t, "each")}
-				if spread {
-					c.Devices.Each = rapid.Int64Range(1, 1000).Draw(t, "any each")
-				}
+			if each > 0 {
+				c.Devices = resource.DeviceRequest{Count: rapid.IntRange(1, 4).Draw(t, "count"), Each: each}
 				c.Models = rapid.SampledFrom(models).Draw(t, "models")
 			}
-			classes = append(classes, c)
+			return c
+		}
+		for _, each := range pool { // every amount of the pool, then more classes
+			classes = append(classes, class(each))
+		}
+		for range rapid.IntRange(0, 2*distinct).Draw(t, "more classes") {
+			each := int64(0) // a class of cpu only
+			if rapid.IntRange(0, 4).Draw(t, "cpu only") > 0 {
+				each = rapid.SampledFrom(pool).Draw(t, "each")
+			}
+			classes = append(classes, class(each))
 		}
 		m, err := NewMeasure(classes, 1000)
 		if err != nil {
-			t.Skip(err)
+			t.Fatal(err)
+		}
+		if len(m.thresholds) != distinct {
+			t.Fatalf("%d distinct amounts per device from a pool of %d", len(m.thresholds), distinct)
+		}
+		draws++
+		if len(m.thresholds) >= 3*maxThresholds/4 {
+			nearCapacity++
 		}
 		free := rapid.SliceOfN(rapid.Int64Range(0, 1000), 0, 12).Draw(t, "free")
 		freeCPU := rapid.Int64Range(0, 20).Draw(t, "free cpu") * 1000
@@ -415,4 +438,7 @@ func TestNodeModelAgreesWithCountingPerClass(t *testing.T) {
 			t.Fatalf("NodeModel %v, counting per class %v", got, want)
 		}
 	})
+	if nearCapacity*5 < draws {
+		t.Errorf("%d of %d draws counted against at least %d amounts at once; want a fifth", nearCapacity, draws, 3*maxThresholds/4)
+	}
 }

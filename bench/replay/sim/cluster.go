@@ -151,6 +151,11 @@ func (c *Cluster) Place(i int, p Pod, device int) error {
 	return nil
 }
 
+// RequireTraceEnv names the environment variable that, when set, makes the
+// tests that read the openb trace fail without it instead of skipping:
+// .ci/run sets it where the trace is kept beside the repository.
+const RequireTraceEnv = "RESFIT_REQUIRE_TRACE"
+
 // FindTrace returns the default trace directory: ../shared/traces/openb
 // seen from the repository root, found by walking up from the working
 // directory. It returns "" when there is none.

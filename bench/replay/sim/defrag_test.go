@@ -72,7 +72,7 @@ func TestDefragPassesKeepTheirBounds(t *testing.T) {
 func TestDefragOnOpenb(t *testing.T) {
 	in, err := ReadTrace(FindTrace())
 	if err != nil {
-		t.Skipf("trace not present: %v", err)
+		noTrace(t, err)
 	}
 	policy, err := Select(Policies(), ResfitFrag)
 	if err != nil {

@@ -228,7 +228,7 @@ func TestSelect(t *testing.T) {
 func TestReproducesPublishedFigures(t *testing.T) {
 	in, err := ReadTrace(FindTrace())
 	if err != nil {
-		t.Skipf("trace not present: %v", err)
+		noTrace(t, err)
 	}
 	checkPublished(t, in, map[string]float64{"Random": 12.53, "BestFit": 6.92, "FGD": 4.61})
 }
@@ -240,7 +240,7 @@ func TestReproducesPublishedFiguresWithGPUModels(t *testing.T) {
 	dir := FindTrace()
 	in, err := ReadTraceFiles(filepath.Join(dir, NodeListFile), filepath.Join(dir, "openb_pod_list_gpuspec20.csv"))
 	if err != nil {
-		t.Skipf("trace not present: %v", err)
+		noTrace(t, err)
 	}
 	restricted := 0
 	for _, p := range in.Pods {
@@ -287,7 +287,7 @@ func checkPublished(t *testing.T, in Input, published map[string]float64) {
 func TestLearnedClassesServeLikeTheTraces(t *testing.T) {
 	in, err := ReadTrace(FindTrace())
 	if err != nil {
-		t.Skipf("trace not present: %v", err)
+		noTrace(t, err)
 	}
 	given, _ := Select(Policies(), ResfitFrag)
 	learned := Policy{Name: "ResfitFrag learned", Build: func(c *Cluster, env Env) (*scoring.Pipeline, DeviceChoice, error) {

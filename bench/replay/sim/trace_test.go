@@ -78,7 +78,7 @@ func TestOpenbTrace(t *testing.T) {
 	dir := FindTrace()
 	nf, err := os.Open(filepath.Join(dir, "openb_node_list_gpu_node.csv"))
 	if err != nil {
-		t.Skipf("trace not present: %v", err)
+		noTrace(t, err)
 	}
 	defer nf.Close()
 	nodes, err := ReadNodes(nf)
@@ -151,4 +151,14 @@ func FuzzReadNodes(f *testing.F) {
 			t.Fatalf("%d rows for %d nodes", c.Table.Len(), len(nodes))
 		}
 	})
+}
+
+// noTrace skips a test that reads the openb trace when the trace cannot be
+// read, or fails it when the trace is required (RequireTraceEnv).
+func noTrace(t *testing.T, err error) {
+	t.Helper()
+	if os.Getenv(RequireTraceEnv) != "" {
+		t.Fatalf("the openb trace is required (%s is set) but cannot be read: %v", RequireTraceEnv, err)
+	}
+	t.Skipf("trace not present: %v", err)
 }
