@@ -1,8 +1,10 @@
 // Package kubecompare scores the same generated clusters with
-// kube-scheduler's own NodeResourcesFit plugin (k8s.io/kubernetes v1.37.2,
-// built with noderesources.NewFit and driven through PreScore and Score as
-// kube-scheduler's tests drive it) and with resfit's kube profile, so that
-// their speed is compared on equal work.
+// kube-scheduler's own NodeResourcesFit and NodeResourcesBalancedAllocation
+// plugins (k8s.io/kubernetes v1.37.2, built with noderesources.NewFit and
+// NewBalancedAllocation and driven through PreScore and Score as
+// kube-scheduler's tests drive them) and with resfit's kube profile, so
+// that their answers are held equal and their speed is compared on equal
+// work.
 package kubecompare
 
 import (
@@ -89,12 +91,6 @@ type Kube struct {
 // NewKube builds the plugin with a scoring strategy over a generated
 // cluster. shape is used for RequestedToCapacityRatio.
 func NewKube(ctx context.Context, c *bench.Cluster, typ config.ScoringStrategyType, weights []int64, shape []config.UtilizationShapePoint) (*Kube, error) {
-	nodes, pods, pod := Objects(c)
-	snapshot := cache.NewSnapshot(pods, nodes)
-	fh, err := runtime.NewFramework(ctx, nil, nil, runtime.WithSnapshotSharedLister(snapshot))
-	if err != nil {
-		return nil, err
-	}
 	var rs []config.ResourceSpec
 	for i, n := range c.Schema.Names() {
 		rs = append(rs, config.ResourceSpec{Name: n, Weight: weights[i]})
@@ -103,7 +99,33 @@ func NewKube(ctx context.Context, c *bench.Cluster, typ config.ScoringStrategyTy
 	if typ == config.RequestedToCapacityRatio {
 		args.ScoringStrategy.RequestedToCapacityRatio = &config.RequestedToCapacityRatioParam{Shape: shape}
 	}
-	p, err := noderesources.NewFit(ctx, args, fh, feature.Features{})
+	return newKube(ctx, c, func(fh fwk.Handle) (fwk.Plugin, error) {
+		return noderesources.NewFit(ctx, args, fh, feature.Features{})
+	})
+}
+
+// NewKubeBalanced builds kube-scheduler's NodeResourcesBalancedAllocation
+// over the named resources (weight 1 each, as it requires) and a cluster.
+func NewKubeBalanced(ctx context.Context, c *bench.Cluster, resources []string) (*Kube, error) {
+	var rs []config.ResourceSpec
+	for _, n := range resources {
+		rs = append(rs, config.ResourceSpec{Name: n, Weight: 1})
+	}
+	args := &config.NodeResourcesBalancedAllocationArgs{Resources: rs}
+	return newKube(ctx, c, func(fh fwk.Handle) (fwk.Plugin, error) {
+		return noderesources.NewBalancedAllocation(ctx, args, fh, feature.Features{})
+	})
+}
+
+// newKube builds a plugin over a cluster's objects.
+func newKube(ctx context.Context, c *bench.Cluster, build func(fwk.Handle) (fwk.Plugin, error)) (*Kube, error) {
+	nodes, pods, pod := Objects(c)
+	snapshot := cache.NewSnapshot(pods, nodes)
+	fh, err := runtime.NewFramework(ctx, nil, nil, runtime.WithSnapshotSharedLister(snapshot))
+	if err != nil {
+		return nil, err
+	}
+	p, err := build(fh)
 	if err != nil {
 		return nil, err
 	}
@@ -115,10 +137,15 @@ func NewKube(ctx context.Context, c *bench.Cluster, typ config.ScoringStrategyTy
 }
 
 // Score runs PreScore once and Score on every node, as a scheduling cycle
-// does, writing the scores in node order.
+// does, writing the scores in node order. A plugin whose PreScore skips
+// the pod (BalancedAllocation for a pod that requests none of its
+// resources) adds nothing to any node: 0.
 func (k *Kube) Score(ctx context.Context, out []int64) error {
 	state := framework.NewCycleState()
-	if s := k.plugin.(fwk.PreScorePlugin).PreScore(ctx, state, k.pod, k.nodeInfos); !s.IsSuccess() {
+	if s := k.plugin.(fwk.PreScorePlugin).PreScore(ctx, state, k.pod, k.nodeInfos); s.IsSkip() {
+		clear(out)
+		return nil
+	} else if !s.IsSuccess() {
 		return fmt.Errorf("PreScore: %v", s.AsError())
 	}
 	scorer := k.plugin.(fwk.ScorePlugin)
