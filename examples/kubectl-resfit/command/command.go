@@ -13,10 +13,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -36,14 +38,14 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRoot(ctx, stdout, stderr)
 	root.SetArgs(args)
-	err := root.Execute()
+	cmd, err := root.ExecuteC()
 	var ue usageError
 	var ce *resfitctl.ConfigError
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "error: %v\nRun 'kubectl resfit --help' for usage.\n", strings.TrimSpace(ue.Error()))
+		fmt.Fprintf(stderr, "error: %v\nRun '%s --help' for usage.\n", strings.TrimSpace(ue.Error()), cmd.CommandPath())
 		return 2
 	case errors.As(err, &ce):
 		fmt.Fprintln(stderr, ce.Error())
@@ -108,10 +110,106 @@ or, for GPUs claimed through Dynamic Resource Allocation,
 	flags.StringVar(&g.snapshot, "snapshot", "", "read the cluster from this file (kubectl get nodes,pods -A -o json) instead of the live cluster")
 	flags.StringVar(&g.profile, "profile", "", "the KubeSchedulerConfiguration profile to read, by its schedulerName (needed when the file has several)")
 	flags.BoolVar(&g.compat, "compat", false, "read the configuration as Volcano does, warning where it changes a bad value, instead of failing")
-	flags.StringVar(&g.kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config)")
-	clientcmd.BindOverrideFlags(&g.overrides, flags, clientcmd.RecommendedConfigOverrideFlags(""))
-	root.AddCommand(newValidate(g, stdout), newExplain(ctx, g, stdout), newWhatIf(ctx, g, stdout, stderr), newDefrag(ctx, g, stdout))
+	// The flags that choose the live cluster, client-go's, as kubectl has
+	// them: listed apart (kubectl resfit options), as kubectl lists its own.
+	kube := pflag.NewFlagSet("kubeconfig", pflag.ContinueOnError)
+	kube.StringVar(&g.kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config)")
+	clientcmd.BindOverrideFlags(&g.overrides, kube, clientcmd.RecommendedConfigOverrideFlags(""))
+	flags.AddFlagSet(kube)
+	root.SetUsageTemplate(usageTemplate)
+	root.SetHelpCommand(&cobra.Command{Hidden: true}) // --help is the help
+	root.CompletionOptions.HiddenDefaultCmd = true
+	cobra.AddTemplateFunc("ownFlags", func(c *cobra.Command) string { return flagUsages(c, kube) })
+	root.AddCommand(newValidate(g, stdout), newExplain(ctx, g, stdout), newWhatIf(ctx, g, stdout, stderr), newDefrag(ctx, g, stdout),
+		newOptions(kube, stdout), newVersion(stdout))
 	return root
+}
+
+// usageTemplate is each command's help after its description: usage,
+// examples, its own flags and resfit's (the snapshot, the profile), and
+// where the flags that choose a live cluster are listed.
+const usageTemplate = `Usage:{{if .Runnable}}
+  {{.UseLine}}{{end}}{{if .HasAvailableSubCommands}}
+  {{.CommandPath}} COMMAND [flags]{{end}}{{if .HasExample}}
+
+Examples:
+{{.Example}}{{end}}{{if .HasAvailableSubCommands}}
+
+Commands:{{range .Commands}}{{if .IsAvailableCommand}}
+  {{rpad .Name .NamePadding}} {{.Short}}{{end}}{{end}}{{end}}
+
+Flags:
+{{ownFlags . | trimTrailingWhitespaces}}
+
+The flags that choose a live cluster (--kubeconfig, --context, -n, ...): kubectl resfit options{{if .HasAvailableSubCommands}}
+A command's help: {{.CommandPath}} COMMAND --help{{end}}
+`
+
+// flagUsages lists a command's flags, its own and those it inherits, but
+// the kubeconfig set's.
+func flagUsages(c *cobra.Command, kube *pflag.FlagSet) string {
+	set := pflag.NewFlagSet(c.Name(), pflag.ContinueOnError)
+	add := func(f *pflag.Flag) {
+		if kube.Lookup(f.Name) == nil && set.Lookup(f.Name) == nil {
+			set.AddFlag(f)
+		}
+	}
+	c.LocalFlags().VisitAll(add)
+	c.InheritedFlags().VisitAll(add)
+	return set.FlagUsages()
+}
+
+// newOptions lists the flags that choose a live cluster, as kubectl
+// options lists kubectl's.
+func newOptions(kube *pflag.FlagSet, stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "options",
+		Short: "List the flags that choose a live cluster, which every command takes",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			_, err := fmt.Fprintf(stdout, "The following options can be passed to any command. They choose the live cluster, as kubectl's\ndo; without --snapshot, a command reads the cluster of your kubeconfig.\n\n%s", kube.FlagUsages())
+			return err
+		},
+	}
+}
+
+// newVersion says which kubectl-resfit this is.
+func newVersion(stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print kubectl-resfit's version",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			_, err := fmt.Fprintln(stdout, Version())
+			return err
+		},
+	}
+}
+
+// Version is kubectl-resfit's version line: its module's version and, for
+// a build from a checkout, the commit (as the Go toolchain records them),
+// and the Go version it was built with.
+func Version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "kubectl-resfit (no build information)"
+	}
+	version := info.Main.Version
+	var revision, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			revision = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = ", with local changes"
+			}
+		}
+	}
+	if revision != "" {
+		version += ", commit " + revision[:min(len(revision), 12)] + modified
+	}
+	return fmt.Sprintf("kubectl-resfit %s (%s)", version, info.GoVersion)
 }
 
 // command is what each command's options do, in kubectl's order.
@@ -146,7 +244,12 @@ func newValidate(g *globalOptions, stdout io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "validate --config FILE",
 		Short: "Print what resfit understood of a configuration, or every error in it",
-		RunE:  runE(o),
+		Example: `  # What the second scheduler's ConfigMap runs: every plugin, weight and default, and where each was read
+  kubectl resfit validate --config examples/kubescheduler/manifests/configmap.yaml
+
+  # One profile of a KubeSchedulerConfiguration with several
+  kubectl resfit validate --config scheduler-config.yaml --profile resfitfrag-scheduler`,
+		RunE: runE(o),
 	}
 	cmd.Flags().StringVar(&o.config, "config", "", "the configuration file")
 	return cmd
@@ -186,8 +289,13 @@ func newExplain(ctx context.Context, g *globalOptions, stdout io.Writer) *cobra.
 	cmd := &cobra.Command{
 		Use:   "explain --config FILE (POD | -f POD.yaml)",
 		Short: "Score a pod on every node under a configuration: totals, each plugin's part, rejection reasons",
-		Args:  cobra.ArbitraryArgs,
-		RunE:  runE(o),
+		Example: `  # A pending pod of the live cluster, under the scheduler's own ConfigMap
+  kubectl resfit explain --config configmap.yaml -n train job-2
+
+  # A pod manifest on a snapshot (kubectl get nodes,pods -A -o json > cluster.json): every node, as JSON
+  kubectl resfit explain --snapshot cluster.json --config rsf.yaml -f pod.yaml --top 0 -o json`,
+		Args: cobra.ArbitraryArgs,
+		RunE: runE(o),
 	}
 	cmd.Flags().StringVar(&o.config, "config", "", "the configuration file")
 	cmd.Flags().StringVarP(&o.podFile, "filename", "f", "", "a pod manifest to score instead of a pod of the cluster")
@@ -211,6 +319,9 @@ func (o *explainOptions) Validate() error {
 	if o.config == "" {
 		return usagef("explain needs --config FILE")
 	}
+	if o.top < 0 {
+		return usagef("--top must be 0 (every node) or more, got %d", o.top)
+	}
 	return nil
 }
 
@@ -230,7 +341,7 @@ func (o *explainOptions) Run() error {
 			return err
 		}
 		if len(pods) != 1 {
-			return fmt.Errorf("pod file %s holds %d pods; explain scores one", o.podFile, len(pods))
+			return fmt.Errorf("pod file %s holds %d pods; explain scores one", o.podFile, len(pods)) // never 1
 		}
 		pod = pods[0]
 	} else if pod, err = cluster.FindPod(o.pods[0], namespace); err != nil {
@@ -259,7 +370,12 @@ func newWhatIf(ctx context.Context, g *globalOptions, stdout, stderr io.Writer) 
 	cmd := &cobra.Command{
 		Use:   "whatif --config A.yaml [--config B.yaml ...] [-f PODS.yaml]",
 		Short: "Place the pending pods (or a file's pods) under each configuration and compare",
-		RunE:  runE(o),
+		Example: `  # Two configurations on the cluster's pending pods
+  kubectl resfit whatif --config rsf.yaml --config rsf-sra.yaml
+
+  # The pods of a file on a snapshot, without progress lines
+  kubectl resfit whatif --snapshot cluster.json --config rsf.yaml -f pods.yaml -q`,
+		RunE: runE(o),
 	}
 	cmd.Flags().StringArrayVar(&o.configs, "config", nil, "a configuration file; give several to compare them")
 	cmd.Flags().StringVarP(&o.podFile, "filename", "f", "", "pods to place instead of the cluster's pending ones (YAML or JSON; several documents or a List)")
@@ -327,6 +443,14 @@ func newDefrag(ctx context.Context, g *globalOptions, stdout io.Writer) *cobra.C
 	cmd := &cobra.Command{
 		Use:   "defrag --config FILE [--for POD | --for podgroup/NAME] [--max-moves N]",
 		Short: "Plan the fewest pod moves that let a pending pod or gang in, or the moves that free the most GPU",
+		Example: `  # The fewest moves that let a pending pod in
+  kubectl resfit defrag --config configmap.yaml --for train/job-2
+
+  # For a gang: every pending pod of the pod group
+  kubectl resfit defrag --config configmap.yaml --for podgroup/llm -n train --max-moves 4
+
+  # The moves that free the most GPU, on a snapshot
+  kubectl resfit defrag --snapshot cluster.json --config resfitfrag.yaml`,
 		Long: `defrag plans moves of running pods under a configuration; it evicts nothing.
 
 With --for POD (namespace/name, or a name with -n) it finds the fewest

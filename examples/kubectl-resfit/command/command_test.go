@@ -297,3 +297,40 @@ profiles:
 		t.Errorf("the scheduler's ConfigMap: exit %d, stderr %q:\n%s", code, errOut, out)
 	}
 }
+
+// Each command's help: its examples and its own flags with resfit's
+// (--snapshot, --profile, --compat); the flags that choose a live cluster
+// are listed apart (kubectl resfit options), as kubectl lists its own.
+// A usage error names the command's help; version says what was built.
+func TestHelp(t *testing.T) {
+	for _, cmd := range []string{"validate", "explain", "whatif", "defrag"} {
+		code, out, _ := kubectlResfit(t, cmd, "--help")
+		if code != 0 || !strings.Contains(out, "\nExamples:\n  # ") || !strings.Contains(out, "  kubectl resfit "+cmd+" ") ||
+			!strings.Contains(out, "--snapshot string") || !strings.Contains(out, "--profile string") || !strings.Contains(out, "--config") ||
+			strings.Contains(out, "--kubeconfig string") || strings.Contains(out, "--as-group") || !strings.Contains(out, "kubectl resfit options") {
+			t.Errorf("%s --help: exit %d:\n%s", cmd, code, out)
+		}
+	}
+	code, out, _ := kubectlResfit(t, "options")
+	if code != 0 || !strings.Contains(out, "--kubeconfig string") || !strings.Contains(out, "-n, --namespace string") || !strings.Contains(out, "--context string") || strings.Contains(out, "--snapshot string") {
+		t.Errorf("options: exit %d:\n%s", code, out)
+	}
+	code, out, _ = kubectlResfit(t, "version")
+	if code != 0 || !strings.HasPrefix(out, "kubectl-resfit ") || !strings.Contains(out, "go1.") {
+		t.Errorf("version: exit %d: %q", code, out)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"explain", "--config", rsf, "-f", "pod.yaml", "--top", "-1"}, "error: --top must be 0 (every node) or more, got -1\nRun 'kubectl resfit explain --help' for usage.\n"},
+		{[]string{"defrag", "--config", rsf, "--max-moves", "-1"}, "Run 'kubectl resfit defrag --help' for usage.\n"},
+		{[]string{"whatif"}, "error: whatif needs at least one --config FILE\nRun 'kubectl resfit whatif --help' for usage.\n"},
+		{[]string{"explian"}, "Run 'kubectl resfit --help' for usage.\n"},
+	} {
+		code, _, errOut := kubectlResfit(t, tc.args...)
+		if code != 2 || !strings.HasSuffix(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one ending %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}

@@ -150,7 +150,7 @@ func ParseSnapshot(data []byte) (*Cluster, error) {
 		}
 	}
 	if len(c.Nodes) == 0 {
-		return nil, fmt.Errorf("no nodes in it (%d items); make it with kubectl get nodes,pods -A -o json", len(list.Items))
+		return nil, fmt.Errorf("no nodes in it (%s); make it with kubectl get nodes,pods -A -o json", plural(len(list.Items), "item"))
 	}
 	c.sort()
 	return c, nil
@@ -348,7 +348,7 @@ func (c *Cluster) FindPod(ref, namespace string) (*v1.Pod, error) {
 			return p, nil
 		}
 	}
-	return nil, fmt.Errorf("pod %s/%s is not in %s (%d pods); check the name and the namespace (-n), or give the pod's manifest with -f", ns, name, c.Source, len(c.Pods))
+	return nil, fmt.Errorf("pod %s/%s is not in %s (%s); check the name and the namespace (-n), or give the pod's manifest with -f", ns, name, c.Source, plural(len(c.Pods), "pod"))
 }
 
 // FindGroup finds the pending pods of a pod group, by "namespace/name" or
@@ -376,7 +376,7 @@ func (c *Cluster) FindGroup(ref, namespace string) ([]*v1.Pod, error) {
 		}
 	}
 	if len(pods) == 0 {
-		return nil, fmt.Errorf("pod group %s/%s has no pending pods in %s (%d pods of it); pods join a group by the annotation scheduling.k8s.io/group-name or the label scheduling.x-k8s.io/pod-group", ns, name, c.Source, members)
+		return nil, fmt.Errorf("pod group %s/%s has no pending pods in %s (%s of it); pods join a group by the annotation scheduling.k8s.io/group-name or the label scheduling.x-k8s.io/pod-group", ns, name, c.Source, plural(members, "pod"))
 	}
 	return pods, nil
 }

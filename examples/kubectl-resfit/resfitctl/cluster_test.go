@@ -56,7 +56,7 @@ func TestSnapshotErrors(t *testing.T) {
 		{write("pod.json", `{"kind":"Pod","metadata":{"name":"p"}}`), "a Pod, not a List of nodes and pods; make it with kubectl get nodes,pods -A -o json"},
 		{write("nokind.yaml", "foo: bar\n"), "a document without kind, not a List of nodes and pods"},
 		{write("empty.json", `{"kind":"List","items":[]}`), "no nodes in it (0 items); make it with kubectl get nodes,pods -A -o json"},
-		{write("podsonly.json", `{"kind":"PodList","items":[{"metadata":{"name":"p"}}]}`), "no nodes in it (1 items)"},
+		{write("podsonly.json", `{"kind":"PodList","items":[{"metadata":{"name":"p"}}]}`), "no nodes in it (1 item)"},
 		{write("badnode.json", `{"kind":"List","items":[{"kind":"Node","metadata":{"name":"n"},"status":{"allocatable":{"cpu":"lots"}}}]}`), "items[0] (a Node): "},
 		{write("scalar.json", `"hello"`), "not a List of nodes and pods ("},
 	} {

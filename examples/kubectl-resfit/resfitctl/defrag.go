@@ -232,11 +232,11 @@ func (d *planning) room(pods []*v1.Pod, timeout time.Duration) error {
 	if !plan.Found {
 		switch {
 		case plan.Stopped:
-			d.r.Reason = fmt.Sprintf("the search stopped at its time limit (%s, %d move sequences examined); none of at most %d moves was found, and at least %d are needed", timeout, plan.States, d.r.MaxMoves, plan.Bound)
+			d.r.Reason = fmt.Sprintf("the search stopped at its time limit (%s, %s examined); no plan of at most %s was found, and it needs at least %s", timeout, plural(plan.States, "move sequence"), plural(d.r.MaxMoves, "move"), plural(plan.Bound, "move"))
 		case plan.Bound > d.r.MaxMoves:
-			d.r.Reason = fmt.Sprintf("no plan of at most %d moves exists: at least %d are needed", d.r.MaxMoves, plan.Bound)
+			d.r.Reason = fmt.Sprintf("no plan of at most %s exists: it needs at least %s", plural(d.r.MaxMoves, "move"), plural(plan.Bound, "move"))
 		default:
-			d.r.Reason = fmt.Sprintf("no plan of at most %d moves was found (at least %d are needed); with this many movable pods the search tries only moves off one node, chained where a moved pod needs room, and cannot prove that none exists", d.r.MaxMoves, plan.Bound)
+			d.r.Reason = fmt.Sprintf("no plan of at most %s was found (it needs at least %s); with this many movable pods the search tries only moves off one node, chained where a moved pod needs room, and cannot prove that none exists", plural(d.r.MaxMoves, "move"), plural(plan.Bound, "move"))
 		}
 		return nil
 	}
@@ -471,11 +471,4 @@ func gpusText(gpus []int) string {
 		return " (GPU " + s[0] + ")"
 	}
 	return " (GPUs " + strings.Join(s, ", ") + ")"
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -118,7 +118,7 @@ func TestDefragGangAndNone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = "found false minimal false bound 4; ; then []; no plan of at most 3 moves exists: at least 4 are needed"
+	want = "found false minimal false bound 4; ; then []; no plan of at most 3 moves exists: it needs at least 4 moves"
 	if got := plainPlan(r); got != want {
 		t.Errorf("7 GPUs:\ngot  %s\nwant %s", got, want)
 	}

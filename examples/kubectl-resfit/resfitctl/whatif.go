@@ -173,11 +173,11 @@ func place(c *Cluster, nc NamedConfig, pods []*v1.Pod, opts WhatIfOptions) (*Out
 		}
 		o.Placements = append(o.Placements, pl)
 		if opts.Progress != nil && (i+1)%every == 0 {
-			fmt.Fprintf(opts.Progress, "%s: %d of %d pods, %d placed (%s)\n", nc.Name, i+1, len(pods), o.Placed, time.Since(start).Round(time.Millisecond))
+			fmt.Fprintf(opts.Progress, "%s: %d of %s, %d placed (%s)\n", nc.Name, i+1, plural(len(pods), "pod"), o.Placed, time.Since(start).Round(time.Millisecond))
 		}
 	}
 	if opts.Progress != nil {
-		fmt.Fprintf(opts.Progress, "%s: %d pods, %d placed, %d pending (%s)\n", nc.Name, len(pods), o.Placed, o.Pending, time.Since(start).Round(time.Millisecond))
+		fmt.Fprintf(opts.Progress, "%s: %s, %d placed, %d pending (%s)\n", nc.Name, plural(len(pods), "pod"), o.Placed, o.Pending, time.Since(start).Round(time.Millisecond))
 	}
 	o.GPUAllocated, o.GPUFragmented = sc.gpuShares(append(slices.Clone(pods), c.Pods...))
 	return o, nil
@@ -312,7 +312,7 @@ func (r *WhatIfReport) WriteJSON(w io.Writer) error {
 // waits, and where every pod went, the ones that differ marked.
 func (r *WhatIfReport) WriteTable(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d pods placed one by one in queue order (priority, then creation), each configuration on its own copy of the cluster.\n\n", len(r.Pods))
+	fmt.Fprintf(&b, "%s placed one by one in queue order (priority, then creation), each configuration on its own copy of the cluster.\n\n", plural(len(r.Pods), "pod"))
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CONFIG\tPLACED\tPENDING\tGPU ALLOCATED\tGPU FRAGMENTED")
 	for _, o := range r.Outcomes {
@@ -363,7 +363,11 @@ func (r *WhatIfReport) WriteTable(w io.Writer) error {
 		tw.Flush()
 	}
 	if len(r.Outcomes) > 1 {
-		fmt.Fprintf(&b, "\n%d of %d pods go to a different node under some configuration.\n", len(r.Differs), len(r.Pods))
+		verb := "go"
+		if len(r.Differs) == 1 {
+			verb = "goes"
+		}
+		fmt.Fprintf(&b, "\n%d of %s %s to a different node under some configuration.\n", len(r.Differs), plural(len(r.Pods), "pod"), verb)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

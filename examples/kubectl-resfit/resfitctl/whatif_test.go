@@ -95,7 +95,7 @@ func TestWhatIfComparesConfigurations(t *testing.T) {
 	for _, want := range []string{
 		"rsf     4       0        75%            16.67%",
 		"web/api-2    gpu-b  cpu-b  *",
-		"1 of 4 pods go to a different node under some configuration.",
+		"1 of 4 pods goes to a different node under some configuration.",
 	} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
