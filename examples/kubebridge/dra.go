@@ -422,7 +422,10 @@ func selects(selectors []dracel.CompilationResult, device dracel.Device) (ok boo
 	for i, s := range selectors {
 		ok, _, err := s.DeviceMatches(context.Background(), device)
 		if err != nil {
-			return false, i, dracel.EnhanceRuntimeError(err)
+			// kube v1.37's allocator adds a hint to a "no such key" error
+			// (cel.EnhanceRuntimeError); the Volcano this module is also
+			// built with pins an older library that lacks it.
+			return false, i, err
 		}
 		if !ok {
 			return false, i, nil
