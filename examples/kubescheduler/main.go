@@ -4,10 +4,15 @@
 // KubeSchedulerConfiguration (see README.md) and run it as kube-scheduler:
 //
 //	go build -o kube-scheduler . && ./kube-scheduler --config=scheduler-config.yaml
+//
+// --version says that it is resfit's build, and of which kube-scheduler.
 package main
 
 import (
+	"fmt"
 	"os"
+	"runtime/debug"
+	"strings"
 
 	"k8s.io/component-base/cli"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
@@ -16,6 +21,12 @@ import (
 )
 
 func main() {
+	for _, arg := range os.Args[1:] {
+		if arg == "--version" || (strings.HasPrefix(arg, "--version=") && arg != "--version=false") {
+			fmt.Println(version())
+			return
+		}
+	}
 	command := app.NewSchedulerCommand(
 		app.WithPlugin(plugins.NodeResourcesFitPlusName, plugins.NewNodeResourcesFitPlus),
 		app.WithPlugin(plugins.ScarceResourceAvoidanceName, plugins.NewScarceResourceAvoidance),
@@ -23,4 +34,28 @@ func main() {
 		app.WithPlugin(plugins.FGDName, plugins.NewFGD),
 	)
 	os.Exit(cli.Run(command))
+}
+
+// version is what --version prints: resfit's build (its commit, when the
+// Go toolchain recorded one) of kube-scheduler, with the Kubernetes module
+// it carries; kube-scheduler's own --version would print the version its
+// release build stamps in, which a go build does not.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "resfit's kube-scheduler (no build information)"
+	}
+	kube := "unknown"
+	for _, d := range info.Deps {
+		if d.Path == "k8s.io/kubernetes" {
+			kube = d.Version
+		}
+	}
+	resfit := info.Main.Version
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" {
+			resfit += ", commit " + s.Value[:min(len(s.Value), 12)]
+		}
+	}
+	return fmt.Sprintf("resfit's kube-scheduler: kube-scheduler of k8s.io/kubernetes %s with resfit's plugins (NodeResourcesFitPlus, ScarceResourceAvoidance, ResourceStrategyFit, FGD); resfit %s; %s", kube, resfit, info.GoVersion)
 }

@@ -7,6 +7,7 @@
 #   VOLCANO_SRC=/path/to/volcano ./check.sh
 #   VOLCANO_SRC=/path/to/volcano VC_SCHEDULER_OUT=/tmp/vc-scheduler ./check.sh   # keep the binary
 #   VOLCANO_SRC=/path/to/volcano ./check.sh bench [go test flags]   # the session benchmark instead
+#   VOLCANO_SRC=/path/to/volcano ./check.sh build OUT   # only resfit's vc-scheduler, written to OUT
 #
 # It works in a temporary copy of this module; nothing is written here but
 # the binary, where VC_SCHEDULER_OUT says.
@@ -19,7 +20,13 @@ mode=${1:-check}
 case "$mode" in
   check) ;;
   bench) shift ;;
-  *) echo "check.sh: unknown mode $mode (none, or bench)" >&2; exit 2 ;;
+  build)
+    if [ -z "${2:-}" ]; then
+      echo "check.sh: build needs the path to write vc-scheduler to: check.sh build OUT" >&2
+      exit 2
+    fi
+    VC_SCHEDULER_OUT=$(cd "$(dirname "$2")" && pwd)/$(basename "$2") ;;
+  *) echo "check.sh: unknown mode $mode (none, bench or build OUT)" >&2; exit 2 ;;
 esac
 # The end-to-end test runs a real kube-apiserver on a real etcd, found on
 # PATH (.ci/run builds one; examples/kubescheduler's README says how).
@@ -65,6 +72,19 @@ awk '/^replace \(/ {block=1; next} block && /^\)/ {block=0; next} block && NF {p
     esac
   done
 GOFLAGS=-mod=mod go mod tidy
+# What vc-scheduler --version says: resfit's commit, and the Volcano it
+# carries (the tree's commit, from git or from the snapshot's README).
+resfit_commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+volcano_commit=$(git -C "$src" rev-parse --short HEAD 2>/dev/null ||
+  sed -n 's/.* at commit \([0-9a-f]\{7,\}\).*/\1/p' "$src/README.md" 2>/dev/null | head -n 1)
+ldflags="-X main.resfitCommit=$resfit_commit -X volcano.sh/volcano/pkg/version.GitSHA=${volcano_commit:-unknown}"
+ldflags="$ldflags -X volcano.sh/volcano/pkg/version.Version=${VOLCANO_VERSION:-source-tree} -X volcano.sh/volcano/pkg/version.Built=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+if [ "$mode" = build ]; then
+  go build -tags volcano -ldflags "$ldflags" -o "$VC_SCHEDULER_OUT" ./cmd/vc-scheduler
+  "$VC_SCHEDULER_OUT" --version
+  echo "built $VC_SCHEDULER_OUT"
+  exit
+fi
 if [ "$mode" = bench ]; then
   # Volcano's session with each plugin alone (bench_volcano_test.go: both
   # benchmarks, unless a -bench of the caller's says otherwise).
@@ -73,8 +93,8 @@ if [ "$mode" = bench ]; then
 fi
 go vet -tags volcano ./...
 out=${VC_SCHEDULER_OUT:-$work/vc-scheduler}
-go build -tags volcano -o "$out" ./cmd/vc-scheduler
-"$out" --version >/dev/null
+go build -tags volcano -ldflags "$ldflags" -o "$out" ./cmd/vc-scheduler
+"$out" --version | grep -q "resfit's vc-scheduler"
 echo "built $out"
 # Volcano's own scheduler command, and resfit's plugins as a Go plugin it
 # loads from its plugin directory (--plugins-dir): both from this module,

@@ -78,9 +78,9 @@ func TestREADMEQuotesTheExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	quoted := regexp.MustCompile("(?s)## Use\n\n```go\n(.*?)\n```").FindSubmatch(readme)
+	quoted := regexp.MustCompile("(?s)## One worked example: scoring in your own scheduler\n\n```go\n(.*?)\n```").FindSubmatch(readme)
 	if quoted == nil {
-		t.Fatal("README.md has no go block under ## Use")
+		t.Fatal("README.md has no go block under ## One worked example")
 	}
 	if got := string(quoted[1]); got != want {
 		t.Errorf("README.md's usage example differs from Example; quote it again:\n%s", want)

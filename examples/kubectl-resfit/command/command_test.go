@@ -228,7 +228,7 @@ func hasRow(table string, cells ...string) bool {
 // "$ kubectl resfit ..." line in it, run in testdata, prints the lines
 // that follow it in the README.
 func TestREADMEQuotesTheWorkedExample(t *testing.T) {
-	readme, err := os.ReadFile("../../../README.md")
+	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,8 +254,8 @@ func TestREADMEQuotesTheWorkedExample(t *testing.T) {
 		}
 		ran++
 	}
-	if ran != 7 { // four on the example's snapshot, one on its DRA form, two on its defrag form
-		t.Errorf("ran %d of the README's commands, want 7", ran)
+	if ran != 8 { // five on the example's snapshot, one on its DRA form, two on its defrag form
+		t.Errorf("ran %d of the README's commands, want 8", ran)
 	}
 }
 

@@ -37,7 +37,8 @@ type shippedFile struct {
 // shippedFiles reads every scheduler configuration the repository ships:
 // the second scheduler's ConfigMap and performance configuration, the
 // kubescheduler README's scheduler-config.yaml, kubectl-resfit's example
-// configurations, and the front README's volcano-scheduler.conf.
+// configurations, and the Volcano example's volcano-scheduler.conf (its
+// README's, which its own test holds to the file).
 func shippedFiles(t testing.TB) []shippedFile {
 	t.Helper()
 	read := func(path string) []byte {
@@ -70,7 +71,7 @@ func shippedFiles(t testing.TB) []shippedFile {
 		}
 		out = append(out, shippedFile{name: "examples/kubectl-resfit/testdata/" + filepath.Base(path), text: read(path)})
 	}
-	out = append(out, shippedFile{name: "README.md volcano-scheduler.conf", text: readmeBlock(t, "../../../README.md", "A `volcano-scheduler.conf` that keeps")})
+	out = append(out, shippedFile{name: "examples/volcano/volcano-scheduler.conf", text: read("../../volcano/volcano-scheduler.conf")})
 	return out
 }
 

@@ -33,6 +33,9 @@ import (
 	resfit "github.com/resfit/resfit/examples/volcano"
 )
 
+// resfitCommit is the resfit commit it was built from (check.sh sets it).
+var resfitCommit = "unknown"
+
 func main() {
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -66,6 +69,7 @@ func run(args []string) error {
 		return err
 	}
 	if opt.PrintVersion {
+		fmt.Printf("resfit's vc-scheduler: Volcano's scheduler with resfit's plugins (resfit commit %s); the Volcano it carries:\n", resfitCommit)
 		version.PrintVersionAndExit()
 	}
 	if err := opt.CheckOptionOrDie(); err != nil {
