@@ -5,11 +5,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
 )
 
 // DefragSummary is one pass's results over the seeds.
@@ -110,80 +105,4 @@ func WriteDefragFiles(dir string, results []*Result, sums []DefragSummary) error
 		return err
 	}
 	return PlotDefrags(filepath.Join(dir, "defrag.svg"), sums)
-}
-
-// TargetUnallocated is the unallocated GPU, in percent, that a pass of
-// 1% of the placed pods was to reach on openb with ResfitFrag placing;
-// PlotDefrags draws it beside the floor that rules it out.
-const TargetUnallocated = 3.0
-
-// PlotDefrags draws the mean unallocated GPU against the mean moves made,
-// one line per method across its budgets (make-room's points by k), the
-// cluster without moves as a point at 0, and the floor at each budget as
-// a dashed line, as an SVG file.
-func PlotDefrags(path string, sums []DefragSummary) error {
-	p := plot.New()
-	p.Title.Text = "Unallocated GPU after a pass of moves (mean over seeds)"
-	p.X.Label.Text = "pods moved"
-	p.Y.Label.Text = "GPU unallocated, % of capacity"
-	p.Add(plotter.NewGrid())
-	// Top right: the passes keep to the top left (few moves, little won
-	// back), the floor falls away below them.
-	p.Legend.Top = true
-	p.Legend.XOffs, p.Legend.YOffs = vg.Points(-10), vg.Points(-10)
-	byMethod := map[DefragMethod]plotter.XYs{}
-	var floor plotter.XYs
-	var order []DefragMethod
-	for _, s := range sums {
-		m := s.Pass.Method
-		if _, seen := byMethod[m]; !seen {
-			order = append(order, m)
-		}
-		byMethod[m] = append(byMethod[m], plotter.XY{X: s.Moves.Mean, Y: s.Unallocated.Mean})
-		if s.Pass.Method == Reclaim {
-			floor = append(floor, plotter.XY{X: s.Budget.Mean, Y: s.Floor.Mean})
-		}
-	}
-	for i, m := range order {
-		pts := byMethod[m]
-		scatter, err := plotter.NewScatter(pts)
-		if err != nil {
-			return err
-		}
-		scatter.Color = plotutil.Color(i)
-		scatter.Shape = plotutil.Shape(i)
-		scatter.Radius = vg.Points(4)
-		p.Add(scatter)
-		if len(pts) > 1 && m != MakeRoom {
-			line, err := plotter.NewLine(pts)
-			if err != nil {
-				return err
-			}
-			line.Color = plotutil.Color(i)
-			line.Width = vg.Points(1.5)
-			p.Add(line)
-			p.Legend.Add(string(m), line, scatter)
-		} else {
-			p.Legend.Add(string(m), scatter)
-		}
-	}
-	if len(floor) > 0 {
-		target, err := plotter.NewLine(plotter.XYs{{X: 0, Y: TargetUnallocated}, {X: floor[len(floor)-1].X, Y: TargetUnallocated}})
-		if err != nil {
-			return err
-		}
-		target.Dashes = []vg.Length{vg.Points(2), vg.Points(3)}
-		target.Color = plotutil.Color(len(order))
-		p.Add(target)
-		p.Legend.Add(fmt.Sprintf("target: %.1f%% unallocated", TargetUnallocated), target)
-		line, err := plotter.NewLine(floor)
-		if err != nil {
-			return err
-		}
-		line.Dashes = []vg.Length{vg.Points(6), vg.Points(4)}
-		line.Width = vg.Points(1.5)
-		p.Add(line)
-		p.Legend.Add("floor: the least any plan of as many moves leaves", line)
-	}
-	return p.Save(9*vg.Inch, 6*vg.Inch, path)
 }

@@ -2,41 +2,295 @@ package sim
 
 import (
 	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// Plot draws the mean GPU allocation against the arrived load, one line
-// per policy, as an SVG file.
+// The plots are drawn for the comparison a reader makes: each series in a
+// colour and a marker of its own, the legend in a column beside the plot
+// (never over the data, never past the edge), the axes zoomed to the data.
+
+// palette holds 12 colours told apart on screen and in print (Tableau's
+// 10, then two more); shapes 8 markers. Series i has colour i and marker
+// i, so no two of up to 12 series look alike.
+var (
+	palette = []color.Color{
+		color.RGBA{31, 119, 180, 255}, color.RGBA{255, 127, 14, 255}, color.RGBA{44, 160, 44, 255},
+		color.RGBA{214, 39, 40, 255}, color.RGBA{148, 103, 189, 255}, color.RGBA{140, 86, 75, 255},
+		color.RGBA{227, 119, 194, 255}, color.RGBA{127, 127, 127, 255}, color.RGBA{188, 189, 34, 255},
+		color.RGBA{23, 190, 207, 255}, color.RGBA{0, 0, 128, 255}, color.RGBA{128, 128, 0, 255},
+	}
+	shapes = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{},
+		draw.RingGlyph{}, draw.PyramidGlyph{}, draw.PlusGlyph{}, draw.SquareGlyph{}}
+)
+
+// seriesStyle is series i's line and marker.
+func seriesStyle(i int) (draw.LineStyle, draw.GlyphStyle) {
+	c := palette[i%len(palette)]
+	return draw.LineStyle{Color: c, Width: vg.Points(1.5)},
+		draw.GlyphStyle{Color: c, Shape: shapes[i%len(shapes)], Radius: vg.Points(3.5)}
+}
+
+// legendEntry is one line of a legend: its text and what it shows.
+type legendEntry struct {
+	label  string
+	thumbs []plot.Thumbnailer
+}
+
+// legendGap is the space between the plot and its legend's column.
+const legendGap = 8
+
+// legendLayout is where save puts a legend of these entries on a canvas
+// of w × h: its column at the right, as wide as its widest entry, and
+// the rectangle the entries take from the top down.
+func legendLayout(entries []legendEntry, w, h vg.Length) (plot.Legend, vg.Rectangle) {
+	leg := plot.NewLegend()
+	leg.Top, leg.Left = true, true
+	var width vg.Length
+	for _, e := range entries {
+		leg.Add(e.label, e.thumbs...)
+		// A quarter more than measured: a viewer without Liberation Serif
+		// or Times may set the text in a wider font (DejaVu Sans: a sixth).
+		width = max(width, leg.ThumbnailWidth+leg.TextStyle.Width(" "+e.label)*5/4)
+	}
+	entryHeight := leg.TextStyle.Height(" ")
+	height := vg.Length(len(entries))*(entryHeight+leg.Padding) - leg.Padding
+	r := vg.Rectangle{Min: vg.Point{X: w - width - legendGap/2, Y: h - height - legendGap}, Max: vg.Point{X: w - legendGap/2, Y: h - legendGap}}
+	return leg, r
+}
+
+// save writes the plot as an SVG of w × h with the entries' legend in a
+// column at its right (legendLayout).
+func save(p *plot.Plot, entries []legendEntry, w, h vg.Length, path string) error {
+	leg, r := legendLayout(entries, w, h)
+	// The text is Liberation Serif, metrically Times New Roman, which a
+	// browser sets it in; the legend's column leaves room for a wider font.
+	img := vgsvg.New(w, h)
+	dc := draw.New(img)
+	// A little room above the title, for a viewer's taller font.
+	p.Draw(draw.Crop(dc, 0, -(w - r.Min.X + legendGap), 0, -legendGap))
+	leg.Draw(draw.Canvas{Canvas: dc.Canvas, Rectangle: r})
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := img.WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// zoom sets an axis to the range of the values, on whole steps of step,
+// with a tick at each step and a label at every other one when there
+// are more than ten.
+func zoom(a *plot.Axis, lo, hi, step float64) {
+	a.Min = math.Floor(lo/step) * step
+	a.Max = math.Ceil(hi/step) * step
+	if a.Max-a.Min < step {
+		a.Max = a.Min + step
+	}
+	n := int(math.Round((a.Max - a.Min) / step))
+	var ticks []plot.Tick
+	for i := 0; i <= n; i++ {
+		v := a.Min + float64(i)*step
+		t := plot.Tick{Value: v}
+		if n <= 10 || i%2 == 0 {
+			t.Label = strconv.FormatFloat(v, 'f', -1, 64)
+		}
+		ticks = append(ticks, t)
+	}
+	a.Tick.Marker = plot.ConstantTicks(ticks)
+}
+
+// PlotFrom is the least arrived load Plot draws: below it every policy
+// places nearly every pod, and what it leaves unallocated is the capacity
+// not yet asked for, which would take the plot's height from the
+// differences the policies make once demand passes capacity.
+const PlotFrom = 100
+
+// Plot draws the mean unallocated GPU against the arrived load, from
+// PlotFrom to 130%, one line and marker per policy, as an SVG file; the
+// y axis spans the data. Policies whose curves are the same to the last
+// digit share one line and one legend entry; each entry gives the mean
+// unallocated GPU at 130%.
 func Plot(path string, sums []Summary) error {
 	p := plot.New()
-	p.Title.Text = "GPU allocation as the workload arrives (mean over seeds)"
+	p.Title.Text = "Unallocated GPU as the workload arrives (mean over seeds)"
 	p.X.Label.Text = "arrived workload, % of cluster GPU capacity"
-	p.Y.Label.Text = "GPU allocated, % of capacity"
-	p.X.Min, p.X.Max = 50, 130
-	p.Y.Min, p.Y.Max = 50, 100
-	// Bottom right, below the lines: past 90% load every policy is above
-	// 80% allocated.
-	p.Legend.Top, p.Legend.Left = false, false
-	p.Legend.XOffs, p.Legend.YOffs = vg.Points(-10), vg.Points(10)
+	p.Y.Label.Text = "GPU unallocated, % of capacity"
+	p.X.Min, p.X.Max = PlotFrom, LoadPoints-1
 	p.Add(plotter.NewGrid())
-	for i, s := range sums {
-		pts := make(plotter.XYs, 0, LoadPoints)
-		for x := 50; x < LoadPoints; x++ {
-			pts = append(pts, plotter.XY{X: float64(x), Y: s.Allocation[x]})
+	lo, hi := math.Inf(1), math.Inf(-1)
+	var entries []legendEntry
+	var policies [][]string // each entry's, with the same curve
+	var unallocated []float64
+	drawn := map[[LoadPoints]float64]int{} // a curve → its entry
+	for _, s := range sums {
+		if i, same := drawn[s.Allocation]; same {
+			policies[i] = append(policies[i], s.Policy)
+			continue
 		}
+		pts := make(plotter.XYs, 0, LoadPoints)
+		for x := PlotFrom; x < LoadPoints; x++ {
+			y := 100 - s.Allocation[x]
+			lo, hi = min(lo, y), max(hi, y)
+			pts = append(pts, plotter.XY{X: float64(x), Y: y})
+		}
+		i := len(entries)
+		ls, gs := seriesStyle(i)
 		line, err := plotter.NewLine(pts)
 		if err != nil {
 			return err
 		}
-		line.Color = plotutil.Color(i)
-		line.Dashes = plotutil.Dashes(i / 7)
-		line.Width = vg.Points(1.5)
-		p.Add(line)
-		p.Legend.Add(fmt.Sprintf("%s (%.2f%% unallocated)", s.Policy, s.Unallocated.Mean), line)
+		line.LineStyle = ls
+		// Markers every 10 points, each series offset by one, so that close
+		// curves still show whose marker is whose.
+		var marks plotter.XYs
+		for j := i % 10; j < len(pts); j += 10 {
+			marks = append(marks, pts[j])
+		}
+		scatter, err := plotter.NewScatter(marks)
+		if err != nil {
+			return err
+		}
+		scatter.GlyphStyle = gs
+		p.Add(line, scatter)
+		drawn[s.Allocation] = i
+		entries = append(entries, legendEntry{thumbs: []plot.Thumbnailer{line, scatter}})
+		policies = append(policies, []string{s.Policy})
+		unallocated = append(unallocated, s.Unallocated.Mean)
 	}
-	return p.Save(9*vg.Inch, 6*vg.Inch, path)
+	for i := range entries {
+		entries[i].label = fmt.Sprintf("%s: %.2f%%", strings.Join(policies[i], " = "), unallocated[i])
+	}
+	zoom(&p.Y, lo, hi, 1)
+	return save(p, entries, 10*vg.Inch, 6*vg.Inch, path)
+}
+
+// TargetUnallocated is the unallocated GPU, in percent, that a pass of
+// 1% of the placed pods was to reach on openb with ResfitFrag placing;
+// PlotDefrags draws it beside the floor that rules it out.
+const TargetUnallocated = 3.0
+
+// PlotDefrags draws the mean unallocated GPU against the mean pods moved,
+// on a logarithmic axis (the passes move from 2 to 400 pods), one marker
+// and line per method across its budgets, the cluster without moves as a
+// level line, the target and the floor at each budget, as an SVG file.
+func PlotDefrags(path string, sums []DefragSummary) error {
+	p := plot.New()
+	p.Title.Text = "Unallocated GPU after a pass of moves (mean over seeds)"
+	p.X.Label.Text = "pods moved (log scale)"
+	p.Y.Label.Text = "GPU unallocated, % of capacity"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Add(plotter.NewGrid())
+	byMethod := map[DefragMethod]plotter.XYs{}
+	var floor plotter.XYs
+	var order []DefragMethod
+	none := math.NaN()
+	lo, hi, most := math.Inf(1), math.Inf(-1), 1.0
+	for _, s := range sums {
+		m := s.Pass.Method
+		lo, hi = min(lo, s.Unallocated.Mean), max(hi, s.Unallocated.Mean)
+		if s.Moves.Mean < 1 { // no moves: a level line
+			none = s.Unallocated.Mean
+			continue
+		}
+		if _, seen := byMethod[m]; !seen {
+			order = append(order, m)
+		}
+		byMethod[m] = append(byMethod[m], plotter.XY{X: s.Moves.Mean, Y: s.Unallocated.Mean})
+		most = max(most, s.Moves.Mean)
+		if m == Reclaim && s.Budget.Mean >= 1 {
+			floor = append(floor, plotter.XY{X: s.Budget.Mean, Y: s.Floor.Mean})
+			most = max(most, s.Budget.Mean)
+			lo = min(lo, s.Floor.Mean)
+		}
+	}
+	var entries []legendEntry
+	level := func(y float64, style draw.LineStyle, label string) error {
+		line, err := plotter.NewLine(plotter.XYs{{X: 1, Y: y}, {X: most * 1.5, Y: y}})
+		if err != nil {
+			return err
+		}
+		line.LineStyle = style
+		p.Add(line)
+		entries = append(entries, legendEntry{label: label, thumbs: []plot.Thumbnailer{line}})
+		return nil
+	}
+	if !math.IsNaN(none) {
+		if err := level(none, draw.LineStyle{Color: color.Black, Width: vg.Points(1)}, fmt.Sprintf("no moves: %.2f%%", none)); err != nil {
+			return err
+		}
+	}
+	for i, m := range order {
+		pts := byMethod[m]
+		ls, gs := seriesStyle(i)
+		// A method whose points lie on an earlier one's (make-room's and
+		// reclaim's, which make the same few moves) stays visible: its
+		// marker is a larger ring around the earlier one's.
+		if slices.ContainsFunc(order[:i], func(earlier DefragMethod) bool { return near(byMethod[earlier], pts) }) {
+			gs.Shape, gs.Radius = draw.RingGlyph{}, vg.Points(7)
+		}
+		scatter, err := plotter.NewScatter(pts)
+		if err != nil {
+			return err
+		}
+		scatter.GlyphStyle = gs
+		p.Add(scatter)
+		thumbs := []plot.Thumbnailer{scatter}
+		if len(pts) > 1 {
+			line, err := plotter.NewLine(pts)
+			if err != nil {
+				return err
+			}
+			line.LineStyle = ls
+			p.Add(line)
+			thumbs = append(thumbs, line)
+		}
+		entries = append(entries, legendEntry{label: string(m), thumbs: thumbs})
+	}
+	if len(floor) > 0 {
+		if err := level(TargetUnallocated, draw.LineStyle{Color: palette[3], Width: vg.Points(1), Dashes: []vg.Length{vg.Points(2), vg.Points(3)}},
+			fmt.Sprintf("target: %.1f%%", TargetUnallocated)); err != nil {
+			return err
+		}
+		line, err := plotter.NewLine(floor)
+		if err != nil {
+			return err
+		}
+		line.LineStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(6), vg.Points(4)}}
+		p.Add(line)
+		entries = append(entries, legendEntry{label: "floor: the least any plan", thumbs: []plot.Thumbnailer{line}},
+			legendEntry{label: "of as many moves leaves"})
+		lo = min(lo, TargetUnallocated)
+	}
+	p.X.Min, p.X.Max = 1, most*1.5
+	zoom(&p.Y, lo, hi, 0.5)
+	return save(p, entries, 10*vg.Inch, 6*vg.Inch, path)
+}
+
+// near reports whether a point of b lies on a point of a, as drawn on
+// PlotDefrags' axes: within a tenth on the logarithmic x axis and 0.02
+// percentage points.
+func near(a, b plotter.XYs) bool {
+	for _, p := range a {
+		for _, q := range b {
+			if math.Abs(math.Log(p.X/q.X)) < 0.1 && math.Abs(p.Y-q.Y) < 0.02 {
+				return true
+			}
+		}
+	}
+	return false
 }
