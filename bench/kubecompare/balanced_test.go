@@ -74,6 +74,25 @@ func podTask(t *rapid.T, c *bench.Cluster) *scoring.Task {
 	return &scoring.Task{Requests: r.Plain, NonZeroRequests: r.NonZero}
 }
 
+// resfitScores scores the cluster's pod (podTask) on every node with one
+// plugin of resfit's own form and no filter, as kube's Score does not
+// filter.
+func resfitScores(t *rapid.T, c *bench.Cluster, plugin string) *scoring.Batch {
+	cfg, err := resfitconfig.Load([]byte("plugins: ["+plugin+"]\nfilters: []"), resfitconfig.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := cfg.Build(c.Schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := p.NewBatch(c.Table.Len())
+	if err := p.Score(podTask(t, c), c.Table, b); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // kube-scheduler v1.37.2's own NodeResourcesBalancedAllocation and resfit's
 // give every node the same score, over any of the resources, on drawn
 // clusters: nodes with nothing of a resource, overcommitted ones, pods that
@@ -96,18 +115,7 @@ func TestBalancedAllocationMatchesKube(t *testing.T) {
 		for _, n := range resources {
 			rs = append(rs, fmt.Sprintf("{name: %q, weight: 1}", n))
 		}
-		cfg, err := resfitconfig.Load([]byte(fmt.Sprintf("plugins: [{name: NodeResourcesBalancedAllocation, args: {resources: [%s]}}]\nfilters: []", strings.Join(rs, ", "))), resfitconfig.Options{})
-		if err != nil {
-			rt.Fatal(err)
-		}
-		p, err := cfg.Build(c.Schema)
-		if err != nil {
-			rt.Fatal(err)
-		}
-		b := p.NewBatch(c.Table.Len())
-		if err := p.Score(podTask(rt, c), c.Table, b); err != nil {
-			rt.Fatal(err)
-		}
+		b := resfitScores(rt, c, fmt.Sprintf("{name: NodeResourcesBalancedAllocation, args: {resources: [%s]}}", strings.Join(rs, ", ")))
 		row := map[string]int{}
 		for i := range c.Table.Len() {
 			row[c.Table.Name(i)] = i
@@ -158,18 +166,7 @@ func TestNodeResourcesFitMatchesKube(t *testing.T) {
 		if typ == config.RequestedToCapacityRatio {
 			extra = ", requestedToCapacityRatio: {shape: [" + strings.Join(text, ", ") + "]}"
 		}
-		cfg, err := resfitconfig.Load([]byte(fmt.Sprintf("plugins: [{name: NodeResourcesFit, args: {scoringStrategy: {type: %s, resources: [%s]%s}}}]\nfilters: []", typ, strings.Join(rs, ", "), extra)), resfitconfig.Options{})
-		if err != nil {
-			rt.Fatal(err)
-		}
-		p, err := cfg.Build(c.Schema)
-		if err != nil {
-			rt.Fatal(err)
-		}
-		b := p.NewBatch(c.Table.Len())
-		if err := p.Score(podTask(rt, c), c.Table, b); err != nil {
-			rt.Fatal(err)
-		}
+		b := resfitScores(rt, c, fmt.Sprintf("{name: NodeResourcesFit, args: {scoringStrategy: {type: %s, resources: [%s]%s}}}", typ, strings.Join(rs, ", "), extra))
 		for i, name := range kube.NodeNames() {
 			row := slices.IndexFunc(c.Nodes, func(n bench.Node) bool { return n.Name == name }) // rows in node order
 			if got := b.Total(row); got != float64(want[i]) {

@@ -38,7 +38,7 @@ func exactAmount(name string, q kres.Quantity) *big.Int {
 	case scale < -1000 && len(d.UnscaledBig().String()) < 500:
 		return big.NewInt(1)
 	}
-	p := new(big.Int).Exp(big.NewInt(10), big.NewInt(abs(scale)), nil)
+	p := new(big.Int).Exp(big.NewInt(10), big.NewInt(max(scale, -scale)), nil)
 	if scale >= 0 {
 		v.Mul(v, new(big.Rat).SetInt(p))
 	} else {
@@ -49,13 +49,6 @@ func exactAmount(name string, q kres.Quantity) *big.Int {
 		n.Add(n, big.NewInt(1))
 	}
 	return n
-}
-
-func abs(x int64) int64 {
-	if x < 0 {
-		return -x
-	}
-	return x
 }
 
 // Amount is exact or an error: on any quantity apimachinery parses, it

@@ -141,32 +141,10 @@ type pluginOutcome struct {
 
 func runPluginOutcome(t testing.TB, fw framework.Framework, infos []fwk.NodeInfo, p *v1.Pod) pluginOutcome {
 	t.Helper()
-	ctx := context.Background()
-	state := framework.NewCycleState()
+	rejected, scores := runCycle(t, fw, infos, p, 0)
 	out := pluginOutcome{rejected: map[string]string{}, scores: map[string]map[string]int64{}}
-	if _, s, _ := fw.RunPreFilterPlugins(ctx, state, p); !s.IsSuccess() && !s.IsSkip() {
-		for _, info := range infos {
-			out.rejected[info.Node().Name] = "PreFilter: " + s.Message()
-		}
-		return out
-	}
-	var feasible []fwk.NodeInfo
-	for _, info := range infos {
-		if s := fw.RunFilterPlugins(ctx, state, p, info); !s.IsSuccess() {
-			out.rejected[info.Node().Name] = s.Plugin() + ": " + s.Message()
-			continue
-		}
-		feasible = append(feasible, info)
-	}
-	if len(feasible) == 0 {
-		return out
-	}
-	if s := fw.RunPreScorePlugins(ctx, state, p, feasible); !s.IsSuccess() {
-		t.Fatalf("PreScore: %v", s.AsError())
-	}
-	scores, s := fw.RunScorePlugins(ctx, state, p, feasible)
-	if !s.IsSuccess() {
-		t.Fatalf("Score: %v", s.AsError())
+	for name, status := range rejected {
+		out.rejected[name] = status.Plugin() + ": " + status.Message()
 	}
 	for _, n := range scores {
 		out.scores[n.Name] = map[string]int64{}

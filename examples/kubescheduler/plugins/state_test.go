@@ -138,16 +138,39 @@ func outcome(t testing.TB, fw framework.Framework, infos []fwk.NodeInfo, p *v1.P
 // (percentageOfNodesToScore).
 func sampledOutcome(t testing.TB, fw framework.Framework, infos []fwk.NodeInfo, p *v1.Pod, sample int) map[string]string {
 	t.Helper()
+	rejected, scores := runCycle(t, fw, infos, p, sample)
+	out := map[string]string{}
+	for name, status := range rejected {
+		out[name] = "rejected: " + status.Message()
+	}
+	for _, n := range scores {
+		out[n.Name] = fmt.Sprint(n.TotalScore)
+	}
+	return out
+}
+
+// runCycle runs one cycle as kube-scheduler does (PreFilter, Filter on
+// every node, PreScore and Score on at most sample of the feasible ones, 0:
+// all) and returns the rejected nodes' statuses and the others' scores. A
+// PreFilter that finds the pod unschedulable rejects every node.
+func runCycle(t testing.TB, fw framework.Framework, infos []fwk.NodeInfo, p *v1.Pod, sample int) (map[string]*fwk.Status, []fwk.NodePluginScores) {
+	t.Helper()
 	ctx := context.Background()
 	state := framework.NewCycleState()
-	out := map[string]string{}
+	rejected := map[string]*fwk.Status{}
 	if _, s, _ := fw.RunPreFilterPlugins(ctx, state, p); !s.IsSuccess() && !s.IsSkip() {
-		t.Fatalf("PreFilter: %v", s.AsError())
+		if !s.IsRejected() {
+			t.Fatalf("PreFilter: %v", s.AsError())
+		}
+		for _, info := range infos {
+			rejected[info.Node().Name] = s
+		}
+		return rejected, nil
 	}
 	var feasible []fwk.NodeInfo
 	for _, info := range infos {
 		if s := fw.RunFilterPlugins(ctx, state, p, info); !s.IsSuccess() {
-			out[info.Node().Name] = "rejected: " + s.Message()
+			rejected[info.Node().Name] = s
 			continue
 		}
 		feasible = append(feasible, info)
@@ -156,7 +179,7 @@ func sampledOutcome(t testing.TB, fw framework.Framework, infos []fwk.NodeInfo, 
 		feasible = feasible[len(feasible)-sample:]
 	}
 	if len(feasible) == 0 {
-		return out
+		return rejected, nil
 	}
 	if s := fw.RunPreScorePlugins(ctx, state, p, feasible); !s.IsSuccess() {
 		t.Fatalf("PreScore: %v", s.AsError())
@@ -165,10 +188,7 @@ func sampledOutcome(t testing.TB, fw framework.Framework, infos []fwk.NodeInfo, 
 	if !s.IsSuccess() {
 		t.Fatalf("Score: %v", s.AsError())
 	}
-	for _, n := range scores {
-		out[n.Name] = fmt.Sprint(n.TotalScore)
-	}
-	return out
+	return rejected, scores
 }
 
 // TestStateKeptAcrossCyclesIsExact: the plugins keep their table and
