@@ -41,7 +41,7 @@ root=$(cd "$here/../.." && pwd)
 src=$(cd "$VOLCANO_SRC" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cp "$here"/*.go "$work"/
+cp "$here"/*.go "$here"/README.md "$here"/volcano-scheduler.conf "$work"/
 cp -r "$here"/cmd "$here"/e2e "$work"/
 cd "$work"
 cat > go.mod <<MOD
