@@ -113,6 +113,17 @@ func zoom(a *plot.Axis, lo, hi, step float64) {
 	a.Tick.Marker = plot.ConstantTicks(ticks)
 }
 
+// unallocatedPlot is a plot of the unallocated GPU, in percent of
+// capacity, against what the x label names, with a grid.
+func unallocatedPlot(title, x string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = x
+	p.Y.Label.Text = "GPU unallocated, % of capacity"
+	p.Add(plotter.NewGrid())
+	return p
+}
+
 // PlotFrom is the least arrived load Plot draws: below it every policy
 // places nearly every pod, and what it leaves unallocated is the capacity
 // not yet asked for, which would take the plot's height from the
@@ -125,12 +136,8 @@ const PlotFrom = 100
 // digit share one line and one legend entry; each entry gives the mean
 // unallocated GPU at 130%.
 func Plot(path string, sums []Summary) error {
-	p := plot.New()
-	p.Title.Text = "Unallocated GPU as the workload arrives (mean over seeds)"
-	p.X.Label.Text = "arrived workload, % of cluster GPU capacity"
-	p.Y.Label.Text = "GPU unallocated, % of capacity"
+	p := unallocatedPlot("Unallocated GPU as the workload arrives (mean over seeds)", "arrived workload, % of cluster GPU capacity")
 	p.X.Min, p.X.Max = PlotFrom, LoadPoints-1
-	p.Add(plotter.NewGrid())
 	lo, hi := math.Inf(1), math.Inf(-1)
 	var entries []legendEntry
 	var policies [][]string // each entry's, with the same curve
@@ -188,13 +195,9 @@ const TargetUnallocated = 3.0
 // and line per method across its budgets, the cluster without moves as a
 // level line, the target and the floor at each budget, as an SVG file.
 func PlotDefrags(path string, sums []DefragSummary) error {
-	p := plot.New()
-	p.Title.Text = "Unallocated GPU after a pass of moves (mean over seeds)"
-	p.X.Label.Text = "pods moved (log scale)"
-	p.Y.Label.Text = "GPU unallocated, % of capacity"
+	p := unallocatedPlot("Unallocated GPU after a pass of moves (mean over seeds)", "pods moved (log scale)")
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.Add(plotter.NewGrid())
 	byMethod := map[DefragMethod]plotter.XYs{}
 	var floor plotter.XYs
 	var order []DefragMethod
