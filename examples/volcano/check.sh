@@ -76,7 +76,7 @@ GOFLAGS=-mod=mod go mod tidy
 # carries (the tree's commit, from git or from the snapshot's README).
 resfit_commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 volcano_commit=$(git -C "$src" rev-parse --short HEAD 2>/dev/null ||
-  sed -n 's/.* at commit \([0-9a-f]\{7,\}\).*/\1/p' "$src/README.md" 2>/dev/null | head -n 1)
+  sed -n '/.* at commit [0-9a-f]\{7,\}.*/{s/.* at commit \([0-9a-f]\{7,\}\).*/\1/p;q}' "$src/README.md" 2>/dev/null)
 ldflags="-X main.resfitCommit=$resfit_commit -X volcano.sh/volcano/pkg/version.GitSHA=${volcano_commit:-unknown}"
 ldflags="$ldflags -X volcano.sh/volcano/pkg/version.Version=${VOLCANO_VERSION:-source-tree} -X volcano.sh/volcano/pkg/version.Built=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 if [ "$mode" = build ]; then
@@ -94,7 +94,13 @@ fi
 go vet -tags volcano ./...
 out=${VC_SCHEDULER_OUT:-$work/vc-scheduler}
 go build -tags volcano -ldflags "$ldflags" -o "$out" ./cmd/vc-scheduler
-"$out" --version | grep -q "resfit's vc-scheduler"
+# (Not piped into grep -q: under pipefail, a grep that exits at its match
+# can kill the writer with SIGPIPE, failing the check with exit 141.)
+version=$("$out" --version)
+case "$version" in
+  *"resfit's vc-scheduler"*) ;;
+  *) echo "check.sh: $out --version does not name resfit's vc-scheduler: $version" >&2; exit 1 ;;
+esac
 echo "built $out"
 # Volcano's own scheduler command, and resfit's plugins as a Go plugin it
 # loads from its plugin directory (--plugins-dir): both from this module,
