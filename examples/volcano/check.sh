@@ -34,15 +34,18 @@ if [ "$mode" = check ] && ! command -v etcd >/dev/null; then
   echo "check.sh: etcd must be on PATH for the end-to-end test: cd examples/kubescheduler && go build -o /tmp/bin/etcd go.etcd.io/etcd/server/v3, then PATH=/tmp/bin:\$PATH" >&2
   exit 2
 fi
-# cgo: for the race detector, and for Go plugins (resfit.so below).
+# cgo: for the race detector, and for Go plugins (resfit.so below); resfit's
+# vc-scheduler is built without, static, as Volcano builds its released
+# images (the image is that binary alone), and the end-to-end test that
+# runs it too (their packages compiled once).
 export CGO_ENABLED=1
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 src=$(cd "$VOLCANO_SRC" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cp "$here"/*.go "$here"/README.md "$here"/volcano-scheduler.conf "$work"/
-cp -r "$here"/cmd "$here"/e2e "$work"/
+cp "$here"/*.go "$here"/README.md "$here"/volcano-scheduler.conf "$here"/Dockerfile "$work"/
+cp -r "$here"/cmd "$here"/e2e "$here"/manifests "$work"/
 cd "$work"
 cat > go.mod <<MOD
 module github.com/resfit/resfit/examples/volcano
@@ -80,7 +83,7 @@ volcano_commit=$(git -C "$src" rev-parse --short HEAD 2>/dev/null ||
 ldflags="-X main.resfitCommit=$resfit_commit -X volcano.sh/volcano/pkg/version.GitSHA=${volcano_commit:-unknown}"
 ldflags="$ldflags -X volcano.sh/volcano/pkg/version.Version=${VOLCANO_VERSION:-source-tree} -X volcano.sh/volcano/pkg/version.Built=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 if [ "$mode" = build ]; then
-  go build -tags volcano -ldflags "$ldflags" -o "$VC_SCHEDULER_OUT" ./cmd/vc-scheduler
+  CGO_ENABLED=0 go build -tags volcano -ldflags "$ldflags" -o "$VC_SCHEDULER_OUT" ./cmd/vc-scheduler
   "$VC_SCHEDULER_OUT" --version
   echo "built $VC_SCHEDULER_OUT"
   exit
@@ -93,7 +96,7 @@ if [ "$mode" = bench ]; then
 fi
 go vet -tags volcano ./...
 out=${VC_SCHEDULER_OUT:-$work/vc-scheduler}
-go build -tags volcano -ldflags "$ldflags" -o "$out" ./cmd/vc-scheduler
+CGO_ENABLED=0 go build -tags volcano -ldflags "$ldflags" -o "$out" ./cmd/vc-scheduler
 # (Not piped into grep -q: under pipefail, a grep that exits at its match
 # can kill the writer with SIGPIPE, failing the check with exit 141.)
 version=$("$out" --version)
@@ -115,7 +118,7 @@ export VC_SCHEDULER=$out VC_SCHEDULER_VOLCANO=$work/vc-scheduler-volcano RESFIT_
 # several goroutines), each once (the end-to-end test starts a cluster):
 # their names and results shown, the whole output kept for a failure.
 log="$work/test.log"
-if ! { go test -tags volcano -count=1 -race -v . && go test -tags volcano -count=1 -v ./e2e; } >"$log" 2>&1; then
+if ! { go test -tags volcano -count=1 -race -v . && CGO_ENABLED=0 go test -tags volcano -count=1 -v ./e2e; } >"$log" 2>&1; then
   grep -E '^(=== RUN|--- |PASS|FAIL|ok)|_test\.go:[0-9]+:' "$log" | grep -v '^=== RUN' || true
   echo "check.sh: tests failed; the last lines of their output:" >&2
   tail -n 200 "$log" >&2

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/resfit/resfit/scoring/config"
 )
 
@@ -43,5 +45,37 @@ func TestShippedConfigurationIsTheREADMEs(t *testing.T) {
 	}
 	if len(c.Scorers) != 1 || c.Scorers[0].Name != "resource-strategy-fit" {
 		t.Errorf("scorers %+v", c.Scorers)
+	}
+}
+
+// manifests/configmap.yaml carries the shipped volcano-scheduler.conf byte
+// for byte, under the file name the Deployment's --scheduler-conf reads.
+func TestConfigMapCarriesTheShippedConfiguration(t *testing.T) {
+	file, err := os.ReadFile("volcano-scheduler.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest, err := os.ReadFile("manifests/configmap.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm struct {
+		APIVersion string            `json:"apiVersion"`
+		Kind       string            `json:"kind"`
+		Metadata   map[string]string `json:"metadata"`
+		Data       map[string]string `json:"data"`
+	}
+	if err := yaml.UnmarshalStrict(manifest, &cm); err != nil {
+		t.Fatal(err)
+	}
+	deployment, err := os.ReadFile("manifests/deployment.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(deployment), "--scheduler-conf=/volcano.scheduler/volcano-scheduler.conf") {
+		t.Error("deployment.yaml does not read /volcano.scheduler/volcano-scheduler.conf")
+	}
+	if cm.Kind != "ConfigMap" || cm.Data["volcano-scheduler.conf"] != string(file) {
+		t.Errorf("configmap.yaml's volcano-scheduler.conf differs from volcano-scheduler.conf:\n%s", cm.Data["volcano-scheduler.conf"])
 	}
 }

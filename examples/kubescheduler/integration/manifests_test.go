@@ -1,24 +1,14 @@
 package integration
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"io"
-	"os"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
-	v1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
-	clientscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
@@ -27,61 +17,9 @@ import (
 	testutils "k8s.io/kubernetes/test/integration/util"
 	"k8s.io/utils/ptr"
 
+	"github.com/resfit/resfit/examples/kubebridge/manifesttest"
 	"github.com/resfit/resfit/examples/kubescheduler/plugins"
 )
-
-// readManifests decodes every document of a manifest file.
-func readManifests(t *testing.T, path string) []runtime.Object {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	var objs []runtime.Object
-	for {
-		doc, err := reader.Read()
-		if err == io.EOF {
-			return objs
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		if len(bytes.TrimSpace(doc)) == 0 {
-			continue
-		}
-		obj, _, err := clientscheme.Codecs.UniversalDeserializer().Decode(doc, nil, nil)
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		objs = append(objs, obj)
-	}
-}
-
-// apply creates the objects as kubectl apply would on an empty cluster.
-func apply(t *testing.T, ctx context.Context, cs kubernetes.Interface, objs []runtime.Object) {
-	t.Helper()
-	var err error
-	for _, obj := range objs {
-		switch o := obj.(type) {
-		case *v1.ServiceAccount:
-			_, err = cs.CoreV1().ServiceAccounts(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-		case *v1.ConfigMap:
-			_, err = cs.CoreV1().ConfigMaps(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-		case *rbacv1.ClusterRole:
-			_, err = cs.RbacV1().ClusterRoles().Create(ctx, o, metav1.CreateOptions{})
-		case *rbacv1.ClusterRoleBinding:
-			_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, o, metav1.CreateOptions{})
-		case *rbacv1.RoleBinding:
-			_, err = cs.RbacV1().RoleBindings(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-		default:
-			t.Fatalf("no apply for %T", obj)
-		}
-		if err != nil {
-			t.Fatalf("applying %T: %v", obj, err)
-		}
-	}
-}
 
 // TestSecondSchedulerFromManifests deploys resfit's scheduler as the
 // manifests describe, on a real kube-apiserver with RBAC: it applies
@@ -93,7 +31,7 @@ func apply(t *testing.T, ctx context.Context, cs kubernetes.Interface, objs []ru
 // nodes. deployment.yaml runs the same binary with that ServiceAccount and
 // ConfigMap.
 func TestSecondSchedulerFromManifests(t *testing.T) {
-	deployment := readManifests(t, "../manifests/deployment.yaml")
+	deployment := manifesttest.Read(t, "../manifests/deployment.yaml")
 	d, ok := deployment[0].(*appsv1.Deployment)
 	if !ok || d.Spec.Template.Spec.ServiceAccountName != "resfit-scheduler" || d.Spec.Template.Spec.Volumes[0].ConfigMap.Name != "resfit-scheduler-config" {
 		t.Fatalf("deployment.yaml does not run as resfit-scheduler with its ConfigMap: %+v", deployment)
@@ -101,8 +39,8 @@ func TestSecondSchedulerFromManifests(t *testing.T) {
 
 	testCtx := testutils.InitTestAPIServer(t, "resfit-deploy", nil) // cleans up after itself
 	admin, ctx, ns := testCtx.ClientSet, testCtx.Ctx, testCtx.NS.Name
-	apply(t, ctx, admin, readManifests(t, "../manifests/rbac.yaml"))
-	apply(t, ctx, admin, readManifests(t, "../manifests/configmap.yaml"))
+	manifesttest.Apply(t, ctx, admin, manifesttest.Read(t, "../manifests/rbac.yaml"))
+	manifesttest.Apply(t, ctx, admin, manifesttest.Read(t, "../manifests/configmap.yaml"))
 
 	cm, err := admin.CoreV1().ConfigMaps("kube-system").Get(ctx, "resfit-scheduler-config", metav1.GetOptions{})
 	if err != nil {
@@ -117,13 +55,8 @@ func TestSecondSchedulerFromManifests(t *testing.T) {
 		t.Fatalf("configuration: lease %q, profile %q", cfg.LeaderElection.ResourceName, cfg.Profiles[0].SchedulerName)
 	}
 
-	token, err := admin.CoreV1().ServiceAccounts("kube-system").CreateToken(ctx, "resfit-scheduler",
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	saConfig := rest.AnonymousClientConfig(testCtx.KubeConfig)
-	saConfig.BearerToken = token.Status.Token
+	saConfig.BearerToken = manifesttest.Account(t, ctx, admin, testCtx.KubeConfig.Host, testCtx.KubeConfig.CAFile, "kube-system", "resfit-scheduler").Token
 	sa := kubernetes.NewForConfigOrDie(saConfig)
 
 	// Leader election creates and renews the lease the configuration names.

@@ -85,8 +85,11 @@ func crd(group, kind, plural string, namespaced, status bool) *unstructured.Unst
 // resources, and clients for it.
 type cluster struct {
 	config *rest.Config
-	kube   kubernetes.Interface
-	vc     vcclient.Interface
+	// servingCA is the file of the CA that signed the server's serving
+	// certificate (the client configuration's CA is the loopback one's).
+	servingCA string
+	kube      kubernetes.Interface
+	vc        vcclient.Interface
 }
 
 func startCluster(t *testing.T) *cluster {
@@ -95,7 +98,7 @@ func startCluster(t *testing.T) *cluster {
 	flags := append(framework.DefaultTestServerFlags(), "--disable-admission-plugins=TaintNodesByCondition")
 	server := kubeapiservertesting.StartTestServerOrDie(t, nil, flags, framework.SharedEtcd())
 	t.Cleanup(server.TearDownFn)
-	c := &cluster{config: server.ClientConfig}
+	c := &cluster{config: server.ClientConfig, servingCA: filepath.Join(server.TmpDir, "apiserver.crt")}
 	c.kube = kubernetes.NewForConfigOrDie(c.config)
 	// Volcano's types have no protobuf form: its client speaks JSON.
 	jsonConfig := rest.CopyConfig(c.config)
@@ -328,16 +331,7 @@ tiers:
 // with resfit loaded from its plugin directory (resfit.so).
 func TestVCSchedulerBindsWithResfit(t *testing.T) {
 	c := startCluster(t)
-	ctx := context.Background()
-	q := &schedulingv1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: schedulingv1.QueueSpec{Weight: 1}}
-	created, err := c.vc.SchedulingV1beta1().Queues().Create(ctx, q, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	created.Status.State = schedulingv1.QueueStateOpen
-	if _, err := c.vc.SchedulingV1beta1().Queues().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	c.defaultQueue(t)
 	runs := []struct {
 		name, plugin string
 		scheduler    scheduler
@@ -349,7 +343,9 @@ func TestVCSchedulerBindsWithResfit(t *testing.T) {
 	outcomes := map[string]string{}
 	for _, run := range runs {
 		t.Run(run.name, func(t *testing.T) {
-			outcomes[run.name] = fmt.Sprint(scenario(t, c, run.name, run.plugin, run.scheduler))
+			outcomes[run.name] = fmt.Sprint(scenario(t, c, run.name, func(t *testing.T) {
+				c.runScheduler(t, run.scheduler, schedulerConf(run.plugin))
+			}))
 		})
 	}
 	for _, run := range runs[1:] {
@@ -359,9 +355,24 @@ func TestVCSchedulerBindsWithResfit(t *testing.T) {
 	}
 }
 
-// scenario runs the scenario in namespace ns with the scheduler and the
-// resource scores of the plugin named.
-func scenario(t *testing.T, c *cluster, ns, plugin string, s scheduler) map[string]string {
+// defaultQueue creates Volcano's default queue, open, as Volcano's
+// installation does.
+func (c *cluster) defaultQueue(t *testing.T) {
+	ctx := context.Background()
+	q := &schedulingv1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: schedulingv1.QueueSpec{Weight: 1}}
+	created, err := c.vc.SchedulingV1beta1().Queues().Create(ctx, q, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	created.Status.State = schedulingv1.QueueStateOpen
+	if _, err := c.vc.SchedulingV1beta1().Queues().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// scenario runs the scenario in namespace ns, with a scheduler that start
+// starts once the running loads are in place.
+func scenario(t *testing.T, c *cluster, ns string, start func(t *testing.T)) map[string]string {
 	ctx := context.Background()
 	if _, err := c.kube.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -378,7 +389,7 @@ func scenario(t *testing.T, c *cluster, ns, plugin string, s scheduler) map[stri
 	})
 	c.gang(t, ns, "load", []v1.ResourceList{quantities("cpu", "8", "memory", "16Gi", gpu, "4")}, "gpu-a")
 	c.gang(t, ns, "busy", []v1.ResourceList{quantities("cpu", "8", "memory", "16Gi")}, "cpu-b")
-	c.runScheduler(t, s, schedulerConf(plugin))
+	start(t)
 
 	got := map[string]string{}
 	train := c.gang(t, ns, "train", []v1.ResourceList{quantities("cpu", "4", "memory", "8Gi", gpu, "2")}, "")

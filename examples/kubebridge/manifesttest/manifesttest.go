@@ -1,0 +1,101 @@
+// Package manifesttest deploys the hosts' shipped manifests in tests, as
+// kubectl apply would on an empty cluster, and gives a ServiceAccount's
+// in-cluster credentials to a container run from them. The kube-scheduler's
+// and the vc-scheduler's integration tests share it.
+package manifesttest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"testing"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	v1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes"
+	clientscheme "k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/resfit/resfit/examples/internal/imagetest"
+)
+
+// Read decodes every document of a manifest file.
+func Read(t *testing.T, path string) []runtime.Object {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var objs []runtime.Object
+	for {
+		doc, err := reader.Read()
+		if err == io.EOF {
+			return objs
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		obj, _, err := clientscheme.Codecs.UniversalDeserializer().Decode(doc, nil, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		objs = append(objs, obj)
+	}
+}
+
+// Apply creates the objects as kubectl apply would on an empty cluster:
+// the kinds the shipped manifests hold, besides workloads (ServiceAccounts,
+// ConfigMaps, roles and their bindings).
+func Apply(t *testing.T, ctx context.Context, cs kubernetes.Interface, objs []runtime.Object) {
+	t.Helper()
+	var err error
+	for _, obj := range objs {
+		switch o := obj.(type) {
+		case *v1.ServiceAccount:
+			_, err = cs.CoreV1().ServiceAccounts(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		case *v1.ConfigMap:
+			_, err = cs.CoreV1().ConfigMaps(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.ClusterRole:
+			_, err = cs.RbacV1().ClusterRoles().Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.ClusterRoleBinding:
+			_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.Role:
+			_, err = cs.RbacV1().Roles(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.RoleBinding:
+			_, err = cs.RbacV1().RoleBindings(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		default:
+			t.Fatalf("no apply for %T", obj)
+		}
+		if err != nil {
+			t.Fatalf("applying %T: %v", obj, err)
+		}
+	}
+}
+
+// Account is the in-cluster credentials a pod running as the
+// ServiceAccount namespace/name has: the API server at host, the CA that
+// signed its serving certificate (caFile), a token the API server issues
+// for the account (an hour), the namespace.
+func Account(t *testing.T, ctx context.Context, cs kubernetes.Interface, host, caFile, namespace, name string) imagetest.Account {
+	t.Helper()
+	hour := int64(3600)
+	token, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &hour}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("a token for ServiceAccount %s/%s: %v", namespace, name, err)
+	}
+	ca, err := os.ReadFile(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return imagetest.Account{Server: host, CA: ca, Token: token.Status.Token, Namespace: namespace}
+}
