@@ -94,8 +94,10 @@ type cluster struct {
 
 func startCluster(t *testing.T) *cluster {
 	// No kubelet reports the nodes ready here: the admission plugin that
-	// taints a new node not-ready until then is off.
-	flags := append(framework.DefaultTestServerFlags(), "--disable-admission-plugins=TaintNodesByCondition")
+	// taints a new node not-ready until then is off. Requests are
+	// authorized by RBAC, as in a cluster (the test's own client is the
+	// loopback one, of system:masters).
+	flags := append(framework.DefaultTestServerFlags(), "--disable-admission-plugins=TaintNodesByCondition", "--authorization-mode=RBAC")
 	server := kubeapiservertesting.StartTestServerOrDie(t, nil, flags, framework.SharedEtcd())
 	t.Cleanup(server.TearDownFn)
 	c := &cluster{config: server.ClientConfig, servingCA: filepath.Join(server.TmpDir, "apiserver.crt")}

@@ -25,7 +25,7 @@ import (
 // volcano-scheduler.conf mounted at /volcano.scheduler, leader election on
 // its lease, and in-cluster credentials of the ServiceAccount that
 // rbac.yaml grants and nothing else — against a real kube-apiserver with
-// Volcano's custom resources, on the host's network. It binds the pods of
+// RBAC on and Volcano's custom resources, on the host's network. It binds the pods of
 // the scenario as the binaries do (TestVCSchedulerBindsWithResfit), and
 // logs no request its permissions refused and no plugin it did not know.
 func TestVCSchedulerImageFromManifests(t *testing.T) {
