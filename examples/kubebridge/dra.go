@@ -9,8 +9,10 @@ import (
 	"strings"
 
 	resourcev1 "k8s.io/api/resource/v1"
+	kres "k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	dracel "k8s.io/dynamic-resource-allocation/cel"
+	"k8s.io/dynamic-resource-allocation/structured"
 
 	"github.com/resfit/resfit/resource"
 )
@@ -46,6 +48,20 @@ type DRADevice struct {
 	// Shared reports a device that several claims may be allocated at
 	// once (allowMultipleAllocations).
 	Shared bool
+	// Counters reports a device that consumes counters of its pool's
+	// counter sets (a partition, or a whole device that has partitions).
+	Counters bool
+	// unit is what the device is a part of, as a node's amounts count it
+	// (unitOf): the counter set it consumes from (driver/pool/set), "" for
+	// a device that consumes none (a unit of its own). wholeUnit reports a
+	// device that consumes all of its set (a whole GPU beside its
+	// partitions); unusable, one in a pool whose slices are not all listed.
+	unit      string
+	wholeUnit bool
+	unusable  bool
+	consumes  map[string]resourcev1.Counter
+	// capacity is a shareable device's capacity, by name.
+	capacity map[resourcev1.QualifiedName]kres.Quantity
 	// cel is the device as CEL selectors see it.
 	cel dracel.Device
 }
@@ -59,7 +75,14 @@ type DRAClass struct {
 	// Extended reports whether Resource is its extendedResourceName, so
 	// that a pod's request for that resource is a request for the class
 	// (KEP-5004).
-	Extended  bool
+	Extended bool
+	// Simple reports a class whose devices a node's amounts describe: none
+	// it selects consumes counters (KEP-4815), allows several allocations
+	// (KEP-5075), is offered to many nodes, or lies in a pool whose slices
+	// are not all published. A pod asking an exact count of a simple class
+	// takes that many on any node with as many free; otherwise what it
+	// takes is the allocator's to say, node by node.
+	Simple    bool
 	selectors []dracel.CompilationResult
 }
 
@@ -86,6 +109,13 @@ type DRA struct {
 	// made from one by Allocate and Unallocate, or by a DRAReader that
 	// found them unchanged, share it.
 	read *struct{ _ byte }
+	// What kube's allocator is made from: its features, the classes, the
+	// newest slices of every pool; and the reading's allocator, made once
+	// (a reading Allocate or Unallocate makes has its own).
+	features  structured.Features
+	classObjs classList
+	sliceObjs []*resourcev1.ResourceSlice
+	alloc     *draAllocator
 }
 
 // DRAObjects are the objects ReadDRA reads, as listed from a cluster.
@@ -123,6 +153,11 @@ func ReadDRA(objects DRAObjects) (*DRA, error) {
 // the claims are read every time, which takes no CEL. The zero value is
 // ready; it is not safe for concurrent use.
 type DRAReader struct {
+	// Features are the allocator's features (kube-scheduler's feature
+	// gates, as its DynamicResources plugin turns them into the
+	// allocator's); nil is DefaultAllocatorFeatures.
+	Features *structured.Features
+
 	last       *DRA
 	classObjs  []*resourcev1.DeviceClass
 	sliceObjs  []*resourcev1.ResourceSlice // the newest generation's, as last read
@@ -148,10 +183,17 @@ const maxClaimChanges = 256
 // classes and devices shares them (DRA.ChangedNodes tells which nodes'
 // allocations changed).
 func (r *DRAReader) Read(objects DRAObjects) (*DRA, error) {
-	d := &DRA{templates: map[string]*resourcev1.ResourceClaimTemplate{}} // readClaims makes the claims' tables
+	d := &DRA{templates: map[string]*resourcev1.ResourceClaimTemplate{}, alloc: new(draAllocator)} // readClaims makes the claims' tables
+	d.features = DefaultAllocatorFeatures()
+	if r.Features != nil {
+		d.features = *r.Features
+	}
+	if r.last != nil && r.last.features != d.features {
+		r.last = nil // read everything again under the new features
+	}
 	sameClasses := r.last != nil && samePointers(r.classObjs, objects.Classes)
 	if sameClasses {
-		d.classes, d.classErrs = r.last.classes, r.last.classErrs
+		d.classes, d.classErrs, d.classObjs = r.last.classes, r.last.classErrs, r.last.classObjs
 	} else if err := d.readClasses(objects.Classes); err != nil {
 		return nil, err
 	} else {
@@ -161,6 +203,7 @@ func (r *DRAReader) Read(objects DRAObjects) (*DRA, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.sliceObjs = newest
 	if sameClasses && samePointers(r.sliceObjs, newest) {
 		d.read, d.devices, d.nodeOf = r.last.read, r.last.devices, r.last.nodeOf
 	} else {
@@ -207,8 +250,9 @@ func samePointers[T any](a, b []*T) bool {
 }
 
 func (d *DRA) readClasses(classes []*resourcev1.DeviceClass) error {
-	compiler := dracel.GetCompiler(dracel.Features{})
+	compiler := dracel.GetCompiler(d.celFeatures())
 	resources, names := map[string]string{}, map[string]bool{}
+	d.classObjs = classList{}
 	for _, c := range classes {
 		if c == nil {
 			continue
@@ -221,7 +265,8 @@ func (d *DRA) readClasses(classes []*resourcev1.DeviceClass) error {
 			return fmt.Errorf("deviceclass %s: metadata.name: listed twice", name)
 		}
 		names[name] = true
-		class := DRAClass{Name: name, Resource: ImplicitResourcePrefix + name}
+		d.classObjs[name] = c
+		class := DRAClass{Name: name, Resource: ImplicitResourcePrefix + name, Simple: true}
 		if r := c.Spec.ExtendedResourceName; r != nil {
 			if !resource.IsExtended(*r) {
 				return fmt.Errorf("deviceclass %s: spec.extendedResourceName: %q is not an extended resource name (domain/name)", name, *r)
@@ -249,6 +294,11 @@ func (d *DRA) readClasses(classes []*resourcev1.DeviceClass) error {
 	}
 	slices.SortFunc(d.classes, func(a, b DRAClass) int { return cmp.Compare(a.Name, b.Name) })
 	return nil
+}
+
+// celFeatures are the CEL features the allocator compiles selectors with.
+func (d *DRA) celFeatures() dracel.Features {
+	return dracel.Features{EnableConsumableCapacity: d.features.ConsumableCapacity}
 }
 
 // newestSlices checks every slice's pool and returns the slices of each
@@ -289,6 +339,35 @@ func newestSlices(list []*resourcev1.ResourceSlice) ([]*resourcev1.ResourceSlice
 func (d *DRA) readSlices(newest []*resourcev1.ResourceSlice, cache, next map[*resourcev1.ResourceSlice][]DRADevice) error {
 	d.devices, d.nodeOf = map[string][]DRADevice{}, map[DeviceID]string{}
 	seen := map[DeviceID]string{}
+	// A pool is complete when all the slices its newest generation counts
+	// are listed; the allocator uses no device of one that is not.
+	type poolKey struct{ driver, pool string }
+	published, complete := map[poolKey]int64{}, map[poolKey]bool{}
+	for _, s := range newest {
+		published[poolKey{s.Spec.Driver, s.Spec.Pool.Name}]++
+	}
+	pools := map[poolKey][]*resourcev1.ResourceSlice{}
+	sets := map[string]map[string]resourcev1.Counter{} // by driver/pool/set
+	for _, s := range newest {
+		k := poolKey{s.Spec.Driver, s.Spec.Pool.Name}
+		complete[k] = published[k] == s.Spec.Pool.ResourceSliceCount
+		pools[k] = append(pools[k], s)
+		for _, set := range s.Spec.SharedCounters {
+			sets[s.Spec.Driver+"/"+s.Spec.Pool.Name+"/"+set.Name] = set.Counters
+		}
+	}
+	for _, s := range newest {
+		if pool := pools[poolKey{s.Spec.Driver, s.Spec.Pool.Name}]; pool != nil {
+			if err := checkCounters(pool, complete[poolKey{s.Spec.Driver, s.Spec.Pool.Name}]); err != nil {
+				return err
+			}
+			delete(pools, poolKey{s.Spec.Driver, s.Spec.Pool.Name})
+		}
+	}
+	classes := slices.Clone(d.classes) // Simple is the reading's
+	for i := range classes {
+		classes[i].Simple = true
+	}
 	for _, s := range newest {
 		devices, ok := cache[s]
 		if !ok {
@@ -298,6 +377,14 @@ func (d *DRA) readSlices(newest []*resourcev1.ResourceSlice, cache, next map[*re
 			}
 		}
 		next[s] = devices
+		whole := complete[poolKey{s.Spec.Driver, s.Spec.Pool.Name}]
+		for _, dev := range devices {
+			if dev.Node == "" || dev.Counters || dev.Shared || !whole {
+				for _, c := range dev.Classes {
+					classes[c].Simple = false
+				}
+			}
+		}
 		for i, dev := range s.Spec.Devices {
 			id := DeviceID{s.Spec.Driver, s.Spec.Pool.Name, dev.Name}
 			if other, dup := seen[id]; dup {
@@ -306,12 +393,33 @@ func (d *DRA) readSlices(newest []*resourcev1.ResourceSlice, cache, next map[*re
 			seen[id] = s.Name
 		}
 		for _, dev := range devices {
+			if dev.Node == "" {
+				continue // offered to many nodes: on none
+			}
+			dev.unusable = !whole
+			dev.wholeUnit = dev.unit != "" && consumesAll(dev.consumes, sets[dev.unit])
 			dev.Classes = d.working(dev.Classes)
 			d.devices[dev.Node] = append(d.devices[dev.Node], dev)
 			d.nodeOf[dev.ID] = dev.Node
 		}
 	}
+	d.classes = classes
 	return nil
+}
+
+// consumesAll reports whether what a device consumes takes every counter
+// of its set whole.
+func consumesAll(consumes, set map[string]resourcev1.Counter) bool {
+	if len(set) == 0 {
+		return false
+	}
+	for name, c := range set {
+		use, ok := consumes[name]
+		if !ok || use.Value.Cmp(c.Value) < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // working is classes without those whose selectors failed (a device read
@@ -351,6 +459,9 @@ func (d *DRA) sliceDevices(s *resourcev1.ResourceSlice) ([]DRADevice, error) {
 			return nil, fmt.Errorf("resourceslice %s: spec.devices[%d].name: empty", s.Name, i)
 		}
 		id := DeviceID{s.Spec.Driver, s.Spec.Pool.Name, dev.Name}
+		if err := checkCapacity(s, i, dev); err != nil {
+			return nil, err
+		}
 		node := ""
 		switch {
 		case perDevice && dev.NodeName != nil:
@@ -358,10 +469,20 @@ func (d *DRA) sliceDevices(s *resourcev1.ResourceSlice) ([]DRADevice, error) {
 		case !perDevice && s.Spec.NodeName != nil:
 			node = *s.Spec.NodeName
 		}
-		if node == "" {
-			continue // offered to many nodes: not scored
+		// A device offered to many nodes (allNodes, a node selector) counts
+		// on none (Node ""), but its classes are not simple.
+		device := DRADevice{ID: id, Node: node, Shared: dev.AllowMultipleAllocations != nil && *dev.AllowMultipleAllocations,
+			Counters: len(dev.ConsumesCounters) > 0}
+		if device.Counters {
+			use := dev.ConsumesCounters[0]
+			device.unit, device.consumes = id.Driver+"/"+id.Pool+"/"+use.CounterSet, use.Counters
 		}
-		device := DRADevice{ID: id, Node: node, Shared: dev.AllowMultipleAllocations != nil && *dev.AllowMultipleAllocations}
+		if device.Shared {
+			device.capacity = map[resourcev1.QualifiedName]kres.Quantity{}
+			for name, c := range dev.Capacity {
+				device.capacity[name] = c.Value
+			}
+		}
 		if a, ok := dev.Attributes["productName"]; ok && a.StringValue != nil {
 			device.Model = strings.ReplaceAll(strings.TrimSpace(*a.StringValue), " ", "-")
 		}
@@ -569,6 +690,9 @@ func readClaim(c *resourcev1.ResourceClaim) (claimRead, error) {
 		case r.Device == "":
 			return claimRead{}, fmt.Errorf("resourceclaim %s: %s.device: empty", read.key, field)
 		}
+		if err := checkConsumed(read.key, field, r); err != nil {
+			return claimRead{}, err
+		}
 		if r.AdminAccess != nil && *r.AdminAccess {
 			continue
 		}
@@ -604,9 +728,19 @@ func (d *DRA) Nodes() []string {
 // free.
 func (d *DRA) HeldBy(id DeviceID) string { return d.allocated[id] }
 
-// Amounts are how many devices of a class a node has (allocatable) and
-// how many of them claims hold (used). A device several claims share
-// counts once.
+// Amounts are how many whole units of a class a node has (allocatable)
+// and how many of them are not wholly free (used). A unit is a device
+// that consumes no counters, or a counter set (a GPU with partitions): a
+// device, or a set, counts once whatever of it the class selects. A unit
+// is not wholly free when a claim holds it or a part of it: any device
+// consuming from its counter set (a MIG partition of a GPU), or a share
+// of it (consumable capacity); so a claim for a whole unit fits where
+// used < allocatable. Devices of a pool whose slices are not all
+// listed are not counted: the allocator uses none of them. For plain
+// devices these are kube-scheduler's NodeResourcesFit's numbers for a
+// class's extended resource (KEP-5004), which counts a device taken by
+// a partition or a share as free (counters) or taken (shares) as its
+// devices say; resfit counts what a whole-device claim can still get.
 func (d *DRA) Amounts(node, class string) (allocatable, used int64) {
 	c, ok := d.classIndex(class)
 	if !ok {

@@ -3,10 +3,12 @@ package kubebridge
 import (
 	"fmt"
 	"maps"
-	"slices"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	dracel "k8s.io/dynamic-resource-allocation/cel"
 )
 
@@ -32,6 +34,8 @@ type DRAAlternative struct {
 	All       bool
 	class     int // Class's index in DRA.Classes
 	selectors []dracel.CompilationResult
+	// capacity reports capacity requests (KEP-5075): a share of a device.
+	capacity bool
 }
 
 // PodRequests are the device requests of a pod's claims that are not
@@ -44,45 +48,17 @@ type DRAAlternative struct {
 // missing or malformed is an error naming the pod, or the claim, and the
 // field.
 func (d *DRA) PodRequests(pod *v1.Pod) ([]DRARequest, error) {
+	claims, err := d.pendingClaims(pod)
+	if err != nil {
+		return nil, err
+	}
 	var out []DRARequest
-	generated := generatedClaims(pod)
-	for i, pc := range pod.Spec.ResourceClaims {
-		field := fmt.Sprintf("pod %s/%s: spec.resourceClaims[%d]", pod.Namespace, pod.Name, i)
-		var spec *resourcev1.ResourceClaimSpec
-		var key string
-		switch {
-		case pc.ResourceClaimName != nil && pc.ResourceClaimTemplateName != nil:
-			return nil, fmt.Errorf("%s: both resourceClaimName and resourceClaimTemplateName", field)
-		case pc.ResourceClaimName != nil:
-			key = pod.Namespace + "/" + *pc.ResourceClaimName
-			c, ok := d.claims[key]
-			if !ok {
-				return nil, fmt.Errorf("%s.resourceClaimName: no resourceclaim %s", field, key)
-			}
-			if c.Status.Allocation != nil {
-				continue
-			}
-			spec = &c.Spec
-		case pc.ResourceClaimTemplateName != nil:
-			if name, ok := generated[pc.Name]; ok {
-				if c, ok := d.claims[pod.Namespace+"/"+name]; ok {
-					if c.Status.Allocation != nil {
-						continue
-					}
-					key, spec = pod.Namespace+"/"+name, &c.Spec
-					break
-				}
-			}
-			key = pod.Namespace + "/" + *pc.ResourceClaimTemplateName
-			t, ok := d.templates[key]
-			if !ok {
-				return nil, fmt.Errorf("%s.resourceClaimTemplateName: no resourceclaimtemplate %s", field, key)
-			}
-			spec = &t.Spec.Spec
-		default:
-			return nil, fmt.Errorf("%s: neither resourceClaimName nor resourceClaimTemplateName", field)
+	for _, c := range claims {
+		key := c.key
+		if c.template != "" {
+			key = c.template
 		}
-		for j, r := range spec.Devices.Requests {
+		for j, r := range c.claim.Spec.Devices.Requests {
 			req, err := d.request(r, key, fmt.Sprintf("spec.devices.requests[%d]", j))
 			if err != nil {
 				return nil, err
@@ -93,6 +69,99 @@ func (d *DRA) PodRequests(pod *v1.Pod) ([]DRARequest, error) {
 		}
 	}
 	return out, nil
+}
+
+// pendingClaims are a pod's claims not allocated yet, in the order of
+// spec.resourceClaims (PodRequests' rules); a template's claim not made
+// yet is made from the template, as the ResourceClaim controller makes it,
+// unless a what-if allocation made it already (madeClaimKey).
+func (d *DRA) pendingClaims(pod *v1.Pod) ([]pendingClaim, error) {
+	var out []pendingClaim
+	generated := generatedClaims(pod)
+	for i, pc := range pod.Spec.ResourceClaims {
+		field := fmt.Sprintf("pod %s/%s: spec.resourceClaims[%d]", pod.Namespace, pod.Name, i)
+		switch {
+		case pc.ResourceClaimName != nil && pc.ResourceClaimTemplateName != nil:
+			return nil, fmt.Errorf("%s: both resourceClaimName and resourceClaimTemplateName", field)
+		case pc.ResourceClaimName != nil:
+			key := pod.Namespace + "/" + *pc.ResourceClaimName
+			c, ok := d.claims[key]
+			if !ok {
+				return nil, fmt.Errorf("%s.resourceClaimName: no resourceclaim %s", field, key)
+			}
+			if c.Status.Allocation == nil {
+				out = append(out, pendingClaim{key: key, claim: withDefaults(c)})
+			}
+		case pc.ResourceClaimTemplateName != nil:
+			key := madeClaimKey(pod, pc.Name)
+			if name, ok := generated[pc.Name]; ok {
+				if _, ok := d.claims[pod.Namespace+"/"+name]; ok {
+					key = pod.Namespace + "/" + name
+				}
+			}
+			if c, ok := d.claims[key]; ok {
+				if c.Status.Allocation == nil {
+					out = append(out, pendingClaim{key: key, claim: withDefaults(c)})
+				}
+				continue
+			}
+			template := pod.Namespace + "/" + *pc.ResourceClaimTemplateName
+			t, ok := d.templates[template]
+			if !ok {
+				return nil, fmt.Errorf("%s.resourceClaimTemplateName: no resourceclaimtemplate %s", field, template)
+			}
+			made := &resourcev1.ResourceClaim{
+				ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name + "-" + pc.Name, UID: types.UID("resfit:" + key)},
+				Spec:       *t.Spec.Spec.DeepCopy(),
+			}
+			out = append(out, pendingClaim{key: key, claim: withDefaults(made), template: template})
+		default:
+			return nil, fmt.Errorf("%s: neither resourceClaimName nor resourceClaimTemplateName", field)
+		}
+	}
+	return out, nil
+}
+
+// withDefaults is a claim with the defaults the API server gives a
+// request's fields (an exact count of 1 where neither mode nor count is
+// set) where a claim read from elsewhere (a snapshot, a test) lacks them:
+// the allocator, like the API, expects them set. The claim is copied only
+// when one is missing.
+func withDefaults(c *resourcev1.ResourceClaim) *resourcev1.ResourceClaim {
+	missing := func(mode resourcev1.DeviceAllocationMode, count int64) bool {
+		return mode == "" || (mode == resourcev1.DeviceAllocationModeExactCount && count == 0)
+	}
+	needs := false
+	for _, r := range c.Spec.Devices.Requests {
+		if r.Exactly != nil {
+			needs = needs || missing(r.Exactly.AllocationMode, r.Exactly.Count)
+		}
+		for _, s := range r.FirstAvailable {
+			needs = needs || missing(s.AllocationMode, s.Count)
+		}
+	}
+	if !needs {
+		return c
+	}
+	c = c.DeepCopy()
+	set := func(mode *resourcev1.DeviceAllocationMode, count *int64) {
+		if *mode == "" {
+			*mode = resourcev1.DeviceAllocationModeExactCount
+		}
+		if *mode == resourcev1.DeviceAllocationModeExactCount && *count == 0 {
+			*count = 1
+		}
+	}
+	for i := range c.Spec.Devices.Requests {
+		r := &c.Spec.Devices.Requests[i]
+		if r.Exactly != nil {
+			set(&r.Exactly.AllocationMode, &r.Exactly.Count)
+		}
+		for j := range r.FirstAvailable {
+			set(&r.FirstAvailable[j].AllocationMode, &r.FirstAvailable[j].Count)
+		}
+	}
+	return c
 }
 
 // request reads one request of a claim (or template) key; nil when it
@@ -111,6 +180,7 @@ func (d *DRA) request(r resourcev1.DeviceRequest, key, field string) (*DRAReques
 		if err != nil {
 			return nil, err
 		}
+		alt.capacity = e.Capacity != nil && len(e.Capacity.Requests) > 0
 		req.Alternatives = []DRAAlternative{alt}
 	default:
 		for k, s := range r.FirstAvailable {
@@ -118,6 +188,7 @@ func (d *DRA) request(r resourcev1.DeviceRequest, key, field string) (*DRAReques
 			if err != nil {
 				return nil, err
 			}
+			alt.capacity = s.Capacity != nil && len(s.Capacity.Requests) > 0
 			req.Alternatives = append(req.Alternatives, alt)
 		}
 	}
@@ -141,7 +212,7 @@ func (d *DRA) alternative(class string, mode resourcev1.DeviceAllocationMode, co
 	default:
 		return DRAAlternative{}, fmt.Errorf("resourceclaim %s: %s.allocationMode: %q is neither ExactCount nor All", key, field, mode)
 	}
-	compiler := dracel.GetCompiler(dracel.Features{})
+	compiler := dracel.GetCompiler(d.celFeatures())
 	for i, s := range selectors {
 		if s.CEL == nil {
 			return DRAAlternative{}, fmt.Errorf("resourceclaim %s: %s.selectors[%d]: no cel selector", key, field, i)
@@ -155,111 +226,139 @@ func (d *DRA) alternative(class string, mode resourcev1.DeviceAllocationMode, co
 	return alt, nil
 }
 
-// Fit is what a pod's requests take on a node, by class (in the order of
-// Classes): each request by its first alternative the node can still
-// satisfy — enough free devices of the class that its selectors select,
-// and for All every such device free and at least one — as the allocator
-// tries them, the requests one after the other on what the earlier ones
-// left. ok is false when some request has no alternative the node can
-// satisfy. A device is free when no claim holds it; a device several
-// claims may share is free to every request.
-func (d *DRA) Fit(node string, requests []DRARequest) (take []int64, ok bool) {
-	take = make([]int64, len(d.classes))
-	ok = d.fit(node, requests, func(_ int, alt DRAAlternative, ids []DeviceID) {
-		take[alt.class] += int64(len(ids))
-	})
-	if !ok {
-		return nil, false
+// Fit is what a pod's claims not allocated yet take on a node, by class
+// (in the order of Classes), in whole units as Amounts counts them: of
+// the devices kube's allocator gives them there, each that takes a whole
+// unit (takesWhole: not a partition, not a share of part of a device),
+// counted in the class of the request (or firstAvailable subrequest) it
+// is given for. ok is false when the allocator finds no devices for them
+// on the node; an error is the allocator's about the claims or classes
+// themselves (a CEL runtime error), or a claim the pod names that is
+// missing (PodRequests).
+func (d *DRA) Fit(node string, pod *v1.Pod) (take []int64, ok bool, err error) {
+	claims, err := d.pendingClaims(pod)
+	if err != nil {
+		return nil, false, err
 	}
-	return take, true
+	return d.fit(node, claims)
 }
 
-// fit tries the requests on a node as Fit does, telling chosen, for each
-// request in order, the alternative and the devices it takes (the first
-// free ones of the node's, in order).
-func (d *DRA) fit(node string, requests []DRARequest, chosen func(request int, alt DRAAlternative, ids []DeviceID)) bool {
-	var taken []DeviceID // a node has a few devices
-	devices := d.devices[node]
-	for i, r := range requests {
-		satisfied := false
-		for _, alt := range r.Alternatives {
-			var free []DeviceID
-			all, busy := 0, false
-			for _, dev := range devices {
-				if !slices.Contains(dev.Classes, alt.class) || !selectsAll(alt.selectors, dev.cel) {
-					continue
-				}
-				all++
-				if (d.allocated[dev.ID] != "" || slices.Contains(taken, dev.ID)) && !dev.Shared {
-					busy = true
-					continue
-				}
-				free = append(free, dev.ID)
+// fit is Fit for the claims.
+func (d *DRA) fit(node string, claims []pendingClaim) (take []int64, ok bool, err error) {
+	results, ok, err := d.allocate(node, claims)
+	if !ok || err != nil {
+		return nil, false, err
+	}
+	take = make([]int64, len(d.classes))
+	for i, c := range claims {
+		for _, r := range results[i].Devices.Results {
+			if class, ok := d.classIndex(requestClass(c.claim, r.Request)); ok && d.takesWhole(node, r) {
+				take[class]++
 			}
-			need := alt.Count
-			if alt.All {
-				if all == 0 || busy {
-					continue
-				}
-				need = int64(all)
-			}
-			if int64(len(free)) < need {
-				continue
-			}
-			taken = append(taken, free[:need]...)
-			chosen(i, alt, free[:need])
-			satisfied = true
-			break
-		}
-		if !satisfied {
-			return false
 		}
 	}
-	return true
+	return take, true, nil
+}
+
+// requestClass is the device class of a claim's request, by the name an
+// allocation result gives it: request, or request/subrequest.
+func requestClass(c *resourcev1.ResourceClaim, name string) string {
+	request, sub, _ := strings.Cut(name, "/")
+	for _, r := range c.Spec.Devices.Requests {
+		switch {
+		case r.Name != request:
+		case r.Exactly != nil:
+			return r.Exactly.DeviceClassName
+		default:
+			for _, s := range r.FirstAvailable {
+				if s.Name == sub {
+					return s.DeviceClassName
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// ClaimAllocation is what kube's allocator gives one of a pod's claims on
+// a node.
+type ClaimAllocation struct {
+	// Claim is the claim, namespace/name; for a claim a template makes
+	// that is not made yet, the template's namespace/name.
+	Claim  string
+	Result resourcev1.AllocationResult
+}
+
+// Allocation is what a pod's claims not allocated yet would be given on a
+// node: kube's allocator's results there, one per claim in the pod's
+// order (devices, and for a share its share ID and the capacity it
+// consumes); ok false where the node cannot satisfy them. An error is as
+// Fit's.
+func (d *DRA) Allocation(pod *v1.Pod, node string) (claims []ClaimAllocation, ok bool, err error) {
+	pending, err := d.pendingClaims(pod)
+	if err != nil {
+		return nil, false, err
+	}
+	results, ok, err := d.allocate(node, pending)
+	if !ok || err != nil {
+		return nil, false, err
+	}
+	for i, c := range pending {
+		name := c.key
+		if c.template != "" {
+			name = c.template
+		}
+		claims = append(claims, ClaimAllocation{Claim: name, Result: results[i]})
+	}
+	return claims, true, nil
 }
 
 // Allocate is what DRA would say once a pod's claims not yet allocated
-// were allocated on a node, as Fit chooses their devices: a new DRA (this
-// one is not changed) in which the devices are held by the claims, and
-// the pod's claims ask for nothing more. A node that cannot satisfy them
-// is an error. It is how a host that places pods itself (a what-if) counts
-// a placed pod's devices.
+// were allocated on a node as kube's allocator allocates them there
+// (Allocation): a new reading (this one is not changed) in which the
+// claims hold what it gives them (devices, shares and the capacity they
+// consume), and the pod's claims ask for nothing more; a template's claim
+// not made yet is kept as made (madeClaimKey). A node that cannot satisfy
+// them is an error. It is how a host that places pods itself (a what-if)
+// counts a placed pod's devices.
 func (d *DRA) Allocate(pod *v1.Pod, node string) (*DRA, error) {
-	requests, err := d.PodRequests(pod)
+	claims, err := d.pendingClaims(pod)
 	if err != nil {
 		return nil, err
 	}
-	out := *d
-	out.allocated = maps.Clone(d.allocated)
-	out.claims = maps.Clone(d.claims)
-	results := map[string]*resourcev1.ResourceClaim{}
-	ok := d.fit(node, requests, func(i int, alt DRAAlternative, ids []DeviceID) {
-		r := requests[i]
-		for _, id := range ids {
-			if out.allocated[id] == "" {
-				out.allocated[id] = r.Claim
-			}
-		}
-		old, named := d.claims[r.Claim] // else a template's claim, not made yet
-		if !named {
-			return
-		}
-		c := results[r.Claim]
-		if c == nil {
-			c = old.DeepCopy()
-			c.Status.Allocation = &resourcev1.AllocationResult{}
-			results[r.Claim] = c
-		}
-		for _, id := range ids {
-			c.Status.Allocation.Devices.Results = append(c.Status.Allocation.Devices.Results,
-				resourcev1.DeviceRequestAllocationResult{Request: r.Name, Driver: id.Driver, Pool: id.Pool, Device: id.Device})
-		}
-	})
+	results, ok, err := d.allocate(node, claims)
+	if err != nil {
+		return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
 	if !ok {
 		return nil, fmt.Errorf("pod %s/%s: its resource claims cannot be satisfied on node %s", pod.Namespace, pod.Name, node)
 	}
-	maps.Copy(out.claims, results)
-	return &out, nil
+	out := d.copyClaims()
+	for i, c := range claims {
+		allocated := c.claim.DeepCopy()
+		allocated.Status.Allocation = &results[i]
+		out.claims[c.key] = allocated
+		for _, r := range results[i].Devices.Results {
+			if r.AdminAccess != nil && *r.AdminAccess {
+				continue
+			}
+			if id := (DeviceID{r.Driver, r.Pool, r.Device}); out.allocated[id] == "" {
+				out.allocated[id] = c.key
+			}
+		}
+	}
+	return out, nil
+}
+
+// copyClaims is a new reading with the same classes and devices, and
+// copies of the claims' tables to change, whose allocator is its own.
+func (d *DRA) copyClaims() *DRA {
+	out := *d
+	out.allocated = maps.Clone(d.allocated)
+	out.claims = maps.Clone(d.claims)
+	out.alloc = new(draAllocator)
+	out.changedFrom, out.changed = nil, nil
+	return &out
 }
 
 // draChange is what Allocate changed: the devices it made held, and the
@@ -285,7 +384,7 @@ func (d *DRA) changeTo(after *DRA) draChange {
 			if c.claims == nil {
 				c.claims = map[string]*resourcev1.ResourceClaim{}
 			}
-			c.claims[key] = old
+			c.claims[key] = old // nil: a claim Allocate made
 		}
 	}
 	return c
@@ -294,14 +393,18 @@ func (d *DRA) changeTo(after *DRA) draChange {
 // undo is a new reading without a change: its devices free, its claims
 // as they were.
 func (d *DRA) undo(c draChange) *DRA {
-	out := *d
-	out.allocated = maps.Clone(d.allocated)
+	out := d.copyClaims()
 	for _, id := range c.devices {
 		delete(out.allocated, id)
 	}
-	out.claims = maps.Clone(d.claims)
-	maps.Copy(out.claims, c.claims)
-	return &out
+	for key, claim := range c.claims {
+		if claim == nil { // made by Allocate: gone again
+			delete(out.claims, key)
+			continue
+		}
+		out.claims[key] = claim
+	}
+	return out
 }
 
 // Unallocate is what DRA would say had a pod's claims not been allocated:
@@ -312,7 +415,7 @@ func (d *DRA) undo(c draChange) *DRA {
 func (d *DRA) Unallocate(pod *v1.Pod) *DRA {
 	var c draChange
 	released := map[string]bool{}
-	for _, key := range podClaimKeys(pod) {
+	for _, key := range d.podClaimKeys(pod) {
 		claim := d.claims[key]
 		if claim == nil || claim.Status.Allocation == nil || reservedForOthers(claim, pod) {
 			continue
@@ -346,8 +449,9 @@ func generatedClaims(pod *v1.Pod) map[string]string {
 }
 
 // podClaimKeys are the claims (namespace/name) a pod names, or its
-// templates made as its status says.
-func podClaimKeys(pod *v1.Pod) []string {
+// templates made as its status says, or a what-if allocation made
+// (madeClaimKey).
+func (d *DRA) podClaimKeys(pod *v1.Pod) []string {
 	var keys []string
 	generated := generatedClaims(pod)
 	for _, pc := range pod.Spec.ResourceClaims {
@@ -356,6 +460,8 @@ func podClaimKeys(pod *v1.Pod) []string {
 			keys = append(keys, pod.Namespace+"/"+*pc.ResourceClaimName)
 		case generated[pc.Name] != "":
 			keys = append(keys, pod.Namespace+"/"+generated[pc.Name])
+		case d.claims[madeClaimKey(pod, pc.Name)] != nil:
+			keys = append(keys, madeClaimKey(pod, pc.Name))
 		}
 	}
 	return keys

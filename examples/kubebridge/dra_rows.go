@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
@@ -65,15 +66,69 @@ func (d *DRA) ResourceNames() []string {
 
 // amounts are Amounts by class index.
 func (d *DRA) amounts(node string, class int) (allocatable, used int64) {
-	for _, dev := range d.devices[node] {
-		if slices.Contains(dev.Classes, class) {
+	devices := d.devices[node]
+	var busy map[string]bool // units with a part held, when any has counters
+	for _, dev := range devices {
+		if dev.unit != "" && d.allocated[dev.ID] != "" {
+			if busy == nil {
+				busy = map[string]bool{}
+			}
+			busy[dev.unit] = true
+		}
+	}
+	var counted map[string]bool // counter sets counted already
+	for _, dev := range devices {
+		if dev.unusable || !slices.Contains(dev.Classes, class) {
+			continue
+		}
+		if dev.unit == "" {
 			allocatable++
 			if d.allocated[dev.ID] != "" {
 				used++
 			}
+			continue
+		}
+		if counted[dev.unit] {
+			continue
+		}
+		if counted == nil {
+			counted = map[string]bool{}
+		}
+		counted[dev.unit] = true
+		allocatable++
+		if busy[dev.unit] {
+			used++
 		}
 	}
 	return allocatable, used
+}
+
+// takesWhole reports whether an allocation result takes a whole unit of
+// its device (amounts): a device consuming no counters, held whole or by
+// a share that consumed all of its capacity; or a device consuming all
+// of its counter set. A partition of a GPU, or a share of part of a
+// device, takes none: what is left of the unit is the allocator's to
+// give.
+func (d *DRA) takesWhole(node string, r resourcev1.DeviceRequestAllocationResult) bool {
+	id := DeviceID{r.Driver, r.Pool, r.Device}
+	for _, dev := range d.devices[node] {
+		if dev.ID != id {
+			continue
+		}
+		switch {
+		case dev.unit != "":
+			return dev.wholeUnit
+		case r.ShareID == nil:
+			return true
+		}
+		for name, value := range dev.capacity {
+			if q, ok := r.ConsumedCapacity[name]; !ok || q.Cmp(value) < 0 {
+				return false
+			}
+		}
+		return true
+	}
+	return true // a device on no node's list (offered to many): one unit
 }
 
 // viewDevices are a node's devices of the class whose resource is named,
@@ -202,25 +257,32 @@ func (d *DRA) draNodeDevices(node, name string) nodeDevices {
 // podDemand is what a pod's claims that are not allocated yet take.
 type podDemand struct {
 	dra      *DRA
+	claims   []pendingClaim
 	requests []DRARequest
 	// uniform says the take is the same on every node that can satisfy the
-	// requests (none, or each one exact count of one class without its own
-	// selectors); nominal is each request's first alternative's count (All
-	// counts none, as its count depends on the node).
+	// requests, and that the node's amounts decide whether it can (none,
+	// or each one exact count of one simple class without its own
+	// selectors, DRAClass.Simple); nominal is each request's first
+	// alternative's count (All counts none, as its count depends on the
+	// node).
 	uniform bool
 	nominal []int64
 }
 
 // demand reads a pod's demand (PodRequests).
 func (d *DRA) demand(pod *v1.Pod) (podDemand, error) {
+	claims, err := d.pendingClaims(pod)
+	if err != nil {
+		return podDemand{}, err
+	}
 	requests, err := d.PodRequests(pod)
 	if err != nil {
 		return podDemand{}, err
 	}
-	dd := podDemand{dra: d, requests: requests, uniform: true, nominal: make([]int64, len(d.classes))}
+	dd := podDemand{dra: d, claims: claims, requests: requests, uniform: true, nominal: make([]int64, len(d.classes))}
 	for _, r := range requests {
 		first := r.Alternatives[0]
-		if len(r.Alternatives) != 1 || first.All || len(first.selectors) > 0 {
+		if len(r.Alternatives) != 1 || first.All || len(first.selectors) > 0 || first.capacity || !d.classes[first.class].Simple {
 			dd.uniform = false
 		}
 		if !first.All {
@@ -282,7 +344,10 @@ func (pt *PodTask) On(node string) (*scoring.Task, bool, error) {
 	if pt.Uniform() {
 		return pt.Task, true, nil
 	}
-	take, ok := pt.demand.dra.Fit(node, pt.demand.requests)
+	take, ok, err := pt.demand.dra.fit(node, pt.demand.claims)
+	if err != nil {
+		return nil, false, fmt.Errorf("pod task %s: %w", pt.base.Name, err)
+	}
 	if !ok {
 		return nil, false, nil
 	}

@@ -218,13 +218,21 @@ func TestDRAAllocate(t *testing.T) {
 	if a, u := d.Amounts("node-b", "gpu.nvidia.com"); a != 8 || u != 0 {
 		t.Errorf("node-b before: %d of %d used, want 0 of 8", u, a)
 	}
-	for device, claim := range map[string]string{"gpu-0": "train/one-gpu", "gpu-1": "train/two-gpus", "gpu-2": "train/two-gpus", "gpu-3": ""} {
+	// The template's claim, not made by the cluster yet, is held as made
+	// for the pod (madeClaimKey: namespace/pod/claim).
+	for device, claim := range map[string]string{"gpu-0": "train/one-gpu", "gpu-1": "train/p/gpus", "gpu-2": "train/p/gpus", "gpu-3": ""} {
 		if held := after.HeldBy(DeviceID{"gpu.nvidia.com", "node-b", device}); held != claim {
 			t.Errorf("%s held by %q, want %q", device, held, claim)
 		}
 	}
 	if r, err := after.PodRequests(podWithClaims("q", v1.PodResourceClaim{Name: "gpu", ResourceClaimName: name("one-gpu")})); err != nil || len(r) != 0 {
 		t.Errorf("the allocated claim still asks %v (%v)", r, err)
+	}
+	if r, err := after.PodRequests(p); err != nil || len(r) != 0 {
+		t.Errorf("the placed pod still asks %v (%v)", r, err)
+	}
+	if r, err := after.Unallocate(p).PodRequests(p); err != nil || len(r) != 2 {
+		t.Errorf("the pod unallocated asks %v (%v), want its two claims' requests", r, err)
 	}
 	if _, err := d.Allocate(p, "node-a"); err == nil || !strings.Contains(err.Error(), "cannot be satisfied on node node-a") {
 		t.Errorf("allocating 3 GPUs where 2 are free: %v", err)

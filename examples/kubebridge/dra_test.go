@@ -259,13 +259,12 @@ func FuzzReadDRA(f *testing.F) {
 			if p == nil {
 				continue
 			}
-			requests, err := d.PodRequests(p)
-			if err != nil {
+			if _, err := d.PodRequests(p); err != nil {
 				continue
 			}
 			for _, node := range d.Nodes() {
-				take, ok := d.Fit(node, requests)
-				if !ok {
+				take, ok, err := d.Fit(node, p)
+				if err != nil || !ok {
 					continue
 				}
 				for i, c := range d.Classes() {
@@ -360,7 +359,10 @@ func TestDRAPodRequestsAndFit(t *testing.T) {
 			t.Errorf("%s: requests %v, want %s", c.pod.Name, got, c.requests)
 		}
 		for node, want := range map[string]string{"node-a": c.nodeA, "node-b": c.nodeB} {
-			take, ok := d.Fit(node, reqs)
+			take, ok, err := d.Fit(node, c.pod)
+			if err != nil {
+				t.Fatalf("%s on %s: %v", c.pod.Name, node, err)
+			}
 			got := "-"
 			if ok {
 				got = fmt.Sprint(take[0]) // gpu.nvidia.com, the first class

@@ -6,8 +6,11 @@ import (
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/tools/cache"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
 
 	"github.com/resfit/resfit/examples/kubebridge"
 )
@@ -53,6 +56,11 @@ func (p *Plugin) watchDRA() error {
 	if p.handle == nil || p.handle.SharedInformerFactory() == nil || p.handle.SharedDRAManager() == nil {
 		return nil
 	}
+	// What a claim takes is what kube-scheduler's allocator gives it, run
+	// with the features kube-scheduler's gates give its DynamicResources
+	// plugin.
+	features := dynamicresources.AllocatorFeatures(feature.NewSchedulerFeaturesFromGates(utilfeature.DefaultFeatureGate))
+	p.draReader.Features = &features
 	p.draWatch = &draWatch{}
 	p.draWatch.bump() // read at the first cycle
 	r := p.handle.SharedInformerFactory().Resource().V1()

@@ -1,0 +1,297 @@
+package kubebridge
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	kres "k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/resfit/resfit/examples/kubebridge/dratest"
+)
+
+// claimPod is a pod in namespace ns naming one claim.
+func claimPod(name, claim string) *v1.Pod {
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name},
+		Spec: v1.PodSpec{ResourceClaims: []v1.PodResourceClaim{{Name: "c", ResourceClaimName: &claim}}}}
+}
+
+// pendingClaim is a claim in namespace ns with these requests.
+func newClaim(name string, requests ...resourcev1.DeviceRequest) *resourcev1.ResourceClaim {
+	return &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID("uid-" + name)},
+		Spec: dratest.ClaimSpec(requests...)}
+}
+
+// held is an allocated claim holding these results.
+func held(name string, results ...resourcev1.DeviceRequestAllocationResult) *resourcev1.ResourceClaim {
+	c := newClaim(name, dratest.Exactly("r", "gpu.nvidia.com", 1))
+	c.Status.Allocation = &resourcev1.AllocationResult{Devices: resourcev1.DeviceAllocationResult{Results: results}}
+	return c
+}
+
+func onDevice(pool, device string) resourcev1.DeviceRequestAllocationResult {
+	return resourcev1.DeviceRequestAllocationResult{Request: "r", Driver: "gpu.nvidia.com", Pool: pool, Device: device}
+}
+
+// devicesOn is what a pod's one claim takes on a node, as "device
+// memory=…" for a share, "-" where it does not fit.
+func devicesOn(t *testing.T, d *DRA, pod *v1.Pod, node string) string {
+	t.Helper()
+	claims, ok, err := d.Allocation(pod, node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ok {
+		return "-"
+	}
+	if len(claims) == 0 {
+		return "" // allocated already: it asks for nothing
+	}
+	var out []string
+	for _, r := range claims[0].Result.Devices.Results {
+		s := r.Device
+		if q, ok := r.ConsumedCapacity["memory"]; ok {
+			s += " memory=" + q.String()
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, ",")
+}
+
+// KEP-4815 on dynamic MIG as NVIDIA's driver publishes it: one A100 whose
+// 3g.40gb at memory slices 0–3 is allocated. The whole GPU no longer
+// fits (its counter set is partly consumed), nor does a 4g.40gb (its one
+// placement overlaps the allocated one) or a 7g.80gb; a 3g.40gb takes the
+// other placement (slices 4–7), a 1g.10gb the first free slice (4), and a
+// 2g.20gb the placement at 4.
+func TestDynamicMIGCountersAsKubesAllocator(t *testing.T) {
+	objects := DRAObjects{Slices: dratest.NVIDIAMIGSlices("node-a", 1, 0), Classes: dratest.NVIDIAClasses()}
+	objects.Claims = append(objects.Claims, held("mig-held", onDevice("node-a", dratest.MIGDeviceName(0, dratest.A100MIG[2], 0))))
+	want := map[string]string{
+		"whole":   "-",
+		"7g.80gb": "-",
+		"4g.40gb": "-",
+		"3g.40gb": "gpu-0-mig-3g40gb-9-4",
+		"2g.20gb": "gpu-0-mig-2g20gb-14-4",
+		"1g.10gb": "gpu-0-mig-1g10gb-19-4",
+	}
+	for name := range want {
+		request := dratest.Exactly("r", "gpu.nvidia.com", 1)
+		if name != "whole" {
+			request = dratest.MIGRequest("r", name)
+		}
+		objects.Claims = append(objects.Claims, newClaim("want-"+name, request))
+	}
+	d, err := ReadDRA(objects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, devices := range want {
+		if got := devicesOn(t, d, claimPod("p-"+name, "want-"+name), "node-a"); got != devices {
+			t.Errorf("%s: takes %s, want %s", name, got, devices)
+		}
+	}
+	// Without the allocated partition the whole GPU fits, and it is gone
+	// once it is allocated: every placement consumes some of its counters.
+	free, err := ReadDRA(DRAObjects{Slices: objects.Slices, Classes: objects.Classes, Claims: objects.Claims[1:]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := devicesOn(t, free, claimPod("p", "want-whole"), "node-a"); got != "gpu-0" {
+		t.Errorf("the whole GPU on a free A100: %s", got)
+	}
+	after, err := free.Allocate(claimPod("p", "want-whole"), "node-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := devicesOn(t, after, claimPod("q", "want-1g.10gb"), "node-a"); got != "-" {
+		t.Errorf("a 1g.10gb beside an allocated whole GPU: %s", got)
+	}
+}
+
+// A pool whose slices are not all published (its counters' slice
+// missing) has no device the allocator uses: nothing fits there, and its
+// classes are not simple (a node's amounts do not decide).
+func TestIncompletePoolHasNothingToGive(t *testing.T) {
+	slices := dratest.NVIDIAMIGSlices("node-a", 1, 0)
+	d, err := ReadDRA(DRAObjects{Slices: slices[1:], Classes: dratest.NVIDIAClasses(),
+		Claims: []*resourcev1.ResourceClaim{newClaim("gpu", dratest.Exactly("r", "gpu.nvidia.com", 1)), newClaim("mig", dratest.MIGRequest("r", "1g.10gb"))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, claim := range []string{"gpu", "mig"} {
+		if got := devicesOn(t, d, claimPod("p", claim), "node-a"); got != "-" {
+			t.Errorf("%s in an incomplete pool: takes %s", claim, got)
+		}
+	}
+	for _, c := range d.Classes() {
+		if c.Simple {
+			t.Errorf("class %s of an incomplete pool of partitions is simple", c.Name)
+		}
+	}
+}
+
+// KEP-5075 on shareable GPUs as NVIDIA's driver publishes them (memory
+// shares, 1Mi steps, the whole 80Gi by default): gpu-0 has shares of 60Gi
+// allocated, gpu-1 none. A 10Gi share fits gpu-0's 20Gi left and takes
+// it; a 30Gi share does not, and goes to gpu-1; a request without a
+// capacity takes the policy's default, the whole 80Gi, which only gpu-1
+// has; a 90Gi share fits nowhere.
+func TestShareableGPUCapacityAsKubesAllocator(t *testing.T) {
+	share := func(device, memory, id string) resourcev1.DeviceRequestAllocationResult {
+		r := onDevice("node-a", device)
+		uid := types.UID(id)
+		r.ShareID, r.ConsumedCapacity = &uid, map[resourcev1.QualifiedName]kres.Quantity{"memory": kres.MustParse(memory)}
+		return r
+	}
+	objects := DRAObjects{Slices: []*resourcev1.ResourceSlice{dratest.NVIDIAShareableSlice("node-a", 2, 0)}, Classes: dratest.NVIDIAClasses(),
+		Claims: []*resourcev1.ResourceClaim{held("a", share("gpu-0", "40Gi", "s1")), held("b", share("gpu-0", "20Gi", "s2"))}}
+	want := map[string]string{"10Gi": "gpu-0 memory=10Gi", "30Gi": "gpu-1 memory=30Gi", "default": "gpu-1 memory=80Gi", "90Gi": "-"}
+	for name := range want {
+		request := dratest.Exactly("r", "gpu.nvidia.com", 1)
+		if name != "default" {
+			request = dratest.ShareRequest("r", name)
+		}
+		objects.Claims = append(objects.Claims, newClaim("share-"+name, request))
+	}
+	d, err := ReadDRA(objects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, devices := range want {
+		if got := devicesOn(t, d, claimPod("p-"+name, "share-"+name), "node-a"); got != devices {
+			t.Errorf("%s: takes %s, want %s", name, got, devices)
+		}
+	}
+	if c := d.Classes()[0]; c.Name != "gpu.nvidia.com" || c.Simple {
+		t.Errorf("the class of shareable GPUs: %+v, want gpu.nvidia.com not simple", c)
+	}
+	// Two 10Gi shares placed one after the other both fit gpu-0's 20Gi.
+	after, err := d.Allocate(claimPod("p", "share-10Gi"), "node-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := ReadDRA(DRAObjects{Slices: objects.Slices, Classes: objects.Classes, Claims: append(claimsOf(after), newClaim("more", dratest.ShareRequest("r", "10Gi")))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := devicesOn(t, again, claimPod("q", "more"), "node-a"); got != "gpu-0 memory=10Gi" {
+		t.Errorf("a second 10Gi share: %s", got)
+	}
+	if got := devicesOn(t, again, claimPod("q", "share-10Gi"), "node-a"); got != "" {
+		t.Errorf("the placed claim asks again: %q", got)
+	}
+}
+
+// Counters, capacities and request policies that are malformed are
+// errors naming the slice or claim and the field.
+func TestMalformedPartitionsAndCapacity(t *testing.T) {
+	negative := kres.MustParse("-1")
+	for _, c := range []struct {
+		name   string
+		break_ func(slices []*resourcev1.ResourceSlice, claims []*resourcev1.ResourceClaim)
+		want   string
+	}{
+		{"negative counter", func(s []*resourcev1.ResourceSlice, _ []*resourcev1.ResourceClaim) {
+			s[0].Spec.SharedCounters[0].Counters["memory"] = resourcev1.Counter{Value: negative}
+		}, "resourceslice node-a-gpu.nvidia.com-counters-0: spec.sharedCounters[0].counters[memory].value: -1 is negative"},
+		{"unknown counter set", func(s []*resourcev1.ResourceSlice, _ []*resourcev1.ResourceClaim) {
+			s[1].Spec.Devices[3].ConsumesCounters[0].CounterSet = "gpu-9-counter-set"
+		}, `resourceslice node-a-gpu.nvidia.com-devices-0: spec.devices[3].consumesCounters[0].counterSet: no counter set "gpu-9-counter-set" in pool node-a`},
+		{"unknown counter", func(s []*resourcev1.ResourceSlice, _ []*resourcev1.ResourceClaim) {
+			s[1].Spec.Devices[1].ConsumesCounters[0].Counters["tensor-cores"] = resourcev1.Counter{Value: kres.MustParse("1")}
+		}, `resourceslice node-a-gpu.nvidia.com-devices-0: spec.devices[1].consumesCounters[0].counters[tensor-cores]: counter set "gpu-0-counter-set" has no such counter`},
+		{"negative consumption", func(s []*resourcev1.ResourceSlice, _ []*resourcev1.ResourceClaim) {
+			s[1].Spec.Devices[1].ConsumesCounters[0].Counters["memory"] = resourcev1.Counter{Value: negative}
+		}, "resourceslice node-a-gpu.nvidia.com-devices-0: spec.devices[1].consumesCounters[0].counters[memory].value: -1 is negative"},
+		{"counter set twice", func(s []*resourcev1.ResourceSlice, _ []*resourcev1.ResourceClaim) {
+			s[0].Spec.SharedCounters = append(s[0].Spec.SharedCounters, s[0].Spec.SharedCounters[0])
+		}, `resourceslice node-a-gpu.nvidia.com-counters-0: spec.sharedCounters[1].name: counter set "gpu-0-counter-set" is resourceslice node-a-gpu.nvidia.com-counters-0's too`},
+		{"negative capacity", func(s []*resourcev1.ResourceSlice, _ []*resourcev1.ResourceClaim) {
+			s[2].Spec.Devices[0].Capacity["memory"] = resourcev1.DeviceCapacity{Value: negative}
+		}, "resourceslice node-b-gpu.nvidia.com-shared-0: spec.devices[0].capacity[memory].value: -1 is negative"},
+		{"default above capacity", func(s []*resourcev1.ResourceSlice, _ []*resourcev1.ResourceClaim) {
+			p := s[2].Spec.Devices[0].Capacity["memory"]
+			p.RequestPolicy.Default = new(kres.MustParse("81Gi"))
+			s[2].Spec.Devices[0].Capacity["memory"] = p
+		}, "resourceslice node-b-gpu.nvidia.com-shared-0: spec.devices[0].capacity[memory].requestPolicy.default: 81Gi is not within 0 and the capacity's value 80Gi"},
+		{"zero step", func(s []*resourcev1.ResourceSlice, _ []*resourcev1.ResourceClaim) {
+			s[2].Spec.Devices[1].Capacity["memory"].RequestPolicy.ValidRange.Step = new(kres.MustParse("0"))
+		}, "resourceslice node-b-gpu.nvidia.com-shared-0: spec.devices[1].capacity[memory].requestPolicy.validRange.step: 0 is not positive"},
+		{"min above max", func(s []*resourcev1.ResourceSlice, _ []*resourcev1.ResourceClaim) {
+			s[2].Spec.Devices[1].Capacity["memory"].RequestPolicy.ValidRange.Min = new(kres.MustParse("80Gi"))
+			s[2].Spec.Devices[1].Capacity["memory"].RequestPolicy.ValidRange.Max = new(kres.MustParse("1Gi"))
+		}, "resourceslice node-b-gpu.nvidia.com-shared-0: spec.devices[1].capacity[memory].requestPolicy.validRange: min 80Gi is above max 1Gi"},
+		{"default not valid", func(s []*resourcev1.ResourceSlice, _ []*resourcev1.ResourceClaim) {
+			p := s[2].Spec.Devices[1].Capacity["memory"]
+			p.RequestPolicy.ValidRange, p.RequestPolicy.ValidValues = nil, []kres.Quantity{kres.MustParse("10Gi"), kres.MustParse("20Gi")}
+			s[2].Spec.Devices[1].Capacity["memory"] = p
+		}, "resourceslice node-b-gpu.nvidia.com-shared-0: spec.devices[1].capacity[memory].requestPolicy.default: 80Gi is not one of validValues"},
+		{"negative consumed capacity", func(_ []*resourcev1.ResourceSlice, c []*resourcev1.ResourceClaim) {
+			c[0].Status.Allocation.Devices.Results[0].ConsumedCapacity = map[resourcev1.QualifiedName]kres.Quantity{"memory": negative}
+		}, "resourceclaim ns/held: status.allocation.devices.results[0].consumedCapacity[memory]: -1 is negative"},
+		{"empty share ID", func(_ []*resourcev1.ResourceSlice, c []*resourcev1.ResourceClaim) {
+			c[0].Status.Allocation.Devices.Results[0].ShareID = new(types.UID(""))
+		}, "resourceclaim ns/held: status.allocation.devices.results[0].shareID: empty"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			slices := append(dratest.NVIDIAMIGSlices("node-a", 1, 0), dratest.NVIDIAShareableSlice("node-b", 2, 0))
+			claims := []*resourcev1.ResourceClaim{held("held", onDevice("node-b", "gpu-0"))}
+			c.break_(slices, claims)
+			_, err := ReadDRA(DRAObjects{Slices: slices, Classes: dratest.NVIDIAClasses(), Claims: claims})
+			if err == nil || err.Error() != c.want {
+				t.Errorf("error %v\nwant %s", err, c.want)
+			}
+		})
+	}
+}
+
+// A node's amounts count whole units, a GPU with partitions once (its
+// counter set), taken when any part of it is; a claim takes a unit
+// only when it takes a device whole: two A100s with dynamic MIG, a
+// 1g.10gb allocated on gpu-0; then two shareable H100s, a 20Gi share
+// allocated on gpu-0.
+func TestAmountsCountWholeUnits(t *testing.T) {
+	mig := DRAObjects{Slices: dratest.NVIDIAMIGSlices("node-a", 2, 0), Classes: dratest.NVIDIAClasses(), Claims: []*resourcev1.ResourceClaim{
+		held("mig-held", onDevice("node-a", dratest.MIGDeviceName(0, dratest.A100MIG[0], 0))),
+		newClaim("whole", dratest.Exactly("r", "gpu.nvidia.com", 1)), newClaim("part", dratest.MIGRequest("r", "3g.40gb")),
+	}}
+	d, err := ReadDRA(mig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for class, want := range map[string][2]int64{"gpu.nvidia.com": {2, 1}, "mig.nvidia.com": {2, 1}} {
+		if a, u := d.Amounts("node-a", class); a != want[0] || u != want[1] {
+			t.Errorf("%s: %d of %d used, want %d of %d", class, u, a, want[1], want[0])
+		}
+	}
+	for claim, want := range map[string]string{"whole": "[1 0]", "part": "[0 0]"} {
+		take, ok, err := d.Fit("node-a", claimPod("p", claim))
+		if err != nil || !ok || fmt.Sprint(take) != want {
+			t.Errorf("%s takes %v (%v, %v), want %s", claim, take, ok, err, want)
+		}
+	}
+
+	uid := types.UID("s1")
+	share := onDevice("node-b", "gpu-0")
+	share.ShareID, share.ConsumedCapacity = &uid, map[resourcev1.QualifiedName]kres.Quantity{"memory": kres.MustParse("20Gi")}
+	shared := DRAObjects{Slices: []*resourcev1.ResourceSlice{dratest.NVIDIAShareableSlice("node-b", 2, 0)}, Classes: dratest.NVIDIAClasses(), Claims: []*resourcev1.ResourceClaim{
+		held("share-held", share), newClaim("whole", dratest.Exactly("r", "gpu.nvidia.com", 1)), newClaim("part", dratest.ShareRequest("r", "10Gi")),
+	}}
+	if d, err = ReadDRA(shared); err != nil {
+		t.Fatal(err)
+	}
+	if a, u := d.Amounts("node-b", "gpu.nvidia.com"); a != 2 || u != 1 {
+		t.Errorf("shareable GPUs: %d of %d used, want 1 of 2", u, a)
+	}
+	for claim, want := range map[string]string{"whole": "[1 0]", "part": "[0 0]"} {
+		take, ok, err := d.Fit("node-b", claimPod("p", claim))
+		if err != nil || !ok || fmt.Sprint(take) != want {
+			t.Errorf("%s takes %v (%v, %v), want %s", claim, take, ok, err, want)
+		}
+	}
+}

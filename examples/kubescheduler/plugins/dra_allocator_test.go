@@ -1,0 +1,261 @@
+package plugins
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	kres "k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/dynamic-resource-allocation/cel"
+	"k8s.io/dynamic-resource-allocation/structured"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
+	"pgregory.net/rapid"
+
+	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/dratest"
+)
+
+// kubeAllocatorFeatures are the allocator's features kube-scheduler runs
+// with under its feature gates (v1.37.2's defaults here), as its
+// DynamicResources plugin turns them into the allocator's.
+func kubeAllocatorFeatures() structured.Features {
+	return dynamicresources.AllocatorFeatures(feature.NewSchedulerFeaturesFromGates(utilfeature.DefaultFeatureGate))
+}
+
+// draCase is a cluster of DRA devices as v1.37 publishes them, with
+// claims allocated on it, and a pod whose one claim is not allocated yet.
+type draCase struct {
+	nodes   []string
+	slices  []*resourcev1.ResourceSlice
+	claims  []*resourcev1.ResourceClaim // allocated
+	pending *resourcev1.ResourceClaim
+	pod     *v1.Pod
+}
+
+// drawDRACase draws a cluster of one to three nodes, each with one pool
+// of NVIDIA's: A100s with dynamic MIG (partitionable devices, a counter
+// set per GPU; now and then a pool missing one of its two slices),
+// shareable H100s (consumable capacity: memory with a request policy),
+// or plain GPUs; claims holding random devices of them (MIG placements,
+// whole GPUs, shares with the memory they consumed); and a pending claim
+// for whole GPUs, a MIG profile, a share of memory, every GPU of a node,
+// a profile from a list of alternatives, or two MIG devices at once.
+func drawDRACase(t *rapid.T) draCase {
+	var c draCase
+	var allocated int
+	hold := func(results ...resourcev1.DeviceRequestAllocationResult) {
+		claim := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprintf("held-%d", allocated), UID: types.UID(fmt.Sprintf("uid-held-%d", allocated))},
+			Spec: dratest.ClaimSpec(dratest.Exactly("r", "gpu.nvidia.com", int64(len(results))))}
+		claim.Status.Allocation = &resourcev1.AllocationResult{Devices: resourcev1.DeviceAllocationResult{Results: results}}
+		c.claims = append(c.claims, claim)
+		allocated++
+	}
+	result := func(pool, device string) resourcev1.DeviceRequestAllocationResult {
+		return resourcev1.DeviceRequestAllocationResult{Request: "r", Driver: "gpu.nvidia.com", Pool: pool, Device: device}
+	}
+	for n := range rapid.IntRange(1, 3).Draw(t, "nodes") {
+		name := fmt.Sprintf("node-%d", n)
+		c.nodes = append(c.nodes, name)
+		switch rapid.SampledFrom([]string{"mig", "shared", "plain"}).Draw(t, name) {
+		case "mig":
+			pool := dratest.NVIDIAMIGSlices(name, rapid.IntRange(1, 2).Draw(t, name+" gpus"), 0)
+			if rapid.IntRange(0, 5).Draw(t, name+" incomplete") == 0 {
+				pool = pool[:1] // its devices' slice missing
+			}
+			c.slices = append(c.slices, pool...)
+			devices := pool[len(pool)-1].Spec.Devices
+			if len(devices) == 0 {
+				devices = dratest.NVIDIAMIGSlices(name, 1, 0)[1].Spec.Devices
+			}
+			for range rapid.IntRange(0, 3).Draw(t, name+" held") {
+				hold(result(name, rapid.SampledFrom(devices).Draw(t, "device").Name))
+			}
+		case "shared":
+			s := dratest.NVIDIAShareableSlice(name, rapid.IntRange(1, 2).Draw(t, name+" gpus"), 0)
+			c.slices = append(c.slices, s)
+			for i := range rapid.IntRange(0, 4).Draw(t, name+" shares") {
+				r := result(name, rapid.SampledFrom(s.Spec.Devices).Draw(t, "device").Name)
+				share := types.UID(fmt.Sprintf("%s-share-%d", name, i))
+				r.ShareID = &share
+				r.ConsumedCapacity = map[resourcev1.QualifiedName]kres.Quantity{"memory": kres.MustParse(strconv.Itoa(rapid.IntRange(1, 80).Draw(t, "memory")) + "Gi")}
+				hold(r)
+			}
+		default:
+			s := dratest.NVIDIASlice(name, "NVIDIA A100-SXM4-80GB", rapid.IntRange(1, 4).Draw(t, name+" gpus"), 0)
+			c.slices = append(c.slices, s)
+			for _, dev := range s.Spec.Devices {
+				if rapid.Bool().Draw(t, dev.Name+" held") {
+					hold(result(name, dev.Name))
+				}
+			}
+		}
+	}
+	profile := func() string { return rapid.SampledFrom(dratest.A100MIG).Draw(t, "profile").Name }
+	var requests []resourcev1.DeviceRequest
+	switch rapid.SampledFrom([]string{"gpus", "mig", "share", "all", "first", "two"}).Draw(t, "pending") {
+	case "gpus":
+		requests = append(requests, dratest.Exactly("gpus", "gpu.nvidia.com", int64(rapid.IntRange(1, 3).Draw(t, "count"))))
+	case "mig":
+		requests = append(requests, dratest.MIGRequest("mig", profile()))
+	case "share":
+		requests = append(requests, dratest.ShareRequest("share", strconv.Itoa(rapid.IntRange(1, 90).Draw(t, "memory"))+"Gi"))
+	case "all":
+		requests = append(requests, resourcev1.DeviceRequest{Name: "all", Exactly: &resourcev1.ExactDeviceRequest{
+			DeviceClassName: "gpu.nvidia.com", AllocationMode: resourcev1.DeviceAllocationModeAll}})
+	case "first":
+		var subs []resourcev1.DeviceSubRequest
+		for i := range rapid.IntRange(1, 3).Draw(t, "alternatives") {
+			m := dratest.MIGRequest("x", profile()).Exactly
+			subs = append(subs, resourcev1.DeviceSubRequest{Name: fmt.Sprintf("alt-%d", i), DeviceClassName: m.DeviceClassName,
+				Selectors: m.Selectors, AllocationMode: resourcev1.DeviceAllocationModeExactCount, Count: 1})
+		}
+		requests = append(requests, resourcev1.DeviceRequest{Name: "first", FirstAvailable: subs})
+	default:
+		requests = append(requests, dratest.MIGRequest("a", profile()), dratest.MIGRequest("b", profile()))
+	}
+	c.pending = &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pending", UID: "uid-pending"},
+		Spec: dratest.ClaimSpec(requests...)}
+	claimName := "pending"
+	c.pod = &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "uid-p"},
+		Spec: v1.PodSpec{ResourceClaims: []v1.PodResourceClaim{{Name: "c", ResourceClaimName: &claimName}}}}
+	return c
+}
+
+// pick is an allocation result as compared: each device by request,
+// driver, pool and name, and the capacity a share consumes (its share ID
+// is random, made by the allocator: only whether it has one).
+func pick(r *resourcev1.AllocationResult) string {
+	if r == nil {
+		return "-"
+	}
+	var out []string
+	for _, d := range r.Devices.Results {
+		s := fmt.Sprintf("%s:%s/%s/%s", d.Request, d.Driver, d.Pool, d.Device)
+		if d.ShareID != nil {
+			s += " share"
+		}
+		for _, name := range slices.Sorted(func(yield func(resourcev1.QualifiedName) bool) {
+			for n := range d.ConsumedCapacity {
+				if !yield(n) {
+					return
+				}
+			}
+		}) {
+			q := d.ConsumedCapacity[name]
+			s += fmt.Sprintf(" %s=%s", name, q.String())
+		}
+		out = append(out, s)
+	}
+	return fmt.Sprint(out)
+}
+
+// kubeAllocations are what kube-scheduler's allocator gives the pending
+// claim on each node, as its DynamicResources plugin runs it: on the
+// state its own claim tracker gathers (kube's SharedDRAManager over
+// informers of the objects), the slices with device taint rules applied,
+// its features.
+func kubeAllocations(t *testing.T, c draCase) map[string]string {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	objects := []runtime.Object{c.pending}
+	for _, s := range c.slices {
+		objects = append(objects, s)
+	}
+	for _, cl := range c.claims {
+		objects = append(objects, cl)
+	}
+	for _, cl := range dratest.NVIDIAClasses() {
+		objects = append(objects, cl)
+	}
+	m, _ := draManager(t, ctx, objects...)
+	state, err := m.ResourceClaims().GatherAllocatedState()
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, err := m.ResourceSlices().ListWithDeviceTaintRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	features := kubeAllocatorFeatures()
+	allocator, err := structured.NewAllocator(ctx, features, *state, m.DeviceClasses(), listed,
+		cel.NewCache(10, cel.Features{EnableConsumableCapacity: features.ConsumableCapacity}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, name := range c.nodes {
+		results, err := allocator.Allocate(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, []*resourcev1.ResourceClaim{c.pending})
+		switch {
+		case err != nil && !errors.Is(err, structured.ErrFailedAllocationOnNode):
+			// Not the node's failure: kube-scheduler's filter fails the
+			// scheduling cycle (a request for all devices of a pool that is
+			// being updated, say).
+			out[name] = "error"
+		case len(results) == 1:
+			out[name] = pick(&results[0])
+		default:
+			out[name] = pick(nil)
+		}
+	}
+	return out
+}
+
+// resfitAllocations are what resfit says the pending claim takes on each
+// node (kubebridge's DRA, read from the objects as every host reads them,
+// with the features given).
+func resfitAllocations(t *testing.T, c draCase, features *structured.Features) map[string]string {
+	r := kubebridge.DRAReader{Features: features}
+	d, err := r.Read(kubebridge.DRAObjects{Slices: c.slices, Classes: dratest.NVIDIAClasses(), Claims: append(slices.Clone(c.claims), c.pending)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, name := range c.nodes {
+		claims, ok, err := d.Allocation(c.pod, name)
+		switch {
+		case err != nil:
+			out[name] = "error"
+		case !ok:
+			out[name] = pick(nil)
+		default:
+			out[name] = pick(&claims[0].Result)
+		}
+	}
+	return out
+}
+
+// On clusters of partitionable GPUs (dynamic MIG: counter sets, whole
+// GPUs and placements, pools missing a slice), shareable GPUs
+// (consumable capacity, shares allocated with the memory they consumed)
+// and plain ones, resfit says a pending claim fits a node exactly where
+// kube-scheduler's own allocator, on the state kube's claim tracker
+// gathers, finds devices for it, and the devices (and the capacity a
+// share takes) it predicts are the ones the allocator picks — under
+// kube-scheduler's features, and under kubebridge's defaults, which every
+// host without kube-scheduler's gates uses. CI draws rapid's default 100
+// clusters; the full run draws 10000:
+//
+//	go test -run TestDRAAllocationIsKubeAllocators -rapid.checks=10000 ./plugins
+func TestDRAAllocationIsKubeAllocators(t *testing.T) {
+	defaults := kubebridge.DefaultAllocatorFeatures()
+	kube := kubeAllocatorFeatures()
+	rapid.Check(t, func(rt *rapid.T) {
+		c := drawDRACase(rt)
+		want := kubeAllocations(t, c)
+		for _, features := range []*structured.Features{&kube, &defaults} {
+			if got := resfitAllocations(t, c, features); fmt.Sprint(got) != fmt.Sprint(want) {
+				rt.Fatalf("resfit (features %+v) allocates %v\nkube's allocator %v", *features, got, want)
+			}
+		}
+	})
+}
