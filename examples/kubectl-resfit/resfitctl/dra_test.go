@@ -2,6 +2,7 @@ package resfitctl
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -85,13 +86,25 @@ func TestExplainDRASnapshot(t *testing.T) {
 	if err := e.WriteTable(&table); err != nil {
 		t.Fatal(err)
 	}
+	// The claim's 2 GPUs on each node, as kube's allocator picks them: the
+	// first free ones.
 	for _, line := range []string{
-		"RANK  NODE   TOTAL   resource-strategy-fit  GPUS FREE",
-		"1     gpu-a  875     875                    2/8 NVIDIA-H100-80GB-HBM3",
-		"2     gpu-b  458.33  458.33                 8/8 NVIDIA-A100-SXM4-80GB",
+		"RANK  NODE   TOTAL   resource-strategy-fit  GPUS FREE                  CLAIMS TAKE",
+		"1     gpu-a  875     875                    2/8 NVIDIA-H100-80GB-HBM3  gpu-6, gpu-7",
+		"2     gpu-b  458.33  458.33                 8/8 NVIDIA-A100-SXM4-80GB  gpu-0, gpu-1",
 	} {
 		if !strings.Contains(table.String(), line+"\n") {
 			t.Errorf("the table lacks %q:\n%s", line, table.String())
+		}
+	}
+
+	if n := node(t, e, "gpu-a"); len(n.Claims) != 1 || n.Claims[0].Claim != "train/job-1-gpus" || len(n.Claims[0].Devices) != 2 {
+		t.Errorf("job-1's claim on gpu-a takes %+v", n.Claims)
+	} else {
+		for i, d := range n.Claims[0].Devices {
+			if got, want := fmt.Sprintf("%s %s/%s/%s %v", d.Request, d.Driver, d.Pool, d.Device, d.Consumed), fmt.Sprintf("gpus gpu.nvidia.com/gpu-a/gpu-%d map[]", 6+i); got != want {
+				t.Errorf("job-1's claim on gpu-a takes %s, want %s", got, want)
+			}
 		}
 	}
 

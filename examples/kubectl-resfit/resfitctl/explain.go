@@ -33,6 +33,9 @@ type Explanation struct {
 	// DRA says the cluster publishes devices through Dynamic Resource
 	// Allocation: the table then shows each node's GPUs.
 	DRA bool `json:"dra,omitempty"`
+	// Claims says the pod has DRA claims to allocate: the table then
+	// shows the devices they take on each feasible node.
+	Claims bool `json:"-"`
 }
 
 // NodeExplanation is one node's outcome: its total and each plugin's
@@ -48,6 +51,37 @@ type NodeExplanation struct {
 	// free of all, and their model ("2/8 NVIDIA-H100-80GB-HBM3"); "" for a
 	// node without.
 	GPUs string `json:"gpus,omitempty"`
+	// Claims, for a pod whose DRA claims are not allocated yet, on a node
+	// where they fit: the devices each would take there, as
+	// kube-scheduler's allocator picks them.
+	Claims []ClaimDevices `json:"claims,omitempty"`
+}
+
+// ClaimDevices is what one claim of a pod takes on a node.
+type ClaimDevices struct {
+	// Claim is namespace/name; a template's, for a claim not made yet.
+	Claim   string        `json:"claim"`
+	Devices []ClaimDevice `json:"devices"`
+}
+
+// ClaimDevice is one device a claim takes: for a share of it (consumable
+// capacity), the capacity the share consumes.
+type ClaimDevice struct {
+	Request  string            `json:"request"`
+	Driver   string            `json:"driver"`
+	Pool     string            `json:"pool"`
+	Device   string            `json:"device"`
+	Consumed map[string]string `json:"consumed,omitempty"`
+}
+
+// String is the device as the table shows it: its name, and what a share
+// of it consumes ("gpu-1 memory=30Gi").
+func (d ClaimDevice) String() string {
+	s := d.Device
+	for _, name := range slices.Sorted(maps.Keys(d.Consumed)) {
+		s += " " + name + "=" + d.Consumed[name]
+	}
+	return s
 }
 
 // Explain scores a pod on every node of the cluster under a configuration.
@@ -75,6 +109,14 @@ func Explain(c *Cluster, cfg *config.Config, configName string, pod *v1.Pod) (*E
 			n := NodeExplanation{Name: table.Name(i), Feasible: t != nil && batch.Feasible(i), Scores: map[string]float64{}}
 			if e.DRA {
 				n.GPUs = sc.gpuText(i)
+			}
+			if n.Feasible && e.DRA {
+				claims, err := sc.claimDevices(pod, n.Name)
+				if err != nil {
+					return err
+				}
+				n.Claims = claims
+				e.Claims = e.Claims || len(claims) > 0
 			}
 			switch {
 			case n.Feasible:
@@ -171,6 +213,9 @@ func (e *Explanation) WriteTable(w io.Writer) error {
 	if e.DRA {
 		fmt.Fprint(tw, "\tGPUS FREE")
 	}
+	if e.Claims {
+		fmt.Fprint(tw, "\tCLAIMS TAKE")
+	}
 	fmt.Fprintln(tw)
 	shownFeasible, shownRejected := 0, 0
 	for _, n := range e.Nodes {
@@ -184,6 +229,9 @@ func (e *Explanation) WriteTable(w io.Writer) error {
 		}
 		if e.DRA {
 			fmt.Fprint(tw, "\t"+cmp.Or(n.GPUs, "-"))
+		}
+		if e.Claims {
+			fmt.Fprint(tw, "\t"+claimsText(n.Claims))
 		}
 		fmt.Fprintln(tw)
 	}
@@ -209,6 +257,20 @@ func (e *Explanation) WriteTable(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// claimsText is what a pod's claims take on a node, as the table shows
+// it: the devices, a claim's joined by commas, claims by semicolons.
+func claimsText(claims []ClaimDevices) string {
+	var parts []string
+	for _, c := range claims {
+		var devices []string
+		for _, d := range c.Devices {
+			devices = append(devices, d.String())
+		}
+		parts = append(parts, strings.Join(devices, ", "))
+	}
+	return cmp.Or(strings.Join(parts, "; "), "-")
 }
 
 // requestText writes requests as "cpu 8, nvidia.com/gpu 2".

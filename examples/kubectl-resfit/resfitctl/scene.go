@@ -154,6 +154,35 @@ func (sc *scene) score(pt *kubebridge.PodTask, batch *scoring.Batch, visit func(
 	return nil
 }
 
+// claimDevices are the devices a pod's claims not allocated yet take on a
+// node, as kube's allocator picks them (kubebridge.DRA.Allocation).
+func (sc *scene) claimDevices(pod *v1.Pod, node string) ([]ClaimDevices, error) {
+	d := sc.snap.DRA()
+	if d == nil {
+		return nil, nil
+	}
+	allocations, ok, err := d.Allocation(pod, node)
+	if err != nil || !ok {
+		return nil, err
+	}
+	var out []ClaimDevices
+	for _, a := range allocations {
+		c := ClaimDevices{Claim: a.Claim}
+		for _, r := range a.Result.Devices.Results {
+			dev := ClaimDevice{Request: r.Request, Driver: r.Driver, Pool: r.Pool, Device: r.Device}
+			for name, q := range r.ConsumedCapacity {
+				if dev.Consumed == nil {
+					dev.Consumed = map[string]string{}
+				}
+				dev.Consumed[string(name)] = q.String()
+			}
+			c.Devices = append(c.Devices, dev)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
 // gpuText is a node's GPUs as the device view holds them: free of all,
 // and their model when known ("2/8 NVIDIA-H100-80GB-HBM3"); "" without.
 func (sc *scene) gpuText(row int) string {
