@@ -3,6 +3,7 @@ package kubebridge
 import (
 	"fmt"
 	"maps"
+	"math/big"
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
@@ -64,10 +65,11 @@ type nodeDevices struct {
 	index map[string]int
 	// err says why a registration could not be read (count is then 0).
 	err error
-	// fromDRA says the devices are DRA's (DRA.NodeDevices): held says
-	// which of them claims hold, model is theirs ("" when they differ).
+	// fromDRA says the devices are DRA's (DRA.NodeDevices): left says
+	// what is left of each, as a share of the whole (draNodeDevices),
+	// model is theirs ("" when they differ).
 	fromDRA bool
-	held    []bool
+	left    []*big.Rat
 	model   string
 }
 
@@ -103,7 +105,7 @@ func readNodeDevices(node *v1.Node, device string, d *DRA) nodeDevices {
 // same reports whether two readings give the same devices.
 func (nd nodeDevices) same(o nodeDevices) bool {
 	return nd.count == o.count && (nd.index == nil) == (o.index == nil) && maps.Equal(nd.index, o.index) &&
-		nd.fromDRA == o.fromDRA && slices.Equal(nd.held, o.held) && nd.model == o.model
+		nd.fromDRA == o.fromDRA && slices.EqualFunc(nd.left, o.left, func(a, b *big.Rat) bool { return a.Cmp(b) == 0 }) && nd.model == o.model
 }
 
 // modelOf is a node's GPU model: its DRA devices' when they agree on one,
@@ -245,10 +247,10 @@ func writeNodeDevices(d *resource.Devices, row int, node *v1.Node, nd nodeDevice
 	}
 	if nd.fromDRA {
 		free := make([]int64, nd.count)
-		for j, held := range nd.held {
-			if !held {
-				free[j] = d.PerDevice()
-			}
+		per := new(big.Rat).SetInt64(d.PerDevice())
+		for j, l := range nd.left {
+			f := new(big.Rat).Mul(l, per)
+			free[j] = new(big.Int).Quo(f.Num(), f.Denom()).Int64() // floor: whole only when nothing is used
 		}
 		return d.SetFree(row, free)
 	}

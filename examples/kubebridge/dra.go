@@ -116,6 +116,10 @@ type DRA struct {
 	classObjs classList
 	sliceObjs []*resourcev1.ResourceSlice
 	alloc     *draAllocator
+	// sets are the counter sets of every pool, by driver/pool/set; units
+	// is what the claims consume of units, worked out once (usage).
+	sets  map[string]map[string]resourcev1.Counter
+	units *usageOnce
 }
 
 // DRAObjects are the objects ReadDRA reads, as listed from a cluster.
@@ -183,7 +187,7 @@ const maxClaimChanges = 256
 // classes and devices shares them (DRA.ChangedNodes tells which nodes'
 // allocations changed).
 func (r *DRAReader) Read(objects DRAObjects) (*DRA, error) {
-	d := &DRA{templates: map[string]*resourcev1.ResourceClaimTemplate{}, alloc: new(draAllocator)} // readClaims makes the claims' tables
+	d := &DRA{templates: map[string]*resourcev1.ResourceClaimTemplate{}, alloc: new(draAllocator), units: new(usageOnce)} // readClaims makes the claims' tables
 	d.features = DefaultAllocatorFeatures()
 	if r.Features != nil {
 		d.features = *r.Features
@@ -205,7 +209,7 @@ func (r *DRAReader) Read(objects DRAObjects) (*DRA, error) {
 	}
 	d.sliceObjs = newest
 	if sameClasses && samePointers(r.sliceObjs, newest) {
-		d.read, d.devices, d.nodeOf = r.last.read, r.last.devices, r.last.nodeOf
+		d.read, d.devices, d.nodeOf, d.sets = r.last.read, r.last.devices, r.last.nodeOf, r.last.sets
 	} else {
 		cache := r.sliceCache
 		if !sameClasses || cache == nil {
@@ -348,6 +352,7 @@ func (d *DRA) readSlices(newest []*resourcev1.ResourceSlice, cache, next map[*re
 	}
 	pools := map[poolKey][]*resourcev1.ResourceSlice{}
 	sets := map[string]map[string]resourcev1.Counter{} // by driver/pool/set
+	d.sets = sets
 	for _, s := range newest {
 		k := poolKey{s.Spec.Driver, s.Spec.Pool.Name}
 		complete[k] = published[k] == s.Spec.Pool.ResourceSliceCount

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/resfit/resfit/examples/kubebridge/dratest"
+	"github.com/resfit/resfit/resource"
 )
 
 // claimPod is a pod in namespace ns naming one claim.
@@ -293,5 +294,59 @@ func TestAmountsCountWholeUnits(t *testing.T) {
 		if err != nil || !ok || fmt.Sprint(take) != want {
 			t.Errorf("%s takes %v (%v, %v), want %s", claim, take, ok, err, want)
 		}
+	}
+}
+
+// The device view of DRA GPUs holds each unit with what is left of it:
+// two A100s with dynamic MIG, a 3g.40gb allocated on gpu-0 (of its
+// counters, 42 of 98 multiprocessors, 3 of 7 copy engines, 2 of 5
+// decoders and 40 of 80Gi of memory: half the memory left, its scarcest,
+// 500 of 1000; its memory slices are slots, which do not count); then two shareable
+// H100s, shares of 20Gi and 40Gi allocated on gpu-0 (a quarter of its
+// 80Gi left, 250).
+func TestDeviceViewHoldsWhatIsLeft(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		slice []*resourcev1.ResourceSlice
+		held  []resourcev1.DeviceRequestAllocationResult
+		free  string
+	}{
+		{"mig", dratest.NVIDIAMIGSlices("node-a", 2, 0), []resourcev1.DeviceRequestAllocationResult{onDevice("node-a", dratest.MIGDeviceName(0, dratest.A100MIG[2], 0))}, "[500 1000]"},
+		{"shares", []*resourcev1.ResourceSlice{dratest.NVIDIAShareableSlice("node-a", 2, 0)}, func() []resourcev1.DeviceRequestAllocationResult {
+			var out []resourcev1.DeviceRequestAllocationResult
+			for i, m := range []string{"20Gi", "40Gi"} {
+				r := onDevice("node-a", "gpu-0")
+				r.ShareID = new(types.UID(fmt.Sprint("s", i)))
+				r.ConsumedCapacity = map[resourcev1.QualifiedName]kres.Quantity{"memory": kres.MustParse(m)}
+				out = append(out, r)
+			}
+			return out
+		}(), "[250 1000]"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var claims []*resourcev1.ResourceClaim
+			for i, r := range c.held {
+				claims = append(claims, held(fmt.Sprint("held-", i), r))
+			}
+			d, err := ReadDRA(DRAObjects{Slices: c.slice, Classes: dratest.NVIDIAClasses(), Claims: claims})
+			if err != nil {
+				t.Fatal(err)
+			}
+			view, err := resource.NewDevices(resource.GPU, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			row, err := view.AddNode(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}}
+			if err := d.NodeDevices(view, row, node, nil); err != nil {
+				t.Fatal(err)
+			}
+			if got := fmt.Sprint(view.Free(row)); got != c.free {
+				t.Errorf("free %s, want %s", got, c.free)
+			}
+		})
 	}
 }

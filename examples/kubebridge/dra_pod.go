@@ -356,7 +356,7 @@ func (d *DRA) copyClaims() *DRA {
 	out := *d
 	out.allocated = maps.Clone(d.allocated)
 	out.claims = maps.Clone(d.claims)
-	out.alloc = new(draAllocator)
+	out.alloc, out.units = new(draAllocator), new(usageOnce)
 	out.changedFrom, out.changed = nil, nil
 	return &out
 }

@@ -1,6 +1,7 @@
 package kubebridge
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -238,19 +239,31 @@ func (d *DRA) HoldDevices(view *resource.Devices, row int, node *v1.Node, p *v1.
 	return readNodeDevices(node, view.Name(), d).hold(view, row, p, resource.DeviceRequestOf(pod, view.Name()))
 }
 
-// draNodeDevices reads a node's devices of a view's resource from DRA.
+// draNodeDevices reads a node's devices of a view's resource from DRA:
+// its units (Amounts': a device, or a GPU with partitions once), each with
+// what is left of it (unitLeft).
 func (d *DRA) draNodeDevices(node, name string) nodeDevices {
 	devs := d.viewDevices(node, name)
-	if len(devs) == 0 {
-		return nodeDevices{}
-	}
-	nd := nodeDevices{count: min(len(devs), resource.MaxDevicesPerNode), fromDRA: true, model: devs[0].Model}
-	for _, dev := range devs[:nd.count] {
-		nd.held = append(nd.held, d.allocated[dev.ID] != "")
+	nd := nodeDevices{fromDRA: true}
+	seen := map[string]bool{}
+	for _, dev := range devs {
+		key := cmp.Or(dev.unit, dev.ID.String())
+		if dev.unusable || seen[key] || len(nd.left) == resource.MaxDevicesPerNode {
+			continue
+		}
+		seen[key] = true
+		if len(nd.left) == 0 {
+			nd.model = dev.Model
+		}
 		if dev.Model != nd.model || resource.ValidateModel(dev.Model) != nil {
 			nd.model = ""
 		}
+		nd.left = append(nd.left, d.unitLeft(dev, d.sets))
 	}
+	if len(nd.left) == 0 {
+		return nodeDevices{}
+	}
+	nd.count = len(nd.left)
 	return nd
 }
 

@@ -179,6 +179,81 @@ func DRACluster() (nodes []*v1.Node, pods []*v1.Pod, objects []runtime.Object) {
 	return nodes, pods, objects
 }
 
+// PartitionCluster is a cluster of GPUs as Kubernetes v1.37 partitions and
+// shares them through DRA, published as NVIDIA's DRA driver publishes
+// them: mig-a and mig-b each have an A100 with dynamic MIG (KEP-4815:
+// partitionable devices, a counter set per GPU), share-a two H100s whose
+// memory claims share (KEP-5075: consumable capacity). train/notebook-0
+// runs on mig-a in a 3g.40gb at memory slices 0–3; infer/infer-0 on
+// share-a in a 60Gi share of gpu-0. Pending: train/mig-1 asks for a
+// 3g.40gb, infer/infer-1 for a 10Gi share, infer/infer-2 for a 30Gi share
+// and train/full-1 for a whole GPU. objects are the DRA objects, in
+// snapshot order.
+func PartitionCluster() (nodes []*v1.Node, pods []*v1.Pod, objects []runtime.Object) {
+	for _, name := range []string{"mig-a", "mig-b", "share-a"} {
+		alloc := Resources("cpu", "32", "memory", "256Gi", "pods", "110")
+		nodes = append(nodes, &v1.Node{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Node"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(Start.Add(-time.Hour))},
+			Status:     v1.NodeStatus{Capacity: alloc, Allocatable: alloc, Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}},
+		})
+	}
+	for _, c := range dratest.NVIDIAClasses() {
+		c.TypeMeta = metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "DeviceClass"}
+		objects = append(objects, c)
+	}
+	slices := append(dratest.NVIDIAMIGSlices("mig-a", 1, 0), dratest.NVIDIAMIGSlices("mig-b", 1, 0)...)
+	for _, s := range append(slices, dratest.NVIDIAShareableSlice("share-a", 2, 0)) {
+		s.TypeMeta = metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "ResourceSlice"}
+		objects = append(objects, s)
+	}
+	share := types.UID("infer-0-share")
+	for i, p := range []struct {
+		ns, name, node string
+		request        resourcev1.DeviceRequest
+		held           *resourcev1.DeviceRequestAllocationResult
+	}{
+		{"train", "notebook-0", "mig-a", dratest.MIGRequest("mig", "3g.40gb"), &resourcev1.DeviceRequestAllocationResult{
+			Request: "mig", Driver: "gpu.nvidia.com", Pool: "mig-a", Device: dratest.MIGDeviceName(0, dratest.A100MIG[2], 0)}},
+		{"infer", "infer-0", "share-a", dratest.ShareRequest("share", "60Gi"), &resourcev1.DeviceRequestAllocationResult{
+			Request: "share", Driver: "gpu.nvidia.com", Pool: "share-a", Device: "gpu-0", ShareID: &share,
+			ConsumedCapacity: map[resourcev1.QualifiedName]kres.Quantity{"memory": kres.MustParse("60Gi")}}},
+		{"train", "mig-1", "", dratest.MIGRequest("mig", "3g.40gb"), nil},
+		{"infer", "infer-1", "", dratest.ShareRequest("share", "10Gi"), nil},
+		{"infer", "infer-2", "", dratest.ShareRequest("share", "30Gi"), nil},
+		{"train", "full-1", "", dratest.Exactly("gpu", "gpu.nvidia.com", 1), nil},
+	} {
+		created := metav1.NewTime(Start.Add(time.Duration(i) * time.Second))
+		phase := v1.PodPending
+		if p.node != "" {
+			phase = v1.PodRunning
+		}
+		req := Resources("cpu", "4", "memory", "16Gi")
+		pod := &v1.Pod{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: p.ns, Name: p.name, UID: types.UID(p.name + "-uid"), CreationTimestamp: created},
+			Spec: v1.PodSpec{NodeName: p.node, Containers: []v1.Container{{
+				Name: "main", Image: "registry.k8s.io/pause:3.10",
+				Resources: v1.ResourceRequirements{Requests: req, Limits: req, Claims: []v1.ResourceClaim{{Name: "gpu"}}},
+			}}},
+			Status: v1.PodStatus{Phase: phase},
+		}
+		claim := &resourcev1.ResourceClaim{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "ResourceClaim"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: p.ns, Name: p.name + "-gpu", UID: types.UID(p.name + "-gpu-uid"), CreationTimestamp: created},
+			Spec:       dratest.ClaimSpec(p.request),
+		}
+		pod.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: &claim.Name}}
+		if p.held != nil {
+			claim.Status.Allocation = &resourcev1.AllocationResult{Devices: resourcev1.DeviceAllocationResult{Results: []resourcev1.DeviceRequestAllocationResult{*p.held}}}
+			claim.Status.ReservedFor = []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: pod.Name, UID: pod.UID}}
+		}
+		pods = append(pods, pod)
+		objects = append(objects, claim)
+	}
+	return nodes, pods, objects
+}
+
 // DefragCluster is the example cluster as a defragmentation finds it: the
 // same four nodes, their pods owned by controllers, four GPUs free but no
 // more than three on a node, and a 4-GPU job pending.

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "write testdata/cluster.json, dra-cluster.json and defrag-cluster.json from the generator")
+var update = flag.Bool("update", false, "write testdata/cluster.json, dra-cluster.json, partition-cluster.json and defrag-cluster.json from the generator")
 
 // The snapshots shipped in testdata are the generator's output (go test
 // -update writes them again).
@@ -16,6 +16,8 @@ func TestExampleSnapshotIsTheGenerators(t *testing.T) {
 	check(t, "cluster.json", SnapshotJSON(Cluster()))
 	nodes, pods, objects := DRACluster()
 	check(t, "dra-cluster.json", SnapshotJSON(nodes, pods, objects...))
+	nodes, pods, objects = PartitionCluster()
+	check(t, "partition-cluster.json", SnapshotJSON(nodes, pods, objects...))
 	nodes, pods, budgets := DefragCluster()
 	check(t, "defrag-cluster.json", SnapshotJSON(nodes, pods, budgets[0]))
 }

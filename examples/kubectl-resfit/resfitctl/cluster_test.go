@@ -134,7 +134,7 @@ items:
 // A snapshot is untrusted: whatever it holds, reading it, its DRA objects
 // and explaining its pods gives an answer or an error, never a panic.
 func FuzzParseSnapshot(f *testing.F) {
-	for _, file := range []string{"cluster.json", "dra-cluster.json", "defrag-cluster.json"} {
+	for _, file := range []string{"cluster.json", "dra-cluster.json", "partition-cluster.json", "defrag-cluster.json"} {
 		data, err := os.ReadFile(filepath.Join("..", "testdata", file))
 		if err != nil {
 			f.Fatal(err)

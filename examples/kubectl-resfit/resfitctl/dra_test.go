@@ -161,3 +161,44 @@ func TestWhatIfDRASnapshot(t *testing.T) {
 		t.Errorf("GPU allocated %v, want 10/16", a)
 	}
 }
+
+// On the shipped snapshot of partitioned and shared GPUs
+// (examplecluster.PartitionCluster), explain shows on each node what is
+// left of its GPUs (mig-a's A100 half left beside notebook-0's 3g.40gb,
+// share-a's gpu-0 a quarter beside a 60Gi share) and the devices each
+// pending pod's claim takes there, as kube's allocator picks them: the
+// 3g.40gb at the free placement, each share on the first GPU with that
+// much memory left, a whole GPU where one is wholly free; and rejects the
+// nodes where the allocator finds none.
+func TestExplainPartitionSnapshot(t *testing.T) {
+	c, cfg := readTestdata(t, "partition-cluster.json", "rsf.yaml")
+	gpus := map[string]string{"mig-a": "0/1 +0.5 NVIDIA-A100-SXM4-80GB", "mig-b": "1/1 NVIDIA-A100-SXM4-80GB", "share-a": "1/2 +0.25 NVIDIA-H100-80GB-HBM3"}
+	for pod, takes := range map[string]map[string]string{
+		"train/mig-1":   {"mig-a": "gpu-0-mig-3g40gb-9-4", "mig-b": "gpu-0-mig-3g40gb-9-0", "share-a": "rejected"},
+		"infer/infer-1": {"mig-a": "rejected", "mig-b": "gpu-0", "share-a": "gpu-0 memory=10Gi"},
+		"infer/infer-2": {"mig-a": "rejected", "mig-b": "gpu-0", "share-a": "gpu-1 memory=30Gi"},
+		"train/full-1":  {"mig-a": "rejected", "mig-b": "gpu-0", "share-a": "gpu-1 memory=80Gi"},
+	} {
+		p, err := c.FindPod(pod, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := Explain(c, cfg, "rsf.yaml", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, want := range takes {
+			n := node(t, e, name)
+			got := claimsText(n.Claims)
+			if !n.Feasible {
+				got = "rejected"
+				if n.Reason != claimsUnsatisfiable {
+					t.Errorf("%s on %s rejected: %s", pod, name, n.Reason)
+				}
+			}
+			if got != want || n.GPUs != gpus[name] {
+				t.Errorf("%s on %s: takes %s (GPUs %s), want %s (GPUs %s)", pod, name, got, n.GPUs, want, gpus[name])
+			}
+		}
+	}
+}

@@ -3,6 +3,7 @@ package resfitctl
 import (
 	"fmt"
 	"slices"
+	"strconv"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -183,21 +184,28 @@ func (sc *scene) claimDevices(pod *v1.Pod, node string) ([]ClaimDevices, error) 
 	return out, nil
 }
 
-// gpuText is a node's GPUs as the device view holds them: free of all,
-// and their model when known ("2/8 NVIDIA-H100-80GB-HBM3"); "" without.
+// gpuText is a node's GPUs as the device view holds them: wholly free of
+// all, what is left of the others in GPUs when some is (a GPU's partitions
+// or shares taken: "1/2 +0.5"), and their model when known ("2/8
+// NVIDIA-H100-80GB-HBM3"); "" without.
 func (sc *scene) gpuText(row int) string {
 	d := sc.snap.Devices()
 	free := d.Free(row)
 	if len(free) == 0 {
 		return ""
 	}
-	whole := 0
+	whole, part := 0, int64(0)
 	for _, f := range free {
 		if f == d.PerDevice() {
 			whole++
+		} else {
+			part += f
 		}
 	}
 	text := fmt.Sprintf("%d/%d", whole, len(free))
+	if part > 0 {
+		text += " +" + strconv.FormatFloat(float64(part)/float64(d.PerDevice()), 'f', -1, 64)
+	}
 	if m := d.Model(row); m != "" {
 		text += " " + m
 	}
