@@ -270,7 +270,22 @@ func TestAmountsCountWholeUnits(t *testing.T) {
 			t.Errorf("%s: %d of %d used, want %d of %d", class, u, a, want[1], want[0])
 		}
 	}
-	for claim, want := range map[string]string{"whole": "[1 0]", "part": "[0 0]"} {
+	// In nvidia.com/gpu's thousandths: of gpu-0, what its 1g.10gb takes of
+	// its scarcest counter (14 of 98 multiprocessors, 1 of 7 copy engines:
+	// 1/7 used, 857 left, floored), 143; mig.nvidia.com's implicit
+	// resource counts whole units.
+	if a, u := d.canonicalAmounts("node-a", 0); a != 2000 || u != 143 {
+		t.Errorf("A100s: %d of %d thousandths used, want 143 of 2000", u, a)
+	}
+	if a, u := d.canonicalAmounts("node-a", 1); a != 2 || u != 1 {
+		t.Errorf("A100s' MIG class: %d of %d used, want 1 of 2", u, a)
+	}
+	// nvidia.com/gpu counts in thousandths, mig.nvidia.com's implicit
+	// resource in whole units; a GPU is one unit to both classes. The whole
+	// A100 is 1000 of nvidia.com/gpu and the one unit of the MIG class; a
+	// 3g.40gb is half the GPU (40 of its 80Gi, its largest share) in
+	// nvidia.com/gpu, and none of a whole MIG unit.
+	for claim, want := range map[string]string{"whole": "[1000 1]", "part": "[500 0]"} {
 		take, ok, err := d.Fit("node-a", claimPod("p", claim))
 		if err != nil || !ok || fmt.Sprint(take) != want {
 			t.Errorf("%s takes %v (%v, %v), want %s", claim, take, ok, err, want)
@@ -289,7 +304,13 @@ func TestAmountsCountWholeUnits(t *testing.T) {
 	if a, u := d.Amounts("node-b", "gpu.nvidia.com"); a != 2 || u != 1 {
 		t.Errorf("shareable GPUs: %d of %d used, want 1 of 2", u, a)
 	}
-	for claim, want := range map[string]string{"whole": "[1 0]", "part": "[0 0]"} {
+	// In nvidia.com/gpu's thousandths, the row holds what is used of each:
+	// 20Gi of gpu-0's 80Gi, 250.
+	if a, u := d.canonicalAmounts("node-b", 0); a != 2000 || u != 250 {
+		t.Errorf("shareable GPUs: %d of %d thousandths used, want 250 of 2000", u, a)
+	}
+	// A 10Gi share takes an eighth of an H100's 80Gi: 125 thousandths.
+	for claim, want := range map[string]string{"whole": "[1000 0]", "part": "[125 0]"} {
 		take, ok, err := d.Fit("node-b", claimPod("p", claim))
 		if err != nil || !ok || fmt.Sprint(take) != want {
 			t.Errorf("%s takes %v (%v, %v), want %s", claim, take, ok, err, want)

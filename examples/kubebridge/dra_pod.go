@@ -227,11 +227,12 @@ func (d *DRA) alternative(class string, mode resourcev1.DeviceAllocationMode, co
 }
 
 // Fit is what a pod's claims not allocated yet take on a node, by class
-// (in the order of Classes), in whole units as Amounts counts them: of
-// the devices kube's allocator gives them there, each that takes a whole
-// unit (takesWhole: not a partition, not a share of part of a device),
-// counted in the class of the request (or firstAvailable subrequest) it
-// is given for. ok is false when the allocator finds no devices for them
+// (in the order of Classes), in each class's resource's canonical units
+// (thousandths of a unit for an extended resource such as nvidia.com/gpu,
+// whole units otherwise): of each device kube's allocator gives them
+// there, the share of its unit it takes (takeOf: all of it, or the part a
+// partition or a share takes), counted in the class of the request (or
+// firstAvailable subrequest) it is given for. ok is false when the allocator finds no devices for them
 // on the node; an error is the allocator's about the claims or classes
 // themselves (a CEL runtime error), or a claim the pod names that is
 // missing (PodRequests).
@@ -252,8 +253,19 @@ func (d *DRA) fit(node string, claims []pendingClaim) (take []int64, ok bool, er
 	take = make([]int64, len(d.classes))
 	for i, c := range claims {
 		for _, r := range results[i].Devices.Results {
-			if class, ok := d.classIndex(requestClass(c.claim, r.Request)); ok && d.takesWhole(node, r) {
-				take[class]++
+			class, ok := d.classIndex(requestClass(c.claim, r.Request))
+			if !ok {
+				continue
+			}
+			share := d.takeOf(node, r)
+			take[class] += inUnits(d.classes[class].Resource, share)
+			// A part of a GPU is a part of it for every class that selects
+			// a device of the GPU: a 3g.40gb takes half of an A100 in
+			// nvidia.com/gpu (gpu.nvidia.com's resource) too.
+			for _, other := range d.unitClasses(node, DeviceID{r.Driver, r.Pool, r.Device}) {
+				if other != class {
+					take[other] += inUnits(d.classes[other].Resource, share)
+				}
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package kubebridge
 import (
 	"cmp"
 	"fmt"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -104,32 +105,120 @@ func (d *DRA) amounts(node string, class int) (allocatable, used int64) {
 	return allocatable, used
 }
 
-// takesWhole reports whether an allocation result takes a whole unit of
-// its device (amounts): a device consuming no counters, held whole or by
-// a share that consumed all of its capacity; or a device consuming all
-// of its counter set. A partition of a GPU, or a share of part of a
-// device, takes none: what is left of the unit is the allocator's to
-// give.
-func (d *DRA) takesWhole(node string, r resourcev1.DeviceRequestAllocationResult) bool {
+// takeOf is how much of its unit an allocation result takes, as a share
+// of the whole (Amounts' units): all of it for a device that consumes no
+// counters held whole, or for a device that consumes all of its counter
+// set; for a share of a device, the largest share of a capacity it
+// consumes; for a partition, the largest share of a counter of its set it
+// consumes (slots aside, as unitLeft counts them).
+func (d *DRA) takeOf(node string, r resourcev1.DeviceRequestAllocationResult) *big.Rat {
 	id := DeviceID{r.Driver, r.Pool, r.Device}
 	for _, dev := range d.devices[node] {
 		if dev.ID != id {
 			continue
 		}
-		switch {
-		case dev.unit != "":
-			return dev.wholeUnit
-		case r.ShareID == nil:
-			return true
-		}
-		for name, value := range dev.capacity {
-			if q, ok := r.ConsumedCapacity[name]; !ok || q.Cmp(value) < 0 {
-				return false
+		most := new(big.Rat)
+		larger := func(whole, used *big.Rat) {
+			if whole.Sign() > 0 {
+				if share := new(big.Rat).Quo(used, whole); share.Cmp(most) > 0 {
+					most = share
+				}
 			}
 		}
-		return true
+		switch {
+		case dev.unit != "" && !dev.wholeUnit:
+			set := d.sets[dev.unit]
+			slots := isSlots(set)
+			for name, c := range set {
+				if use, ok := dev.consumes[name]; ok && (slots || !isSlot(c)) {
+					larger(ratOf(c.Value), ratOf(use.Value))
+				}
+			}
+		case dev.unit == "" && r.ShareID != nil:
+			for name, value := range dev.capacity {
+				if q, ok := r.ConsumedCapacity[name]; ok {
+					larger(ratOf(value), ratOf(q))
+				}
+			}
+		default:
+			return big.NewRat(1, 1)
+		}
+		if most.Cmp(big.NewRat(1, 1)) > 0 {
+			most = big.NewRat(1, 1)
+		}
+		return most
 	}
-	return true // a device on no node's list (offered to many): one unit
+	return big.NewRat(1, 1) // a device on no node's list (offered to many): one unit
+}
+
+// unitClasses are the classes that select a device of the same counter
+// set as a device (a GPU with partitions); none for a device of no set.
+func (d *DRA) unitClasses(node string, id DeviceID) []int {
+	unit := ""
+	for _, dev := range d.devices[node] {
+		if dev.ID == id {
+			unit = dev.unit
+		}
+	}
+	if unit == "" {
+		return nil
+	}
+	var out []int
+	for _, dev := range d.devices[node] {
+		if dev.unit != unit {
+			continue
+		}
+		for _, c := range dev.Classes {
+			if !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// inUnits is a share of a unit in a class's resource's canonical units:
+// thousandths, rounded up, for a resource counted in milli-units (an
+// extended resource: nvidia.com/gpu), so that what a claim takes is not
+// understated; whole units otherwise, a part counting none.
+func inUnits(resourceName string, share *big.Rat) int64 {
+	one := resource.FromWhole(resourceName, 1)
+	if one == 1 {
+		if share.Cmp(big.NewRat(1, 1)) >= 0 {
+			return 1
+		}
+		return 0
+	}
+	f := new(big.Rat).Mul(share, new(big.Rat).SetInt64(one))
+	q, r := new(big.Int).QuoRem(f.Num(), f.Denom(), new(big.Int))
+	if r.Sign() > 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	return q.Int64()
+}
+
+// canonicalAmounts are a class's Amounts on a node in its resource's
+// canonical units: for a resource counted in milli-units, what is left of
+// each unit counts to the thousandth (a GPU with half its memory shared
+// out is 500 used of 1000); otherwise in whole units (Amounts).
+func (d *DRA) canonicalAmounts(node string, class int) (allocatable, used int64) {
+	name := d.classes[class].Resource
+	if resource.FromWhole(name, 1) == 1 {
+		return d.amounts(node, class)
+	}
+	one := resource.FromWhole(name, 1)
+	seen := map[string]bool{}
+	for _, dev := range d.devices[node] {
+		key := cmp.Or(dev.unit, dev.ID.String())
+		if dev.unusable || seen[key] || !slices.Contains(dev.Classes, class) {
+			continue
+		}
+		seen[key] = true
+		allocatable += one
+		f := new(big.Rat).Mul(d.unitLeft(dev, d.sets), new(big.Rat).SetInt64(one))
+		used += one - new(big.Int).Quo(f.Num(), f.Denom()).Int64()
+	}
+	return allocatable, used
 }
 
 // viewDevices are a node's devices of the class whose resource is named,
@@ -194,8 +283,8 @@ func (w *RowWriter) amendAllocatable(node string, alloc resource.Vector) {
 		if alloc[cs.slot] != 0 {
 			continue
 		}
-		if a, _ := w.dra.amounts(node, cs.class); a > 0 {
-			alloc[cs.slot] = resource.FromWhole(cs.name, a)
+		if a, _ := w.dra.canonicalAmounts(node, cs.class); a > 0 {
+			alloc[cs.slot] = resource.Clamp(a)
 			backed |= 1 << cs.slot
 		}
 	}
@@ -214,8 +303,8 @@ func (w *RowWriter) amendUsed(node string, used resource.Vector) {
 	}
 	for _, cs := range w.draSlots {
 		if backed&(1<<cs.slot) != 0 {
-			_, u := w.dra.amounts(node, cs.class)
-			used[cs.slot] = resource.FromWhole(cs.name, u)
+			_, u := w.dra.canonicalAmounts(node, cs.class)
+			used[cs.slot] = resource.Clamp(u)
 		}
 	}
 }
@@ -299,7 +388,7 @@ func (d *DRA) demand(pod *v1.Pod) (podDemand, error) {
 			dd.uniform = false
 		}
 		if !first.All {
-			dd.nominal[first.class] += first.Count
+			dd.nominal[first.class] += resource.FromWhole(d.classes[first.class].Resource, first.Count)
 		}
 	}
 	return dd, nil
@@ -382,8 +471,10 @@ func (pt *PodTask) On(node string) (*scoring.Task, bool, error) {
 	return t, true, nil
 }
 
-// with is the base task with a take added in the classes' slots and, for
-// the view's class, to the devices it asks for (whole ones).
+// with is the base task with a take (in the classes' resources' canonical
+// units) added in the classes' slots and, for the view's class, to the
+// devices it asks for: whole ones, or one part of one (a share, a
+// partition).
 func (pt *PodTask) with(take []int64) (*scoring.Task, error) {
 	t := *pt.base
 	t.Requests = slices.Clone(t.Requests)
@@ -398,14 +489,19 @@ func (pt *PodTask) with(take []int64) (*scoring.Task, error) {
 		if !ok {
 			return nil, fmt.Errorf("its claims take %d of deviceclass %s, whose resource %s the schema lacks", n, class.Name, class.Resource)
 		}
-		amount := resource.FromWhole(class.Resource, n)
 		for _, v := range []resource.Vector{t.Requests, t.NonZeroRequests, t.KoordinatorRequests} {
 			if v != nil {
-				v[slot] = resource.Clamp(v[slot] + amount)
+				v[slot] = resource.Clamp(v[slot] + n)
 			}
 		}
-		if class.Resource == pt.view && (t.Devices.Count == 0 || t.Devices.Each == resource.FromWhole(class.Resource, 1)) {
-			t.Devices = resource.DeviceRequest{Count: t.Devices.Count + int(min(n, resource.MaxDevicesPerNode)), Each: resource.FromWhole(class.Resource, 1)}
+		// The view's devices: whole ones, or a part of one.
+		one := resource.FromWhole(class.Resource, 1)
+		switch {
+		case class.Resource != pt.view || (t.Devices.Count > 0 && t.Devices.Each != one):
+		case n >= one:
+			t.Devices = resource.DeviceRequest{Count: t.Devices.Count + int(min(n/one, resource.MaxDevicesPerNode)), Each: one}
+		case t.Devices.Count == 0:
+			t.Devices = resource.DeviceRequest{Count: 1, Each: n}
 		}
 	}
 	return &t, nil

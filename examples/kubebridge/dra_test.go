@@ -8,7 +8,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	kres "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"pgregory.net/rapid"
 
 	"github.com/resfit/resfit/examples/kubebridge/dratest"
@@ -236,6 +238,27 @@ func FuzzReadDRA(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(seed)
+	// Partitionable and shareable GPUs, a partition and a share allocated,
+	// pods asking for a profile and for a share.
+	uid := types.UID("s")
+	share := dratest.AllocatedClaim("ns", "share", "b", "gpu-0")
+	share.Status.Allocation.Devices.Results[0].ShareID = &uid
+	share.Status.Allocation.Devices.Results[0].ConsumedCapacity = map[resourcev1.QualifiedName]kres.Quantity{"memory": kres.MustParse("30Gi")}
+	mig := dratest.AllocatedClaim("ns", "mig", "a", dratest.MIGDeviceName(0, dratest.A100MIG[1], 2))
+	profile := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "profile"}, Spec: dratest.ClaimSpec(dratest.MIGRequest("r", "3g.40gb"))}
+	part := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "part"}, Spec: dratest.ClaimSpec(dratest.ShareRequest("r", "50Gi"))}
+	claim := func(pod, name string) *v1.Pod {
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: pod}, Spec: v1.PodSpec{ResourceClaims: []v1.PodResourceClaim{{Name: "c", ResourceClaimName: &name}}}}
+	}
+	if seed, err = json.Marshal(draObjects{
+		Slices:  append(dratest.NVIDIAMIGSlices("a", 1, 0), dratest.NVIDIAShareableSlice("b", 2, 0)),
+		Classes: dratest.NVIDIAClasses(),
+		Claims:  []*resourcev1.ResourceClaim{share, mig, profile, part},
+		Pods:    []*v1.Pod{claim("p", "profile"), claim("q", "part")},
+	}); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(seed)
 	f.Add([]byte(`{"slices":[{"metadata":{"name":"s"},"spec":{"driver":"d","pool":{"name":"p"},"nodeName":"n","devices":[{"name":"x"},{"name":"y"}]}}],"classes":[{"metadata":{"name":"c"}}],"claims":[{"metadata":{"namespace":"ns","name":"k"},"spec":{"devices":{"requests":[{"name":"r","firstAvailable":[{"name":"a","deviceClassName":"c","count":3},{"name":"b","deviceClassName":"c","allocationMode":"All"}]}]}}}],"pods":[{"metadata":{"namespace":"ns","name":"p"},"spec":{"resourceClaims":[{"name":"k","resourceClaimName":"k"}]}}]}`))
 	f.Add([]byte(`{"slices":[{"metadata":{"name":"s"},"spec":{"driver":"d","pool":{"name":"p","generation":1},"nodeName":"n","devices":[{"name":"x","attributes":{"productName":{"string":"A B"}}}]}}],"classes":[{"metadata":{"name":"c"},"spec":{"selectors":[{"cel":{"expression":"device.attributes['d'].productName == 'A B'"}}]}}]}`))
 	f.Add([]byte(`{"classes":[{"metadata":{"name":"c"},"spec":{"selectors":[{"cel":{"expression":"device.capacity['x'].memory.compareTo(quantity('1Gi')) > 0"}}]}}]}`))
@@ -249,9 +272,12 @@ func FuzzReadDRA(f *testing.F) {
 			return
 		}
 		for _, node := range d.Nodes() {
-			for _, c := range d.Classes() {
+			for i, c := range d.Classes() {
 				if alloc, used := d.Amounts(node, c.Name); used < 0 || used > alloc {
 					t.Fatalf("%s %s: %d used of %d", node, c.Name, used, alloc)
+				}
+				if alloc, used := d.canonicalAmounts(node, i); used < 0 || used > alloc {
+					t.Fatalf("%s %s: %d used of %d in canonical units", node, c.Name, used, alloc)
 				}
 			}
 		}
@@ -268,7 +294,7 @@ func FuzzReadDRA(f *testing.F) {
 					continue
 				}
 				for i, c := range d.Classes() {
-					alloc, _ := d.Amounts(node, c.Name)
+					alloc, _ := d.canonicalAmounts(node, i)
 					if take[i] < 0 || take[i] > alloc {
 						t.Fatalf("pod %s on %s takes %d of %s's %d", p.Name, node, take[i], c.Name, alloc)
 					}
@@ -365,7 +391,7 @@ func TestDRAPodRequestsAndFit(t *testing.T) {
 			}
 			got := "-"
 			if ok {
-				got = fmt.Sprint(take[0]) // gpu.nvidia.com, the first class
+				got = fmt.Sprint(take[0] / 1000) // gpu.nvidia.com, the first class, in nvidia.com/gpu's thousandths
 				if take[1] != 0 {
 					t.Errorf("%s on %s took %d MIG devices", c.pod.Name, node, take[1])
 				}

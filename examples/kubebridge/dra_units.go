@@ -62,6 +62,19 @@ func add[K comparable](m map[K]*big.Rat, name K, q kres.Quantity) {
 	m[name].Add(m[name], ratOf(q))
 }
 
+// isSlot reports a counter of at most 1: a slot (a memory slice).
+func isSlot(c resourcev1.Counter) bool { return c.Value.Cmp(*kres.NewQuantity(1, kres.DecimalSI)) <= 0 }
+
+// isSlots reports a counter set of slots alone.
+func isSlots(set map[string]resourcev1.Counter) bool {
+	for _, c := range set {
+		if !isSlot(c) {
+			return false
+		}
+	}
+	return true
+}
+
 // usage is what the reading's claims consume.
 func (d *DRA) usage() *draUsage {
 	d.units.once.Do(func() {
@@ -138,12 +151,9 @@ func (d *DRA) unitLeft(dev DRADevice, sets map[string]map[string]resourcev1.Coun
 	switch {
 	case dev.unit != "":
 		set := sets[dev.unit]
-		slots := true
-		for _, c := range set {
-			slots = slots && c.Value.Cmp(kres.MustParse("1")) <= 0
-		}
+		slots := isSlots(set)
 		for name, c := range set {
-			if slots || c.Value.Cmp(kres.MustParse("1")) > 0 {
+			if slots || !isSlot(c) {
 				scarcer(left(ratOf(c.Value), u.counters[dev.unit][name]))
 			}
 		}
