@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	kres "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	dracel "k8s.io/dynamic-resource-allocation/cel"
@@ -36,6 +37,9 @@ type DRAAlternative struct {
 	selectors []dracel.CompilationResult
 	// capacity reports capacity requests (KEP-5075): a share of a device.
 	capacity bool
+	// Capacity is what a device's capacities the request asks for, by
+	// name (a share of a device), nil when it asks for none.
+	Capacity map[resourcev1.QualifiedName]kres.Quantity
 }
 
 // PodRequests are the device requests of a pod's claims that are not
@@ -180,7 +184,9 @@ func (d *DRA) request(r resourcev1.DeviceRequest, key, field string) (*DRAReques
 		if err != nil {
 			return nil, err
 		}
-		alt.capacity = e.Capacity != nil && len(e.Capacity.Requests) > 0
+		if alt.capacity = e.Capacity != nil && len(e.Capacity.Requests) > 0; alt.capacity {
+			alt.Capacity = e.Capacity.Requests
+		}
 		req.Alternatives = []DRAAlternative{alt}
 	default:
 		for k, s := range r.FirstAvailable {
@@ -188,7 +194,9 @@ func (d *DRA) request(r resourcev1.DeviceRequest, key, field string) (*DRAReques
 			if err != nil {
 				return nil, err
 			}
-			alt.capacity = s.Capacity != nil && len(s.Capacity.Requests) > 0
+			if alt.capacity = s.Capacity != nil && len(s.Capacity.Requests) > 0; alt.capacity {
+				alt.Capacity = s.Capacity.Requests
+			}
 			req.Alternatives = append(req.Alternatives, alt)
 		}
 	}
@@ -324,6 +332,9 @@ func (d *DRA) Allocation(pod *v1.Pod, node string) (claims []ClaimAllocation, ok
 	}
 	return claims, true, nil
 }
+
+// Selectors is how many CEL selectors of its own the alternative has.
+func (a DRAAlternative) Selectors() int { return len(a.selectors) }
 
 // Allocate is what DRA would say once a pod's claims not yet allocated
 // were allocated on a node as kube's allocator allocates them there

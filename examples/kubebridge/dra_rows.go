@@ -366,7 +366,7 @@ type podDemand struct {
 	// or each one exact count of one simple class without its own
 	// selectors, DRAClass.Simple); nominal is each request's first
 	// alternative's count (All counts none, as its count depends on the
-	// node).
+	// node, and so does a share of a device).
 	uniform bool
 	nominal []int64
 }
@@ -387,7 +387,7 @@ func (d *DRA) demand(pod *v1.Pod) (podDemand, error) {
 		if len(r.Alternatives) != 1 || first.All || len(first.selectors) > 0 || first.capacity || !d.classes[first.class].Simple {
 			dd.uniform = false
 		}
-		if !first.All {
+		if !first.All && !first.capacity { // a share's part of a device is the node's to say
 			dd.nominal[first.class] += resource.FromWhole(d.classes[first.class].Resource, first.Count)
 		}
 	}

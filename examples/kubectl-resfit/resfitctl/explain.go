@@ -11,6 +11,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/config"
@@ -36,6 +37,10 @@ type Explanation struct {
 	// Claims says the pod has DRA claims to allocate: the table then
 	// shows the devices they take on each feasible node.
 	Claims bool `json:"-"`
+	// ClaimRequests are the requests of the pod's claims not allocated yet,
+	// as people read them ("1 mig.nvidia.com (1 selector)", "1
+	// gpu.nvidia.com with memory 30Gi").
+	ClaimRequests []string `json:"claimRequests,omitempty"`
 }
 
 // NodeExplanation is one node's outcome: its total and each plugin's
@@ -104,6 +109,15 @@ func Explain(c *Cluster, cfg *config.Config, configName string, pod *v1.Pod) (*E
 		Plugins: sc.pipe.ScorerNames(), Warnings: sc.warnings(cfg),
 	}
 	e.DRA = sc.snap.DRA() != nil
+	if e.DRA {
+		requests, err := sc.snap.DRA().PodRequests(pod)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range requests {
+			e.ClaimRequests = append(e.ClaimRequests, requestDescription(r))
+		}
+	}
 	err = sc.score(task, batch, func(t *scoring.Task, rows []int) error {
 		for _, i := range rows {
 			n := NodeExplanation{Name: table.Name(i), Feasible: t != nil && batch.Feasible(i), Scores: map[string]float64{}}
@@ -198,6 +212,9 @@ func (e *Explanation) WriteJSON(w io.Writer) error {
 func (e *Explanation) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Pod %s, requesting %s, under %s: scores run from 0 to %s.\n", e.Pod, requestText(e.Requests), e.Config, Rounded(e.MaxScore))
+	if len(e.ClaimRequests) > 0 {
+		fmt.Fprintf(&b, "Its claims ask for %s.\n", strings.Join(e.ClaimRequests, "; "))
+	}
 	if e.BoundTo != "" {
 		fmt.Fprintf(&b, "It runs on %s; it is scored as before it was placed there.\n", e.BoundTo)
 	}
@@ -257,6 +274,32 @@ func (e *Explanation) WriteTable(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// requestDescription is a claim's request as people read it: each
+// alternative's count (or all) of its class, its own selectors counted,
+// the capacity it asks of a device; alternatives joined by "or".
+func requestDescription(r kubebridge.DRARequest) string {
+	var alts []string
+	for _, a := range r.Alternatives {
+		text := fmt.Sprintf("%d %s", a.Count, a.Class)
+		if a.All {
+			text = "all " + a.Class
+		}
+		if n := a.Selectors(); n > 0 {
+			text += " (" + plural(n, "selector") + ")"
+		}
+		var capacity []string
+		for _, name := range slices.Sorted(maps.Keys(a.Capacity)) {
+			q := a.Capacity[name]
+			capacity = append(capacity, string(name)+" "+q.String())
+		}
+		if len(capacity) > 0 {
+			text += " with " + strings.Join(capacity, ", ")
+		}
+		alts = append(alts, text)
+	}
+	return strings.Join(alts, " or ")
 }
 
 // claimsText is what a pod's claims take on a node, as the table shows
