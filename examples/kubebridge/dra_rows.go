@@ -22,20 +22,21 @@ import (
 // A row: a device class's resource that the node does not report itself
 // (its allocatable amount of that name is 0, as kube-scheduler's
 // NodeResourcesFit decides that a resource is backed by DRA) holds the
-// class's devices on the node (allocatable) and those claims hold (used),
-// in the resource's canonical unit (RowWriter.WithDRA). The device view:
-// a node that has no devices of the view's resource otherwise (no
-// device-plugin amount, no GPU-sharing registration) has the devices of
-// the class whose resource it is (nvidia.com/gpu for NVIDIA's chart),
-// each free or held as the claims say, of their productName's model when
-// all of them agree (DRA.NodeDevices). A pod holds nothing on such a node
+// class's units on the node (allocatable: devices, a GPU with partitions
+// once) and what claims use of them (used), in the resource's canonical
+// unit (RowWriter.WithDRA, canonicalAmounts). The device view: a node
+// that has no devices of the view's resource otherwise (no device-plugin
+// amount, no GPU-sharing registration) has the units of the class whose
+// resource it is (nvidia.com/gpu for NVIDIA's chart), each with what is
+// left of it (unitLeft), of their productName's model when all of them
+// agree (DRA.NodeDevices). A pod holds nothing on such a node
 // by guessing: its claims' allocations say what it holds.
 //
 // A task: a pod's claims not yet allocated add what they take on a node to
 // its requests in the classes' slots, and, for the device view's class, to
 // the devices it asks for (PodTask). When what they take is the same on
-// every node (every request one exact count of one class, without its own
-// selectors), the task is one; otherwise a node that cannot satisfy the
+// every node (every request one exact count of one simple class, without
+// its own selectors), the task is one; otherwise a node that cannot satisfy the
 // claims is infeasible and each distinct take is a task of its own.
 
 // classSlot is a device class whose resource a schema has.
@@ -310,8 +311,8 @@ func (w *RowWriter) amendUsed(node string, used resource.Vector) {
 }
 
 // NodeDevices is the package's NodeDevices with DRA: a node without
-// devices of the view's resource otherwise has the devices of its class,
-// free or held as the claims say, and its pods hold nothing by guessing.
+// devices of the view's resource otherwise has the units of its class,
+// each with what is left of it, and its pods hold nothing by guessing.
 // d may be nil: no DRA.
 func (d *DRA) NodeDevices(view *resource.Devices, row int, node *v1.Node, pods []*v1.Pod) error {
 	return writeNodeDevices(view, row, node, readNodeDevices(node, view.Name(), d), pods)
