@@ -226,6 +226,9 @@ func (r *DRAReader) Read(objects DRAObjects) (*DRA, error) {
 	if err := r.readClaims(d, objects.Claims); err != nil {
 		return nil, err
 	}
+	if d.read == r.last.readOrNil() && d.changedFrom == r.last {
+		d.alloc.carry(r.last.alloc, d.changed) // the other nodes' allocators stay
+	}
 	for _, t := range objects.Templates {
 		if t != nil {
 			d.templates[t.Namespace+"/"+t.Name] = t
@@ -233,6 +236,14 @@ func (r *DRAReader) Read(objects DRAObjects) (*DRA, error) {
 	}
 	r.last, r.classObjs, r.sliceObjs = d, slices.Clone(objects.Classes), newest
 	return d, nil
+}
+
+// readOrNil is a reading's devices' identity; nil for no reading.
+func (d *DRA) readOrNil() *struct{ _ byte } {
+	if d == nil {
+		return nil
+	}
+	return d.read
 }
 
 // samePointers reports whether two lists hold the same objects, in any

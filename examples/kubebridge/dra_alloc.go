@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -74,23 +75,163 @@ func compareStrings(a, b string) int {
 	return 0
 }
 
-// draAllocator is a reading's allocator, made when first asked for: one
-// per reading, since what is allocated is part of it. Allocate is safe
-// for concurrent use, as kube-scheduler calls it from its parallel
-// filters.
+// draAllocator is a reading's allocators, made when first asked for:
+// one per node, on the slices of the pools that node has and of those
+// offered to many nodes, and on what is allocated of them (so that one
+// node's allocation reads neither every slice of the cluster nor every
+// share allocated in it, which kube's allocator, made for the whole
+// cluster, does for each node). What it decides is what the one allocator
+// for the whole cluster decides: a node's allocation uses no other pool.
+// Allocate is safe for concurrent use, as kube-scheduler calls it from its
+// parallel filters.
 type draAllocator struct {
+	once  sync.Once
+	err   error
+	cache *dracel.Cache
+	// pools are the newest slices of every pool; nodePools, the pools
+	// each node has slices of; shared, the pools of slices that name no
+	// node (offered to many, or device by device).
+	pools     map[poolID][]*resourcev1.ResourceSlice
+	nodePools map[string][]poolID
+	shared    []poolID
+	state     structured.AllocatedState
+
+	mu sync.Mutex
+	// ready says the tables above are made; sharedPools, that some pool
+	// is offered to many nodes.
+	ready, sharedPools bool
+	nodes              map[string]*nodeAllocator
+	// results are what the node allocators gave, by node and the claims
+	// asked (resultKey): a pod of a kind seen before costs a lookup.
+	results map[string]*nodeResult
+}
+
+// nodeResult is one node's allocation of some claims, made once.
+type nodeResult struct {
+	once    sync.Once
+	results []resourcev1.AllocationResult
+	ok      bool
+	err     error
+}
+
+// carry makes a reading's allocators from an earlier reading's, when the
+// two share their devices and differ only in the allocations of the
+// nodes changed: the allocators and results of the other nodes stay
+// valid, since each node's allocator reads only its own pools. Pools
+// offered to many nodes make every node's depend on them: nothing is
+// carried then.
+func (a *draAllocator) carry(earlier *draAllocator, changed []string) {
+	earlier.mu.Lock()
+	defer earlier.mu.Unlock()
+	if !earlier.ready || earlier.sharedPools {
+		return
+	}
+	skip := make(map[string]bool, len(changed))
+	for _, n := range changed {
+		skip[n] = true
+	}
+	a.nodes, a.results = map[string]*nodeAllocator{}, map[string]*nodeResult{}
+	for n, na := range earlier.nodes {
+		if !skip[n] {
+			a.nodes[n] = na
+		}
+	}
+	for k, r := range earlier.results {
+		if node, _, _ := strings.Cut(k, "\x00"); !skip[node] {
+			a.results[k] = r
+		}
+	}
+}
+
+type poolID struct{ driver, pool string }
+
+// nodeAllocator is one node's allocator, made once.
+type nodeAllocator struct {
 	once      sync.Once
 	allocator structured.Allocator
 	err       error
 }
 
-// allocator is the reading's allocator.
-func (d *DRA) allocator() (structured.Allocator, error) {
-	d.alloc.once.Do(func() {
-		cache := dracel.NewCache(10, d.celFeatures())
-		d.alloc.allocator, d.alloc.err = structured.NewAllocator(context.Background(), d.features, d.allocatedState(), d.classObjs, d.sliceObjs, cache)
+// allocator is the allocator for a node.
+func (d *DRA) allocator(node string) (structured.Allocator, error) {
+	a := d.alloc
+	a.once.Do(func() {
+		a.cache = dracel.NewCache(10, d.celFeatures())
+		a.pools, a.nodePools = map[poolID][]*resourcev1.ResourceSlice{}, map[string][]poolID{}
+		if a.nodes == nil {
+			a.nodes, a.results = map[string]*nodeAllocator{}, map[string]*nodeResult{}
+		}
+		seen := map[string]map[poolID]bool{}
+		for _, s := range d.sliceObjs {
+			id := poolID{s.Spec.Driver, s.Spec.Pool.Name}
+			a.pools[id] = append(a.pools[id], s)
+			node := ""
+			if s.Spec.NodeName != nil {
+				node = *s.Spec.NodeName
+			}
+			if seen[node] == nil {
+				seen[node] = map[poolID]bool{}
+			}
+			if !seen[node][id] {
+				seen[node][id] = true
+				if node == "" {
+					a.shared = append(a.shared, id)
+				} else {
+					a.nodePools[node] = append(a.nodePools[node], id)
+				}
+			}
+		}
+		a.state = d.allocatedState()
+		a.mu.Lock()
+		a.ready, a.sharedPools = true, len(a.shared) > 0
+		a.mu.Unlock()
 	})
-	return d.alloc.allocator, d.alloc.err
+	a.mu.Lock()
+	na := a.nodes[node]
+	if na == nil {
+		na = new(nodeAllocator)
+		a.nodes[node] = na
+	}
+	a.mu.Unlock()
+	na.once.Do(func() {
+		ids := append(slices.Clone(a.nodePools[node]), a.shared...)
+		var objs []*resourcev1.ResourceSlice
+		in := map[poolID]bool{}
+		for _, id := range ids {
+			if !in[id] {
+				in[id] = true
+				objs = append(objs, a.pools[id]...)
+			}
+		}
+		na.allocator, na.err = structured.NewAllocator(context.Background(), d.features, stateOf(a.state, in), d.classObjs, objs, a.cache)
+	})
+	return na.allocator, na.err
+}
+
+// stateOf is what is allocated of the pools given.
+func stateOf(all structured.AllocatedState, pools map[poolID]bool) structured.AllocatedState {
+	has := func(id structured.DeviceID) bool { return pools[poolID{id.Driver.String(), id.Pool.String()}] }
+	state := structured.AllocatedState{
+		AllocatedDevices:         sets.New[structured.DeviceID](),
+		AllocatedSharedDeviceIDs: sets.New[structured.SharedDeviceID](),
+		AggregatedCapacity:       structured.NewConsumedCapacityCollection(),
+	}
+	for id := range all.AllocatedDevices {
+		if has(id) {
+			state.AllocatedDevices.Insert(id)
+		}
+	}
+	for id := range all.AllocatedSharedDeviceIDs {
+		if has(id.GetDeviceID()) {
+			state.AllocatedSharedDeviceIDs.Insert(id)
+		}
+	}
+	for id, c := range all.AggregatedCapacity {
+		if has(id) {
+			state.AggregatedCapacity[id] = c
+		}
+	}
+	return state
 }
 
 // allocatedState is what the reading's claims hold, as kube-scheduler's
@@ -143,30 +284,65 @@ func madeClaimKey(pod *v1.Pod, claimName string) string {
 	return pod.Namespace + "/" + pod.Name + "/" + claimName
 }
 
+// resultKey names what a node's allocator is asked: the node and the
+// claims' specs (their protobuf encoding). Claims alike ask alike: pods
+// made from one template share what the allocator gave on a node as long
+// as the reading (or the node's part of it, carry) is the same.
+func resultKey(node string, claims []pendingClaim) (string, error) {
+	var b strings.Builder
+	b.WriteString(node)
+	for _, c := range claims {
+		spec, err := c.claim.Spec.Marshal()
+		if err != nil {
+			return "", fmt.Errorf("resourceclaim %s: spec: %w", c.key, err)
+		}
+		b.WriteByte(0)
+		b.Write(spec)
+	}
+	return b.String(), nil
+}
+
 // allocate is what kube's allocator gives a pod's pending claims on a
 // node: a result per claim, or ok false when the node cannot satisfy them.
 // An error is one the allocator reports for the claims or classes
-// themselves (a CEL runtime error, say), not the node.
+// themselves (a CEL runtime error, say), not the node. Asked again for the
+// same claims on the same node, it answers from what it gave (the results
+// are shared: not to be changed).
 func (d *DRA) allocate(node string, claims []pendingClaim) (results []resourcev1.AllocationResult, ok bool, err error) {
 	if len(claims) == 0 {
 		return nil, true, nil
 	}
-	a, err := d.allocator()
+	a, err := d.allocator(node)
 	if err != nil {
 		return nil, false, err
 	}
-	objs := make([]*resourcev1.ResourceClaim, len(claims))
-	for i, c := range claims {
-		objs[i] = c.claim
+	key, err := resultKey(node, claims)
+	if err != nil {
+		return nil, false, err
 	}
-	results, err = a.Allocate(context.Background(), &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, objs)
-	switch {
-	case errors.Is(err, structured.ErrFailedAllocationOnNode), err == nil && len(results) == 0:
-		return nil, false, nil // the allocator found no devices for them here
-	case err != nil:
-		return nil, false, fmt.Errorf("node %s: %w", node, err)
-	case len(results) != len(claims):
-		return nil, false, fmt.Errorf("node %s: the allocator gave %d results for %d claims", node, len(results), len(claims))
+	d.alloc.mu.Lock()
+	r := d.alloc.results[key]
+	if r == nil {
+		r = new(nodeResult)
+		d.alloc.results[key] = r
 	}
-	return results, true, nil
+	d.alloc.mu.Unlock()
+	r.once.Do(func() {
+		objs := make([]*resourcev1.ResourceClaim, len(claims))
+		for i, c := range claims {
+			objs[i] = c.claim
+		}
+		results, err := a.Allocate(context.Background(), &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, objs)
+		switch {
+		case errors.Is(err, structured.ErrFailedAllocationOnNode), err == nil && len(results) == 0:
+			// the allocator found no devices for them here
+		case err != nil:
+			r.err = fmt.Errorf("node %s: %w", node, err)
+		case len(results) != len(claims):
+			r.err = fmt.Errorf("node %s: the allocator gave %d results for %d claims", node, len(results), len(claims))
+		default:
+			r.results, r.ok = results, true
+		}
+	})
+	return r.results, r.ok, r.err
 }

@@ -371,3 +371,46 @@ func TestDeviceViewHoldsWhatIsLeft(t *testing.T) {
 		})
 	}
 }
+
+// A reader that reads again after a claim was allocated on one node keeps
+// the other nodes' allocators and what they gave, and asks again on the
+// node that changed: what it says equals a fresh reading's, node by node.
+func TestReadAgainKeepsUnchangedNodesAllocations(t *testing.T) {
+	slices := append(dratest.NVIDIAMIGSlices("node-a", 1, 0), dratest.NVIDIAMIGSlices("node-b", 1, 0)...)
+	pending := newClaim("want", dratest.MIGRequest("r", "4g.40gb"))
+	claims := []*resourcev1.ResourceClaim{pending}
+	classes := dratest.NVIDIAClasses()
+	var r DRAReader
+	d, err := r.Read(DRAObjects{Slices: slices, Classes: classes, Claims: claims})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, node := range []string{"node-a", "node-b"} {
+		if got := devicesOn(t, d, claimPod("p", "want"), node); got != "gpu-0-mig-4g40gb-5-0" {
+			t.Fatalf("%s first: %s", node, got)
+		}
+	}
+	// A 1g.10gb at slice 0 is allocated on node-a: the 4g.40gb's one
+	// placement is gone there.
+	claims = append(claims, held("held", onDevice("node-a", dratest.MIGDeviceName(0, dratest.A100MIG[0], 0))))
+	again, err := r.Read(DRAObjects{Slices: slices, Classes: classes, Claims: claims})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changed, same := again.ChangedNodes(d); !same || fmt.Sprint(changed) != "[node-a]" {
+		t.Fatalf("changed %v (same devices %v)", changed, same)
+	}
+	fresh, err := ReadDRA(DRAObjects{Slices: slices, Classes: dratest.NVIDIAClasses(), Claims: claims})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for node, want := range map[string]string{"node-a": "-", "node-b": "gpu-0-mig-4g40gb-5-0"} {
+		got, fromScratch := devicesOn(t, again, claimPod("p", "want"), node), devicesOn(t, fresh, claimPod("p", "want"), node)
+		if got != want || fromScratch != want {
+			t.Errorf("%s after: %s (a fresh reading: %s), want %s", node, got, fromScratch, want)
+		}
+	}
+	if again.alloc.nodes["node-b"] != d.alloc.nodes["node-b"] || again.alloc.nodes["node-a"] == d.alloc.nodes["node-a"] {
+		t.Error("node-b's allocator was not kept, or node-a's was")
+	}
+}

@@ -10,6 +10,7 @@ import (
 	kres "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	dracel "k8s.io/dynamic-resource-allocation/cel"
 )
 
@@ -333,6 +334,8 @@ func (d *DRA) Allocation(pod *v1.Pod, node string) (claims []ClaimAllocation, ok
 	return claims, true, nil
 }
 
+func ptrTo[T any](v T) *T { return &v }
+
 // Selectors is how many CEL selectors of its own the alternative has.
 func (a DRAAlternative) Selectors() int { return len(a.selectors) }
 
@@ -359,7 +362,14 @@ func (d *DRA) Allocate(pod *v1.Pod, node string) (*DRA, error) {
 	out := d.copyClaims()
 	for i, c := range claims {
 		allocated := c.claim.DeepCopy()
-		allocated.Status.Allocation = &results[i]
+		allocated.Status.Allocation = results[i].DeepCopy()
+		// Results are shared by claims alike (resultKey): each share its
+		// own ID, as the allocator gives each.
+		for j := range allocated.Status.Allocation.Devices.Results {
+			if r := &allocated.Status.Allocation.Devices.Results[j]; r.ShareID != nil {
+				r.ShareID = ptrTo(uuid.NewUUID())
+			}
+		}
 		out.claims[c.key] = allocated
 		for _, r := range results[i].Devices.Results {
 			if r.AdminAccess != nil && *r.AdminAccess {

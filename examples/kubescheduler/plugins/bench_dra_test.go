@@ -11,6 +11,7 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/klog/v2"
@@ -153,7 +154,9 @@ func draBenchFramework(b *testing.B, ctx context.Context, snapshot *cache.Snapsh
 	registry["Noop"] = func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
 		return noopEverywhere{noop{"Noop"}}, nil
 	}
-	registry[dynamicresources.Name] = frameworkruntime.FactoryAdapter(feature.Features{EnableDynamicResourceAllocation: true, EnableDRAExtendedResource: true}, dynamicresources.New)
+	// DynamicResources with kube-scheduler's own features (v1.37's defaults:
+	// partitionable devices, consumable capacity and the rest on).
+	registry[dynamicresources.Name] = frameworkruntime.FactoryAdapter(feature.NewSchedulerFeaturesFromGates(utilfeature.DefaultFeatureGate), dynamicresources.New)
 	profile := &config.KubeSchedulerProfile{
 		SchedulerName: fmt.Sprint("bench-dra-", plugins), // DynamicResources indexes pods per profile name
 		Plugins: &config.Plugins{
