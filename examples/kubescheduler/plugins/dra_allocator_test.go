@@ -245,7 +245,7 @@ func resfitAllocations(t *testing.T, c draCase, features *structured.Features) m
 // host without kube-scheduler's gates uses. CI draws rapid's default 100
 // clusters; the full run draws 10000:
 //
-//	go test -run TestDRAAllocationIsKubeAllocators -rapid.checks=10000 ./plugins
+//	go test ./plugins -run TestDRAAllocationIsKubeAllocators -rapid.checks=10000
 func TestDRAAllocationIsKubeAllocators(t *testing.T) {
 	defaults := kubebridge.DefaultAllocatorFeatures()
 	kube := kubeAllocatorFeatures()
