@@ -211,11 +211,7 @@ func (d *DRA) allocator(node string) (structured.Allocator, error) {
 // stateOf is what is allocated of the pools given.
 func stateOf(all structured.AllocatedState, pools map[poolID]bool) structured.AllocatedState {
 	has := func(id structured.DeviceID) bool { return pools[poolID{id.Driver.String(), id.Pool.String()}] }
-	state := structured.AllocatedState{
-		AllocatedDevices:         sets.New[structured.DeviceID](),
-		AllocatedSharedDeviceIDs: sets.New[structured.SharedDeviceID](),
-		AggregatedCapacity:       structured.NewConsumedCapacityCollection(),
-	}
+	state := newAllocatedState()
 	for id := range all.AllocatedDevices {
 		if has(id) {
 			state.AllocatedDevices.Insert(id)
@@ -239,31 +235,43 @@ func stateOf(all structured.AllocatedState, pools map[poolID]bool) structured.Al
 // share ID (admin access holds nothing), or, with consumable capacity, a
 // share of a device (its share ID) and the capacity it consumed.
 func (d *DRA) allocatedState() structured.AllocatedState {
-	state := structured.AllocatedState{
+	state := newAllocatedState()
+	d.eachHeld(func(r resourcev1.DeviceRequestAllocationResult) {
+		id := structured.MakeDeviceID(r.Driver, r.Pool, r.Device)
+		if d.features.ConsumableCapacity && r.ShareID != nil {
+			state.AllocatedSharedDeviceIDs.Insert(structured.MakeSharedDeviceID(id, r.ShareID))
+			if r.ConsumedCapacity != nil {
+				state.AggregatedCapacity.Insert(structured.NewDeviceConsumedCapacity(id, r.ConsumedCapacity))
+			}
+			return
+		}
+		state.AllocatedDevices.Insert(id)
+	})
+	return state
+}
+
+// newAllocatedState is an empty allocated state.
+func newAllocatedState() structured.AllocatedState {
+	return structured.AllocatedState{
 		AllocatedDevices:         sets.New[structured.DeviceID](),
 		AllocatedSharedDeviceIDs: sets.New[structured.SharedDeviceID](),
 		AggregatedCapacity:       structured.NewConsumedCapacityCollection(),
 	}
+}
+
+// eachHeld calls held with every allocation result of the reading's claims
+// that holds a device (admin access holds none).
+func (d *DRA) eachHeld(held func(resourcev1.DeviceRequestAllocationResult)) {
 	for _, c := range d.claims {
 		if c.Status.Allocation == nil {
 			continue
 		}
 		for _, r := range c.Status.Allocation.Devices.Results {
-			if r.AdminAccess != nil && *r.AdminAccess {
-				continue
+			if r.AdminAccess == nil || !*r.AdminAccess {
+				held(r)
 			}
-			id := structured.MakeDeviceID(r.Driver, r.Pool, r.Device)
-			if d.features.ConsumableCapacity && r.ShareID != nil {
-				state.AllocatedSharedDeviceIDs.Insert(structured.MakeSharedDeviceID(id, r.ShareID))
-				if r.ConsumedCapacity != nil {
-					state.AggregatedCapacity.Insert(structured.NewDeviceConsumedCapacity(id, r.ConsumedCapacity))
-				}
-				continue
-			}
-			state.AllocatedDevices.Insert(id)
 		}
 	}
-	return state
 }
 
 // pendingClaim is a claim of a pod still to be allocated: a claim the pod

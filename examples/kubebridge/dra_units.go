@@ -85,37 +85,29 @@ func (d *DRA) usage() *draUsage {
 				devices[list[i].ID] = &list[i]
 			}
 		}
-		for _, c := range d.claims {
-			if c.Status.Allocation == nil {
-				continue
-			}
-			for _, r := range c.Status.Allocation.Devices.Results {
-				if r.AdminAccess != nil && *r.AdminAccess {
-					continue
+		d.eachHeld(func(r resourcev1.DeviceRequestAllocationResult) {
+			id := DeviceID{r.Driver, r.Pool, r.Device}
+			dev := devices[id]
+			switch {
+			case dev == nil: // on no node's list
+			case dev.unit != "":
+				if u.counters[dev.unit] == nil {
+					u.counters[dev.unit] = map[string]*big.Rat{}
 				}
-				id := DeviceID{r.Driver, r.Pool, r.Device}
-				dev := devices[id]
-				switch {
-				case dev == nil: // on no node's list
-				case dev.unit != "":
-					if u.counters[dev.unit] == nil {
-						u.counters[dev.unit] = map[string]*big.Rat{}
-					}
-					for name, c := range dev.consumes {
-						add(u.counters[dev.unit], name, c.Value)
-					}
-				case r.ShareID != nil && d.features.ConsumableCapacity:
-					if u.capacity[id] == nil {
-						u.capacity[id] = map[resourcev1.QualifiedName]*big.Rat{}
-					}
-					for name, q := range r.ConsumedCapacity {
-						add(u.capacity[id], name, q)
-					}
-				default:
-					u.whole[id] = true
+				for name, c := range dev.consumes {
+					add(u.counters[dev.unit], name, c.Value)
 				}
+			case r.ShareID != nil && d.features.ConsumableCapacity:
+				if u.capacity[id] == nil {
+					u.capacity[id] = map[resourcev1.QualifiedName]*big.Rat{}
+				}
+				for name, q := range r.ConsumedCapacity {
+					add(u.capacity[id], name, q)
+				}
+			default:
+				u.whole[id] = true
 			}
-		}
+		})
 		d.units.usage = u
 	})
 	return &d.units.usage

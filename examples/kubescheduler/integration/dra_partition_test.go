@@ -49,19 +49,7 @@ func TestSchedulerPlacesPartitionsAndShares(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, name := range []string{"mig-a", "mig-b", "share-a", "share-b"} {
-		alloc := list("cpu", "64", "memory", "256G", "pods", "110")
-		_, err := cs.CoreV1().Nodes().Create(ctx, &v1.Node{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/hostname": name}},
-			Status: v1.NodeStatus{Capacity: alloc, Allocatable: alloc,
-				Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}},
-		}, metav1.CreateOptions{})
-		must(err)
-	}
-	for _, c := range dratest.NVIDIAClasses() {
-		_, err := cs.ResourceV1().DeviceClasses().Create(ctx, c, metav1.CreateOptions{})
-		must(err)
-	}
+	createDRANodes(t, ctx, cs, "mig-a", "mig-b", "share-a", "share-b")
 	slices := append(dratest.NVIDIAMIGSlices("mig-a", 1, 0), dratest.NVIDIAMIGSlices("mig-b", 1, 0)...)
 	slices = append(slices, dratest.NVIDIAShareableSlice("share-a", 1, 0), dratest.NVIDIAShareableSlice("share-b", 1, 0))
 	for _, s := range slices {

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	kubeschedulerconfigv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/kubernetes/pkg/scheduler"
 	configtesting "k8s.io/kubernetes/pkg/scheduler/apis/config/testing"
@@ -37,6 +39,27 @@ func draProfile(name, strategy string) kubeschedulerconfigv1.KubeSchedulerProfil
 	}
 }
 
+// createDRANodes creates ready nodes (64 cores, 256G) named after their
+// hostname label, and NVIDIA's chart's DeviceClasses.
+func createDRANodes(t *testing.T, ctx context.Context, cs kubernetes.Interface, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		alloc := list("cpu", "64", "memory", "256G", "pods", "110")
+		if _, err := cs.CoreV1().Nodes().Create(ctx, &v1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/hostname": name}},
+			Status: v1.NodeStatus{Capacity: alloc, Allocatable: alloc,
+				Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range dratest.NVIDIAClasses() {
+		if _, err := cs.ResourceV1().DeviceClasses().Create(ctx, c, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // GPUs claimed through DRA, on a real kube-apiserver and etcd with the real
 // kube-scheduler: two nodes whose 8 GPUs each NVIDIA's driver publishes in
 // a ResourceSlice (H100s on node-a, A100s on node-b; no device plugin), the
@@ -61,19 +84,7 @@ func TestSchedulerPlacesDRAGPUs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, name := range []string{"node-a", "node-b"} {
-		alloc := list("cpu", "64", "memory", "256G", "pods", "110")
-		_, err := cs.CoreV1().Nodes().Create(ctx, &v1.Node{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/hostname": name}},
-			Status: v1.NodeStatus{Capacity: alloc, Allocatable: alloc,
-				Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}},
-		}, metav1.CreateOptions{})
-		must(err)
-	}
-	for _, c := range dratest.NVIDIAClasses() {
-		_, err := cs.ResourceV1().DeviceClasses().Create(ctx, c, metav1.CreateOptions{})
-		must(err)
-	}
+	createDRANodes(t, ctx, cs, "node-a", "node-b")
 	for _, s := range []*resourcev1.ResourceSlice{
 		dratest.NVIDIASlice("node-a", "NVIDIA H100 80GB HBM3", 8, 0),
 		dratest.NVIDIASlice("node-b", "NVIDIA A100-SXM4-80GB", 8, 0),

@@ -118,31 +118,36 @@ func BenchmarkFrameworkCycleDRA(b *testing.B) {
 			// profile's name, once.
 			fw := draBenchFramework(b, ctx, snapshot, prof.plugins, m, factory, client)
 			b.Run(fmt.Sprintf("%s/nodes=%d", prof.name, n), func(b *testing.B) {
-				cycle := func() {
-					state := framework.NewCycleState()
-					if _, s, _ := fw.RunPreFilterPlugins(ctx, state, p); !s.IsSuccess() && !s.IsSkip() {
-						b.Fatal(s.AsError())
-					}
-					feasible := make([]fwk.NodeInfo, 0, len(infos))
-					for _, info := range infos {
-						if s := fw.RunFilterPlugins(ctx, state, p, info); s.IsSuccess() {
-							feasible = append(feasible, info)
-						}
-					}
-					if len(feasible) == 0 {
-						b.Fatalf("no feasible node: %v", fw.RunFilterPlugins(ctx, state, p, infos[0]).AsError())
-					}
-					if s := fw.RunPreScorePlugins(ctx, state, p, feasible); !s.IsSuccess() {
-						b.Fatal(s.AsError())
-					}
-					if _, s := fw.RunScorePlugins(ctx, state, p, feasible); !s.IsSuccess() {
-						b.Fatal(s.AsError())
-					}
-				}
-				measureCycles(b, n, cycle)
+				measureCycles(b, n, draCycle(b, ctx, fw, p, infos))
 			})
 		}
 		cancel()
+	}
+}
+
+// draCycle is a scheduling cycle of a pod: PreFilter, Filter on every
+// node, PreScore and Score on the feasible ones (at least one).
+func draCycle(b *testing.B, ctx context.Context, fw framework.Framework, p *v1.Pod, infos []fwk.NodeInfo) func() {
+	return func() {
+		state := framework.NewCycleState()
+		if _, s, _ := fw.RunPreFilterPlugins(ctx, state, p); !s.IsSuccess() && !s.IsSkip() {
+			b.Fatal(s.AsError())
+		}
+		feasible := make([]fwk.NodeInfo, 0, len(infos))
+		for _, info := range infos {
+			if s := fw.RunFilterPlugins(ctx, state, p, info); s.IsSuccess() {
+				feasible = append(feasible, info)
+			}
+		}
+		if len(feasible) == 0 {
+			b.Fatalf("no feasible node: %v", fw.RunFilterPlugins(ctx, state, p, infos[0]).AsError())
+		}
+		if s := fw.RunPreScorePlugins(ctx, state, p, feasible); !s.IsSuccess() {
+			b.Fatal(s.AsError())
+		}
+		if _, s := fw.RunScorePlugins(ctx, state, p, feasible); !s.IsSuccess() {
+			b.Fatal(s.AsError())
+		}
 	}
 }
 

@@ -14,9 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/klog/v2"
-	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
-	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
 	"k8s.io/utils/ptr"
 
@@ -115,27 +113,7 @@ func BenchmarkFrameworkCyclePartitions(b *testing.B) {
 				p := pod("train-"+claim, "", resources("cpu", "8", "memory", "32Gi"))
 				p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: ptr.To(claim)}}
 				b.Run(fmt.Sprintf("%s/%s/nodes=%d", prof.name, claim, n), func(b *testing.B) {
-					measureCycles(b, n, func() {
-						state := framework.NewCycleState()
-						if _, s, _ := fw.RunPreFilterPlugins(ctx, state, p); !s.IsSuccess() && !s.IsSkip() {
-							b.Fatal(s.AsError())
-						}
-						feasible := make([]fwk.NodeInfo, 0, len(infos))
-						for _, info := range infos {
-							if s := fw.RunFilterPlugins(ctx, state, p, info); s.IsSuccess() {
-								feasible = append(feasible, info)
-							}
-						}
-						if len(feasible) == 0 {
-							b.Fatalf("no feasible node: %v", fw.RunFilterPlugins(ctx, state, p, infos[0]).AsError())
-						}
-						if s := fw.RunPreScorePlugins(ctx, state, p, feasible); !s.IsSuccess() {
-							b.Fatal(s.AsError())
-						}
-						if _, s := fw.RunScorePlugins(ctx, state, p, feasible); !s.IsSuccess() {
-							b.Fatal(s.AsError())
-						}
-					})
+					measureCycles(b, n, draCycle(b, ctx, fw, p, infos))
 				})
 			}
 		}
