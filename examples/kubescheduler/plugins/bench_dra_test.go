@@ -95,13 +95,8 @@ func BenchmarkFrameworkCycleDRA(b *testing.B) {
 	klog.LogToStderr(false)
 	for _, n := range []int{1000, 5000} {
 		nodes, pods, objects := draBenchCluster(n)
-		snapshot := cache.NewSnapshot(pods, nodes)
-		infos, err := snapshot.NodeInfos().List()
-		if err != nil {
-			b.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		m, factory, client := draManagerOf(b, ctx, fake.NewClientset(objects...))
+		e := newDRABench(b, nodes, pods, objects)
+		ctx, snapshot, infos, m, factory, client := e.ctx, e.snapshot, e.infos, e.m, e.factory, e.client
 		p := pod("train", "", resources("cpu", "8", "memory", "32Gi"))
 		p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: ptr.To("train-gpu")}}
 		for _, prof := range []struct {
@@ -121,8 +116,32 @@ func BenchmarkFrameworkCycleDRA(b *testing.B) {
 				measureCycles(b, n, draCycle(b, ctx, fw, p, infos))
 			})
 		}
-		cancel()
+		e.cancel()
 	}
+}
+
+// draBench is what the DRA benchmarks run on: a snapshot of the cluster's
+// nodes and pods, its node infos, and kube-scheduler's own SharedDRAManager
+// over a fake clientset's informers of the objects, until cancel.
+type draBench struct {
+	ctx      context.Context
+	cancel   context.CancelFunc
+	snapshot *cache.Snapshot
+	infos    []fwk.NodeInfo
+	m        fwk.SharedDRAManager
+	factory  informers.SharedInformerFactory
+	client   *fake.Clientset
+}
+
+func newDRABench(b *testing.B, nodes []*v1.Node, pods []*v1.Pod, objects []runtime.Object) *draBench {
+	e := &draBench{snapshot: cache.NewSnapshot(pods, nodes)}
+	var err error
+	if e.infos, err = e.snapshot.NodeInfos().List(); err != nil {
+		b.Fatal(err)
+	}
+	e.ctx, e.cancel = context.WithCancel(context.Background())
+	e.m, e.factory, e.client = draManagerOf(b, e.ctx, fake.NewClientset(objects...))
+	return e
 }
 
 // draCycle is a scheduling cycle of a pod: PreFilter, Filter on every

@@ -1,7 +1,6 @@
 package plugins
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -12,9 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/klog/v2"
-	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
 	"k8s.io/utils/ptr"
 
@@ -94,13 +91,8 @@ func BenchmarkFrameworkCyclePartitions(b *testing.B) {
 	klog.LogToStderr(false)
 	for _, n := range []int{1000, 5000} {
 		nodes, pods, objects := partitionBenchCluster(n)
-		snapshot := cache.NewSnapshot(pods, nodes)
-		infos, err := snapshot.NodeInfos().List()
-		if err != nil {
-			b.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		m, factory, client := draManagerOf(b, ctx, fake.NewClientset(objects...))
+		e := newDRABench(b, nodes, pods, objects)
+		ctx, snapshot, infos, m, factory, client := e.ctx, e.snapshot, e.infos, e.m, e.factory, e.client
 		for _, prof := range []struct {
 			name    string
 			plugins []string
@@ -117,6 +109,6 @@ func BenchmarkFrameworkCyclePartitions(b *testing.B) {
 				})
 			}
 		}
-		cancel()
+		e.cancel()
 	}
 }
