@@ -54,7 +54,7 @@ func (l classList) List() ([]*resourcev1.DeviceClass, error) {
 	for _, c := range l {
 		out = append(out, c)
 	}
-	slices.SortFunc(out, func(a, b *resourcev1.DeviceClass) int { return compareStrings(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b *resourcev1.DeviceClass) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
@@ -63,16 +63,6 @@ func (l classList) Get(name string) (*resourcev1.DeviceClass, error) {
 		return c, nil
 	}
 	return nil, apierrors.NewNotFound(resourcev1.Resource("deviceclasses"), name)
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // draAllocator is a reading's allocators, made when first asked for:
@@ -292,6 +282,35 @@ func madeClaimKey(pod *v1.Pod, claimName string) string {
 	return pod.Namespace + "/" + pod.Name + "/" + claimName
 }
 
+// failedClass is the error of a class the claims ask for whose selector
+// failed on a device (ClassErrors). Such a class selects nothing on any
+// node here; kube-scheduler's filter fails the pod's whole scheduling
+// cycle with that error on the node of that device, so no node takes the
+// pod, which an error on every node says too.
+func (d *DRA) failedClass(claims []pendingClaim) error {
+	failed := func(name string) error {
+		if i, ok := d.classIndex(name); ok {
+			return d.classErrs[i]
+		}
+		return nil
+	}
+	for _, c := range claims {
+		for _, r := range c.claim.Spec.Devices.Requests {
+			if r.Exactly != nil {
+				if err := failed(r.Exactly.DeviceClassName); err != nil {
+					return err
+				}
+			}
+			for _, s := range r.FirstAvailable {
+				if err := failed(s.DeviceClassName); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // resultKey names what a node's allocator is asked: the node and the
 // claims' specs (their protobuf encoding). Claims alike ask alike: pods
 // made from one template share what the allocator gave on a node as long
@@ -319,6 +338,9 @@ func resultKey(node string, claims []pendingClaim) (string, error) {
 func (d *DRA) allocate(node string, claims []pendingClaim) (results []resourcev1.AllocationResult, ok bool, err error) {
 	if len(claims) == 0 {
 		return nil, true, nil
+	}
+	if err := d.failedClass(claims); err != nil {
+		return nil, false, err
 	}
 	a, err := d.allocator(node)
 	if err != nil {

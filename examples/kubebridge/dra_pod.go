@@ -334,8 +334,6 @@ func (d *DRA) Allocation(pod *v1.Pod, node string) (claims []ClaimAllocation, ok
 	return claims, true, nil
 }
 
-func ptrTo[T any](v T) *T { return &v }
-
 // Selectors is how many CEL selectors of its own the alternative has.
 func (a DRAAlternative) Selectors() int { return len(a.selectors) }
 
@@ -367,7 +365,7 @@ func (d *DRA) Allocate(pod *v1.Pod, node string) (*DRA, error) {
 		// own ID, as the allocator gives each.
 		for j := range allocated.Status.Allocation.Devices.Results {
 			if r := &allocated.Status.Allocation.Devices.Results[j]; r.ShareID != nil {
-				r.ShareID = ptrTo(uuid.NewUUID())
+				r.ShareID = new(uuid.NewUUID())
 			}
 		}
 		out.claims[c.key] = allocated

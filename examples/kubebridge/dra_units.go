@@ -40,18 +40,13 @@ type usageOnce struct {
 func ratOf(q kres.Quantity) *big.Rat {
 	dec := q.AsDec()
 	r := new(big.Rat).SetInt(dec.UnscaledBig())
-	scale := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(abs(int(dec.Scale())))), nil)
-	if dec.Scale() >= 0 {
-		return r.Quo(r, new(big.Rat).SetInt(scale))
+	pow := func(n int64) *big.Rat {
+		return new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(n), nil))
 	}
-	return r.Mul(r, new(big.Rat).SetInt(scale))
-}
-
-func abs(x int) int {
-	if x < 0 {
-		return -x
+	if scale := int64(dec.Scale()); scale < 0 {
+		return r.Mul(r, pow(-scale))
 	}
-	return x
+	return r.Quo(r, pow(int64(dec.Scale())))
 }
 
 // add adds q to the named entry of m.
