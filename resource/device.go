@@ -33,12 +33,13 @@ func (r DeviceRequest) Total() int64 { return int64(r.Count) * r.Each }
 type Devices struct {
 	name      string
 	perDevice int64
-	start     []int    // node i's devices are free[start[i]:start[i+1]]
-	free      []int64  // free amount per device
-	sorted    []int64  // each node's free amounts in increasing order (see Fits)
-	versions  []uint64 // changes per node (see Version)
-	models    []string // per node; "" unknown
-	freed     uint64   // see Freed
+	start     []int           // node i's devices are free[start[i]:start[i+1]]
+	free      []int64         // free amount per device
+	sorted    []int64         // each node's free amounts in increasing order (see Fits)
+	versions  []uint64        // changes per node (see Version)
+	models    []string        // per node; "" unknown
+	parts     [][]Partitioned // per node (SetPartitioned)
+	freed     uint64          // see Freed
 }
 
 // MaxDevicesPerNode bounds the devices one node may have.
@@ -78,6 +79,7 @@ func (d *Devices) AddNode(count int) (int, error) {
 	d.start = append(d.start, len(d.free))
 	d.versions = append(d.versions, 0)
 	d.models = append(d.models, "")
+	d.parts = append(d.parts, nil)
 	d.freed++
 	return d.Len() - 1, nil
 }
@@ -321,6 +323,7 @@ func (d *Devices) SetCount(i, count int) error {
 		whole[j] = d.perDevice
 	}
 	d.splice(i, whole)
+	d.parts[i] = nil
 	d.freed++
 	d.changed(i)
 	return nil
@@ -337,6 +340,7 @@ func (d *Devices) Remove(i int) (int, error) {
 	if i != last {
 		d.splice(i, slices.Clone(d.Free(last)))
 		d.models[i] = d.models[last]
+		d.parts[i] = d.parts[last]
 		d.changed(i)
 		d.freed++
 	}
@@ -345,6 +349,7 @@ func (d *Devices) Remove(i int) (int, error) {
 	d.start = d.start[:last+1]
 	d.versions = d.versions[:last]
 	d.models = d.models[:last]
+	d.parts = d.parts[:last]
 	return last, nil
 }
 

@@ -13,6 +13,9 @@ import (
 // GPU-sharing filters of Alibaba's gpushare and the ATC'23 simulator do. A
 // node with 1000 milli-GPU free in total, spread as 4 × 250, fails a pod
 // asking for one GPU with 300 free, though NodeResourcesFit would pass it.
+// A task whose devices are parts of a type (Task.Partition) needs Count
+// devices that can each take a part of that type instead
+// (resource.Devices.FitsPart).
 //
 // It reads a resource.Devices whose rows match the scored table's rows.
 // The filter only reads the view; the caller updates it (Take, Allocate)
@@ -72,7 +75,11 @@ func (f *DeviceFilter) FilterNodes(task *Task, nodes Span, v *Verdicts) error {
 	slot := ds.slot
 	for i := range nodes.Len() {
 		row := nodes.Row(i)
-		if !f.devices.Fits(row, r) || !models.Accepts(f.devices.Model(row)) {
+		fits := f.devices.Fits(row, r)
+		if task.Partition != "" {
+			fits = f.devices.FitsPart(row, task.Partition, r.Count)
+		}
+		if !fits || !models.Accepts(f.devices.Model(row)) {
 			v.Reject(i, slot)
 		}
 	}
@@ -86,13 +93,22 @@ func (f *DeviceFilter) Explain(task *Task, nodes *resource.Table, row, _ int) st
 	if why := task.Models.Rejection(f.devices.Name(), f.devices.Model(row)); why != "" {
 		return why
 	}
+	name := f.devices.Name()
+	if task.Partition != "" {
+		n := 0
+		for _, p := range f.devices.Partitioned(row) {
+			if p.Layout.FirstFit(task.Partition, p.Left) >= 0 {
+				n++
+			}
+		}
+		return fmt.Sprintf("Insufficient %s devices: %d of %d can take a %s part, %d needed", name, n, len(f.devices.Free(row)), task.Partition, r.Count)
+	}
 	n := 0
 	for _, free := range f.devices.Free(row) {
 		if free >= r.Each {
 			n++
 		}
 	}
-	name := f.devices.Name()
 	return fmt.Sprintf("Insufficient %s devices: %d of %d have %s free, %d needed",
 		name, n, len(f.devices.Free(row)), resource.FormatAmount(name, r.Each), r.Count)
 }

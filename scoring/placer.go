@@ -253,7 +253,8 @@ func (pl *Placer) Scores(task *Task) (Scores, error) {
 
 // Bind binds the task to a row: its requests are added to the row's used
 // amounts (resource.Table.AddUsed) and its devices taken from the device
-// view, tightest first. On error nothing changes.
+// view, tightest first (parts of a type, Task.Partition, first fit:
+// resource.Devices.TakePart). On error nothing changes.
 func (pl *Placer) Bind(task *Task, row int) error {
 	if task == nil {
 		return errors.New("placer: nil task")
@@ -262,7 +263,11 @@ func (pl *Placer) Bind(task *Task, row int) error {
 		if row < 0 || row >= pl.devices.Len() {
 			return fmt.Errorf("placer: row %d is outside [0, %d)", row, pl.devices.Len())
 		}
-		if !pl.devices.Fits(row, task.Devices) {
+		fits := pl.devices.Fits(row, task.Devices)
+		if task.Partition != "" {
+			fits = pl.devices.FitsPart(row, task.Partition, task.Devices.Count)
+		}
+		if !fits {
 			return fmt.Errorf("placer: task %q's devices do not fit on %s", task.Name, pl.table.Name(row))
 		}
 	}
@@ -270,7 +275,13 @@ func (pl *Placer) Bind(task *Task, row int) error {
 		return fmt.Errorf("placer: binding task %q: %w", task.Name, err)
 	}
 	if pl.devices != nil && task.Devices.Count > 0 {
-		if _, err := pl.devices.Allocate(row, task.Devices); err != nil {
+		var err error
+		if task.Partition != "" {
+			_, err = pl.devices.TakePart(row, task.Partition, task.Devices.Count, nil)
+		} else {
+			_, err = pl.devices.Allocate(row, task.Devices)
+		}
+		if err != nil {
 			return fmt.Errorf("placer: binding task %q: %w", task.Name, err) // Fits said yes: unreachable
 		}
 	}
@@ -283,9 +294,10 @@ func (pl *Placer) Bind(task *Task, row int) error {
 // table's and the device view's amounts are as before, and returns nil.
 func (pl *Placer) PlaceGang(tasks []*Task, minMember int) ([]int, error) {
 	type undo struct {
-		task *Task
-		row  int
-		free []int64
+		task  *Task
+		row   int
+		free  []int64
+		parts []resource.Partitioned
 	}
 	var done []undo
 	rollback := func() error {
@@ -295,6 +307,9 @@ func (pl *Placer) PlaceGang(tasks []*Task, minMember int) ([]int, error) {
 			errs = append(errs, pl.table.AddUsed(u.row, u.task.Requests, u.task.NonZeroRequests, true))
 			if u.free != nil {
 				errs = append(errs, pl.devices.SetFree(u.row, u.free))
+			}
+			if u.parts != nil {
+				errs = append(errs, pl.devices.SetPartitioned(u.row, u.parts))
 			}
 		}
 		return errors.Join(errs...)
@@ -313,6 +328,7 @@ func (pl *Placer) PlaceGang(tasks []*Task, minMember int) ([]int, error) {
 		u := undo{task: t, row: row}
 		if pl.devices != nil && t.Devices.Count > 0 {
 			u.free = slices.Clone(pl.devices.Free(row))
+			u.parts = pl.devices.ClonePartitioned(row)
 		}
 		if err := pl.Bind(t, row); err != nil {
 			return nil, errors.Join(err, rollback())

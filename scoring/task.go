@@ -34,6 +34,13 @@ type Task struct {
 	// DeviceFilter rejects a node of another model, FGD counts such a
 	// node's idle devices as fragment for it); empty accepts any.
 	Models resource.ModelSet
+	// Partition is the type of part each of the task's devices is, when
+	// its devices divide into parts (resource.Layout), such as a MIG
+	// profile (3g.40gb): a device whose layout has a part of that type that
+	// its counters left can take fits it (resource.Devices.FitsPart), a
+	// device without a layout never does. Devices still says how much of a
+	// device the part is. Empty for a share of a device or whole devices.
+	Partition string
 }
 
 func (t *Task) nonZero() resource.Vector {

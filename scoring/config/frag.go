@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
+	"unicode"
 
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
@@ -47,6 +49,10 @@ type FGDArgs struct {
 	Learn *LearnArgs
 }
 
+// maxPartition bounds a class's type of part (a DRA attribute's string
+// value is at most 64 characters).
+const maxPartition = 64
+
 // LearnArgs bound and pace the learning of FGD's classes: at most
 // MaxClasses classes (default 64), every weight halving every HalfLife
 // pods (default 1000), the measure made again every Refresh pods (default
@@ -56,7 +62,10 @@ type LearnArgs struct {
 }
 
 // FragClass is one typical pod: its cpu request, the devices it asks for
-// (GPUs of GPUShare each, or none) and the device models it accepts, and
+// (GPUs of GPUShare each, or none), the type of part they are when its
+// devices divide into parts (Partition: a MIG profile, whose GPUShare is
+// the share of a GPU the part is, as a host counts it), the device models
+// it accepts, and
 // its weight, how often it comes relative to the others (1 when unset):
 // FGD weighs the class by its share, its weight over the classes' summed
 // weight (FGD's popularity, which sums to 1), so counts of pods serve as
@@ -65,8 +74,11 @@ type FragClass struct {
 	MilliCPU int64
 	GPUs     int
 	GPUShare int64 // in ShareUnit; a whole device when GPUs > 0 and unset
-	Models   resource.ModelSet
-	Weight   float64
+	// Partition is the type of part (scoring.Task.Partition); "" for a
+	// share or whole devices.
+	Partition string
+	Models    resource.ModelSet
+	Weight    float64
 }
 
 func (FGDArgs) plugin() string { return FGD }
@@ -111,7 +123,7 @@ func (a FGDArgs) scorer(name string, t target) (*frag.Scorer, error) {
 func (a FGDArgs) fragClasses(perDevice int64) ([]frag.Class, error) {
 	classes := make([]frag.Class, len(a.Classes))
 	for i, c := range a.Classes {
-		classes[i] = frag.Class{CPU: c.MilliCPU, Models: c.Models, Weight: c.Weight}
+		classes[i] = frag.Class{CPU: c.MilliCPU, Models: c.Models, Partition: c.Partition, Weight: c.Weight}
 		if c.GPUs == 0 {
 			continue
 		}
@@ -149,6 +161,9 @@ func (a FGDArgs) canonical() []yamlNode {
 		}
 		if c.GPUs > 0 {
 			items = append(items, yamlNode{key: "gpuShare", scalar: c.GPUShare})
+		}
+		if c.Partition != "" {
+			items = append(items, yamlNode{key: "partition", scalar: c.Partition})
 		}
 		if c.Models != "" {
 			items = append(items, yamlNode{key: "models", scalar: string(c.Models)})
@@ -235,6 +250,7 @@ func (a ResfitFragArgs) canonical() []yamlNode {
 //	classes:                        # at least one
 //	- {cpu: 8, gpus: 1, weight: 0.25}                 # gpuShare: a whole device
 //	- {cpu: 4, gpus: 1, gpuShare: 500, models: "V100M16|V100M32", weight: 0.1}
+//	- {cpu: 4, gpus: 1, gpuShare: 500, partition: 3g.40gb, weight: 0.2} # a MIG profile
 //	- {cpu: 500m, weight: 0.05}                       # CPU-only
 func (d *decoder) fgd(path string, raw any, known ...string) (FGDArgs, map[string]any) {
 	a := FGDArgs{Device: resource.GPU, ShareUnit: 1000}
@@ -268,7 +284,7 @@ func (d *decoder) fgd(path string, raw any, known ...string) (FGDArgs, map[strin
 	switch {
 	case m["classes"] == nil && a.Learn != nil:
 	case m["classes"] == nil:
-		d.missing(cpath, "FGD needs the workload's typical pods: a list of {cpu, gpus, gpuShare, models, weight}, or learn: {} to learn them")
+		d.missing(cpath, "FGD needs the workload's typical pods: a list of {cpu, gpus, gpuShare, partition, models, weight}, or learn: {} to learn them")
 	case len(list) == 0 && a.Learn == nil:
 		d.fail(cpath, "at least one class is needed", m["classes"])
 	default:
@@ -323,7 +339,7 @@ func (d *decoder) fragClass(path string, raw any, shareUnit int64) (FragClass, b
 	if !ok {
 		return FragClass{}, false
 	}
-	d.only(path, m, strictFields, "cpu", "gpus", "gpuShare", "models", "weight")
+	d.only(path, m, strictFields, "cpu", "gpus", "gpuShare", "partition", "models", "weight")
 	before := len(d.errs)
 	var c FragClass
 	if raw, present := m["cpu"]; present {
@@ -353,6 +369,18 @@ func (d *decoder) fragClass(path string, raw any, shareUnit int64) (FragClass, b
 		}
 	} else if c.GPUs > 0 {
 		c.GPUShare = shareUnit
+	}
+	if raw, present := m["partition"]; present {
+		if text, ok := d.str(join(path, "partition"), raw); ok {
+			switch {
+			case c.GPUs == 0:
+				d.fail(join(path, "partition"), "a part of a device needs gpus ≥ 1", raw)
+			case text == "" || len(text) > maxPartition || strings.ContainsFunc(text, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }):
+				d.fail(join(path, "partition"), fmt.Sprintf("must be a type of part of 1 to %d printable characters without spaces, such as a MIG profile (3g.40gb)", maxPartition), raw)
+			default:
+				c.Partition = text
+			}
+		}
 	}
 	if raw, present := m["models"]; present {
 		if text, ok := d.str(join(path, "models"), raw); ok {

@@ -77,6 +77,12 @@ plugins:
 			filters: []string{NodeResourcesFit}, scorers: []ScorerConfig{{Name: ResfitFrag, Weight: 1, Args: ResfitFragArgs{
 				FGDArgs:    FGDArgs{Device: "example.com/gpu", ShareUnit: 100, Classes: []FragClass{{MilliCPU: 2000, GPUs: 2, GPUShare: 50, Weight: 3}}},
 				TieBreaker: []string{"cpu", "memory"}}}}},
+		{name: "MIG profiles", doc: `
+plugins:
+- {name: FGD, args: {classes: [{cpu: 8, gpus: 1, partition: 7g.80gb}, {cpu: 4, gpus: 1, gpuShare: 500, partition: 3g.40gb, weight: 2}]}}`,
+			filters: []string{NodeResourcesFit}, scorers: []ScorerConfig{{Name: FGD, Weight: 1, Args: FGDArgs{Device: resource.GPU, ShareUnit: 1000, Classes: []FragClass{
+				{MilliCPU: 8000, GPUs: 1, GPUShare: 1000, Partition: "7g.80gb", Weight: 1},
+				{MilliCPU: 4000, GPUs: 1, GPUShare: 500, Partition: "3g.40gb", Weight: 2}}}}}},
 		{name: "learning", doc: `
 plugins:
 - {name: FGD, args: {learn: {}}}
@@ -109,6 +115,10 @@ plugins:
     - {gpus: 1, gpuShare: 300, models: "A 100"}
     - {gpus: 2000, weight: -1}
     - {gpu: 1}
+    - {partition: 1g.10gb}
+    - {gpus: 1, partition: "1g 10gb"}
+    - {gpus: 1, partition: ""}
+    - {gpus: 1, partition: 3}
 - {name: FGD, args: {shareUnit: 300, classes: [{gpus: 1, gpuShare: 1}]}}
 - {name: FGD}
 - {name: FGD, args: {classes: [{weight: 0}]}}
@@ -124,6 +134,10 @@ plugins:
 				`plugins[0].args.classes[4].gpus: must be in [0, 1024], got 2000`,
 				`plugins[0].args.classes[4].weight: must be in [0, 1000000], got -1`,
 				`plugins[0].args.classes[5]["gpu"]: unknown field`,
+				`plugins[0].args.classes[6].partition: a part of a device needs gpus ≥ 1, got "1g.10gb"`,
+				`plugins[0].args.classes[7].partition: must be a type of part of 1 to 64 printable characters without spaces, such as a MIG profile (3g.40gb), got "1g 10gb"`,
+				`plugins[0].args.classes[8].partition: must be a type of part`,
+				`plugins[0].args.classes[9].partition: must be a string, got 3`,
 				`plugins[1].args.classes[0].gpuShare: must be a whole thousandth of a device`,
 				`plugins[2].args.classes: FGD needs the workload's typical pods`,
 				`plugins[3].args.classes: the classes' weights must sum to more than 0`,
@@ -137,13 +151,13 @@ plugins:
 // What Canonical writes of the fragmentation plugins loads back to the
 // same configuration, every default written out.
 func TestFragPluginsCanonical(t *testing.T) {
-	c, err := Load([]byte(`plugins: [{name: ResfitFrag, args: {classes: `+fragClasses+`}}, {name: FGD, args: {shareUnit: 100, classes: [{gpus: 1, gpuShare: 25}]}}]`), Options{})
+	c, err := Load([]byte(`plugins: [{name: ResfitFrag, args: {classes: `+fragClasses+`}}, {name: FGD, args: {shareUnit: 100, classes: [{gpus: 1, gpuShare: 25}, {gpus: 1, gpuShare: 50, partition: 3g.40gb}]}}]`), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := c.Canonical()
 	for _, want := range []string{"device: nvidia.com/gpu  # default", "shareUnit: 1000  # default", "classes:  # plugins[0].args.classes",
-		"gpuShare: 300\n", `models: "V100M16|V100M32"`, "coresPerIdleGPU: 8.8135593220339  # default", "- name: nvidia.com/gpu"} {
+		"gpuShare: 300\n", `models: "V100M16|V100M32"`, `partition: "3g.40gb"`, "coresPerIdleGPU: 8.8135593220339  # default", "- name: nvidia.com/gpu"} {
 		if !strings.Contains(string(text), want) {
 			t.Errorf("canonical lacks %q:\n%s", want, text)
 		}
@@ -152,8 +166,10 @@ func TestFragPluginsCanonical(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s\ndoes not load back: %v", text, err)
 	}
-	if diff := cmp.Diff(c.Scorers[0].Args, back.Scorers[0].Args); diff != "" {
-		t.Errorf("loaded back (-first +again):\n%s", diff)
+	for i := range c.Scorers {
+		if diff := cmp.Diff(c.Scorers[i].Args, back.Scorers[i].Args); diff != "" {
+			t.Errorf("plugins[%d] loaded back (-first +again):\n%s", i, diff)
+		}
 	}
 }
 

@@ -23,12 +23,15 @@ import (
 
 // Class is a typical pod class: its cpu request (milli-cpu), what it asks
 // of devices (Count 0 for a CPU-only class), the device models it accepts
-// (empty: any) and its share of the workload.
+// (empty: any), the type of part its devices are when they divide into
+// parts (a MIG profile, scoring.Task.Partition; empty: a share of a device
+// or whole devices) and its share of the workload.
 type Class struct {
-	CPU     int64
-	Devices resource.DeviceRequest
-	Models  resource.ModelSet
-	Weight  float64
+	CPU       int64
+	Devices   resource.DeviceRequest
+	Models    resource.ModelSet
+	Partition string
+	Weight    float64
 }
 
 // Measure is the fragmentation measure over a set of typical classes.
@@ -42,6 +45,8 @@ type Measure struct {
 	// ascending: NodeModel counts a node's devices against each once, not
 	// once per class.
 	thresholds []int64
+	// partitioned reports a class of parts (Class.Partition).
+	partitioned bool
 }
 
 // gpuClass is a class that asks for devices, as NodeModel reads it.
@@ -51,6 +56,7 @@ type gpuClass struct {
 	at        int // each's index in thresholds
 	weight    float64
 	models    resource.ModelSet
+	partition string
 }
 
 // maxThresholds bounds the distinct amounts per device NodeModel counts
@@ -81,6 +87,8 @@ func NewMeasure(classes []Class, perDevice int64) (*Measure, error) {
 			return nil, fmt.Errorf("frag: classes[%d].devices.each: must be in [1, %d], got %d", i, perDevice, c.Devices.Each)
 		case c.Devices.Count == 0 && c.Devices.Each != 0:
 			return nil, fmt.Errorf("frag: classes[%d].devices: %d per device but no device", i, c.Devices.Each)
+		case c.Devices.Count == 0 && c.Partition != "":
+			return nil, fmt.Errorf("frag: classes[%d].partition: %q but no device", i, c.Partition)
 		}
 		if canonical, err := resource.ParseModelSet(string(c.Models)); err != nil || canonical != c.Models {
 			return nil, fmt.Errorf("frag: classes[%d].models: %q is not a canonical model set (resource.ParseModelSet)", i, c.Models)
@@ -89,8 +97,9 @@ func NewMeasure(classes []Class, perDevice int64) (*Measure, error) {
 		if c.Devices.Count == 0 {
 			m.cpuOnly += c.Weight
 		} else {
-			m.gpu = append(m.gpu, gpuClass{cpu: c.CPU, each: c.Devices.Each, count: c.Devices.Count, weight: c.Weight, models: c.Models})
+			m.gpu = append(m.gpu, gpuClass{cpu: c.CPU, each: c.Devices.Each, count: c.Devices.Count, weight: c.Weight, models: c.Models, partition: c.Partition})
 			m.thresholds = append(m.thresholds, c.Devices.Each)
+			m.partitioned = m.partitioned || c.Partition != ""
 		}
 	}
 	if total == 0 {
@@ -116,7 +125,8 @@ func (m *Measure) Node(freeCPU int64, free []int64) float64 {
 // NodeModel is Node for a node whose devices are of the model: a class
 // restricted to other models cannot use any of them, so all of the node's
 // idle devices are fragment for it, as for a class that does not fit (the
-// paper's simulator does the same).
+// paper's simulator does the same). A class of parts (Class.Partition)
+// cannot use devices that are not known to divide: NodeParts counts them.
 func (m *Measure) NodeModel(freeCPU int64, free []int64, model string) float64 {
 	var idle int64
 	for _, g := range free {
@@ -146,7 +156,7 @@ func (m *Measure) NodeModel(freeCPU int64, free []int64, model string) float64 {
 	for i := range m.gpu {
 		c := &m.gpu[i]
 		unusable := idle
-		if freeCPU >= c.cpu && fits[c.at] >= c.count && (c.models == "" || c.models.Accepts(model)) {
+		if freeCPU >= c.cpu && fits[c.at] >= c.count && (c.models == "" || c.models.Accepts(model)) && c.partition == "" {
 			unusable = small[c.at]
 		}
 		frag += c.weight * float64(unusable)
@@ -160,7 +170,7 @@ func (m *Measure) NodeModel(freeCPU int64, free []int64, model string) float64 {
 func (m *Measure) nodeByClass(freeCPU int64, free []int64, model string, idle int64) float64 {
 	frag := m.cpuOnly * float64(idle)
 	for _, c := range m.gpu {
-		if freeCPU < c.cpu || !c.models.Accepts(model) {
+		if freeCPU < c.cpu || !c.models.Accepts(model) || c.partition != "" {
 			frag += c.weight * float64(idle)
 			continue
 		}
@@ -172,6 +182,60 @@ func (m *Measure) nodeByClass(freeCPU int64, free []int64, model string, idle in
 			} else {
 				small += g
 			}
+		}
+		if fits < c.count {
+			small = idle
+		}
+		frag += c.weight * float64(small)
+	}
+	return frag
+}
+
+// NodeParts is NodeModel for a node some of whose devices divide into parts
+// (resource.Devices.Partitioned: their layouts and counters left, in the
+// order an allocator tries them), which a class of parts (Class.Partition)
+// is measured on: it can use a device that can take a part of its type
+// (resource.Layout.FirstFit), when the node has Count such devices, and the
+// idle amount on the others is fragment for it. A class that is not of
+// parts is measured by the free amounts as in NodeModel, whose result this
+// is for a measure without classes of parts or a node without such
+// devices.
+func (m *Measure) NodeParts(freeCPU int64, free []int64, parts []resource.Partitioned, model string) float64 {
+	if !m.partitioned || len(parts) == 0 {
+		return m.NodeModel(freeCPU, free, model)
+	}
+	var idle int64
+	for _, g := range free {
+		idle += g
+	}
+	if idle == 0 {
+		return 0
+	}
+	frag := m.cpuOnly * float64(idle)
+	for _, c := range m.gpu {
+		if freeCPU < c.cpu || !c.models.Accepts(model) {
+			frag += c.weight * float64(idle)
+			continue
+		}
+		fits := 0
+		var small int64
+		if c.partition == "" {
+			for _, g := range free {
+				if g >= c.each {
+					fits++
+				} else {
+					small += g
+				}
+			}
+		} else {
+			usable := int64(0)
+			for _, p := range parts {
+				if p.Layout.FirstFit(c.partition, p.Left) >= 0 {
+					fits++
+					usable += free[p.Device]
+				}
+			}
+			small = idle - usable
 		}
 		if fits < c.count {
 			small = idle

@@ -11,10 +11,11 @@ import (
 )
 
 // Histogram learns a workload's typical classes from the tasks a host
-// places: each task's class (its cpu request, device request and accepted
-// models) gains weight 1, and every weight halves every HalfLife tasks, so
-// the histogram follows a workload that changes; at most MaxClasses
-// classes are kept, the lightest dropped to make room for a new one.
+// places: each task's class (its cpu request, device request, accepted
+// models and type of part) gains weight 1, and every weight halves every
+// HalfLife tasks, so the histogram follows a workload that changes; at
+// most MaxClasses classes are kept, the lightest dropped to make room for
+// a new one.
 // Classes gives them with their shares, which sum to 1: FGD's classes and
 // popularities, as the ATC'23 paper computes them from a whole trace.
 //
@@ -31,9 +32,10 @@ type Histogram struct {
 }
 
 type histKey struct {
-	cpu    int64
-	req    resource.DeviceRequest
-	models resource.ModelSet
+	cpu       int64
+	req       resource.DeviceRequest
+	models    resource.ModelSet
+	partition string
 }
 
 // NewHistogram returns an empty histogram of at most maxClasses classes
@@ -74,7 +76,7 @@ func (h *Histogram) Seed(c Class) {
 
 // add adds a weight to a class, making room for a new one.
 func (h *Histogram) add(c Class, w float64) {
-	k := histKey{cpu: c.CPU, req: c.Devices, models: c.Models}
+	k := histKey{cpu: c.CPU, req: c.Devices, models: c.Models, partition: c.Partition}
 	if _, ok := h.weights[k]; !ok && len(h.weights) >= h.max {
 		light := h.order()[len(h.weights)-1]
 		delete(h.weights, light)
@@ -90,7 +92,7 @@ func (h *Histogram) order() []histKey {
 	}
 	slices.SortFunc(keys, func(a, b histKey) int {
 		return cmp.Or(cmp.Compare(h.weights[b], h.weights[a]), cmp.Compare(a.cpu, b.cpu), cmp.Compare(a.req.Count, b.req.Count),
-			cmp.Compare(a.req.Each, b.req.Each), cmp.Compare(a.models, b.models))
+			cmp.Compare(a.req.Each, b.req.Each), cmp.Compare(a.models, b.models), cmp.Compare(a.partition, b.partition))
 	})
 	return keys
 }
@@ -110,7 +112,7 @@ func (h *Histogram) Classes() []Class {
 	}
 	var out []Class
 	for _, k := range h.order() {
-		out = append(out, Class{CPU: k.cpu, Devices: k.req, Models: k.models, Weight: h.weights[k] / total})
+		out = append(out, Class{CPU: k.cpu, Devices: k.req, Models: k.models, Partition: k.partition, Weight: h.weights[k] / total})
 	}
 	return out
 }

@@ -60,9 +60,14 @@ type Scorer struct {
 }
 
 type classKey struct {
-	cpu    int64
-	req    resource.DeviceRequest
-	models resource.ModelSet
+	cpu       int64
+	req       resource.DeviceRequest
+	models    resource.ModelSet
+	partition string
+}
+
+func keyOf(task *scoring.Task, cpu int) classKey {
+	return classKey{cpu: task.Requests[cpu], req: task.Devices, models: task.Models, partition: task.Partition}
 }
 
 // entry is a remembered result, valid while both versions match.
@@ -152,7 +157,7 @@ func (s *Scorer) Observe(task *scoring.Task) {
 	if s.learned == nil || s.cpu >= len(task.Requests) || s.devices.Check(task.Devices) != nil {
 		return
 	}
-	s.learned.Observe(Class{CPU: task.Requests[s.cpu], Devices: task.Devices, Models: task.Models})
+	s.learned.Observe(Class{CPU: task.Requests[s.cpu], Devices: task.Devices, Models: task.Models, Partition: task.Partition})
 	if s.pending++; s.pending >= s.refresh {
 		s.pending = 0
 		if err := s.remeasure(); err != nil {
@@ -210,7 +215,7 @@ func (s *Scorer) ScoreNodes(task *scoring.Task, nodes scoring.Span, out []float6
 	if err := s.devices.Check(task.Devices); err != nil {
 		return err
 	}
-	key := classKey{cpu: task.Requests[s.cpu], req: task.Devices, models: task.Models}
+	key := keyOf(task, s.cpu)
 	var memory, now []entry
 	if !s.scratch {
 		memory, now = s.memory(nodes.Table(), key)
@@ -258,7 +263,7 @@ func (s *Scorer) memory(table *resource.Table, key classKey) (memory, now []entr
 // for whole devices). Call it for a task and table that Score accepted: it
 // panics if the task's requests or the row do not fit the table.
 func (s *Scorer) Device(task *scoring.Task, nodes *resource.Table, row int) int {
-	key := classKey{cpu: task.Requests[s.cpu], req: task.Devices, models: task.Models}
+	key := keyOf(task, s.cpu)
 	if !s.scratch {
 		memory, now := s.memory(nodes, key)
 		tv, dv := nodes.Version(row), s.devices.Version(row)
@@ -272,16 +277,16 @@ func (s *Scorer) Device(task *scoring.Task, nodes *resource.Table, row int) int 
 	return device
 }
 
-// current is row's fragmentation as it stands (its devices of the model),
-// remembered in now (nil: computed afresh).
-func (s *Scorer) current(freeCPU int64, free []int64, model string, row int, tv, dv uint64, now []entry) float64 {
+// current is row's fragmentation as it stands (its devices of the model,
+// those that divide into parts), remembered in now (nil: computed afresh).
+func (s *Scorer) current(freeCPU int64, free []int64, parts []resource.Partitioned, model string, row int, tv, dv uint64, now []entry) float64 {
 	if now == nil {
-		return s.measure.NodeModel(freeCPU, free, model)
+		return s.measure.NodeParts(freeCPU, free, parts, model)
 	}
 	if e := now[row]; e.valid && e.table == tv && e.devices == dv {
 		return e.score
 	}
-	f := s.measure.NodeModel(freeCPU, free, model)
+	f := s.measure.NodeParts(freeCPU, free, parts, model)
 	now[row] = entry{table: tv, devices: dv, valid: true, score: f}
 	return f
 }
@@ -291,9 +296,14 @@ func (s *Scorer) evaluate(t *resource.Table, row int, key classKey, now []entry)
 	s.evals.Add(1)
 	freeCPU := t.Allocatable(row)[s.cpu] - t.Used(row)[s.cpu]
 	free := s.devices.Free(row)
+	parts := s.devices.Partitioned(row)
 	req := key.req
 	model := s.devices.Model(row)
-	if freeCPU < key.cpu || !s.devices.Fits(row, req) || req.Count > 0 && !key.models.Accepts(model) {
+	fits := s.devices.Fits(row, req)
+	if key.partition != "" {
+		fits = s.devices.FitsPart(row, key.partition, req.Count)
+	}
+	if freeCPU < key.cpu || !fits || req.Count > 0 && !key.models.Accepts(model) {
 		return 0, -1
 	}
 	var buf [64]int64 // most nodes have at most 8 GPUs
@@ -303,7 +313,13 @@ func (s *Scorer) evaluate(t *resource.Table, row int, key classKey, now []entry)
 	}
 	after = append(after, free...)
 	left := freeCPU - key.cpu
-	before := s.current(freeCPU, free, model, row, t.Version(row), s.devices.Version(row), now)
+	before := s.current(freeCPU, free, parts, model, row, t.Version(row), s.devices.Version(row), now)
+	if key.partition != "" {
+		return s.evaluateParts(before, left, free, parts, model, key)
+	}
+	if len(parts) > 0 && s.measure.partitioned {
+		return s.evaluateBesideParts(before, left, free, parts, model, req)
+	}
 	if req.Count == 1 && req.Each < s.devices.PerDevice() {
 		best, device := 0.0, -1
 	next:
@@ -336,4 +352,89 @@ func (s *Scorer) evaluate(t *resource.Table, row int, key classKey, now []entry)
 		after[j] -= req.Each // Fits guarantees a device
 	}
 	return Score(before-s.measure.NodeModel(left, after, model), s.perDevice), -1
+}
+
+// evaluateParts scores a task of parts (Task.Partition) on a node whose
+// devices that divide are parts: the part it takes on each of its devices
+// is the first that fits, in the order the allocator tries them
+// (resource.Devices.Partitioned, resource.Layout.FirstFit), which is
+// kube's DRA allocator's pick on a node whose driver lists a device's
+// parts together. It returns the score and the first device taken.
+func (s *Scorer) evaluateParts(before float64, freeCPU int64, free []int64, parts []resource.Partitioned, model string, key classKey) (float64, int) {
+	var freeBuf [64]int64
+	var partBuf [16]resource.Partitioned
+	var leftBuf [512]int64
+	afterFree := append(freeBuf[:0], free...)
+	after := append(partBuf[:0], parts...)
+	lefts := leftBuf[:0]
+	first, taken := -1, 0
+	for u := range after {
+		if taken == key.req.Count {
+			break
+		}
+		l := after[u].Layout
+		p := l.FirstFit(key.partition, after[u].Left)
+		if p < 0 {
+			continue
+		}
+		n := len(lefts)
+		lefts = append(lefts, after[u].Left...)
+		left := lefts[n:len(lefts):len(lefts)]
+		for k, c := range l.Part(p).Consumes {
+			left[k] -= c
+		}
+		after[u].Left = left
+		afterFree[after[u].Device] = l.Free(left, s.devices.PerDevice())
+		if first < 0 {
+			first = after[u].Device
+		}
+		taken++
+	}
+	return Score(before-s.measure.NodeParts(freeCPU, afterFree, after, model), s.perDevice), first
+}
+
+// evaluateBesideParts scores a task that is not of parts on a node some of
+// whose devices divide, for a measure with classes of parts: its devices
+// as in evaluate (a share on each device it fits, keeping the best; whole
+// devices on the tightest), where a device it takes from is no longer
+// known to divide (a whole device it takes has nothing left; what a share
+// of a device would leave of its parts, the device's layout cannot say).
+func (s *Scorer) evaluateBesideParts(before float64, freeCPU int64, free []int64, parts []resource.Partitioned, model string, req resource.DeviceRequest) (float64, int) {
+	var freeBuf [64]int64
+	var partBuf [16]resource.Partitioned
+	after := append(freeBuf[:0], free...)
+	measure := func() float64 {
+		kept := partBuf[:0]
+		for _, p := range parts {
+			if after[p.Device] == free[p.Device] {
+				kept = append(kept, p)
+			}
+		}
+		return s.measure.NodeParts(freeCPU, after, kept, model)
+	}
+	if req.Count == 1 && req.Each < s.devices.PerDevice() {
+		best, device := 0.0, -1
+		for j, f := range free {
+			if f < req.Each {
+				continue
+			}
+			after[j] -= req.Each
+			score := Score(before-measure(), s.perDevice)
+			after[j] = f
+			if device < 0 || score > best {
+				best, device = score, j
+			}
+		}
+		return best, device
+	}
+	for range req.Count {
+		j := -1
+		for k, f := range after {
+			if f >= req.Each && f == free[k] && (j < 0 || f < after[j]) {
+				j = k
+			}
+		}
+		after[j] -= req.Each
+	}
+	return Score(before-measure(), s.perDevice), -1
 }
