@@ -71,6 +71,10 @@ type nodeDevices struct {
 	fromDRA bool
 	left    []*big.Rat
 	model   string
+	// parts are the units that divide into parts (DRA.partitioned), and
+	// partsKey tells two readings' apart.
+	parts    []resource.Partitioned
+	partsKey string
 }
 
 // readNodeDevices reads a node's devices of the named resource; with DRA
@@ -105,7 +109,8 @@ func readNodeDevices(node *v1.Node, device string, d *DRA) nodeDevices {
 // same reports whether two readings give the same devices.
 func (nd nodeDevices) same(o nodeDevices) bool {
 	return nd.count == o.count && (nd.index == nil) == (o.index == nil) && maps.Equal(nd.index, o.index) &&
-		nd.fromDRA == o.fromDRA && slices.EqualFunc(nd.left, o.left, func(a, b *big.Rat) bool { return a.Cmp(b) == 0 }) && nd.model == o.model
+		nd.fromDRA == o.fromDRA && slices.EqualFunc(nd.left, o.left, func(a, b *big.Rat) bool { return a.Cmp(b) == 0 }) && nd.model == o.model &&
+		nd.partsKey == o.partsKey
 }
 
 // modelOf is a node's GPU model: its DRA devices' when they agree on one,
@@ -242,6 +247,11 @@ func writeNodeDevices(d *resource.Devices, row int, node *v1.Node, nd nodeDevice
 	if err := d.SetModel(row, nd.modelOf(node)); err != nil {
 		return err
 	}
+	if !nd.fromDRA && d.Partitioned(row) != nil {
+		if err := d.SetPartitioned(row, nil); err != nil {
+			return err
+		}
+	}
 	if nd.count == 0 {
 		return nd.err
 	}
@@ -252,7 +262,13 @@ func writeNodeDevices(d *resource.Devices, row int, node *v1.Node, nd nodeDevice
 			f := new(big.Rat).Mul(l, per)
 			free[j] = new(big.Int).Quo(f.Num(), f.Denom()).Int64() // floor: whole only when nothing is used
 		}
-		return d.SetFree(row, free)
+		if err := d.SetFree(row, free); err != nil {
+			return err
+		}
+		if nd.parts != nil || d.Partitioned(row) != nil {
+			return d.SetPartitioned(row, nd.parts)
+		}
+		return nil
 	}
 	for _, p := range nd.ordered(pods) {
 		pod, err := PodOf(p)

@@ -60,6 +60,10 @@ type DRADevice struct {
 	wholeUnit bool
 	unusable  bool
 	consumes  map[string]resourcev1.Counter
+	// partType is the device's partition type (partType), otherSets
+	// reports a device that consumes from more than one counter set.
+	partType  string
+	otherSets bool
 	// capacity is a shareable device's capacity, by name.
 	capacity map[resourcev1.QualifiedName]kres.Quantity
 	// cel is the device as CEL selectors see it.
@@ -108,7 +112,7 @@ type DRA struct {
 	// read stands for the reading of the classes and devices: readings
 	// made from one by Allocate and Unallocate, or by a DRAReader that
 	// found them unchanged, share it.
-	read *struct{ _ byte }
+	read *draRead
 	// What kube's allocator is made from: its features, the classes, the
 	// newest slices of every pool; and the reading's allocator, made once
 	// (a reading Allocate or Unallocate makes has its own).
@@ -220,7 +224,7 @@ func (r *DRAReader) Read(objects DRAObjects) (*DRA, error) {
 		if err := d.readSlices(newest, cache, next); err != nil {
 			return nil, err
 		}
-		d.read = new(struct{ _ byte })
+		d.read = new(draRead)
 		r.sliceCache = next
 	}
 	if err := r.readClaims(d, objects.Claims); err != nil {
@@ -239,7 +243,7 @@ func (r *DRAReader) Read(objects DRAObjects) (*DRA, error) {
 }
 
 // readOrNil is a reading's devices' identity; nil for no reading.
-func (d *DRA) readOrNil() *struct{ _ byte } {
+func (d *DRA) readOrNil() *draRead {
 	if d == nil {
 		return nil
 	}
@@ -492,6 +496,7 @@ func (d *DRA) sliceDevices(s *resourcev1.ResourceSlice) ([]DRADevice, error) {
 		if device.Counters {
 			use := dev.ConsumesCounters[0]
 			device.unit, device.consumes = id.Driver+"/"+id.Pool+"/"+use.CounterSet, use.Counters
+			device.partType, device.otherSets = partType(s, dev), len(dev.ConsumesCounters) > 1
 		}
 		if device.Shared {
 			device.capacity = map[resourcev1.QualifiedName]kres.Quantity{}

@@ -40,7 +40,7 @@ func onDevice(pool, device string) resourcev1.DeviceRequestAllocationResult {
 
 // devicesOn is what a pod's one claim takes on a node, as "device
 // memory=…" for a share, "-" where it does not fit.
-func devicesOn(t *testing.T, d *DRA, pod *v1.Pod, node string) string {
+func devicesOn(t fataler, d *DRA, pod *v1.Pod, node string) string {
 	t.Helper()
 	claims, ok, err := d.Allocation(pod, node)
 	if err != nil {

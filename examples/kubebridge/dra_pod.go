@@ -255,30 +255,64 @@ func (d *DRA) Fit(node string, pod *v1.Pod) (take []int64, ok bool, err error) {
 
 // fit is Fit for the claims.
 func (d *DRA) fit(node string, claims []pendingClaim) (take []int64, ok bool, err error) {
+	take, _, ok, err = d.fitParts(node, claims)
+	return take, ok, err
+}
+
+// fitParts is fit with, by class, the partition type of the part the
+// claims take in it (partType) when they take one device in it and that
+// device is a part of a unit with a layout; "" otherwise.
+func (d *DRA) fitParts(node string, claims []pendingClaim) (take []int64, types []string, ok bool, err error) {
 	results, ok, err := d.allocate(node, claims)
 	if !ok || err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
-	take = make([]int64, len(d.classes))
+	take, types = make([]int64, len(d.classes)), make([]string, len(d.classes))
+	devices := make([]int, len(d.classes))
 	for i, c := range claims {
 		for _, r := range results[i].Devices.Results {
 			class, ok := d.classIndex(requestClass(c.claim, r.Request))
 			if !ok {
 				continue
 			}
+			id := DeviceID{r.Driver, r.Pool, r.Device}
 			share := d.takeOf(node, r)
+			typ := d.layoutPart(node, id)
 			take[class] += inUnits(d.classes[class].Resource, share)
+			devices[class]++
+			types[class] = typ
 			// A part of a GPU is a part of it for every class that selects
 			// a device of the GPU: a 3g.40gb takes half of an A100 in
 			// nvidia.com/gpu (gpu.nvidia.com's resource) too.
-			for _, other := range d.unitClasses(node, DeviceID{r.Driver, r.Pool, r.Device}) {
+			for _, other := range d.unitClasses(node, id) {
 				if other != class {
 					take[other] += inUnits(d.classes[other].Resource, share)
+					devices[other]++
+					types[other] = typ
 				}
 			}
 		}
 	}
-	return take, true, nil
+	for c, n := range devices {
+		if n != 1 {
+			types[c] = ""
+		}
+	}
+	return take, types, true, nil
+}
+
+// layoutPart is the partition type of a device of a node when it is a part
+// of a unit that has a layout; "" otherwise.
+func (d *DRA) layoutPart(node string, id DeviceID) string {
+	for _, dev := range d.devices[node] {
+		if dev.ID == id {
+			if dev.partType == "" || dev.unit == "" || d.layoutOf(node, dev.unit).layout == nil {
+				return ""
+			}
+			return dev.partType
+		}
+	}
+	return ""
 }
 
 // requestClass is the device class of a claim's request, by the name an

@@ -331,17 +331,20 @@ func (d *DRA) HoldDevices(view *resource.Devices, row int, node *v1.Node, p *v1.
 
 // draNodeDevices reads a node's devices of a view's resource from DRA:
 // its units (Amounts': a device, or a GPU with partitions once), each with
-// what is left of it (unitLeft).
+// what is left of it (unitLeft), and those that divide into parts with
+// their layouts and counters left (partitioned).
 func (d *DRA) draNodeDevices(node, name string) nodeDevices {
 	devs := d.viewDevices(node, name)
 	nd := nodeDevices{fromDRA: true}
 	seen := map[string]bool{}
+	var units []string
 	for _, dev := range devs {
 		key := cmp.Or(dev.unit, dev.ID.String())
 		if dev.unusable || seen[key] || len(nd.left) == resource.MaxDevicesPerNode {
 			continue
 		}
 		seen[key] = true
+		units = append(units, dev.unit)
 		if len(nd.left) == 0 {
 			nd.model = dev.Model
 		}
@@ -354,6 +357,7 @@ func (d *DRA) draNodeDevices(node, name string) nodeDevices {
 		return nodeDevices{}
 	}
 	nd.count = len(nd.left)
+	nd.parts, nd.partsKey = d.partitioned(node, units)
 	return nd
 }
 
@@ -431,7 +435,7 @@ func (d *DRA) NewPodTask(schema *resource.Schema, pod *v1.Pod, opts scoring.Task
 	if len(pt.demand.requests) == 0 {
 		return pt, nil
 	}
-	if pt.Task, err = pt.with(pt.demand.nominal); err != nil {
+	if pt.Task, err = pt.with(pt.demand.nominal, nil); err != nil {
 		return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	pt.byTake = map[string]*scoring.Task{}
@@ -447,7 +451,7 @@ func (pt *PodTask) On(node string) (*scoring.Task, bool, error) {
 	if pt.Uniform() {
 		return pt.Task, true, nil
 	}
-	take, ok, err := pt.demand.dra.fit(node, pt.demand.claims)
+	take, types, ok, err := pt.demand.dra.fitParts(node, pt.demand.claims)
 	if err != nil {
 		return nil, false, fmt.Errorf("pod task %s: %w", pt.base.Name, err)
 	}
@@ -455,8 +459,11 @@ func (pt *PodTask) On(node string) (*scoring.Task, bool, error) {
 		return nil, false, nil
 	}
 	var key strings.Builder
-	for _, n := range take {
+	for c, n := range take {
 		key.WriteString(strconv.FormatInt(n, 10))
+		if types[c] != "" {
+			key.WriteString(" " + strconv.Quote(types[c]))
+		}
 		key.WriteByte(',')
 	}
 	pt.mu.Lock()
@@ -464,7 +471,7 @@ func (pt *PodTask) On(node string) (*scoring.Task, bool, error) {
 	if t, ok := pt.byTake[key.String()]; ok {
 		return t, true, nil
 	}
-	t, err := pt.with(take)
+	t, err := pt.with(take, types)
 	if err != nil {
 		return nil, false, fmt.Errorf("pod task %s: %w", pt.base.Name, err)
 	}
@@ -475,8 +482,8 @@ func (pt *PodTask) On(node string) (*scoring.Task, bool, error) {
 // with is the base task with a take (in the classes' resources' canonical
 // units) added in the classes' slots and, for the view's class, to the
 // devices it asks for: whole ones, or one part of one (a share, a
-// partition).
-func (pt *PodTask) with(take []int64) (*scoring.Task, error) {
+// partition, of its type when types gives one: Task.Partition).
+func (pt *PodTask) with(take []int64, types []string) (*scoring.Task, error) {
 	t := *pt.base
 	t.Requests = slices.Clone(t.Requests)
 	t.NonZeroRequests = slices.Clone(t.NonZeroRequests)
@@ -503,6 +510,9 @@ func (pt *PodTask) with(take []int64) (*scoring.Task, error) {
 			t.Devices = resource.DeviceRequest{Count: t.Devices.Count + int(min(n/one, resource.MaxDevicesPerNode)), Each: one}
 		case t.Devices.Count == 0:
 			t.Devices = resource.DeviceRequest{Count: 1, Each: n}
+			if types != nil {
+				t.Partition = types[c]
+			}
 		}
 	}
 	return &t, nil

@@ -1,0 +1,196 @@
+package kubebridge
+
+import (
+	"fmt"
+	"math/big"
+	"slices"
+	"strings"
+	"sync"
+
+	resourcev1 "k8s.io/api/resource/v1"
+
+	"github.com/resfit/resfit/resource"
+)
+
+// A counter set (a GPU with partitions) is, for FGD, a resource.Layout:
+// its counters, and the devices that consume from it that are of a
+// partition type, each a part of that type. A device's partition type is
+// the value of the attribute its slice names in partitionTypeAttribute
+// (KEP-4815, Kubernetes v1.37) or, in a slice that names none, of its
+// driver's "profile" attribute, which NVIDIA's DRA driver gives every MIG
+// device ("3g.40gb"); a device with neither (the whole GPU) is not a part,
+// and a pod that takes it takes the whole unit.
+//
+// A layout counts in whole numbers: each counter in the smallest unit in
+// which its total and every device's consumption are whole (bytes for
+// memory). A set whose counters cannot be so counted within
+// resource.MaxAmount, whose slot (a counter of at most 1) is not 0 or 1,
+// or with a device consuming from a second set, has no layout: FGD then
+// measures the GPU by its free amount alone.
+
+// draRead holds what is worked out once per reading of the classes and
+// devices (readings that share them share it): the layouts, by unit.
+type draRead struct {
+	layouts sync.Map // unit → *unitLayout
+}
+
+// unitLayout is a counter set as a layout, with the counters' names and
+// multipliers in the layout's order; layout nil when it has none.
+type unitLayout struct {
+	layout *resource.Layout
+	names  []string
+	scale  []*big.Int
+}
+
+// partType is a device's partition type ("" for none): the attribute its
+// slice names, else its driver's profile attribute.
+func partType(s *resourcev1.ResourceSlice, dev resourcev1.Device) string {
+	attr := func(name string) string {
+		for _, key := range []string{name, s.Spec.Driver + "/" + name} {
+			if a, ok := dev.Attributes[resourcev1.QualifiedName(key)]; ok && a.StringValue != nil {
+				return *a.StringValue
+			}
+		}
+		return ""
+	}
+	if s.Spec.PartitionTypeAttribute != nil {
+		name := string(*s.Spec.PartitionTypeAttribute)
+		if domain, short, ok := strings.Cut(name, "/"); ok && domain == s.Spec.Driver {
+			name = short
+		}
+		return attr(name)
+	}
+	return attr("profile")
+}
+
+// layoutOf is a node's unit as a layout, made once per reading.
+func (d *DRA) layoutOf(node, unit string) *unitLayout {
+	if d.read == nil {
+		return d.makeLayout(node, unit)
+	}
+	if l, ok := d.read.layouts.Load(unit); ok {
+		return l.(*unitLayout)
+	}
+	l, _ := d.read.layouts.LoadOrStore(unit, d.makeLayout(node, unit))
+	return l.(*unitLayout)
+}
+
+// makeLayout makes a unit's layout from its set and the node's devices
+// that consume from it.
+func (d *DRA) makeLayout(node, unit string) *unitLayout {
+	set := d.sets[unit]
+	ul := &unitLayout{}
+	var devs []DRADevice
+	for _, dev := range d.devices[node] {
+		if dev.unit != unit {
+			continue
+		}
+		if dev.otherSets {
+			return ul
+		}
+		devs = append(devs, dev)
+	}
+	for name := range set {
+		ul.names = append(ul.names, name)
+	}
+	slices.Sort(ul.names)
+	counters := make([]int64, len(ul.names))
+	ul.scale = make([]*big.Int, len(ul.names))
+	for k, name := range ul.names {
+		total := ratOf(set[name].Value)
+		m := new(big.Int).Set(total.Denom())
+		for _, dev := range devs {
+			if c, ok := dev.consumes[name]; ok {
+				m = lcm(m, ratOf(c.Value).Denom())
+			}
+		}
+		if total.Cmp(big.NewRat(1, 1)) <= 0 && m.Cmp(big.NewInt(1)) != 0 {
+			return ul // a slot consumed in fractions
+		}
+		v, ok := scaled(total, m)
+		if !ok {
+			return ul
+		}
+		counters[k], ul.scale[k] = v, m
+	}
+	var parts []resource.Part
+	for _, dev := range devs {
+		if dev.partType == "" {
+			continue
+		}
+		consumes := make([]int64, len(ul.names))
+		for k, name := range ul.names {
+			if c, ok := dev.consumes[name]; ok {
+				v, ok := scaled(ratOf(c.Value), ul.scale[k])
+				if !ok {
+					return ul
+				}
+				consumes[k] = v
+			}
+		}
+		parts = append(parts, resource.Part{Type: dev.partType, Consumes: consumes})
+	}
+	if len(counters) == 0 {
+		return ul
+	}
+	l, err := resource.NewLayout(counters, parts)
+	if err != nil {
+		return ul // a counter set too large for a layout, or a device consuming more than its set has
+	}
+	ul.layout = l
+	return ul
+}
+
+// left is what the claims leave of a unit's counters, in its layout's
+// units, none below 0.
+func (ul *unitLayout) left(used map[string]*big.Rat) []int64 {
+	left := ul.layout.Counters()
+	for k, name := range ul.names {
+		if u := used[name]; u != nil {
+			v, ok := scaled(u, ul.scale[k])
+			if !ok {
+				v = left[k]
+			}
+			left[k] = max(0, left[k]-v)
+		}
+	}
+	return left
+}
+
+// lcm is the least common multiple of two positive integers.
+func lcm(a, b *big.Int) *big.Int {
+	g := new(big.Int).GCD(nil, nil, a, b)
+	return new(big.Int).Mul(a, new(big.Int).Quo(b, g))
+}
+
+// scaled is r × m as a whole number in [0, resource.MaxAmount] (rounded
+// down), and whether it is one.
+func scaled(r *big.Rat, m *big.Int) (int64, bool) {
+	v := new(big.Rat).Mul(r, new(big.Rat).SetInt(m))
+	q := new(big.Int).Quo(v.Num(), v.Denom())
+	if q.Sign() < 0 || !q.IsInt64() || q.Int64() > resource.MaxAmount {
+		return 0, false
+	}
+	return q.Int64(), true
+}
+
+// partitioned is a node's units that have layouts, as the device view
+// records them (resource.Devices.SetPartitioned), by their index among
+// the node's units; and a key that tells two readings' apart.
+func (d *DRA) partitioned(node string, units []string) ([]resource.Partitioned, string) {
+	var out []resource.Partitioned
+	var key strings.Builder
+	for j, unit := range units {
+		if unit == "" {
+			continue
+		}
+		ul := d.layoutOf(node, unit)
+		if ul.layout == nil {
+			continue
+		}
+		left := ul.left(d.usage().counters[unit])
+		out = append(out, resource.Partitioned{Device: j, Layout: ul.layout, Left: left})
+		fmt.Fprintf(&key, "%d:%p:%v;", j, ul.layout, left)
+	}
+	return out, key.String()
+}

@@ -1,0 +1,180 @@
+package kubebridge
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	kres "k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"pgregory.net/rapid"
+
+	"github.com/resfit/resfit/examples/kubebridge/dratest"
+	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
+)
+
+// migParts are an A100's MIG devices as the driver lists them (every
+// profile's placements, in order), the layout's parts.
+func migParts(gpu int) []string {
+	var out []string
+	for _, p := range dratest.A100MIG {
+		for _, start := range p.Starts {
+			out = append(out, dratest.MIGDeviceName(gpu, p, start))
+		}
+	}
+	return out
+}
+
+// fataler is what the helpers need of a *testing.T or a *rapid.T.
+type fataler interface {
+	Helper()
+	Fatal(args ...any)
+}
+
+// migView reads a node's DRA devices into a device view.
+func migView(t fataler, d *DRA, node string) *resource.Devices {
+	t.Helper()
+	view, err := resource.NewDevices(resource.GPU, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, _ := view.AddNode(0)
+	if err := d.NodeDevices(view, row, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	return view
+}
+
+// An A100 with dynamic MIG is a layout in the device view: its counter
+// set's 12 counters, its 14 MIG devices the parts (the whole GPU, which
+// has no profile, is none), and what the claims leave of the counters:
+// with a 1g.10gb at slice 0 on gpu-0, 857 of gpu-0 is free (84 of 98
+// multiprocessors, 6 of 7 copy engines, its scarcest counters),
+// a 3g.40gb fits both GPUs but a 7g.80gb gpu-1 alone. A pod claiming a
+// 3g.40gb is a task of that partition, half an A100.
+func TestMIGLayoutInTheDeviceView(t *testing.T) {
+	claims := []*resourcev1.ResourceClaim{held("held", onDevice("node-a", dratest.MIGDeviceName(0, dratest.A100MIG[0], 0))),
+		newClaim("want", dratest.MIGRequest("r", "3g.40gb"))}
+	d, err := ReadDRA(DRAObjects{Slices: dratest.NVIDIAMIGSlices("node-a", 2, 0), Classes: dratest.NVIDIAClasses(), Claims: claims})
+	if err != nil {
+		t.Fatal(err)
+	}
+	view := migView(t, d, "node-a")
+	if got := view.Free(0); !slices.Equal(got, []int64{857, 1000}) {
+		t.Errorf("free %v", got)
+	}
+	units := view.Partitioned(0)
+	if len(units) != 2 || units[0].Device != 0 || units[1].Device != 1 {
+		t.Fatalf("partitioned %v", units)
+	}
+	l := units[0].Layout
+	if len(l.Counters()) != 12 || l.Parts() != 14 || fmt.Sprint(l.Types()) != "[1g.10gb 2g.20gb 3g.40gb 4g.40gb 7g.80gb]" {
+		t.Errorf("layout: %d counters, %d parts, types %v", len(l.Counters()), l.Parts(), l.Types())
+	}
+	if !view.FitsPart(0, "3g.40gb", 2) || !view.FitsPart(0, "7g.80gb", 1) || view.FitsPart(0, "7g.80gb", 2) {
+		t.Error("fits part")
+	}
+	schema, err := d.SchemaFor(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt, err := d.NewPodTask(schema, claimPod("p", "want"), scoring.TaskOptions{Devices: resource.GPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, ok, err := pt.On("node-a")
+	if err != nil || !ok || task.Partition != "3g.40gb" || task.Devices != (resource.DeviceRequest{Count: 1, Each: 500}) {
+		t.Fatalf("task on node-a: %+v (%v, %v)", task, ok, err)
+	}
+}
+
+// On a node of two A100s with random MIG devices allocated, the part the
+// device view's first fit takes for a profile (the first device in order
+// with a part of it that its counters leave room for, the first such
+// part: what FGD scores a pod of that partition by) is the device kube's
+// allocator gives the pod's claim there, and where it finds none the
+// allocator finds none.
+func TestFirstFitIsKubesAllocatorsPick(t *testing.T) {
+	slices := dratest.NVIDIAMIGSlices("node-a", 2, 0)
+	rapid.Check(t, func(t *rapid.T) {
+		var claims []*resourcev1.ResourceClaim
+		for i := range rapid.IntRange(0, 6).Draw(t, "held") {
+			gpu := rapid.IntRange(0, 1).Draw(t, "gpu")
+			device := rapid.SampledFrom(append(migParts(gpu), fmt.Sprint("gpu-", gpu))).Draw(t, "device")
+			claims = append(claims, held(fmt.Sprint("held-", i), onDevice("node-a", device)))
+		}
+		profile := rapid.SampledFrom([]string{"1g.10gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"}).Draw(t, "profile")
+		d, err := ReadDRA(DRAObjects{Slices: slices, Classes: dratest.NVIDIAClasses(), Claims: claims})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Claims that cannot all hold their devices at once are no state
+		// of a cluster: the draws where the allocated counters overflow
+		// are skipped.
+		for _, u := range d.usage().counters {
+			for name, used := range u {
+				if used.Cmp(ratOf(d.sets["gpu.nvidia.com/node-a/gpu-0-counter-set"][name].Value)) > 0 {
+					t.Skip("the held devices overlap")
+				}
+			}
+		}
+		want := "-"
+		for _, u := range migView(t, d, "node-a").Partitioned(0) {
+			if p := u.Layout.FirstFit(profile, u.Left); p >= 0 {
+				want = migParts(u.Device)[p]
+				break
+			}
+		}
+		pod := claimPod("p", "want")
+		d2, err := ReadDRA(DRAObjects{Slices: slices, Classes: dratest.NVIDIAClasses(), Claims: append(claims, newClaim("want", dratest.MIGRequest("r", profile)))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := devicesOn(t, d2, pod, "node-a"); got != want {
+			t.Fatalf("%s: kube's allocator gives %s, first fit %s", profile, got, want)
+		}
+	})
+}
+
+// A slice that names its partition type attribute (KEP-4815's
+// partitionTypeAttribute) types its parts by it: NVIDIA's "type" makes
+// the whole GPU a part of type "gpu" and every MIG device a "mig". A
+// counter consumed in fractions is counted in the unit that makes it
+// whole; one that no int64 can count leaves the GPU without a layout,
+// measured by its free amount alone.
+func TestLayoutTypesAndUnits(t *testing.T) {
+	read := func(edit func(counters, devices *resourcev1.ResourceSlice)) *resource.Devices {
+		t.Helper()
+		s := dratest.NVIDIAMIGSlices("node-a", 1, 0)
+		edit(s[0], s[1])
+		d, err := ReadDRA(DRAObjects{Slices: s, Classes: dratest.NVIDIAClasses()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return migView(t, d, "node-a")
+	}
+	typed := read(func(_, devices *resourcev1.ResourceSlice) {
+		devices.Spec.PartitionTypeAttribute = new(resourcev1.FullyQualifiedName("gpu.nvidia.com/type"))
+	})
+	if units := typed.Partitioned(0); len(units) != 1 || fmt.Sprint(units[0].Layout.Types()) != "[gpu mig]" {
+		t.Errorf("typed by the slice's attribute: %v", units)
+	}
+	half := read(func(_, devices *resourcev1.ResourceSlice) {
+		devices.Spec.Devices[1].ConsumesCounters[0].Counters["decoders"] = resourcev1.Counter{Value: kres.MustParse("500m")}
+	})
+	if units := half.Partitioned(0); len(units) != 1 || units[0].Layout.Counters()[1] != 10 || half.Free(0)[0] != 1000 {
+		t.Errorf("decoders in halves: %v, free %v", units, half.Free(0))
+	}
+	huge := read(func(counters, devices *resourcev1.ResourceSlice) {
+		counters.Spec.SharedCounters[0].Counters["memory"] = resourcev1.Counter{Value: kres.MustParse("1E")}
+		for i := range devices.Spec.Devices {
+			devices.Spec.Devices[i].ConsumesCounters[0].Counters["memory"] = resourcev1.Counter{Value: kres.MustParse("1E")}
+		}
+	})
+	if units := huge.Partitioned(0); units != nil || len(huge.Free(0)) != 1 {
+		t.Errorf("a counter beyond an int64's layout: %v, free %v", units, huge.Free(0))
+	}
+}
