@@ -479,6 +479,16 @@ func (pt *PodTask) On(node string) (*scoring.Task, bool, error) {
 	return t, true, nil
 }
 
+// Placed is the pod's task on the node it is placed on, as a learner
+// counts it (FGD learning classes of MIG profiles): On's task there, or
+// Task where On has none.
+func (pt *PodTask) Placed(node string) *scoring.Task {
+	if t, ok, err := pt.On(node); err == nil && ok {
+		return t
+	}
+	return pt.Task
+}
+
 // with is the base task with a take (in the classes' resources' canonical
 // units) added in the classes' slots and, for the view's class, to the
 // devices it asks for: whole ones, or one part of one (a share, a

@@ -344,7 +344,7 @@ func (s *sessionView) allocated(e *framework.Event) {
 		s.setDRA(row, n, func() (*kubebridge.DRA, error) { return s.dra.Allocate(t.Pod, t.NodeName) })
 	}
 	if err == nil && s.scores.Volatile() {
-		s.scores.Observe(task.Task)
+		s.scores.Observe(task.Placed(t.NodeName))
 	}
 }
 

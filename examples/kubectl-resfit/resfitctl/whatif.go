@@ -168,7 +168,7 @@ func place(c *Cluster, nc NamedConfig, pods []*v1.Pod, opts WhatIfOptions) (*Out
 			if sc.snap.Table() != table { // the schema was built with every pod's resources
 				return nil, fmt.Errorf("placing pod %s changed the cluster's resources", pl.Pod)
 			}
-			sc.pipe.Observe(task.Task)
+			sc.pipe.Observe(task.Placed(pl.Node))
 			o.Placed++
 		}
 		o.Placements = append(o.Placements, pl)

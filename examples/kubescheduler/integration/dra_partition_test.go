@@ -2,13 +2,16 @@ package integration
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	kubeschedulerconfigv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/kubernetes/pkg/scheduler"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	configtesting "k8s.io/kubernetes/pkg/scheduler/apis/config/testing"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	testutils "k8s.io/kubernetes/test/integration/util"
@@ -39,122 +42,183 @@ func TestSchedulerPlacesPartitionsAndShares(t *testing.T) {
 		Profiles: []kubeschedulerconfigv1.KubeSchedulerProfile{draProfile("pack", "MostAllocated")},
 	})
 	registry := frameworkruntime.Registry{plugins.ResourceStrategyFitName: plugins.NewResourceStrategyFit}
-	testCtx := testutils.InitTestSchedulerWithNS(t, "resfit-partitions",
-		scheduler.WithProfiles(cfg.Profiles...), scheduler.WithFrameworkOutOfTreeRegistry(registry))
-	t.Cleanup(testCtx.SchedulerCloseFn)
-	cs, ns, ctx := testCtx.ClientSet, testCtx.NS.Name, testCtx.Ctx
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	createDRANodes(t, ctx, cs, "mig-a", "mig-b", "share-a", "share-b")
+	c := newDRAScene(t, "resfit-partitions", cfg, registry, "pack")
+	createDRANodes(t, c.ctx, c.cs, "mig-a", "mig-b", "share-a", "share-b")
 	slices := append(dratest.NVIDIAMIGSlices("mig-a", 1, 0), dratest.NVIDIAMIGSlices("mig-b", 1, 0)...)
-	slices = append(slices, dratest.NVIDIAShareableSlice("share-a", 1, 0), dratest.NVIDIAShareableSlice("share-b", 1, 0))
-	for _, s := range slices {
-		_, err := cs.ResourceV1().ResourceSlices().Create(ctx, s, metav1.CreateOptions{})
-		must(err)
-	}
+	c.publish(append(slices, dratest.NVIDIAShareableSlice("share-a", 1, 0), dratest.NVIDIAShareableSlice("share-b", 1, 0))...)
 	h100 := "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'"
-	claim := func(name string, request resourcev1.DeviceRequest) string {
-		c := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: dratest.ClaimSpec(request)}
-		_, err := cs.ResourceV1().ResourceClaims(ns).Create(ctx, c, metav1.CreateOptions{})
-		must(err)
-		return name
-	}
 	share := func(memory string) resourcev1.DeviceRequest {
 		r := dratest.ShareRequest("gpus", memory)
 		r.Exactly.Selectors = append(r.Exactly.Selectors, resourcev1.DeviceSelector{CEL: &resourcev1.CELDeviceSelector{Expression: h100}})
 		return r
 	}
-	// podObject is a pod for the profile with a claim, on a node when
-	// given; pod creates it.
-	podObject := func(name, claimName, node string) *v1.Pod {
-		req := list("cpu", "1")
-		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: v1.PodSpec{
-			SchedulerName: "pack",
-			Containers: []v1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10", Resources: v1.ResourceRequirements{
-				Requests: req, Limits: req, Claims: []v1.ResourceClaim{{Name: "gpus"}}}}},
-			ResourceClaims: []v1.PodResourceClaim{{Name: "gpus", ResourceClaimName: ptr.To(claimName)}},
-		}}
-		if node != "" {
-			p.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": node}
-		}
-		return p
+	c.run("notebook", dratest.MIGRequest("gpus", "3g.40gb"), "mig-a")
+	c.run("infer", share("60Gi"), "share-a")
+	c.place("mig-1", dratest.MIGRequest("gpus", "3g.40gb"), "mig-a", "mig-b")
+	c.place("share-1", share("10Gi"), "share-a", "share-b")
+}
+
+// FGD over MIG partitions, on a real kube-apiserver and etcd with the real
+// kube-scheduler, its DynamicResources plugin allocating the claims and
+// resfit's FGD alone scoring, its classes the A100's five MIG profiles,
+// alike: mig-a's A100 holds a 1g.10gb (slice 0), mig-b's is whole, mig-c's
+// holds two 2g.20gb (slices 0–3). A 3g.40gb goes to mig-c, whose other
+// half it fills (FGD 54; mig-a 52, mig-b 45: on mig-b it would leave no
+// 7g.80gb, on mig-a no 3g.40gb). Counted by its free amount, mig-c's
+// A100 has 428 of 1000 left (42 of 98 multiprocessors), less than a
+// 3g.40gb's 500 (half its memory), so FGD over free amounts found no room
+// there though the 3g.40gb fits its counters. Then a 1g.10gb goes beside
+// the other on mig-a (mig-a 51, mig-b 41, mig-c full): mig-b keeps its
+// 7g.80gb possible. Each claim is allocated the device resfit predicted.
+func TestFGDKeepsLargeMIGProfilesPossible(t *testing.T) {
+	var classes []string
+	for _, p := range []struct {
+		name  string
+		share int
+	}{{"1g.10gb", 143}, {"2g.20gb", 286}, {"3g.40gb", 500}, {"4g.40gb", 572}, {"7g.80gb", 1000}} {
+		classes = append(classes, fmt.Sprintf(`{"gpus": 1, "gpuShare": %d, "partition": %q}`, p.share, p.name))
 	}
-	pod := func(p *v1.Pod) *v1.Pod {
-		p, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
-		must(err)
-		return p
+	args := fmt.Sprintf(`{"classes": [%s]}`, strings.Join(classes, ", "))
+	cfg := configtesting.V1ToInternalWithDefaults(t, kubeschedulerconfigv1.KubeSchedulerConfiguration{
+		Profiles: []kubeschedulerconfigv1.KubeSchedulerProfile{{
+			SchedulerName: ptr.To("fgd"),
+			Plugins: &kubeschedulerconfigv1.Plugins{
+				MultiPoint: kubeschedulerconfigv1.PluginSet{Enabled: []kubeschedulerconfigv1.Plugin{{Name: plugins.FGDName}}},
+				Score: kubeschedulerconfigv1.PluginSet{
+					Disabled: []kubeschedulerconfigv1.Plugin{{Name: "*"}},
+					Enabled:  []kubeschedulerconfigv1.Plugin{{Name: plugins.FGDName, Weight: ptr.To[int32](1)}},
+				},
+			},
+			PluginConfig: []kubeschedulerconfigv1.PluginConfig{{Name: plugins.FGDName, Args: runtime.RawExtension{Raw: []byte(args)}}},
+		}},
+	})
+	registry := frameworkruntime.Registry{plugins.FGDName: plugins.NewFGD}
+	c := newDRAScene(t, "resfit-fgd-mig", cfg, registry, "fgd")
+	createDRANodes(t, c.ctx, c.cs, "mig-a", "mig-b", "mig-c")
+	var slices []*resourcev1.ResourceSlice
+	for _, node := range []string{"mig-a", "mig-b", "mig-c"} {
+		slices = append(slices, dratest.NVIDIAMIGSlices(node, 1, 0)...)
 	}
-	c := &testCluster{t: t, ctx: ctx, cs: cs, ns: ns}
-	for _, f := range []struct{ name, node string }{{"notebook", "mig-a"}, {"infer", "share-a"}} {
-		request := dratest.MIGRequest("gpus", "3g.40gb")
-		if f.name == "infer" {
-			request = share("60Gi")
-		}
-		if got := c.boundTo(pod(podObject(f.name, claim(f.name+"-gpu", request), f.node))); got != f.node {
-			t.Fatalf("%s bound to %s", f.name, got)
-		}
+	c.publish(slices...)
+	c.run("small", dratest.MIGRequest("gpus", "1g.10gb"), "mig-a")
+	c.run("medium-0", dratest.MIGRequest("gpus", "2g.20gb"), "mig-c")
+	c.run("medium-1", dratest.MIGRequest("gpus", "2g.20gb"), "mig-c")
+	c.place("half", dratest.MIGRequest("gpus", "3g.40gb"), "mig-c", "mig-a", "mig-b")
+	c.place("small-1", dratest.MIGRequest("gpus", "1g.10gb"), "mig-a", "mig-b")
+}
+
+// draScene is a real kube-apiserver and kube-scheduler with a profile of
+// resfit's, and DRA objects made through the API.
+type draScene struct {
+	*testCluster
+	scheduler string
+}
+
+// newDRAScene starts kube-scheduler with the configuration's profiles and
+// resfit's plugins; pods go to the named profile.
+func newDRAScene(t *testing.T, ns string, cfg *config.KubeSchedulerConfiguration, registry frameworkruntime.Registry, profile string) *draScene {
+	testCtx := testutils.InitTestSchedulerWithNS(t, ns,
+		scheduler.WithProfiles(cfg.Profiles...), scheduler.WithFrameworkOutOfTreeRegistry(registry))
+	t.Cleanup(testCtx.SchedulerCloseFn)
+	return &draScene{testCluster: &testCluster{t: t, ctx: testCtx.Ctx, cs: testCtx.ClientSet, ns: testCtx.NS.Name}, scheduler: profile}
+}
+
+func (c *draScene) must(err error) {
+	c.t.Helper()
+	if err != nil {
+		c.t.Fatal(err)
 	}
-	// predict is the allocation resfit predicts for a pod's claim on a
-	// node, from what the API server holds now.
-	predict := func(p *v1.Pod, node string) string {
-		t.Helper()
-		sl, err := cs.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
-		must(err)
-		cl, err := cs.ResourceV1().DeviceClasses().List(ctx, metav1.ListOptions{})
-		must(err)
-		rc, err := cs.ResourceV1().ResourceClaims(ns).List(ctx, metav1.ListOptions{})
-		must(err)
-		var objects kubebridge.DRAObjects
-		for i := range sl.Items {
-			objects.Slices = append(objects.Slices, &sl.Items[i])
-		}
-		for i := range cl.Items {
-			objects.Classes = append(objects.Classes, &cl.Items[i])
-		}
-		for i := range rc.Items {
-			objects.Claims = append(objects.Claims, &rc.Items[i])
-		}
-		d, err := kubebridge.ReadDRA(objects)
-		must(err)
-		claims, ok, err := d.Allocation(p, node)
-		if err != nil || !ok || len(claims) != 1 {
-			t.Fatalf("resfit predicts no allocation of %s on %s: %v, %v", p.Name, node, ok, err)
-		}
-		return allocationText(&claims[0].Result)
+}
+
+// publish creates the ResourceSlices.
+func (c *draScene) publish(slices ...*resourcev1.ResourceSlice) {
+	for _, s := range slices {
+		_, err := c.cs.ResourceV1().ResourceSlices().Create(c.ctx, s, metav1.CreateOptions{})
+		c.must(err)
 	}
-	for _, step := range []struct {
-		name    string
-		request resourcev1.DeviceRequest
-		want    string
-	}{
-		{"mig-1", dratest.MIGRequest("gpus", "3g.40gb"), "mig-a"},
-		{"share-1", share("10Gi"), "share-a"},
-	} {
-		// What resfit predicts on the nodes that can take it, before the pod
-		// is created (the scheduler then allocates its claim at once).
-		p := podObject(step.name, claim(step.name+"-gpu", step.request), "")
-		predicted := map[string]string{}
-		for _, node := range []string{"mig-a", "mig-b", "share-a", "share-b"} {
-			if step.want == node || (step.name == "mig-1" && node == "mig-b") || (step.name == "share-1" && node == "share-b") {
-				predicted[node] = predict(p, node)
-			}
-		}
-		got := c.boundTo(pod(p))
-		if got != step.want {
-			t.Errorf("%s bound to %s, want %s", step.name, got, step.want)
-			continue
-		}
-		allocated, err := cs.ResourceV1().ResourceClaims(ns).Get(ctx, step.name+"-gpu", metav1.GetOptions{})
-		must(err)
-		if a := allocationText(allocated.Status.Allocation); a != predicted[got] {
-			t.Errorf("%s's claim is allocated %s; resfit predicted %s", step.name, a, predicted[got])
-		}
-		t.Logf("%s: on %s, %s (predicted elsewhere: %v)", step.name, got, predicted[got], predicted)
+}
+
+// podWithClaim creates a claim of one request and returns a pod (not
+// created) for the profile that names it, on a node when given.
+func (c *draScene) podWithClaim(name string, request resourcev1.DeviceRequest, node string) *v1.Pod {
+	claim := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: name + "-gpu", Namespace: c.ns}, Spec: dratest.ClaimSpec(request)}
+	_, err := c.cs.ResourceV1().ResourceClaims(c.ns).Create(c.ctx, claim, metav1.CreateOptions{})
+	c.must(err)
+	req := list("cpu", "1")
+	p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.ns}, Spec: v1.PodSpec{
+		SchedulerName: c.scheduler,
+		Containers: []v1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10", Resources: v1.ResourceRequirements{
+			Requests: req, Limits: req, Claims: []v1.ResourceClaim{{Name: "gpus"}}}}},
+		ResourceClaims: []v1.PodResourceClaim{{Name: "gpus", ResourceClaimName: ptr.To(claim.Name)}},
+	}}
+	if node != "" {
+		p.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": node}
 	}
+	return p
+}
+
+// run runs a pod with a claim of the request on a node.
+func (c *draScene) run(name string, request resourcev1.DeviceRequest, node string) {
+	c.t.Helper()
+	p, err := c.cs.CoreV1().Pods(c.ns).Create(c.ctx, c.podWithClaim(name, request, node), metav1.CreateOptions{})
+	c.must(err)
+	if got := c.boundTo(p); got != node {
+		c.t.Fatalf("%s bound to %s", name, got)
+	}
+}
+
+// place creates a pod with a claim of the request, wants it bound to the
+// first of the nodes, and its claim allocated what resfit predicted there
+// before the pod was created (the others' predictions logged).
+func (c *draScene) place(name string, request resourcev1.DeviceRequest, want string, others ...string) {
+	c.t.Helper()
+	p := c.podWithClaim(name, request, "")
+	predicted := map[string]string{}
+	for _, node := range append([]string{want}, others...) {
+		predicted[node] = c.predict(p, node)
+	}
+	p, err := c.cs.CoreV1().Pods(c.ns).Create(c.ctx, p, metav1.CreateOptions{})
+	c.must(err)
+	got := c.boundTo(p)
+	if got != want {
+		c.t.Errorf("%s bound to %s, want %s (predicted: %v)", name, got, want, predicted)
+		return
+	}
+	allocated, err := c.cs.ResourceV1().ResourceClaims(c.ns).Get(c.ctx, name+"-gpu", metav1.GetOptions{})
+	c.must(err)
+	if a := allocationText(allocated.Status.Allocation); a != predicted[got] {
+		c.t.Errorf("%s's claim is allocated %s; resfit predicted %s", name, a, predicted[got])
+	}
+	c.t.Logf("%s: on %s, %s (predicted: %v)", name, got, predicted[got], predicted)
+}
+
+// predict is the allocation resfit predicts for a pod's claim on a node,
+// from what the API server holds now.
+func (c *draScene) predict(p *v1.Pod, node string) string {
+	c.t.Helper()
+	sl, err := c.cs.ResourceV1().ResourceSlices().List(c.ctx, metav1.ListOptions{})
+	c.must(err)
+	cl, err := c.cs.ResourceV1().DeviceClasses().List(c.ctx, metav1.ListOptions{})
+	c.must(err)
+	rc, err := c.cs.ResourceV1().ResourceClaims(c.ns).List(c.ctx, metav1.ListOptions{})
+	c.must(err)
+	var objects kubebridge.DRAObjects
+	for i := range sl.Items {
+		objects.Slices = append(objects.Slices, &sl.Items[i])
+	}
+	for i := range cl.Items {
+		objects.Classes = append(objects.Classes, &cl.Items[i])
+	}
+	for i := range rc.Items {
+		objects.Claims = append(objects.Claims, &rc.Items[i])
+	}
+	d, err := kubebridge.ReadDRA(objects)
+	c.must(err)
+	claims, ok, err := d.Allocation(p, node)
+	if err != nil || !ok || len(claims) != 1 {
+		c.t.Fatalf("resfit predicts no allocation of %s on %s: %v, %v", p.Name, node, ok, err)
+	}
+	return allocationText(&claims[0].Result)
 }
 
 // allocationText is an allocation's devices as compared: pool, device and

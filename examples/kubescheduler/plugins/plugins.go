@@ -350,7 +350,7 @@ func (p *Plugin) Reserve(_ context.Context, state fwk.CycleState, pod *v1.Pod, n
 	if s, err := p.read(state); err == nil {
 		p.mu.Lock()
 		if p.nodes.pipe != nil && s.schema == p.nodes.schema {
-			p.nodes.pipe.Observe(s.task)
+			p.nodes.pipe.Observe(s.podTask.Placed(nodeName))
 		}
 		p.mu.Unlock()
 	}
