@@ -12,6 +12,11 @@
 // (Clamp, ClampFloat, FromWhole), a pod's requests by every rule
 // (RequestsOf) and what it asks of individual devices (DeviceRequestOf).
 //
+// Devices is a device-level view of one resource: each node's devices and
+// how much of each is free, and, for a device that divides into
+// partitions (a GPU with MIG), its Layout and the counters it has left,
+// which say exactly which partitions still fit.
+//
 // Amounts are int64 in a canonical unit per resource (see UnitOf): cpu in
 // millicores, extended resources such as nvidia.com/gpu in milli-units
 // ("1.5" is 1500), memory and other native resources in bytes or counts

@@ -11,6 +11,14 @@
 // node by how much placing the task there lowers it. Both read the
 // per-device free amounts of a resource.Devices view, whose rows match the
 // scored table's.
+//
+// A GPU that divides into partitions (MIG, as Kubernetes' DRA publishes
+// it: resource.Layout) is measured by what its counters leave: a class of
+// one partition type (Class.Partition, a MIG profile) can use such a GPU
+// when a part of that type still fits its counters, wherever its free
+// amount puts it, so that FGD keeps the large profiles possible; a task of
+// parts is scored by the part its host's allocator takes (first fit, as
+// kube's DRA allocator picks).
 package frag
 
 import (

@@ -331,3 +331,32 @@ func TestNodePartsAgreesWithItsDefinition(t *testing.T) {
 		}
 	})
 }
+
+// A learning FGD counts a task of parts as a class of that partition: it
+// learns the MIG profiles the pods it sees ask for, and scores by them
+// (the second case of TestFGDOverPartitionsByHand, learned).
+func TestLearningFGDLearnsPartitions(t *testing.T) {
+	l := a100(t)
+	tab, devs := migNodes(t, l, nil, []string{"1g.10gb@0", "1g.10gb@4"})
+	h, err := NewHistogram(8, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewLearningScorer(tab.Schema(), devs, h, 2, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Observe(migTask("3g.40gb", 500))
+	s.Observe(migTask("1g.10gb", 125))
+	classes := h.Classes()
+	if len(classes) != 2 || classes[0].Partition == "" || classes[1].Partition == "" {
+		t.Fatalf("learned %+v", classes)
+	}
+	out := make([]float64, 2)
+	if err := s.ScoreNodes(migTask("1g.10gb", 125), scoring.NewSpan(tab, 0, 2), out); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(out, []float64{50, 51}) {
+		t.Errorf("scores %v, want [50 51]", out)
+	}
+}
