@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"sync"
 )
 
 // Partitionable devices: a GPU that divides into partitions (MIG), as
@@ -13,7 +14,9 @@ import (
 // taken while every counter it consumes has that much left. What a device
 // view's amount per device cannot say (whether a 3g.40gb still fits an
 // A100 with half of its memory free depends on which memory slices are
-// free) a Layout and the counters left say exactly.
+// free) a Layout and the counters left say exactly. A device that claims
+// share (KEP-5075: its capacities consumed share by share) is a layout of
+// its capacities whose parts are shares of any size (NewShareLayout).
 
 // Part is one partition a device can be divided into: its type (a MIG
 // profile, "3g.40gb") and what it consumes of each of the layout's
@@ -33,6 +36,11 @@ type Layout struct {
 	types    []string // distinct, ascending
 	byType   [][]int  // parts of types[k], in order
 	measured []bool   // the counters Free reads
+	// share, for a layout of shares, says what a share of a type
+	// consumes; resolved remembers its answers (type → []int64, nil for
+	// a type that is no share of the device).
+	share    func(typ string) ([]int64, bool)
+	resolved sync.Map
 }
 
 // MaxLayoutCounters and MaxLayoutParts bound a layout (NVIDIA publishes
@@ -92,6 +100,72 @@ func NewLayout(counters []int64, parts []Part) (*Layout, error) {
 		l.measured[k] = slots || c > 1
 	}
 	return l, nil
+}
+
+// NewShareLayout is the layout of a device that several claims share, its
+// capacities the counters (each in [0, MaxAmount]): a part of it is a
+// share of any size, whose type share resolves to what it consumes of
+// each capacity (false for a type that is no share of this device; a
+// consumption that is not one amount per capacity, each in [0, the
+// capacity], is none either). share must be safe for concurrent use and
+// give the same answer for a type every time: its answers are remembered.
+// Free reads every capacity.
+func NewShareLayout(capacities []int64, share func(typ string) ([]int64, bool)) (*Layout, error) {
+	if share == nil {
+		return nil, fmt.Errorf("layout: no share rule")
+	}
+	l, err := NewLayout(capacities, nil)
+	if err != nil {
+		return nil, err
+	}
+	for k := range l.measured {
+		l.measured[k] = true
+	}
+	l.share = share
+	return l, nil
+}
+
+// shareOf is what a share of the type consumes, nil when the layout has no
+// share rule or the type is no share of it.
+func (l *Layout) shareOf(typ string) []int64 {
+	if l.share == nil {
+		return nil
+	}
+	if c, ok := l.resolved.Load(typ); ok {
+		return c.([]int64)
+	}
+	c, ok := l.share(typ)
+	if !ok || l.CheckLeft(c) != nil {
+		c = nil
+	} else {
+		c = slices.Clone(c)
+	}
+	l.resolved.Store(typ, c)
+	return c
+}
+
+// Fit is what a part of the type that the counters left can take consumes:
+// the first such part's consumption, in the layout's order, or a share's;
+// false when none fits. The slice is the layout's: read it.
+func (l *Layout) Fit(typ string, left []int64) ([]int64, bool) {
+	if k := l.typeIndex(typ); k >= 0 {
+		for _, p := range l.byType[k] {
+			if l.PartFits(p, left) {
+				return l.parts[p].Consumes, true
+			}
+		}
+		return nil, false
+	}
+	c := l.shareOf(typ)
+	if c == nil {
+		return nil, false
+	}
+	for k, v := range c {
+		if v > left[k] {
+			return nil, false
+		}
+	}
+	return c, true
 }
 
 // Counters is what a whole device has of each counter (a copy).
@@ -179,8 +253,13 @@ func (l *Layout) Free(left []int64, perDevice int64) int64 {
 // Take returns the counters left once part p is taken from left (a new
 // slice); the part must fit (PartFits).
 func (l *Layout) Take(p int, left []int64) []int64 {
+	return minus(left, l.parts[p].Consumes)
+}
+
+// minus is left less what is consumed, a new slice.
+func minus(left, consumes []int64) []int64 {
 	after := slices.Clone(left)
-	for k, c := range l.parts[p].Consumes {
+	for k, c := range consumes {
 		after[k] -= c
 	}
 	return after
@@ -248,14 +327,14 @@ func (d *Devices) Partitioned(i int) []Partitioned {
 }
 
 // FitsPart reports whether node i has count devices that can each take a
-// part of the type (Layout.FirstFit).
+// part of the type (Layout.Fit).
 func (d *Devices) FitsPart(i int, typ string, count int) bool {
 	if count <= 0 {
 		return true
 	}
 	n := 0
 	for _, p := range d.Partitioned(i) {
-		if p.Layout.FirstFit(typ, p.Left) >= 0 {
+		if _, ok := p.Layout.Fit(typ, p.Left); ok {
 			if n++; n >= count {
 				return true
 			}
@@ -266,8 +345,8 @@ func (d *Devices) FitsPart(i int, typ string, count int) bool {
 
 // TakePart takes a part of the type on count of node i's devices that
 // divide: on each device in turn (the order SetPartitioned gave) that can
-// take one, the first that fits (Layout.FirstFit), as kube's DRA
-// allocator picks. It appends the devices it took from to dst[:0]; when
+// take one, the first that fits (Layout.Fit), as kube's DRA allocator
+// picks. It appends the devices it took from to dst[:0]; when
 // fewer than count devices can take a part, it is an error and nothing
 // changes.
 func (d *Devices) TakePart(i int, typ string, count int, dst []int) ([]int, error) {
@@ -286,8 +365,8 @@ func (d *Devices) TakePart(i int, typ string, count int, dst []int) ([]int, erro
 		if len(dst) == count {
 			break
 		}
-		if k := p.Layout.FirstFit(typ, p.Left); k >= 0 {
-			units[u].Left = p.Layout.Take(k, p.Left)
+		if c, ok := p.Layout.Fit(typ, p.Left); ok {
+			units[u].Left = minus(p.Left, c)
 			dst = append(dst, p.Device)
 		}
 	}

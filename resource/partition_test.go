@@ -1,6 +1,7 @@
 package resource
 
 import (
+	"fmt"
 	"math/big"
 	"slices"
 	"strings"
@@ -239,4 +240,53 @@ func TestLayoutAgreesWithItsDefinition(t *testing.T) {
 			}
 		}
 	})
+}
+
+// memoryShares is a device whose memory (80, in GiB) claims share: a type
+// "memory=<n>" is a share of n.
+func memoryShares(t testing.TB) *Layout {
+	t.Helper()
+	l, err := NewShareLayout([]int64{80}, func(typ string) ([]int64, bool) {
+		var n int64
+		if _, err := fmt.Sscanf(typ, "memory=%d", &n); err != nil {
+			return nil, false
+		}
+		return []int64{n}, true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// A device that claims share is a layout whose parts are shares of any
+// size: one fits while its capacity is left, to the unit; a type that is
+// no share, or a share larger than the device, fits nowhere.
+func TestShareLayout(t *testing.T) {
+	l := memoryShares(t)
+	for _, c := range []struct {
+		typ  string
+		left int64
+		fits bool
+	}{
+		{"memory=5", 5, true}, {"memory=5", 4, false}, {"memory=80", 80, true}, {"memory=81", 80, false},
+		{"memory=-1", 80, false}, {"3g.40gb", 80, false}, {"memory=5", 0, false},
+	} {
+		if _, ok := l.Fit(c.typ, []int64{c.left}); ok != c.fits {
+			t.Errorf("%s with %d left: fits %v, want %v", c.typ, c.left, ok, c.fits)
+		}
+	}
+	if got := l.Free([]int64{5}, 1000); got != 62 {
+		t.Errorf("free %d, want 62 (5 of 80, rounded down)", got)
+	}
+	if _, err := NewShareLayout([]int64{80}, nil); err == nil {
+		t.Error("a share layout without a rule")
+	}
+	d, _ := NewDevices("nvidia.com/gpu", 1000)
+	d.AddNode(2)
+	d.SetPartitioned(0, []Partitioned{{Device: 0, Layout: l, Left: []int64{20}}, {Device: 1, Layout: l, Left: []int64{80}}})
+	got, err := d.TakePart(0, "memory=30", 1, nil)
+	if err != nil || !slices.Equal(got, []int{1}) || !slices.Equal(d.Partitioned(0)[1].Left, []int64{50}) || d.Free(0)[1] != 625 {
+		t.Fatalf("took %v (%v): %v, free %v", got, err, d.Partitioned(0), d.Free(0))
+	}
 }

@@ -97,7 +97,7 @@ func (f *DeviceFilter) Explain(task *Task, nodes *resource.Table, row, _ int) st
 	if task.Partition != "" {
 		n := 0
 		for _, p := range f.devices.Partitioned(row) {
-			if p.Layout.FirstFit(task.Partition, p.Left) >= 0 {
+			if _, ok := p.Layout.Fit(task.Partition, p.Left); ok {
 				n++
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	resourcev1 "k8s.io/api/resource/v1"
+	kres "k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/resfit/resfit/resource"
 )
@@ -27,6 +28,14 @@ import (
 // resource.MaxAmount, whose slot (a counter of at most 1) is not 0 or 1,
 // or with a device consuming from a second set, has no layout: FGD then
 // measures the GPU by its free amount alone.
+
+// A device that claims share (KEP-5075's allowMultipleAllocations, under
+// the allocator's consumable capacity feature) is a share layout
+// (resource.NewShareLayout) of its capacities, in thousandths of their
+// units (in whole units where thousandths pass resource.MaxAmount): a
+// share's type is what it consumes of each, "memory=10Gi" (shareType), as
+// kube's allocator works it out from the request and the capacity's
+// request policy.
 
 // draRead holds what is worked out once per reading of the classes and
 // devices (readings that share them share it): the layouts, by unit.
@@ -141,17 +150,22 @@ func (d *DRA) makeLayout(node, unit string) *unitLayout {
 	return ul
 }
 
-// left is what the claims leave of a unit's counters, in its layout's
-// units, none below 0.
-func (ul *unitLayout) left(used map[string]*big.Rat) []int64 {
+// leftOf is what the claims leave of a unit's counters (or capacities),
+// in its layout's units (what they use rounded up), none below 0.
+func leftOf[K ~string](ul *unitLayout, used map[K]*big.Rat) []int64 {
 	left := ul.layout.Counters()
 	for k, name := range ul.names {
-		if u := used[name]; u != nil {
-			v, ok := scaled(u, ul.scale[k])
-			if !ok {
-				v = left[k]
+		if u := used[K(name)]; u != nil {
+			v := new(big.Rat).Mul(u, new(big.Rat).SetInt(ul.scale[k]))
+			q, r := new(big.Int).QuoRem(v.Num(), v.Denom(), new(big.Int))
+			if r.Sign() > 0 {
+				q.Add(q, big.NewInt(1))
 			}
-			left[k] = max(0, left[k]-v)
+			if q.Cmp(big.NewInt(left[k])) >= 0 {
+				left[k] = 0
+			} else {
+				left[k] -= q.Int64()
+			}
 		}
 	}
 	return left
@@ -174,23 +188,131 @@ func scaled(r *big.Rat, m *big.Int) (int64, bool) {
 	return q.Int64(), true
 }
 
-// partitioned is a node's units that have layouts, as the device view
-// records them (resource.Devices.SetPartitioned), by their index among
-// the node's units; and a key that tells two readings' apart.
-func (d *DRA) partitioned(node string, units []string) ([]resource.Partitioned, string) {
+// partitioned is a node's units (each given by its first device) that
+// have layouts, as the device view records them
+// (resource.Devices.SetPartitioned), by their index among the node's
+// units; and a key that tells two readings' apart.
+func (d *DRA) partitioned(node string, units []DRADevice) ([]resource.Partitioned, string) {
 	var out []resource.Partitioned
 	var key strings.Builder
-	for j, unit := range units {
-		if unit == "" {
+	for j, dev := range units {
+		var ul *unitLayout
+		var left []int64
+		switch {
+		case dev.unit != "":
+			if ul = d.layoutOf(node, dev.unit); ul.layout != nil {
+				left = leftOf(ul, d.usage().counters[dev.unit])
+			}
+		case dev.Shared && d.features.ConsumableCapacity && !d.usage().whole[dev.ID]:
+			if ul = d.shareLayoutOf(dev); ul.layout != nil {
+				left = leftOf(ul, d.usage().capacity[dev.ID])
+			}
+		}
+		if ul == nil || ul.layout == nil {
 			continue
 		}
-		ul := d.layoutOf(node, unit)
-		if ul.layout == nil {
-			continue
-		}
-		left := ul.left(d.usage().counters[unit])
 		out = append(out, resource.Partitioned{Device: j, Layout: ul.layout, Left: left})
 		fmt.Fprintf(&key, "%d:%p:%v;", j, ul.layout, left)
 	}
 	return out, key.String()
+}
+
+// shareLayoutOf is a shareable device as a share layout, made once per
+// reading.
+func (d *DRA) shareLayoutOf(dev DRADevice) *unitLayout {
+	key := "share:" + dev.ID.String()
+	if d.read != nil {
+		if l, ok := d.read.layouts.Load(key); ok {
+			return l.(*unitLayout)
+		}
+	}
+	ul := makeShareLayout(dev.capacity)
+	if d.read != nil {
+		l, _ := d.read.layouts.LoadOrStore(key, ul)
+		ul = l.(*unitLayout)
+	}
+	return ul
+}
+
+// makeShareLayout makes a share layout of capacities.
+func makeShareLayout(capacity map[resourcev1.QualifiedName]kres.Quantity) *unitLayout {
+	ul := &unitLayout{}
+	for name := range capacity {
+		ul.names = append(ul.names, string(name))
+	}
+	slices.Sort(ul.names)
+	values := make([]int64, len(ul.names))
+	ul.scale = make([]*big.Int, len(ul.names))
+	for k, name := range ul.names {
+		total := ratOf(capacity[resourcev1.QualifiedName(name)])
+		for _, m := range []int64{1000, 1} {
+			if v, ok := scaled(total, big.NewInt(m)); ok && new(big.Rat).Mul(total, big.NewRat(m, 1)).IsInt() {
+				values[k], ul.scale[k] = v, big.NewInt(m)
+				break
+			}
+		}
+		if ul.scale[k] == nil {
+			return ul
+		}
+	}
+	if len(values) == 0 {
+		return ul
+	}
+	l, err := resource.NewShareLayout(values, ul.consumes)
+	if err != nil {
+		return ul
+	}
+	ul.layout = l
+	return ul
+}
+
+// consumes is what a share of a type (shareType) consumes of each of the
+// layout's capacities; false when the type does not name each of them
+// once, or an amount is not whole in the layout's units.
+func (ul *unitLayout) consumes(typ string) ([]int64, bool) {
+	out := make([]int64, len(ul.names))
+	parts := strings.Split(typ, ",")
+	if len(parts) != len(ul.names) {
+		return nil, false
+	}
+	for k, part := range parts {
+		name, text, ok := strings.Cut(part, "=")
+		if !ok || name != ul.names[k] {
+			return nil, false
+		}
+		q, err := kres.ParseQuantity(text)
+		if err != nil {
+			return nil, false
+		}
+		r := ratOf(q)
+		if !new(big.Rat).Mul(r, new(big.Rat).SetInt(ul.scale[k])).IsInt() {
+			return nil, false
+		}
+		if out[k], ok = scaled(r, ul.scale[k]); !ok {
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// shareType is a share's type: what it consumes of each capacity, by name
+// in order, each amount in its canonical form ("memory=10Gi").
+func shareType(consumed map[resourcev1.QualifiedName]kres.Quantity) string {
+	names := make([]string, 0, len(consumed))
+	for name := range consumed {
+		names = append(names, string(name))
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	for i, name := range names {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		q := consumed[resourcev1.QualifiedName(name)]
+		if r := ratOf(q); r.IsInt() && r.Num().IsInt64() {
+			q = *kres.NewQuantity(r.Num().Int64(), kres.BinarySI)
+		}
+		b.WriteString(name + "=" + q.String())
+	}
+	return b.String()
 }

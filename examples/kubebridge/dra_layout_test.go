@@ -9,6 +9,7 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	kres "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"pgregory.net/rapid"
 
 	"github.com/resfit/resfit/examples/kubebridge/dratest"
@@ -177,4 +178,103 @@ func TestLayoutTypesAndUnits(t *testing.T) {
 	if units := huge.Partitioned(0); units != nil || len(huge.Free(0)) != 1 {
 		t.Errorf("a counter beyond an int64's layout: %v, free %v", units, huge.Free(0))
 	}
+}
+
+// Shareable H100s (KEP-5075, memory in 1Mi steps) are share layouts of
+// their capacities: with 60Gi of gpu-0's memory shared out, a pod's 10Gi
+// share is a task of type "memory=10Gi" (what the allocator has it
+// consume), which fits gpu-0's 20Gi left; a 30Gi share only gpu-1.
+func TestShareLayoutInTheDeviceView(t *testing.T) {
+	share := onDevice("node-a", "gpu-0")
+	share.ShareID = new(types.UID("s0"))
+	share.ConsumedCapacity = map[resourcev1.QualifiedName]kres.Quantity{"memory": kres.MustParse("60Gi")}
+	claims := []*resourcev1.ResourceClaim{held("held", share), newClaim("want", dratest.ShareRequest("r", "10Gi"))}
+	d, err := ReadDRA(DRAObjects{Slices: []*resourcev1.ResourceSlice{dratest.NVIDIAShareableSlice("node-a", 2, 0)}, Classes: dratest.NVIDIAClasses(), Claims: claims})
+	if err != nil {
+		t.Fatal(err)
+	}
+	view := migView(t, d, "node-a")
+	units := view.Partitioned(0)
+	if len(units) != 2 || !view.FitsPart(0, "memory=10Gi", 2) || view.FitsPart(0, "memory=30Gi", 2) || !view.FitsPart(0, "memory=30Gi", 1) {
+		t.Fatalf("partitioned %v", units)
+	}
+	if got := view.Free(0); !slices.Equal(got, []int64{250, 1000}) {
+		t.Errorf("free %v", got)
+	}
+	schema, err := d.SchemaFor(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt, err := d.NewPodTask(schema, claimPod("p", "want"), scoring.TaskOptions{Devices: resource.GPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, ok, err := pt.On("node-a")
+	if err != nil || !ok || task.Partition != "memory=10Gi" || task.Devices != (resource.DeviceRequest{Count: 1, Each: 125}) {
+		t.Fatalf("task on node-a: %+v (%v, %v)", task, ok, err)
+	}
+}
+
+// On a node of two shareable H100s with random shares allocated, a share
+// fits a GPU's layout exactly where kube's allocator can give it one, and
+// the first GPU it fits is the allocator's pick (a share of all 80Gi is a
+// whole GPU, which a GPU fits when nothing of it is shared out).
+func TestShareFitIsKubesAllocators(t *testing.T) {
+	slices := []*resourcev1.ResourceSlice{dratest.NVIDIAShareableSlice("node-a", 2, 0)}
+	rapid.Check(t, func(t *rapid.T) {
+		var claims []*resourcev1.ResourceClaim
+		used := [2]int64{}
+		for i := range rapid.IntRange(0, 5).Draw(t, "held") {
+			gpu := rapid.IntRange(0, 1).Draw(t, "gpu")
+			mi := rapid.Int64Range(1, 80*1024-used[gpu]).Draw(t, "Mi")
+			used[gpu] += mi
+			r := onDevice("node-a", fmt.Sprint("gpu-", gpu))
+			r.ShareID = new(types.UID(fmt.Sprint("s", i)))
+			r.ConsumedCapacity = map[resourcev1.QualifiedName]kres.Quantity{"memory": *kres.NewQuantity(mi<<20, kres.BinarySI)}
+			claims = append(claims, held(fmt.Sprint("held-", i), r))
+			if used[gpu] >= 80*1024 {
+				break
+			}
+		}
+		request := fmt.Sprintf("%dMi", rapid.Int64Range(1, 80*1024).Draw(t, "want Mi"))
+		if rapid.Bool().Draw(t, "in Ki") {
+			request = fmt.Sprintf("%dKi", rapid.Int64Range(1, 80*1024*1024).Draw(t, "want Ki"))
+		}
+		d, err := ReadDRA(DRAObjects{Slices: slices, Classes: dratest.NVIDIAClasses(), Claims: append(claims, newClaim("want", dratest.ShareRequest("r", request)))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := devicesOn(t, d, claimPod("p", "want"), "node-a")
+		want := "-"
+		pt, err := d.NewPodTask(mustSchema(t, d), claimPod("p", "want"), scoring.TaskOptions{Devices: resource.GPU})
+		if err != nil {
+			t.Fatal(err)
+		}
+		view := migView(t, d, "node-a")
+		if task, ok, _ := pt.On("node-a"); ok && task.Partition == "" {
+			// The whole GPU's memory: a whole device.
+			if j := view.Tightest(0, task.Devices.Each); j >= 0 && task.Devices.Each == 1000 {
+				want = fmt.Sprintf("gpu-%d memory=80Gi", j)
+			}
+		} else if ok {
+			for _, u := range view.Partitioned(0) {
+				if c, ok := u.Layout.Fit(task.Partition, u.Left); ok {
+					want = fmt.Sprintf("gpu-%d memory=%s", u.Device, kres.NewQuantity(c[0]/1000, kres.BinarySI))
+					break
+				}
+			}
+		}
+		if got != want {
+			t.Fatalf("%s: kube's allocator gives %s, the layouts %s", request, got, want)
+		}
+	})
+}
+
+func mustSchema(t fataler, d *DRA) *resource.Schema {
+	t.Helper()
+	s, err := d.SchemaFor(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -278,6 +278,9 @@ func (d *DRA) fitParts(node string, claims []pendingClaim) (take []int64, types 
 			id := DeviceID{r.Driver, r.Pool, r.Device}
 			share := d.takeOf(node, r)
 			typ := d.layoutPart(node, id)
+			if r.ShareID != nil && typ == "" {
+				typ = d.shareOn(node, id, r.ConsumedCapacity)
+			}
 			take[class] += inUnits(d.classes[class].Resource, share)
 			devices[class]++
 			types[class] = typ
@@ -299,6 +302,25 @@ func (d *DRA) fitParts(node string, claims []pendingClaim) (take []int64, types 
 		}
 	}
 	return take, types, true, nil
+}
+
+// shareOn is the type of a share of a device of a node (shareType) when
+// the device is a share layout that can resolve it; "" otherwise.
+func (d *DRA) shareOn(node string, id DeviceID, consumed map[resourcev1.QualifiedName]kres.Quantity) string {
+	for _, dev := range d.devices[node] {
+		if dev.ID == id && dev.unit == "" && dev.Shared && d.features.ConsumableCapacity {
+			ul := d.shareLayoutOf(dev)
+			typ := shareType(consumed)
+			if ul.layout == nil {
+				return ""
+			}
+			if _, ok := ul.consumes(typ); !ok {
+				return ""
+			}
+			return typ
+		}
+	}
+	return ""
 }
 
 // layoutPart is the partition type of a device of a node when it is a part

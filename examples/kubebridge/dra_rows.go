@@ -337,14 +337,14 @@ func (d *DRA) draNodeDevices(node, name string) nodeDevices {
 	devs := d.viewDevices(node, name)
 	nd := nodeDevices{fromDRA: true}
 	seen := map[string]bool{}
-	var units []string
+	var units []DRADevice
 	for _, dev := range devs {
 		key := cmp.Or(dev.unit, dev.ID.String())
 		if dev.unusable || seen[key] || len(nd.left) == resource.MaxDevicesPerNode {
 			continue
 		}
 		seen[key] = true
-		units = append(units, dev.unit)
+		units = append(units, dev)
 		if len(nd.left) == 0 {
 			nd.model = dev.Model
 		}

@@ -203,7 +203,7 @@ func (m *Measure) nodeByClass(freeCPU int64, free []int64, model string, idle in
 // (resource.Devices.Partitioned: their layouts and counters left, in the
 // order an allocator tries them), which a class of parts (Class.Partition)
 // is measured on: it can use a device that can take a part of its type
-// (resource.Layout.FirstFit), when the node has Count such devices, and the
+// (resource.Layout.Fit), when the node has Count such devices, and the
 // idle amount on the others is fragment for it. A class that is not of
 // parts is measured by the free amounts as in NodeModel, whose result this
 // is for a measure without classes of parts or a node without such
@@ -238,7 +238,7 @@ func (m *Measure) NodeParts(freeCPU int64, free []int64, parts []resource.Partit
 		} else {
 			usable := int64(0)
 			for _, p := range parts {
-				if p.Layout.FirstFit(c.partition, p.Left) >= 0 {
+				if _, ok := p.Layout.Fit(c.partition, p.Left); ok {
 					fits++
 					usable += free[p.Device]
 				}

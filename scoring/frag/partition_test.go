@@ -360,3 +360,33 @@ func TestLearningFGDLearnsPartitions(t *testing.T) {
 		t.Errorf("scores %v, want [50 51]", out)
 	}
 }
+
+// A GPU whose memory claims share, 5 of its 80 GiB left: free 62 of 1000
+// (5/80 rounded down). A class of 5 GiB shares (63 of 1000, rounded up)
+// can use it, as its capacity says: nothing of it is fragment. By free
+// amounts it could not (62 < 63), and all 62 would be.
+func TestFGDOverSharesToTheUnit(t *testing.T) {
+	shares, err := resource.NewShareLayout([]int64{80}, func(typ string) ([]int64, bool) {
+		var n int64
+		_, err := fmt.Sscanf(typ, "memory=%d", &n)
+		return []int64{n}, err == nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	devs, _ := resource.NewDevices(gpu, 1000)
+	devs.AddNode(1)
+	if err := devs.SetPartitioned(0, []resource.Partitioned{{Device: 0, Layout: shares, Left: []int64{5}}}); err != nil {
+		t.Fatal(err)
+	}
+	class := Class{Devices: resource.DeviceRequest{Count: 1, Each: 63}, Partition: "memory=5", Weight: 1}
+	m, _ := NewMeasure([]Class{class}, 1000)
+	if got := m.NodeParts(0, devs.Free(0), devs.Partitioned(0), ""); got != 0 {
+		t.Errorf("by capacity: %v, want 0", got)
+	}
+	class.Partition = ""
+	scalar, _ := NewMeasure([]Class{class}, 1000)
+	if got := scalar.NodeParts(0, devs.Free(0), devs.Partitioned(0), ""); got != 62 {
+		t.Errorf("by free amounts: %v, want 62", got)
+	}
+}

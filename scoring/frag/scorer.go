@@ -357,7 +357,7 @@ func (s *Scorer) evaluate(t *resource.Table, row int, key classKey, now []entry)
 // evaluateParts scores a task of parts (Task.Partition) on a node whose
 // devices that divide are parts: the part it takes on each of its devices
 // is the first that fits, in the order the allocator tries them
-// (resource.Devices.Partitioned, resource.Layout.FirstFit), which is
+// (resource.Devices.Partitioned, resource.Layout.Fit), which is
 // kube's DRA allocator's pick on a node whose driver lists a device's
 // parts together. It returns the score and the first device taken.
 func (s *Scorer) evaluateParts(before float64, freeCPU int64, free []int64, parts []resource.Partitioned, model string, key classKey) (float64, int) {
@@ -373,14 +373,14 @@ func (s *Scorer) evaluateParts(before float64, freeCPU int64, free []int64, part
 			break
 		}
 		l := after[u].Layout
-		p := l.FirstFit(key.partition, after[u].Left)
-		if p < 0 {
+		consumes, ok := l.Fit(key.partition, after[u].Left)
+		if !ok {
 			continue
 		}
 		n := len(lefts)
 		lefts = append(lefts, after[u].Left...)
 		left := lefts[n:len(lefts):len(lefts)]
-		for k, c := range l.Part(p).Consumes {
+		for k, c := range consumes {
 			left[k] -= c
 		}
 		after[u].Left = left

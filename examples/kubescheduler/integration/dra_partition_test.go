@@ -46,22 +46,18 @@ func TestSchedulerPlacesPartitionsAndShares(t *testing.T) {
 	createDRANodes(t, c.ctx, c.cs, "mig-a", "mig-b", "share-a", "share-b")
 	slices := append(dratest.NVIDIAMIGSlices("mig-a", 1, 0), dratest.NVIDIAMIGSlices("mig-b", 1, 0)...)
 	c.publish(append(slices, dratest.NVIDIAShareableSlice("share-a", 1, 0), dratest.NVIDIAShareableSlice("share-b", 1, 0))...)
-	h100 := "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'"
-	share := func(memory string) resourcev1.DeviceRequest {
-		r := dratest.ShareRequest("gpus", memory)
-		r.Exactly.Selectors = append(r.Exactly.Selectors, resourcev1.DeviceSelector{CEL: &resourcev1.CELDeviceSelector{Expression: h100}})
-		return r
-	}
 	c.run("notebook", dratest.MIGRequest("gpus", "3g.40gb"), "mig-a")
-	c.run("infer", share("60Gi"), "share-a")
+	c.run("infer", h100Share("60Gi"), "share-a")
 	c.place("mig-1", dratest.MIGRequest("gpus", "3g.40gb"), "mig-a", "mig-b")
-	c.place("share-1", share("10Gi"), "share-a", "share-b")
+	c.place("share-1", h100Share("10Gi"), "share-a", "share-b")
 }
 
-// FGD over MIG partitions, on a real kube-apiserver and etcd with the real
-// kube-scheduler, its DynamicResources plugin allocating the claims and
-// resfit's FGD alone scoring, its classes the A100's five MIG profiles,
-// alike: mig-a's A100 holds a 1g.10gb (slice 0), mig-b's is whole, mig-c's
+// FGD over MIG partitions and memory shares, on a real kube-apiserver and
+// etcd with the real kube-scheduler, its DynamicResources plugin
+// allocating the claims and resfit's FGD alone scoring: in one profile its
+// classes are the A100's five MIG profiles, alike, in another shares of
+// 10Gi and 40Gi of an H100's memory, alike. mig-a's A100 holds a 1g.10gb
+// (slice 0), mig-b's is whole, mig-c's
 // holds two 2g.20gb (slices 0–3). A 3g.40gb goes to mig-c, whose other
 // half it fills (FGD 54; mig-a 52, mig-b 45: on mig-b it would leave no
 // 7g.80gb, on mig-a no 3g.40gb). Counted by its free amount, mig-c's
@@ -69,8 +65,12 @@ func TestSchedulerPlacesPartitionsAndShares(t *testing.T) {
 // 3g.40gb's 500 (half its memory), so FGD over free amounts found no room
 // there though the 3g.40gb fits its counters. Then a 1g.10gb goes beside
 // the other on mig-a (mig-a 51, mig-b 41, mig-c full): mig-b keeps its
-// 7g.80gb possible. Each claim is allocated the device resfit predicted.
-func TestFGDKeepsLargeMIGProfilesPossible(t *testing.T) {
+// 7g.80gb possible. A 10Gi share goes to share-a, whose H100 has 20Gi of
+// its memory left (share-b's has 80Gi): FGD 51 (of share-a's 20Gi a
+// 40Gi share could use none before, and the 10Gi left after are fewer)
+// against 50 (share-b keeps room for both). Each claim is allocated the
+// device resfit predicted.
+func TestFGDOverPartitionsAndShares(t *testing.T) {
 	var classes []string
 	for _, p := range []struct {
 		name  string
@@ -78,33 +78,51 @@ func TestFGDKeepsLargeMIGProfilesPossible(t *testing.T) {
 	}{{"1g.10gb", 143}, {"2g.20gb", 286}, {"3g.40gb", 500}, {"4g.40gb", 572}, {"7g.80gb", 1000}} {
 		classes = append(classes, fmt.Sprintf(`{"gpus": 1, "gpuShare": %d, "partition": %q}`, p.share, p.name))
 	}
-	args := fmt.Sprintf(`{"classes": [%s]}`, strings.Join(classes, ", "))
+	shares := []string{`{"gpus": 1, "gpuShare": 125, "partition": "memory=10Gi"}`, `{"gpus": 1, "gpuShare": 500, "partition": "memory=40Gi"}`}
 	cfg := configtesting.V1ToInternalWithDefaults(t, kubeschedulerconfigv1.KubeSchedulerConfiguration{
-		Profiles: []kubeschedulerconfigv1.KubeSchedulerProfile{{
-			SchedulerName: ptr.To("fgd"),
-			Plugins: &kubeschedulerconfigv1.Plugins{
-				MultiPoint: kubeschedulerconfigv1.PluginSet{Enabled: []kubeschedulerconfigv1.Plugin{{Name: plugins.FGDName}}},
-				Score: kubeschedulerconfigv1.PluginSet{
-					Disabled: []kubeschedulerconfigv1.Plugin{{Name: "*"}},
-					Enabled:  []kubeschedulerconfigv1.Plugin{{Name: plugins.FGDName, Weight: ptr.To[int32](1)}},
-				},
-			},
-			PluginConfig: []kubeschedulerconfigv1.PluginConfig{{Name: plugins.FGDName, Args: runtime.RawExtension{Raw: []byte(args)}}},
-		}},
+		Profiles: []kubeschedulerconfigv1.KubeSchedulerProfile{fgdProfile("fgd-mig", classes), fgdProfile("fgd-shares", shares)},
 	})
 	registry := frameworkruntime.Registry{plugins.FGDName: plugins.NewFGD}
-	c := newDRAScene(t, "resfit-fgd-mig", cfg, registry, "fgd")
-	createDRANodes(t, c.ctx, c.cs, "mig-a", "mig-b", "mig-c")
+	c := newDRAScene(t, "resfit-fgd-parts", cfg, registry, "fgd-mig")
+	createDRANodes(t, c.ctx, c.cs, "mig-a", "mig-b", "mig-c", "share-a", "share-b")
 	var slices []*resourcev1.ResourceSlice
 	for _, node := range []string{"mig-a", "mig-b", "mig-c"} {
 		slices = append(slices, dratest.NVIDIAMIGSlices(node, 1, 0)...)
 	}
-	c.publish(slices...)
+	c.publish(append(slices, dratest.NVIDIAShareableSlice("share-a", 1, 0), dratest.NVIDIAShareableSlice("share-b", 1, 0))...)
 	c.run("small", dratest.MIGRequest("gpus", "1g.10gb"), "mig-a")
 	c.run("medium-0", dratest.MIGRequest("gpus", "2g.20gb"), "mig-c")
 	c.run("medium-1", dratest.MIGRequest("gpus", "2g.20gb"), "mig-c")
 	c.place("half", dratest.MIGRequest("gpus", "3g.40gb"), "mig-c", "mig-a", "mig-b")
 	c.place("small-1", dratest.MIGRequest("gpus", "1g.10gb"), "mig-a", "mig-b")
+	c.scheduler = "fgd-shares"
+	c.run("infer", h100Share("60Gi"), "share-a")
+	c.place("infer-1", h100Share("10Gi"), "share-a", "share-b")
+}
+
+// fgdProfile is a profile that scores with resfit's FGD alone, over the
+// classes (JSON objects).
+func fgdProfile(name string, classes []string) kubeschedulerconfigv1.KubeSchedulerProfile {
+	args := fmt.Sprintf(`{"classes": [%s]}`, strings.Join(classes, ", "))
+	return kubeschedulerconfigv1.KubeSchedulerProfile{
+		SchedulerName: ptr.To(name),
+		Plugins: &kubeschedulerconfigv1.Plugins{
+			MultiPoint: kubeschedulerconfigv1.PluginSet{Enabled: []kubeschedulerconfigv1.Plugin{{Name: plugins.FGDName}}},
+			Score: kubeschedulerconfigv1.PluginSet{
+				Disabled: []kubeschedulerconfigv1.Plugin{{Name: "*"}},
+				Enabled:  []kubeschedulerconfigv1.Plugin{{Name: plugins.FGDName, Weight: ptr.To[int32](1)}},
+			},
+		},
+		PluginConfig: []kubeschedulerconfigv1.PluginConfig{{Name: plugins.FGDName, Args: runtime.RawExtension{Raw: []byte(args)}}},
+	}
+}
+
+// h100Share is a request for a share of an H100's memory.
+func h100Share(memory string) resourcev1.DeviceRequest {
+	r := dratest.ShareRequest("gpus", memory)
+	h100 := "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'"
+	r.Exactly.Selectors = append(r.Exactly.Selectors, resourcev1.DeviceSelector{CEL: &resourcev1.CELDeviceSelector{Expression: h100}})
+	return r
 }
 
 // draScene is a real kube-apiserver and kube-scheduler with a profile of
