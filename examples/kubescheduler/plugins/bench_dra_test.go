@@ -206,6 +206,9 @@ func draBenchFramework(b *testing.B, ctx context.Context, snapshot *cache.Snapsh
 		case ResourceStrategyFitName:
 			profile.PluginConfig = append(profile.PluginConfig, config.PluginConfig{Name: name,
 				Args: &runtime.Unknown{Raw: []byte(mostAllocated), ContentType: runtime.ContentTypeJSON}})
+		case FGDName:
+			profile.PluginConfig = append(profile.PluginConfig, config.PluginConfig{Name: name,
+				Args: &runtime.Unknown{Raw: []byte(fgdOverParts), ContentType: runtime.ContentTypeJSON}})
 		}
 	}
 	fw, err := frameworkruntime.NewFramework(ctx, registry, profile, frameworkruntime.WithSnapshotSharedLister(snapshot),

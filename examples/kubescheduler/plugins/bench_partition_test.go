@@ -79,13 +79,21 @@ func partitionBenchCluster(n int) ([]*v1.Node, []*v1.Pod, []runtime.Object) {
 	return nodes, pods, objects
 }
 
+// fgdOverParts are FGD's arguments over the A100's MIG profiles and 10Gi
+// and 40Gi shares of an H100's memory, alike.
+const fgdOverParts = `{"classes": [{"gpus": 1, "gpuShare": 143, "partition": "1g.10gb"}, {"gpus": 1, "gpuShare": 286, "partition": "2g.20gb"},
+	{"gpus": 1, "gpuShare": 500, "partition": "3g.40gb"}, {"gpus": 1, "gpuShare": 572, "partition": "4g.40gb"},
+	{"gpus": 1, "gpuShare": 1000, "partition": "7g.80gb"}, {"gpus": 1, "gpuShare": 125, "partition": "memory=10Gi"},
+	{"gpus": 1, "gpuShare": 500, "partition": "memory=40Gi"}]}`
+
 // BenchmarkFrameworkCyclePartitions is BenchmarkFrameworkCycleDRA on
 // partitioned and shared GPUs (partitionBenchCluster): a scheduling
 // cycle of a pod with a 3g.40gb claim, and of one with a 10Gi share, on
 // 1000 and 5000 nodes, with kube-scheduler's own SharedDRAManager. The
 // floor is DynamicResources beside a plugin that does nothing at
 // ResourceStrategyFit's points; ResourceStrategyFit (GPUs MostAllocated)
-// beside DynamicResources is what a profile deploys. ns/node per cycle.
+// beside DynamicResources is what a profile deploys, and so is FGD over the
+// MIG profiles and shares (fgdOverParts). ns/node per cycle.
 func BenchmarkFrameworkCyclePartitions(b *testing.B) {
 	klog.SetOutput(discard{})
 	klog.LogToStderr(false)
@@ -99,6 +107,7 @@ func BenchmarkFrameworkCyclePartitions(b *testing.B) {
 		}{
 			{"DynamicResources+Noop", []string{dynamicresources.Name, "Noop"}},
 			{"DynamicResources+ResourceStrategyFit", []string{dynamicresources.Name, ResourceStrategyFitName}},
+			{"DynamicResources+FGD", []string{dynamicresources.Name, FGDName}},
 		} {
 			fw := draBenchFramework(b, ctx, snapshot, prof.plugins, m, factory, client)
 			for _, claim := range []string{"mig-claim", "share-claim"} {
