@@ -148,7 +148,17 @@ func (l *Layout) shareOf(typ string) []int64 {
 // the first such part's consumption, in the layout's order, or a share's;
 // false when none fits. The slice is the layout's: read it.
 func (l *Layout) Fit(typ string, left []int64) ([]int64, bool) {
-	if k := l.typeIndex(typ); k >= 0 {
+	return l.FitIndexed(l.TypeIndex(typ), typ, left)
+}
+
+// TypeIndex is the index of a type among the layout's parts' types
+// (Types), -1 when no part is of it: what FitIndexed takes, for a caller
+// that asks about the same type on many devices of one layout.
+func (l *Layout) TypeIndex(typ string) int { return l.typeIndex(typ) }
+
+// FitIndexed is Fit for a type whose TypeIndex in this layout is k.
+func (l *Layout) FitIndexed(k int, typ string, left []int64) ([]int64, bool) {
+	if k >= 0 {
 		for _, p := range l.byType[k] {
 			if l.PartFits(p, left) {
 				return l.parts[p].Consumes, true

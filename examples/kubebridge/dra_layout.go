@@ -49,6 +49,7 @@ type unitLayout struct {
 	layout *resource.Layout
 	names  []string
 	scale  []*big.Int
+	shares bool
 }
 
 // partType is a device's partition type ("" for none): the attribute its
@@ -72,7 +73,8 @@ func partType(s *resourcev1.ResourceSlice, dev resourcev1.Device) string {
 	return attr("profile")
 }
 
-// layoutOf is a node's unit as a layout, made once per reading.
+// layoutOf is a node's unit as a layout, made once per reading; units
+// alike (GPUs of one kind) share one.
 func (d *DRA) layoutOf(node, unit string) *unitLayout {
 	if d.read == nil {
 		return d.makeLayout(node, unit)
@@ -80,8 +82,33 @@ func (d *DRA) layoutOf(node, unit string) *unitLayout {
 	if l, ok := d.read.layouts.Load(unit); ok {
 		return l.(*unitLayout)
 	}
-	l, _ := d.read.layouts.LoadOrStore(unit, d.makeLayout(node, unit))
+	return d.read.share(unit, d.makeLayout(node, unit))
+}
+
+// share keeps a layout made for a key, or the one made before it for a
+// unit alike.
+func (r *draRead) share(key string, ul *unitLayout) *unitLayout {
+	if ul.layout != nil {
+		alike, _ := r.layouts.LoadOrStore("alike:"+ul.signature(), ul)
+		ul = alike.(*unitLayout)
+	}
+	l, _ := r.layouts.LoadOrStore(key, ul)
 	return l.(*unitLayout)
+}
+
+// signature says what a layout is: its counters' names, units and
+// amounts, its parts' types and consumption, and whether it is of shares.
+func (ul *unitLayout) signature() string {
+	var b strings.Builder
+	l := ul.layout
+	fmt.Fprint(&b, ul.names, ul.scale, l.Counters(), l.Parts())
+	for p := range l.Parts() {
+		fmt.Fprintf(&b, "|%q%v", l.Part(p).Type, l.Part(p).Consumes)
+	}
+	if ul.shares {
+		b.WriteString("|shares")
+	}
+	return b.String()
 }
 
 // makeLayout makes a unit's layout from its set and the node's devices
@@ -221,22 +248,18 @@ func (d *DRA) partitioned(node string, units []DRADevice) ([]resource.Partitione
 // reading.
 func (d *DRA) shareLayoutOf(dev DRADevice) *unitLayout {
 	key := "share:" + dev.ID.String()
-	if d.read != nil {
-		if l, ok := d.read.layouts.Load(key); ok {
-			return l.(*unitLayout)
-		}
+	if d.read == nil {
+		return makeShareLayout(dev.capacity)
 	}
-	ul := makeShareLayout(dev.capacity)
-	if d.read != nil {
-		l, _ := d.read.layouts.LoadOrStore(key, ul)
-		ul = l.(*unitLayout)
+	if l, ok := d.read.layouts.Load(key); ok {
+		return l.(*unitLayout)
 	}
-	return ul
+	return d.read.share(key, makeShareLayout(dev.capacity))
 }
 
 // makeShareLayout makes a share layout of capacities.
 func makeShareLayout(capacity map[resourcev1.QualifiedName]kres.Quantity) *unitLayout {
-	ul := &unitLayout{}
+	ul := &unitLayout{shares: true}
 	for name := range capacity {
 		ul.names = append(ul.names, string(name))
 	}

@@ -68,8 +68,8 @@ func TestMIGLayoutInTheDeviceView(t *testing.T) {
 		t.Errorf("free %v", got)
 	}
 	units := view.Partitioned(0)
-	if len(units) != 2 || units[0].Device != 0 || units[1].Device != 1 {
-		t.Fatalf("partitioned %v", units)
+	if len(units) != 2 || units[0].Device != 0 || units[1].Device != 1 || units[0].Layout != units[1].Layout {
+		t.Fatalf("partitioned %v (the two A100s share one layout)", units)
 	}
 	l := units[0].Layout
 	if len(l.Counters()) != 12 || l.Parts() != 14 || fmt.Sprint(l.Types()) != "[1g.10gb 2g.20gb 3g.40gb 4g.40gb 7g.80gb]" {

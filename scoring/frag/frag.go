@@ -219,6 +219,64 @@ func (m *Measure) NodeParts(freeCPU int64, free []int64, parts []resource.Partit
 	if idle == 0 {
 		return 0
 	}
+	if len(m.gpu) > maxThresholds {
+		return m.partsByClass(freeCPU, free, parts, model, idle)
+	}
+	// Per class, the devices it can use and their free amount: the devices
+	// that divide walked once, each class's type looked up once per layout.
+	var fits [maxThresholds]int
+	var usable [maxThresholds]int64
+	var index [maxThresholds]int
+	var layout *resource.Layout
+	for _, p := range parts {
+		if p.Layout != layout {
+			layout = p.Layout
+			for i, c := range m.gpu {
+				if c.partition != "" {
+					index[i] = layout.TypeIndex(c.partition)
+				}
+			}
+		}
+		for i, c := range m.gpu {
+			if c.partition == "" {
+				continue
+			}
+			if _, ok := layout.FitIndexed(index[i], c.partition, p.Left); ok {
+				fits[i]++
+				usable[i] += free[p.Device]
+			}
+		}
+	}
+	frag := m.cpuOnly * float64(idle)
+	for i, c := range m.gpu {
+		unusable := idle
+		switch {
+		case freeCPU < c.cpu || !c.models.Accepts(model):
+		case c.partition != "":
+			if fits[i] >= c.count {
+				unusable = idle - usable[i]
+			}
+		default:
+			n, small := 0, int64(0)
+			for _, g := range free {
+				if g >= c.each {
+					n++
+				} else {
+					small += g
+				}
+			}
+			if n >= c.count {
+				unusable = small
+			}
+		}
+		frag += c.weight * float64(unusable)
+	}
+	return frag
+}
+
+// partsByClass is NodeParts class by class, for a measure of more than
+// maxThresholds device classes: the same sums in the same order.
+func (m *Measure) partsByClass(freeCPU int64, free []int64, parts []resource.Partitioned, model string, idle int64) float64 {
 	frag := m.cpuOnly * float64(idle)
 	for _, c := range m.gpu {
 		if freeCPU < c.cpu || !c.models.Accepts(model) {

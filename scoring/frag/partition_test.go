@@ -307,6 +307,9 @@ func TestNodePartsAgreesWithItsDefinition(t *testing.T) {
 		if got != want {
 			t.Fatalf("NodeParts %v, definition %v", got, want)
 		}
+		if byClass := m.partsByClass(freeCPU, free, parts, "", devs.FreeTotal(0)); devs.FreeTotal(0) > 0 && m.partitioned && len(parts) > 0 && byClass != got {
+			t.Fatalf("NodeParts %v, class by class %v", got, byClass)
+		}
 		if !m.partitioned && got != m.NodeModel(freeCPU, free, "") {
 			t.Fatalf("NodeParts %v, NodeModel %v", got, m.NodeModel(freeCPU, free, ""))
 		}

@@ -317,9 +317,40 @@ func (s *Scorer) evaluate(t *resource.Table, row int, key classKey, now []entry)
 	if key.partition != "" {
 		return s.evaluateParts(before, left, free, parts, model, key)
 	}
-	if len(parts) > 0 && s.measure.partitioned {
-		return s.evaluateBesideParts(before, left, free, parts, model, req)
+	if !s.measure.partitioned {
+		parts = nil // measured by free amounts alone
 	}
+	return s.take(before, left, free, after, parts, model, req)
+}
+
+// afterTaking is the fragmentation of a node once a task that is not of
+// parts takes from its devices (free before, after once taken): by free
+// amounts when parts is nil; otherwise a device the task takes from is no
+// longer known to divide (a whole device it takes has nothing left; what a
+// share of a device would leave of its parts, the device's layout cannot
+// say).
+func (s *Scorer) afterTaking(freeCPU int64, free, after []int64, parts []resource.Partitioned, model string) float64 {
+	if parts == nil {
+		return s.measure.NodeModel(freeCPU, after, model)
+	}
+	var buf [16]resource.Partitioned
+	kept := buf[:0]
+	for _, p := range parts {
+		if after[p.Device] == free[p.Device] {
+			kept = append(kept, p)
+		}
+	}
+	return s.measure.NodeParts(freeCPU, after, kept, model)
+}
+
+// take scores a task that is not of parts on a node whose fragmentation
+// is before, with freeCPU left once it is placed and the given free
+// amounts per device (after a copy of them to change): a share of one
+// device on each device it fits, keeping the best (the first among equals,
+// Device returns it; devices of equal free amounts score the same, and are
+// scored once, unless some divide into parts); whole devices (or none) on
+// the tightest fitting ones, one at a time (afterTaking).
+func (s *Scorer) take(before float64, freeCPU int64, free, after []int64, parts []resource.Partitioned, model string, req resource.DeviceRequest) (float64, int) {
 	if req.Count == 1 && req.Each < s.devices.PerDevice() {
 		best, device := 0.0, -1
 	next:
@@ -328,12 +359,12 @@ func (s *Scorer) evaluate(t *resource.Table, row int, key classKey, now []entry)
 				continue
 			}
 			for _, g := range free[:j] {
-				if g == f {
+				if g == f && parts == nil {
 					continue next // an equal device earlier scored the same
 				}
 			}
 			after[j] -= req.Each
-			score := Score(before-s.measure.NodeModel(left, after, model), s.perDevice)
+			score := Score(before-s.afterTaking(freeCPU, free, after, parts, model), s.perDevice)
 			after[j] = f
 			if device < 0 || score > best {
 				best, device = score, j
@@ -341,7 +372,6 @@ func (s *Scorer) evaluate(t *resource.Table, row int, key classKey, now []entry)
 		}
 		return best, device
 	}
-	// Whole devices (or none): the tightest fitting ones, one at a time.
 	for range req.Count {
 		j := -1
 		for k, f := range after {
@@ -351,8 +381,22 @@ func (s *Scorer) evaluate(t *resource.Table, row int, key classKey, now []entry)
 		}
 		after[j] -= req.Each // Fits guarantees a device
 	}
-	return Score(before-s.measure.NodeModel(left, after, model), s.perDevice), -1
+	return Score(before-s.afterTaking(freeCPU, free, after, parts, model), s.perDevice), -1
 }
+
+// partBuffers are what evaluateParts works in: the node's free amounts and
+// partitioned devices once the task takes its parts, and the counters left
+// of those it takes from. partScratch keeps them between calls, which may
+// run at once (ScoreParallel).
+type partBuffers struct {
+	free  []int64
+	parts []resource.Partitioned
+	lefts []int64
+}
+
+var partScratch = sync.Pool{New: func() any {
+	return &partBuffers{free: make([]int64, 0, 64), parts: make([]resource.Partitioned, 0, 16), lefts: make([]int64, 0, 512)}
+}}
 
 // evaluateParts scores a task of parts (Task.Partition) on a node whose
 // devices that divide are parts: the part it takes on each of its devices
@@ -361,12 +405,12 @@ func (s *Scorer) evaluate(t *resource.Table, row int, key classKey, now []entry)
 // kube's DRA allocator's pick on a node whose driver lists a device's
 // parts together. It returns the score and the first device taken.
 func (s *Scorer) evaluateParts(before float64, freeCPU int64, free []int64, parts []resource.Partitioned, model string, key classKey) (float64, int) {
-	var freeBuf [64]int64
-	var partBuf [16]resource.Partitioned
-	var leftBuf [512]int64
-	afterFree := append(freeBuf[:0], free...)
-	after := append(partBuf[:0], parts...)
-	lefts := leftBuf[:0]
+	b := partScratch.Get().(*partBuffers)
+	defer partScratch.Put(b)
+	afterFree := append(b.free[:0], free...)
+	after := append(b.parts[:0], parts...)
+	lefts := b.lefts[:0]
+	defer func() { b.free, b.parts, b.lefts = afterFree, after, lefts }() // keep what grew
 	first, taken := -1, 0
 	for u := range after {
 		if taken == key.req.Count {
@@ -391,50 +435,4 @@ func (s *Scorer) evaluateParts(before float64, freeCPU int64, free []int64, part
 		taken++
 	}
 	return Score(before-s.measure.NodeParts(freeCPU, afterFree, after, model), s.perDevice), first
-}
-
-// evaluateBesideParts scores a task that is not of parts on a node some of
-// whose devices divide, for a measure with classes of parts: its devices
-// as in evaluate (a share on each device it fits, keeping the best; whole
-// devices on the tightest), where a device it takes from is no longer
-// known to divide (a whole device it takes has nothing left; what a share
-// of a device would leave of its parts, the device's layout cannot say).
-func (s *Scorer) evaluateBesideParts(before float64, freeCPU int64, free []int64, parts []resource.Partitioned, model string, req resource.DeviceRequest) (float64, int) {
-	var freeBuf [64]int64
-	var partBuf [16]resource.Partitioned
-	after := append(freeBuf[:0], free...)
-	measure := func() float64 {
-		kept := partBuf[:0]
-		for _, p := range parts {
-			if after[p.Device] == free[p.Device] {
-				kept = append(kept, p)
-			}
-		}
-		return s.measure.NodeParts(freeCPU, after, kept, model)
-	}
-	if req.Count == 1 && req.Each < s.devices.PerDevice() {
-		best, device := 0.0, -1
-		for j, f := range free {
-			if f < req.Each {
-				continue
-			}
-			after[j] -= req.Each
-			score := Score(before-measure(), s.perDevice)
-			after[j] = f
-			if device < 0 || score > best {
-				best, device = score, j
-			}
-		}
-		return best, device
-	}
-	for range req.Count {
-		j := -1
-		for k, f := range after {
-			if f >= req.Each && f == free[k] && (j < 0 || f < after[j]) {
-				j = k
-			}
-		}
-		after[j] -= req.Each
-	}
-	return Score(before-measure(), s.perDevice), -1
 }
