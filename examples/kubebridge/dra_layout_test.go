@@ -78,17 +78,8 @@ func TestMIGLayoutInTheDeviceView(t *testing.T) {
 	if !view.FitsPart(0, "3g.40gb", 2) || !view.FitsPart(0, "7g.80gb", 1) || view.FitsPart(0, "7g.80gb", 2) {
 		t.Error("fits part")
 	}
-	schema, err := d.SchemaFor(nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pt, err := d.NewPodTask(schema, claimPod("p", "want"), scoring.TaskOptions{Devices: resource.GPU})
-	if err != nil {
-		t.Fatal(err)
-	}
-	task, ok, err := pt.On("node-a")
-	if err != nil || !ok || task.Partition != "3g.40gb" || task.Devices != (resource.DeviceRequest{Count: 1, Each: 500}) {
-		t.Fatalf("task on node-a: %+v (%v, %v)", task, ok, err)
+	if task := taskOn(t, d, claimPod("p", "want"), "node-a"); task == nil || task.Partition != "3g.40gb" || task.Devices != (resource.DeviceRequest{Count: 1, Each: 500}) {
+		t.Fatalf("task on node-a: %+v", task)
 	}
 }
 
@@ -201,17 +192,8 @@ func TestShareLayoutInTheDeviceView(t *testing.T) {
 	if got := view.Free(0); !slices.Equal(got, []int64{250, 1000}) {
 		t.Errorf("free %v", got)
 	}
-	schema, err := d.SchemaFor(nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pt, err := d.NewPodTask(schema, claimPod("p", "want"), scoring.TaskOptions{Devices: resource.GPU})
-	if err != nil {
-		t.Fatal(err)
-	}
-	task, ok, err := pt.On("node-a")
-	if err != nil || !ok || task.Partition != "memory=10Gi" || task.Devices != (resource.DeviceRequest{Count: 1, Each: 125}) {
-		t.Fatalf("task on node-a: %+v (%v, %v)", task, ok, err)
+	if task := taskOn(t, d, claimPod("p", "want"), "node-a"); task == nil || task.Partition != "memory=10Gi" || task.Devices != (resource.DeviceRequest{Count: 1, Each: 125}) {
+		t.Fatalf("task on node-a: %+v", task)
 	}
 }
 
@@ -246,12 +228,10 @@ func TestShareFitIsKubesAllocators(t *testing.T) {
 		}
 		got := devicesOn(t, d, claimPod("p", "want"), "node-a")
 		want := "-"
-		pt, err := d.NewPodTask(mustSchema(t, d), claimPod("p", "want"), scoring.TaskOptions{Devices: resource.GPU})
-		if err != nil {
-			t.Fatal(err)
-		}
 		view := migView(t, d, "node-a")
-		if task, ok, _ := pt.On("node-a"); ok && task.Partition == "" {
+		task := taskOn(t, d, claimPod("p", "want"), "node-a")
+		ok := task != nil
+		if ok && task.Partition == "" {
 			// The whole GPU's memory: a whole device.
 			if j := view.Tightest(0, task.Devices.Each); j >= 0 && task.Devices.Each == 1000 {
 				want = fmt.Sprintf("gpu-%d memory=80Gi", j)
@@ -270,11 +250,24 @@ func TestShareFitIsKubesAllocators(t *testing.T) {
 	})
 }
 
-func mustSchema(t fataler, d *DRA) *resource.Schema {
+// taskOn is a pod's task on a node (PodTask.On) over the schema of DRA's
+// classes, with the view nvidia.com/gpu; nil where its claims do not fit.
+func taskOn(t fataler, d *DRA, pod *v1.Pod, node string) *scoring.Task {
 	t.Helper()
-	s, err := d.SchemaFor(nil, nil)
+	schema, err := d.SchemaFor(nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	pt, err := d.NewPodTask(schema, pod, scoring.TaskOptions{Devices: resource.GPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, ok, err := pt.On(node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ok {
+		return nil
+	}
+	return task
 }

@@ -144,7 +144,7 @@ func (m *Measure) NodeModel(freeCPU int64, free []int64, model string) float64 {
 		return 0
 	}
 	if len(m.thresholds) > maxThresholds {
-		return m.nodeByClass(freeCPU, free, model, idle)
+		return m.partsByClass(freeCPU, free, nil, model, idle)
 	}
 	// For each threshold, the devices with at least that much free and
 	// the free amount on the others.
@@ -168,33 +168,6 @@ func (m *Measure) NodeModel(freeCPU int64, free []int64, model string) float64 {
 			unusable = small[c.at]
 		}
 		frag += c.weight * float64(unusable)
-	}
-	return frag
-}
-
-// nodeByClass is NodeModel counting the devices once per class, for a
-// measure with more than maxThresholds amounts per device: the same sums
-// in the same order.
-func (m *Measure) nodeByClass(freeCPU int64, free []int64, model string, idle int64) float64 {
-	frag := m.cpuOnly * float64(idle)
-	for _, c := range m.gpu {
-		if freeCPU < c.cpu || !c.models.Accepts(model) || c.partition != "" {
-			frag += c.weight * float64(idle)
-			continue
-		}
-		fits := 0
-		var small int64
-		for _, g := range free {
-			if g >= c.each {
-				fits++
-			} else {
-				small += g
-			}
-		}
-		if fits < c.count {
-			small = idle
-		}
-		frag += c.weight * float64(small)
 	}
 	return frag
 }
@@ -275,7 +248,8 @@ func (m *Measure) NodeParts(freeCPU int64, free []int64, parts []resource.Partit
 }
 
 // partsByClass is NodeParts class by class, for a measure of more than
-// maxThresholds device classes: the same sums in the same order.
+// maxThresholds device classes: the same sums in the same order (and
+// NodeModel's, with no devices that divide).
 func (m *Measure) partsByClass(freeCPU int64, free []int64, parts []resource.Partitioned, model string, idle int64) float64 {
 	frag := m.cpuOnly * float64(idle)
 	for _, c := range m.gpu {

@@ -379,7 +379,7 @@ func TestMeasureModels(t *testing.T) {
 
 // NodeModel's one pass over the devices, counting them against every
 // distinct amount per device at once, gives what counting them once per
-// class gives (nodeByClass, FGD's definition), to the bit. The classes'
+// class gives (partsByClass, FGD's definition), to the bit. The classes'
 // amounts per device come from a pool of 1 to maxThresholds distinct ones,
 // so that every draw takes the one pass (past maxThresholds NodeModel
 // counts per class itself, and there is nothing to compare), and a good
@@ -432,7 +432,7 @@ func TestNodeModelAgreesWithCountingPerClass(t *testing.T) {
 		}
 		want := 0.0
 		if idle > 0 {
-			want = m.nodeByClass(freeCPU, free, model, idle)
+			want = m.partsByClass(freeCPU, free, nil, model, idle)
 		}
 		if got := m.NodeModel(freeCPU, free, model); got != want {
 			t.Fatalf("NodeModel %v, counting per class %v", got, want)

@@ -8,7 +8,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	kubeschedulerconfigv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
@@ -103,18 +102,7 @@ func TestFGDOverPartitionsAndShares(t *testing.T) {
 // fgdProfile is a profile that scores with resfit's FGD alone, over the
 // classes (JSON objects).
 func fgdProfile(name string, classes []string) kubeschedulerconfigv1.KubeSchedulerProfile {
-	args := fmt.Sprintf(`{"classes": [%s]}`, strings.Join(classes, ", "))
-	return kubeschedulerconfigv1.KubeSchedulerProfile{
-		SchedulerName: ptr.To(name),
-		Plugins: &kubeschedulerconfigv1.Plugins{
-			MultiPoint: kubeschedulerconfigv1.PluginSet{Enabled: []kubeschedulerconfigv1.Plugin{{Name: plugins.FGDName}}},
-			Score: kubeschedulerconfigv1.PluginSet{
-				Disabled: []kubeschedulerconfigv1.Plugin{{Name: "*"}},
-				Enabled:  []kubeschedulerconfigv1.Plugin{{Name: plugins.FGDName, Weight: ptr.To[int32](1)}},
-			},
-		},
-		PluginConfig: []kubeschedulerconfigv1.PluginConfig{{Name: plugins.FGDName, Args: runtime.RawExtension{Raw: []byte(args)}}},
-	}
+	return scoreProfile(name, plugins.FGDName, fmt.Sprintf(`{"classes": [%s]}`, strings.Join(classes, ", ")))
 }
 
 // h100Share is a request for a share of an H100's memory.

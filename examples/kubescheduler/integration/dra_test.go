@@ -26,16 +26,22 @@ import (
 // allocates the claims.
 func draProfile(name, strategy string) kubeschedulerconfigv1.KubeSchedulerProfile {
 	args := fmt.Sprintf(`{"plugins": [{"name": "resource-strategy-fit", "args": {"resources": {"nvidia.com/gpu": {"type": %q, "weight": 1}}}}]}`, strategy)
+	return scoreProfile(name, plugins.ResourceStrategyFitName, args)
+}
+
+// scoreProfile is a profile that scores with one of resfit's plugins
+// alone, enabled at every point, with its arguments (JSON).
+func scoreProfile(name, plugin, args string) kubeschedulerconfigv1.KubeSchedulerProfile {
 	return kubeschedulerconfigv1.KubeSchedulerProfile{
 		SchedulerName: ptr.To(name),
 		Plugins: &kubeschedulerconfigv1.Plugins{
-			MultiPoint: kubeschedulerconfigv1.PluginSet{Enabled: []kubeschedulerconfigv1.Plugin{{Name: plugins.ResourceStrategyFitName}}},
+			MultiPoint: kubeschedulerconfigv1.PluginSet{Enabled: []kubeschedulerconfigv1.Plugin{{Name: plugin}}},
 			Score: kubeschedulerconfigv1.PluginSet{
 				Disabled: []kubeschedulerconfigv1.Plugin{{Name: "*"}},
-				Enabled:  []kubeschedulerconfigv1.Plugin{{Name: plugins.ResourceStrategyFitName, Weight: ptr.To[int32](1)}},
+				Enabled:  []kubeschedulerconfigv1.Plugin{{Name: plugin, Weight: ptr.To[int32](1)}},
 			},
 		},
-		PluginConfig: []kubeschedulerconfigv1.PluginConfig{{Name: plugins.ResourceStrategyFitName, Args: runtime.RawExtension{Raw: []byte(args)}}},
+		PluginConfig: []kubeschedulerconfigv1.PluginConfig{{Name: plugin, Args: runtime.RawExtension{Raw: []byte(args)}}},
 	}
 }
 
