@@ -136,10 +136,7 @@ func (m *Measure) Node(freeCPU int64, free []int64) float64 {
 // paper's simulator does the same). A class of parts (Class.Partition)
 // cannot use devices that are not known to divide: NodeParts counts them.
 func (m *Measure) NodeModel(freeCPU int64, free []int64, model string) float64 {
-	var idle int64
-	for _, g := range free {
-		idle += g
-	}
+	idle := sum(free)
 	if idle == 0 {
 		return 0
 	}
@@ -185,10 +182,7 @@ func (m *Measure) NodeParts(freeCPU int64, free []int64, parts []resource.Partit
 	if !m.partitioned || len(parts) == 0 {
 		return m.NodeModel(freeCPU, free, model)
 	}
-	var idle int64
-	for _, g := range free {
-		idle += g
-	}
+	idle := sum(free)
 	if idle == 0 {
 		return 0
 	}
@@ -283,4 +277,13 @@ func (m *Measure) partsByClass(freeCPU int64, free []int64, parts []resource.Par
 		frag += c.weight * float64(small)
 	}
 	return frag
+}
+
+// sum is the devices' free amounts summed: the node's idle amount.
+func sum(free []int64) int64 {
+	var idle int64
+	for _, g := range free {
+		idle += g
+	}
+	return idle
 }
