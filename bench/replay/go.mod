@@ -6,6 +6,7 @@ require (
 	github.com/resfit/resfit v0.0.0
 	gonum.org/v1/gonum v0.17.0
 	gonum.org/v1/plot v0.17.0
+	pgregory.net/rapid v1.3.0
 )
 
 require (

@@ -22,6 +22,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -77,6 +78,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", filepath.Join(os.TempDir(), "resfit-replay"), "directory for replay.csv, summary.csv and allocation.svg (empty: write none)")
 	workers := fs.Int("workers", 0, "replays run in parallel (0: GOMAXPROCS)")
 	defrags := fs.Bool("defrag", false, "after the arrivals, one pass of pod moves per seed: none, make-room k=1,2,4, and reclaim, give-back and fragMultiPod at 0.5%, 1%, 2%, 5% of the placed pods, for one policy (-policies, default "+sim.ResfitFrag+")")
+	churn := fs.Bool("churn", false, "replay with departures: pods arrive as a Poisson process and leave when their lifetime (drawn from the trace's) is over, at each offered load of -loads")
+	loads := fs.String("loads", "0.9,1.0,1.1,1.3", "with -churn: offered GPU loads, as multiples of the cluster's GPU capacity")
+	warmUp := fs.Duration("warmup", 24*time.Hour, "with -churn: simulated time discarded before the window")
+	window := fs.Duration("window", 7*24*time.Hour, "with -churn: simulated time measured")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -93,6 +98,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintln(stderr, "input:", in.Name)
 	if *defrags {
 		return runDefrags(in, *only, *seeds, *ratio, sim.Tiebreak(*tiebreak), *workers, *out, stdout, stderr)
+	}
+	if *churn {
+		spec := sim.ChurnSpec{WarmUp: warmUp.Seconds(), Window: window.Seconds()}
+		return runChurn(in, *only, *seeds, *loads, spec, sim.Tiebreak(*tiebreak), *workers, *out, stdout, stderr)
 	}
 	policies, err := sim.Select(sim.Policies(), *only)
 	if err != nil {
@@ -162,5 +171,42 @@ func runDefrags(in sim.Input, only string, seeds int, ratio float64, tiebreak si
 		return err
 	}
 	fmt.Fprintf(stderr, "wrote %s/defrag.csv, %s/defrag.svg\n", out, out)
+	return nil
+}
+
+// runChurn is -churn: every policy (or those of -policies) with
+// departures, at every load.
+func runChurn(in sim.Input, only string, seeds int, loadList string, spec sim.ChurnSpec, tiebreak sim.Tiebreak, workers int, out string, stdout, stderr io.Writer) error {
+	policies, err := sim.Select(sim.Policies(), only)
+	if err != nil {
+		return err
+	}
+	var loads []float64
+	for _, text := range strings.Split(loadList, ",") {
+		l, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
+		if err != nil {
+			return fmt.Errorf("-loads: %q is not a number", text)
+		}
+		loads = append(loads, l)
+	}
+	start := time.Now()
+	results, err := sim.RunChurns(in, policies, sim.Seeds(42, seeds), loads, spec, sim.Options{Tiebreak: tiebreak}, workers,
+		func(done, total int, r *sim.ChurnResult) {
+			fmt.Fprintf(stderr, "[%3d/%d] %-18s load %.1f seed %d: idle while GPU pods wait %5.2f%%, %d arrivals (%.1fs)\n",
+				done, total, r.Policy, r.Load, r.Seed, r.IdleWhileWaiting, r.Arrivals, time.Since(start).Seconds())
+		})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "%d replays in %.1fs\n", len(results), time.Since(start).Seconds())
+	sums := sim.SummarizeChurn(results)
+	fmt.Fprint(stdout, sim.ChurnTable(sums))
+	if out == "" {
+		return nil
+	}
+	if err := sim.WriteChurnFiles(out, results, sums); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "wrote %s/churn.csv, %s/churn-summary.csv\n", out, out)
 	return nil
 }

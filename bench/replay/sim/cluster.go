@@ -151,6 +151,34 @@ func (c *Cluster) Place(i int, p Pod, device int) error {
 	return nil
 }
 
+// Remove takes a pod placed on row i off it: its requests, and the GPUs
+// it holds there (their indices: the one it shares, or its whole ones).
+func (c *Cluster) Remove(i int, p Pod, holds []int) error {
+	used := append(c.usedBuf[:0], c.Table.Used(i)...)
+	used[slotCPU] -= p.MilliCPU
+	used[slotMemory] -= p.MemoryMiB << 20
+	used[slotGPU] -= p.TotalMilliGPU()
+	if used[slotCPU] < 0 || used[slotMemory] < 0 || used[slotGPU] < 0 || len(holds) != p.NumGPU {
+		return fmt.Errorf("remove %s from %s: it does not hold what it asks for there", p.Name, c.Table.Name(i))
+	}
+	for _, j := range holds {
+		if err := c.GPUs.Return(i, j, p.GPUMilli); err != nil {
+			return fmt.Errorf("remove %s: %w", p.Name, err)
+		}
+	}
+	return c.Table.SetUsed(i, used)
+}
+
+// Fits reports whether the pod's requests fit row i as NodeResourcesFit
+// and DeviceShare check them: cpu, memory and GPU left, its GPUs one by
+// one, and its GPU models.
+func (c *Cluster) Fits(i int, p Pod) bool {
+	alloc, used := c.Table.Allocatable(i), c.Table.Used(i)
+	return used[slotCPU]+p.MilliCPU <= alloc[slotCPU] && used[slotMemory]+p.MemoryMiB<<20 <= alloc[slotMemory] &&
+		used[slotGPU]+p.TotalMilliGPU() <= alloc[slotGPU] &&
+		c.GPUs.Fits(i, resource.DeviceRequest{Count: p.NumGPU, Each: p.GPUMilli}) && (p.NumGPU == 0 || p.GPUSpec.Accepts(c.GPUs.Model(i)))
+}
+
 // RequireTraceEnv names the environment variable that, when set, makes the
 // tests that read the openb trace fail without it instead of skipping:
 // .ci/run sets it where the trace is kept beside the repository.

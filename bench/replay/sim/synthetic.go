@@ -15,7 +15,8 @@ type SyntheticSpec struct {
 // that the replay runs anywhere and in tests: 8-GPU nodes with 96 cores
 // (most), 2-GPU nodes with 104 cores, 4-GPU nodes with 32 cores and a few
 // 1-GPU nodes; pods sharing a GPU (the 810-milli kind most often), whole
-// 1/2/4/8-GPU pods and CPU-only pods, about 0.8 pods per GPU.
+// 1/2/4/8-GPU pods and CPU-only pods, about 0.8 pods per GPU, with
+// lifetimes for a replay with departures.
 func Synthetic(spec SyntheticSpec) Input {
 	rng := rand.New(rand.NewPCG(spec.Seed, 0x73796e74))
 	nodeKinds := []struct {
@@ -65,9 +66,18 @@ func Synthetic(spec SyntheticSpec) Input {
 		gpus += k.gpus
 	}
 	var total int64
+	// Lifetimes from a generator of their own, so that the shapes are
+	// those drawn before pods had lifetimes: most pods live minutes (a
+	// mean of 20), one in ten hours (a mean of 10).
+	lives := rand.New(rand.NewPCG(spec.Seed, 0x6c696665))
 	for i := 0; total < int64(gpus)*1000*95/100; i++ {
 		k := podKinds[pick(pw)]
-		p := Pod{Name: fmt.Sprintf("syn-pod-%05d", i), MilliCPU: k.cpu, MemoryMiB: k.mib, NumGPU: k.gpus, GPUMilli: k.milli}
+		mean := 1200.0
+		if lives.IntN(10) == 0 {
+			mean = 36000
+		}
+		p := Pod{Name: fmt.Sprintf("syn-pod-%05d", i), MilliCPU: k.cpu, MemoryMiB: k.mib, NumGPU: k.gpus, GPUMilli: k.milli,
+			Lifetime: 1 + int64(lives.ExpFloat64()*mean)}
 		in.Pods = append(in.Pods, p)
 		total += p.TotalMilliGPU()
 	}

@@ -31,6 +31,12 @@ type Pod struct {
 	// GPUSpec are the GPU models the pod accepts (the trace's gpu_spec,
 	// "V100M16|V100M32"); empty accepts any.
 	GPUSpec resource.ModelSet
+	// Lifetime is how long the pod lived in the trace, in seconds
+	// (deletion_time − creation_time), -1 when the list does not say or
+	// the pod never ran (pod_phase Pending). A pod still running at the
+	// trace's end has its deletion_time there: its lifetime is a lower
+	// bound.
+	Lifetime int64
 }
 
 // ReadNodes reads a node list: sn,cpu_milli,memory_mib,gpu,model.
@@ -65,7 +71,7 @@ func ReadNodes(r io.Reader) ([]Node, error) {
 // 0 exactly when num_gpu is 0, and 1000 when num_gpu is above 1 (a pod
 // shares at most one GPU); num_gpu is at most MaxGPUsPerNode.
 func ReadPods(r io.Reader) ([]Pod, error) {
-	rows, err := readCSV(r, []string{"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"}, "gpu_spec")
+	rows, err := readCSV(r, []string{"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"}, "gpu_spec", "pod_phase", "creation_time", "deletion_time")
 	if err != nil {
 		return nil, fmt.Errorf("pod list: %w", err)
 	}
@@ -96,9 +102,32 @@ func ReadPods(r io.Reader) ([]Pod, error) {
 		if p.GPUSpec, err = resource.ParseModelSet(row["gpu_spec"]); err != nil {
 			return nil, fmt.Errorf("pod list, line %d: gpu_spec: %v", i+2, err)
 		}
+		if p.Lifetime, err = lifetime(row); err != nil {
+			return nil, fmt.Errorf("pod list, line %d: %v", i+2, err)
+		}
 		pods = append(pods, p)
 	}
 	return pods, nil
+}
+
+// lifetime is a pod list row's deletion_time − creation_time, -1 when the
+// list has no times or the pod never ran (pod_phase Pending). Times are
+// whole seconds from 0, a deletion not before the creation.
+func lifetime(row map[string]string) (int64, error) {
+	created, okC := row["creation_time"]
+	deleted, okD := row["deletion_time"]
+	if !okC || !okD || row["pod_phase"] == "Pending" {
+		return -1, nil
+	}
+	c, errC := strconv.ParseInt(created, 10, 64)
+	d, errD := strconv.ParseInt(deleted, 10, 64)
+	switch {
+	case errC != nil || c < 0:
+		return 0, fmt.Errorf("creation_time: want whole seconds from 0, got %q", created)
+	case errD != nil || d < c:
+		return 0, fmt.Errorf("deletion_time: want whole seconds, not before creation_time %d, got %q", c, deleted)
+	}
+	return d - c, nil
 }
 
 // readCSV reads a CSV with a header holding at least the wanted columns;

@@ -26,7 +26,7 @@ func TestReadPodsAndClasses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ps) != 10 || ps[1] != (Pod{Name: "p1", MilliCPU: 6000, MemoryMiB: 12288, NumGPU: 1, GPUMilli: 460}) {
+	if len(ps) != 10 || ps[1] != (Pod{Name: "p1", MilliCPU: 6000, MemoryMiB: 12288, NumGPU: 1, GPUMilli: 460, Lifetime: 1}) {
 		t.Fatalf("pods %+v", ps[:2])
 	}
 	// Shapes: (6000,460,1)×4, (4000,0,0)×2, then four shapes ×1. Covering
@@ -116,6 +116,7 @@ func FuzzReadPods(f *testing.F) {
 	f.Add(pods)
 	f.Add("name,cpu_milli,memory_mib,num_gpu,gpu_milli\n")
 	f.Add("a,b\n\"x")
+	f.Add("name,cpu_milli,memory_mib,num_gpu,gpu_milli,pod_phase,creation_time,deletion_time\np,1,1,0,0,Running,5,3\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		ps, err := ReadPods(strings.NewReader(in))
 		if err != nil {
@@ -123,7 +124,7 @@ func FuzzReadPods(f *testing.F) {
 		}
 		for _, p := range ps {
 			if p.MilliCPU < 0 || p.GPUMilli < 0 || p.GPUMilli > 1000 || p.NumGPU < 0 || p.NumGPU > MaxGPUsPerNode ||
-				(p.NumGPU == 0) != (p.GPUMilli == 0) || (p.NumGPU > 1 && p.GPUMilli != 1000) {
+				(p.NumGPU == 0) != (p.GPUMilli == 0) || (p.NumGPU > 1 && p.GPUMilli != 1000) || p.Lifetime < -1 {
 				t.Fatalf("accepted an impossible pod %+v", p)
 			}
 		}

@@ -1,0 +1,634 @@
+package sim
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/scoring/frag"
+)
+
+// A replay with departures (churn): pods arrive over time and leave when
+// their lifetime is over, so GPUs free up in the middle of busy nodes, as
+// they do in a cluster that runs for days.
+//
+//   - Pods are drawn from the pod list as the paper draws them (uniformly,
+//     with replacement), and arrive as a Poisson process.
+//   - Each gets a lifetime drawn from the lifetimes of the list's pods of
+//     its size (Lifetimes): CPU-only, a share of a GPU, one GPU, or more
+//     (the list's 2-, 4- and 8-GPU pods together: 74 ran). Pods that never
+//     ran (Pending) give no lifetime; the 34 still running at the trace's
+//     end give theirs up to it, a lower bound, as they are.
+//   - The arrival rate makes the offered GPU load (rate × E[GPUs ×
+//     lifetime]) Load × the cluster's GPU capacity.
+//   - The run starts in the steady state of an unbounded cluster: the pods
+//     alive at time 0 had arrived by the same process (their lifetimes
+//     length-biased, their ages uniform over them), and are placed in the
+//     order they arrived. The trace's lifetimes are heavy-tailed (a few
+//     pods ran for months and hold most of its GPU-hours), so that a run
+//     that started empty would take months to fill.
+//   - A pod that fits nowhere waits. The queue is first in, first out and
+//     without backoff, and a waiting pod does not block the ones behind it
+//     (kube-scheduler's order by arrival, without its backoff): when a pod
+//     leaves a node, the waiting pods that fit there now are placed, the
+//     earliest first, each where the policy puts it. Nothing else can make
+//     room, so a pod waits for nothing but a departure.
+//   - A warm-up is discarded; the metrics are averaged over the window
+//     after it (ChurnResult).
+
+// Size classes of pods, for lifetimes and waiting times.
+const (
+	SizeCPU = iota
+	SizeShare
+	Size1
+	Size2
+	Size4
+	Size8
+	SizeOther
+	numSizes
+)
+
+// SizeNames name the size classes.
+var SizeNames = [numSizes]string{"cpu", "share", "1 GPU", "2 GPUs", "4 GPUs", "8 GPUs", "other"}
+
+// SizeOf is a pod's size class.
+func SizeOf(p Pod) int {
+	switch {
+	case p.NumGPU == 0:
+		return SizeCPU
+	case p.Shared():
+		return SizeShare
+	case p.NumGPU == 1:
+		return Size1
+	case p.NumGPU == 2:
+		return Size2
+	case p.NumGPU == 4:
+		return Size4
+	case p.NumGPU == 8:
+		return Size8
+	}
+	return SizeOther
+}
+
+// lifetimeClass is the class of lifetimes a pod draws from: its size, the
+// pods of more than one GPU together.
+func lifetimeClass(p Pod) int {
+	if s := SizeOf(p); s <= Size1 {
+		return s
+	}
+	return Size2
+}
+
+// Lifetimes are a pod list's lifetimes by lifetime class, in seconds,
+// ascending; Pods the list's pods, by name.
+type Lifetimes struct {
+	byClass [Size2 + 1][]float64
+	pods    []Pod
+	// gpuLife is E[GPUs × lifetime] over a drawn pod (in milli-GPU
+	// seconds), life E[lifetime].
+	gpuLife, life float64
+	// ofClass are the pods of each lifetime class, and weight each class's
+	// share of the steady state's pods: its pods' count × its mean
+	// lifetime.
+	ofClass [Size2 + 1][]int
+	cum     [Size2 + 1][]float64 // each class's lifetimes summed, for length-biased draws
+}
+
+// NewLifetimes reads the lifetimes of a pod list: every class that has
+// pods must have some that ran.
+func NewLifetimes(pods []Pod) (*Lifetimes, error) {
+	l := &Lifetimes{pods: slices.Clone(pods)}
+	slices.SortStableFunc(l.pods, func(a, b Pod) int { return compareNames(a.Name, b.Name) })
+	for i, p := range l.pods {
+		c := lifetimeClass(p)
+		l.ofClass[c] = append(l.ofClass[c], i)
+		if p.Lifetime >= 0 {
+			l.byClass[c] = append(l.byClass[c], float64(p.Lifetime))
+		}
+	}
+	if len(l.pods) == 0 {
+		return nil, errors.New("churn: no pods")
+	}
+	for c := range l.byClass {
+		if len(l.ofClass[c]) > 0 && len(l.byClass[c]) == 0 {
+			return nil, fmt.Errorf("churn: no %s pod of the list ran, so none has a lifetime to draw", lifetimeClassName(c))
+		}
+		slices.Sort(l.byClass[c])
+		sum := 0.0
+		l.cum[c] = make([]float64, len(l.byClass[c]))
+		for i, x := range l.byClass[c] {
+			sum += x
+			l.cum[c][i] = sum
+		}
+	}
+	n := float64(len(l.pods))
+	for _, p := range l.pods {
+		mean := l.Mean(lifetimeClass(p))
+		l.life += mean / n
+		l.gpuLife += float64(p.TotalMilliGPU()) * mean / n
+	}
+	if !(l.gpuLife > 0) {
+		return nil, errors.New("churn: the pods ask for no GPU time, so no arrival rate gives a GPU load")
+	}
+	return l, nil
+}
+
+func lifetimeClassName(c int) string {
+	if c == Size2 {
+		return "multi-GPU"
+	}
+	return SizeNames[c]
+}
+
+func compareNames(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Class is a lifetime class's lifetimes, ascending (a view: read it).
+func (l *Lifetimes) Class(c int) []float64 { return l.byClass[c] }
+
+// Mean is a lifetime class's mean lifetime, in seconds.
+func (l *Lifetimes) Mean(c int) float64 {
+	if len(l.cum[c]) == 0 {
+		return 0
+	}
+	return l.cum[c][len(l.cum[c])-1] / float64(len(l.cum[c]))
+}
+
+// Rate is the arrival rate, in pods per second, that offers load × the
+// capacity (milli-GPU) in GPU time: load × capacity / E[GPUs × lifetime].
+func (l *Lifetimes) Rate(load float64, capacityMilliGPU int64) float64 {
+	return load * float64(capacityMilliGPU) / l.gpuLife
+}
+
+// draw is an arriving pod: a pod of the list at random, with a lifetime
+// drawn from its class's.
+func (l *Lifetimes) draw(rng *rand.Rand) (Pod, float64) {
+	p := l.pods[rng.IntN(len(l.pods))]
+	life := l.byClass[lifetimeClass(p)]
+	return p, life[rng.IntN(len(life))]
+}
+
+// drawAlive is a pod alive in the steady state of an unbounded cluster: a
+// class by its share of the pods alive (its pods' count × mean lifetime),
+// a lifetime of it length-biased (by its length), a pod of the class at
+// random, and its age, uniform over its lifetime.
+func (l *Lifetimes) drawAlive(rng *rand.Rand) (p Pod, life, age float64) {
+	var weights [Size2 + 1]float64
+	total := 0.0
+	for c := range weights {
+		weights[c] = float64(len(l.ofClass[c])) * l.Mean(c)
+		total += weights[c]
+	}
+	x := rng.Float64() * total
+	c := 0
+	for c < len(weights)-1 && (x >= weights[c] || weights[c] == 0) {
+		x -= weights[c]
+		c++
+	}
+	cum := l.cum[c]
+	k, _ := slices.BinarySearch(cum, rng.Float64()*cum[len(cum)-1])
+	life = l.byClass[c][min(k, len(cum)-1)]
+	p = l.pods[l.ofClass[c][rng.IntN(len(l.ofClass[c]))]]
+	return p, life, rng.Float64() * life
+}
+
+// ChurnSpec configures a replay with departures.
+type ChurnSpec struct {
+	// Load is the offered GPU load over the cluster's GPU capacity.
+	Load float64
+	// WarmUp is discarded; Window is measured after it (seconds).
+	WarmUp, Window float64
+}
+
+// Check reports a spec that cannot run.
+func (s ChurnSpec) Check() error {
+	switch {
+	case !(s.Load > 0 && s.Load <= 100):
+		return fmt.Errorf("churn: load must be in (0, 100], got %v", s.Load)
+	case !(s.WarmUp >= 0) || math.IsInf(s.WarmUp, 0):
+		return fmt.Errorf("churn: warm-up must be a duration ≥ 0, got %v s", s.WarmUp)
+	case !(s.Window > 0) || math.IsInf(s.Window, 0):
+		return fmt.Errorf("churn: window must be a duration above 0, got %v s", s.Window)
+	}
+	return nil
+}
+
+// WaitStats are the waiting times of a size class's pods that arrived in
+// the window: how many arrived, how many started (and their waits'
+// mean and 95th percentile, in seconds), and how many had not started by
+// its end.
+type WaitStats struct {
+	Arrived, Started, Never int
+	Mean, P95               float64
+}
+
+// ChurnResult is one replay with departures: a policy, a seed, a load.
+type ChurnResult struct {
+	Policy string
+	Seed   uint64
+	Load   float64
+	// Arrivals counts the pods that arrived in the window (Alive those
+	// alive at time 0).
+	Arrivals, Alive int
+	// IdleWhileWaiting is the time average over the window of the idle
+	// GPU (not allocated) in percent of capacity, counted while some
+	// waiting pod asks for a GPU (0 while none does); WaitingShare is the
+	// share of the window during which one does, in percent.
+	IdleWhileWaiting, WaitingShare float64
+	// Idle is the time average of the idle GPU whether or not a pod waits,
+	// Fragmented of FGD's fragmented GPU (the typical classes'), both in
+	// percent of capacity.
+	Idle, Fragmented float64
+	// Waits are the waiting times by size class.
+	Waits [numSizes]WaitStats
+	// Events counts arrivals and departures over the whole run.
+	Events int
+}
+
+// arrival is a pod arriving at a time with a lifetime.
+type arrival struct {
+	pod  Pod
+	at   float64
+	life float64
+}
+
+// churnPod is a pod of a replay with departures.
+type churnPod struct {
+	pod     Pod
+	arrived float64
+	life    float64
+	started float64 // NaN while it waits
+	row     int
+	holds   []int // the GPUs it holds on row
+}
+
+// departure is a running pod's end.
+type departure struct {
+	at  float64
+	pod int
+}
+
+type departures []departure
+
+func (h departures) Len() int { return len(h) }
+func (h departures) Less(i, j int) bool {
+	return h[i].at < h[j].at || h[i].at == h[j].at && h[i].pod < h[j].pod
+}
+func (h departures) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *departures) Push(x any)   { *h = append(*h, x.(departure)) }
+func (h *departures) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// churn is a replay with departures in progress.
+type churn struct {
+	c       *Cluster
+	pipe    *scoring.Pipeline
+	placer  *scoring.Placer
+	device  DeviceChoice
+	measure *frag.Measure
+	spec    ChurnSpec
+	res     *ChurnResult
+
+	pods    []churnPod
+	ends    departures
+	shapes  map[queueKey]int // a waiting pod's shape → its queue
+	queues  [][]int          // per shape, the waiting pods in arrival order
+	waiting int              // pods waiting
+	gpuWait int              // of them asking for a GPU
+
+	allocated int64     // milli-GPU held
+	nodeFrag  []float64 // each node's fragmentation
+	fragSum   float64
+	now       float64 // the time the integrals have reached
+	task      scoring.Task
+	took      []int
+	held      []int // the shapes a retry found kept out
+	// integrals over the window, in milli-GPU seconds (or seconds)
+	idleWaiting, idle, frag, waitingTime float64
+}
+
+// queueKey is what a pod asks for, by which the queue groups waiting pods.
+type queueKey struct {
+	milliCPU, memoryMiB, gpuMilli int64
+	numGPU                        int
+	models                        string
+}
+
+func shapeOf(p Pod) queueKey {
+	return queueKey{milliCPU: p.MilliCPU, memoryMiB: p.MemoryMiB, gpuMilli: p.GPUMilli, numGPU: p.NumGPU, models: string(p.GPUSpec)}
+}
+
+// RunChurn replays a policy with departures on the nodes: the pods alive
+// at time 0, then arrivals until the warm-up and window are over (the
+// arrivals function, nil for the Poisson process of the lifetimes at the
+// spec's load, gives them in time order, ok false when there are no
+// more). The seed fixes the node priority, the draws and the Random
+// policy's.
+func RunChurn(policy Policy, in Input, l *Lifetimes, spec ChurnSpec, seed uint64, opts Options, arrivals func() (arrival, bool)) (*ChurnResult, error) {
+	r, err := newChurn(policy, in, spec, seed, opts)
+	if err != nil {
+		return nil, err
+	}
+	var initial []arrival
+	if arrivals == nil {
+		if l == nil {
+			return nil, errors.New("churn: no lifetimes to draw arrivals from")
+		}
+		initial, arrivals = poisson(l, spec.Load, r.c.CapacityMilliGPU, seed)
+	}
+	if err := r.run(initial, arrivals); err != nil {
+		return nil, err
+	}
+	return r.res, nil
+}
+
+// newChurn is a replay with departures on an empty cluster.
+func newChurn(policy Policy, in Input, spec ChurnSpec, seed uint64, opts Options) (*churn, error) {
+	if err := spec.Check(); err != nil {
+		return nil, err
+	}
+	order, err := NodeOrder(in.Nodes, seed, opts.Tiebreak)
+	if err != nil {
+		return nil, err
+	}
+	c, err := NewCluster(Schema(), in.Nodes, order)
+	if err != nil {
+		return nil, err
+	}
+	pipe, device, err := policy.Build(c, Env{Seed: seed, Classes: in.Classes, FromScratch: opts.FromScratch, CoresPerGPU: in.CoresPerGPU()})
+	if err != nil {
+		return nil, fmt.Errorf("policy %s: %w", policy.Name, err)
+	}
+	placer, err := scoring.NewPlacer(pipe, c.Table, scoring.PlacerOptions{MaxClasses: placerClasses})
+	if err != nil {
+		return nil, err
+	}
+	m, err := Measure(in.Classes)
+	if err != nil {
+		return nil, err
+	}
+	r := &churn{c: c, pipe: pipe, placer: placer, device: device, measure: m, spec: spec, shapes: map[queueKey]int{},
+		res: &ChurnResult{Policy: policy.Name, Seed: seed, Load: spec.Load}, nodeFrag: make([]float64, c.Table.Len())}
+	for i := range c.Table.Len() {
+		r.refreshFrag(i)
+	}
+	return r, nil
+}
+
+// run places the pods alive at time 0 (arrived before it, in order), then
+// takes arrivals and departures in time order until the window ends.
+func (r *churn) run(initial []arrival, arrivals func() (arrival, bool)) error {
+	for _, a := range initial {
+		if err := r.arrive(a); err != nil {
+			return err
+		}
+		r.res.Alive++
+	}
+	end := r.spec.WarmUp + r.spec.Window
+	next, more := arrivals()
+	for {
+		t := math.Inf(1)
+		if more {
+			t = next.at
+		}
+		if len(r.ends) > 0 && r.ends[0].at <= t {
+			t = r.ends[0].at
+		}
+		if t > end {
+			break
+		}
+		r.advance(t)
+		if len(r.ends) > 0 && r.ends[0].at == t {
+			if err := r.depart(heap.Pop(&r.ends).(departure).pod); err != nil {
+				return err
+			}
+		} else {
+			if next.at >= r.spec.WarmUp {
+				r.res.Arrivals++
+			}
+			if err := r.arrive(next); err != nil {
+				return err
+			}
+			next, more = arrivals()
+		}
+		r.res.Events++
+	}
+	r.advance(end)
+	r.finish()
+	return nil
+}
+
+// poisson is the steady state's pods alive at time 0 (their count λ ×
+// E[lifetime], rounded) and the arrivals after it, at rate λ (Rate).
+func poisson(l *Lifetimes, load float64, capacity int64, seed uint64) ([]arrival, func() (arrival, bool)) {
+	rate := l.Rate(load, capacity)
+	rng := rand.New(rand.NewPCG(seed, 0x636875726e))
+	alive := make([]arrival, int(math.Round(rate*l.life)))
+	for i := range alive {
+		p, life, age := l.drawAlive(rng)
+		alive[i] = arrival{pod: p, at: -age, life: life}
+	}
+	slices.SortStableFunc(alive, func(a, b arrival) int { return cmpFloat(a.at, b.at) })
+	t := 0.0
+	return alive, func() (arrival, bool) {
+		t += rng.ExpFloat64() / rate
+		p, life := l.draw(rng)
+		return arrival{pod: p, at: t, life: life}, true
+	}
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// advance integrates the metrics up to t (within the window).
+func (r *churn) advance(t float64) {
+	from, to := max(r.now, r.spec.WarmUp), t
+	if to > from {
+		dt := to - from
+		idle := float64(r.c.CapacityMilliGPU - r.allocated)
+		r.idle += idle * dt
+		r.frag += r.fragSum * dt
+		if r.gpuWait > 0 {
+			r.idleWaiting += idle * dt
+			r.waitingTime += dt
+		}
+	}
+	r.now = max(r.now, t)
+}
+
+// arrive is a pod's arrival: placed where the policy puts it, or queued
+// behind the waiting pods of its shape (which fit nowhere, so neither does
+// it).
+func (r *churn) arrive(a arrival) error {
+	k := len(r.pods)
+	r.pods = append(r.pods, churnPod{pod: a.pod, arrived: a.at, life: a.life, started: math.NaN(), row: -1})
+	q, ok := r.shapes[shapeOf(a.pod)]
+	if ok && len(r.queues[q]) > 0 {
+		r.enqueue(q, k)
+		return nil
+	}
+	a.pod.Task(&r.task)
+	row, err := r.placer.Best(&r.task)
+	if err != nil {
+		return err
+	}
+	if row < 0 {
+		if !ok {
+			q = len(r.queues)
+			r.shapes[shapeOf(a.pod)] = q
+			r.queues = append(r.queues, nil)
+		}
+		r.enqueue(q, k)
+		return nil
+	}
+	return r.start(k, row, a.at) // a pod alive at time 0 started when it arrived
+}
+
+func (r *churn) enqueue(q, k int) {
+	r.queues[q] = append(r.queues[q], k)
+	r.waiting++
+	if r.pods[k].pod.NumGPU > 0 {
+		r.gpuWait++
+	}
+}
+
+// start places pod k on row, started at time t, and schedules its
+// departure a lifetime later.
+func (r *churn) start(k, row int, t float64) error {
+	cp := &r.pods[k]
+	var err error
+	if r.took, err = placePod(r.c, row, cp.pod, r.device, r.took); err != nil {
+		return err
+	}
+	cp.pod.Task(&r.task)
+	r.pipe.Observe(&r.task)
+	cp.row, cp.holds, cp.started = row, slices.Clone(r.took), t
+	r.allocated += cp.pod.TotalMilliGPU()
+	r.refreshFrag(row)
+	heap.Push(&r.ends, departure{at: t + cp.life, pod: k})
+	return nil
+}
+
+// depart takes pod k off its node, then places the waiting pods that fit
+// there now, the earliest first.
+func (r *churn) depart(k int) error {
+	cp := &r.pods[k]
+	row := cp.row
+	if err := r.c.Remove(row, cp.pod, cp.holds); err != nil {
+		return err
+	}
+	r.allocated -= cp.pod.TotalMilliGPU()
+	cp.row = -1
+	r.refreshFrag(row)
+	return r.retry(row)
+}
+
+// retry places waiting pods after room was made on row: of the shapes
+// whose first waiting pod could fit the row (cpu, memory, GPUs), the one
+// that arrived first goes where the policy puts it, and so on until none
+// fits. A shape whose first pod the policy's other filters keep out (the
+// proportional reserve) waits on, the pods behind it too.
+func (r *churn) retry(row int) error {
+	r.held = r.held[:0]
+	for r.waiting > 0 {
+		best, first := -1, math.Inf(1)
+		for q, queue := range r.queues {
+			if len(queue) == 0 || slices.Contains(r.held, q) {
+				continue
+			}
+			cp := &r.pods[queue[0]]
+			if cp.arrived < first && r.c.Fits(row, cp.pod) {
+				best, first = q, cp.arrived
+			}
+		}
+		if best < 0 {
+			return nil
+		}
+		k := r.queues[best][0]
+		r.pods[k].pod.Task(&r.task)
+		at, err := r.placer.Best(&r.task)
+		if err != nil {
+			return err
+		}
+		if at < 0 {
+			r.held = append(r.held, best)
+			continue
+		}
+		r.queues[best] = r.queues[best][1:]
+		r.waiting--
+		if r.pods[k].pod.NumGPU > 0 {
+			r.gpuWait--
+		}
+		if err := r.start(k, at, r.now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// refreshFrag works row's fragmentation out again.
+func (r *churn) refreshFrag(row int) {
+	f := r.measure.NodeModel(r.c.FreeCPU(row), r.c.GPUs.Free(row), r.c.GPUs.Model(row))
+	r.fragSum += f - r.nodeFrag[row]
+	r.nodeFrag[row] = f
+}
+
+// finish fills the result: the time averages and the waits.
+func (r *churn) finish() {
+	w := r.spec.Window
+	capacity := float64(r.c.CapacityMilliGPU)
+	r.res.IdleWhileWaiting = 100 * r.idleWaiting / w / capacity
+	r.res.Idle = 100 * r.idle / w / capacity
+	r.res.Fragmented = 100 * r.frag / w / capacity
+	r.res.WaitingShare = 100 * r.waitingTime / w
+	var waits [numSizes][]float64
+	end := r.spec.WarmUp + r.spec.Window
+	for _, cp := range r.pods {
+		if cp.arrived < r.spec.WarmUp || cp.arrived > end {
+			continue
+		}
+		s := SizeOf(cp.pod)
+		ws := &r.res.Waits[s]
+		ws.Arrived++
+		if math.IsNaN(cp.started) {
+			ws.Never++
+			continue
+		}
+		ws.Started++
+		waits[s] = append(waits[s], cp.started-cp.arrived)
+	}
+	for s, xs := range waits {
+		if len(xs) == 0 {
+			continue
+		}
+		slices.Sort(xs)
+		sum := 0.0
+		for _, x := range xs {
+			sum += x
+		}
+		r.res.Waits[s].Mean = sum / float64(len(xs))
+		r.res.Waits[s].P95 = xs[int(math.Ceil(0.95*float64(len(xs))))-1]
+	}
+}

@@ -1,0 +1,237 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"gonum.org/v1/gonum/stat"
+	"pgregory.net/rapid"
+)
+
+// scripted gives the arrivals in order.
+func scripted(as ...arrival) func() (arrival, bool) {
+	return func() (arrival, bool) {
+		if len(as) == 0 {
+			return arrival{}, false
+		}
+		a := as[0]
+		as = as[1:]
+		return a, true
+	}
+}
+
+// fataler is what the helpers need of a *testing.T or a *rapid.T.
+type fataler interface {
+	Helper()
+	Fatal(args ...any)
+}
+
+func policy(t fataler, name string) Policy {
+	t.Helper()
+	ps, err := Select(Policies(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ps[0]
+}
+
+// One node of 2 GPUs, worked by hand over a window of 20 s: A (1 GPU)
+// arrives at 0 for 10 s; B (2 GPUs) at 1 for 5 s, and waits; C (1 GPU) at
+// 2 for 3 s, and fits beside A. C leaves at 5 (B still waits: A holds a
+// GPU), A at 10, and B starts then, to leave at 15.
+//
+// Idle GPUs: 1 on [0, 2), 0 on [2, 5), 1 on [5, 10), 0 on [10, 15), 2 on
+// [15, 20): 17 GPU-seconds, 42.5% of 2 GPUs × 20 s. B waits on [1, 10):
+// 45% of the window, with 1 + 5 = 6 GPU-seconds idle, 15%. Waits: A and C
+// 0, B 9 s.
+func TestChurnByHand(t *testing.T) {
+	gpu := func(name string, n int) Pod {
+		return Pod{Name: name, MilliCPU: 1000, MemoryMiB: 1024, NumGPU: n, GPUMilli: 1000}
+	}
+	in := Input{Nodes: []Node{{Name: "n0", MilliCPU: 64000, MemoryMiB: 262144, GPUs: 2}}}
+	in.Pods = []Pod{gpu("A", 1), gpu("B", 2), gpu("C", 1)}
+	in.Classes = TypicalClasses(in.Pods, 1)
+	r, err := newChurn(policy(t, "BestFit"), in, ChurnSpec{Load: 1, Window: 20}, 42, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.run(nil, scripted(arrival{in.Pods[0], 0, 10}, arrival{in.Pods[1], 1, 5}, arrival{in.Pods[2], 2, 3})); err != nil {
+		t.Fatal(err)
+	}
+	res := r.res
+	if res.Idle != 42.5 || res.IdleWhileWaiting != 15 || res.WaitingShare != 45 || res.Events != 6 || res.Arrivals != 3 {
+		t.Errorf("idle %v, idle while waiting %v, waiting %v%%, %d events, %d arrivals; want 42.5, 15, 45, 6, 3",
+			res.Idle, res.IdleWhileWaiting, res.WaitingShare, res.Events, res.Arrivals)
+	}
+	if w := res.Waits[Size1]; w != (WaitStats{Arrived: 2, Started: 2}) {
+		t.Errorf("1-GPU waits %+v", w)
+	}
+	if w := res.Waits[Size2]; w != (WaitStats{Arrived: 1, Started: 1, Mean: 9, P95: 9}) {
+		t.Errorf("2-GPU waits %+v", w)
+	}
+	if got := [3]float64{r.pods[0].started, r.pods[1].started, r.pods[2].started}; got != [3]float64{0, 10, 2} {
+		t.Errorf("started %v", got)
+	}
+}
+
+// The arrivals offer the load asked for: over a long run, the GPU time
+// they ask for (GPUs × lifetime, summed) per unit of time is within 1% of
+// load × capacity, on the trace's pods and lifetimes (or the synthetic
+// workload's without the trace).
+func TestChurnOffersTheLoad(t *testing.T) {
+	in := churnInput(t)
+	l, err := NewLifetimes(in.Pods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewCluster(Schema(), in.Nodes, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, load := range []float64{0.9, 1.3} {
+		_, next := poisson(l, load, c.CapacityMilliGPU, 7)
+		var offered float64
+		var a arrival
+		for range 20_000_000 {
+			a, _ = next()
+			offered += float64(a.pod.TotalMilliGPU()) * a.life
+		}
+		got := offered / a.at / float64(c.CapacityMilliGPU)
+		if math.Abs(got/load-1) > 0.01 {
+			t.Errorf("load %v: the arrivals offer %.4f of the capacity", load, got)
+		}
+		t.Logf("load %v: offered %.4f over %.0f days", load, got, a.at/86400)
+	}
+}
+
+// The lifetimes drawn for each class follow the class's lifetimes in the
+// list: two-sample Kolmogorov–Smirnov distance under the 1% critical
+// value, 1.63 √((n + m)/(n m)).
+func TestChurnLifetimesFollowTheList(t *testing.T) {
+	in := churnInput(t)
+	l, err := NewLifetimes(in.Pods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	drawn := make([][]float64, len(l.byClass))
+	for len(drawn[Size1]) < 20_000 || len(drawn[SizeCPU]) < 20_000 || len(drawn[SizeShare]) < 20_000 || len(drawn[Size2]) < 2_000 {
+		p, life := l.draw(rng)
+		drawn[lifetimeClass(p)] = append(drawn[lifetimeClass(p)], life)
+	}
+	for c, xs := range drawn {
+		list := l.Class(c)
+		if len(list) == 0 {
+			continue
+		}
+		slices.Sort(xs)
+		d := stat.KolmogorovSmirnov(xs, nil, list, nil)
+		n, m := float64(len(xs)), float64(len(list))
+		if limit := 1.63 * math.Sqrt((n+m)/(n*m)); d > limit {
+			t.Errorf("%s: KS distance %.4f over %.4f", lifetimeClassName(c), d, limit)
+		}
+	}
+}
+
+// churnInput is the trace when it is there, else the synthetic workload
+// with lifetimes.
+func churnInput(t testing.TB) Input {
+	t.Helper()
+	if dir := FindTrace(); dir != "" {
+		in, err := ReadTrace(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in
+	}
+	return Synthetic(SyntheticSpec{Seed: 1, Nodes: 60})
+}
+
+// Random small clusters and arrivals: at the end every node holds exactly
+// what the pods on it ask for (cpu, memory, GPU, each GPU's share), no pod
+// is on a node and waiting, each running pod leaves one lifetime after it
+// started, and the waiting pods fit nowhere.
+func TestChurnKeepsTheBooks(t *testing.T) {
+	in := Synthetic(SyntheticSpec{Seed: 3, Nodes: 12})
+	l, err := NewLifetimes(in.Pods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	policies := []string{"BestFit", "FGD", "ResfitFrag", "Random"}
+	rapid.Check(t, func(t *rapid.T) {
+		name := rapid.SampledFrom(policies).Draw(t, "policy")
+		load := rapid.Float64Range(0.3, 2).Draw(t, "load")
+		seed := rapid.Uint64Range(0, 1000).Draw(t, "seed")
+		spec := ChurnSpec{Load: load, WarmUp: 3600, Window: rapid.Float64Range(3600, 86400).Draw(t, "window")}
+		r, err := newChurn(policy(t, name), in, spec, seed, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		initial, next := poisson(l, load, r.c.CapacityMilliGPU, seed)
+		if err := r.run(initial, next); err != nil {
+			t.Fatal(err)
+		}
+		checkBooks(t, r)
+	})
+}
+
+// checkBooks holds a replay's state to its pods.
+func checkBooks(t *rapid.T, r *churn) {
+	c := r.c
+	used := make([][3]int64, c.Table.Len())
+	free := make([][]int64, c.Table.Len())
+	for i := range free {
+		free[i] = slices.Repeat([]int64{1000}, c.Nodes[i].GPUs)
+	}
+	ends := map[int]float64{}
+	for _, d := range r.ends {
+		ends[d.pod] = d.at
+	}
+	waiting := map[int]bool{}
+	for _, q := range r.queues {
+		for _, k := range q {
+			waiting[k] = true
+		}
+	}
+	for k, cp := range r.pods {
+		// Waiting (not started, in a queue), running (on a row, its end
+		// ahead) or gone (started, on no row, no end ahead): one of them.
+		_, ending := ends[k]
+		running, gone := cp.row >= 0 && ending, cp.row < 0 && !ending && !math.IsNaN(cp.started)
+		if waiting[k] != math.IsNaN(cp.started) || waiting[k] && (cp.row >= 0 || ending) || !waiting[k] && running == gone {
+			t.Fatalf("pod %d: on row %d, waiting %v, started %v, leaving %v", k, cp.row, waiting[k], cp.started, ending)
+		}
+		if !running {
+			continue
+		}
+		if ends[k] != cp.started+cp.life {
+			t.Fatalf("pod %d started at %v with %v to live leaves at %v", k, cp.started, cp.life, ends[k])
+		}
+		used[cp.row][0] += cp.pod.MilliCPU
+		used[cp.row][1] += cp.pod.MemoryMiB << 20
+		used[cp.row][2] += cp.pod.TotalMilliGPU()
+		for _, j := range cp.holds {
+			free[cp.row][j] -= cp.pod.GPUMilli
+		}
+	}
+	for i := range c.Table.Len() {
+		u := c.Table.Used(i)
+		if fmt.Sprint(u) != fmt.Sprint(used[i][:]) || !slices.Equal(c.GPUs.Free(i), free[i]) {
+			t.Fatalf("node %s: used %v, its pods %v; GPUs free %v, its pods leave %v", c.Table.Name(i), u, used[i], c.GPUs.Free(i), free[i])
+		}
+		for _, f := range free[i] {
+			if f < 0 {
+				t.Fatalf("node %s: GPUs over-committed: %v", c.Table.Name(i), free[i])
+			}
+		}
+	}
+	for k := range waiting {
+		r.pods[k].pod.Task(&r.task)
+		if row, err := r.placer.Best(&r.task); err != nil || row >= 0 {
+			t.Fatalf("pod %d waits though it fits row %d (%v)", k, row, err)
+		}
+	}
+}

@@ -1,0 +1,188 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// RunChurns replays every policy under every seed at every load with
+// departures (RunChurn), workers at a time (≤ 0: GOMAXPROCS), and returns
+// the results by policy, load, then seed. progress, when not nil, is
+// called after each replay, one call at a time.
+func RunChurns(in Input, policies []Policy, seeds []uint64, loads []float64, spec ChurnSpec, opts Options, workers int, progress func(done, total int, r *ChurnResult)) ([]*ChurnResult, error) {
+	l, err := NewLifetimes(in.Pods)
+	if err != nil {
+		return nil, err
+	}
+	for _, load := range loads {
+		s := spec
+		s.Load = load
+		if err := s.Check(); err != nil {
+			return nil, err
+		}
+	}
+	n := len(policies) * len(loads) * len(seeds)
+	results := make([]*ChurnResult, n)
+	order := make([]int, n)
+	for k := range order {
+		order[k] = k
+	}
+	err = parallel(order, workers, func(k int) error {
+		p, rest := k/(len(loads)*len(seeds)), k%(len(loads)*len(seeds))
+		s := spec
+		s.Load = loads[rest/len(seeds)]
+		r, err := RunChurn(policies[p], in, l, s, seeds[rest%len(seeds)], opts, nil)
+		results[k] = r
+		return err
+	}, func(done, k int) {
+		if progress != nil {
+			progress(done, n, results[k])
+		}
+	})
+	return results, err
+}
+
+// Interval is a mean over seeds with its 95% confidence half-width
+// (Student's t over the seeds; 0 for one seed).
+type Interval struct{ Mean, Half float64 }
+
+func intervalOf(xs []float64) Interval {
+	if len(xs) < 2 {
+		if len(xs) == 1 {
+			return Interval{Mean: xs[0]}
+		}
+		return Interval{}
+	}
+	m, s := stat.MeanStdDev(xs, nil)
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(xs) - 1)}.Quantile(0.975)
+	return Interval{Mean: m, Half: t * s / math.Sqrt(float64(len(xs)))}
+}
+
+func (i Interval) String() string { return fmt.Sprintf("%.2f ± %.2f", i.Mean, i.Half) }
+
+// ChurnSummary is one policy at one load over the seeds.
+type ChurnSummary struct {
+	Policy string
+	Load   float64
+	Seeds  int
+	// The time averages (ChurnResult), with their intervals.
+	IdleWhileWaiting, Idle, Fragmented, WaitingShare Interval
+	// Per size class: the mean over the seeds of the mean and 95th
+	// percentile wait (hours), and of the share of the pods that arrived
+	// that never started (percent).
+	WaitMean, WaitP95, Never [numSizes]float64
+	// Arrivals is the mean count of arrivals in the window.
+	Arrivals float64
+}
+
+// SummarizeChurn summarizes results (as RunChurns orders them) by policy
+// and load.
+func SummarizeChurn(results []*ChurnResult) []ChurnSummary {
+	var out []ChurnSummary
+	index := map[string]int{}
+	var groups [][]*ChurnResult
+	for _, r := range results {
+		key := r.Policy + "\x00" + strconv.FormatFloat(r.Load, 'g', -1, 64)
+		k, ok := index[key]
+		if !ok {
+			k = len(groups)
+			index[key] = k
+			groups = append(groups, nil)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	for _, g := range groups {
+		s := ChurnSummary{Policy: g[0].Policy, Load: g[0].Load, Seeds: len(g)}
+		of := func(f func(*ChurnResult) float64) Interval {
+			xs := make([]float64, len(g))
+			for i, r := range g {
+				xs[i] = f(r)
+			}
+			return intervalOf(xs)
+		}
+		s.IdleWhileWaiting = of(func(r *ChurnResult) float64 { return r.IdleWhileWaiting })
+		s.Idle = of(func(r *ChurnResult) float64 { return r.Idle })
+		s.Fragmented = of(func(r *ChurnResult) float64 { return r.Fragmented })
+		s.WaitingShare = of(func(r *ChurnResult) float64 { return r.WaitingShare })
+		s.Arrivals = of(func(r *ChurnResult) float64 { return float64(r.Arrivals) }).Mean
+		for z := range numSizes {
+			s.WaitMean[z] = of(func(r *ChurnResult) float64 { return r.Waits[z].Mean / 3600 }).Mean
+			s.WaitP95[z] = of(func(r *ChurnResult) float64 { return r.Waits[z].P95 / 3600 }).Mean
+			s.Never[z] = of(func(r *ChurnResult) float64 {
+				if r.Waits[z].Arrived == 0 {
+					return 0
+				}
+				return 100 * float64(r.Waits[z].Never) / float64(r.Waits[z].Arrived)
+			}).Mean
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// waitSizes are the size classes the tables show waits for.
+var waitSizes = []int{SizeShare, Size1, Size2, Size4, Size8}
+
+// ChurnTable is the summaries as two Markdown tables: the idle and
+// fragmented GPU, then the waits.
+func ChurnTable(sums []ChurnSummary) string {
+	var b strings.Builder
+	b.WriteString("| policy | load | idle GPU % while GPU pods wait | idle GPU % | fragmented GPU % | time GPU pods wait % | arrivals |\n")
+	b.WriteString("|---|---|---|---|---|---|---|\n")
+	for _, s := range sums {
+		fmt.Fprintf(&b, "| %s | %.1f | **%s** | %s | %s | %.1f | %.0f |\n", s.Policy, s.Load, s.IdleWhileWaiting, s.Idle, s.Fragmented, s.WaitingShare.Mean, s.Arrivals)
+	}
+	b.WriteString("\nWaiting time, hours: mean / p95 (never started, % of arrivals)\n\n| policy | load |")
+	for _, z := range waitSizes {
+		b.WriteString(" " + SizeNames[z] + " |")
+	}
+	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(waitSizes)) + "\n")
+	for _, s := range sums {
+		fmt.Fprintf(&b, "| %s | %.1f |", s.Policy, s.Load)
+		for _, z := range waitSizes {
+			fmt.Fprintf(&b, " %.2f / %.2f (%.1f) |", s.WaitMean[z], s.WaitP95[z], s.Never[z])
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// WriteChurnFiles writes churn.csv (a row per replay) and
+// churn-summary.csv into dir.
+func WriteChurnFiles(dir string, results []*ChurnResult, sums []ChurnSummary) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f := func(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
+	header := []string{"policy", "load", "seed", "arrivals", "alive_at_0", "idle_while_waiting_pct", "idle_pct", "fragmented_pct", "waiting_share_pct"}
+	for _, z := range waitSizes {
+		n := strings.ReplaceAll(SizeNames[z], " ", "_")
+		header = append(header, n+"_arrived", n+"_never", n+"_wait_mean_h", n+"_wait_p95_h")
+	}
+	rows := [][]string{header}
+	for _, r := range results {
+		row := []string{r.Policy, f(r.Load), strconv.FormatUint(r.Seed, 10), strconv.Itoa(r.Arrivals), strconv.Itoa(r.Alive),
+			f(r.IdleWhileWaiting), f(r.Idle), f(r.Fragmented), f(r.WaitingShare)}
+		for _, z := range waitSizes {
+			w := r.Waits[z]
+			row = append(row, strconv.Itoa(w.Arrived), strconv.Itoa(w.Never), f(w.Mean/3600), f(w.P95/3600))
+		}
+		rows = append(rows, row)
+	}
+	if err := writeCSV(filepath.Join(dir, "churn.csv"), rows); err != nil {
+		return err
+	}
+	rows = [][]string{{"policy", "load", "seeds", "idle_while_waiting_pct", "half_width", "idle_pct", "half_width", "fragmented_pct", "half_width", "waiting_share_pct"}}
+	for _, s := range sums {
+		rows = append(rows, []string{s.Policy, f(s.Load), strconv.Itoa(s.Seeds), f(s.IdleWhileWaiting.Mean), f(s.IdleWhileWaiting.Half),
+			f(s.Idle.Mean), f(s.Idle.Half), f(s.Fragmented.Mean), f(s.Fragmented.Half), f(s.WaitingShare.Mean)})
+	}
+	return writeCSV(filepath.Join(dir, "churn-summary.csv"), rows)
+}
