@@ -82,6 +82,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	loads := fs.String("loads", "0.9,1.0,1.1,1.3", "with -churn: offered GPU loads, as multiples of the cluster's GPU capacity")
 	warmUp := fs.Duration("warmup", 24*time.Hour, "with -churn: simulated time discarded before the window")
 	window := fs.Duration("window", 7*24*time.Hour, "with -churn: simulated time measured")
+	moves := fs.String("moves", "none", "with -churn: comma-separated moves made as the replay goes, each run beside the others: none, make-room, give-back")
+	every := fs.Duration("every", 10*time.Minute, "with -churn: simulated time between rounds of moves")
+	moveK := fs.Int("k", 2, "with -churn and make-room moves: the most moves for one waiting pod")
+	perHour := fs.Float64("per-hour", 0.01, "with -churn: the most moves an hour, as a share of the running pods")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -101,7 +105,18 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if *churn {
 		spec := sim.ChurnSpec{WarmUp: warmUp.Seconds(), Window: window.Seconds()}
-		return runChurn(in, *only, *seeds, *loads, spec, sim.Tiebreak(*tiebreak), *workers, *out, stdout, stderr)
+		var ms []sim.ChurnMoves
+		for _, name := range strings.Split(*moves, ",") {
+			m := sim.ChurnMoves{Method: sim.DefragMethod(strings.TrimSpace(name))}
+			if m.Method != sim.NoMoves {
+				m.Every, m.K, m.PerHour = every.Seconds(), *moveK, *perHour
+			}
+			if err := m.Check(); err != nil {
+				return fmt.Errorf("-moves: %w", err)
+			}
+			ms = append(ms, m)
+		}
+		return runChurn(in, *only, ms, *seeds, *loads, spec, sim.Tiebreak(*tiebreak), *workers, *out, stdout, stderr)
 	}
 	policies, err := sim.Select(sim.Policies(), *only)
 	if err != nil {
@@ -176,7 +191,7 @@ func runDefrags(in sim.Input, only string, seeds int, ratio float64, tiebreak si
 
 // runChurn is -churn: every policy (or those of -policies) with
 // departures, at every load.
-func runChurn(in sim.Input, only string, seeds int, loadList string, spec sim.ChurnSpec, tiebreak sim.Tiebreak, workers int, out string, stdout, stderr io.Writer) error {
+func runChurn(in sim.Input, only string, moves []sim.ChurnMoves, seeds int, loadList string, spec sim.ChurnSpec, tiebreak sim.Tiebreak, workers int, out string, stdout, stderr io.Writer) error {
 	policies, err := sim.Select(sim.Policies(), only)
 	if err != nil {
 		return err
@@ -190,10 +205,10 @@ func runChurn(in sim.Input, only string, seeds int, loadList string, spec sim.Ch
 		loads = append(loads, l)
 	}
 	start := time.Now()
-	results, err := sim.RunChurns(in, policies, sim.Seeds(42, seeds), loads, spec, sim.Options{Tiebreak: tiebreak}, workers,
+	results, err := sim.RunChurns(in, policies, moves, sim.Seeds(42, seeds), loads, spec, sim.Options{Tiebreak: tiebreak}, workers,
 		func(done, total int, r *sim.ChurnResult) {
-			fmt.Fprintf(stderr, "[%3d/%d] %-18s load %.1f seed %d: idle while GPU pods wait %5.2f%%, %d arrivals (%.1fs)\n",
-				done, total, r.Policy, r.Load, r.Seed, r.IdleWhileWaiting, r.Arrivals, time.Since(start).Seconds())
+			fmt.Fprintf(stderr, "[%3d/%d] %-18s %s, load %.1f seed %d: idle while GPU pods wait %5.2f%%, %d arrivals, %d moves (%.1fs)\n",
+				done, total, r.Policy, r.Moves, r.Load, r.Seed, r.IdleWhileWaiting, r.Arrivals, r.Moved.Moves, time.Since(start).Seconds())
 		})
 	if err != nil {
 		return err

@@ -209,6 +209,8 @@ type ChurnSpec struct {
 	Load float64
 	// WarmUp is discarded; Window is measured after it (seconds).
 	WarmUp, Window float64
+	// Moves are the moves made as the replay goes (none by default).
+	Moves ChurnMoves
 }
 
 // Check reports a spec that cannot run.
@@ -221,13 +223,13 @@ func (s ChurnSpec) Check() error {
 	case !(s.Window > 0) || math.IsInf(s.Window, 0):
 		return fmt.Errorf("churn: window must be a duration above 0, got %v s", s.Window)
 	}
-	return nil
+	return s.Moves.Check()
 }
 
 // WaitStats are the waiting times of a size class's pods that arrived in
-// the window: how many arrived, how many started (and their waits'
-// mean and 95th percentile, in seconds), and how many had not started by
-// its end.
+// the window: how many arrived, started, and had not started by its end,
+// and the mean and 95th percentile of their waits, in seconds, a pod that
+// had not started counted at its wait so far (a lower bound).
 type WaitStats struct {
 	Arrived, Started, Never int
 	Mean, P95               float64
@@ -254,6 +256,10 @@ type ChurnResult struct {
 	Waits [numSizes]WaitStats
 	// Events counts arrivals and departures over the whole run.
 	Events int
+	// Moves names the moves made (ChurnMoves.Name), Moved says what they
+	// did in the window.
+	Moves string
+	Moved MoveStats
 }
 
 // arrival is a pod arriving at a time with a lifetime.
@@ -317,7 +323,9 @@ type churn struct {
 	now       float64 // the time the integrals have reached
 	task      scoring.Task
 	took      []int
-	held      []int // the shapes a retry found kept out
+	held      []int   // the shapes a retry found kept out
+	running   int     // pods running
+	allowance float64 // moves a round may make (ChurnMoves)
 	// integrals over the window, in milli-GPU seconds (or seconds)
 	idleWaiting, idle, frag, waitingTime float64
 }
@@ -383,7 +391,7 @@ func newChurn(policy Policy, in Input, spec ChurnSpec, seed uint64, opts Options
 		return nil, err
 	}
 	r := &churn{c: c, pipe: pipe, placer: placer, device: device, measure: m, spec: spec, shapes: map[queueKey]int{},
-		res: &ChurnResult{Policy: policy.Name, Seed: seed, Load: spec.Load}, nodeFrag: make([]float64, c.Table.Len())}
+		res: &ChurnResult{Policy: policy.Name, Seed: seed, Load: spec.Load, Moves: spec.Moves.Name()}, nodeFrag: make([]float64, c.Table.Len())}
 	for i := range c.Table.Len() {
 		r.refreshFrag(i)
 	}
@@ -401,6 +409,10 @@ func (r *churn) run(initial []arrival, arrivals func() (arrival, bool)) error {
 	}
 	end := r.spec.WarmUp + r.spec.Window
 	next, more := arrivals()
+	rounds := math.Inf(1) // the next round of moves
+	if r.spec.Moves.active() {
+		rounds = r.spec.Moves.Every
+	}
 	for {
 		t := math.Inf(1)
 		if more {
@@ -409,10 +421,18 @@ func (r *churn) run(initial []arrival, arrivals func() (arrival, bool)) error {
 		if len(r.ends) > 0 && r.ends[0].at <= t {
 			t = r.ends[0].at
 		}
+		t = min(t, rounds)
 		if t > end {
 			break
 		}
 		r.advance(t)
+		if t == rounds {
+			if err := r.round(); err != nil {
+				return err
+			}
+			rounds += r.spec.Moves.Every
+			continue
+		}
 		if len(r.ends) > 0 && r.ends[0].at == t {
 			if err := r.depart(heap.Pop(&r.ends).(departure).pod); err != nil {
 				return err
@@ -517,18 +537,26 @@ func (r *churn) enqueue(q, k int) {
 // start places pod k on row, started at time t, and schedules its
 // departure a lifetime later.
 func (r *churn) start(k, row int, t float64) error {
-	cp := &r.pods[k]
 	var err error
-	if r.took, err = placePod(r.c, row, cp.pod, r.device, r.took); err != nil {
+	if r.took, err = placePod(r.c, row, r.pods[k].pod, r.device, r.took); err != nil {
 		return err
 	}
+	r.begin(k, row, r.took, t)
+	return nil
+}
+
+// begin records pod k running on row, holding the GPUs, since t (the
+// cluster holds it there already), and schedules its departure a lifetime
+// later.
+func (r *churn) begin(k, row int, holds []int, t float64) {
+	cp := &r.pods[k]
 	cp.pod.Task(&r.task)
 	r.pipe.Observe(&r.task)
-	cp.row, cp.holds, cp.started = row, slices.Clone(r.took), t
+	cp.row, cp.holds, cp.started = row, slices.Clone(holds), t
 	r.allocated += cp.pod.TotalMilliGPU()
+	r.running++
 	r.refreshFrag(row)
 	heap.Push(&r.ends, departure{at: t + cp.life, pod: k})
-	return nil
 }
 
 // depart takes pod k off its node, then places the waiting pods that fit
@@ -540,6 +568,7 @@ func (r *churn) depart(k int) error {
 		return err
 	}
 	r.allocated -= cp.pod.TotalMilliGPU()
+	r.running--
 	cp.row = -1
 	r.refreshFrag(row)
 	return r.retry(row)
@@ -614,6 +643,7 @@ func (r *churn) finish() {
 		ws.Arrived++
 		if math.IsNaN(cp.started) {
 			ws.Never++
+			waits[s] = append(waits[s], end-cp.arrived)
 			continue
 		}
 		ws.Started++

@@ -150,10 +150,11 @@ func churnInput(t testing.TB) Input {
 	return Synthetic(SyntheticSpec{Seed: 1, Nodes: 60})
 }
 
-// Random small clusters and arrivals: at the end every node holds exactly
-// what the pods on it ask for (cpu, memory, GPU, each GPU's share), no pod
-// is on a node and waiting, each running pod leaves one lifetime after it
-// started, and the waiting pods fit nowhere.
+// Random small clusters and arrivals, with and without moves in the loop:
+// at the end every node holds exactly what the pods on it ask for (cpu,
+// memory, GPU, each GPU's share), no pod is on a node and waiting, each
+// running pod leaves one lifetime after it started (a moved pod keeps
+// what it had left), and the waiting pods fit nowhere.
 func TestChurnKeepsTheBooks(t *testing.T) {
 	in := Synthetic(SyntheticSpec{Seed: 3, Nodes: 12})
 	l, err := NewLifetimes(in.Pods)
@@ -165,7 +166,11 @@ func TestChurnKeepsTheBooks(t *testing.T) {
 		name := rapid.SampledFrom(policies).Draw(t, "policy")
 		load := rapid.Float64Range(0.3, 2).Draw(t, "load")
 		seed := rapid.Uint64Range(0, 1000).Draw(t, "seed")
-		spec := ChurnSpec{Load: load, WarmUp: 3600, Window: rapid.Float64Range(3600, 86400).Draw(t, "window")}
+		spec := ChurnSpec{Load: load, WarmUp: 3600, Window: rapid.Float64Range(600, 6*3600).Draw(t, "window")}
+		if method := rapid.SampledFrom([]DefragMethod{NoMoves, MakeRoom, GiveBack}).Draw(t, "moves"); method != NoMoves {
+			spec.Moves = ChurnMoves{Method: method, Every: rapid.Float64Range(300, 3600).Draw(t, "every"), K: rapid.IntRange(1, 3).Draw(t, "k"),
+				PerHour: rapid.Float64Range(0.01, 1).Draw(t, "per hour")}
+		}
 		r, err := newChurn(policy(t, name), in, spec, seed, Options{})
 		if err != nil {
 			t.Fatal(err)

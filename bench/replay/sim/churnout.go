@@ -12,33 +12,50 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// RunChurns replays every policy under every seed at every load with
-// departures (RunChurn), workers at a time (≤ 0: GOMAXPROCS), and returns
-// the results by policy, load, then seed. progress, when not nil, is
+// RunChurns replays every policy with each of the moves (none given: the
+// spec's) under every seed at every load with departures (RunChurn),
+// workers at a time (≤ 0: GOMAXPROCS), and returns the results by policy,
+// moves, load, then seed. progress, when not nil, is
 // called after each replay, one call at a time.
-func RunChurns(in Input, policies []Policy, seeds []uint64, loads []float64, spec ChurnSpec, opts Options, workers int, progress func(done, total int, r *ChurnResult)) ([]*ChurnResult, error) {
+func RunChurns(in Input, policies []Policy, moves []ChurnMoves, seeds []uint64, loads []float64, spec ChurnSpec, opts Options, workers int, progress func(done, total int, r *ChurnResult)) ([]*ChurnResult, error) {
 	l, err := NewLifetimes(in.Pods)
 	if err != nil {
 		return nil, err
 	}
-	for _, load := range loads {
-		s := spec
-		s.Load = load
-		if err := s.Check(); err != nil {
-			return nil, err
+	if len(moves) == 0 {
+		moves = []ChurnMoves{spec.Moves}
+	}
+	type run struct {
+		policy int
+		moves  ChurnMoves
+		load   float64
+		seed   uint64
+	}
+	var runs []run
+	for p := range policies {
+		for _, m := range moves {
+			for _, load := range loads {
+				s := spec
+				s.Load, s.Moves = load, m
+				if err := s.Check(); err != nil {
+					return nil, err
+				}
+				for _, seed := range seeds {
+					runs = append(runs, run{p, m, load, seed})
+				}
+			}
 		}
 	}
-	n := len(policies) * len(loads) * len(seeds)
+	n := len(runs)
 	results := make([]*ChurnResult, n)
 	order := make([]int, n)
 	for k := range order {
 		order[k] = k
 	}
 	err = parallel(order, workers, func(k int) error {
-		p, rest := k/(len(loads)*len(seeds)), k%(len(loads)*len(seeds))
 		s := spec
-		s.Load = loads[rest/len(seeds)]
-		r, err := RunChurn(policies[p], in, l, s, seeds[rest%len(seeds)], opts, nil)
+		s.Load, s.Moves = runs[k].load, runs[k].moves
+		r, err := RunChurn(policies[runs[k].policy], in, l, s, runs[k].seed, opts, nil)
 		results[k] = r
 		return err
 	}, func(done, k int) {
@@ -69,17 +86,20 @@ func (i Interval) String() string { return fmt.Sprintf("%.2f ± %.2f", i.Mean, i
 
 // ChurnSummary is one policy at one load over the seeds.
 type ChurnSummary struct {
-	Policy string
-	Load   float64
-	Seeds  int
+	Policy, Moves string
+	Load          float64
+	Seeds         int
 	// The time averages (ChurnResult), with their intervals.
 	IdleWhileWaiting, Idle, Fragmented, WaitingShare Interval
 	// Per size class: the mean over the seeds of the mean and 95th
 	// percentile wait (hours), and of the share of the pods that arrived
 	// that never started (percent).
 	WaitMean, WaitP95, Never [numSizes]float64
-	// Arrivals is the mean count of arrivals in the window.
-	Arrivals float64
+	// Arrivals is the mean count of arrivals in the window; Moved, the
+	// means of what the moves did in it (MoveStats: pods moved, waiting
+	// pods placed and their GPUs).
+	Arrivals                         float64
+	MovedPods, MovedPlaced, MovedGPU float64
 }
 
 // SummarizeChurn summarizes results (as RunChurns orders them) by policy
@@ -89,7 +109,7 @@ func SummarizeChurn(results []*ChurnResult) []ChurnSummary {
 	index := map[string]int{}
 	var groups [][]*ChurnResult
 	for _, r := range results {
-		key := r.Policy + "\x00" + strconv.FormatFloat(r.Load, 'g', -1, 64)
+		key := r.Policy + "\x00" + r.Moves + "\x00" + strconv.FormatFloat(r.Load, 'g', -1, 64)
 		k, ok := index[key]
 		if !ok {
 			k = len(groups)
@@ -99,7 +119,7 @@ func SummarizeChurn(results []*ChurnResult) []ChurnSummary {
 		groups[k] = append(groups[k], r)
 	}
 	for _, g := range groups {
-		s := ChurnSummary{Policy: g[0].Policy, Load: g[0].Load, Seeds: len(g)}
+		s := ChurnSummary{Policy: g[0].Policy, Moves: g[0].Moves, Load: g[0].Load, Seeds: len(g)}
 		of := func(f func(*ChurnResult) float64) Interval {
 			xs := make([]float64, len(g))
 			for i, r := range g {
@@ -112,6 +132,9 @@ func SummarizeChurn(results []*ChurnResult) []ChurnSummary {
 		s.Fragmented = of(func(r *ChurnResult) float64 { return r.Fragmented })
 		s.WaitingShare = of(func(r *ChurnResult) float64 { return r.WaitingShare })
 		s.Arrivals = of(func(r *ChurnResult) float64 { return float64(r.Arrivals) }).Mean
+		s.MovedPods = of(func(r *ChurnResult) float64 { return float64(r.Moved.Moves) }).Mean
+		s.MovedPlaced = of(func(r *ChurnResult) float64 { return float64(r.Moved.Placed) }).Mean
+		s.MovedGPU = of(func(r *ChurnResult) float64 { return float64(r.Moved.PlacedMilliGPU) / 1000 }).Mean
 		for z := range numSizes {
 			s.WaitMean[z] = of(func(r *ChurnResult) float64 { return r.Waits[z].Mean / 3600 }).Mean
 			s.WaitP95[z] = of(func(r *ChurnResult) float64 { return r.Waits[z].P95 / 3600 }).Mean
@@ -134,18 +157,19 @@ var waitSizes = []int{SizeShare, Size1, Size2, Size4, Size8}
 // fragmented GPU, then the waits.
 func ChurnTable(sums []ChurnSummary) string {
 	var b strings.Builder
-	b.WriteString("| policy | load | idle GPU % while GPU pods wait | idle GPU % | fragmented GPU % | time GPU pods wait % | arrivals |\n")
-	b.WriteString("|---|---|---|---|---|---|---|\n")
+	b.WriteString("| policy | moves | load | idle GPU % while GPU pods wait | idle GPU % | fragmented GPU % | time GPU pods wait % | arrivals | pods moved | waiting pods placed by moves (GPUs) |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range sums {
-		fmt.Fprintf(&b, "| %s | %.1f | **%s** | %s | %s | %.1f | %.0f |\n", s.Policy, s.Load, s.IdleWhileWaiting, s.Idle, s.Fragmented, s.WaitingShare.Mean, s.Arrivals)
+		fmt.Fprintf(&b, "| %s | %s | %.1f | **%s** | %s | %s | %.1f | %.0f | %.0f | %.0f (%.0f) |\n", s.Policy, s.Moves, s.Load, s.IdleWhileWaiting, s.Idle, s.Fragmented,
+			s.WaitingShare.Mean, s.Arrivals, s.MovedPods, s.MovedPlaced, s.MovedGPU)
 	}
-	b.WriteString("\nWaiting time, hours: mean / p95 (never started, % of arrivals)\n\n| policy | load |")
+	b.WriteString("\nWaiting time, hours: mean / p95 (never started, % of arrivals; counted at their wait so far)\n\n| policy | moves | load |")
 	for _, z := range waitSizes {
 		b.WriteString(" " + SizeNames[z] + " |")
 	}
-	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(waitSizes)) + "\n")
+	b.WriteString("\n|---|---|---|" + strings.Repeat("---|", len(waitSizes)) + "\n")
 	for _, s := range sums {
-		fmt.Fprintf(&b, "| %s | %.1f |", s.Policy, s.Load)
+		fmt.Fprintf(&b, "| %s | %s | %.1f |", s.Policy, s.Moves, s.Load)
 		for _, z := range waitSizes {
 			fmt.Fprintf(&b, " %.2f / %.2f (%.1f) |", s.WaitMean[z], s.WaitP95[z], s.Never[z])
 		}
@@ -161,27 +185,29 @@ func WriteChurnFiles(dir string, results []*ChurnResult, sums []ChurnSummary) er
 		return err
 	}
 	f := func(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
-	header := []string{"policy", "load", "seed", "arrivals", "alive_at_0", "idle_while_waiting_pct", "idle_pct", "fragmented_pct", "waiting_share_pct"}
+	header := []string{"policy", "moves", "load", "seed", "arrivals", "alive_at_0", "idle_while_waiting_pct", "idle_pct", "fragmented_pct", "waiting_share_pct"}
 	for _, z := range waitSizes {
 		n := strings.ReplaceAll(SizeNames[z], " ", "_")
 		header = append(header, n+"_arrived", n+"_never", n+"_wait_mean_h", n+"_wait_p95_h")
 	}
+	header = append(header, "moves_made", "moved_in_pods", "moved_in_milli_gpu")
 	rows := [][]string{header}
 	for _, r := range results {
-		row := []string{r.Policy, f(r.Load), strconv.FormatUint(r.Seed, 10), strconv.Itoa(r.Arrivals), strconv.Itoa(r.Alive),
+		row := []string{r.Policy, r.Moves, f(r.Load), strconv.FormatUint(r.Seed, 10), strconv.Itoa(r.Arrivals), strconv.Itoa(r.Alive),
 			f(r.IdleWhileWaiting), f(r.Idle), f(r.Fragmented), f(r.WaitingShare)}
 		for _, z := range waitSizes {
 			w := r.Waits[z]
 			row = append(row, strconv.Itoa(w.Arrived), strconv.Itoa(w.Never), f(w.Mean/3600), f(w.P95/3600))
 		}
+		row = append(row, strconv.Itoa(r.Moved.Moves), strconv.Itoa(r.Moved.Placed), strconv.FormatInt(r.Moved.PlacedMilliGPU, 10))
 		rows = append(rows, row)
 	}
 	if err := writeCSV(filepath.Join(dir, "churn.csv"), rows); err != nil {
 		return err
 	}
-	rows = [][]string{{"policy", "load", "seeds", "idle_while_waiting_pct", "half_width", "idle_pct", "half_width", "fragmented_pct", "half_width", "waiting_share_pct"}}
+	rows = [][]string{{"policy", "moves", "load", "seeds", "idle_while_waiting_pct", "half_width", "idle_pct", "half_width", "fragmented_pct", "half_width", "waiting_share_pct"}}
 	for _, s := range sums {
-		rows = append(rows, []string{s.Policy, f(s.Load), strconv.Itoa(s.Seeds), f(s.IdleWhileWaiting.Mean), f(s.IdleWhileWaiting.Half),
+		rows = append(rows, []string{s.Policy, s.Moves, f(s.Load), strconv.Itoa(s.Seeds), f(s.IdleWhileWaiting.Mean), f(s.IdleWhileWaiting.Half),
 			f(s.Idle.Mean), f(s.Idle.Half), f(s.Fragmented.Mean), f(s.Fragmented.Half), f(s.WaitingShare.Mean)})
 	}
 	return writeCSV(filepath.Join(dir, "churn-summary.csv"), rows)
