@@ -222,6 +222,14 @@ func runChurn(in sim.Input, only string, moves []sim.ChurnMoves, seeds int, load
 	if err := sim.WriteChurnFiles(out, results, sums); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "wrote %s/churn.csv, %s/churn-summary.csv\n", out, out)
+	written := []string{out + "/churn.csv", out + "/churn-summary.csv"}
+	for _, load := range loads {
+		path := fmt.Sprintf("%s/churn-load-%g.svg", out, load)
+		if err := sim.PlotChurn(path, results, load); err != nil {
+			return err
+		}
+		written = append(written, path)
+	}
+	fmt.Fprintf(stderr, "wrote %s\n", strings.Join(written, ", "))
 	return nil
 }

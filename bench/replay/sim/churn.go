@@ -256,6 +256,9 @@ type ChurnResult struct {
 	Waits [numSizes]WaitStats
 	// Events counts arrivals and departures over the whole run.
 	Events int
+	// Hourly is the idle GPU in percent of capacity, averaged over each
+	// hour of the window in turn (the last hour may be cut short).
+	Hourly []float64
 	// Moves names the moves made (ChurnMoves.Name), Moved says what they
 	// did in the window.
 	Moves string
@@ -488,6 +491,7 @@ func (r *churn) advance(t float64) {
 	if to > from {
 		dt := to - from
 		idle := float64(r.c.CapacityMilliGPU - r.allocated)
+		r.hourly(from, to, idle)
 		r.idle += idle * dt
 		r.frag += r.fragSum * dt
 		if r.gpuWait > 0 {
@@ -496,6 +500,19 @@ func (r *churn) advance(t float64) {
 		}
 	}
 	r.now = max(r.now, t)
+}
+
+// hourly adds idle GPU over [from, to) of the window to its hours.
+func (r *churn) hourly(from, to, idle float64) {
+	for from < to {
+		h := int((from - r.spec.WarmUp) / 3600)
+		for len(r.res.Hourly) <= h {
+			r.res.Hourly = append(r.res.Hourly, 0)
+		}
+		until := min(to, r.spec.WarmUp+float64(h+1)*3600)
+		r.res.Hourly[h] += idle * (until - from)
+		from = until
+	}
 }
 
 // arrive is a pod's arrival: placed where the policy puts it, or queued
@@ -632,6 +649,10 @@ func (r *churn) finish() {
 	r.res.Idle = 100 * r.idle / w / capacity
 	r.res.Fragmented = 100 * r.frag / w / capacity
 	r.res.WaitingShare = 100 * r.waitingTime / w
+	for h := range r.res.Hourly {
+		span := min(3600, w-float64(h)*3600)
+		r.res.Hourly[h] = 100 * r.res.Hourly[h] / span / capacity
+	}
 	var waits [numSizes][]float64
 	end := r.spec.WarmUp + r.spec.Window
 	for _, cp := range r.pods {

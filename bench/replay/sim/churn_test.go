@@ -66,6 +66,9 @@ func TestChurnByHand(t *testing.T) {
 		t.Errorf("idle %v, idle while waiting %v, waiting %v%%, %d events, %d arrivals; want 42.5, 15, 45, 6, 3",
 			res.Idle, res.IdleWhileWaiting, res.WaitingShare, res.Events, res.Arrivals)
 	}
+	if len(res.Hourly) != 1 || res.Hourly[0] != 42.5 {
+		t.Errorf("hourly %v, want [42.5] (the window is 20 s of one hour)", res.Hourly)
+	}
 	if w := res.Waits[Size1]; w != (WaitStats{Arrived: 2, Started: 2}) {
 		t.Errorf("1-GPU waits %+v", w)
 	}

@@ -10,6 +10,9 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
 )
 
 // RunChurns replays every policy with each of the moves (none given: the
@@ -211,4 +214,77 @@ func WriteChurnFiles(dir string, results []*ChurnResult, sums []ChurnSummary) er
 			f(s.Idle.Mean), f(s.Idle.Half), f(s.Fragmented.Mean), f(s.Fragmented.Half), f(s.WaitingShare.Mean)})
 	}
 	return writeCSV(filepath.Join(dir, "churn-summary.csv"), rows)
+}
+
+// PlotChurn draws, for one load, the idle GPU over the window (hourly
+// means, averaged over the seeds) of each policy and its moves, one line
+// and marker per series, as an SVG file; each legend entry gives the
+// series' time average.
+func PlotChurn(path string, results []*ChurnResult, load float64) error {
+	p := unallocatedPlot(fmt.Sprintf("Idle GPU as pods come and go, offered load %.1f (hourly, mean over seeds)", load), "hours into the measured window")
+	p.Y.Label.Text = "GPU idle, % of capacity"
+	type series struct {
+		name  string
+		sum   []float64
+		n     int
+		total float64
+	}
+	var all []*series
+	byName := map[string]*series{}
+	for _, r := range results {
+		if r.Load != load {
+			continue
+		}
+		name := r.Policy
+		if r.Moves != string(NoMoves) {
+			name += ", " + r.Moves
+		}
+		s := byName[name]
+		if s == nil {
+			s = &series{name: name}
+			byName[name] = s
+			all = append(all, s)
+		}
+		for len(s.sum) < len(r.Hourly) {
+			s.sum = append(s.sum, 0)
+		}
+		for h, x := range r.Hourly {
+			s.sum[h] += x
+		}
+		s.n++
+		s.total += r.Idle
+	}
+	if len(all) == 0 {
+		return fmt.Errorf("churn plot: no replay at load %v", load)
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	var entries []legendEntry
+	for i, s := range all {
+		pts := make(plotter.XYs, len(s.sum))
+		for h, x := range s.sum {
+			y := x / float64(s.n)
+			lo, hi = min(lo, y), max(hi, y)
+			pts[h] = plotter.XY{X: float64(h) + 0.5, Y: y}
+		}
+		ls, gs := seriesStyle(i)
+		line, err := plotter.NewLine(pts)
+		if err != nil {
+			return err
+		}
+		line.LineStyle = ls
+		var marks plotter.XYs
+		for j := (i * 3) % 24; j < len(pts); j += 24 {
+			marks = append(marks, pts[j])
+		}
+		scatter, err := plotter.NewScatter(marks)
+		if err != nil {
+			return err
+		}
+		scatter.GlyphStyle = gs
+		p.Add(line, scatter)
+		entries = append(entries, legendEntry{label: fmt.Sprintf("%s: %.2f%%", s.name, s.total/float64(s.n)), thumbs: []plot.Thumbnailer{line, scatter}})
+	}
+	zoom(&p.Y, lo, hi, 1)
+	p.X.Min = 0
+	return save(p, entries, 14*vg.Inch, 6*vg.Inch, path)
 }
