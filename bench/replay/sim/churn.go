@@ -277,15 +277,25 @@ type churnPod struct {
 	pod     Pod
 	arrived float64
 	life    float64
-	started float64 // NaN while it waits
+	started float64 // NaN while it waits to start
 	row     int
 	holds   []int // the GPUs it holds on row
+	// ends is when it leaves, while it runs; gen counts its departures
+	// scheduled (one whose gen is older is no longer its); left is what
+	// an evicted pod that waits to run again has left of its lifetime
+	// (NaN otherwise).
+	ends float64
+	gen  int
+	left float64
+	// evicted is when it was last evicted, waited how long evicted pods
+	// of it waited for room in all: it leaves at started + life + waited.
+	evicted, waited float64
 }
 
 // departure is a running pod's end.
 type departure struct {
-	at  float64
-	pod int
+	at       float64
+	pod, gen int
 }
 
 type departures []departure
@@ -329,6 +339,9 @@ type churn struct {
 	held      []int   // the shapes a retry found kept out
 	running   int     // pods running
 	allowance float64 // moves a round may make (ChurnMoves)
+	// starts counts the pods started, startedMilli their GPUs.
+	starts       int
+	startedMilli int64
 	// integrals over the window, in milli-GPU seconds (or seconds)
 	idleWaiting, idle, frag, waitingTime float64
 }
@@ -437,7 +450,11 @@ func (r *churn) run(initial []arrival, arrivals func() (arrival, bool)) error {
 			continue
 		}
 		if len(r.ends) > 0 && r.ends[0].at == t {
-			if err := r.depart(heap.Pop(&r.ends).(departure).pod); err != nil {
+			d := heap.Pop(&r.ends).(departure)
+			if d.gen != r.pods[d.pod].gen {
+				continue // evicted since: no longer its departure
+			}
+			if err := r.depart(d.pod); err != nil {
 				return err
 			}
 		} else {
@@ -520,10 +537,9 @@ func (r *churn) hourly(from, to, idle float64) {
 // it).
 func (r *churn) arrive(a arrival) error {
 	k := len(r.pods)
-	r.pods = append(r.pods, churnPod{pod: a.pod, arrived: a.at, life: a.life, started: math.NaN(), row: -1})
-	q, ok := r.shapes[shapeOf(a.pod)]
-	if ok && len(r.queues[q]) > 0 {
-		r.enqueue(q, k)
+	r.pods = append(r.pods, churnPod{pod: a.pod, arrived: a.at, life: a.life, started: math.NaN(), row: -1, left: math.NaN()})
+	if q, ok := r.shapes[shapeOf(a.pod)]; ok && len(r.queues[q]) > 0 {
+		r.wait(k)
 		return nil
 	}
 	a.pod.Task(&r.task)
@@ -532,18 +548,21 @@ func (r *churn) arrive(a arrival) error {
 		return err
 	}
 	if row < 0 {
-		if !ok {
-			q = len(r.queues)
-			r.shapes[shapeOf(a.pod)] = q
-			r.queues = append(r.queues, nil)
-		}
-		r.enqueue(q, k)
+		r.wait(k)
 		return nil
 	}
 	return r.start(k, row, a.at) // a pod alive at time 0 started when it arrived
 }
 
-func (r *churn) enqueue(q, k int) {
+// wait puts pod k at the back of its shape's queue.
+func (r *churn) wait(k int) {
+	key := shapeOf(r.pods[k].pod)
+	q, ok := r.shapes[key]
+	if !ok {
+		q = len(r.queues)
+		r.shapes[key] = q
+		r.queues = append(r.queues, nil)
+	}
 	r.queues[q] = append(r.queues[q], k)
 	r.waiting++
 	if r.pods[k].pod.NumGPU > 0 {
@@ -568,12 +587,21 @@ func (r *churn) start(k, row int, t float64) error {
 func (r *churn) begin(k, row int, holds []int, t float64) {
 	cp := &r.pods[k]
 	cp.pod.Task(&r.task)
-	r.pipe.Observe(&r.task)
-	cp.row, cp.holds, cp.started = row, slices.Clone(holds), t
+	cp.row, cp.holds = row, slices.Clone(holds)
+	if math.IsNaN(cp.left) {
+		r.pipe.Observe(&r.task)
+		cp.started, cp.ends = t, t+cp.life
+		r.starts++
+		r.startedMilli += cp.pod.TotalMilliGPU()
+	} else { // evicted, it runs what it had left
+		cp.ends, cp.left = t+cp.left, math.NaN()
+		cp.waited += t - cp.evicted
+	}
 	r.allocated += cp.pod.TotalMilliGPU()
 	r.running++
 	r.refreshFrag(row)
-	heap.Push(&r.ends, departure{at: t + cp.life, pod: k})
+	cp.gen++
+	heap.Push(&r.ends, departure{at: cp.ends, pod: k, gen: cp.gen})
 }
 
 // depart takes pod k off its node, then places the waiting pods that fit
@@ -589,6 +617,22 @@ func (r *churn) depart(k int) error {
 	cp.row = -1
 	r.refreshFrag(row)
 	return r.retry(row)
+}
+
+// evict takes running pod k off its node, what it has left of its
+// lifetime kept for when it runs again (its departure no longer its).
+func (r *churn) evict(k int) error {
+	cp := &r.pods[k]
+	row := cp.row
+	if err := r.c.Remove(row, cp.pod, cp.holds); err != nil {
+		return err
+	}
+	r.allocated -= cp.pod.TotalMilliGPU()
+	r.running--
+	cp.row, cp.holds, cp.left, cp.evicted = -1, nil, cp.ends-r.now, r.now
+	cp.gen++
+	r.refreshFrag(row)
+	return nil
 }
 
 // retry places waiting pods after room was made on row: of the shapes
@@ -662,7 +706,7 @@ func (r *churn) finish() {
 		s := SizeOf(cp.pod)
 		ws := &r.res.Waits[s]
 		ws.Arrived++
-		if math.IsNaN(cp.started) {
+		if math.IsNaN(cp.started) { // an evicted pod waiting to run again started before
 			ws.Never++
 			waits[s] = append(waits[s], end-cp.arrived)
 			continue

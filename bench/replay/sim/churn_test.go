@@ -170,7 +170,7 @@ func TestChurnKeepsTheBooks(t *testing.T) {
 		load := rapid.Float64Range(0.3, 2).Draw(t, "load")
 		seed := rapid.Uint64Range(0, 1000).Draw(t, "seed")
 		spec := ChurnSpec{Load: load, WarmUp: 3600, Window: rapid.Float64Range(600, 6*3600).Draw(t, "window")}
-		if method := rapid.SampledFrom([]DefragMethod{NoMoves, MakeRoom, GiveBack}).Draw(t, "moves"); method != NoMoves {
+		if method := rapid.SampledFrom([]DefragMethod{NoMoves, MakeRoom, GiveBack, FragMultiPod}).Draw(t, "moves"); method != NoMoves {
 			spec.Moves = ChurnMoves{Method: method, Every: rapid.Float64Range(300, 3600).Draw(t, "every"), K: rapid.IntRange(1, 3).Draw(t, "k"),
 				PerHour: rapid.Float64Range(0.01, 1).Draw(t, "per hour")}
 		}
@@ -194,9 +194,14 @@ func checkBooks(t *rapid.T, r *churn) {
 	for i := range free {
 		free[i] = slices.Repeat([]int64{1000}, c.Nodes[i].GPUs)
 	}
-	ends := map[int]float64{}
+	ends := map[int]float64{} // each pod's departure, the stale ones of evicted pods left out
 	for _, d := range r.ends {
-		ends[d.pod] = d.at
+		if d.gen == r.pods[d.pod].gen {
+			if _, dup := ends[d.pod]; dup {
+				t.Fatalf("pod %d leaves twice", d.pod)
+			}
+			ends[d.pod] = d.at
+		}
 	}
 	waiting := map[int]bool{}
 	for _, q := range r.queues {
@@ -207,16 +212,22 @@ func checkBooks(t *rapid.T, r *churn) {
 	for k, cp := range r.pods {
 		// Waiting (not started, in a queue), running (on a row, its end
 		// ahead) or gone (started, on no row, no end ahead): one of them.
+		// An evicted pod waiting to run again started before, and keeps
+		// what it had left of its lifetime.
 		_, ending := ends[k]
-		running, gone := cp.row >= 0 && ending, cp.row < 0 && !ending && !math.IsNaN(cp.started)
-		if waiting[k] != math.IsNaN(cp.started) || waiting[k] && (cp.row >= 0 || ending) || !waiting[k] && running == gone {
+		evicted := !math.IsNaN(cp.left)
+		running, gone := cp.row >= 0 && ending, cp.row < 0 && !ending && !math.IsNaN(cp.started) && !evicted
+		if waiting[k] != (math.IsNaN(cp.started) || evicted) || waiting[k] && (cp.row >= 0 || ending) || !waiting[k] && running == gone {
 			t.Fatalf("pod %d: on row %d, waiting %v, started %v, leaving %v", k, cp.row, waiting[k], cp.started, ending)
+		}
+		if evicted && !(cp.left > 0 && cp.left <= cp.life) {
+			t.Fatalf("evicted pod %d has %v of its %v left", k, cp.left, cp.life)
 		}
 		if !running {
 			continue
 		}
-		if ends[k] != cp.started+cp.life {
-			t.Fatalf("pod %d started at %v with %v to live leaves at %v", k, cp.started, cp.life, ends[k])
+		if ends[k] != cp.ends || math.Abs(ends[k]-(cp.started+cp.life+cp.waited)) > 1e-6 {
+			t.Fatalf("pod %d started at %v with %v to live (evicted, waited %v) leaves at %v", k, cp.started, cp.life, cp.waited, ends[k])
 		}
 		used[cp.row][0] += cp.pod.MilliCPU
 		used[cp.row][1] += cp.pod.MemoryMiB << 20

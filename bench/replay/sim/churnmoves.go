@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"container/heap"
 	"fmt"
 	"math"
 	"slices"
@@ -19,7 +20,9 @@ import (
 //   - GiveBack: defrag.GiveBack over the FGD measure of the replay's
 //     typical classes, the waiting GPU pods (the first of each shape,
 //     longest waiting first) as its pending tasks, each move to where the
-//     policy puts the pod.
+//     policy puts the pod;
+//   - FragMultiPod: the FGD paper's simulator's descheduler
+//     (fragMultiPodRound), its evictions counted as moves.
 //
 // A round makes at most what its allowance holds: PerHour × the pods
 // running, an hour, accrued over the time since the last round and kept
@@ -49,9 +52,9 @@ func (m ChurnMoves) Check() error {
 	switch m.Method {
 	case NoMoves, "":
 		return nil
-	case MakeRoom, GiveBack:
+	case MakeRoom, GiveBack, FragMultiPod:
 	default:
-		return fmt.Errorf("churn moves: method %q is not one of %q, %q, %q", m.Method, NoMoves, MakeRoom, GiveBack)
+		return fmt.Errorf("churn moves: method %q is not one of %q, %q, %q, %q", m.Method, NoMoves, MakeRoom, GiveBack, FragMultiPod)
 	}
 	switch {
 	case !(m.Every > 0) || math.IsInf(m.Every, 0):
@@ -64,7 +67,9 @@ func (m ChurnMoves) Check() error {
 	return nil
 }
 
-func (m ChurnMoves) active() bool { return m.Method == MakeRoom || m.Method == GiveBack }
+func (m ChurnMoves) active() bool {
+	return m.Method == MakeRoom || m.Method == GiveBack || m.Method == FragMultiPod
+}
 
 // MoveStats are what the moves did in the window: pods moved, and the
 // waiting pods the rounds placed (their count and GPUs, in milli-GPU).
@@ -85,14 +90,18 @@ func (r *churn) round() error {
 	if len(heads) == 0 {
 		return nil
 	}
-	dc, index := r.planningCluster()
-	var moved, placed int
+	starts, milli := r.starts, r.startedMilli
+	var moved int
 	var err error
 	switch m.Method {
 	case MakeRoom:
-		moved, placed, err = r.makeRoomRound(dc, index, heads, budget)
+		dc, index := r.planningCluster()
+		moved, err = r.makeRoomRound(dc, index, heads, budget)
 	case GiveBack:
-		moved, placed, err = r.giveBackRound(dc, index, heads, budget)
+		dc, index := r.planningCluster()
+		moved, err = r.giveBackRound(dc, index, heads, budget)
+	case FragMultiPod:
+		moved, err = r.fragMultiPodRound(budget)
 	}
 	if err != nil {
 		return fmt.Errorf("%s at %.0f s: %w", m.Name(), r.now, err)
@@ -100,7 +109,8 @@ func (r *churn) round() error {
 	r.allowance -= float64(moved)
 	if r.now >= r.spec.WarmUp {
 		r.res.Moved.Moves += moved
-		r.res.Moved.Placed += placed
+		r.res.Moved.Placed += r.starts - starts
+		r.res.Moved.PlacedMilliGPU += r.startedMilli - milli
 	}
 	return nil
 }
@@ -165,7 +175,7 @@ func (r *churn) synced(dc *defrag.Cluster, index []int) (int, []int) {
 
 // makeRoomRound gives the waiting heads room, the longest waiting first,
 // within the budget.
-func (r *churn) makeRoomRound(dc *defrag.Cluster, index, heads []int, budget int) (moved, placed int, err error) {
+func (r *churn) makeRoomRound(dc *defrag.Cluster, index, heads []int, budget int) (moved int, err error) {
 	var left []int
 	for _, k := range heads {
 		if budget < 1 {
@@ -175,32 +185,30 @@ func (r *churn) makeRoomRound(dc *defrag.Cluster, index, heads []int, budget int
 		r.pods[k].pod.Task(task)
 		plan, err := defrag.MakeRoom(dc, task, defrag.Options{MaxMoves: min(r.spec.Moves.K, budget), ExactStates: -1, MaxStates: PlanStates})
 		if err != nil {
-			return moved, placed, err
+			return moved, err
 		}
 		if !plan.Found {
 			continue
 		}
 		if err := defrag.Apply(dc, plan); err != nil {
-			return moved, placed, err
+			return moved, err
 		}
 		n, from := r.synced(dc, index)
 		moved, budget, left = moved+n, budget-n, append(left, from...)
 		r.dequeue(k)
 		if err := r.start(k, plan.Row, r.now); err != nil {
-			return moved, placed, err
+			return moved, err
 		}
-		r.countPlaced(k)
-		placed++
 		dc.Pods = append(dc.Pods, defrag.Pod{Task: task, Row: plan.Row, Holds: r.pods[k].holds, Movable: true})
 		index = append(index, k)
 	}
-	return moved, placed, r.retryRows(left)
+	return moved, r.retryRows(left)
 }
 
 // giveBackRound lowers the fragmentation with moves, within the budget,
 // keeping those that let waiting heads in (defrag.GiveBack with them as
 // its pending tasks), and places those.
-func (r *churn) giveBackRound(dc *defrag.Cluster, index, heads []int, budget int) (moved, placed int, err error) {
+func (r *churn) giveBackRound(dc *defrag.Cluster, index, heads []int, budget int) (int, error) {
 	pending := make([]*scoring.Task, len(heads))
 	for n, k := range heads {
 		pending[n] = new(scoring.Task)
@@ -211,7 +219,7 @@ func (r *churn) giveBackRound(dc *defrag.Cluster, index, heads []int, budget int
 		return r.measure.NodeModel(c.FreeCPU(row), c.GPUs.Free(row), c.GPUs.Model(row))
 	}, defrag.GiveBackOptions{Moves: budget, Pending: pending, Movable: true})
 	if err != nil {
-		return 0, 0, err
+		return 0, err
 	}
 	moved, left := r.synced(dc, index)
 	// The pods GiveBack placed are the cluster's pods after the running
@@ -224,11 +232,9 @@ func (r *churn) giveBackRound(dc *defrag.Cluster, index, heads []int, budget int
 			next++
 			r.dequeue(k)
 			r.begin(k, p.Row, p.Holds, r.now)
-			r.countPlaced(k)
-			placed++
 		}
 	}
-	return moved, placed, r.retryRows(left)
+	return moved, r.retryRows(left)
 }
 
 // dequeue takes waiting pod k, the first of its shape's queue, out of it.
@@ -244,13 +250,6 @@ func (r *churn) dequeue(k int) {
 	}
 }
 
-// countPlaced counts a waiting pod a round placed, in the window.
-func (r *churn) countPlaced(k int) {
-	if r.now >= r.spec.WarmUp {
-		r.res.Moved.PlacedMilliGPU += r.pods[k].pod.TotalMilliGPU()
-	}
-}
-
 // retryRows retries the waiting pods on the rows moves left.
 func (r *churn) retryRows(rows []int) error {
 	slices.Sort(rows)
@@ -260,4 +259,70 @@ func (r *churn) retryRows(rows []int) error {
 		}
 	}
 	return nil
+}
+
+// fragMultiPodRound is the FGD paper's simulator's descheduler
+// (FragMultiPod) within the budget: the most fragmented node gives up the
+// pod whose leaving lowers its fragmentation most (by a whole milli-GPU at
+// least), and goes back to the heap, until the budget is spent or no node
+// gains; then the evicted pods are placed again in eviction order, each
+// where the policy puts it, with what it had left of its lifetime (one
+// that fits nowhere waits for room, at the back of its shape's queue);
+// then the waiting pods are tried on the nodes the evictions left.
+func (r *churn) fragMultiPodRound(budget int) (int, error) {
+	c := r.c
+	onRow := make([][]int, c.Table.Len())
+	for k := range r.pods {
+		if row := r.pods[k].row; row >= 0 {
+			onRow[row] = append(onRow[row], k)
+		}
+	}
+	h := make(fragHeap, 0, c.Table.Len())
+	for row := range c.Table.Len() {
+		h = append(h, nodeFrag{row, r.nodeFrag[row]})
+	}
+	heap.Init(&h)
+	var evicted, left []int
+	for budget > 0 && h.Len() > 0 {
+		top := heap.Pop(&h).(nodeFrag)
+		victim, drop := -1, int64(0)
+		for _, k := range onRow[top.row] {
+			cp := &r.pods[k]
+			if err := c.Remove(top.row, cp.pod, cp.holds); err != nil {
+				return 0, err
+			}
+			f := r.measure.NodeModel(c.FreeCPU(top.row), c.GPUs.Free(top.row), c.GPUs.Model(top.row))
+			if err := c.Restore(top.row, cp.pod, cp.holds); err != nil {
+				return 0, err
+			}
+			if d := int64(top.frag - f); d > drop {
+				victim, drop = k, d
+			}
+		}
+		if victim < 0 {
+			continue
+		}
+		if err := r.evict(victim); err != nil {
+			return 0, err
+		}
+		onRow[top.row] = slices.DeleteFunc(onRow[top.row], func(k int) bool { return k == victim })
+		evicted, left = append(evicted, victim), append(left, top.row)
+		heap.Push(&h, nodeFrag{top.row, r.nodeFrag[top.row]})
+		budget--
+	}
+	for _, k := range evicted {
+		r.pods[k].pod.Task(&r.task)
+		row, err := r.placer.Best(&r.task)
+		if err != nil {
+			return 0, err
+		}
+		if row < 0 {
+			r.wait(k)
+			continue
+		}
+		if err := r.start(k, row, r.now); err != nil {
+			return 0, err
+		}
+	}
+	return len(evicted), r.retryRows(left)
 }

@@ -169,6 +169,20 @@ func (c *Cluster) Remove(i int, p Pod, holds []int) error {
 	return c.Table.SetUsed(i, used)
 }
 
+// Restore puts a pod Remove took off row i back on it, on the same GPUs.
+func (c *Cluster) Restore(i int, p Pod, holds []int) error {
+	used := append(c.usedBuf[:0], c.Table.Used(i)...)
+	used[slotCPU] += p.MilliCPU
+	used[slotMemory] += p.MemoryMiB << 20
+	used[slotGPU] += p.TotalMilliGPU()
+	for _, j := range holds {
+		if err := c.GPUs.Take(i, j, p.GPUMilli); err != nil {
+			return fmt.Errorf("restore %s: %w", p.Name, err)
+		}
+	}
+	return c.Table.SetUsed(i, used)
+}
+
 // Fits reports whether the pod's requests fit row i as NodeResourcesFit
 // and DeviceShare check them: cpu, memory and GPU left, its GPUs one by
 // one, and its GPU models.
