@@ -3,6 +3,7 @@ package kubebridge
 import (
 	"fmt"
 	"math/big"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -63,14 +64,26 @@ func partType(s *resourcev1.ResourceSlice, dev resourcev1.Device) string {
 		}
 		return ""
 	}
-	if s.Spec.PartitionTypeAttribute != nil {
-		name := string(*s.Spec.PartitionTypeAttribute)
+	if name := partitionTypeAttribute(s.Spec); name != "" {
 		if domain, short, ok := strings.Cut(name, "/"); ok && domain == s.Spec.Driver {
 			name = short
 		}
 		return attr(name)
 	}
 	return attr("profile")
+}
+
+// partitionTypeAttribute is a slice's spec.partitionTypeAttribute, ""
+// when it names none. The field is new in Kubernetes v1.37's API; it is
+// read by name, so that kubebridge builds against v1.36's too (the API
+// the Volcano release resfit's Volcano host builds with pins), where a
+// slice has none.
+func partitionTypeAttribute(spec resourcev1.ResourceSliceSpec) string {
+	f := reflect.ValueOf(spec).FieldByName("PartitionTypeAttribute")
+	if !f.IsValid() || f.Kind() != reflect.Pointer || f.IsNil() || f.Elem().Kind() != reflect.String {
+		return ""
+	}
+	return f.Elem().String()
 }
 
 // layoutOf is a node's unit as a layout, made once per reading; units
