@@ -110,3 +110,40 @@ func TestRunDefragSynthetic(t *testing.T) {
 		t.Errorf("two policies: %v", err)
 	}
 }
+
+// -churn on the synthetic workload: the tables, a row per replay in
+// churn.csv, a plot per load, and errors for bad flags.
+func TestRunChurnSynthetic(t *testing.T) {
+	dir := t.TempDir()
+	var out, log bytes.Buffer
+	args := []string{"-churn", "-synthetic", "-seeds", "2", "-policies", "FGD,ResfitFrag", "-loads", "0.9,1.3",
+		"-moves", "none,give-back", "-warmup", "1h", "-window", "3h", "-out", dir}
+	if err := run(args, &out, &log); err != nil {
+		t.Fatal(err, log.String())
+	}
+	for _, want := range []string{"| FGD | none | 0.9 |", "| ResfitFrag | give-back 1%/h every 10m | 1.3 |", "idle GPU % while GPU pods wait", "8 GPUs"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	f, err := os.Open(filepath.Join(dir, "churn.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) != 1+2*2*2*2 {
+		t.Fatalf("churn.csv: %d rows, %v", len(rows), err)
+	}
+	for _, load := range []string{"0.9", "1.3"} {
+		svg, err := os.ReadFile(filepath.Join(dir, "churn-load-"+load+".svg"))
+		if err != nil || !bytes.Contains(svg, []byte("ResfitFrag, give-back")) {
+			t.Errorf("churn-load-%s.svg: %v", load, err)
+		}
+	}
+	for _, bad := range [][]string{{"-loads", "x"}, {"-loads", "0"}, {"-moves", "shuffle"}, {"-moves", "make-room", "-k", "0"}, {"-window", "0s"}} {
+		if err := run(append([]string{"-churn", "-synthetic"}, bad...), &out, &log); err == nil {
+			t.Errorf("%v ran", bad)
+		}
+	}
+}
