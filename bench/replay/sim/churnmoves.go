@@ -15,12 +15,12 @@ import (
 // (scoring/defrag) as the arrival-only pass calls them:
 //
 //   - MakeRoom: the waiting GPU pods that have waited longest, the first
-//     of each shape, each with the fewest moves (at most K) after which it
-//     fits (defrag.MakeRoom), then placed there;
+//     of each shape (RoundHeads of them), each with the fewest moves (at
+//     most K) after which it fits (defrag.MakeRoom), then placed there;
 //   - GiveBack: defrag.GiveBack over the FGD measure of the replay's
 //     typical classes, the waiting GPU pods (the first of each shape,
-//     longest waiting first) as its pending tasks, each move to where the
-//     policy puts the pod;
+//     longest waiting first, RoundHeads of them) as its pending tasks,
+//     each move to where the policy puts the pod;
 //   - FragMultiPod: the FGD paper's simulator's descheduler
 //     (fragMultiPodRound), its evictions counted as moves.
 //
@@ -90,6 +90,7 @@ func (r *churn) round() error {
 	if len(heads) == 0 {
 		return nil
 	}
+	heads = heads[:min(len(heads), RoundHeads)]
 	starts, milli := r.starts, r.startedMilli
 	var moved int
 	var err error
@@ -172,6 +173,12 @@ func (r *churn) synced(dc *defrag.Cluster, index []int) (int, []int) {
 	}
 	return moved, left
 }
+
+// RoundHeads bounds what a round plans for: the RoundHeads waiting heads
+// that have waited longest, at most (under overload some hundred shapes
+// wait, and a search for each every round would take minutes of a
+// replay's time).
+const RoundHeads = 8
 
 // makeRoomRound gives the waiting heads room, the longest waiting first,
 // within the budget.
