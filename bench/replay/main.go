@@ -86,6 +86,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	every := fs.Duration("every", 10*time.Minute, "with -churn: simulated time between rounds of moves")
 	moveK := fs.Int("k", 2, "with -churn and make-room moves: the most moves for one waiting pod")
 	perHour := fs.Float64("per-hour", 0.01, "with -churn: the most moves an hour, as a share of the running pods")
+	floor := fs.Float64("floor", 0, "with -churn: every 10 minutes, bound what any plan of this share of the running pods in moves could leave idle (0: none)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -104,7 +105,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runDefrags(in, *only, *seeds, *ratio, sim.Tiebreak(*tiebreak), *workers, *out, stdout, stderr)
 	}
 	if *churn {
-		spec := sim.ChurnSpec{WarmUp: warmUp.Seconds(), Window: window.Seconds()}
+		spec := sim.ChurnSpec{WarmUp: warmUp.Seconds(), Window: window.Seconds(), Floor: *floor}
 		var ms []sim.ChurnMoves
 		for _, name := range strings.Split(*moves, ",") {
 			m := sim.ChurnMoves{Method: sim.DefragMethod(strings.TrimSpace(name))}

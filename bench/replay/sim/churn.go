@@ -211,7 +211,15 @@ type ChurnSpec struct {
 	WarmUp, Window float64
 	// Moves are the moves made as the replay goes (none by default).
 	Moves ChurnMoves
+	// Floor, when above 0, has the replay compute every FloorEvery the
+	// floor no plan of moves can go below (ChurnResult.Floor), for plans
+	// of Floor × the running pods moves (a share: 0.01 is an hour's worth
+	// at 1% of the running pods an hour).
+	Floor float64
 }
+
+// FloorEvery is how often a replay computes its floor (ChurnSpec.Floor).
+const FloorEvery = 600
 
 // Check reports a spec that cannot run.
 func (s ChurnSpec) Check() error {
@@ -222,6 +230,8 @@ func (s ChurnSpec) Check() error {
 		return fmt.Errorf("churn: warm-up must be a duration ≥ 0, got %v s", s.WarmUp)
 	case !(s.Window > 0) || math.IsInf(s.Window, 0):
 		return fmt.Errorf("churn: window must be a duration above 0, got %v s", s.Window)
+	case !(s.Floor >= 0 && s.Floor <= 1):
+		return fmt.Errorf("churn: the floor's moves must be a share of the running pods in [0, 1], got %v", s.Floor)
 	}
 	return s.Moves.Check()
 }
@@ -256,6 +266,14 @@ type ChurnResult struct {
 	Waits [numSizes]WaitStats
 	// Events counts arrivals and departures over the whole run.
 	Events int
+	// Floor is the least IdleWhileWaiting any plan could reach at the
+	// instants it was computed (ChurnSpec.Floor; 0 when not): at each, the
+	// idle GPU less what the waiting pods could take after a plan of that
+	// many moves, as defrag.BoundReclaim bounds it (GPUs alone, each
+	// waiting shape's pieces as often as they fit, at most the GPU the
+	// waiting pods ask for), counted while GPU pods wait, averaged over the
+	// instants of the window.
+	Floor float64
 	// Hourly is the idle GPU in percent of capacity, averaged over each
 	// hour of the window in turn (the last hour may be cut short).
 	Hourly []float64
@@ -339,6 +357,9 @@ type churn struct {
 	held      []int   // the shapes a retry found kept out
 	running   int     // pods running
 	allowance float64 // moves a round may make (ChurnMoves)
+	// floorSum and floorCount sum the floors computed in the window.
+	floorSum   float64
+	floorCount int
 	// starts counts the pods started, startedMilli their GPUs.
 	starts       int
 	startedMilli int64
@@ -429,6 +450,10 @@ func (r *churn) run(initial []arrival, arrivals func() (arrival, bool)) error {
 	if r.spec.Moves.active() {
 		rounds = r.spec.Moves.Every
 	}
+	floors := math.Inf(1) // the next floor
+	if r.spec.Floor > 0 {
+		floors = FloorEvery
+	}
 	for {
 		t := math.Inf(1)
 		if more {
@@ -437,11 +462,18 @@ func (r *churn) run(initial []arrival, arrivals func() (arrival, bool)) error {
 		if len(r.ends) > 0 && r.ends[0].at <= t {
 			t = r.ends[0].at
 		}
-		t = min(t, rounds)
+		t = min(t, rounds, floors)
 		if t > end {
 			break
 		}
 		r.advance(t)
+		if t == floors {
+			if err := r.floor(); err != nil {
+				return err
+			}
+			floors += FloorEvery
+			continue
+		}
 		if t == rounds {
 			if err := r.round(); err != nil {
 				return err
@@ -693,6 +725,9 @@ func (r *churn) finish() {
 	r.res.Idle = 100 * r.idle / w / capacity
 	r.res.Fragmented = 100 * r.frag / w / capacity
 	r.res.WaitingShare = 100 * r.waitingTime / w
+	if r.floorCount > 0 {
+		r.res.Floor = 100 * r.floorSum / float64(r.floorCount) / capacity
+	}
 	for h := range r.res.Hourly {
 		span := min(3600, w-float64(h)*3600)
 		r.res.Hourly[h] = 100 * r.res.Hourly[h] / span / capacity

@@ -333,3 +333,37 @@ func (r *churn) fragMultiPodRound(budget int) (int, error) {
 	}
 	return len(evicted), r.retryRows(left)
 }
+
+// floor computes the floor now (ChurnSpec.Floor): the idle GPU less what
+// the waiting pods could take after a plan of Floor × the running pods
+// moves, at most all they ask for, while GPU pods wait (0 while none do).
+func (r *churn) floor() error {
+	if r.now < r.spec.WarmUp {
+		return nil
+	}
+	r.floorCount++
+	if r.gpuWait == 0 {
+		return nil
+	}
+	var tasks []*scoring.Task
+	var asked int64
+	for _, q := range r.queues {
+		for n, k := range q {
+			p := r.pods[k].pod
+			asked += p.TotalMilliGPU()
+			if n == 0 && p.NumGPU > 0 { // the bound counts each shape's pieces as often as they fit
+				t := new(scoring.Task)
+				p.Task(t)
+				tasks = append(tasks, t)
+			}
+		}
+	}
+	dc, _ := r.planningCluster()
+	limit, err := defrag.BoundReclaim(dc, tasks, nil)
+	if err != nil {
+		return fmt.Errorf("floor at %.0f s: %w", r.now, err)
+	}
+	moves := int(r.spec.Floor * float64(r.running))
+	r.floorSum += max(0, float64(r.c.CapacityMilliGPU-r.allocated)-float64(min(limit.Within(moves), asked)))
+	return nil
+}
