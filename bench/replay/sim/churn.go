@@ -347,6 +347,8 @@ type churn struct {
 	queues  [][]int          // per shape, the waiting pods in arrival order
 	waiting int              // pods waiting
 	gpuWait int              // of them asking for a GPU
+	// waitMilli is the GPU the waiting pods ask for, in milli-GPU.
+	waitMilli int64
 
 	allocated int64     // milli-GPU held
 	nodeFrag  []float64 // each node's fragmentation
@@ -599,6 +601,7 @@ func (r *churn) wait(k int) {
 	r.waiting++
 	if r.pods[k].pod.NumGPU > 0 {
 		r.gpuWait++
+		r.waitMilli += r.pods[k].pod.TotalMilliGPU()
 	}
 }
 
@@ -702,6 +705,7 @@ func (r *churn) retry(row int) error {
 		r.waiting--
 		if r.pods[k].pod.NumGPU > 0 {
 			r.gpuWait--
+			r.waitMilli -= r.pods[k].pod.TotalMilliGPU()
 		}
 		if err := r.start(k, at, r.now); err != nil {
 			return err

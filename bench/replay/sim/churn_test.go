@@ -247,6 +247,13 @@ func checkBooks(t *rapid.T, r *churn) {
 			}
 		}
 	}
+	var asked int64
+	for k := range waiting {
+		asked += r.pods[k].pod.TotalMilliGPU()
+	}
+	if asked != r.waitMilli {
+		t.Fatalf("the waiting pods ask for %d milli-GPU, the replay counts %d", asked, r.waitMilli)
+	}
 	for k := range waiting {
 		r.pods[k].pod.Task(&r.task)
 		if row, err := r.placer.Best(&r.task); err != nil || row >= 0 {

@@ -254,6 +254,7 @@ func (r *churn) dequeue(k int) {
 	r.waiting--
 	if r.pods[k].pod.NumGPU > 0 {
 		r.gpuWait--
+		r.waitMilli -= r.pods[k].pod.TotalMilliGPU()
 	}
 }
 
@@ -346,18 +347,14 @@ func (r *churn) floor() error {
 		return nil
 	}
 	var tasks []*scoring.Task
-	var asked int64
 	for _, q := range r.queues {
-		for n, k := range q {
-			p := r.pods[k].pod
-			asked += p.TotalMilliGPU()
-			if n == 0 && p.NumGPU > 0 { // the bound counts each shape's pieces as often as they fit
-				t := new(scoring.Task)
-				p.Task(t)
-				tasks = append(tasks, t)
-			}
+		if len(q) > 0 && r.pods[q[0]].pod.NumGPU > 0 { // the bound counts each shape's pieces as often as they fit
+			t := new(scoring.Task)
+			r.pods[q[0]].pod.Task(t)
+			tasks = append(tasks, t)
 		}
 	}
+	asked := r.waitMilli
 	dc, _ := r.planningCluster()
 	limit, err := defrag.BoundReclaim(dc, tasks, nil)
 	if err != nil {
