@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"container/heap"
 	"errors"
 	"fmt"
@@ -102,7 +103,7 @@ type Lifetimes struct {
 // pods must have some that ran.
 func NewLifetimes(pods []Pod) (*Lifetimes, error) {
 	l := &Lifetimes{pods: slices.Clone(pods)}
-	slices.SortStableFunc(l.pods, func(a, b Pod) int { return compareNames(a.Name, b.Name) })
+	slices.SortStableFunc(l.pods, func(a, b Pod) int { return cmp.Compare(a.Name, b.Name) })
 	for i, p := range l.pods {
 		c := lifetimeClass(p)
 		l.ofClass[c] = append(l.ofClass[c], i)
@@ -142,16 +143,6 @@ func lifetimeClassName(c int) string {
 		return "multi-GPU"
 	}
 	return SizeNames[c]
-}
-
-func compareNames(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Class is a lifetime class's lifetimes, ascending (a view: read it).
@@ -517,23 +508,13 @@ func poisson(l *Lifetimes, load float64, capacity int64, seed uint64) ([]arrival
 		p, life, age := l.drawAlive(rng)
 		alive[i] = arrival{pod: p, at: -age, life: life}
 	}
-	slices.SortStableFunc(alive, func(a, b arrival) int { return cmpFloat(a.at, b.at) })
+	slices.SortStableFunc(alive, func(a, b arrival) int { return cmp.Compare(a.at, b.at) })
 	t := 0.0
 	return alive, func() (arrival, bool) {
 		t += rng.ExpFloat64() / rate
 		p, life := l.draw(rng)
 		return arrival{pod: p, at: t, life: life}, true
 	}
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // advance integrates the metrics up to t (within the window).

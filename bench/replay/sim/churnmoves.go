@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"container/heap"
 	"fmt"
 	"math"
@@ -125,7 +126,7 @@ func (r *churn) waitingHeads() []int {
 			heads = append(heads, q[0])
 		}
 	}
-	slices.SortFunc(heads, func(a, b int) int { return cmpFloat(r.pods[a].arrived, r.pods[b].arrived) })
+	slices.SortFunc(heads, func(a, b int) int { return cmp.Compare(r.pods[a].arrived, r.pods[b].arrived) })
 	return heads
 }
 

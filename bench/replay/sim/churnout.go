@@ -49,24 +49,15 @@ func RunChurns(in Input, policies []Policy, moves []ChurnMoves, seeds []uint64, 
 			}
 		}
 	}
-	n := len(runs)
-	results := make([]*ChurnResult, n)
-	order := make([]int, n)
+	order := make([]int, len(runs))
 	for k := range order {
 		order[k] = k
 	}
-	err = parallel(order, workers, func(k int) error {
+	return replays(len(runs), order, workers, func(k int) (*ChurnResult, error) {
 		s := spec
 		s.Load, s.Moves = runs[k].load, runs[k].moves
-		r, err := RunChurn(policies[runs[k].policy], in, l, s, runs[k].seed, opts, nil)
-		results[k] = r
-		return err
-	}, func(done, k int) {
-		if progress != nil {
-			progress(done, n, results[k])
-		}
-	})
-	return results, err
+		return RunChurn(policies[runs[k].policy], in, l, s, runs[k].seed, opts, nil)
+	}, progress)
 }
 
 // Interval is a mean over seeds with its 95% confidence half-width
@@ -277,20 +268,10 @@ func PlotChurn(path string, results []*ChurnResult, load float64) error {
 			pts[h] = plotter.XY{X: float64(h) + 0.5, Y: y}
 		}
 		ls, gs := seriesStyle(i)
-		line, err := plotter.NewLine(pts)
+		line, scatter, err := markedLine(pts, ls, gs, (i*3)%24, 24)
 		if err != nil {
 			return err
 		}
-		line.LineStyle = ls
-		var marks plotter.XYs
-		for j := (i * 3) % 24; j < len(pts); j += 24 {
-			marks = append(marks, pts[j])
-		}
-		scatter, err := plotter.NewScatter(marks)
-		if err != nil {
-			return err
-		}
-		scatter.GlyphStyle = gs
 		p.Add(line, scatter)
 		entries = append(entries, legendEntry{label: fmt.Sprintf("%s: %.2f%%", s.name, s.total/float64(s.n)), thumbs: []plot.Thumbnailer{line, scatter}})
 	}

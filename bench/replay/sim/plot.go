@@ -156,22 +156,12 @@ func Plot(path string, sums []Summary) error {
 		}
 		i := len(entries)
 		ls, gs := seriesStyle(i)
-		line, err := plotter.NewLine(pts)
-		if err != nil {
-			return err
-		}
-		line.LineStyle = ls
 		// Markers every 10 points, each series offset by one, so that close
 		// curves still show whose marker is whose.
-		var marks plotter.XYs
-		for j := i % 10; j < len(pts); j += 10 {
-			marks = append(marks, pts[j])
-		}
-		scatter, err := plotter.NewScatter(marks)
+		line, scatter, err := markedLine(pts, ls, gs, i%10, 10)
 		if err != nil {
 			return err
 		}
-		scatter.GlyphStyle = gs
 		p.Add(line, scatter)
 		drawn[s.Allocation] = i
 		entries = append(entries, legendEntry{thumbs: []plot.Thumbnailer{line, scatter}})
@@ -183,6 +173,26 @@ func Plot(path string, sums []Summary) error {
 	}
 	zoom(&p.Y, lo, hi, 1)
 	return save(p, entries, 10*vg.Inch, 6*vg.Inch, path)
+}
+
+// markedLine is a line through the points in a series' style, and its
+// markers on every every-th point from first.
+func markedLine(pts plotter.XYs, ls draw.LineStyle, gs draw.GlyphStyle, first, every int) (*plotter.Line, *plotter.Scatter, error) {
+	line, err := plotter.NewLine(pts)
+	if err != nil {
+		return nil, nil, err
+	}
+	line.LineStyle = ls
+	var marks plotter.XYs
+	for j := first; j < len(pts); j += every {
+		marks = append(marks, pts[j])
+	}
+	scatter, err := plotter.NewScatter(marks)
+	if err != nil {
+		return nil, nil, err
+	}
+	scatter.GlyphStyle = gs
+	return line, scatter, nil
 }
 
 // TargetUnallocated is the unallocated GPU, in percent, that a pass of

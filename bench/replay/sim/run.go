@@ -157,8 +157,8 @@ func RunAll(in Input, policies []Policy, seeds []uint64, ratio float64, opts Opt
 // replays runs replay(k) for every k of order, workers at a time, and
 // returns the n results by k; progress, when not nil, is called after
 // each, one call at a time.
-func replays(n int, order []int, workers int, replay func(k int) (*Result, error), progress func(done, total int, r *Result)) ([]*Result, error) {
-	results := make([]*Result, n)
+func replays[R any](n int, order []int, workers int, replay func(k int) (R, error), progress func(done, total int, r R)) ([]R, error) {
+	results := make([]R, n)
 	err := parallel(order, workers, func(k int) error {
 		r, err := replay(k)
 		results[k] = r
