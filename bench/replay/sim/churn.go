@@ -623,6 +623,28 @@ func (r *churn) begin(k, row int, holds []int, t float64) {
 // depart takes pod k off its node, then places the waiting pods that fit
 // there now, the earliest first.
 func (r *churn) depart(k int) error {
+	row := r.pods[k].row
+	if err := r.takeOff(k); err != nil {
+		return err
+	}
+	return r.retry(row)
+}
+
+// evict takes running pod k off its node, what it has left of its
+// lifetime kept for when it runs again (its departure no longer its).
+func (r *churn) evict(k int) error {
+	cp := &r.pods[k]
+	left := cp.ends - r.now
+	if err := r.takeOff(k); err != nil {
+		return err
+	}
+	cp.holds, cp.left, cp.evicted = nil, left, r.now
+	cp.gen++
+	return nil
+}
+
+// takeOff takes running pod k off its node.
+func (r *churn) takeOff(k int) error {
 	cp := &r.pods[k]
 	row := cp.row
 	if err := r.c.Remove(row, cp.pod, cp.holds); err != nil {
@@ -631,22 +653,6 @@ func (r *churn) depart(k int) error {
 	r.allocated -= cp.pod.TotalMilliGPU()
 	r.running--
 	cp.row = -1
-	r.refreshFrag(row)
-	return r.retry(row)
-}
-
-// evict takes running pod k off its node, what it has left of its
-// lifetime kept for when it runs again (its departure no longer its).
-func (r *churn) evict(k int) error {
-	cp := &r.pods[k]
-	row := cp.row
-	if err := r.c.Remove(row, cp.pod, cp.holds); err != nil {
-		return err
-	}
-	r.allocated -= cp.pod.TotalMilliGPU()
-	r.running--
-	cp.row, cp.holds, cp.left, cp.evicted = -1, nil, cp.ends-r.now, r.now
-	cp.gen++
 	r.refreshFrag(row)
 	return nil
 }
