@@ -24,13 +24,17 @@ import (
 // it.
 //
 // A node whose devices are of a model the task does not accept
-// (Task.Models) scores 0, as one it does not fit.
+// (Task.Models) scores 0, as one it does not fit. A task of parts
+// (Task.Partition, a MIG profile) takes on each of its devices the part
+// first fit gives it, on a node with a device that can take one (0
+// elsewhere).
 //
 // The scorer remembers each node's result per task class (cpu request,
-// device request and accepted models) until the node changes, as the table's and the device
-// view's Version counters tell (or another table is scored: the memory is
-// about one table), so a task is evaluated afresh only on the
-// nodes changed since its class was last scored. Options.FromScratch turns
+// device request, accepted models and type of part) until the node
+// changes, as the table's and the device view's Version counters tell (or
+// another table is scored: the memory is about one table), so a task is
+// evaluated afresh only on the nodes changed since its class was last
+// scored. Options.FromScratch turns
 // this off; the scores are identical either way. Because of that memory,
 // one Scorer serves one scheduling loop: ScoreParallel within a call is
 // safe, scoring two tasks at once is not. The first task of a class
