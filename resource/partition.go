@@ -148,34 +148,44 @@ func (l *Layout) shareOf(typ string) []int64 {
 // the first such part's consumption, in the layout's order, or a share's;
 // false when none fits. The slice is the layout's: read it.
 func (l *Layout) Fit(typ string, left []int64) ([]int64, bool) {
-	return l.FitIndexed(l.TypeIndex(typ), typ, left)
+	return l.FitType(l.TypeOf(typ), left)
 }
 
-// TypeIndex is the index of a type among the layout's parts' types
-// (Types), -1 when no part is of it: what FitIndexed takes, for a caller
-// that asks about the same type on many devices of one layout.
-func (l *Layout) TypeIndex(typ string) int { return l.typeIndex(typ) }
+// PartType is a type of part as a layout resolves it (TypeOf): the index
+// of its parts, or what a share of it consumes.
+type PartType struct {
+	index int
+	share []int64
+}
 
-// FitIndexed is Fit for a type whose TypeIndex in this layout is k.
-func (l *Layout) FitIndexed(k int, typ string, left []int64) ([]int64, bool) {
-	if k >= 0 {
-		for _, p := range l.byType[k] {
+// TypeOf resolves a type in the layout once, for a caller that asks about
+// it on many devices of the layout (FitType).
+func (l *Layout) TypeOf(typ string) PartType {
+	if k := l.typeIndex(typ); k >= 0 {
+		return PartType{index: k}
+	}
+	return PartType{index: -1, share: l.shareOf(typ)}
+}
+
+// FitType is Fit for a type this layout resolved (TypeOf).
+func (l *Layout) FitType(t PartType, left []int64) ([]int64, bool) {
+	if t.index >= 0 {
+		for _, p := range l.byType[t.index] {
 			if l.PartFits(p, left) {
 				return l.parts[p].Consumes, true
 			}
 		}
 		return nil, false
 	}
-	c := l.shareOf(typ)
-	if c == nil {
+	if t.share == nil {
 		return nil, false
 	}
-	for k, v := range c {
+	for k, v := range t.share {
 		if v > left[k] {
 			return nil, false
 		}
 	}
-	return c, true
+	return t.share, true
 }
 
 // Counters is what a whole device has of each counter (a copy).
@@ -343,8 +353,13 @@ func (d *Devices) FitsPart(i int, typ string, count int) bool {
 		return true
 	}
 	n := 0
+	var layout *Layout
+	var t PartType
 	for _, p := range d.Partitioned(i) {
-		if _, ok := p.Layout.Fit(typ, p.Left); ok {
+		if p.Layout != layout { // the type resolved once per layout
+			layout, t = p.Layout, p.Layout.TypeOf(typ)
+		}
+		if _, ok := p.Layout.FitType(t, p.Left); ok {
 			if n++; n >= count {
 				return true
 			}

@@ -190,17 +190,18 @@ func (m *Measure) NodeParts(freeCPU int64, free []int64, parts []resource.Partit
 		return m.partsByClass(freeCPU, free, parts, model, idle)
 	}
 	// Per class, the devices it can use and their free amount: the devices
-	// that divide walked once, each class's type looked up once per layout.
+	// that divide walked once, each class's type resolved once per layout
+	// (a share's consumption too: no look-up by name per device).
 	var fits [maxThresholds]int
 	var usable [maxThresholds]int64
-	var index [maxThresholds]int
+	var types [maxThresholds]resource.PartType
 	var layout *resource.Layout
 	for _, p := range parts {
 		if p.Layout != layout {
 			layout = p.Layout
 			for i, c := range m.gpu {
 				if c.partition != "" {
-					index[i] = layout.TypeIndex(c.partition)
+					types[i] = layout.TypeOf(c.partition)
 				}
 			}
 		}
@@ -208,7 +209,7 @@ func (m *Measure) NodeParts(freeCPU int64, free []int64, parts []resource.Partit
 			if c.partition == "" {
 				continue
 			}
-			if _, ok := layout.FitIndexed(index[i], c.partition, p.Left); ok {
+			if _, ok := layout.FitType(types[i], p.Left); ok {
 				fits[i]++
 				usable[i] += free[p.Device]
 			}

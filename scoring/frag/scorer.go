@@ -416,12 +416,17 @@ func (s *Scorer) evaluateParts(before float64, freeCPU int64, free []int64, part
 	lefts := b.lefts[:0]
 	defer func() { b.free, b.parts, b.lefts = afterFree, after, lefts }() // keep what grew
 	first, taken := -1, 0
+	var layout *resource.Layout
+	var typ resource.PartType
 	for u := range after {
 		if taken == key.req.Count {
 			break
 		}
 		l := after[u].Layout
-		consumes, ok := l.Fit(key.partition, after[u].Left)
+		if l != layout { // the type resolved once per layout
+			layout, typ = l, l.TypeOf(key.partition)
+		}
+		consumes, ok := l.FitType(typ, after[u].Left)
 		if !ok {
 			continue
 		}
