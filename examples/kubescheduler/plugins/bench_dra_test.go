@@ -60,25 +60,38 @@ func draBenchCluster(n int) ([]*v1.Node, []*v1.Pod, []runtime.Object) {
 		objects = append(objects, c)
 	}
 	for i := range n {
-		name := fmt.Sprintf("node-%05d", i)
-		nodes = append(nodes, node(name, resources("cpu", "64", "memory", "256Gi")))
+		name, n, load := loadedNode(r, i)
+		nodes = append(nodes, n)
 		objects = append(objects, dratest.NVIDIASlice(name, "NVIDIA H100 80GB HBM3", 8, 0))
-		load := pod("load-"+name, name, resources("cpu", fmt.Sprint(r.IntN(48)+1), "memory", fmt.Sprint(r.IntN(192)+1, "Gi")))
 		if k := r.IntN(8); k > 0 {
 			var devices []string
 			for j := range k {
 				devices = append(devices, fmt.Sprint("gpu-", j))
 			}
 			claim := dratest.AllocatedClaim("default", "gpus-"+name, name, devices...)
-			claim.Status.ReservedFor = []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: load.Name, UID: load.UID}}
+			holds(load, claim)
 			objects = append(objects, claim)
-			load.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpus", ResourceClaimName: ptr.To(claim.Name)}}
 		}
 		pods = append(pods, load)
 	}
 	objects = append(objects, &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "train-gpu", UID: "train-gpu"},
 		Spec: dratest.ClaimSpec(dratest.Exactly("gpu", "gpu.nvidia.com", 1))})
 	return nodes, pods, objects
+}
+
+// loadedNode is a benchmark cluster's node i (64 cores, 256Gi) and the pod
+// of a random size that runs on it.
+func loadedNode(r *rand.Rand, i int) (string, *v1.Node, *v1.Pod) {
+	name := fmt.Sprintf("node-%05d", i)
+	return name, node(name, resources("cpu", "64", "memory", "256Gi")),
+		pod("load-"+name, name, resources("cpu", fmt.Sprint(r.IntN(48)+1), "memory", fmt.Sprint(r.IntN(192)+1, "Gi")))
+}
+
+// holds has a running pod hold an allocated claim: reserved for it, named
+// in its spec as "gpus".
+func holds(p *v1.Pod, claim *resourcev1.ResourceClaim) {
+	claim.Status.ReservedFor = []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: p.Name, UID: p.UID}}
+	p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpus", ResourceClaimName: ptr.To(claim.Name)}}
 }
 
 // BenchmarkFrameworkCycleDRA is a scheduling cycle of a pod with a 1-GPU

@@ -34,9 +34,8 @@ func partitionBenchCluster(n int) ([]*v1.Node, []*v1.Pod, []runtime.Object) {
 		objects = append(objects, c)
 	}
 	for i := range n {
-		name := fmt.Sprintf("node-%05d", i)
-		nodes = append(nodes, node(name, resources("cpu", "64", "memory", "256Gi")))
-		load := pod("load-"+name, name, resources("cpu", fmt.Sprint(r.IntN(48)+1), "memory", fmt.Sprint(r.IntN(192)+1, "Gi")))
+		name, n, load := loadedNode(r, i)
+		nodes = append(nodes, n)
 		claim := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "gpus-" + name, UID: types.UID("gpus-" + name)},
 			Spec: dratest.ClaimSpec(dratest.Exactly("gpus", "gpu.nvidia.com", 1))}
 		claim.Status.Allocation = &resourcev1.AllocationResult{}
@@ -63,9 +62,8 @@ func partitionBenchCluster(n int) ([]*v1.Node, []*v1.Pod, []runtime.Object) {
 				claim.Status.Allocation.Devices.Results = append(claim.Status.Allocation.Devices.Results, res)
 			}
 		}
-		claim.Status.ReservedFor = []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: load.Name, UID: load.UID}}
+		holds(load, claim)
 		objects = append(objects, claim)
-		load.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpus", ResourceClaimName: ptr.To(claim.Name)}}
 		pods = append(pods, load)
 	}
 	share := dratest.ShareRequest("gpu", "10Gi")
