@@ -134,6 +134,34 @@ type DRAObjects struct {
 	Templates []*resourcev1.ResourceClaimTemplate
 }
 
+// DRAObjectsFromLists are the objects of lists as a client lists them; a
+// nil list gives none.
+func DRAObjectsFromLists(slices *resourcev1.ResourceSliceList, classes *resourcev1.DeviceClassList, claims *resourcev1.ResourceClaimList, templates *resourcev1.ResourceClaimTemplateList) DRAObjects {
+	var o DRAObjects
+	if slices != nil {
+		o.Slices = pointersTo(slices.Items)
+	}
+	if classes != nil {
+		o.Classes = pointersTo(classes.Items)
+	}
+	if claims != nil {
+		o.Claims = pointersTo(claims.Items)
+	}
+	if templates != nil {
+		o.Templates = pointersTo(templates.Items)
+	}
+	return o
+}
+
+// pointersTo is a pointer to each item, in order.
+func pointersTo[T any](items []T) []*T {
+	out := make([]*T, len(items))
+	for i := range items {
+		out[i] = &items[i]
+	}
+	return out
+}
+
 // ReadDRA reads the objects. For each pool (driver and pool name) only the
 // slices of its newest generation count, as the allocator reads them. A
 // device counts on the node its slice names (spec.nodeName) or, with

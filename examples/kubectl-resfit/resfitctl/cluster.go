@@ -291,18 +291,8 @@ func (c *Cluster) listDRA(ctx context.Context, cs kubernetes.Interface) error {
 	if stop, err := skip("resourceclaimtemplates", err); stop {
 		return err
 	}
-	for i := range slices.Items {
-		c.Slices = append(c.Slices, &slices.Items[i])
-	}
-	for i := range classes.Items {
-		c.Classes = append(c.Classes, &classes.Items[i])
-	}
-	for i := range claims.Items {
-		c.Claims = append(c.Claims, &claims.Items[i])
-	}
-	for i := range templates.Items {
-		c.Templates = append(c.Templates, &templates.Items[i])
-	}
+	o := kubebridge.DRAObjectsFromLists(slices, classes, claims, templates)
+	c.Slices, c.Classes, c.Claims, c.Templates = o.Slices, o.Classes, o.Claims, o.Templates
 	return nil
 }
 

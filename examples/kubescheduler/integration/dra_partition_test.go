@@ -208,17 +208,7 @@ func (c *draScene) predict(p *v1.Pod, node string) string {
 	c.must(err)
 	rc, err := c.cs.ResourceV1().ResourceClaims(c.ns).List(c.ctx, metav1.ListOptions{})
 	c.must(err)
-	var objects kubebridge.DRAObjects
-	for i := range sl.Items {
-		objects.Slices = append(objects.Slices, &sl.Items[i])
-	}
-	for i := range cl.Items {
-		objects.Classes = append(objects.Classes, &cl.Items[i])
-	}
-	for i := range rc.Items {
-		objects.Claims = append(objects.Claims, &rc.Items[i])
-	}
-	d, err := kubebridge.ReadDRA(objects)
+	d, err := kubebridge.ReadDRA(kubebridge.DRAObjectsFromLists(sl, cl, rc, nil))
 	c.must(err)
 	claims, ok, err := d.Allocation(p, node)
 	if err != nil || !ok || len(claims) != 1 {
