@@ -141,13 +141,17 @@ func (g *giveBack) round(moves int) ([]Step, error) {
 			}
 			break
 		}
-		// The same move again (the pipeline puts the pod where it did),
-		// now kept.
+		// The same move again, now kept. The step is the move as made:
+		// a pipeline that scores at random may put the pod elsewhere
+		// this time.
 		if ok, err := s.move(best.Pod); err != nil || !ok {
 			return steps, cmp.Or(err, fmt.Errorf("defrag: pod %d no longer moves", best.Pod))
 		}
 		c.Pods[best.Pod].Row, c.Pods[best.Pod].Holds = s.row[best.Pod], s.holds[best.Pod]
-		costs[best.From], costs[best.To] = g.cost(best.From), g.cost(best.To)
+		best.To, best.Holds = s.row[best.Pod], slices.Clone(s.holds[best.Pod])
+		from, to := g.cost(best.From), g.cost(best.To)
+		best.Gain = costs[best.From] + costs[best.To] - from - to
+		costs[best.From], costs[best.To] = from, to
 		if len(pending) > 0 {
 			bound, in, err := s.placeEach(pending, false)
 			if err = errors.Join(err, s.unbindAll(bound)); err != nil {

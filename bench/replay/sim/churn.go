@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/scoring/defrag"
 	"github.com/resfit/resfit/scoring/frag"
 )
 
@@ -347,9 +348,9 @@ type churn struct {
 	now       float64 // the time the integrals have reached
 	task      scoring.Task
 	took      []int
-	held      []int   // the shapes a retry found kept out
-	running   int     // pods running
-	allowance float64 // moves a round may make (ChurnMoves)
+	held      []int            // the shapes a retry found kept out
+	running   int              // pods running
+	allowance defrag.Allowance // moves a round may make (ChurnMoves)
 	// floorSum and floorCount sum the floors computed in the window.
 	floorSum   float64
 	floorCount int

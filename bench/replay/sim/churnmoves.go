@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/defrag"
@@ -82,8 +83,8 @@ type MoveStats struct {
 // round makes one round of moves at the current time.
 func (r *churn) round() error {
 	m := r.spec.Moves
-	r.allowance = min(r.allowance+m.PerHour*float64(r.running)*m.Every/3600, m.PerHour*float64(r.running))
-	budget := int(r.allowance)
+	r.allowance.PerHour = m.PerHour
+	budget := r.allowance.Accrue(r.running, time.Duration(m.Every*float64(time.Second)))
 	if budget < 1 || r.gpuWait == 0 {
 		return nil
 	}
@@ -91,30 +92,37 @@ func (r *churn) round() error {
 	if len(heads) == 0 {
 		return nil
 	}
-	heads = heads[:min(len(heads), RoundHeads)]
 	starts, milli := r.starts, r.startedMilli
 	var moved int
 	var err error
-	switch m.Method {
-	case MakeRoom:
-		dc, index := r.planningCluster()
-		moved, err = r.makeRoomRound(dc, index, heads, budget)
-	case GiveBack:
-		dc, index := r.planningCluster()
-		moved, err = r.giveBackRound(dc, index, heads, budget)
-	case FragMultiPod:
+	if m.Method == FragMultiPod {
 		moved, err = r.fragMultiPodRound(budget)
+	} else {
+		moved, err = r.planRound(heads, budget)
 	}
 	if err != nil {
 		return fmt.Errorf("%s at %.0f s: %w", m.Name(), r.now, err)
 	}
-	r.allowance -= float64(moved)
+	r.allowance.Spend(moved)
 	if r.now >= r.spec.WarmUp {
 		r.res.Moved.Moves += moved
 		r.res.Moved.Placed += r.starts - starts
 		r.res.Moved.PlacedMilliGPU += r.startedMilli - milli
 	}
 	return nil
+}
+
+// Round is the round of moves the replay's moves make (make-room or
+// give-back) within a budget, as defrag.PlanRound makes it: the rule, with
+// the settings, a descheduler running every Every with the same budget
+// follows.
+func (m ChurnMoves) Round(budget int, cost func(row int) float64) defrag.Round {
+	round := defrag.Round{Mode: defrag.RoundMakeRoom, Moves: budget, PerTask: m.K, Tasks: RoundHeads,
+		ExactStates: -1, MaxStates: PlanStates, Movable: true}
+	if m.Method == GiveBack {
+		round.Mode, round.Cost = defrag.RoundGiveBack, cost
+	}
+	return round
 }
 
 // waitingHeads are the first waiting pod of each shape that asks for a GPU,
@@ -151,98 +159,56 @@ func (r *churn) planningCluster() (*defrag.Cluster, []int) {
 	return dc, index
 }
 
-// synced takes the planners' moves into the replay's pods (their rows and
-// GPUs; their departures stay), and returns how many moved and the rows
-// they left.
-func (r *churn) synced(dc *defrag.Cluster, index []int) (int, []int) {
-	moved := 0
-	var left []int
-	for i, k := range index {
-		cp := &r.pods[k]
-		p := dc.Pods[i]
-		if p.Row == cp.row && slices.Equal(p.Holds, cp.holds) {
-			continue
-		}
-		from := cp.row
-		cp.row, cp.holds = p.Row, slices.Clone(p.Holds)
-		r.refreshFrag(from)
-		r.refreshFrag(p.Row)
-		if from != p.Row {
-			moved++
-			left = append(left, from)
-		}
-	}
-	return moved, left
-}
-
 // RoundHeads bounds what a round plans for: the RoundHeads waiting heads
 // that have waited longest, at most (under overload some hundred shapes
 // wait, and a search for each every round would take minutes of a
 // replay's time).
 const RoundHeads = 8
 
-// makeRoomRound gives the waiting heads room, the longest waiting first,
-// within the budget.
-func (r *churn) makeRoomRound(dc *defrag.Cluster, index, heads []int, budget int) (moved int, err error) {
-	var left []int
-	for _, k := range heads {
-		if budget < 1 {
-			break
-		}
-		task := new(scoring.Task)
-		r.pods[k].pod.Task(task)
-		plan, err := defrag.MakeRoom(dc, task, defrag.Options{MaxMoves: min(r.spec.Moves.K, budget), ExactStates: -1, MaxStates: PlanStates})
-		if err != nil {
-			return moved, err
-		}
-		if !plan.Found {
-			continue
-		}
-		if err := defrag.Apply(dc, plan); err != nil {
-			return moved, err
-		}
-		n, from := r.synced(dc, index)
-		moved, budget, left = moved+n, budget-n, append(left, from...)
-		r.dequeue(k)
-		if err := r.start(k, plan.Row, r.now); err != nil {
-			return moved, err
-		}
-		dc.Pods = append(dc.Pods, defrag.Pod{Task: task, Row: plan.Row, Holds: r.pods[k].holds, Movable: true})
-		index = append(index, k)
-	}
-	return moved, r.retryRows(left)
-}
-
-// giveBackRound lowers the fragmentation with moves, within the budget,
-// keeping those that let waiting heads in (defrag.GiveBack with them as
-// its pending tasks), and places those.
-func (r *churn) giveBackRound(dc *defrag.Cluster, index, heads []int, budget int) (int, error) {
+// planRound makes a round of make-room or give-back moves for the waiting
+// heads (defrag.PlanRound, on the replay's own table and device view),
+// takes its moves into the replay's pods (each keeps its departure),
+// starts the heads it placed, and tries the waiting pods on the rows the
+// moves left.
+func (r *churn) planRound(heads []int, budget int) (int, error) {
+	dc, index := r.planningCluster()
 	pending := make([]*scoring.Task, len(heads))
 	for n, k := range heads {
 		pending[n] = new(scoring.Task)
 		r.pods[k].pod.Task(pending[n])
 	}
 	c := r.c
-	steps, err := defrag.GiveBack(dc, func(row int) float64 {
+	plan, err := defrag.PlanRound(dc, pending, r.spec.Moves.Round(budget, func(row int) float64 {
 		return r.measure.NodeModel(c.FreeCPU(row), c.GPUs.Free(row), c.GPUs.Model(row))
-	}, defrag.GiveBackOptions{Moves: budget, Pending: pending, Movable: true})
+	}))
 	if err != nil {
 		return 0, err
 	}
-	moved, left := r.synced(dc, index)
-	// The pods GiveBack placed are the cluster's pods after the running
-	// ones, in the order it placed them.
-	next := len(index)
-	for _, s := range steps {
-		for _, n := range s.Placed {
-			k := heads[n]
-			p := dc.Pods[next]
-			next++
-			r.dequeue(k)
-			r.begin(k, p.Row, p.Holds, r.now)
+	var left []int
+	placed := 0
+	for n, mv := range plan.Moves {
+		for placed < len(plan.Placed) && plan.Placed[placed].After <= n {
+			r.startPlaced(heads, plan.Placed[placed])
+			index = append(index, heads[plan.Placed[placed].Task])
+			placed++
 		}
+		cp := &r.pods[index[mv.Pod]]
+		cp.row, cp.holds = mv.To, slices.Clone(mv.Holds)
+		r.refreshFrag(mv.From)
+		r.refreshFrag(mv.To)
+		left = append(left, mv.From)
 	}
-	return moved, r.retryRows(left)
+	for _, p := range plan.Placed[placed:] {
+		r.startPlaced(heads, p)
+	}
+	return len(plan.Moves), r.retryRows(left)
+}
+
+// startPlaced starts a waiting head a round placed, where it put it.
+func (r *churn) startPlaced(heads []int, p defrag.RoundPlaced) {
+	k := heads[p.Task]
+	r.dequeue(k)
+	r.begin(k, p.Row, p.Holds, r.now)
 }
 
 // dequeue takes waiting pod k, the first of its shape's queue, out of it.

@@ -1,0 +1,207 @@
+package defrag
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/resfit/resfit/scoring"
+)
+
+// RoundMode is how a round of moves (Round) chooses its moves.
+type RoundMode string
+
+// The modes of a round.
+const (
+	// RoundMakeRoom gives each pending task, in order, the fewest moves
+	// after which it fits (MakeRoom), within the moves left.
+	RoundMakeRoom RoundMode = "make-room"
+	// RoundGiveBack makes the moves that most lower a cost summed over the
+	// nodes, keeping those that let pending tasks in (GiveBack).
+	RoundGiveBack RoundMode = "give-back"
+)
+
+// Round is one round of moves for pending tasks, the rule a descheduler
+// follows each time it runs and the churn replay (bench/replay) every few
+// minutes of simulated time, so that the two make the same moves on the
+// same cluster:
+//
+//   - RoundMakeRoom: for each of the first Tasks pending tasks, in the
+//     order given, the fewest moves after which it fits, at most PerTask
+//     and at most the moves the round has left (MakeRoom); when there is
+//     such a plan its moves are made and the task placed where the
+//     pipeline then puts it; a task without one is passed over. The round
+//     ends when its moves are spent.
+//   - RoundGiveBack: GiveBack within Moves, with the cost, and the first
+//     Tasks pending tasks (which must not fit now) as its pending tasks.
+//
+// Budgets are the disruptions each group allows over the whole round.
+type Round struct {
+	Mode RoundMode
+	// Moves is the most moves the round makes.
+	Moves int
+	// PerTask is the most moves for one task (make-room); 0 means
+	// DefaultMaxMoves.
+	PerTask int
+	// Tasks is how many pending tasks the round plans for, the first ones;
+	// 0 means all.
+	Tasks int
+	// Cost is give-back's cost of a node (GiveBack); make-room reads none.
+	Cost    func(row int) float64
+	Budgets map[string]int
+	// MaxStates caps each search (Options.MaxStates); 0 none. ExactStates
+	// is Options.ExactStates; 0 means DefaultExactStates, -1 no exhaustive
+	// search (a plan found by moving pods off one node, chained, as
+	// Reclaim searches). Timeout stops each search (Options.Timeout).
+	MaxStates, ExactStates int
+	Timeout                time.Duration
+	// Candidates is give-back's (GiveBackOptions.Candidates).
+	Candidates int
+	// Movable and Group are what a task the round places becomes among
+	// the cluster's pods.
+	Movable bool
+	Group   string
+}
+
+// Check reports a round that cannot run.
+func (r Round) Check() error {
+	switch {
+	case r.Mode != RoundMakeRoom && r.Mode != RoundGiveBack:
+		return fmt.Errorf("defrag: round mode %q is not %q or %q", r.Mode, RoundMakeRoom, RoundGiveBack)
+	case r.Moves < 0 || r.PerTask < 0 || r.Tasks < 0 || r.MaxStates < 0 || r.Candidates < 0 || r.ExactStates < -1 || r.Timeout < 0:
+		return fmt.Errorf("defrag: a round's Moves %d, PerTask %d, Tasks %d, MaxStates %d, Candidates %d and Timeout %s must be ≥ 0, ExactStates %d ≥ -1",
+			r.Moves, r.PerTask, r.Tasks, r.MaxStates, r.Candidates, r.Timeout, r.ExactStates)
+	case r.Mode == RoundGiveBack && r.Cost == nil:
+		return errors.New("defrag: a give-back round needs a cost")
+	}
+	return nil
+}
+
+// RoundPlan is what a round did, in order: the moves, and the pending
+// tasks it placed.
+type RoundPlan struct {
+	// Moves index Cluster.Pods as they were when each was made: a task
+	// the round placed is a pod of the cluster from then on (the pods
+	// before the round, then the tasks placed, in order), which a later
+	// move may move.
+	Moves  []Move
+	Placed []RoundPlaced
+}
+
+// RoundPlaced is a pending task a round placed: its index among the
+// pending tasks, its pod's index in Cluster.Pods, where it went and the
+// devices it took there, and how many of the round's moves were made
+// before it.
+type RoundPlaced struct {
+	Task, Pod, Row int
+	Holds          []int
+	After          int
+}
+
+// PlanRound makes a round of moves on the cluster (Round), as Apply makes
+// them, and places the pending tasks it lets in as pods of the cluster;
+// it returns what it did, in order, for a host to carry out. An error
+// leaves the cluster with the moves and placements before it made.
+func PlanRound(c *Cluster, pending []*scoring.Task, r Round) (*RoundPlan, error) {
+	if err := r.Check(); err != nil {
+		return nil, err
+	}
+	if c == nil {
+		return nil, errors.New("defrag: nil cluster")
+	}
+	if slices.Contains(pending, nil) {
+		return nil, errors.New("defrag: a nil pending task")
+	}
+	if r.Tasks > 0 && len(pending) > r.Tasks {
+		pending = pending[:r.Tasks]
+	}
+	if r.Mode == RoundGiveBack {
+		return giveBackRound(c, pending, r)
+	}
+	plan := &RoundPlan{}
+	budgets := maps.Clone(r.Budgets)
+	for n, task := range pending {
+		left := r.Moves - len(plan.Moves)
+		if left < 1 {
+			break
+		}
+		p, err := MakeRoom(c, task, Options{MaxMoves: min(cmp.Or(r.PerTask, DefaultMaxMoves), left), Budgets: budgets,
+			MaxStates: r.MaxStates, ExactStates: r.ExactStates, Timeout: r.Timeout})
+		if err != nil {
+			return plan, err
+		}
+		if !p.Found {
+			continue
+		}
+		if err := Apply(c, p); err != nil {
+			return plan, err
+		}
+		for _, m := range p.Moves {
+			if k, limited := budgets[c.Pods[m.Pod].Group]; limited {
+				budgets[c.Pods[m.Pod].Group] = k - 1
+			}
+		}
+		plan.Moves = append(plan.Moves, p.Moves...)
+		if err := place(c, task, p.Row, r.Movable, r.Group); err != nil {
+			return plan, err
+		}
+		last := len(c.Pods) - 1
+		plan.Placed = append(plan.Placed, RoundPlaced{Task: n, Pod: last, Row: p.Row, Holds: c.Pods[last].Holds, After: len(plan.Moves)})
+	}
+	return plan, nil
+}
+
+// giveBackRound is a give-back round.
+func giveBackRound(c *Cluster, pending []*scoring.Task, r Round) (*RoundPlan, error) {
+	before := len(c.Pods)
+	steps, err := GiveBack(c, r.Cost, GiveBackOptions{Moves: r.Moves, Budgets: r.Budgets, Candidates: r.Candidates,
+		Pending: pending, Movable: r.Movable, Group: r.Group})
+	plan := &RoundPlan{}
+	next := before
+	for _, s := range steps {
+		plan.Moves = append(plan.Moves, s.Move)
+		for _, n := range s.Placed {
+			p := c.Pods[next]
+			plan.Placed = append(plan.Placed, RoundPlaced{Task: n, Pod: next, Row: p.Row, Holds: p.Holds, After: len(plan.Moves)})
+			next++
+		}
+	}
+	return plan, err
+}
+
+// Allowance is a budget of moves that accrues with time, as a
+// descheduler running on a schedule spends it: PerHour × the pods running
+// an hour, accrued over the time since it was last accrued and kept up to
+// an hour's worth. It is stateful and not safe for concurrent use.
+type Allowance struct {
+	// PerHour is the moves an hour, as a share of the running pods, in
+	// [0, 1].
+	PerHour float64
+	held    float64
+}
+
+// Check reports an allowance that cannot accrue.
+func (a *Allowance) Check() error {
+	if !(a.PerHour >= 0 && a.PerHour <= 1) {
+		return fmt.Errorf("defrag: the moves an hour must be a share of the running pods in [0, 1], got %v", a.PerHour)
+	}
+	return nil
+}
+
+// Accrue adds what elapsed earns with running pods (nothing when elapsed
+// is negative), and returns the whole moves the allowance holds.
+func (a *Allowance) Accrue(running int, elapsed time.Duration) int {
+	hour := a.PerHour * float64(running)
+	a.held = min(a.held+hour*max(elapsed, 0).Seconds()/3600, hour)
+	if !(a.held >= 0) || math.IsInf(a.held, 0) { // PerHour out of range
+		a.held = 0
+	}
+	return int(a.held)
+}
+
+// Spend takes moves made out of the allowance.
+func (a *Allowance) Spend(moves int) { a.held -= float64(moves) }

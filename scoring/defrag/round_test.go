@@ -1,0 +1,219 @@
+package defrag
+
+import (
+	"cmp"
+	"slices"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
+)
+
+// carryCluster is a copy of the cluster with a table, device view and
+// pipeline of its own, to carry a round's plan out on, as a host does.
+func carryCluster(t testing.TB, c *Cluster) *Cluster {
+	devices, err := resource.NewDevices(c.Devices.Name(), c.Devices.PerDevice())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range c.Devices.Len() {
+		free := c.Devices.Free(i)
+		if _, err := devices.AddNode(len(free)); err != nil {
+			t.Fatal(err)
+		}
+		if err := devices.SetFree(i, free); err != nil {
+			t.Fatal(err)
+		}
+	}
+	table := copyOf(t, c.Table)
+	return &Cluster{Pipeline: pipeline(t, table.Schema(), devices), Table: table, Devices: devices, Pods: slices.Clone(c.Pods)}
+}
+
+// carryOut makes a round's moves and placements on the cluster from the
+// plan alone, in its order: each move as Apply makes it, each placed task
+// bound on its row to the devices the plan gives it.
+func carryOut(t *rapid.T, c *Cluster, pending []*scoring.Task, plan *RoundPlan) {
+	placed := 0
+	bind := func(p RoundPlaced) {
+		task := pending[p.Task]
+		if p.Pod != len(c.Pods) {
+			t.Fatalf("placed %+v is pod %d; the cluster has %d", p, p.Pod, len(c.Pods))
+		}
+		if err := c.Table.AddUsed(p.Row, task.Requests, task.NonZeroRequests, false); err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range p.Holds {
+			if err := c.Devices.Take(p.Row, j, task.Devices.Each); err != nil {
+				t.Fatalf("placed %+v: %v", p, err)
+			}
+		}
+		c.Pods = append(c.Pods, Pod{Task: task, Row: p.Row, Holds: p.Holds})
+	}
+	for n, m := range plan.Moves {
+		for ; placed < len(plan.Placed) && plan.Placed[placed].After <= n; placed++ {
+			bind(plan.Placed[placed])
+		}
+		if err := Apply(c, Plan{Moves: []Move{m}}); err != nil {
+			t.Fatalf("move %d %+v: %v", n, m, err)
+		}
+	}
+	for _, p := range plan.Placed[placed:] {
+		bind(p)
+	}
+}
+
+// A make-room round, on small clusters with budgets, against the
+// exhaustive reference: for each of the first Tasks pending tasks in
+// order, while moves are left, the task is placed exactly when some plan
+// of at most PerTask and the moves left makes room for it, after the
+// fewest moves any plan needs, each move where the pipeline puts its pod,
+// then the task where the pipeline puts it; the round never makes more
+// than its moves nor overspends a budget. Either mode's plan, carried out
+// from the record alone on a copy of the cluster as it was, leaves the
+// copy as the round left the cluster.
+func TestPlanRound(t *testing.T) {
+	schema := gpuSchema(t)
+	placedSome, passedOver, giveBacks := 0, 0, 0
+	rapid.Check(t, func(rt *rapid.T) {
+		c, first := drawClusterFor(rt, schema, true)
+		pending := drawPending(rt, first)
+		if rapid.Bool().Draw(rt, "all in web") { // so that budgets bind across the round's plans
+			for i := range c.Pods {
+				c.Pods[i].Group = "web"
+			}
+		}
+		round := Round{Mode: RoundMakeRoom, Moves: rapid.IntRange(0, 4).Draw(rt, "moves"), PerTask: rapid.IntRange(0, 2).Draw(rt, "per task"),
+			Tasks: rapid.IntRange(0, 3).Draw(rt, "tasks"), Budgets: map[string]int{"web": rapid.IntRange(0, 2).Draw(rt, "web budget")}}
+		if rapid.Bool().Draw(rt, "give back") {
+			round.Mode = RoundGiveBack
+			round.Cost = func(row int) float64 { return spread(c.Devices.Free(row), freeCPU(c.Table, row)) }
+			pending = slices.DeleteFunc(pending, func(task *scoring.Task) bool { return newWorld(t, c, nil).fits(t, task) >= 0 })
+		}
+		before := *c
+		before.Pods = slices.Clone(c.Pods)
+		w := newWorld(t, &before, round.Budgets)
+		carry := carryCluster(t, c)
+		plan, err := PlanRound(c, pending, round)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		carryOut(rt, carry, pending, plan)
+		if got, want := state(carry), state(c); got != want {
+			rt.Fatalf("carried out from the plan:\n%s\nthe round left:\n%s", got, want)
+		}
+		for i, p := range c.Pods {
+			if q := carry.Pods[i]; p.Row != q.Row || !slices.Equal(p.Holds, q.Holds) {
+				rt.Fatalf("pod %d: the round left it on %d %v, the plan carried out on %d %v", i, p.Row, p.Holds, q.Row, q.Holds)
+			}
+		}
+		if len(plan.Moves) > round.Moves {
+			rt.Fatalf("%d moves, at most %d", len(plan.Moves), round.Moves)
+		}
+		if round.Mode == RoundGiveBack {
+			giveBacks++
+			return
+		}
+		if round.Tasks > 0 {
+			pending = pending[:min(len(pending), round.Tasks)]
+		}
+		made, next := 0, 0
+		for n, task := range pending {
+			if made >= round.Moves {
+				break
+			}
+			w.moved = make([]bool, len(w.moved)) // each plan moves a pod at most once
+			fewest := w.fewest(t, []*scoring.Task{task}, min(cmp.Or(round.PerTask, DefaultMaxMoves), round.Moves-made))
+			if fewest < 0 {
+				if next < len(plan.Placed) && plan.Placed[next].Task == n {
+					rt.Fatalf("task %d placed %+v; no plan within the moves makes room for it", n, plan.Placed[next])
+				}
+				passedOver++
+				continue
+			}
+			if next >= len(plan.Placed) || plan.Placed[next].Task != n {
+				rt.Fatalf("task %d not placed; %d moves make room for it (%d made of %d)", n, fewest, made, round.Moves)
+			}
+			p := plan.Placed[next]
+			if p.After-made != fewest {
+				rt.Fatalf("task %d placed after %d moves; the fewest are %d", n, p.After-made, fewest)
+			}
+			for _, m := range plan.Moves[made:p.After] {
+				if to, holds := w.destination(t, m.Pod); to != m.To || !slices.Equal(holds, m.Holds) || m.From != w.rows[m.Pod] || !before.Pods[m.Pod].Movable {
+					rt.Fatalf("task %d, move %+v: the pipeline puts the pod on %d, devices %v", n, m, to, holds)
+				}
+				w = w.moveTo(t, m.Pod, m.To, m.Holds)
+			}
+			if row := w.fits(t, task); row != p.Row {
+				rt.Fatalf("task %d placed on %d; the pipeline puts it on %d", n, p.Row, row)
+			}
+			w = w.place(t, task, p.Row)
+			made, next = p.After, next+1
+			placedSome++
+		}
+		if next != len(plan.Placed) || made != len(plan.Moves) {
+			rt.Fatalf("the reference places %d tasks after %d moves; the round %d after %d", next, made, len(plan.Placed), len(plan.Moves))
+		}
+		for g, n := range round.Budgets {
+			if w.spent[g] > n {
+				rt.Fatalf("group %s moved %d, budget %d", g, w.spent[g], n)
+			}
+		}
+	})
+	t.Logf("make-room rounds placed %d tasks and passed over %d; %d give-back rounds", placedSome, passedOver, giveBacks)
+}
+
+// A round's settings are checked before it runs, and so are its tasks.
+func TestPlanRoundErrors(t *testing.T) {
+	c := cpuCluster(t, 4, 4)
+	for _, r := range []Round{
+		{Mode: "spread", Moves: 1},
+		{Mode: RoundMakeRoom, Moves: -1},
+		{Mode: RoundMakeRoom, Moves: 1, ExactStates: -2},
+		{Mode: RoundMakeRoom, Moves: 1, Timeout: -time.Second},
+		{Mode: RoundGiveBack, Moves: 1},
+	} {
+		if _, err := PlanRound(c, []*scoring.Task{cpu(1)}, r); err == nil {
+			t.Errorf("%+v: no error", r)
+		}
+	}
+	if _, err := PlanRound(c, []*scoring.Task{nil}, Round{Mode: RoundMakeRoom, Moves: 1}); err == nil {
+		t.Error("a nil task: no error")
+	}
+	if _, err := PlanRound(nil, nil, Round{Mode: RoundMakeRoom, Moves: 1}); err == nil {
+		t.Error("a nil cluster: no error")
+	}
+}
+
+// The allowance worked by hand: 1% of 1000 running pods an hour is 10
+// moves an hour. Ten minutes earn 1.67 (1 whole move); an hour more is
+// capped at the hour's 10; spending 4 leaves 6; 30 minutes with 500 pods
+// running earn 2.5, capped at that hour's 5; a clock that went back earns
+// nothing.
+func TestAllowanceByHand(t *testing.T) {
+	a := &Allowance{PerHour: 0.01}
+	for _, step := range []struct {
+		running int
+		elapsed time.Duration
+		spend   int
+		want    int
+	}{
+		{1000, 10 * time.Minute, 0, 1},
+		{1000, time.Hour, 4, 10},
+		{1000, 0, 0, 6},
+		{500, 30 * time.Minute, 0, 5},
+		{500, -time.Hour, 0, 5},
+	} {
+		if got := a.Accrue(step.running, step.elapsed); got != step.want {
+			t.Fatalf("%d running, %s: %d moves, want %d", step.running, step.elapsed, got, step.want)
+		}
+		a.Spend(step.spend)
+	}
+	for _, bad := range []float64{-0.1, 1.5} {
+		if err := (&Allowance{PerHour: bad}).Check(); err == nil {
+			t.Errorf("PerHour %v: no error", bad)
+		}
+	}
+}
