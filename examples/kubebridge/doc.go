@@ -22,6 +22,17 @@
 //     as an informer delivers them, each changing only the rows it
 //     touches, and by Assume and Forget, as the scheduler's cache assumes
 //     a pod it has chosen a node for.
+//   - A pod with its DRA claims becomes a PodTask: the task it is on each
+//     node, what the claims take added.
+//   - A host that reads a whole cluster at once (kubectl-resfit, a
+//     descheduler) builds a Scene: the snapshot and a configuration's
+//     pipeline, as every host builds it, with the workload's pod classes
+//     and FGD's cost over them. A Planning over the scene is the cluster
+//     as resfit's planners (scoring/defrag) see it: the running pods,
+//     movable or not and why (Movable, or the host's own Movability),
+//     within their PodDisruptionBudgets; MakeRoom, SettlePending and Round
+//     are what kubectl-resfit's defrag and the descheduler plan with, and
+//     QueueOrder the order pending pods are planned for.
 //
 // Amounts are in resfit's canonical units (resource.UnitOf): millicores,
 // milli-units of extended resources, bytes.

@@ -90,6 +90,9 @@ type RoundPlan struct {
 	// move may move.
 	Moves  []Move
 	Placed []RoundPlaced
+	// Gains are, in give-back mode, how much each move lowered the cost
+	// summed over the nodes (Step.Gain).
+	Gains []float64
 }
 
 // RoundPlaced is a pending task a round placed: its index among the
@@ -163,7 +166,7 @@ func giveBackRound(c *Cluster, pending []*scoring.Task, r Round) (*RoundPlan, er
 	plan := &RoundPlan{}
 	next := before
 	for _, s := range steps {
-		plan.Moves = append(plan.Moves, s.Move)
+		plan.Moves, plan.Gains = append(plan.Moves, s.Move), append(plan.Gains, s.Gain)
 		for _, n := range s.Placed {
 			p := c.Pods[next]
 			plan.Placed = append(plan.Placed, RoundPlaced{Task: n, Pod: next, Row: p.Row, Holds: p.Holds, After: len(plan.Moves)})

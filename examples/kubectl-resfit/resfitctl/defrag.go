@@ -13,11 +13,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/resfit/resfit/examples/kubebridge"
-	"github.com/resfit/resfit/resource"
-	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/config"
 	"github.com/resfit/resfit/scoring/defrag"
-	"github.com/resfit/resfit/scoring/frag"
 )
 
 // DefragOptions control a defrag plan.
@@ -126,15 +123,12 @@ func Defrag(c *Cluster, cfg *config.Config, name string, opts DefragOptions) (*D
 	if err != nil {
 		return nil, err
 	}
-	disruptions, err := kubebridge.ReadDisruptions(c.Budgets, c.Pods)
+	pl, err := kubebridge.NewPlanning(sc.Scene, c.Pods, kubebridge.PlanningOptions{Budgets: c.Budgets})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", c.Source, err)
 	}
-	r := &DefragReport{Config: name, Group: opts.Group, Unmovable: map[string]int{}, Warnings: sc.warnings(cfg)}
-	d := &planning{sc: sc, r: r, disruptions: disruptions}
-	if err := d.cluster(c); err != nil {
-		return nil, err
-	}
+	r := &DefragReport{Config: name, Group: opts.Group, Unmovable: pl.Unmovable(), Warnings: sc.warnings(cfg)}
+	d := &planning{sc: sc, r: r, pl: pl}
 	if len(opts.For) > 0 {
 		r.MaxMoves = cmp.Or(opts.MaxMoves, DefaultRoomMoves)
 		err = d.room(opts.For, cmp.Or(opts.Timeout, DefaultTimeout))
@@ -149,86 +143,25 @@ func Defrag(c *Cluster, cfg *config.Config, name string, opts DefragOptions) (*D
 	return r, nil
 }
 
-// planning is a Defrag run: the scene, the planner's cluster over its
-// snapshot, and each planner pod's Kubernetes pod.
+// planning is a Defrag run: the scene, the host layer's planning over its
+// snapshot, and the report it fills.
 type planning struct {
-	sc          *scene
-	r           *DefragReport
-	disruptions kubebridge.Disruptions
-	dc          *defrag.Cluster
-	pods        []*v1.Pod // dc.Pods' pods
-	held        [][]int   // the devices each of dc.Pods held before any move
-}
-
-// cluster builds the planner's cluster: the snapshot's table and device
-// view, its placed pods, each movable or not (and why), in its budget's
-// group.
-func (d *planning) cluster(c *Cluster) error {
-	sc := d.sc
-	d.dc = &defrag.Cluster{Pipeline: sc.pipe, Table: sc.snap.Table(), Devices: sc.snap.Devices()}
-	for _, p := range c.Pods {
-		if p.Spec.NodeName == "" || !kubebridge.Counts(p) {
-			continue
-		}
-		row, holds, held := sc.snap.Holding(p)
-		if row < 0 {
-			continue // on a node the cluster does not have
-		}
-		pt, err := sc.task(p)
-		if err != nil {
-			return err
-		}
-		key := p.Namespace + "/" + p.Name
-		ok, why := kubebridge.Movable(p)
-		switch {
-		case !ok:
-		case !held:
-			ok, why = false, "its GPUs are not held as it asks for them"
-		case !pt.Uniform():
-			ok, why = false, "it holds DRA resource claims"
-		case len(d.disruptions.Several[key]) > 0:
-			ok, why = false, "covered by more than one PodDisruptionBudget"
-		}
-		if !ok {
-			d.r.Unmovable[why]++
-		}
-		pod := defrag.Pod{Task: pt.Task, Row: row, Holds: holds, Movable: ok, Group: d.disruptions.Budget[key]}
-		if !held {
-			// A pod whose devices the planner cannot follow stands still
-			// with its requests in the table, holding no device of the
-			// view as far as the planner knows.
-			t := *pt.Task
-			t.Devices = resource.DeviceRequest{}
-			pod.Task, pod.Holds = &t, nil
-		}
-		d.dc.Pods = append(d.dc.Pods, pod)
-		d.pods, d.held = append(d.pods, p), append(d.held, pod.Holds)
-	}
-	return nil
+	sc *scene
+	r  *DefragReport
+	pl *kubebridge.Planning
 }
 
 // room plans the fewest moves after which the pods fit.
 func (d *planning) room(pods []*v1.Pod, timeout time.Duration) error {
-	pods = slices.Clone(pods)
-	QueueOrder(pods)
-	var gang []*scoring.Task
-	for _, p := range pods {
-		pt, err := d.sc.task(p)
-		if err != nil {
-			return err
-		}
-		if !pt.Uniform() {
-			return fmt.Errorf("pod %s/%s: its DRA claims take different devices on different nodes; defrag does not plan for such a pod", p.Namespace, p.Name)
-		}
-		gang = append(gang, pt.Task)
-		d.r.For = append(d.r.For, p.Namespace+"/"+p.Name)
-	}
-	plan, err := defrag.MakeRoomGang(d.dc, gang, defrag.Options{MaxMoves: d.r.MaxMoves, Budgets: d.disruptions.Allowed, Timeout: timeout})
+	plan, ordered, err := d.pl.MakeRoom(pods, defrag.Options{MaxMoves: d.r.MaxMoves, Timeout: timeout})
 	if err != nil {
 		return err
 	}
+	for _, p := range ordered {
+		d.r.For = append(d.r.For, p.Namespace+"/"+p.Name)
+	}
 	d.r.Found, d.r.Minimal, d.r.Bound = plan.Found, plan.Minimal, plan.Bound
-	table := d.dc.Table
+	table := d.pl.Cluster().Table
 	if !plan.Found {
 		switch {
 		case plan.Stopped:
@@ -251,15 +184,16 @@ func (d *planning) room(pods []*v1.Pod, timeout time.Duration) error {
 
 // move is a planner's move as the report says it.
 func (d *planning) move(m defrag.Move) DefragMove {
-	p, pod := d.pods[m.Pod], d.dc.Pods[m.Pod]
-	table := d.dc.Table
+	p, pod := d.pl.Pod(m.Pod), d.pl.Cluster().Pods[m.Pod]
+	table := d.pl.Cluster().Table
 	return DefragMove{Pod: p.Namespace + "/" + p.Name, From: table.Name(m.From), To: table.Name(m.To),
-		Frees: quantities(table.Schema(), pod.Task.Requests), FreesGPUs: d.held[m.Pod], TakesGPUs: m.Holds}
+		Frees: quantities(table.Schema(), pod.Task.Requests), FreesGPUs: d.pl.Held(m.Pod), TakesGPUs: m.Holds}
 }
 
 // free plans the moves that free the most GPU: the pending pods that fit
-// now placed first (Assume), then GiveBack over the GPU the workload's
-// classes cannot use, for the pending pods that do not fit.
+// now placed first (kubebridge.Planning.SettlePending), then a give-back
+// round over the GPU the workload's classes cannot use, for the pending
+// GPU pods that do not fit.
 func (d *planning) free(c *Cluster) error {
 	sc := d.sc
 	var pending []*v1.Pod
@@ -268,72 +202,45 @@ func (d *planning) free(c *Cluster) error {
 			pending = append(pending, p)
 		}
 	}
-	QueueOrder(pending)
-	placer, err := scoring.NewPlacer(sc.pipe, d.dc.Table, scoring.PlacerOptions{})
+	settled, err := d.pl.SettlePending(pending)
 	if err != nil {
 		return err
 	}
-	var waiting []*scoring.Task
-	var waitingPods []*v1.Pod
-	for _, p := range pending {
-		pt, err := sc.task(p)
-		if err != nil {
-			return err
-		}
-		if !pt.Uniform() {
-			d.r.Warnings = append(d.r.Warnings, fmt.Sprintf("pending pod %s/%s: its DRA claims take different devices on different nodes; left out", p.Namespace, p.Name))
-			continue
-		}
-		row, err := placer.Best(pt.Task)
-		if err != nil {
-			return err
-		}
-		if row >= 0 {
-			node := d.dc.Table.Name(row)
-			if err := sc.snap.Assume(p, node); err != nil {
-				return fmt.Errorf("placing pod %s/%s on %s: %v", p.Namespace, p.Name, node, err)
-			}
-			if sc.snap.Table() != d.dc.Table { // the schema was built with every pod's resources
-				return fmt.Errorf("placing pod %s/%s changed the cluster's resources", p.Namespace, p.Name)
-			}
-			d.r.FitsNow = append(d.r.FitsNow, Placement{Pod: p.Namespace + "/" + p.Name, Node: node})
-			continue
-		}
-		if pt.Task.Devices.Count > 0 {
-			waiting, waitingPods = append(waiting, pt.Task), append(waitingPods, p)
+	d.r.Warnings = append(d.r.Warnings, settled.Left...)
+	for _, f := range settled.Fit {
+		d.r.FitsNow = append(d.r.FitsNow, Placement{Pod: f.Pod.Namespace + "/" + f.Pod.Name, Node: f.Node})
+	}
+	var waiting []*v1.Pod
+	for _, p := range settled.Waiting {
+		if pt, err := sc.Task(p); err == nil && pt.Task.Devices.Count > 0 {
+			waiting = append(waiting, p)
 		}
 	}
 	d.r.Pending = len(waiting)
-	m, err := frag.NewMeasure(sc.classes(c.Pods), d.dc.Devices.PerDevice())
+	cost, err := sc.FragmentationCost(sc.WorkloadClasses(c.Pods))
 	if err != nil {
 		return fmt.Errorf("the workload's pod classes: %v", err)
 	}
-	table, devices := d.dc.Table, d.dc.Devices
-	cpu, _ := table.Schema().Slot(resource.CPU)
-	cost := func(row int) float64 {
-		return m.NodeModel(table.Allocatable(row)[cpu]-table.Used(row)[cpu], devices.Free(row), devices.Model(row))
-	}
-	_, d.r.GPUFragmentedBefore = sc.gpuShares(c.Pods)
-	placed := len(d.dc.Pods)
-	steps, err := defrag.GiveBack(d.dc, cost, defrag.GiveBackOptions{Moves: d.r.MaxMoves, Budgets: d.disruptions.Allowed,
-		Candidates: table.Len(), Pending: waiting})
+	dc := d.pl.Cluster()
+	table, devices := dc.Table, dc.Devices
+	_, d.r.GPUFragmentedBefore = sc.DeviceShares(c.Pods)
+	plan, err := d.pl.Round(waiting, defrag.Round{Mode: defrag.RoundGiveBack, Moves: d.r.MaxMoves, Cost: cost, Candidates: table.Len()})
 	if err != nil {
 		return err
 	}
-	d.r.Found = len(steps) > 0
-	in := placed
-	for _, s := range steps {
-		m := d.move(s.Move)
-		lowered := s.Gain / float64(devices.PerDevice())
+	d.r.Found = len(plan.Moves) > 0
+	placed := 0
+	for n, mv := range plan.Moves {
+		m := d.move(mv)
+		lowered := plan.Gains[n] / float64(devices.PerDevice())
 		m.FragmentedGPULowered = &lowered
-		for _, i := range s.Placed {
-			p := waitingPods[i]
-			m.LetsIn = append(m.LetsIn, Placement{Pod: p.Namespace + "/" + p.Name, Node: table.Name(d.dc.Pods[in].Row)})
-			in++
+		for ; placed < len(plan.Placed) && plan.Placed[placed].After == n+1; placed++ {
+			p := waiting[plan.Placed[placed].Task]
+			m.LetsIn = append(m.LetsIn, Placement{Pod: p.Namespace + "/" + p.Name, Node: table.Name(plan.Placed[placed].Row)})
 		}
 		d.r.Moves = append(d.r.Moves, m)
 	}
-	_, d.r.GPUFragmentedAfter = sc.gpuShares(c.Pods)
+	_, d.r.GPUFragmentedAfter = sc.DeviceShares(c.Pods)
 	if !d.r.Found {
 		if len(waiting) > 0 {
 			d.r.Reason = fmt.Sprintf("no moves of at most %d let a pending pod in", d.r.MaxMoves)
@@ -347,20 +254,21 @@ func (d *planning) free(c *Cluster) error {
 // budgetsUsed lists the budgets that cover a movable pod, with the
 // disruptions the plan uses.
 func (d *planning) budgetsUsed() {
+	disruptions := d.pl.Disruptions()
 	used := map[string]int{}
 	for _, m := range d.r.Moves {
-		if b := d.disruptions.Budget[m.Pod]; b != "" {
+		if b := disruptions.Budget[m.Pod]; b != "" {
 			used[b]++
 		}
 	}
 	names := map[string]bool{}
-	for _, p := range d.dc.Pods {
+	for _, p := range d.pl.Cluster().Pods {
 		if p.Group != "" && p.Movable {
 			names[p.Group] = true
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(names)) {
-		d.r.Budgets = append(d.r.Budgets, DefragBudget{Name: name, Allowed: d.disruptions.Allowed[name], Used: used[name]})
+		d.r.Budgets = append(d.r.Budgets, DefragBudget{Name: name, Allowed: disruptions.Allowed[name], Used: used[name]})
 	}
 }
 

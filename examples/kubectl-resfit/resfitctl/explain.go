@@ -97,20 +97,20 @@ func Explain(c *Cluster, cfg *config.Config, configName string, pod *v1.Pod) (*E
 	if err != nil {
 		return nil, err
 	}
-	schema, table := sc.snap.Schema(), sc.snap.Table()
-	task, err := sc.task(pod)
+	schema, table := sc.Snapshot().Schema(), sc.Snapshot().Table()
+	task, err := sc.Task(pod)
 	if err != nil {
 		return nil, err
 	}
-	batch := sc.pipe.NewBatch(table.Len())
+	batch := sc.Pipeline().NewBatch(table.Len())
 	e := &Explanation{
 		Pod: pod.Namespace + "/" + pod.Name, Config: configName, BoundTo: pod.Spec.NodeName,
-		Requests: quantities(schema, task.Task.Requests), MaxScore: sc.pipe.MaxScore(),
-		Plugins: sc.pipe.ScorerNames(), Warnings: sc.warnings(cfg),
+		Requests: quantities(schema, task.Task.Requests), MaxScore: sc.Pipeline().MaxScore(),
+		Plugins: sc.Pipeline().ScorerNames(), Warnings: sc.warnings(cfg),
 	}
-	e.DRA = sc.snap.DRA() != nil
+	e.DRA = sc.Snapshot().DRA() != nil
 	if e.DRA {
-		requests, err := sc.snap.DRA().PodRequests(pod)
+		requests, err := sc.Snapshot().DRA().PodRequests(pod)
 		if err != nil {
 			return nil, err
 		}
@@ -118,7 +118,7 @@ func Explain(c *Cluster, cfg *config.Config, configName string, pod *v1.Pod) (*E
 			e.ClaimRequests = append(e.ClaimRequests, requestDescription(r))
 		}
 	}
-	err = sc.score(task, batch, func(t *scoring.Task, rows []int) error {
+	err = sc.Score(task, batch, func(t *scoring.Task, rows []int) error {
 		for _, i := range rows {
 			n := NodeExplanation{Name: table.Name(i), Feasible: t != nil && batch.Feasible(i), Scores: map[string]float64{}}
 			if e.DRA {

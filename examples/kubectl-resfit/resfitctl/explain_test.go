@@ -338,7 +338,7 @@ func TestSceneTeachesALearningFGD(t *testing.T) {
 		}
 		return -1
 	}
-	if n := learned(sc.pipe); n != 2 {
+	if n := learned(sc.Pipeline()); n != 2 {
 		t.Errorf("learned from %d running pods, want 2", n)
 	}
 	r, err := WhatIf(c, []NamedConfig{{"learning", cfg}}, nil, WhatIfOptions{})

@@ -13,10 +13,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/resfit/resfit/examples/kubebridge"
-	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/config"
-	"github.com/resfit/resfit/scoring/frag"
 )
 
 // NamedConfig is a configuration with the name a report gives it (its
@@ -67,26 +65,6 @@ type WhatIfReport struct {
 	Differs []string `json:"differs"`
 }
 
-// QueueOrder sorts pods as kube-scheduler's default queue does: higher
-// priority first, then earlier creation; ties by namespace and name.
-func QueueOrder(pods []*v1.Pod) {
-	priority := func(p *v1.Pod) int32 {
-		if p.Spec.Priority != nil {
-			return *p.Spec.Priority
-		}
-		return 0
-	}
-	slices.SortStableFunc(pods, func(a, b *v1.Pod) int {
-		if c := cmp.Compare(priority(b), priority(a)); c != 0 {
-			return c
-		}
-		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
-	})
-}
-
 // WhatIf places the pods one by one, in queue order, with each
 // configuration on its own copy of the cluster: a pod goes to its best
 // node (ties to the first by name) and then uses it, or stays pending with
@@ -100,7 +78,7 @@ func WhatIf(c *Cluster, cfgs []NamedConfig, pods []*v1.Pod, opts WhatIfOptions) 
 		}
 	}
 	pods = slices.Clone(pods)
-	QueueOrder(pods)
+	kubebridge.QueueOrder(pods)
 	r := &WhatIfReport{}
 	for _, p := range pods {
 		r.Pods = append(r.Pods, p.Namespace+"/"+p.Name)
@@ -133,20 +111,20 @@ func place(c *Cluster, nc NamedConfig, pods []*v1.Pod, opts WhatIfOptions) (*Out
 	if err != nil {
 		return nil, err
 	}
-	table := sc.snap.Table()
+	table := sc.Snapshot().Table()
 	o := &Outcome{Config: nc.Name, Warnings: sc.warnings(nc.Config)}
 	// The placer scores a node again for pods alike only when it changed;
 	// a pending pod's reasons need every node scored.
-	placer, err := scoring.NewPlacer(sc.pipe, table, scoring.PlacerOptions{MaxClasses: 256})
+	placer, err := scoring.NewPlacer(sc.Pipeline(), table, scoring.PlacerOptions{MaxClasses: 256})
 	if err != nil {
 		return nil, err
 	}
-	batch := sc.pipe.NewBatch(table.Len())
+	batch := sc.Pipeline().NewBatch(table.Len())
 	var scores kubebridge.PodScores
 	every := cmp.Or(opts.Every, 1000)
 	start := time.Now()
 	for i, p := range pods {
-		task, err := sc.task(p)
+		task, err := sc.Task(p)
 		if err != nil {
 			return nil, err
 		}
@@ -162,13 +140,13 @@ func place(c *Cluster, nc NamedConfig, pods []*v1.Pod, opts WhatIfOptions) (*Out
 			o.Pending++
 		} else {
 			pl.Node, pl.Score = table.Name(row), total
-			if err := sc.snap.Assume(p, pl.Node); err != nil {
+			if err := sc.Snapshot().Assume(p, pl.Node); err != nil {
 				return nil, fmt.Errorf("placing pod %s on %s: %v", pl.Pod, pl.Node, err)
 			}
-			if sc.snap.Table() != table { // the schema was built with every pod's resources
+			if sc.Snapshot().Table() != table { // the schema was built with every pod's resources
 				return nil, fmt.Errorf("placing pod %s changed the cluster's resources", pl.Pod)
 			}
-			sc.pipe.Observe(task.Placed(pl.Node))
+			sc.Pipeline().Observe(task.Placed(pl.Node))
 			o.Placed++
 		}
 		o.Placements = append(o.Placements, pl)
@@ -179,7 +157,7 @@ func place(c *Cluster, nc NamedConfig, pods []*v1.Pod, opts WhatIfOptions) (*Out
 	if opts.Progress != nil {
 		fmt.Fprintf(opts.Progress, "%s: %s, %d placed, %d pending (%s)\n", nc.Name, plural(len(pods), "pod"), o.Placed, o.Pending, time.Since(start).Round(time.Millisecond))
 	}
-	o.GPUAllocated, o.GPUFragmented = sc.gpuShares(append(slices.Clone(pods), c.Pods...))
+	o.GPUAllocated, o.GPUFragmented = sc.DeviceShares(append(slices.Clone(pods), c.Pods...))
 	return o, nil
 }
 
@@ -192,7 +170,7 @@ func (sc *scene) best(placer *scoring.Placer, pt *kubebridge.PodTask, scores *ku
 		row, err := placer.Best(pt.Task)
 		return row, placer.Total(), err
 	}
-	if err := pt.Score(placer, sc.snap.Table(), scores); err != nil {
+	if err := pt.Score(placer, sc.Snapshot().Table(), scores); err != nil {
 		return -1, 0, err
 	}
 	best, total := -1, 0.0
@@ -212,7 +190,7 @@ func (sc *scene) best(placer *scoring.Placer, pt *kubebridge.PodTask, scores *ku
 // nvidia.com/gpu), 3 NodeResourcesFit (insufficient cpu)".
 func (sc *scene) pendingReason(pt *kubebridge.PodTask, b *scoring.Batch) (string, error) {
 	counts := map[string]int{}
-	err := sc.score(pt, b, func(task *scoring.Task, rows []int) error {
+	err := sc.Score(pt, b, func(task *scoring.Task, rows []int) error {
 		for _, i := range rows {
 			if task == nil {
 				counts[claimsUnsatisfiable]++
@@ -233,73 +211,6 @@ func (sc *scene) pendingReason(pt *kubebridge.PodTask, b *scoring.Batch) (string
 		parts[i] = fmt.Sprintf("%d %s", counts[k], k)
 	}
 	return fmt.Sprintf("0/%d nodes can take it: %s", b.Len(), strings.Join(parts, ", ")), nil
-}
-
-// gpuShares returns the allocated and the fragmented share of the
-// cluster's GPUs (nil without GPUs): allocated from the table, fragmented
-// by FGD's measure (frag.Measure, GPU models included) over the
-// snapshot's device view for the classes of the workload's pods: the same
-// classes for every configuration compared, whatever classes an FGD
-// configuration scores with, so that the column compares placements.
-func (sc *scene) gpuShares(workload []*v1.Pod) (*float64, *float64) {
-	table, devices := sc.snap.Table(), sc.snap.Devices()
-	slot, ok := table.Schema().Slot(GPU)
-	if !ok {
-		return nil, nil
-	}
-	var total, used int64
-	for i := range table.Len() {
-		total += table.Allocatable(i)[slot]
-		used += min(table.Used(i)[slot], table.Allocatable(i)[slot])
-	}
-	if total == 0 {
-		return nil, nil
-	}
-	allocated := float64(used) / float64(total)
-	m, err := frag.NewMeasure(sc.classes(workload), devices.PerDevice())
-	if err != nil {
-		return &allocated, nil
-	}
-	cpu, _ := table.Schema().Slot(resource.CPU)
-	var fragmented float64
-	for i := range table.Len() {
-		fragmented += m.NodeModel(table.Allocatable(i)[cpu]-table.Used(i)[cpu], devices.Free(i), devices.Model(i))
-	}
-	share := fragmented / float64(total)
-	return &allocated, &share
-}
-
-// classes are the workload's pod classes: each distinct cpu request, GPU
-// request and set of accepted GPU models among the pods, weighted by the share of the pods that have
-// it (FGD's class popularity), so that a node's fragmentation is the GPU
-// amount a pod drawn from the workload expects not to be able to use.
-func (sc *scene) classes(pods []*v1.Pod) []frag.Class {
-	count := map[frag.Class]float64{}
-	seen := map[string]bool{}
-	total := 0.0
-	cpu, _ := sc.snap.Schema().Slot(resource.CPU)
-	for _, p := range pods {
-		key := p.Namespace + "/" + p.Name
-		if seen[key] || kubebridge.Finished(p) {
-			continue
-		}
-		seen[key] = true
-		task, err := sc.task(p)
-		if err != nil {
-			continue
-		}
-		count[frag.Class{CPU: task.Task.Requests[cpu], Devices: task.Task.Devices, Models: task.Task.Models}]++
-		total++
-	}
-	var out []frag.Class
-	for c, n := range count {
-		c.Weight = n / total
-		out = append(out, c)
-	}
-	slices.SortFunc(out, func(a, b frag.Class) int {
-		return cmp.Or(cmp.Compare(a.CPU, b.CPU), cmp.Compare(a.Devices.Count, b.Devices.Count), cmp.Compare(a.Devices.Each, b.Devices.Each), cmp.Compare(a.Models, b.Models))
-	})
-	return out
 }
 
 // WriteJSON writes the report as one JSON object.

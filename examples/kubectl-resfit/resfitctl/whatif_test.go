@@ -7,13 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/resfit/resfit/examples/kubectl-resfit/examplecluster"
 	"github.com/resfit/resfit/resource"
 )
 
@@ -198,34 +195,6 @@ spec:
 	_ = r.WriteTable(&table)
 	if !strings.Contains(table.String(), "Pending under rsf:\n  train/huge: 0/4 nodes can take it: 4 NodeResourcesFit (insufficient cpu)\n") {
 		t.Errorf("the table does not list the pending pods with their reasons:\n%s", table.String())
-	}
-}
-
-func TestQueueOrder(t *testing.T) {
-	at := func(s int) metav1.Time {
-		return metav1.NewTime(examplecluster.Start.Add(time.Duration(s) * time.Second))
-	}
-	prio := func(p int32) *int32 { return &p }
-	pod := func(name string, p *int32, created metav1.Time) *v1.Pod {
-		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, CreationTimestamp: created}, Spec: v1.PodSpec{Priority: p}}
-	}
-	pods := []*v1.Pod{
-		pod("late-low", prio(0), at(9)),
-		pod("no-priority", nil, at(1)),
-		pod("early-low", prio(0), at(0)),
-		pod("high", prio(1000), at(50)),
-		pod("b-same", prio(5), at(3)),
-		pod("a-same", prio(5), at(3)),
-		pod("negative", prio(-1), at(0)),
-	}
-	QueueOrder(pods)
-	var got []string
-	for _, p := range pods {
-		got = append(got, p.Name)
-	}
-	want := []string{"high", "a-same", "b-same", "early-low", "no-priority", "late-low", "negative"}
-	if !cmp.Equal(got, want) {
-		t.Errorf("order %v, want %v", got, want)
 	}
 }
 

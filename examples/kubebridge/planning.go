@@ -1,0 +1,264 @@
+package kubebridge
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+
+	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/scoring/defrag"
+)
+
+// Movability says whether a running pod may move, and why not. Movable is
+// the host layer's; a descheduler gives its evictor's filter.
+type Movability func(pod *v1.Pod) (ok bool, why string)
+
+// PlanningOptions are what a Planning reads besides the scene.
+type PlanningOptions struct {
+	// Budgets are the cluster's PodDisruptionBudgets, which every plan
+	// keeps (ReadDisruptions).
+	Budgets []*policyv1.PodDisruptionBudget
+	// Movable decides which pods may move; nil means Movable.
+	Movable Movability
+}
+
+// Planning is a cluster as resfit's planners (scoring/defrag) see it, the
+// one every host that plans moves builds (kubectl-resfit's defrag, the
+// descheduler): the scene's table and device view, and its running pods,
+// each movable or not and why, in the group of the PodDisruptionBudget
+// that covers it. Whatever the Movability, a pod does not move when the
+// planner cannot follow its devices (they are not held as it asks for
+// them), when its DRA claims take different devices on different nodes,
+// or when more than one budget covers it (the eviction API refuses it).
+//
+// Planning changes the scene's snapshot (the pods it places) and is not
+// safe for concurrent use.
+type Planning struct {
+	scene       *Scene
+	cluster     *defrag.Cluster
+	pods        []*v1.Pod // cluster.Pods' pods
+	held        [][]int   // the devices each of cluster.Pods held before any move
+	unmovable   map[string]int
+	disruptions Disruptions
+}
+
+// NewPlanning builds the planners' cluster from the scene and the
+// cluster's pods (those that count on a node the snapshot has).
+func NewPlanning(sc *Scene, pods []*v1.Pod, opts PlanningOptions) (*Planning, error) {
+	disruptions, err := ReadDisruptions(opts.Budgets, pods)
+	if err != nil {
+		return nil, err
+	}
+	movable := opts.Movable
+	if movable == nil {
+		movable = Movable
+	}
+	snap := sc.snap
+	p := &Planning{scene: sc, disruptions: disruptions, unmovable: map[string]int{},
+		cluster: &defrag.Cluster{Pipeline: sc.pipe, Table: snap.Table(), Devices: snap.Devices()}}
+	for _, pod := range pods {
+		if pod.Spec.NodeName == "" || !Counts(pod) {
+			continue
+		}
+		row, holds, held := snap.Holding(pod)
+		if row < 0 {
+			continue // on a node the cluster does not have
+		}
+		pt, err := sc.Task(pod)
+		if err != nil {
+			return nil, err
+		}
+		key := pod.Namespace + "/" + pod.Name
+		ok, why := movable(pod)
+		switch {
+		case !ok:
+		case !held:
+			ok, why = false, "its GPUs are not held as it asks for them"
+		case !pt.Uniform():
+			ok, why = false, "it holds DRA resource claims"
+		case len(disruptions.Several[key]) > 0:
+			ok, why = false, "covered by more than one PodDisruptionBudget"
+		}
+		if !ok {
+			p.unmovable[why]++
+		}
+		dp := defrag.Pod{Task: pt.Task, Row: row, Holds: holds, Movable: ok, Group: disruptions.Budget[key]}
+		if !held {
+			// A pod whose devices the planner cannot follow stands still
+			// with its requests in the table, holding no device of the
+			// view as far as the planner knows.
+			t := *pt.Task
+			t.Devices = resource.DeviceRequest{}
+			dp.Task, dp.Holds = &t, nil
+		}
+		p.cluster.Pods = append(p.cluster.Pods, dp)
+		p.pods, p.held = append(p.pods, pod), append(p.held, dp.Holds)
+	}
+	return p, nil
+}
+
+// Cluster is the planners' cluster. A plan's moves and placements change
+// it (defrag.Apply, defrag.PlanRound), with the scene's snapshot's table
+// and device view.
+func (p *Planning) Cluster() *defrag.Cluster { return p.cluster }
+
+// Pod is the Kubernetes pod of the cluster's pod i (a pending pod a round
+// placed included).
+func (p *Planning) Pod(i int) *v1.Pod { return p.pods[i] }
+
+// Held are the devices the cluster's pod i held before any move.
+func (p *Planning) Held(i int) []int { return p.held[i] }
+
+// Unmovable counts the running pods that may not move, by reason.
+func (p *Planning) Unmovable() map[string]int { return p.unmovable }
+
+// Disruptions are the cluster's PodDisruptionBudgets as the plans keep
+// them.
+func (p *Planning) Disruptions() Disruptions { return p.disruptions }
+
+// tasks are the pods' tasks; a pod whose DRA claims take different devices
+// on different nodes is an error naming it.
+func (p *Planning) tasks(pods []*v1.Pod) ([]*scoring.Task, error) {
+	tasks := make([]*scoring.Task, len(pods))
+	for n, pod := range pods {
+		pt, err := p.scene.Task(pod)
+		if err != nil {
+			return nil, err
+		}
+		if !pt.Uniform() {
+			return nil, fmt.Errorf("pod %s/%s: %s", pod.Namespace, pod.Name, notUniform)
+		}
+		tasks[n] = pt.Task
+	}
+	return tasks, nil
+}
+
+// notUniform is why a planner leaves a pod out.
+const notUniform = "its DRA claims take different devices on different nodes; the planner does not plan for such a pod"
+
+// MakeRoom plans the fewest moves after which the pending pods, a gang
+// placed in queue order (QueueOrder), all fit (defrag.MakeRoomGang),
+// within the cluster's PodDisruptionBudgets unless opts.Budgets says
+// otherwise. It returns the plan, and the pods in the order it placed
+// them (Plan.Rows). It plans; the cluster is left as it was.
+func (p *Planning) MakeRoom(pods []*v1.Pod, opts defrag.Options) (defrag.Plan, []*v1.Pod, error) {
+	pods = slices.Clone(pods)
+	QueueOrder(pods)
+	gang, err := p.tasks(pods)
+	if err != nil {
+		return defrag.Plan{}, nil, err
+	}
+	if opts.Budgets == nil {
+		opts.Budgets = p.disruptions.Allowed
+	}
+	plan, err := defrag.MakeRoomGang(p.cluster, gang, opts)
+	return plan, pods, err
+}
+
+// Placement is a pod and the node it goes to.
+type Placement struct {
+	Pod  *v1.Pod
+	Node string
+}
+
+// Settled is what SettlePending did: the pending pods that fit with no
+// move, placed where the scheduler puts them, and those that wait, in
+// queue order; Left are the pods it left out, each with why.
+type Settled struct {
+	Fit     []Placement
+	Waiting []*v1.Pod
+	Left    []string
+}
+
+// SettlePending places the pending pods that fit now, in queue order, each
+// on the node the pipeline ranks first, as the scheduler will (assumed in
+// the scene's snapshot: Snapshot.Assume), so that plans are made on the
+// cluster as it will be, and returns the others, which wait. A pod whose
+// DRA claims take different devices on different nodes is left out (with
+// why in Settled.Left).
+func (p *Planning) SettlePending(pending []*v1.Pod) (*Settled, error) {
+	pending = slices.Clone(pending)
+	QueueOrder(pending)
+	table := p.cluster.Table
+	placer, err := scoring.NewPlacer(p.scene.pipe, table, scoring.PlacerOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := &Settled{}
+	for _, pod := range pending {
+		pt, err := p.scene.Task(pod)
+		if err != nil {
+			return nil, err
+		}
+		if !pt.Uniform() {
+			out.Left = append(out.Left, fmt.Sprintf("pending pod %s/%s: %s; left out", pod.Namespace, pod.Name, notUniform))
+			continue
+		}
+		row, err := placer.Best(pt.Task)
+		if err != nil {
+			return nil, err
+		}
+		if row < 0 {
+			out.Waiting = append(out.Waiting, pod)
+			continue
+		}
+		node := table.Name(row)
+		if err := p.scene.snap.Assume(pod, node); err != nil {
+			return nil, fmt.Errorf("placing pod %s/%s on %s: %v", pod.Namespace, pod.Name, node, err)
+		}
+		if p.scene.snap.Table() != table {
+			return nil, fmt.Errorf("placing pod %s/%s changed the cluster's resources", pod.Namespace, pod.Name)
+		}
+		out.Fit = append(out.Fit, Placement{Pod: pod, Node: node})
+	}
+	return out, nil
+}
+
+// Round makes a round of moves for the waiting pods, in the order given
+// (defrag.PlanRound), within the cluster's PodDisruptionBudgets unless
+// the round's Budgets say otherwise: the rule a descheduler's run and the
+// churn replay's rounds follow. The pods it places become pods of the
+// cluster (Pod gives them back). The cluster is left as the round left
+// it.
+func (p *Planning) Round(waiting []*v1.Pod, r defrag.Round) (*defrag.RoundPlan, error) {
+	tasks, err := p.tasks(waiting)
+	if err != nil {
+		return nil, err
+	}
+	if r.Budgets == nil {
+		r.Budgets = p.disruptions.Allowed
+	}
+	plan, err := defrag.PlanRound(p.cluster, tasks, r)
+	if plan != nil {
+		for _, pl := range plan.Placed {
+			p.pods, p.held = append(p.pods, waiting[pl.Task]), append(p.held, nil)
+		}
+	}
+	return plan, err
+}
+
+// QueueOrder sorts pods as kube-scheduler's default queue does
+// (PrioritySort): higher priority first, then earlier creation; ties by
+// namespace and name.
+func QueueOrder(pods []*v1.Pod) {
+	priority := func(p *v1.Pod) int32 {
+		if p.Spec.Priority != nil {
+			return *p.Spec.Priority
+		}
+		return 0
+	}
+	slices.SortStableFunc(pods, func(a, b *v1.Pod) int {
+		if c := cmp.Compare(priority(b), priority(a)); c != 0 {
+			return c
+		}
+		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	})
+}

@@ -1,0 +1,128 @@
+package kubebridge
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/resfit/resfit/scoring/config"
+	"github.com/resfit/resfit/scoring/defrag"
+)
+
+// The queue order, as kube-scheduler's PrioritySort and its tie-breaks
+// give it: priority (none is 0), then creation, then namespace/name.
+func TestQueueOrder(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s int) metav1.Time { return metav1.NewTime(start.Add(time.Duration(s) * time.Second)) }
+	prio := func(p int32) *int32 { return &p }
+	pod := func(name string, p *int32, created metav1.Time) *v1.Pod {
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, CreationTimestamp: created}, Spec: v1.PodSpec{Priority: p}}
+	}
+	pods := []*v1.Pod{
+		pod("late-low", prio(0), at(9)),
+		pod("no-priority", nil, at(1)),
+		pod("early-low", prio(0), at(0)),
+		pod("high", prio(1000), at(50)),
+		pod("b-same", prio(5), at(3)),
+		pod("a-same", prio(5), at(3)),
+		pod("negative", prio(-1), at(0)),
+	}
+	QueueOrder(pods)
+	var got []string
+	for _, p := range pods {
+		got = append(got, p.Name)
+	}
+	if want := []string{"high", "a-same", "b-same", "early-low", "no-priority", "late-low", "negative"}; !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v", got, want)
+	}
+}
+
+const packGPUsConfig = `
+plugins:
+- name: NodeResourcesFit
+  args: {scoringStrategy: {type: LeastAllocated, resources: [{name: cpu, weight: 1}, {name: memory, weight: 1}]}}
+- name: resource-strategy-fit
+  args: {resources: {nvidia.com/gpu: {type: MostAllocated, weight: 2}}}
+`
+
+// planningScene is two nodes of 4 GPUs, each running a 2-GPU pod of a
+// ReplicaSet (web-0 on gpu-a, web-1 on gpu-b), and a pending 4-GPU pod.
+func planningScene(t *testing.T) (*Scene, []*v1.Pod) {
+	t.Helper()
+	nodes := []*v1.Node{node("gpu-a", "cpu", "16", "memory", "64Gi", "pods", "110", gpu, "4"), node("gpu-b", "cpu", "16", "memory", "64Gi", "pods", "110", gpu, "4")}
+	web0 := owned(pod("web-0", "gpu-a", "cpu", "2", gpu, "2"), "ReplicaSet")
+	web1 := owned(pod("web-1", "gpu-b", "cpu", "2", gpu, "2"), "ReplicaSet")
+	web0.Labels, web1.Labels = map[string]string{"app": "web"}, map[string]string{"app": "web"}
+	pods := []*v1.Pod{web0, web1, pod("train", "", "cpu", "4", gpu, "4")}
+	snap, err := NewSnapshot(nodes, pods, Options{Devices: gpu})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load([]byte(packGPUsConfig), config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := NewScene(snap, cfg, pods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc, pods
+}
+
+// The planners' cluster as the host layer builds it: the running pods,
+// movable by Movable or by the Movability given, in their budget's group.
+// The pending 4-GPU pod needs one move: web-0 joins web-1 on gpu-b (GPUs
+// packed; the nodes tie for the first pod off), and the pod takes gpu-a. A round places it and gives the pod
+// back; a budget that allows no disruption, or a Movability that refuses
+// the ReplicaSet's pods, leaves no plan, the reason counted.
+func TestPlanning(t *testing.T) {
+	sc, pods := planningScene(t)
+	pl, err := NewPlanning(sc, pods, PlanningOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(pl.Cluster().Pods); n != 2 || len(pl.Unmovable()) != 0 {
+		t.Fatalf("%d pods, unmovable %v; want the 2 running pods, all movable", n, pl.Unmovable())
+	}
+	plan, order, err := pl.MakeRoom(pods[2:], defrag.Options{MaxMoves: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := pl.Cluster().Table
+	if !plan.Found || len(plan.Moves) != 1 || pl.Pod(plan.Moves[0].Pod).Name != "web-0" || table.Name(plan.Moves[0].To) != "gpu-b" ||
+		table.Name(plan.Row) != "gpu-a" || order[0].Name != "train" {
+		t.Fatalf("plan %+v", plan)
+	}
+	round, err := pl.Round(pods[2:], defrag.Round{Mode: defrag.RoundMakeRoom, Moves: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(round.Moves) != 1 || len(round.Placed) != 1 || pl.Pod(round.Placed[0].Pod).Name != "train" || table.Name(round.Placed[0].Row) != "gpu-a" {
+		t.Fatalf("round %+v", round)
+	}
+
+	sc, pods = planningScene(t)
+	none := budget("web", "default", 0, &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}})
+	pl, err = NewPlanning(sc, pods, PlanningOptions{Budgets: []*policyv1.PodDisruptionBudget{none}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan, _, err := pl.MakeRoom(pods[2:], defrag.Options{MaxMoves: 2}); err != nil || plan.Found {
+		t.Fatalf("with a budget that allows nothing: plan %+v, %v", plan, err)
+	}
+	refuse := func(p *v1.Pod) (bool, string) { return false, "the evictor's filter refuses it" }
+	pl, err = NewPlanning(sc, pods, PlanningOptions{Movable: refuse})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pl.Unmovable()["the evictor's filter refuses it"]; got != 2 {
+		t.Fatalf("unmovable %v", pl.Unmovable())
+	}
+	if plan, _, err := pl.MakeRoom(pods[2:], defrag.Options{MaxMoves: 2}); err != nil || plan.Found {
+		t.Fatalf("with nothing movable: plan %+v, %v", plan, err)
+	}
+}

@@ -1,0 +1,226 @@
+package kubebridge
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/scoring/config"
+	"github.com/resfit/resfit/scoring/frag"
+)
+
+// Scene is a cluster ready to score and plan under one configuration, as
+// a host that reads a whole cluster at once (kubectl-resfit, a
+// descheduler) reads it: a Snapshot of its nodes and pods, and the
+// configuration's pipeline built for the snapshot's schema and device view
+// as every host with a device view builds it (config.Config.BuildFor: the
+// DeviceShare filter after the configured ones, so that a pod that shares
+// a GPU needs one GPU with its share free and a pod restricted to some GPU
+// models a node of one of them; the fragmentation plugins read the view).
+// Pods become tasks by the rules every host shares (Task). A configuration
+// that learns from the pods a host places has seen the cluster's running
+// pods.
+//
+// A Scene is not safe for concurrent use: its snapshot is a cache that
+// placing pods (Snapshot.Assume) changes, and a learning pipeline learns.
+type Scene struct {
+	snap *Snapshot
+	pipe *scoring.Pipeline
+	opts scoring.TaskOptions
+}
+
+// NewScene builds the configuration's pipeline for the snapshot (made with
+// Options.Devices set to the device resource, resource.GPU most often),
+// and has a pipeline that learns observe the running pods, in the order
+// given (kubectl-resfit gives them by namespace and name). An error says
+// the configuration does not build for the cluster's resources.
+func NewScene(snap *Snapshot, cfg *config.Config, running []*v1.Pod) (*Scene, error) {
+	pipe, err := cfg.BuildFor(snap.Schema(), config.Host{Devices: snap.Devices()})
+	if err != nil {
+		return nil, fmt.Errorf("the configuration does not build for this cluster's resources: %v", firstLine(err))
+	}
+	sc := &Scene{snap: snap, pipe: pipe, opts: scoring.TaskOptions{Models: snap.Models()}}
+	if d := snap.Devices(); d != nil {
+		sc.opts.Devices = d.Name()
+	}
+	if pipe.Volatile() {
+		for _, p := range running {
+			if Counts(p) {
+				if t, err := sc.Task(p); err == nil {
+					pipe.Observe(t.Task)
+				}
+			}
+		}
+	}
+	return sc, nil
+}
+
+// firstLine is an error's first line.
+func firstLine(err error) string {
+	s := err.Error()
+	for i := range len(s) {
+		if s[i] == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// Snapshot is the scene's snapshot.
+func (sc *Scene) Snapshot() *Snapshot { return sc.snap }
+
+// Pipeline is the scene's pipeline.
+func (sc *Scene) Pipeline() *scoring.Pipeline { return sc.pipe }
+
+// Task turns a pod into the task the scene scores, with what its DRA
+// claims take (PodTask: per node when that differs). An error names the
+// pod, on one line.
+func (sc *Scene) Task(p *v1.Pod) (*PodTask, error) {
+	t, err := sc.snap.DRA().NewPodTask(sc.snap.Schema(), p, sc.opts)
+	if err != nil {
+		return nil, fmt.Errorf("%v", firstLine(err))
+	}
+	return t, nil
+}
+
+// Warnings are what the scene could not read of the cluster: for each
+// node whose GPU-sharing registration cannot be read (it has no GPUs
+// here), why, and for each DRA device class whose selectors failed (it
+// selects no device), why.
+func (sc *Scene) Warnings() []string {
+	var w []string
+	for _, err := range sc.snap.DeviceErrors() {
+		w = append(w, err.Error())
+	}
+	if d := sc.snap.DRA(); d != nil {
+		for _, err := range d.ClassErrors() {
+			w = append(w, err.Error())
+		}
+	}
+	return w
+}
+
+// Score scores a pod on every node into batch, and calls visit with the
+// rows the batch then holds and the task they were scored for: each
+// distinct task (one, unless what the pod's DRA claims take differs from
+// node to node) with its nodes (PodTask.Rows), then a nil task with the
+// nodes whose devices cannot satisfy the claims (which batch does not
+// hold).
+func (sc *Scene) Score(pt *PodTask, batch *scoring.Batch, visit func(task *scoring.Task, rows []int) error) error {
+	table := sc.snap.Table()
+	order, byTask, none, err := pt.Rows(table)
+	if err != nil {
+		return err
+	}
+	for _, task := range order {
+		if err := sc.pipe.Score(task, table, batch); err != nil {
+			return err
+		}
+		if err := visit(task, byTask[task]); err != nil {
+			return err
+		}
+	}
+	if none != nil {
+		return visit(nil, none)
+	}
+	return nil
+}
+
+// WorkloadClasses are the pod classes of a workload, for FGD's measure:
+// each distinct cpu request, device request and set of accepted device
+// models among the pods (each pod once, finished ones and those whose
+// task cannot be read left out), weighted by the share of the pods that
+// have it (FGD's class popularity), so that a node's fragmentation is the
+// device amount a pod drawn from the workload expects not to be able to
+// use. They are in a fixed order: cpu, device count, device amount,
+// models.
+func (sc *Scene) WorkloadClasses(pods []*v1.Pod) []frag.Class {
+	count := map[frag.Class]float64{}
+	seen := map[string]bool{}
+	total := 0.0
+	cpu, _ := sc.snap.Schema().Slot(resource.CPU)
+	for _, p := range pods {
+		key := p.Namespace + "/" + p.Name
+		if seen[key] || Finished(p) {
+			continue
+		}
+		seen[key] = true
+		task, err := sc.Task(p)
+		if err != nil {
+			continue
+		}
+		count[frag.Class{CPU: task.Task.Requests[cpu], Devices: task.Task.Devices, Models: task.Task.Models}]++
+		total++
+	}
+	var out []frag.Class
+	for c, n := range count {
+		c.Weight = n / total
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b frag.Class) int {
+		return cmp.Or(cmp.Compare(a.CPU, b.CPU), cmp.Compare(a.Devices.Count, b.Devices.Count), cmp.Compare(a.Devices.Each, b.Devices.Each), cmp.Compare(a.Models, b.Models))
+	})
+	return out
+}
+
+// FragmentationCost is FGD's measure of a node for the workload's pod
+// classes (WorkloadClasses), GPU models included: the device amount idle
+// on the node that a pod drawn from the workload expects not to be able to
+// use, read from the snapshot's table and device view as they are when
+// called. It is the cost give-back lowers (defrag.GiveBack). An error says
+// the classes do not make a measure (none, say).
+func (sc *Scene) FragmentationCost(classes []frag.Class) (func(row int) float64, error) {
+	devices := sc.snap.Devices()
+	if devices == nil {
+		return nil, errors.New("the snapshot has no device view (Options.Devices)")
+	}
+	m, err := frag.NewMeasure(classes, devices.PerDevice())
+	if err != nil {
+		return nil, err
+	}
+	table := sc.snap.Table()
+	cpu, _ := table.Schema().Slot(resource.CPU)
+	return func(row int) float64 {
+		return m.NodeModel(table.Allocatable(row)[cpu]-table.Used(row)[cpu], devices.Free(row), devices.Model(row))
+	}, nil
+}
+
+// DeviceShares are the allocated and the fragmented share of the
+// cluster's device amount (nil without any): allocated from the table,
+// fragmented by FragmentationCost over the workload's classes, the same
+// classes whatever classes an FGD configuration scores with, so that two
+// configurations' placements compare.
+func (sc *Scene) DeviceShares(workload []*v1.Pod) (allocated, fragmented *float64) {
+	table := sc.snap.Table()
+	if sc.snap.Devices() == nil {
+		return nil, nil
+	}
+	slot, ok := table.Schema().Slot(sc.snap.Devices().Name())
+	if !ok {
+		return nil, nil
+	}
+	var total, used int64
+	for i := range table.Len() {
+		total += table.Allocatable(i)[slot]
+		used += min(table.Used(i)[slot], table.Allocatable(i)[slot])
+	}
+	if total == 0 {
+		return nil, nil
+	}
+	a := float64(used) / float64(total)
+	cost, err := sc.FragmentationCost(sc.WorkloadClasses(workload))
+	if err != nil {
+		return &a, nil
+	}
+	var sum float64
+	for i := range table.Len() {
+		sum += cost(i)
+	}
+	f := sum / float64(total)
+	return &a, &f
+}
