@@ -1,0 +1,72 @@
+package kubebridge
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// Assume counts a pod on a node before its binding is seen, as
+// kube-scheduler's cache assumes a pod it has chosen a node for: the pod
+// (pending, or not known to the snapshot) uses the node's resources and
+// devices from now on, until an event for the pod replaces it or Forget
+// takes it back. The pod is not changed; the snapshot holds a copy bound
+// to the node. A pod the snapshot holds as bound, or already assumed, a
+// finished pod and a node it does not know are errors.
+func (s *Snapshot) Assume(p *v1.Pod, node string) error {
+	if _, ok := s.nodes[node]; !ok {
+		return fmt.Errorf("assuming pod %s/%s: node %s is not in the snapshot", p.Namespace, p.Name, node)
+	}
+	if Finished(p) {
+		return fmt.Errorf("assuming pod %s/%s: it has finished", p.Namespace, p.Name)
+	}
+	e := &podEntry{pod: p.DeepCopy(), assumed: true}
+	e.pod.Spec.NodeName = node
+	if old, ok := s.pods[podKey(p)]; ok {
+		switch {
+		case old.assumed:
+			return fmt.Errorf("assuming pod %s/%s: it is assumed on %s already", p.Namespace, p.Name, old.pod.Spec.NodeName)
+		case old.pod.Spec.NodeName != "":
+			return fmt.Errorf("assuming pod %s/%s: it is bound to %s", p.Namespace, p.Name, old.pod.Spec.NodeName)
+		}
+		e.before = old.pod
+	}
+	if err := s.replacePod(e); err != nil {
+		return err
+	}
+	if s.dra == nil || len(p.Spec.ResourceClaims) == 0 {
+		return nil
+	}
+	after, err := s.dra.Allocate(e.pod, node)
+	if err == nil {
+		e.claims = s.dra.changeTo(after)
+		err = s.SetDRA(after)
+	}
+	if err != nil {
+		if again := s.Forget(p); again != nil {
+			return fmt.Errorf("assuming pod %s/%s: %w (and forgetting it: %v)", p.Namespace, p.Name, err, again)
+		}
+		return fmt.Errorf("assuming pod %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	return nil
+}
+
+// Forget takes back an assumed pod (Assume): the snapshot holds the pod as
+// it was before, or no longer holds it when it did not then. A pod that is
+// not assumed is an error.
+func (s *Snapshot) Forget(p *v1.Pod) error {
+	e, ok := s.pods[podKey(p)]
+	if !ok || !e.assumed {
+		return fmt.Errorf("forgetting pod %s/%s: it is not assumed", p.Namespace, p.Name)
+	}
+	if !e.claims.empty() {
+		if err := s.SetDRA(s.dra.undo(e.claims)); err != nil {
+			return err
+		}
+		e.claims = draChange{}
+	}
+	if e.before != nil {
+		return s.AddPod(e.before)
+	}
+	return s.DeletePod(e.pod)
+}
