@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/resfit/resfit/scoring"
@@ -123,13 +124,13 @@ func BoundReclaim(c *Cluster, pending []*scoring.Task, budgets map[string]int) (
 		}
 	}
 	slices.SortStableFunc(gains, func(a, b gain) int { return cmp.Compare(b.value, a.value) })
-	spent := map[string]int{}
+	left := maps.Clone(budgets)
 	for _, g := range gains {
-		group := c.Pods[g.pod].Group
-		if n, limited := budgets[group]; limited && spent[group] >= n {
+		p := &c.Pods[g.pod]
+		if !p.allowedBy(left) {
 			continue
 		}
-		spent[group]++
+		p.spendOn(left, 1)
 		l.Gains = append(l.Gains, g.value)
 	}
 	return l, nil

@@ -49,8 +49,8 @@ type Cluster struct {
 }
 
 // Pod is a placed pod: its task, its node's row, the devices it holds
-// there, whether it may move, and its disruption group ("" none;
-// Options.Budgets).
+// there, whether it may move, its disruption group ("" none;
+// Options.Budgets) and the limits its moves count against.
 type Pod struct {
 	Task *scoring.Task
 	Row  int
@@ -60,7 +60,43 @@ type Pod struct {
 	Holds   []int
 	Movable bool
 	Group   string
+	// Limits are further groups a move of the pod counts against, each
+	// with its budget in Options.Budgets like Group's: a descheduler's
+	// limits of moves per node, namespace or workload ("node/gpu-a",
+	// "namespace/train"). A pod moves only when every one of its groups
+	// has moves left.
+	Limits []string
 }
+
+// spendOn takes n moves of the pod out of the budgets of its groups that
+// have one (a negative n gives them back).
+func (p *Pod) spendOn(budgets map[string]int, n int) {
+	if left, limited := budgets[p.Group]; limited {
+		budgets[p.Group] = left - n
+	}
+	for _, g := range p.Limits {
+		if left, limited := budgets[g]; limited {
+			budgets[g] = left - n
+		}
+	}
+}
+
+// allowedBy reports whether each of the pod's groups that has a budget
+// has a move left.
+func (p *Pod) allowedBy(budgets map[string]int) bool {
+	if left, limited := budgets[p.Group]; limited && left <= 0 {
+		return false
+	}
+	for _, g := range p.Limits {
+		if left, limited := budgets[g]; limited && left <= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// inGroup reports whether g is one of the pod's groups.
+func (p *Pod) inGroup(g string) bool { return p.Group == g || slices.Contains(p.Limits, g) }
 
 // Options bound a plan.
 type Options struct {

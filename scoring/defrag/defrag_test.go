@@ -129,7 +129,7 @@ func drawClusterFor(t *rapid.T, schema *resource.Schema, crowded bool) (*Cluster
 			holds = nil
 		}
 		c.Pods = append(c.Pods, Pod{Task: p, Row: row, Holds: holds, Movable: rapid.IntRange(0, 4).Draw(t, "movable") > 0,
-			Group: rapid.SampledFrom([]string{"", "web", "db"}).Draw(t, "group")})
+			Group: rapid.SampledFrom([]string{"", "web", "db"}).Draw(t, "group"), Limits: drawLimits(t, row)})
 	}
 	pending := task("pending")
 	var free, most int64
@@ -331,6 +331,9 @@ func (w *world) moveTo(t testing.TB, i, row int, holds []int) *world {
 	}
 	n.rows[i], n.holds[i], n.moved[i] = row, holds, true
 	n.spent[p.Group]++
+	for _, g := range p.Limits {
+		n.spent[g]++
+	}
 	return n
 }
 
@@ -380,7 +383,7 @@ func (w *world) within(t testing.TB, gang []*scoring.Task, k int) bool {
 		return w.gangRows(t, gang) != nil
 	}
 	for i, p := range w.c.Pods {
-		if left, limited := w.budget[p.Group]; w.moved[i] || !p.Movable || limited && w.spent[p.Group] >= left {
+		if w.moved[i] || !p.Movable || !w.allowed(p, w.budget) {
 			continue
 		}
 		row, holds := w.destination(t, i)
@@ -426,7 +429,7 @@ func TestMakeRoomIsMinimal(t *testing.T) {
 		if len(gang) > 1 {
 			gangs++
 		}
-		budgets := map[string]int{"web": rapid.IntRange(0, 2).Draw(rt, "web budget")}
+		budgets := drawBudgets(rt)
 		if rapid.Bool().Draw(rt, "db budget") {
 			budgets["db"] = rapid.IntRange(0, 1).Draw(rt, "db disruptions")
 		}
@@ -715,7 +718,7 @@ func TestGiveBackTakesTheBestMove(t *testing.T) {
 	steps := 0
 	rapid.Check(t, func(rt *rapid.T) {
 		c, _ := drawCluster(rt, schema)
-		budgets := map[string]int{"web": rapid.IntRange(0, 2).Draw(rt, "web budget")}
+		budgets := drawBudgets(rt)
 		moves := rapid.IntRange(0, 4).Draw(rt, "moves")
 		w := newWorld(t, c, budgets)
 		got, err := GiveBack(c, func(row int) float64 { return spread(c.Devices.Free(row), freeCPU(c.Table, row)) }, GiveBackOptions{Moves: moves, Budgets: budgets, Candidates: c.Table.Len()})
@@ -736,7 +739,7 @@ func TestGiveBackTakesTheBestMove(t *testing.T) {
 			// The best gain from this state.
 			best := 0.0
 			for i, p := range c.Pods {
-				if left, limited := budgets[p.Group]; w.moved[i] || !p.Movable || limited && w.spent[p.Group] >= left {
+				if w.moved[i] || !p.Movable || !w.allowed(p, budgets) {
 					continue
 				}
 				if row, holds := w.destination(t, i); row >= 0 {
@@ -772,4 +775,34 @@ func TestGiveBackTakesTheBestMove(t *testing.T) {
 		}
 	})
 	t.Logf("%d steps checked", steps)
+}
+
+// drawLimits draws the limits a pod's moves count against: none, its
+// node's, or a namespace's.
+func drawLimits(t *rapid.T, row int) []string {
+	switch rapid.IntRange(0, 2).Draw(t, "limits") {
+	case 1:
+		return []string{fmt.Sprint("node/", row)}
+	case 2:
+		return []string{"namespace/train", fmt.Sprint("node/", row)}
+	}
+	return nil
+}
+
+// allowed reports whether the budgets let the pod move once more, after
+// what the world's moves spent.
+func (w *world) allowed(p Pod, budgets map[string]int) bool {
+	for _, g := range append([]string{p.Group}, p.Limits...) {
+		if left, limited := budgets[g]; limited && w.spent[g] >= left {
+			return false
+		}
+	}
+	return true
+}
+
+// drawBudgets draws the budgets of group web and of the limits
+// (drawLimits): the namespace's, and nodes 0's and 1's.
+func drawBudgets(t *rapid.T) map[string]int {
+	return map[string]int{"web": rapid.IntRange(0, 2).Draw(t, "web budget"), "namespace/train": rapid.IntRange(0, 2).Draw(t, "namespace budget"),
+		"node/0": rapid.IntRange(0, 1).Draw(t, "node 0 budget"), "node/1": rapid.IntRange(0, 1).Draw(t, "node 1 budget")}
 }

@@ -106,9 +106,7 @@ func Reclaim(c *Cluster, pending []*scoring.Task, opts ReclaimOptions) ([]Reclai
 			return out, err
 		}
 		for _, m := range best.plan.Moves {
-			if n, limited := budgets[c.Pods[m.Pod].Group]; limited {
-				budgets[c.Pods[m.Pod].Group] = n - 1
-			}
+			c.Pods[m.Pod].spendOn(budgets, 1)
 		}
 		left -= len(best.plan.Moves)
 		task := pending[best.task]

@@ -57,7 +57,7 @@ func (w *world) mostTaken(t testing.TB, pending []*scoring.Task, k int) int64 {
 		return best
 	}
 	for i, p := range w.c.Pods {
-		if left, limited := w.budget[p.Group]; w.moved[i] || !p.Movable || limited && w.spent[p.Group] >= left {
+		if w.moved[i] || !p.Movable || !w.allowed(p, w.budget) {
 			continue
 		}
 		if row, holds := w.destination(t, i); row >= 0 {
@@ -79,7 +79,7 @@ func TestReclaimAndItsBound(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		c, first := drawCluster(rt, schema)
 		pending := drawPending(rt, first)
-		budgets := map[string]int{"web": rapid.IntRange(0, 2).Draw(rt, "web budget")}
+		budgets := drawBudgets(rt)
 		moves := rapid.IntRange(0, 3).Draw(rt, "moves")
 		limit, err := BoundReclaim(c, pending, budgets)
 		if err != nil {

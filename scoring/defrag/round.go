@@ -144,9 +144,7 @@ func PlanRound(c *Cluster, pending []*scoring.Task, r Round) (*RoundPlan, error)
 			return plan, err
 		}
 		for _, m := range p.Moves {
-			if k, limited := budgets[c.Pods[m.Pod].Group]; limited {
-				budgets[c.Pods[m.Pod].Group] = k - 1
-			}
+			c.Pods[m.Pod].spendOn(budgets, 1)
 		}
 		plan.Moves = append(plan.Moves, p.Moves...)
 		if err := place(c, task, p.Row, r.Movable, r.Group); err != nil {

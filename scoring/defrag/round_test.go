@@ -86,7 +86,7 @@ func TestPlanRound(t *testing.T) {
 			}
 		}
 		round := Round{Mode: RoundMakeRoom, Moves: rapid.IntRange(0, 4).Draw(rt, "moves"), PerTask: rapid.IntRange(0, 2).Draw(rt, "per task"),
-			Tasks: rapid.IntRange(0, 3).Draw(rt, "tasks"), Budgets: map[string]int{"web": rapid.IntRange(0, 2).Draw(rt, "web budget")}}
+			Tasks: rapid.IntRange(0, 3).Draw(rt, "tasks"), Budgets: drawBudgets(rt)}
 		if rapid.Bool().Draw(rt, "give back") {
 			round.Mode = RoundGiveBack
 			round.Cost = func(row int) float64 { return spread(c.Devices.Free(row), freeCPU(c.Table, row)) }

@@ -154,8 +154,7 @@ func (s *search) tick() bool {
 
 // may reports whether pod i may move now.
 func (s *search) may(i int) bool {
-	left, limited := s.budgets[s.c.Pods[i].Group]
-	return !s.moved[i] && s.c.Pods[i].Movable && (!limited || left > 0)
+	return !s.moved[i] && s.c.Pods[i].Movable && s.c.Pods[i].allowedBy(s.budgets)
 }
 
 // every looks for a plan of exactly k more moves from the current state,
@@ -376,18 +375,24 @@ func (s *search) shapeKey(t *scoring.Task) string {
 // withinBudgets reports whether the pods' groups allow them all to move.
 func (s *search) withinBudgets(pods []int) bool {
 	for n, i := range pods {
-		g := s.c.Pods[i].Group
-		left, limited := s.budgets[g]
-		if !limited {
-			continue
-		}
-		for _, j := range pods[:n] {
-			if s.c.Pods[j].Group == g {
-				left--
+		p := &s.c.Pods[i]
+		for k := -1; k < len(p.Limits); k++ {
+			g := p.Group
+			if k >= 0 {
+				g = p.Limits[k]
 			}
-		}
-		if left <= 0 {
-			return false
+			left, limited := s.budgets[g]
+			if !limited {
+				continue
+			}
+			for _, j := range pods[:n] {
+				if s.c.Pods[j].inGroup(g) {
+					left--
+				}
+			}
+			if left <= 0 {
+				return false
+			}
 		}
 	}
 	return true
@@ -584,10 +589,8 @@ func (s *search) back() error {
 }
 
 func (s *search) spend(i, n int) {
-	if left, limited := s.budgets[s.c.Pods[i].Group]; limited {
-		s.budgets[s.c.Pods[i].Group] = left - n
-		s.budgetVer++
-	}
+	s.c.Pods[i].spendOn(s.budgets, n)
+	s.budgetVer++
 }
 
 // target is where the pipeline puts pod i once off row from: its best
