@@ -30,12 +30,7 @@ const mirrorAnnotation = "kubernetes.io/config.mirror"
 //   - it holds DRA resource claims (a plan does not allocate them again);
 //   - it is finished or being deleted.
 func Movable(pod *v1.Pod) (bool, string) {
-	var owner *metav1.OwnerReference
-	for i := range pod.OwnerReferences {
-		if r := &pod.OwnerReferences[i]; r.Controller != nil && *r.Controller {
-			owner = r
-		}
-	}
+	owner := controllerOf(pod)
 	switch {
 	case Finished(pod) || pod.DeletionTimestamp != nil:
 		return false, "finished or being deleted"

@@ -3,11 +3,13 @@ package kubebridge
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
@@ -25,6 +27,16 @@ type PlanningOptions struct {
 	Budgets []*policyv1.PodDisruptionBudget
 	// Movable decides which pods may move; nil means Movable.
 	Movable Movability
+	// Limits bound the moves of any plan per node, namespace and workload.
+	Limits Limits
+}
+
+// Limits bound the moves of a plan (a descheduler's run) per node a pod
+// leaves, per namespace and per workload (a pod's controller); 0 means no
+// limit. Each is a group of defrag.Pod.Limits with its budget
+// ("node/gpu-a", "namespace/train", "workload/train/ReplicaSet/job").
+type Limits struct {
+	PerNode, PerNamespace, PerWorkload int
 }
 
 // Planning is a cluster as resfit's planners (scoring/defrag) see it, the
@@ -45,6 +57,7 @@ type Planning struct {
 	held        [][]int   // the devices each of cluster.Pods held before any move
 	unmovable   map[string]int
 	disruptions Disruptions
+	budgets     map[string]int
 }
 
 // NewPlanning builds the planners' cluster from the scene and the
@@ -58,8 +71,11 @@ func NewPlanning(sc *Scene, pods []*v1.Pod, opts PlanningOptions) (*Planning, er
 	if movable == nil {
 		movable = Movable
 	}
+	if l := opts.Limits; l.PerNode < 0 || l.PerNamespace < 0 || l.PerWorkload < 0 {
+		return nil, fmt.Errorf("planning limits %+v: each must be ≥ 0", l)
+	}
 	snap := sc.snap
-	p := &Planning{scene: sc, disruptions: disruptions, unmovable: map[string]int{},
+	p := &Planning{scene: sc, disruptions: disruptions, unmovable: map[string]int{}, budgets: maps.Clone(disruptions.Allowed),
 		cluster: &defrag.Cluster{Pipeline: sc.pipe, Table: snap.Table(), Devices: snap.Devices()}}
 	for _, pod := range pods {
 		if pod.Spec.NodeName == "" || !Counts(pod) {
@@ -87,7 +103,7 @@ func NewPlanning(sc *Scene, pods []*v1.Pod, opts PlanningOptions) (*Planning, er
 		if !ok {
 			p.unmovable[why]++
 		}
-		dp := defrag.Pod{Task: pt.Task, Row: row, Holds: holds, Movable: ok, Group: disruptions.Budget[key]}
+		dp := defrag.Pod{Task: pt.Task, Row: row, Holds: holds, Movable: ok, Group: disruptions.Budget[key], Limits: p.limits(pod, opts.Limits)}
 		if !held {
 			// A pod whose devices the planner cannot follow stands still
 			// with its requests in the table, holding no device of the
@@ -101,6 +117,38 @@ func NewPlanning(sc *Scene, pods []*v1.Pod, opts PlanningOptions) (*Planning, er
 	}
 	return p, nil
 }
+
+// limits are the groups of Limits a pod's moves count against, each with
+// its budget set.
+func (p *Planning) limits(pod *v1.Pod, l Limits) []string {
+	var groups []string
+	add := func(group string, limit int) {
+		if limit > 0 {
+			groups = append(groups, group)
+			p.budgets[group] = limit
+		}
+	}
+	add("node/"+pod.Spec.NodeName, l.PerNode)
+	add("namespace/"+pod.Namespace, l.PerNamespace)
+	if owner := controllerOf(pod); owner != nil {
+		add("workload/"+pod.Namespace+"/"+owner.Kind+"/"+owner.Name, l.PerWorkload)
+	}
+	return groups
+}
+
+// controllerOf is a pod's controller, nil without one.
+func controllerOf(pod *v1.Pod) *metav1.OwnerReference {
+	for i := range pod.OwnerReferences {
+		if r := &pod.OwnerReferences[i]; r.Controller != nil && *r.Controller {
+			return r
+		}
+	}
+	return nil
+}
+
+// Budgets are the moves every plan may make of each group: the
+// disruptions each PodDisruptionBudget allows, and the limits.
+func (p *Planning) Budgets() map[string]int { return p.budgets }
 
 // Cluster is the planners' cluster. A plan's moves and placements change
 // it (defrag.Apply, defrag.PlanRound), with the scene's snapshot's table
@@ -143,9 +191,9 @@ const notUniform = "its DRA claims take different devices on different nodes; th
 
 // MakeRoom plans the fewest moves after which the pending pods, a gang
 // placed in queue order (QueueOrder), all fit (defrag.MakeRoomGang),
-// within the cluster's PodDisruptionBudgets unless opts.Budgets says
-// otherwise. It returns the plan, and the pods in the order it placed
-// them (Plan.Rows). It plans; the cluster is left as it was.
+// within the Budgets unless opts.Budgets says otherwise. It returns the
+// plan, and the pods in the order it placed them (Plan.Rows). It plans;
+// the cluster is left as it was.
 func (p *Planning) MakeRoom(pods []*v1.Pod, opts defrag.Options) (defrag.Plan, []*v1.Pod, error) {
 	pods = slices.Clone(pods)
 	QueueOrder(pods)
@@ -154,7 +202,7 @@ func (p *Planning) MakeRoom(pods []*v1.Pod, opts defrag.Options) (defrag.Plan, [
 		return defrag.Plan{}, nil, err
 	}
 	if opts.Budgets == nil {
-		opts.Budgets = p.disruptions.Allowed
+		opts.Budgets = p.budgets
 	}
 	plan, err := defrag.MakeRoomGang(p.cluster, gang, opts)
 	return plan, pods, err
@@ -220,8 +268,8 @@ func (p *Planning) SettlePending(pending []*v1.Pod) (*Settled, error) {
 }
 
 // Round makes a round of moves for the waiting pods, in the order given
-// (defrag.PlanRound), within the cluster's PodDisruptionBudgets unless
-// the round's Budgets say otherwise: the rule a descheduler's run and the
+// (defrag.PlanRound), within the Budgets unless the round's say
+// otherwise: the rule a descheduler's run and the
 // churn replay's rounds follow. The pods it places become pods of the
 // cluster (Pod gives them back). The cluster is left as the round left
 // it.
@@ -231,7 +279,7 @@ func (p *Planning) Round(waiting []*v1.Pod, r defrag.Round) (*defrag.RoundPlan, 
 		return nil, err
 	}
 	if r.Budgets == nil {
-		r.Budgets = p.disruptions.Allowed
+		r.Budgets = p.budgets
 	}
 	plan, err := defrag.PlanRound(p.cluster, tasks, r)
 	if plan != nil {

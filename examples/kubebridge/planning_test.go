@@ -125,4 +125,21 @@ func TestPlanning(t *testing.T) {
 	if plan, _, err := pl.MakeRoom(pods[2:], defrag.Options{MaxMoves: 2}); err != nil || plan.Found {
 		t.Fatalf("with nothing movable: plan %+v, %v", plan, err)
 	}
+
+	// Limits: each pod's moves count against its node's, its namespace's
+	// and its workload's budget.
+	pl, err = NewPlanning(sc, pods, PlanningOptions{Limits: Limits{PerNode: 1, PerNamespace: 3, PerWorkload: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"node/gpu-a", "namespace/default", "workload/default/ReplicaSet/web-0-owner"}
+	if got := pl.Cluster().Pods[0].Limits; !slices.Equal(got, want) {
+		t.Errorf("web-0's limits %v, want %v", got, want)
+	}
+	if b := pl.Budgets(); b["node/gpu-b"] != 1 || b["namespace/default"] != 3 || b["workload/default/ReplicaSet/web-1-owner"] != 2 {
+		t.Errorf("budgets %v", b)
+	}
+	if _, err := NewPlanning(sc, pods, PlanningOptions{Limits: Limits{PerNode: -1}}); err == nil {
+		t.Error("a negative limit: no error")
+	}
 }
