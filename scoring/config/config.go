@@ -91,6 +91,11 @@ type Config struct {
 	// profile, where resfit's plugins that filter with the device view
 	// (ResourceStrategyFit and FGD, KubePluginArgs) bring it themselves.
 	NoHostDeviceShare bool
+	// SchedulerName is the schedulerName of the KubeSchedulerConfiguration
+	// profile read (default-scheduler for a profile without one): the
+	// scheduler whose pods the configuration scores. It is empty in the
+	// other forms.
+	SchedulerName string
 }
 
 // FilterConfig enables one filter.

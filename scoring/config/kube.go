@@ -254,6 +254,10 @@ func (d *decoder) kubeConf(doc map[string]any, profileName string) *Config {
 	}
 	path := index(d.at("profiles"), pi)
 	profile, _ := d.object(path, profiles[pi])
+	c.SchedulerName, _ = profile["schedulerName"].(string)
+	if profile["schedulerName"] == nil {
+		c.SchedulerName = "default-scheduler"
+	}
 	args := map[string]any{}
 	cfgPath := map[string]string{}
 	pcs, _ := d.list(join(path, "pluginConfig"), profile["pluginConfig"])

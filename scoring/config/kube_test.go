@@ -203,3 +203,24 @@ func FuzzKube(f *testing.F) {
 		`profiles: [{plugins: {score: {enabled: [{name: NodeResourcesFit, weight: 3}], disabled: [{name: NodeResourcesBalancedAllocation}]}}, pluginConfig: [{name: NodeResourcesFit, args: {ignoredResources: [a], scoringStrategy: {type: MostAllocated, resources: [{name: nvidia.com/gpu, weight: 5}]}}}]}]`,
 		`profiles: [{schedulerName: a, plugins: {multiPoint: {disabled: [{name: "*"}]}}}, {schedulerName: b}]`)
 }
+
+// The scheduler whose pods a configuration scores: the profile's
+// schedulerName (default-scheduler without one); none in resfit's own form.
+func TestKubeSchedulerName(t *testing.T) {
+	for _, c := range []struct {
+		doc, profile, want string
+	}{
+		{`{apiVersion: kubescheduler.config.k8s.io/v1, kind: KubeSchedulerConfiguration}`, "", "default-scheduler"},
+		{"profiles:\n- {}", "", "default-scheduler"},
+		{resfitProfiles, "resfitfrag", "resfitfrag"},
+		{"plugins:\n- name: NodeResourcesFit", "", ""},
+	} {
+		cfg, err := Load([]byte(c.doc), Options{Profile: c.profile})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.SchedulerName != c.want {
+			t.Errorf("profile %q of %.40q: scheduler %q, want %q", c.profile, c.doc, cfg.SchedulerName, c.want)
+		}
+	}
+}

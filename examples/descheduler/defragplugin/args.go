@@ -1,0 +1,200 @@
+package defragplugin
+
+import (
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Args are the plugin's arguments in a DeschedulerPolicy:
+//
+//	profiles:
+//	- name: resfit
+//	  pluginConfig:
+//	  - name: ResfitDefrag
+//	    args:
+//	      configMap: {namespace: kube-system, name: resfit-scheduler-config}
+//	      profile: resfit-scheduler
+//	      mode: make-room
+//	      maxMoves: 4
+//	  plugins:
+//	    balance: {enabled: [ResfitDefrag]}
+type Args struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// ConfigFile is a file holding the resfit configuration the scheduler
+	// runs, in any form resfit reads (resfit's own, a
+	// KubeSchedulerConfiguration, a ConfigMap holding one). ConfigMap
+	// names the scheduler's ConfigMap instead, read at every run. One of
+	// the two is required.
+	ConfigFile string        `json:"configFile,omitempty"`
+	ConfigMap  *ConfigMapRef `json:"configMap,omitempty"`
+	// Profile is the KubeSchedulerConfiguration profile, by its
+	// schedulerName: the pending pods planned for are that scheduler's. It
+	// may be empty when the configuration has one profile (the pods are its
+	// scheduler's) or is not a KubeSchedulerConfiguration (the pods are
+	// default-scheduler's).
+	Profile string `json:"profile,omitempty"`
+
+	// Mode is make-room (the pending GPU pods, in Order, each with the
+	// fewest moves after which it fits, at most MovesPerPod) or give-back
+	// (the moves that most lower the GPU the workload cannot use, kept
+	// when they let pending pods in; with none pending, they free GPU).
+	Mode string `json:"mode"`
+	// Order is the order pending pods are planned for: queue (the
+	// scheduler's: priority, then creation; the default), oldest
+	// (creation) or largest (the most GPU, then queue order).
+	Order string `json:"order,omitempty"`
+	// MovesPerPod bounds make-room's moves for one pod (default 2).
+	MovesPerPod int `json:"movesPerPod,omitempty"`
+	// MaxMoves bounds a run's moves (default 4); MaxPods the pending pods
+	// a run plans for (default 8).
+	MaxMoves int `json:"maxMoves,omitempty"`
+	MaxPods  int `json:"maxPods,omitempty"`
+	// MaxMovesPerNode, MaxMovesPerNamespace and MaxMovesPerWorkload bound a
+	// run's moves off one node, in one namespace and of one workload (the
+	// pods' controller); 0 is no bound.
+	MaxMovesPerNode      int `json:"maxMovesPerNode,omitempty"`
+	MaxMovesPerNamespace int `json:"maxMovesPerNamespace,omitempty"`
+	MaxMovesPerWorkload  int `json:"maxMovesPerWorkload,omitempty"`
+
+	// SearchTimeout bounds each search for a plan (default 10s);
+	// ReplacementTimeout how long a move waits for the moved pod's
+	// replacement, and the pending pod, to be bound (default 2m).
+	SearchTimeout      metav1.Duration `json:"searchTimeout,omitempty"`
+	ReplacementTimeout metav1.Duration `json:"replacementTimeout,omitempty"`
+
+	// DryRun logs the plan, as kubectl resfit defrag prints it, and
+	// evicts nothing.
+	DryRun bool `json:"dryRun,omitempty"`
+}
+
+// ConfigMapRef names a ConfigMap and the key holding the configuration
+// (empty: its one key).
+type ConfigMapRef struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Key       string `json:"key,omitempty"`
+}
+
+// The modes and orders.
+const (
+	ModeMakeRoom = "make-room"
+	ModeGiveBack = "give-back"
+
+	OrderQueue   = "queue"
+	OrderOldest  = "oldest"
+	OrderLargest = "largest"
+)
+
+// The defaults of Args.
+const (
+	DefaultMovesPerPod        = 2
+	DefaultMaxMoves           = 4
+	DefaultMaxPods            = 8
+	DefaultSearchTimeout      = 10 * time.Second
+	DefaultReplacementTimeout = 2 * time.Minute
+)
+
+// DeepCopyObject copies the arguments (runtime.Object).
+func (a *Args) DeepCopyObject() runtime.Object {
+	if a == nil {
+		return nil
+	}
+	c := *a
+	if a.ConfigMap != nil {
+		m := *a.ConfigMap
+		c.ConfigMap = &m
+	}
+	return &c
+}
+
+// SetDefaults fills what the arguments leave out.
+func SetDefaults(obj runtime.Object) {
+	a, ok := obj.(*Args)
+	if !ok {
+		return
+	}
+	if a.Order == "" {
+		a.Order = OrderQueue
+	}
+	if a.MovesPerPod == 0 {
+		a.MovesPerPod = DefaultMovesPerPod
+	}
+	if a.MaxMoves == 0 {
+		a.MaxMoves = DefaultMaxMoves
+	}
+	if a.MaxPods == 0 {
+		a.MaxPods = DefaultMaxPods
+	}
+	if a.SearchTimeout.Duration == 0 {
+		a.SearchTimeout.Duration = DefaultSearchTimeout
+	}
+	if a.ReplacementTimeout.Duration == 0 {
+		a.ReplacementTimeout.Duration = DefaultReplacementTimeout
+	}
+}
+
+// Validate checks the arguments (after SetDefaults); each error names the
+// field by its path under args and the bad value.
+func Validate(obj runtime.Object) error {
+	a, ok := obj.(*Args)
+	if !ok {
+		return fmt.Errorf("%s: arguments of type %T, want *Args", PluginName, obj)
+	}
+	root := field.NewPath("args")
+	var errs field.ErrorList
+	switch {
+	case a.ConfigFile == "" && a.ConfigMap == nil:
+		errs = append(errs, field.Required(root.Child("configFile"), "the resfit configuration the scheduler runs: configFile or configMap"))
+	case a.ConfigFile != "" && a.ConfigMap != nil:
+		errs = append(errs, field.Invalid(root.Child("configMap"), a.ConfigMap.Namespace+"/"+a.ConfigMap.Name, "give configFile or configMap, not both"))
+	case a.ConfigMap != nil:
+		cm := root.Child("configMap")
+		if a.ConfigMap.Namespace == "" {
+			errs = append(errs, field.Required(cm.Child("namespace"), ""))
+		}
+		if a.ConfigMap.Name == "" {
+			errs = append(errs, field.Required(cm.Child("name"), ""))
+		}
+	}
+	if a.Mode != ModeMakeRoom && a.Mode != ModeGiveBack {
+		errs = append(errs, field.NotSupported(root.Child("mode"), a.Mode, []string{ModeMakeRoom, ModeGiveBack}))
+	}
+	if a.Order != OrderQueue && a.Order != OrderOldest && a.Order != OrderLargest {
+		errs = append(errs, field.NotSupported(root.Child("order"), a.Order, []string{OrderQueue, OrderOldest, OrderLargest}))
+	}
+	for _, f := range []struct {
+		name     string
+		value    int
+		smallest int
+	}{
+		{"movesPerPod", a.MovesPerPod, 1}, {"maxMoves", a.MaxMoves, 1}, {"maxPods", a.MaxPods, 1},
+		{"maxMovesPerNode", a.MaxMovesPerNode, 0}, {"maxMovesPerNamespace", a.MaxMovesPerNamespace, 0}, {"maxMovesPerWorkload", a.MaxMovesPerWorkload, 0},
+	} {
+		if f.value < f.smallest {
+			errs = append(errs, field.Invalid(root.Child(f.name), f.value, fmt.Sprintf("must be at least %d", f.smallest)))
+		}
+	}
+	if a.MaxMoves > maxMoves {
+		errs = append(errs, field.Invalid(root.Child("maxMoves"), a.MaxMoves, fmt.Sprintf("must be at most %d", maxMoves)))
+	}
+	for _, f := range []struct {
+		name  string
+		value time.Duration
+	}{{"searchTimeout", a.SearchTimeout.Duration}, {"replacementTimeout", a.ReplacementTimeout.Duration}} {
+		if f.value <= 0 {
+			errs = append(errs, field.Invalid(root.Child(f.name), f.value.String(), "must be above 0"))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s: %w", PluginName, errs.ToAggregate())
+	}
+	return nil
+}
+
+// maxMoves is the most moves a run may make.
+const maxMoves = 1000

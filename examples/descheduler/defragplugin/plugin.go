@@ -1,0 +1,360 @@
+// Package defragplugin is resfit's Balance plugin for the descheduler
+// (sigs.k8s.io/descheduler): each run it plans the few moves that let the
+// pending GPU pods in, or that win GPU back, under the resfit
+// configuration the scheduler runs, by the host layer's planning
+// (kubebridge.Planning: the rules kubectl resfit defrag and the churn
+// replay's rounds follow), and carries them out one at a time through the
+// descheduler's evictor, which keeps PodDisruptionBudgets (the Eviction
+// API) and its limits.
+//
+// A move is evicting a pod whose controller makes a replacement; the plan
+// holds only if the replacement lands where it put it. After each
+// eviction the plugin waits for the replacement to be bound and checks
+// its node; one that lands elsewhere, or not within the timeout, stops
+// the run, with an event on the pod, a log line and a metric. The plan is
+// made again when the cluster changed since it was made.
+package defragplugin
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	policylisters "k8s.io/client-go/listers/policy/v1"
+	"k8s.io/klog/v2"
+	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
+
+	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring/config"
+	"github.com/resfit/resfit/scoring/defrag"
+)
+
+// PluginName is the plugin's name in a DeschedulerPolicy.
+const PluginName = "ResfitDefrag"
+
+// Plugin is the Balance plugin. It keeps nothing between runs but its
+// arguments and listers.
+type Plugin struct {
+	args   *Args
+	handle frameworktypes.Handle
+	pods   corelisters.PodLister
+	pdbs   policylisters.PodDisruptionBudgetLister
+	events eventSink
+}
+
+var _ frameworktypes.BalancePlugin = (*Plugin)(nil)
+
+// New builds the plugin (pluginregistry.PluginBuilder): it checks the
+// arguments, and registers the listers it reads with the handle's
+// informer factory, which the descheduler starts after building its
+// plugins.
+func New(ctx context.Context, obj runtime.Object, handle frameworktypes.Handle) (frameworktypes.Plugin, error) {
+	args, ok := obj.(*Args)
+	if !ok {
+		return nil, fmt.Errorf("%s: arguments of type %T, want *Args", PluginName, obj)
+	}
+	if err := Validate(args); err != nil {
+		return nil, err
+	}
+	f := handle.SharedInformerFactory()
+	p := &Plugin{args: args, handle: handle, pods: f.Core().V1().Pods().Lister(), pdbs: f.Policy().V1().PodDisruptionBudgets().Lister(),
+		events: newEventSink(ctx, handle.ClientSet())}
+	// Pods and budgets are listed from the informers' caches.
+	f.Core().V1().Pods().Informer()
+	f.Policy().V1().PodDisruptionBudgets().Informer()
+	return p, nil
+}
+
+// Name is PluginName.
+func (p *Plugin) Name() string { return PluginName }
+
+// Balance plans and carries out a run's moves.
+func (p *Plugin) Balance(ctx context.Context, nodes []*v1.Node) *frameworktypes.Status {
+	logger := klog.FromContext(ctx).WithValues("plugin", PluginName)
+	plan, err := p.Plan(ctx, nodes)
+	if err != nil {
+		logger.Error(err, "planning")
+		return &frameworktypes.Status{Err: err}
+	}
+	logger.Info("plan", "text", plan.String())
+	if p.args.DryRun || len(plan.Moves) == 0 {
+		return nil
+	}
+	if err := p.carryOut(ctx, nodes, plan); err != nil {
+		logger.Error(err, "carrying the plan out")
+		return &frameworktypes.Status{Err: err}
+	}
+	return nil
+}
+
+// Move is one move of a plan: the pod, the node it leaves and the one its
+// replacement is to land on, with the GPUs (indices on the nodes) it frees
+// and takes.
+type Move struct {
+	Pod                *v1.Pod
+	From, To           string
+	Frees, Takes       []int
+	LetsIn             []Placement
+	FragmentedLowered  float64 // give-back: the GPU the move frees for the workload's classes
+	fragmentedLowering bool
+}
+
+// Placement is a pending pod the plan lets in, and the node it goes to.
+type Placement = kubebridge.Placement
+
+// Plan is a run's plan: the moves in order, each with the pending pods it
+// lets in; the pending pods that fit with no move; and why nothing more is
+// planned.
+type Plan struct {
+	Mode    string
+	Moves   []Move
+	FitsNow []Placement
+	// Waiting are the pending GPU pods planned for, in order.
+	Waiting []*v1.Pod
+	// Unmovable counts the running pods that may not move, by reason.
+	Unmovable map[string]int
+	Warnings  []string
+	// nodes are the pods on each node the plan reads, by UID, when it was
+	// made: a change to them is a change of the cluster (carryOut).
+	nodes map[string]map[string]bool
+}
+
+// String writes the plan as kubectl resfit defrag does.
+func (pl *Plan) String() string {
+	var b strings.Builder
+	var waiting []string
+	for _, p := range pl.Waiting {
+		waiting = append(waiting, p.Namespace+"/"+p.Name)
+	}
+	switch {
+	case len(pl.Moves) == 0 && len(waiting) == 0:
+		fmt.Fprintf(&b, "%s: no pending GPU pod waits", pl.Mode)
+	case len(pl.Moves) == 0:
+		fmt.Fprintf(&b, "%s for %s: no plan within the limits", pl.Mode, strings.Join(waiting, ", "))
+	default:
+		fmt.Fprintf(&b, "%s for %s: %s", pl.Mode, strings.Join(waiting, ", "), plural(len(pl.Moves), "move"))
+	}
+	for _, f := range pl.FitsNow {
+		fmt.Fprintf(&b, "; pending %s/%s fits with no move: on %s", f.Pod.Namespace, f.Pod.Name, f.Node)
+	}
+	for n, m := range pl.Moves {
+		fmt.Fprintf(&b, "; move %d: %s/%s from %s%s to %s%s", n+1, m.Pod.Namespace, m.Pod.Name, m.From, gpusText(m.Frees), m.To, gpusText(m.Takes))
+		if m.fragmentedLowering {
+			fmt.Fprintf(&b, ", fragmented GPU lowered %.3g", m.FragmentedLowered)
+		}
+		for _, in := range m.LetsIn {
+			fmt.Fprintf(&b, ", lets %s/%s in on %s", in.Pod.Namespace, in.Pod.Name, in.Node)
+		}
+	}
+	for _, why := range slices.Sorted(maps.Keys(pl.Unmovable)) {
+		fmt.Fprintf(&b, "; %s may not move: %s", plural(pl.Unmovable[why], "pod"), why)
+	}
+	for _, w := range pl.Warnings {
+		fmt.Fprintf(&b, "; warning: %s", w)
+	}
+	return b.String()
+}
+
+// plural is "1 move", "2 moves".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// gpusText names a node's GPUs by index: " (GPU 1)", " (GPUs 2, 3)".
+func gpusText(gpus []int) string {
+	switch len(gpus) {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf(" (GPU %d)", gpus[0])
+	}
+	s := make([]string, len(gpus))
+	for i, g := range gpus {
+		s[i] = fmt.Sprint(g)
+	}
+	return " (GPUs " + strings.Join(s, ", ") + ")"
+}
+
+// Plan makes a run's plan on the cluster as the listers hold it, on the
+// nodes the descheduler gives (its ready nodes): the host layer's planning
+// (kubebridge.Planning) with the pods the evictor may evict movable,
+// within the PodDisruptionBudgets and the limits, and a round of moves
+// (defrag.PlanRound) in the mode for the pending GPU pods of the
+// scheduler. It changes nothing.
+func (p *Plugin) Plan(ctx context.Context, nodes []*v1.Node) (*Plan, error) {
+	cfg, err := p.loadConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pods, err := p.pods.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(pods, func(a, b *v1.Pod) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	budgets, err := p.pdbs.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	// The pending pods are the scheduler's whose configuration it is.
+	scheduler := cmp.Or(cfg.SchedulerName, p.args.Profile, v1.DefaultSchedulerName)
+	var pending []*v1.Pod
+	for _, pod := range pods {
+		if pod.Spec.NodeName == "" && !kubebridge.Finished(pod) && pod.DeletionTimestamp == nil && cmp.Or(pod.Spec.SchedulerName, v1.DefaultSchedulerName) == scheduler {
+			pending = append(pending, pod)
+		}
+	}
+	snap, err := kubebridge.NewSnapshot(nodes, pods, kubebridge.Options{Devices: resource.GPU})
+	if err != nil {
+		return nil, err
+	}
+	sc, err := kubebridge.NewScene(snap, cfg, pods)
+	if err != nil {
+		return nil, err
+	}
+	a := p.args
+	pl, err := kubebridge.NewPlanning(sc, pods, kubebridge.PlanningOptions{Budgets: budgets, Movable: p.movable,
+		Limits: kubebridge.Limits{PerNode: a.MaxMovesPerNode, PerNamespace: a.MaxMovesPerNamespace, PerWorkload: a.MaxMovesPerWorkload}})
+	if err != nil {
+		return nil, err
+	}
+	plan := &Plan{Mode: a.Mode, Unmovable: pl.Unmovable(), Warnings: append(slices.Clone(cfg.Warnings), sc.Warnings()...), nodes: podsByNode(pods)}
+	settled, err := pl.SettlePending(pending)
+	if err != nil {
+		return nil, err
+	}
+	plan.FitsNow, plan.Warnings = settled.Fit, append(plan.Warnings, settled.Left...)
+	for _, pod := range settled.Waiting {
+		if pt, err := sc.Task(pod); err == nil && pt.Task.Devices.Count > 0 {
+			plan.Waiting = append(plan.Waiting, pod)
+		}
+	}
+	order(plan.Waiting, a.Order, sc)
+	plan.Waiting = plan.Waiting[:min(len(plan.Waiting), a.MaxPods)]
+	if a.Mode == ModeMakeRoom && len(plan.Waiting) == 0 {
+		return plan, nil
+	}
+	round := defrag.Round{Mode: defrag.RoundMakeRoom, Moves: a.MaxMoves, PerTask: a.MovesPerPod, Timeout: a.SearchTimeout.Duration}
+	if a.Mode == ModeGiveBack {
+		cost, err := sc.FragmentationCost(sc.WorkloadClasses(pods))
+		if err != nil {
+			return nil, fmt.Errorf("the workload's pod classes: %v", err)
+		}
+		round.Mode, round.Cost = defrag.RoundGiveBack, cost
+	}
+	rp, err := pl.Round(plan.Waiting, round)
+	if err != nil {
+		return nil, err
+	}
+	table, devices := pl.Cluster().Table, pl.Cluster().Devices
+	placed := 0
+	for n, m := range rp.Moves {
+		mv := Move{Pod: pl.Pod(m.Pod), From: table.Name(m.From), To: table.Name(m.To), Frees: pl.Held(m.Pod), Takes: m.Holds}
+		if rp.Gains != nil {
+			mv.FragmentedLowered, mv.fragmentedLowering = rp.Gains[n]/float64(devices.PerDevice()), true
+		}
+		for ; placed < len(rp.Placed) && rp.Placed[placed].After == n+1; placed++ {
+			mv.LetsIn = append(mv.LetsIn, Placement{Pod: plan.Waiting[rp.Placed[placed].Task], Node: table.Name(rp.Placed[placed].Row)})
+		}
+		plan.Moves = append(plan.Moves, mv)
+	}
+	return plan, nil
+}
+
+// movable is the host layer's rule (kubebridge.Movable: a pod whose
+// controller recreates it, and so on) and the descheduler's evictor's
+// filter.
+func (p *Plugin) movable(pod *v1.Pod) (bool, string) {
+	if ok, why := kubebridge.Movable(pod); !ok {
+		return false, why
+	}
+	if !p.handle.Evictor().Filter(pod) {
+		return false, "the descheduler's evictor refuses it"
+	}
+	return true, ""
+}
+
+// order sorts the pending pods for planning: the scheduler's queue order,
+// creation, or the most GPU first.
+func order(pods []*v1.Pod, by string, sc *kubebridge.Scene) {
+	kubebridge.QueueOrder(pods)
+	switch by {
+	case OrderOldest:
+		slices.SortStableFunc(pods, func(a, b *v1.Pod) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) })
+	case OrderLargest:
+		gpu := map[*v1.Pod]int64{}
+		for _, pod := range pods {
+			if pt, err := sc.Task(pod); err == nil {
+				gpu[pod] = pt.Task.Devices.Total()
+			}
+		}
+		slices.SortStableFunc(pods, func(a, b *v1.Pod) int { return cmp.Compare(gpu[b], gpu[a]) })
+	}
+}
+
+// podsByNode are the UIDs of the pods bound to each node.
+func podsByNode(pods []*v1.Pod) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	for _, pod := range pods {
+		if node := pod.Spec.NodeName; node != "" && kubebridge.Counts(pod) {
+			if out[node] == nil {
+				out[node] = map[string]bool{}
+			}
+			out[node][string(pod.UID)] = true
+		}
+	}
+	return out
+}
+
+// loadConfig reads the resfit configuration: the file, or the ConfigMap
+// the scheduler reads, as it is now.
+func (p *Plugin) loadConfig(ctx context.Context) (*config.Config, error) {
+	a := p.args
+	var data []byte
+	source := a.ConfigFile
+	if a.ConfigMap != nil {
+		ref := a.ConfigMap
+		source = "ConfigMap " + ref.Namespace + "/" + ref.Name
+		cm, err := p.handle.ClientSet().CoreV1().ConfigMaps(ref.Namespace).Get(ctx, ref.Name, getOptions)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", source, err)
+		}
+		key := ref.Key
+		if key == "" {
+			if len(cm.Data) != 1 {
+				return nil, fmt.Errorf("%s has %d keys; args.configMap.key names the one with the configuration", source, len(cm.Data))
+			}
+			for k := range cm.Data {
+				key = k
+			}
+		}
+		text, ok := cm.Data[key]
+		if !ok {
+			return nil, fmt.Errorf("%s has no key %q (args.configMap.key)", source, key)
+		}
+		data, source = []byte(text), source+" key "+key
+	} else {
+		var err error
+		if data, err = os.ReadFile(a.ConfigFile); err != nil {
+			return nil, fmt.Errorf("args.configFile: %w", err)
+		}
+	}
+	cfg, err := config.Load(data, config.Options{Profile: a.Profile})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	return cfg, nil
+}

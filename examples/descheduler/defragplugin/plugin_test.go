@@ -1,0 +1,218 @@
+package defragplugin
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+	"sigs.k8s.io/descheduler/pkg/descheduler/evictions"
+	"sigs.k8s.io/descheduler/pkg/framework/plugins/defaultevictor"
+	frameworktesting "sigs.k8s.io/descheduler/pkg/framework/testing"
+	"sigs.k8s.io/yaml"
+
+	"github.com/resfit/resfit/examples/kubectl-resfit/examplecluster"
+)
+
+// schedulerConfigMap is the kube-scheduler host's shipped ConfigMap: the
+// configuration the scheduler runs, which the plugin reads.
+func schedulerConfigMap(t *testing.T) *v1.ConfigMap {
+	t.Helper()
+	data, err := os.ReadFile("../../kubescheduler/manifests/configmap.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := &v1.ConfigMap{}
+	if err := yaml.Unmarshal(data, cm); err != nil {
+		t.Fatal(err)
+	}
+	return cm
+}
+
+// defragCluster is the defrag example cluster, each pod with a UID (as an
+// apiserver gives it), the pending job the resfit scheduler's.
+func defragCluster() ([]*v1.Node, []runtime.Object) {
+	nodes, pods, budgets := examplecluster.DefragCluster()
+	var objects []runtime.Object
+	for _, n := range nodes {
+		objects = append(objects, n)
+	}
+	for _, p := range pods {
+		p.UID = types.UID("uid-" + p.Namespace + "-" + p.Name)
+		if p.Spec.NodeName == "" {
+			p.Spec.SchedulerName = "resfit-scheduler"
+		}
+		objects = append(objects, p)
+	}
+	for _, b := range budgets {
+		objects = append(objects, b)
+	}
+	return nodes, objects
+}
+
+// newPlugin is the plugin with args over a fake clientset holding the
+// objects, through the descheduler's own framework handle (its pod
+// evictor and default evictor).
+func newPlugin(t *testing.T, ctx context.Context, args *Args, objects ...runtime.Object) (*Plugin, *fake.Clientset) {
+	t.Helper()
+	client := fake.NewClientset(objects...)
+	handle, _, err := frameworktesting.InitFrameworkHandle(ctx, client, evictions.NewOptions(), defaultevictor.DefaultEvictorArgs{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	SetDefaults(args)
+	plugin, err := New(ctx, args, handle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The descheduler starts its informers after building its plugins;
+	// the handle's were started before.
+	f := handle.SharedInformerFactory()
+	f.Start(ctx.Done())
+	f.WaitForCacheSync(ctx.Done())
+	return plugin.(*Plugin), client
+}
+
+// On the defrag example, make-room under the scheduler's shipped
+// configuration plans what kubectl resfit defrag plans (resfitctl's
+// TestDefragWorked): train/job-2 needs one move, notebook/notebook-0 from
+// gpu-b's GPU 1 to gpu-a's GPU 6, which lets it in on gpu-b; infer-1's
+// budget allows no disruption; the DaemonSet's pods and kube-system's may
+// not move.
+func TestPlanOnTheDefragExample(t *testing.T) {
+	ctx := t.Context()
+	nodes, objects := defragCluster()
+	plugin, _ := newPlugin(t, ctx, &Args{ConfigMap: &ConfigMapRef{Namespace: "kube-system", Name: "resfit-scheduler-config"}, Mode: ModeMakeRoom},
+		append(objects, schedulerConfigMap(t))...)
+	plan, err := plugin.Plan(ctx, nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "make-room for train/job-2: 1 move; move 1: notebook/notebook-0 from gpu-b (GPU 1) to gpu-a (GPU 6), lets train/job-2 in on gpu-b; " +
+		"2 pods may not move: a DaemonSet's pod; 1 pod may not move: system-critical or in kube-system"
+	if got := plan.String(); got != want {
+		t.Errorf("plan\n got %s\nwant %s", got, want)
+	}
+}
+
+// The arguments' defaults, and each bad argument named by its path with
+// its value.
+func TestArgs(t *testing.T) {
+	a := &Args{ConfigFile: "resfit.yaml", Mode: ModeGiveBack}
+	SetDefaults(a)
+	if a.Order != OrderQueue || a.MovesPerPod != 2 || a.MaxMoves != 4 || a.MaxPods != 8 || a.SearchTimeout.Duration != 10*time.Second || a.ReplacementTimeout.Duration != 2*time.Minute {
+		t.Errorf("defaults: %+v", a)
+	}
+	if err := Validate(a); err != nil {
+		t.Errorf("valid arguments: %v", err)
+	}
+	for _, c := range []struct {
+		change func(*Args)
+		want   string
+	}{
+		{func(a *Args) { a.ConfigFile = "" }, "args.configFile: Required value"},
+		{func(a *Args) { a.ConfigMap = &ConfigMapRef{Name: "x"} }, `args.configMap: Invalid value: "/x": give configFile or configMap, not both`},
+		{func(a *Args) { a.ConfigFile, a.ConfigMap = "", &ConfigMapRef{Name: "x"} }, "args.configMap.namespace: Required value"},
+		{func(a *Args) { a.Mode = "spread" }, `args.mode: Unsupported value: "spread": supported values: "make-room", "give-back"`},
+		{func(a *Args) { a.Order = "newest" }, `args.order: Unsupported value: "newest"`},
+		{func(a *Args) { a.MovesPerPod = -1 }, "args.movesPerPod: Invalid value: -1: must be at least 1"},
+		{func(a *Args) { a.MaxMoves = 5000 }, "args.maxMoves: Invalid value: 5000: must be at most 1000"},
+		{func(a *Args) { a.MaxMovesPerNode = -2 }, "args.maxMovesPerNode: Invalid value: -2: must be at least 0"},
+		{func(a *Args) { a.ReplacementTimeout.Duration = -time.Second }, `args.replacementTimeout: Invalid value: "-1s": must be above 0`},
+	} {
+		b := *a
+		c.change(&b)
+		if err := Validate(&b); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v, want %q", err, c.want)
+		}
+	}
+}
+
+// world stands in for the ReplicaSet controller and the scheduler in the
+// tests of carrying a plan out (the real ones run in the end-to-end
+// test): an eviction deletes the pod and, when landOn says where, makes
+// its replacement, bound there; the pending pod is then bound to bindTo.
+type world struct {
+	client         *fake.Clientset
+	landOn, bindTo string
+	pending        *v1.Pod
+}
+
+func (w *world) react(action clienttesting.Action) (bool, runtime.Object, error) {
+	ev, ok := action.(clienttesting.CreateAction)
+	if !ok || action.GetSubresource() != "eviction" {
+		return false, nil, nil
+	}
+	name := ev.GetObject().(metav1.Object).GetName()
+	ns := action.GetNamespace()
+	tracker := w.client.Tracker()
+	obj, err := tracker.Get(v1.SchemeGroupVersion.WithResource("pods"), ns, name)
+	if err != nil {
+		return true, nil, err
+	}
+	pod := obj.(*v1.Pod)
+	if err := tracker.Delete(v1.SchemeGroupVersion.WithResource("pods"), ns, name); err != nil {
+		return true, nil, err
+	}
+	if w.landOn != "" {
+		repl := pod.DeepCopy()
+		repl.Name, repl.UID, repl.Spec.NodeName, repl.ResourceVersion = name+"-again", pod.UID+"-again", w.landOn, ""
+		if err := tracker.Add(repl); err != nil {
+			return true, nil, err
+		}
+		if w.bindTo != "" {
+			bound := w.pending.DeepCopy()
+			bound.Spec.NodeName = w.bindTo
+			if err := tracker.Update(v1.SchemeGroupVersion.WithResource("pods"), bound, bound.Namespace); err != nil {
+				return true, nil, err
+			}
+		}
+	}
+	return true, nil, nil
+}
+
+// Carrying the plan out: notebook-0 is evicted through the descheduler's
+// evictor; its replacement landing on gpu-a and job-2 bound on gpu-b are
+// a plan carried out. A replacement that lands back on gpu-b stops the
+// plan, and one that is never bound times out, each saying so.
+func TestCarryOut(t *testing.T) {
+	for _, c := range []struct {
+		name, landOn, bindTo, err string
+	}{
+		{"as planned", "gpu-a", "gpu-b", ""},
+		{"elsewhere", "gpu-b", "", "move 1: notebook/notebook-0's replacement notebook-0-again is bound to gpu-b, not gpu-a as planned; the plan stops"},
+		{"never bound", "", "", "move 1: notebook/notebook-0's replacement was not bound within 1s"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := t.Context()
+			nodes, objects := defragCluster()
+			args := &Args{ConfigMap: &ConfigMapRef{Namespace: "kube-system", Name: "resfit-scheduler-config"}, Mode: ModeMakeRoom,
+				ReplacementTimeout: metav1.Duration{Duration: time.Second}}
+			plugin, client := newPlugin(t, ctx, args, append(objects, schedulerConfigMap(t))...)
+			w := &world{client: client, landOn: c.landOn, bindTo: c.bindTo}
+			for _, o := range objects {
+				if p, ok := o.(*v1.Pod); ok && p.Name == "job-2" {
+					w.pending = p
+				}
+			}
+			client.PrependReactor("create", "pods", w.react)
+			status := plugin.Balance(ctx, nodes)
+			switch {
+			case c.err == "" && status != nil:
+				t.Fatalf("balance: %v", status.Err)
+			case c.err != "" && (status == nil || !strings.Contains(status.Err.Error(), c.err)):
+				t.Fatalf("balance: %v, want %q", status, c.err)
+			}
+			if _, err := client.CoreV1().Pods("notebook").Get(ctx, "notebook-0", metav1.GetOptions{}); err == nil {
+				t.Error("notebook-0 was not evicted")
+			}
+		})
+	}
+}
