@@ -1,6 +1,7 @@
 // Command kubescheduler is kube-scheduler (k8s.io/kubernetes v1.37.2) with
 // resfit's plugins registered: NodeResourcesFitPlus,
-// ScarceResourceAvoidance, ResourceStrategyFit and FGD. Enable them in a
+// ScarceResourceAvoidance, ResourceStrategyFit and FGD, and ResfitRooms,
+// which honours the rooms resfit's descheduler holds. Enable them in a
 // KubeSchedulerConfiguration (see README.md) and run it as kube-scheduler:
 //
 //	go build -o kube-scheduler . && ./kube-scheduler --config=scheduler-config.yaml
@@ -32,6 +33,7 @@ func main() {
 		app.WithPlugin(plugins.ScarceResourceAvoidanceName, plugins.NewScarceResourceAvoidance),
 		app.WithPlugin(plugins.ResourceStrategyFitName, plugins.NewResourceStrategyFit),
 		app.WithPlugin(plugins.FGDName, plugins.NewFGD),
+		app.WithPlugin(plugins.RoomsName, plugins.NewRooms),
 	)
 	os.Exit(cli.Run(command))
 }

@@ -1,0 +1,257 @@
+package plugins
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	kres "k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	"github.com/resfit/resfit/examples/kubebridge"
+)
+
+// RoomsName is the plugin that honours rooms (kubebridge.Room).
+const RoomsName = "ResfitRooms"
+
+// Rooms honours the rooms a descheduler holds while it carries a plan
+// out (kubebridge.Room, rooms.resfit.io): a pod a room is for may go to
+// the room's node only (PreFilter narrows the nodes to it), and on a node
+// with rooms held for other pods, a pod fits only in what the rooms leave
+// (Filter). A room holds until a pod it is for is reserved on its node
+// (Reserve; Unreserve gives it back) or it expires. Rooms are read from
+// an informer of their own; the plugin is safe for concurrent use.
+type Rooms struct {
+	rooms cache.Store
+	now   func() time.Time
+	mu    sync.Mutex
+	taken map[types.UID]bool // rooms a reserved pod took
+}
+
+var (
+	_ fwk.PreFilterPlugin = (*Rooms)(nil)
+	_ fwk.FilterPlugin    = (*Rooms)(nil)
+	_ fwk.ReservePlugin   = (*Rooms)(nil)
+	_ fwk.SignPlugin      = (*Rooms)(nil)
+)
+
+// NewRooms builds the plugin: it checks the Room resource is served (its
+// CRD, manifests/rooms.yaml, installed) and starts an informer of rooms.
+func NewRooms(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+	gv := kubebridge.RoomResource.GroupVersion().String()
+	list, err := h.ClientSet().Discovery().ServerResourcesForGroupVersion(gv)
+	if err != nil || !slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == kubebridge.RoomResource.Resource }) {
+		return nil, fmt.Errorf("%s: the API does not serve %s rooms (%v): install the Room CRD, kubectl apply -f manifests/rooms.yaml", RoomsName, gv, err)
+	}
+	client, err := dynamic.NewForConfig(h.KubeConfig())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", RoomsName, err)
+	}
+	informer := dynamicinformer.NewFilteredDynamicInformer(client, kubebridge.RoomResource, "", 0, cache.Indexers{}, nil).Informer()
+	go informer.Run(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+		return nil, fmt.Errorf("%s: the rooms' informer did not sync", RoomsName)
+	}
+	return newRooms(informer.GetStore(), time.Now), nil
+}
+
+// newRooms is the plugin over a store of room objects.
+func newRooms(store cache.Store, now func() time.Time) *Rooms {
+	return &Rooms{rooms: store, now: now, taken: map[types.UID]bool{}}
+}
+
+// Name is RoomsName.
+func (r *Rooms) Name() string { return RoomsName }
+
+// roomsState is a cycle's rooms: those the pod may take, and what the
+// others hold on each node.
+type roomsState struct {
+	takes []kubebridge.Room
+	held  map[string]v1.ResourceList
+	names map[string][]string // the rooms held on each node, for messages
+}
+
+func (s *roomsState) Clone() fwk.StateData { return s }
+
+const roomsStateKey fwk.StateKey = RoomsName
+
+// holding are the rooms that hold now: readable, not expired, not taken.
+// A room that does not read is logged and holds nothing.
+func (r *Rooms) holding() []kubebridge.Room {
+	now := r.now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []kubebridge.Room
+	present := map[types.UID]bool{}
+	for _, obj := range r.rooms.List() {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			continue
+		}
+		present[u.GetUID()] = true
+		room, err := kubebridge.ReadRoom(u)
+		if err != nil {
+			klog.ErrorS(err, "a room holds nothing", "plugin", RoomsName)
+			continue
+		}
+		if !room.Expired(now) && !r.taken[room.UID] {
+			out = append(out, room)
+		}
+	}
+	for uid := range r.taken { // deleted rooms are forgotten
+		if !present[uid] {
+			delete(r.taken, uid)
+		}
+	}
+	return out
+}
+
+// SignPod signs a pod by its requests while no room holds, and refuses to
+// sign any pod while one does: rooms are not cluster events that end
+// kube-scheduler's reuse of a ranking, and a pod a room is for is ranked
+// as no other pod is.
+func (r *Rooms) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
+	if len(r.holding()) > 0 {
+		return nil, fwk.NewStatus(fwk.Unschedulable, "rooms are held")
+	}
+	requests, err := kubebridge.PodOf(pod)
+	if err != nil {
+		return nil, fwk.NewStatus(fwk.Unschedulable, err.Error())
+	}
+	return []fwk.SignFragment{{Key: RequestsSignerName, Value: requests}}, nil
+}
+
+// PreFilter reads the rooms: a pod some room is for goes to those rooms'
+// nodes only.
+func (r *Rooms) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+	s := &roomsState{held: map[string]v1.ResourceList{}, names: map[string][]string{}}
+	for _, room := range r.holding() {
+		if room.Takes(pod) {
+			s.takes = append(s.takes, room)
+			continue
+		}
+		held := s.held[room.Node]
+		if held == nil {
+			held = v1.ResourceList{}
+			s.held[room.Node] = held
+		}
+		for name, q := range room.Requests {
+			sum := held[name]
+			sum.Add(q)
+			held[name] = sum
+		}
+		s.names[room.Node] = append(s.names[room.Node], room.Namespace+"/"+room.Name)
+	}
+	state.Write(roomsStateKey, s)
+	if len(s.takes) == 0 {
+		return nil, nil
+	}
+	nodes := sets.New[string]()
+	for _, room := range s.takes {
+		nodes.Insert(room.Node)
+	}
+	return &fwk.PreFilterResult{NodeNames: nodes}, nil
+}
+
+// PreFilterExtensions is nil: a pod added or removed in preemption's
+// simulation changes no room.
+func (r *Rooms) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
+
+// Filter rejects a node where the pod does not fit in what the rooms held
+// for other pods leave: for each resource a room holds, the pod's request,
+// the node's requested amount and the rooms' must be within its
+// allocatable.
+func (r *Rooms) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, info fwk.NodeInfo) *fwk.Status {
+	data, err := state.Read(roomsStateKey)
+	if err != nil {
+		return fwk.AsStatus(err)
+	}
+	s := data.(*roomsState)
+	node := info.Node().Name
+	held := s.held[node]
+	if len(held) == 0 {
+		return nil
+	}
+	requests := kubebridge.PodRequests(pod)
+	alloc, used := info.GetAllocatable(), info.GetRequested()
+	for name, h := range held {
+		q, ok := requests[name]
+		if !ok || q.IsZero() {
+			continue
+		}
+		if amount(alloc, name)-amount(used, name)-value(name, h) < value(name, q) {
+			return fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("room for another pod is held here (%v): not enough %s left", s.names[node], name))
+		}
+	}
+	return nil
+}
+
+// amount is a NodeInfo resource's amount in the unit kube-scheduler counts
+// it in (millicores for cpu).
+func amount(r fwk.Resource, name v1.ResourceName) int64 {
+	switch name {
+	case v1.ResourceCPU:
+		return r.GetMilliCPU()
+	case v1.ResourceMemory:
+		return r.GetMemory()
+	case v1.ResourceEphemeralStorage:
+		return r.GetEphemeralStorage()
+	case v1.ResourcePods:
+		return int64(r.GetAllowedPodNumber())
+	}
+	return r.GetScalarResources()[name]
+}
+
+// value is a quantity in the unit kube-scheduler counts the resource in.
+func value(name v1.ResourceName, q kres.Quantity) int64 {
+	if name == v1.ResourceCPU {
+		return q.MilliValue()
+	}
+	return q.Value()
+}
+
+// Reserve marks the room the pod takes on the node as taken: it holds no
+// more.
+func (r *Rooms) Reserve(_ context.Context, state fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {
+	data, err := state.Read(roomsStateKey)
+	if err != nil {
+		return nil // PreFilter did not run for this pod (a nominated pod's cycle)
+	}
+	for _, room := range data.(*roomsState).takes {
+		if room.Node == node {
+			r.mu.Lock()
+			r.taken[room.UID] = true
+			r.mu.Unlock()
+			return nil
+		}
+	}
+	return nil
+}
+
+// Unreserve gives the room back when the binding failed.
+func (r *Rooms) Unreserve(_ context.Context, state fwk.CycleState, pod *v1.Pod, node string) {
+	data, err := state.Read(roomsStateKey)
+	if err != nil {
+		return
+	}
+	for _, room := range data.(*roomsState).takes {
+		if room.Node == node {
+			r.mu.Lock()
+			delete(r.taken, room.UID)
+			r.mu.Unlock()
+			return
+		}
+	}
+}

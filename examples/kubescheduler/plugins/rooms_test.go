@@ -1,0 +1,92 @@
+package plugins
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	kres "k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+
+	"github.com/resfit/resfit/examples/kubebridge"
+)
+
+func roomsPod(name string, uid types.UID, gpus string, node string) *v1.Pod {
+	req := v1.ResourceList{v1.ResourceCPU: kres.MustParse("2"), "nvidia.com/gpu": kres.MustParse(gpus)}
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: uid},
+		Spec: v1.PodSpec{NodeName: node, Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{Requests: req, Limits: req}}}}}
+}
+
+func roomsNode(name string, running ...*v1.Pod) fwk.NodeInfo {
+	info := framework.NewNodeInfo(running...)
+	alloc := v1.ResourceList{v1.ResourceCPU: kres.MustParse("32"), v1.ResourcePods: kres.MustParse("110"), "nvidia.com/gpu": kres.MustParse("8")}
+	info.SetNode(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: v1.NodeStatus{Allocatable: alloc}})
+	return info
+}
+
+// The plugin by hand: gpu-b runs 4 of its 8 GPUs, and a room of 3 GPUs
+// is held there for a pending pod. The pod goes to gpu-b only; a 2-GPU
+// pod of no room does not fit gpu-b (4 free, 3 held) but fits gpu-a; a
+// 1-GPU pod fits both. Once the pending pod is reserved on gpu-b the room
+// holds no more; Unreserve gives it back; an expired room holds nothing.
+func TestRoomsByHand(t *testing.T) {
+	now := time.Date(2026, 11, 26, 22, 0, 0, 0, time.UTC)
+	pending := roomsPod("job", "job-uid", "3", "")
+	room, err := kubebridge.RoomFor(pending, "gpu-b", true, now.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := room.Object()
+	obj.SetUID("room-uid")
+	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
+	if err := store.Add(obj); err != nil {
+		t.Fatal(err)
+	}
+	clock := now
+	r := newRooms(store, func() time.Time { return clock })
+	nodes := map[string]fwk.NodeInfo{"gpu-a": roomsNode("gpu-a"), "gpu-b": roomsNode("gpu-b", roomsPod("running", "run-uid", "4", "gpu-b"))}
+	check := func(pod *v1.Pod, wantNodes string, fits map[string]bool) *framework.CycleState {
+		t.Helper()
+		state := framework.NewCycleState()
+		res, status := r.PreFilter(t.Context(), state, pod, nil)
+		if !status.IsSuccess() {
+			t.Fatal(status)
+		}
+		got := ""
+		if res != nil {
+			got = strings.Join(res.NodeNames.UnsortedList(), ",")
+		}
+		if got != wantNodes {
+			t.Errorf("%s: PreFilter narrows to %q, want %q", pod.Name, got, wantNodes)
+		}
+		for node, want := range fits {
+			if status := r.Filter(t.Context(), state, pod, nodes[node]); status.IsSuccess() != want {
+				t.Errorf("%s on %s: %v, want fits %v", pod.Name, node, status, want)
+			}
+		}
+		return state
+	}
+	state := check(pending, "gpu-b", map[string]bool{"gpu-b": true})
+	check(roomsPod("two", "two-uid", "2", ""), "", map[string]bool{"gpu-a": true, "gpu-b": false})
+	check(roomsPod("one", "one-uid", "1", ""), "", map[string]bool{"gpu-a": true, "gpu-b": true})
+	if status := r.Reserve(t.Context(), state, pending, "gpu-b"); !status.IsSuccess() {
+		t.Fatal(status)
+	}
+	check(roomsPod("two", "two-uid", "2", ""), "", map[string]bool{"gpu-b": true})
+	r.Unreserve(t.Context(), state, pending, "gpu-b")
+	check(roomsPod("two", "two-uid", "2", ""), "", map[string]bool{"gpu-b": false})
+	if _, status := r.SignPod(t.Context(), pending); status.IsSuccess() {
+		t.Error("a pod signed while a room holds")
+	}
+	clock = now.Add(time.Minute)
+	check(pending, "", map[string]bool{"gpu-a": true})
+	check(roomsPod("two", "two-uid", "2", ""), "", map[string]bool{"gpu-b": true})
+	if _, status := r.SignPod(t.Context(), pending); !status.IsSuccess() {
+		t.Errorf("no room holds, and the pod is not signed: %v", status)
+	}
+}
