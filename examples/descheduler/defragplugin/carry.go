@@ -9,18 +9,23 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/descheduler/pkg/descheduler/evictions"
+
+	"github.com/resfit/resfit/examples/kubebridge"
 )
 
 var getOptions = metav1.GetOptions{}
@@ -56,6 +61,83 @@ func newEventSink(ctx context.Context, cs kubernetes.Interface) eventSink {
 	b.StartRecordingToSink(ctx.Done())
 	return b.NewRecorder(scheme.Scheme, "resfit-descheduler")
 }
+
+// roomClient creates and deletes rooms (kubebridge.Room).
+type roomClient interface {
+	Create(ctx context.Context, room kubebridge.Room) (name string, err error)
+	Delete(ctx context.Context, namespace, name string) error
+}
+
+// restRooms is roomClient through the API, on a clientset's REST client.
+type restRooms struct{ client rest.Interface }
+
+func roomsPath(namespace string) string {
+	r := kubebridge.RoomResource
+	return "/apis/" + r.Group + "/" + r.Version + "/namespaces/" + namespace + "/" + r.Resource
+}
+
+func (c restRooms) Create(ctx context.Context, room kubebridge.Room) (string, error) {
+	obj := room.Object()
+	obj.SetName("")
+	obj.SetGenerateName(room.Name + "-")
+	body, err := obj.MarshalJSON()
+	if err != nil {
+		return "", err
+	}
+	raw, err := c.client.Post().AbsPath(roomsPath(room.Namespace)).SetHeader("Content-Type", "application/json").Body(body).Do(ctx).Raw()
+	if err != nil {
+		return "", err
+	}
+	created := &unstructured.Unstructured{}
+	if err := created.UnmarshalJSON(raw); err != nil {
+		return "", err
+	}
+	return created.GetName(), nil
+}
+
+func (c restRooms) Delete(ctx context.Context, namespace, name string) error {
+	err := c.client.Delete().AbsPath(roomsPath(namespace) + "/" + name).Do(ctx).Error()
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// held are the rooms a run holds, to let go of when it ends.
+type held struct {
+	client roomClient
+	names  map[string]string // namespace/name → namespace
+}
+
+// hold creates a room, and keeps its name.
+func (h *held) hold(ctx context.Context, room kubebridge.Room) (string, error) {
+	name, err := h.client.Create(ctx, room)
+	if err != nil {
+		return "", fmt.Errorf("holding room on %s for %s/%s: %w", room.Node, room.Namespace, room.Name, err)
+	}
+	h.names[room.Namespace+"/"+name] = room.Namespace
+	return name, nil
+}
+
+// release deletes a room the run holds.
+func (h *held) release(ctx context.Context, namespace, name string) error {
+	delete(h.names, namespace+"/"+name)
+	return h.client.Delete(ctx, namespace, name)
+}
+
+// releaseAll deletes every room the run still holds.
+func (h *held) releaseAll(ctx context.Context) {
+	for key, ns := range h.names {
+		name := key[len(ns)+1:]
+		if err := h.release(ctx, ns, name); err != nil {
+			klog.FromContext(ctx).Error(err, "letting go of a room; it expires on its own", "room", key)
+		}
+	}
+}
+
+// roomGrace is how long a room outlasts the wait for its pod, so that it
+// still holds while the wait ends.
+const roomGrace = 30 * time.Second
 
 // errChanged says the cluster changed since the plan was made.
 var errChanged = errors.New("the cluster changed since the plan was made")
@@ -100,10 +182,34 @@ func (p *Plugin) carry(ctx context.Context, plan *Plan) (int, error) {
 	}
 	gone := map[string]bool{} // evicted pods, terminating or gone
 	timeout := p.args.ReplacementTimeout.Duration
+	rooms := &held{client: p.rooms, names: map[string]string{}}
+	defer rooms.releaseAll(context.WithoutCancel(ctx))
 	for n, m := range plan.Moves {
 		if why := p.changedSince(expect, gone, plan.Moves[n:]); why != "" {
 			moves.WithLabelValues(resultChanged).Inc()
 			return n, fmt.Errorf("%w: %s", errChanged, why)
+		}
+		// The rooms: the moved pod's replacement's where the plan puts
+		// it, and the pending pods' where the move makes room for them,
+		// held before the eviction frees anything.
+		expires := time.Now().Add(timeout + roomGrace)
+		room, err := kubebridge.RoomFor(m.Pod, m.To, false, expires)
+		if err != nil {
+			return n, err
+		}
+		moveRoom, err := rooms.hold(ctx, room)
+		if err != nil {
+			return n, err
+		}
+		pendingRooms := make([]string, len(m.LetsIn))
+		for i, in := range m.LetsIn {
+			room, err := kubebridge.RoomFor(in.Pod, in.Node, true, expires)
+			if err != nil {
+				return n, err
+			}
+			if pendingRooms[i], err = rooms.hold(ctx, room); err != nil {
+				return n, err
+			}
 		}
 		owner := controllerUID(m.Pod)
 		siblings := p.ownedBy(m.Pod.Namespace, owner)
@@ -134,7 +240,10 @@ func (p *Plugin) carry(ctx context.Context, plan *Plan) (int, error) {
 		moves.WithLabelValues(resultLanded).Inc()
 		p.events.Eventf(repl, m.Pod, v1.EventTypeNormal, "Moved", "Move", "resfit moved %s/%s from %s to %s", m.Pod.Namespace, m.Pod.Name, m.From, m.To)
 		addTo(expect, repl.Spec.NodeName, string(repl.UID))
-		for _, in := range m.LetsIn {
+		if err := rooms.release(ctx, m.Pod.Namespace, moveRoom); err != nil {
+			return n + 1, err
+		}
+		for i, in := range m.LetsIn {
 			got, err := p.awaitBound(ctx, timeout, func(q *v1.Pod) bool { return q.UID == in.Pod.UID })
 			switch {
 			case err != nil:
@@ -145,6 +254,9 @@ func (p *Plugin) carry(ctx context.Context, plan *Plan) (int, error) {
 				return n + 1, fmt.Errorf("move %d made room for %s/%s on %s; it is bound to %s", n+1, in.Pod.Namespace, in.Pod.Name, in.Node, got.Spec.NodeName)
 			}
 			addTo(expect, in.Node, string(got.UID))
+			if err := rooms.release(ctx, in.Pod.Namespace, pendingRooms[i]); err != nil {
+				return n + 1, err
+			}
 		}
 	}
 	return len(plan.Moves), nil

@@ -49,6 +49,7 @@ type Plugin struct {
 	pods   corelisters.PodLister
 	pdbs   policylisters.PodDisruptionBudgetLister
 	events eventSink
+	rooms  roomClient
 }
 
 var _ frameworktypes.BalancePlugin = (*Plugin)(nil)
@@ -67,7 +68,7 @@ func New(ctx context.Context, obj runtime.Object, handle frameworktypes.Handle) 
 	}
 	f := handle.SharedInformerFactory()
 	p := &Plugin{args: args, handle: handle, pods: f.Core().V1().Pods().Lister(), pdbs: f.Policy().V1().PodDisruptionBudgets().Lister(),
-		events: newEventSink(ctx, handle.ClientSet())}
+		events: newEventSink(ctx, handle.ClientSet()), rooms: restRooms{client: handle.ClientSet().CoreV1().RESTClient()}}
 	// Pods and budgets are listed from the informers' caches.
 	f.Core().V1().Pods().Informer()
 	f.Policy().V1().PodDisruptionBudgets().Informer()

@@ -3,6 +3,7 @@ package defragplugin
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	frameworktesting "sigs.k8s.io/descheduler/pkg/framework/testing"
 	"sigs.k8s.io/yaml"
 
+	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/examples/kubectl-resfit/examplecluster"
 )
 
@@ -143,6 +145,26 @@ type world struct {
 	client         *fake.Clientset
 	landOn, bindTo string
 	pending        *v1.Pod
+	rooms          *fakeRooms
+	// heldAtEviction are the rooms held when the pod was evicted.
+	heldAtEviction []string
+}
+
+// fakeRooms records the rooms held, by namespace/name, in the order made.
+type fakeRooms struct {
+	held []string
+	all  []string
+}
+
+func (f *fakeRooms) Create(_ context.Context, room kubebridge.Room) (string, error) {
+	key := room.Namespace + "/" + room.Name + "-1 on " + room.Node
+	f.held, f.all = append(f.held, key), append(f.all, key)
+	return room.Name + "-1", nil
+}
+
+func (f *fakeRooms) Delete(_ context.Context, namespace, name string) error {
+	f.held = slices.DeleteFunc(f.held, func(k string) bool { return strings.HasPrefix(k, namespace+"/"+name+" ") })
+	return nil
 }
 
 func (w *world) react(action clienttesting.Action) (bool, runtime.Object, error) {
@@ -152,6 +174,7 @@ func (w *world) react(action clienttesting.Action) (bool, runtime.Object, error)
 	}
 	name := ev.GetObject().(metav1.Object).GetName()
 	ns := action.GetNamespace()
+	w.heldAtEviction = slices.Clone(w.rooms.held)
 	tracker := w.client.Tracker()
 	obj, err := tracker.Get(v1.SchemeGroupVersion.WithResource("pods"), ns, name)
 	if err != nil {
@@ -178,9 +201,11 @@ func (w *world) react(action clienttesting.Action) (bool, runtime.Object, error)
 	return true, nil, nil
 }
 
-// Carrying the plan out: notebook-0 is evicted through the descheduler's
-// evictor; its replacement landing on gpu-a and job-2 bound on gpu-b are
-// a plan carried out. A replacement that lands back on gpu-b stops the
+// Carrying the plan out: rooms are held for notebook-0's replacement on
+// gpu-a and for job-2 on gpu-b, then notebook-0 is evicted through the
+// descheduler's evictor; its replacement landing on gpu-a and job-2 bound
+// on gpu-b are a plan carried out, and the rooms are let go of whatever
+// happens. A replacement that lands back on gpu-b stops the
 // plan, and one that is never bound times out, each saying so.
 func TestCarryOut(t *testing.T) {
 	for _, c := range []struct {
@@ -196,7 +221,8 @@ func TestCarryOut(t *testing.T) {
 			args := &Args{ConfigMap: &ConfigMapRef{Namespace: "kube-system", Name: "resfit-scheduler-config"}, Mode: ModeMakeRoom,
 				ReplacementTimeout: metav1.Duration{Duration: time.Second}}
 			plugin, client := newPlugin(t, ctx, args, append(objects, schedulerConfigMap(t))...)
-			w := &world{client: client, landOn: c.landOn, bindTo: c.bindTo}
+			w := &world{client: client, landOn: c.landOn, bindTo: c.bindTo, rooms: &fakeRooms{}}
+			plugin.rooms = w.rooms
 			for _, o := range objects {
 				if p, ok := o.(*v1.Pod); ok && p.Name == "job-2" {
 					w.pending = p
@@ -212,6 +238,13 @@ func TestCarryOut(t *testing.T) {
 			}
 			if _, err := client.CoreV1().Pods("notebook").Get(ctx, "notebook-0", metav1.GetOptions{}); err == nil {
 				t.Error("notebook-0 was not evicted")
+			}
+			want := []string{"notebook/move-notebook-0-1 on gpu-a", "train/pending-job-2-1 on gpu-b"}
+			if !slices.Equal(w.heldAtEviction, want) {
+				t.Errorf("rooms held at the eviction %v, want %v", w.heldAtEviction, want)
+			}
+			if len(w.rooms.held) > 0 {
+				t.Errorf("rooms still held after the run: %v", w.rooms.held)
 			}
 		})
 	}
