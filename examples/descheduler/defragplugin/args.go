@@ -138,13 +138,16 @@ func SetDefaults(obj runtime.Object) {
 	}
 }
 
-// Validate checks the arguments (after SetDefaults); each error names the
-// field by its path under args and the bad value.
+// Validate checks the arguments, a field left out standing for its
+// default (the descheduler validates before it sets defaults); each error
+// names the field by its path under args and the bad value.
 func Validate(obj runtime.Object) error {
-	a, ok := obj.(*Args)
+	given, ok := obj.(*Args)
 	if !ok {
 		return fmt.Errorf("%s: arguments of type %T, want *Args", PluginName, obj)
 	}
+	a := given.DeepCopyObject().(*Args)
+	SetDefaults(a)
 	root := field.NewPath("args")
 	var errs field.ErrorList
 	switch {

@@ -66,6 +66,8 @@ func New(ctx context.Context, obj runtime.Object, handle frameworktypes.Handle) 
 	if err := Validate(args); err != nil {
 		return nil, err
 	}
+	args = args.DeepCopyObject().(*Args)
+	SetDefaults(args)
 	f := handle.SharedInformerFactory()
 	p := &Plugin{args: args, handle: handle, pods: f.Core().V1().Pods().Lister(), pdbs: f.Policy().V1().PodDisruptionBudgets().Lister(),
 		events: newEventSink(ctx, handle.ClientSet()), rooms: restRooms{client: handle.ClientSet().CoreV1().RESTClient()}}

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,9 +60,14 @@ func installRoomCRD(t *testing.T, ctx context.Context, config *rest.Config, cs k
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The manifest's first document is the CRD (the others its RBAC).
+	first, _, _ := strings.Cut(string(data), "\n---\n")
 	crd := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal(data, &crd.Object); err != nil {
+	if err := yaml.Unmarshal([]byte(first), &crd.Object); err != nil {
 		t.Fatal(err)
+	}
+	if crd.GetKind() != "CustomResourceDefinition" {
+		t.Fatalf("rooms.yaml begins with a %s", crd.GetKind())
 	}
 	client := dynamic.NewForConfigOrDie(config)
 	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	"sigs.k8s.io/descheduler/pkg/descheduler"
+	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
+	"sigs.k8s.io/yaml"
+
+	"github.com/resfit/resfit/examples/descheduler/defragplugin"
+)
+
+// The shipped policy loads through the descheduler's own loader, with the
+// plugin registered as the command registers it: its arguments decoded
+// strictly, defaulted and validated. A policy with a bad argument fails,
+// naming the field.
+func TestShippedPolicyLoads(t *testing.T) {
+	data, err := os.ReadFile("manifests/policy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := &v1.ConfigMap{}
+	if err := yaml.Unmarshal(data, cm); err != nil {
+		t.Fatal(err)
+	}
+	descheduler.SetupPlugins()
+	defragplugin.Register(pluginregistry.PluginRegistry)
+	load := func(text string) error {
+		path := filepath.Join(t.TempDir(), "policy.yaml")
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		policy, err := descheduler.LoadPolicyConfig(path, fake.NewClientset(), pluginregistry.PluginRegistry)
+		if err != nil {
+			return err
+		}
+		for _, pc := range policy.Profiles[0].PluginConfigs {
+			if a, ok := pc.Args.(*defragplugin.Args); ok {
+				if a.ConfigMap == nil || a.ConfigMap.Name != "resfit-scheduler-config" || a.MaxMovesPerWorkload != 1 || a.MaxPods != defragplugin.DefaultMaxPods {
+					t.Errorf("ResfitDefrag's arguments read as %+v", a)
+				}
+				return nil
+			}
+		}
+		t.Fatal("no ResfitDefrag arguments in the policy")
+		return nil
+	}
+	shipped := cm.Data["policy.yaml"]
+	if err := load(shipped); err != nil {
+		t.Fatalf("the shipped policy: %v", err)
+	}
+	if err := load(strings.Replace(shipped, "mode: make-room", "mode: spread", 1)); err == nil || !strings.Contains(err.Error(), "args.mode") {
+		t.Errorf("a bad mode: %v", err)
+	}
+	if err := load(strings.Replace(shipped, "maxMoves: 4", "maxMovez: 4", 1)); err == nil || !strings.Contains(err.Error(), "maxMovez") {
+		t.Errorf("an unknown argument: %v", err)
+	}
+}
