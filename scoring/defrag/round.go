@@ -67,6 +67,20 @@ type Round struct {
 	Group   string
 }
 
+// RoundStates caps each search of a round made by NewRound: a cap that
+// gives the same plan on any machine, unlike a time limit.
+const RoundStates = 100_000
+
+// NewRound is a round with the search a descheduler's run and the churn
+// replay's rounds share (so that the replay says what the descheduler
+// would do): plans found by moving pods off one node, chained where a
+// moved pod needs room (no exhaustive search: on thousands of pods it
+// would try every single move first), each search capped at RoundStates.
+// Cost, Budgets, Timeout, Movable and Group are left for the caller.
+func NewRound(mode RoundMode, moves, perTask, tasks int) Round {
+	return Round{Mode: mode, Moves: moves, PerTask: perTask, Tasks: tasks, ExactStates: -1, MaxStates: RoundStates}
+}
+
 // Check reports a round that cannot run.
 func (r Round) Check() error {
 	switch {

@@ -117,10 +117,14 @@ func (r *churn) round() error {
 // the settings, a descheduler running every Every with the same budget
 // follows.
 func (m ChurnMoves) Round(budget int, cost func(row int) float64) defrag.Round {
-	round := defrag.Round{Mode: defrag.RoundMakeRoom, Moves: budget, PerTask: m.K, Tasks: RoundHeads,
-		ExactStates: -1, MaxStates: PlanStates, Movable: true}
+	mode := defrag.RoundMakeRoom
 	if m.Method == GiveBack {
-		round.Mode, round.Cost = defrag.RoundGiveBack, cost
+		mode = defrag.RoundGiveBack
+	}
+	round := defrag.NewRound(mode, budget, m.K, RoundHeads)
+	round.Movable = true
+	if mode == defrag.RoundGiveBack {
+		round.Cost = cost
 	}
 	return round
 }

@@ -2,6 +2,8 @@ package defragplugin
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -60,6 +62,11 @@ type Args struct {
 	MaxMovesPerNode      int `json:"maxMovesPerNode,omitempty"`
 	MaxMovesPerNamespace int `json:"maxMovesPerNamespace,omitempty"`
 	MaxMovesPerWorkload  int `json:"maxMovesPerWorkload,omitempty"`
+	// MaxMovesPerHour bounds the moves an hour as a share of the running
+	// pods ("1%"): the allowance accrues from run to run and is kept up to
+	// an hour's worth (defrag.Allowance), as the churn replay's -per-hour
+	// does. Empty: no hourly bound.
+	MaxMovesPerHour string `json:"maxMovesPerHour,omitempty"`
 
 	// SearchTimeout bounds each search for a plan (default 10s);
 	// ReplacementTimeout how long a move waits for the moved pod's
@@ -182,6 +189,11 @@ func Validate(obj runtime.Object) error {
 			errs = append(errs, field.Invalid(root.Child(f.name), f.value, fmt.Sprintf("must be at least %d", f.smallest)))
 		}
 	}
+	if a.MaxMovesPerHour != "" {
+		if _, err := parsePercent(a.MaxMovesPerHour); err != nil {
+			errs = append(errs, field.Invalid(root.Child("maxMovesPerHour"), a.MaxMovesPerHour, err.Error()))
+		}
+	}
 	if a.MaxMoves > maxMoves {
 		errs = append(errs, field.Invalid(root.Child("maxMoves"), a.MaxMoves, fmt.Sprintf("must be at most %d", maxMoves)))
 	}
@@ -197,6 +209,17 @@ func Validate(obj runtime.Object) error {
 		return fmt.Errorf("%s: %w", PluginName, errs.ToAggregate())
 	}
 	return nil
+}
+
+// parsePercent reads a share written as a percentage in (0%, 100%]: "1%"
+// is 0.01.
+func parsePercent(s string) (float64, error) {
+	number, ok := strings.CutSuffix(s, "%")
+	v, err := strconv.ParseFloat(number, 64)
+	if !ok || err != nil || !(v > 0 && v <= 100) {
+		return 0, fmt.Errorf("must be a percentage in (0%%, 100%%], such as \"1%%\"")
+	}
+	return v / 100, nil
 }
 
 // maxMoves is the most moves a run may make.

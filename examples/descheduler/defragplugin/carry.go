@@ -144,31 +144,36 @@ var errChanged = errors.New("the cluster changed since the plan was made")
 
 // carryOut makes the plan's moves in order, one at a time, and plans again
 // once when the cluster changed since the plan was made (the moves made
-// count against the run's).
-func (p *Plugin) carryOut(ctx context.Context, nodes []*v1.Node, plan *Plan) error {
+// count against the run's); it returns the moves made.
+func (p *Plugin) carryOut(ctx context.Context, nodes []*v1.Node, plan *Plan) (int, error) {
 	made, err := p.carry(ctx, plan)
 	if !errors.Is(err, errChanged) {
-		return err
+		return made, err
 	}
 	klog.FromContext(ctx).Info("the cluster changed since the plan was made; planning again", "plugin", PluginName, "moves made", made)
 	left := p.args.MaxMoves - made
 	if left < 1 {
-		return nil
+		return made, nil
 	}
 	again := *p
 	args := *p.args
 	args.MaxMoves = left
 	again.args = &args
+	if p.allowance != nil {
+		a := *p.allowance
+		a.Spend(made)
+		again.allowance = &a
+	}
 	plan, err = again.Plan(ctx, nodes)
 	if err != nil {
-		return err
+		return made, err
 	}
 	klog.FromContext(ctx).Info("plan", "plugin", PluginName, "text", plan.String())
-	_, err = again.carry(ctx, plan)
+	more, err := again.carry(ctx, plan)
 	if errors.Is(err, errChanged) {
-		return fmt.Errorf("%w again; the next run plans afresh", err)
+		err = fmt.Errorf("%w again; the next run plans afresh", err)
 	}
-	return err
+	return made + more, err
 }
 
 // carry makes the plan's moves, each after checking the pods on the nodes

@@ -23,6 +23,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -50,6 +51,10 @@ type Plugin struct {
 	pdbs   policylisters.PodDisruptionBudgetLister
 	events eventSink
 	rooms  roomClient
+	// allowance is the hourly allowance of moves (Args.MaxMovesPerHour),
+	// accrued at each run since the last; nil without one.
+	allowance *defrag.Allowance
+	lastRun   time.Time
 }
 
 var _ frameworktypes.BalancePlugin = (*Plugin)(nil)
@@ -71,6 +76,10 @@ func New(ctx context.Context, obj runtime.Object, handle frameworktypes.Handle) 
 	f := handle.SharedInformerFactory()
 	p := &Plugin{args: args, handle: handle, pods: f.Core().V1().Pods().Lister(), pdbs: f.Policy().V1().PodDisruptionBudgets().Lister(),
 		events: newEventSink(ctx, handle.ClientSet()), rooms: restRooms{client: handle.ClientSet().CoreV1().RESTClient()}}
+	if a := args.MaxMovesPerHour; a != "" {
+		share, _ := parsePercent(a) // checked by Validate
+		p.allowance, p.lastRun = &defrag.Allowance{PerHour: share}, time.Now()
+	}
 	// Pods and budgets are listed from the informers' caches.
 	f.Core().V1().Pods().Informer()
 	f.Policy().V1().PodDisruptionBudgets().Informer()
@@ -83,6 +92,7 @@ func (p *Plugin) Name() string { return PluginName }
 // Balance plans and carries out a run's moves.
 func (p *Plugin) Balance(ctx context.Context, nodes []*v1.Node) *frameworktypes.Status {
 	logger := klog.FromContext(ctx).WithValues("plugin", PluginName)
+	p.accrue()
 	plan, err := p.Plan(ctx, nodes)
 	if err != nil {
 		logger.Error(err, "planning")
@@ -92,11 +102,39 @@ func (p *Plugin) Balance(ctx context.Context, nodes []*v1.Node) *frameworktypes.
 	if p.args.DryRun || len(plan.Moves) == 0 {
 		return nil
 	}
-	if err := p.carryOut(ctx, nodes, plan); err != nil {
+	made, err := p.carryOut(ctx, nodes, plan)
+	if p.allowance != nil {
+		p.allowance.Spend(made)
+	}
+	if err != nil {
 		logger.Error(err, "carrying the plan out")
 		return &frameworktypes.Status{Err: err}
 	}
 	return nil
+}
+
+// accrue adds to the hourly allowance what the time since the last run
+// earns with the pods running now.
+func (p *Plugin) accrue() {
+	if p.allowance == nil {
+		return
+	}
+	now := time.Now()
+	if pods, err := p.pods.List(labels.Everything()); err == nil {
+		p.allowance.Accrue(running(pods), now.Sub(p.lastRun))
+	}
+	p.lastRun = now
+}
+
+// running counts the pods that run (Counts).
+func running(pods []*v1.Pod) int {
+	n := 0
+	for _, pod := range pods {
+		if kubebridge.Counts(pod) {
+			n++
+		}
+	}
+	return n
 }
 
 // Move is one move of a plan: the pod, the node it leaves and the one its
@@ -250,13 +288,28 @@ func (p *Plugin) Plan(ctx context.Context, nodes []*v1.Node) (*Plan, error) {
 	if a.Mode == ModeMakeRoom && len(plan.Waiting) == 0 {
 		return plan, nil
 	}
-	round := defrag.Round{Mode: defrag.RoundMakeRoom, Moves: a.MaxMoves, PerTask: a.MovesPerPod, Timeout: a.SearchTimeout.Duration}
+	moves := a.MaxMoves
+	if p.allowance != nil {
+		moves = min(moves, p.allowance.Accrue(running(pods), 0))
+		if moves < 1 {
+			plan.Warnings = append(plan.Warnings, "the hourly allowance of moves (args.maxMovesPerHour) holds none yet")
+			return plan, nil
+		}
+	}
+	mode := defrag.RoundMakeRoom
 	if a.Mode == ModeGiveBack {
+		mode = defrag.RoundGiveBack
+	}
+	// The round the churn replay makes (bench/replay -churn -moves), with
+	// the same search.
+	round := defrag.NewRound(mode, moves, a.MovesPerPod, 0)
+	round.Timeout = a.SearchTimeout.Duration
+	if mode == defrag.RoundGiveBack {
 		cost, err := sc.FragmentationCost(sc.WorkloadClasses(pods))
 		if err != nil {
 			return nil, fmt.Errorf("the workload's pod classes: %v", err)
 		}
-		round.Mode, round.Cost = defrag.RoundGiveBack, cost
+		round.Cost = cost
 	}
 	rp, err := pl.Round(plan.Waiting, round)
 	if err != nil {

@@ -128,6 +128,8 @@ func TestArgs(t *testing.T) {
 		{func(a *Args) { a.MaxMoves = 5000 }, "args.maxMoves: Invalid value: 5000: must be at most 1000"},
 		{func(a *Args) { a.MaxMovesPerNode = -2 }, "args.maxMovesPerNode: Invalid value: -2: must be at least 0"},
 		{func(a *Args) { a.ReplacementTimeout.Duration = -time.Second }, `args.replacementTimeout: Invalid value: "-1s": must be above 0`},
+		{func(a *Args) { a.MaxMovesPerHour = "1" }, `args.maxMovesPerHour: Invalid value: "1": must be a percentage in (0%, 100%]`},
+		{func(a *Args) { a.MaxMovesPerHour = "0%" }, `args.maxMovesPerHour: Invalid value: "0%"`},
 	} {
 		b := *a
 		c.change(&b)
@@ -247,5 +249,32 @@ func TestCarryOut(t *testing.T) {
 				t.Errorf("rooms still held after the run: %v", w.rooms.held)
 			}
 		})
+	}
+}
+
+// The hourly allowance, as the churn replay's -per-hour: 100% of the 8
+// running pods an hour, an hour after the last run, holds the one move
+// job-2 needs; 1% holds none, and the run says so.
+func TestHourlyAllowance(t *testing.T) {
+	for _, c := range []struct {
+		share string
+		moves int
+	}{{"100%", 1}, {"1%", 0}} {
+		ctx := t.Context()
+		nodes, objects := defragCluster()
+		args := &Args{ConfigMap: &ConfigMapRef{Namespace: "kube-system", Name: "resfit-scheduler-config"}, Mode: ModeMakeRoom, MaxMovesPerHour: c.share}
+		plugin, _ := newPlugin(t, ctx, args, append(objects, schedulerConfigMap(t))...)
+		plugin.lastRun = plugin.lastRun.Add(-time.Hour)
+		plugin.accrue()
+		plan, err := plugin.Plan(ctx, nodes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(plan.Moves) != c.moves {
+			t.Errorf("%s an hour: %s", c.share, plan)
+		}
+		if c.moves == 0 && !slices.ContainsFunc(plan.Warnings, func(w string) bool { return strings.Contains(w, "maxMovesPerHour") }) {
+			t.Errorf("%s an hour: no move, and no word of the allowance: %s", c.share, plan)
+		}
 	}
 }
