@@ -55,10 +55,14 @@ type eventSink interface {
 }
 
 // newEventSink records events through the API (events.k8s.io/v1), as
-// resfit-descheduler.
+// resfit-descheduler, until ctx ends.
 func newEventSink(ctx context.Context, cs kubernetes.Interface) eventSink {
 	b := events.NewBroadcaster(&events.EventSinkImpl{Interface: cs.EventsV1()})
 	b.StartRecordingToSink(ctx.Done())
+	go func() {
+		<-ctx.Done()
+		b.Shutdown()
+	}()
 	return b.NewRecorder(scheme.Scheme, "resfit-descheduler")
 }
 

@@ -1,0 +1,420 @@
+// Package integration runs resfit's descheduler end to end on a real
+// kube-apiserver (its whole server chain, so that the Room CRD is served)
+// and a real etcd, which must be on PATH (.ci/run builds one): the real
+// kube-scheduler running the shipped resfit profile with ResfitRooms, the
+// real ReplicaSet, Deployment and disruption controllers of
+// kube-controller-manager, in-process, and the real descheduler framework
+// and evictor running the shipped policy once.
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	cacheddiscovery "k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/scale"
+	"k8s.io/client-go/util/retry"
+	kubeapiservertesting "k8s.io/kubernetes/cmd/kube-apiserver/app/testing"
+	"k8s.io/kubernetes/pkg/controller/deployment"
+	"k8s.io/kubernetes/pkg/controller/disruption"
+	"k8s.io/kubernetes/pkg/controller/replicaset"
+	"k8s.io/kubernetes/pkg/scheduler"
+	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
+	schedulerscheme "k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/kubernetes/test/integration/framework"
+	testutils "k8s.io/kubernetes/test/integration/util"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/descheduler/cmd/descheduler/app/options"
+	"sigs.k8s.io/descheduler/pkg/descheduler"
+	"sigs.k8s.io/descheduler/pkg/features"
+	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
+	"sigs.k8s.io/yaml"
+
+	"github.com/resfit/resfit/examples/descheduler/defragplugin"
+	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubectl-resfit/examplecluster"
+	"github.com/resfit/resfit/examples/kubescheduler/plugins"
+)
+
+func TestMain(m *testing.M) { framework.EtcdMain(m.Run) }
+
+// cluster is a running control plane: the apiserver, the scheduler, the
+// controllers.
+type cluster struct {
+	t      *testing.T
+	ctx    context.Context
+	cs     kubernetes.Interface
+	config *rest.Config
+	// startReplicaSets starts the ReplicaSet controller, which
+	// createDefragExample holds back until the pods its ReplicaSets are to
+	// adopt are there.
+	startReplicaSets func()
+}
+
+// startCluster starts the apiserver with the Room CRD, the ReplicaSet,
+// Deployment and disruption controllers, and the scheduler with the
+// shipped profile (../../kubescheduler/manifests/configmap.yaml) and
+// ResfitRooms.
+func startCluster(t *testing.T) *cluster {
+	server := kubeapiservertesting.StartTestServerOrDie(t, kubeapiservertesting.NewDefaultTestServerOptions(),
+		[]string{"--disable-admission-plugins=ServiceAccount,TaintNodesByCondition"}, framework.SharedEtcd())
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() {
+		cancel()
+		server.TearDownFn()
+	})
+	c := &cluster{t: t, ctx: ctx, cs: kubernetes.NewForConfigOrDie(server.ClientConfig), config: server.ClientConfig}
+	c.installRoomCRD()
+
+	// kube-controller-manager's controllers, in-process.
+	f := informers.NewSharedInformerFactory(kubernetes.NewForConfigOrDie(rest.AddUserAgent(c.config, "informers")), 0)
+	controllers := kubernetes.NewForConfigOrDie(rest.AddUserAgent(c.config, "controllers"))
+	rsc := replicaset.NewReplicaSetController(ctx, f.Apps().V1().ReplicaSets(), f.Core().V1().Pods(), controllers, replicaset.BurstReplicas)
+	dc, err := deployment.NewDeploymentController(ctx, f.Apps().V1().Deployments(), f.Apps().V1().ReplicaSets(), f.Core().V1().Pods(), controllers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(cacheddiscovery.NewMemCacheClient(controllers.Discovery()))
+	scaleClient, err := scale.NewForConfig(c.config, mapper, dynamic.LegacyAPIPathResolverFunc, scale.NewDiscoveryScaleKindResolver(controllers.Discovery()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pdbc := disruption.NewDisruptionController(ctx, f.Core().V1().Pods(), f.Policy().V1().PodDisruptionBudgets(), f.Core().V1().ReplicationControllers(),
+		f.Apps().V1().ReplicaSets(), f.Apps().V1().Deployments(), f.Apps().V1().StatefulSets(), controllers, mapper, scaleClient, controllers.Discovery())
+	f.Start(ctx.Done())
+	go dc.Run(ctx, 2)
+	go pdbc.Run(ctx, 1)
+	c.startReplicaSets = func() { go rsc.Run(ctx, 2) }
+
+	// The scheduler, with the shipped profile and ResfitRooms.
+	// The scheduler's ConfigMap, which the descheduler reads too.
+	cm := shippedConfigMap(t, "../../kubescheduler/manifests/configmap.yaml")
+	c.poll("namespace kube-system", func() (bool, error) {
+		_, err := c.cs.CoreV1().Namespaces().Get(ctx, "kube-system", metav1.GetOptions{})
+		return err == nil, nil
+	})
+	_, err = c.cs.CoreV1().ConfigMaps(cm.Namespace).Create(ctx, cm, metav1.CreateOptions{})
+	c.must(err)
+	data := cm.Data["scheduler-config.yaml"]
+	obj, _, err := schedulerscheme.Codecs.UniversalDecoder().Decode([]byte(data), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := obj.(*schedconfig.KubeSchedulerConfiguration)
+	profile := &cfg.Profiles[0]
+	profile.Plugins.MultiPoint.Enabled = append(profile.Plugins.MultiPoint.Enabled, schedconfig.Plugin{Name: plugins.RoomsName})
+	registry := frameworkruntime.Registry{plugins.ResourceStrategyFitName: plugins.NewResourceStrategyFit, plugins.RoomsName: plugins.NewRooms}
+	ns, err := c.cs.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "scheduler"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testCtx := &testutils.TestContext{Ctx: ctx, ClientSet: c.cs, KubeConfig: c.config, NS: ns, CloseFn: func() {}}
+	testCtx = testutils.InitTestSchedulerWithOptions(t, testCtx, 0, scheduler.WithProfiles(cfg.Profiles...), scheduler.WithFrameworkOutOfTreeRegistry(registry))
+	testutils.SyncSchedulerInformerFactory(testCtx)
+	go testCtx.Scheduler.Run(testCtx.SchedulerCtx)
+	t.Cleanup(testCtx.SchedulerCloseFn)
+	return c
+}
+
+// shippedConfigMap is a shipped ConfigMap.
+func shippedConfigMap(t *testing.T, path string) *v1.ConfigMap {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := &v1.ConfigMap{}
+	if err := yaml.Unmarshal(raw, cm); err != nil {
+		t.Fatal(err)
+	}
+	return cm
+}
+
+// installRoomCRD creates the Room CRD, the first document of the shipped
+// manifest, and waits until rooms are served.
+func (c *cluster) installRoomCRD() {
+	c.t.Helper()
+	raw, err := os.ReadFile("../../kubescheduler/manifests/rooms.yaml")
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(string(raw), "\n---\n")
+	crd := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(first), &crd.Object); err != nil {
+		c.t.Fatal(err)
+	}
+	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	if _, err := dynamic.NewForConfigOrDie(c.config).Resource(crds).Create(c.ctx, crd, metav1.CreateOptions{}); err != nil {
+		c.t.Fatal(err)
+	}
+	c.poll("rooms served", func() (bool, error) {
+		list, err := c.cs.Discovery().ServerResourcesForGroupVersion(kubebridge.RoomResource.GroupVersion().String())
+		return err == nil && len(list.APIResources) > 0, nil
+	})
+}
+
+func (c *cluster) poll(what string, cond func() (bool, error)) {
+	c.t.Helper()
+	if err := wait.PollUntilContextTimeout(c.ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) { return cond() }); err != nil {
+		c.t.Fatalf("waiting for %s: %v\n%s", what, err, c.state())
+	}
+}
+
+// state is what the controllers and the scheduler made of the workload,
+// for a failure's message.
+func (c *cluster) state() string {
+	var b strings.Builder
+	if list, err := c.cs.AppsV1().ReplicaSets("").List(c.ctx, metav1.ListOptions{}); err == nil {
+		for _, rs := range list.Items {
+			fmt.Fprintf(&b, "ReplicaSet %s/%s: generation %d, status %+v\n", rs.Namespace, rs.Name, rs.Generation, rs.Status)
+		}
+	}
+	if list, err := c.cs.PolicyV1().PodDisruptionBudgets("").List(c.ctx, metav1.ListOptions{}); err == nil {
+		for _, pdb := range list.Items {
+			fmt.Fprintf(&b, "PodDisruptionBudget %s/%s: generation %d, status %+v\n", pdb.Namespace, pdb.Name, pdb.Generation, pdb.Status)
+		}
+	}
+	if list, err := c.cs.CoreV1().Pods("").List(c.ctx, metav1.ListOptions{}); err == nil {
+		for _, p := range list.Items {
+			fmt.Fprintf(&b, "pod %s/%s on %q, phase %s, deleting %v\n", p.Namespace, p.Name, p.Spec.NodeName, p.Status.Phase, p.DeletionTimestamp != nil)
+		}
+	}
+	return b.String()
+}
+
+func (c *cluster) must(err error) {
+	c.t.Helper()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// The defrag example's workload, run by real controllers where it moves.
+const scheduler_ = "resfit-scheduler"
+
+// createDefragExample makes the defrag example cluster
+// (examplecluster.DefragCluster): its nodes, and its pods where the
+// example has them, each with the controller it names. notebook is a
+// Deployment and infer a ReplicaSet, run by the real controllers: each
+// adopts its running pod (created bound, owned by the ReplicaSet, as
+// the pod its controller made there); the Jobs', the DaemonSet's and the
+// other ReplicaSets' pods stand as they are (no controller of theirs runs:
+// nothing here moves them). infer's PodDisruptionBudget is the example's,
+// its status the real disruption controller's. Every pod is the resfit
+// scheduler's, with no grace period (no kubelet runs to end one).
+func (c *cluster) createDefragExample() {
+	nodes, pods, budgets := examplecluster.DefragCluster()
+	ctx, cs := c.ctx, c.cs
+	// The training jobs do not preempt: kube-scheduler's preemption would
+	// otherwise evict notebook-0 (priority 0) for job-2 (100), and the
+	// descheduler's case is the pending pod that may not.
+	never := v1.PreemptNever
+	class := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: examplecluster.TrainingPriorityClass}, Value: examplecluster.TrainingPriority, PreemptionPolicy: &never}
+	_, err := cs.SchedulingV1().PriorityClasses().Create(ctx, class, metav1.CreateOptions{})
+	c.must(err)
+	for _, n := range nodes {
+		n.CreationTimestamp = metav1.Time{}
+		_, err := cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
+		c.must(err)
+	}
+	for _, p := range pods {
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: p.Namespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			c.t.Fatal(err)
+		}
+	}
+	template := func(p *v1.Pod, labels map[string]string) v1.PodTemplateSpec {
+		spec := p.Spec.DeepCopy()
+		spec.NodeName = ""
+		return v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: *spec}
+	}
+	// The controllers' objects first: the Deployment controller makes
+	// notebook's ReplicaSet; the ReplicaSet controller waits until their
+	// pods are there, and then adopts them, as if it had made them.
+	selector := map[string]string{"app": "notebook"}
+	var notebook, infer *v1.Pod
+	for _, p := range pods {
+		p.Spec.SchedulerName, p.Spec.TerminationGracePeriodSeconds = scheduler_, ptr.To[int64](0)
+		switch p.Namespace + "/" + p.Name {
+		case "notebook/notebook-0":
+			notebook = p
+		case "infer/infer-1":
+			infer = p
+		}
+	}
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "notebook", Name: "notebook"}, Spec: appsv1.DeploymentSpec{
+		Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: selector}, Template: template(notebook, selector)}}
+	_, err = cs.AppsV1().Deployments("notebook").Create(ctx, d, metav1.CreateOptions{})
+	c.must(err)
+	c.poll("notebook's ReplicaSet", func() (bool, error) {
+		list, err := cs.AppsV1().ReplicaSets("notebook").List(ctx, metav1.ListOptions{})
+		if err != nil || len(list.Items) == 0 {
+			return false, err
+		}
+		notebook.Labels = list.Items[0].Spec.Template.Labels // with the template's hash
+		return true, nil
+	})
+	inferSelector := map[string]string{"app": "infer"}
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "infer", Name: "infer-7d4f9"}, Spec: appsv1.ReplicaSetSpec{
+		Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: inferSelector}, Template: template(infer, inferSelector)}}
+	_, err = cs.AppsV1().ReplicaSets("infer").Create(ctx, rs, metav1.CreateOptions{})
+	c.must(err)
+	notebook.OwnerReferences, infer.OwnerReferences = nil, nil // orphans, until adopted
+	for _, p := range pods {
+		c.create(p)
+	}
+	c.startReplicaSets()
+	for _, b := range budgets {
+		b.Status = policyv1.PodDisruptionBudgetStatus{}
+		_, err := cs.PolicyV1().PodDisruptionBudgets(b.Namespace).Create(ctx, b, metav1.CreateOptions{})
+		c.must(err)
+	}
+	c.poll("the controllers settled", func() (bool, error) {
+		for _, ns := range []string{"notebook", "infer"} {
+			list, err := cs.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
+			if err != nil || len(list.Items) != 1 || list.Items[0].Status.Replicas != 1 || list.Items[0].Status.ObservedGeneration != list.Items[0].Generation {
+				return false, err
+			}
+			pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+			if err != nil || len(pods.Items) != 1 || metav1.GetControllerOf(&pods.Items[0]) == nil {
+				return false, err
+			}
+		}
+		pdb, err := cs.PolicyV1().PodDisruptionBudgets("infer").Get(ctx, "infer", metav1.GetOptions{})
+		return err == nil && pdb.Status.ObservedGeneration == pdb.Generation && pdb.Status.CurrentHealthy == 1, err
+	})
+	// The scheduler has tried job-2 and found no node.
+	c.poll("job-2 unschedulable", func() (bool, error) {
+		p, err := cs.CoreV1().Pods("train").Get(ctx, "job-2", metav1.GetOptions{})
+		if err != nil || p.Spec.NodeName != "" {
+			return false, err
+		}
+		return slices.ContainsFunc(p.Status.Conditions, func(c v1.PodCondition) bool {
+			return c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse
+		}), nil
+	})
+
+}
+
+// create makes a pod, bound where it says, and reports it running and
+// ready as a kubelet would.
+func (c *cluster) create(p *v1.Pod) {
+	c.t.Helper()
+	ctx, cs := c.ctx, c.cs
+	phase := p.Status.Phase
+	p.CreationTimestamp, p.Status = metav1.Time{}, v1.PodStatus{}
+	created, err := cs.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{})
+	c.must(err)
+	if phase != v1.PodRunning {
+		return
+	}
+	c.must(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		got, err := cs.CoreV1().Pods(p.Namespace).Get(ctx, created.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		got.Status = v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue}}}
+		_, err = cs.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, got, metav1.UpdateOptions{})
+		return err
+	}))
+}
+
+// deschedule runs the descheduler once with the shipped policy, in its own
+// framework (descheduler.RunDeschedulerStrategies), with resfit's plugin
+// registered as the command registers it.
+func (c *cluster) deschedule() {
+	c.t.Helper()
+	path := filepath.Join(c.t.TempDir(), "policy.yaml")
+	c.must(os.WriteFile(path, []byte(shippedConfigMap(c.t, "../manifests/policy.yaml").Data["policy.yaml"]), 0o600))
+	descheduler.SetupPlugins()
+	defragplugin.Register(pluginregistry.PluginRegistry)
+	policy, err := descheduler.LoadPolicyConfig(path, c.cs, pluginregistry.PluginRegistry)
+	c.must(err)
+	rs, err := options.NewDeschedulerServer()
+	c.must(err)
+	rs.Client, rs.EventClient = c.cs, c.cs
+	rs.DefaultFeatureGates = features.DefaultMutableFeatureGate // as the command's Apply sets them
+	c.must(descheduler.RunDeschedulerStrategies(c.ctx, rs, policy, "policy/v1"))
+}
+
+// versions are the resource versions of the pods, by namespace/name.
+func (c *cluster) versions() map[string]string {
+	list, err := c.cs.CoreV1().Pods("").List(c.ctx, metav1.ListOptions{})
+	c.must(err)
+	out := map[string]string{}
+	for _, p := range list.Items {
+		out[p.Namespace+"/"+p.Name] = p.ResourceVersion
+	}
+	return out
+}
+
+// The defrag example end to end: train/job-2 (4 GPUs) is pending; one
+// descheduler run under the shipped policy evicts notebook/notebook-0
+// (infer-1's PodDisruptionBudget allows no disruption), its Deployment's
+// ReplicaSet makes a replacement, which the scheduler binds to gpu-a,
+// where the plan put it, and job-2 is bound to gpu-b, where the move
+// freed room. No other pod changed (their resource versions), and no room
+// is left held.
+func TestDeschedulerCarriesThePlanOut(t *testing.T) {
+	c := startCluster(t)
+	c.createDefragExample()
+	before := c.versions()
+	c.deschedule()
+	cs, ctx := c.cs, c.ctx
+	if _, err := cs.CoreV1().Pods("notebook").Get(ctx, "notebook-0", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("notebook-0 is still there: %v", err)
+	}
+	list, err := cs.CoreV1().Pods("notebook").List(ctx, metav1.ListOptions{LabelSelector: labels.Set{"app": "notebook"}.String()})
+	c.must(err)
+	if len(list.Items) != 1 || list.Items[0].Spec.NodeName != "gpu-a" {
+		t.Fatalf("notebook's pods after the run: %v", podPlaces(list.Items))
+	}
+	job2, err := cs.CoreV1().Pods("train").Get(ctx, "job-2", metav1.GetOptions{})
+	c.must(err)
+	if job2.Spec.NodeName != "gpu-b" {
+		t.Errorf("job-2 bound to %q, want gpu-b", job2.Spec.NodeName)
+	}
+	after := c.versions()
+	for name, version := range before {
+		if name == "notebook/notebook-0" || name == "train/job-2" {
+			continue
+		}
+		if after[name] != version {
+			t.Errorf("pod %s changed (resource version %s, then %s)", name, version, after[name])
+		}
+	}
+	rooms, err := dynamic.NewForConfigOrDie(c.config).Resource(kubebridge.RoomResource).List(ctx, metav1.ListOptions{})
+	c.must(err)
+	if len(rooms.Items) != 0 {
+		t.Errorf("%d rooms left held", len(rooms.Items))
+	}
+}
+
+func podPlaces(pods []v1.Pod) []string {
+	var out []string
+	for _, p := range pods {
+		out = append(out, p.Name+" on "+p.Spec.NodeName)
+	}
+	return out
+}
