@@ -131,7 +131,10 @@ func startCluster(t *testing.T) *cluster {
 		t.Fatal(err)
 	}
 	testCtx := &testutils.TestContext{Ctx: ctx, ClientSet: c.cs, KubeConfig: c.config, NS: ns, CloseFn: func() {}}
-	testCtx = testutils.InitTestSchedulerWithOptions(t, testCtx, 0, scheduler.WithProfiles(cfg.Profiles...), scheduler.WithFrameworkOutOfTreeRegistry(registry))
+	// No backoff: the queue's order, not when a pod was last tried,
+	// decides which pending pod goes first.
+	testCtx = testutils.InitTestSchedulerWithOptions(t, testCtx, 0, scheduler.WithProfiles(cfg.Profiles...), scheduler.WithFrameworkOutOfTreeRegistry(registry),
+		scheduler.WithPodInitialBackoffSeconds(0), scheduler.WithPodMaxBackoffSeconds(0))
 	testutils.SyncSchedulerInformerFactory(testCtx)
 	go testCtx.Scheduler.Run(testCtx.SchedulerCtx)
 	t.Cleanup(testCtx.SchedulerCloseFn)
@@ -305,8 +308,16 @@ func (c *cluster) createDefragExample() {
 		return err == nil && pdb.Status.ObservedGeneration == pdb.Generation && pdb.Status.CurrentHealthy == 1, err
 	})
 	// The scheduler has tried job-2 and found no node.
-	c.poll("job-2 unschedulable", func() (bool, error) {
-		p, err := cs.CoreV1().Pods("train").Get(ctx, "job-2", metav1.GetOptions{})
+	c.unschedulable("train", "job-2")
+
+}
+
+// unschedulable waits until the scheduler has tried a pod and found no
+// node for it.
+func (c *cluster) unschedulable(namespace, name string) {
+	c.t.Helper()
+	c.poll(name+" unschedulable", func() (bool, error) {
+		p, err := c.cs.CoreV1().Pods(namespace).Get(c.ctx, name, metav1.GetOptions{})
 		if err != nil || p.Spec.NodeName != "" {
 			return false, err
 		}
@@ -314,7 +325,6 @@ func (c *cluster) createDefragExample() {
 			return c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse
 		}), nil
 	})
-
 }
 
 // create makes a pod, bound where it says, and reports it running and
@@ -343,19 +353,23 @@ func (c *cluster) create(p *v1.Pod) {
 // deschedule runs the descheduler once with the shipped policy, in its own
 // framework (descheduler.RunDeschedulerStrategies), with resfit's plugin
 // registered as the command registers it.
-func (c *cluster) deschedule() {
+func (c *cluster) deschedule(edit ...func(policy string) string) {
 	c.t.Helper()
 	path := filepath.Join(c.t.TempDir(), "policy.yaml")
-	c.must(os.WriteFile(path, []byte(shippedConfigMap(c.t, "../manifests/policy.yaml").Data["policy.yaml"]), 0o600))
+	policy := shippedConfigMap(c.t, "../manifests/policy.yaml").Data["policy.yaml"]
+	for _, e := range edit {
+		policy = e(policy)
+	}
+	c.must(os.WriteFile(path, []byte(policy), 0o600))
 	descheduler.SetupPlugins()
 	defragplugin.Register(pluginregistry.PluginRegistry)
-	policy, err := descheduler.LoadPolicyConfig(path, c.cs, pluginregistry.PluginRegistry)
+	loaded, err := descheduler.LoadPolicyConfig(path, c.cs, pluginregistry.PluginRegistry)
 	c.must(err)
 	rs, err := options.NewDeschedulerServer()
 	c.must(err)
 	rs.Client, rs.EventClient = c.cs, c.cs
 	rs.DefaultFeatureGates = features.DefaultMutableFeatureGate // as the command's Apply sets them
-	c.must(descheduler.RunDeschedulerStrategies(c.ctx, rs, policy, "policy/v1"))
+	c.must(descheduler.RunDeschedulerStrategies(c.ctx, rs, loaded, "policy/v1"))
 }
 
 // versions are the resource versions of the pods, by namespace/name.
@@ -417,4 +431,41 @@ func podPlaces(pods []v1.Pod) []string {
 		out = append(out, p.Name+" on "+p.Spec.NodeName)
 	}
 	return out
+}
+
+// A pod that would take the freed room: train/job-9 asks for what job-2
+// does, at a higher priority (it does not preempt either), created after
+// it. The descheduler plans for the oldest pending pod only (order:
+// oldest, maxPods: 1), job-2; the scheduler's queue tries job-9 first. The
+// room held on gpu-b for job-2 keeps job-9 out: job-2 is bound there,
+// job-9 still waits. Without ResfitRooms in the scheduler's profile (a
+// mutation) job-9 takes gpu-b and the run stops, saying job-2 was not
+// bound.
+func TestHeldRoomKeepsTheFreedRoom(t *testing.T) {
+	c := startCluster(t)
+	c.createDefragExample()
+	never := v1.PreemptNever
+	urgent := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "urgent"}, Value: 200, PreemptionPolicy: &never}
+	_, err := c.cs.SchedulingV1().PriorityClasses().Create(c.ctx, urgent, metav1.CreateOptions{})
+	c.must(err)
+	// Creation times have whole seconds: job-9's must come after job-2's.
+	job2, err := c.cs.CoreV1().Pods("train").Get(c.ctx, "job-2", metav1.GetOptions{})
+	c.must(err)
+	time.Sleep(time.Until(job2.CreationTimestamp.Add(time.Second)))
+	req := examplecluster.Resources("cpu", "8", "memory", "16Gi", examplecluster.GPU, "4")
+	job9 := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "job-9"}, Spec: v1.PodSpec{
+		SchedulerName: scheduler_, PriorityClassName: "urgent", TerminationGracePeriodSeconds: ptr.To[int64](0),
+		Containers: []v1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10", Resources: v1.ResourceRequirements{Requests: req, Limits: req}}}}}
+	c.create(job9)
+	c.unschedulable("train", "job-9")
+	c.deschedule(func(policy string) string {
+		return strings.Replace(policy, "mode: make-room", "mode: make-room\n      order: oldest\n      maxPods: 1", 1)
+	})
+	for name, want := range map[string]string{"job-2": "gpu-b", "job-9": ""} {
+		p, err := c.cs.CoreV1().Pods("train").Get(c.ctx, name, metav1.GetOptions{})
+		c.must(err)
+		if p.Spec.NodeName != want {
+			t.Errorf("%s bound to %q, want %q", name, p.Spec.NodeName, want)
+		}
+	}
 }
