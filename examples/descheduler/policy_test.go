@@ -6,13 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes/fake"
 	"sigs.k8s.io/descheduler/pkg/descheduler"
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
-	"sigs.k8s.io/yaml"
 
 	"github.com/resfit/resfit/examples/descheduler/defragplugin"
+	"github.com/resfit/resfit/examples/kubebridge/manifesttest"
 )
 
 // The shipped policy loads through the descheduler's own loader, with the
@@ -20,14 +19,7 @@ import (
 // strictly, defaulted and validated. A policy with a bad argument fails,
 // naming the field.
 func TestShippedPolicyLoads(t *testing.T) {
-	data, err := os.ReadFile("manifests/policy.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cm := &v1.ConfigMap{}
-	if err := yaml.Unmarshal(data, cm); err != nil {
-		t.Fatal(err)
-	}
+	cm := manifesttest.ConfigMap(t, "manifests/policy.yaml")
 	descheduler.SetupPlugins()
 	defragplugin.Register(pluginregistry.PluginRegistry)
 	load := func(text string) error {

@@ -2,7 +2,6 @@ package defragplugin
 
 import (
 	"context"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -17,25 +16,16 @@ import (
 	"sigs.k8s.io/descheduler/pkg/descheduler/evictions"
 	"sigs.k8s.io/descheduler/pkg/framework/plugins/defaultevictor"
 	frameworktesting "sigs.k8s.io/descheduler/pkg/framework/testing"
-	"sigs.k8s.io/yaml"
 
 	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/manifesttest"
 	"github.com/resfit/resfit/examples/kubectl-resfit/examplecluster"
 )
 
 // schedulerConfigMap is the kube-scheduler host's shipped ConfigMap: the
 // configuration the scheduler runs, which the plugin reads.
 func schedulerConfigMap(t *testing.T) *v1.ConfigMap {
-	t.Helper()
-	data, err := os.ReadFile("../../kubescheduler/manifests/configmap.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cm := &v1.ConfigMap{}
-	if err := yaml.Unmarshal(data, cm); err != nil {
-		t.Fatal(err)
-	}
-	return cm
+	return manifesttest.ConfigMap(t, "../../kubescheduler/manifests/configmap.yaml")
 }
 
 // defragCluster is the defrag example cluster, each pod with a UID (as an

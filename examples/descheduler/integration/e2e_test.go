@@ -54,6 +54,7 @@ import (
 
 	"github.com/resfit/resfit/examples/descheduler/defragplugin"
 	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/manifesttest"
 	"github.com/resfit/resfit/examples/kubectl-resfit/examplecluster"
 	"github.com/resfit/resfit/examples/kubescheduler/plugins"
 )
@@ -110,7 +111,7 @@ func startCluster(t *testing.T) *cluster {
 
 	// The scheduler, with the shipped profile and ResfitRooms.
 	// The scheduler's ConfigMap, which the descheduler reads too.
-	cm := shippedConfigMap(t, "../../kubescheduler/manifests/configmap.yaml")
+	cm := manifesttest.ConfigMap(t, "../../kubescheduler/manifests/configmap.yaml")
 	c.poll("namespace kube-system", func() (bool, error) {
 		_, err := c.cs.CoreV1().Namespaces().Get(ctx, "kube-system", metav1.GetOptions{})
 		return err == nil, nil
@@ -139,20 +140,6 @@ func startCluster(t *testing.T) *cluster {
 	go testCtx.Scheduler.Run(testCtx.SchedulerCtx)
 	t.Cleanup(testCtx.SchedulerCloseFn)
 	return c
-}
-
-// shippedConfigMap is a shipped ConfigMap.
-func shippedConfigMap(t *testing.T, path string) *v1.ConfigMap {
-	t.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cm := &v1.ConfigMap{}
-	if err := yaml.Unmarshal(raw, cm); err != nil {
-		t.Fatal(err)
-	}
-	return cm
 }
 
 // installRoomCRD creates the Room CRD, the first document of the shipped
@@ -356,7 +343,7 @@ func (c *cluster) create(p *v1.Pod) {
 func (c *cluster) deschedule(edit ...func(policy string) string) {
 	c.t.Helper()
 	path := filepath.Join(c.t.TempDir(), "policy.yaml")
-	policy := shippedConfigMap(c.t, "../manifests/policy.yaml").Data["policy.yaml"]
+	policy := manifesttest.ConfigMap(c.t, "../manifests/policy.yaml").Data["policy.yaml"]
 	for _, e := range edit {
 		policy = e(policy)
 	}

@@ -99,3 +99,15 @@ func Account(t *testing.T, ctx context.Context, cs kubernetes.Interface, host, c
 	}
 	return imagetest.Account{Server: host, CA: ca, Token: token.Status.Token, Namespace: namespace}
 }
+
+// ConfigMap is the one ConfigMap of a manifest file.
+func ConfigMap(t *testing.T, path string) *v1.ConfigMap {
+	t.Helper()
+	for _, obj := range Read(t, path) {
+		if cm, ok := obj.(*v1.ConfigMap); ok {
+			return cm
+		}
+	}
+	t.Fatalf("%s holds no ConfigMap", path)
+	return nil
+}
