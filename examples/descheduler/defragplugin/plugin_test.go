@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/descheduler/pkg/descheduler/evictions"
@@ -266,5 +267,45 @@ func TestHourlyAllowance(t *testing.T) {
 		if c.moves == 0 && !slices.ContainsFunc(plan.Warnings, func(w string) bool { return strings.Contains(w, "maxMovesPerHour") }) {
 			t.Errorf("%s an hour: no move, and no word of the allowance: %s", c.share, plan)
 		}
+	}
+}
+
+// The cluster changed between plan and act: a pod without a controller
+// came to gpu-b (2 GPUs) after the plan was made. Before its first move
+// the run sees that the pods on gpu-b are not those the plan read, and
+// plans again: with gpu-b this full no plan of at most 2 moves lets job-2
+// in, so nothing is evicted.
+func TestClusterChangedSincePlan(t *testing.T) {
+	ctx := t.Context()
+	nodes, objects := defragCluster()
+	args := &Args{ConfigMap: &ConfigMapRef{Namespace: "kube-system", Name: "resfit-scheduler-config"}, Mode: ModeMakeRoom,
+		ReplacementTimeout: metav1.Duration{Duration: time.Second}}
+	plugin, client := newPlugin(t, ctx, args, append(objects, schedulerConfigMap(t))...)
+	plugin.rooms = &fakeRooms{}
+	plan, err := plugin.Plan(ctx, nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Moves) != 1 {
+		t.Fatalf("plan %s", plan)
+	}
+	req := examplecluster.Resources("cpu", "2", "memory", "4Gi", examplecluster.GPU, "2")
+	newcomer := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "newcomer", UID: "uid-newcomer"}, Spec: v1.PodSpec{NodeName: "gpu-b",
+		Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{Requests: req, Limits: req}}}}, Status: v1.PodStatus{Phase: v1.PodRunning}}
+	if _, err := client.CoreV1().Pods("web").Create(ctx, newcomer, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		_, err := plugin.pods.Pods("web").Get("newcomer")
+		return err == nil, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	made, err := plugin.carryOut(ctx, nodes, plan)
+	if err != nil || made != 0 {
+		t.Fatalf("carried out: %d moves, %v", made, err)
+	}
+	if _, err := client.CoreV1().Pods("notebook").Get(ctx, "notebook-0", metav1.GetOptions{}); err != nil {
+		t.Errorf("notebook-0 was evicted: %v", err)
 	}
 }
