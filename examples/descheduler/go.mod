@@ -5,7 +5,6 @@ go 1.26.0
 require (
 	github.com/resfit/resfit v0.0.0
 	github.com/resfit/resfit/examples/kubebridge v0.0.0
-	github.com/resfit/resfit/examples/kubectl-resfit v0.0.0
 	github.com/resfit/resfit/examples/kubescheduler v0.0.0-00010101000000-000000000000
 	github.com/spf13/cobra v1.10.2
 	k8s.io/api v0.37.2
@@ -157,6 +156,7 @@ require (
 replace (
 	github.com/resfit/resfit => ../..
 	github.com/resfit/resfit/examples/kubebridge => ../kubebridge
+	// Only in the module graph: kube-scheduler's plugins' tests use it.
 	github.com/resfit/resfit/examples/kubectl-resfit => ../kubectl-resfit
 	github.com/resfit/resfit/examples/kubescheduler => ../kubescheduler
 )

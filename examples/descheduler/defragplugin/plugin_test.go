@@ -19,8 +19,8 @@ import (
 	frameworktesting "sigs.k8s.io/descheduler/pkg/framework/testing"
 
 	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/examplecluster"
 	"github.com/resfit/resfit/examples/kubebridge/manifesttest"
-	"github.com/resfit/resfit/examples/kubectl-resfit/examplecluster"
 )
 
 // schedulerConfigMap is the kube-scheduler host's shipped ConfigMap: the

@@ -54,8 +54,8 @@ import (
 
 	"github.com/resfit/resfit/examples/descheduler/defragplugin"
 	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/examplecluster"
 	"github.com/resfit/resfit/examples/kubebridge/manifesttest"
-	"github.com/resfit/resfit/examples/kubectl-resfit/examplecluster"
 	"github.com/resfit/resfit/examples/kubescheduler/plugins"
 )
 

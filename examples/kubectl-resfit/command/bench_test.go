@@ -12,7 +12,7 @@ import (
 	kres "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/resfit/resfit/examples/kubectl-resfit/examplecluster"
+	"github.com/resfit/resfit/examples/kubebridge/examplecluster"
 	"github.com/resfit/resfit/examples/kubectl-resfit/resfitctl"
 	"github.com/resfit/resfit/scoring/config"
 )

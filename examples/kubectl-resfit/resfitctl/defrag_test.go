@@ -12,7 +12,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/resfit/resfit/examples/kubectl-resfit/examplecluster"
+	"github.com/resfit/resfit/examples/kubebridge/examplecluster"
 )
 
 // plainPlan is a report's moves and outcome in one line.

@@ -20,8 +20,8 @@ import (
 	testutils "k8s.io/kubernetes/test/integration/util"
 	"k8s.io/utils/ptr"
 
+	"github.com/resfit/resfit/examples/kubebridge/examplecluster"
 	"github.com/resfit/resfit/examples/kubectl-resfit/command"
-	"github.com/resfit/resfit/examples/kubectl-resfit/examplecluster"
 )
 
 // kubectl-resfit run live against a real apiserver, reading the cluster as

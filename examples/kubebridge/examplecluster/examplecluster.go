@@ -1,7 +1,8 @@
 // Package examplecluster makes the small cluster of kubectl-resfit's worked
-// example (README) and of its tests, the in-process ones on snapshot files
-// and the live one against a real kube-apiserver: the same objects either
-// way. testdata/cluster.json is its output.
+// example (its README) and of the hosts' tests: kubectl-resfit's on
+// snapshot files and against a real kube-apiserver, the descheduler's
+// end to end; the same objects each way. kubectl-resfit's
+// testdata/cluster.json is its output.
 package examplecluster
 
 import (
