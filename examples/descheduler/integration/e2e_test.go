@@ -214,8 +214,11 @@ const scheduler_ = "resfit-scheduler"
 // nothing here moves them). infer's PodDisruptionBudget is the example's,
 // its status the real disruption controller's. Every pod is the resfit
 // scheduler's, with no grace period (no kubelet runs to end one).
-func (c *cluster) createDefragExample() {
+func (c *cluster) createDefragExample(withBudget bool) {
 	nodes, pods, budgets := examplecluster.DefragCluster()
+	if !withBudget {
+		budgets = nil
+	}
 	ctx, cs := c.ctx, c.cs
 	// The training jobs do not preempt: kube-scheduler's preemption would
 	// otherwise evict notebook-0 (priority 0) for job-2 (100), and the
@@ -290,6 +293,9 @@ func (c *cluster) createDefragExample() {
 			if err != nil || len(pods.Items) != 1 || metav1.GetControllerOf(&pods.Items[0]) == nil {
 				return false, err
 			}
+		}
+		if !withBudget {
+			return true, nil
 		}
 		pdb, err := cs.PolicyV1().PodDisruptionBudgets("infer").Get(ctx, "infer", metav1.GetOptions{})
 		return err == nil && pdb.Status.ObservedGeneration == pdb.Generation && pdb.Status.CurrentHealthy == 1, err
@@ -379,7 +385,7 @@ func (c *cluster) versions() map[string]string {
 // is left held.
 func TestDeschedulerCarriesThePlanOut(t *testing.T) {
 	c := startCluster(t)
-	c.createDefragExample()
+	c.createDefragExample(true)
 	before := c.versions()
 	c.deschedule()
 	cs, ctx := c.cs, c.ctx
@@ -430,7 +436,7 @@ func podPlaces(pods []v1.Pod) []string {
 // bound.
 func TestHeldRoomKeepsTheFreedRoom(t *testing.T) {
 	c := startCluster(t)
-	c.createDefragExample()
+	c.createDefragExample(true)
 	never := v1.PreemptNever
 	urgent := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "urgent"}, Value: 200, PreemptionPolicy: &never}
 	_, err := c.cs.SchedulingV1().PriorityClasses().Create(c.ctx, urgent, metav1.CreateOptions{})
@@ -453,6 +459,33 @@ func TestHeldRoomKeepsTheFreedRoom(t *testing.T) {
 		c.must(err)
 		if p.Spec.NodeName != want {
 			t.Errorf("%s bound to %q, want %q", name, p.Spec.NodeName, want)
+		}
+	}
+}
+
+// Without infer's PodDisruptionBudget the plan moves infer-1 instead (the
+// first pod of gpu-b it tries, as kubectl resfit defrag's plan does):
+// its ReplicaSet's replacement is bound to gpu-a, job-2 to gpu-b, and
+// notebook-0 stays. With the budget (TestDeschedulerCarriesThePlanOut)
+// infer-1 stays and notebook-0 moves.
+func TestWithoutTheBudgetInferMoves(t *testing.T) {
+	c := startCluster(t)
+	c.createDefragExample(false)
+	c.deschedule()
+	cs, ctx := c.cs, c.ctx
+	if _, err := cs.CoreV1().Pods("infer").Get(ctx, "infer-1", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("infer-1 is still there: %v", err)
+	}
+	list, err := cs.CoreV1().Pods("infer").List(ctx, metav1.ListOptions{})
+	c.must(err)
+	if len(list.Items) != 1 || list.Items[0].Spec.NodeName != "gpu-a" {
+		t.Errorf("infer's pods after the run: %v", podPlaces(list.Items))
+	}
+	for ns, name := range map[string]string{"train": "job-2", "notebook": "notebook-0"} {
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		c.must(err)
+		if want := map[string]string{"job-2": "gpu-b", "notebook-0": "gpu-b"}[name]; p.Spec.NodeName != want {
+			t.Errorf("%s on %q, want %q", name, p.Spec.NodeName, want)
 		}
 	}
 }
