@@ -1,6 +1,8 @@
 package plugins
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/noderesources"
+	"pgregory.net/rapid"
 
 	"github.com/resfit/resfit/examples/kubebridge"
 )
@@ -89,4 +93,68 @@ func TestRoomsByHand(t *testing.T) {
 	if _, status := r.SignPod(t.Context(), pending); !status.IsSuccess() {
 		t.Errorf("no room holds, and the pod is not signed: %v", status)
 	}
+}
+
+// The rooms' Filter against kube-scheduler's own NodeResourcesFit rule on
+// generated nodes, pods and rooms: a pod no room is for fits a node with
+// rooms held for others exactly when noderesources.Fits says it fits the
+// node with a pod holding the rooms' requests added. The pods ask for cpu
+// and GPUs, the rooms hold both (so that the two look at the same
+// resources), and the node has room for the pods' count.
+func TestRoomsFilterIsNodeResourcesFit(t *testing.T) {
+	now := time.Date(2026, 11, 26, 22, 0, 0, 0, time.UTC)
+	rapid.Check(t, func(rt *rapid.T) {
+		gpus := rapid.IntRange(0, 8).Draw(rt, "node gpus")
+		milli := func(label string, most int) string {
+			return fmt.Sprintf("%dm", rapid.IntRange(0, most).Draw(rt, label))
+		}
+		count := func(label string, most int) string { return fmt.Sprint(rapid.IntRange(0, most).Draw(rt, label)) }
+		podOf := func(name, node, cpu, gpu string) *v1.Pod {
+			req := v1.ResourceList{v1.ResourceCPU: kres.MustParse(cpu), "nvidia.com/gpu": kres.MustParse(gpu)}
+			return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID(name)},
+				Spec: v1.PodSpec{NodeName: node, Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{Requests: req, Limits: req}}}}}
+		}
+		var running []*v1.Pod
+		for i := range rapid.IntRange(0, 3).Draw(rt, "running") {
+			running = append(running, podOf(fmt.Sprint("run-", i), "n", milli("run cpu", 8000), count("run gpu", 3)))
+		}
+		info := framework.NewNodeInfo(running...)
+		alloc := v1.ResourceList{v1.ResourceCPU: kres.MustParse("16"), v1.ResourcePods: kres.MustParse("110"), "nvidia.com/gpu": kres.MustParse(fmt.Sprint(gpus))}
+		node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Status: v1.NodeStatus{Allocatable: alloc}}
+		info.SetNode(node)
+		store := cache.NewStore(cache.MetaNamespaceKeyFunc)
+		held := v1.ResourceList{v1.ResourceCPU: kres.MustParse("0"), "nvidia.com/gpu": kres.MustParse("0")}
+		for i := range rapid.IntRange(1, 2).Draw(rt, "rooms") {
+			owner := podOf(fmt.Sprint("owner-", i), "", milli("room cpu", 8000), count("room gpu", 4))
+			room, err := kubebridge.RoomFor(owner, "n", true, now.Add(time.Hour))
+			if err != nil {
+				rt.Fatal(err)
+			}
+			for name, q := range room.Requests {
+				sum := held[name]
+				sum.Add(q)
+				held[name] = sum
+			}
+			obj := room.Object()
+			obj.SetUID(types.UID(fmt.Sprint("room-", i)))
+			if err := store.Add(obj); err != nil {
+				rt.Fatal(err)
+			}
+		}
+		pod := podOf("pod", "", milli("pod cpu", 16000), count("pod gpu", 8))
+		r := newRooms(store, func() time.Time { return now })
+		state := framework.NewCycleState()
+		if _, status := r.PreFilter(t.Context(), state, pod, nil); !status.IsSuccess() {
+			rt.Fatal(status)
+		}
+		got := r.Filter(t.Context(), state, pod, info).IsSuccess()
+		holder := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "rooms", UID: "rooms"},
+			Spec: v1.PodSpec{NodeName: "n", Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{Requests: held, Limits: held}}}}}
+		withRooms := framework.NewNodeInfo(append(slices.Clone(running), holder)...)
+		withRooms.SetNode(node)
+		want := len(noderesources.Fits(pod, withRooms, nil, noderesources.ResourceRequestsOptions{})) == 0
+		if got != want {
+			rt.Fatalf("the rooms' Filter says fits %v; NodeResourcesFit with the rooms' requests held, %v", got, want)
+		}
+	})
 }
