@@ -23,9 +23,7 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	cacheddiscovery "k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -50,7 +48,6 @@ import (
 	"sigs.k8s.io/descheduler/pkg/descheduler"
 	"sigs.k8s.io/descheduler/pkg/features"
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
-	"sigs.k8s.io/yaml"
 
 	"github.com/resfit/resfit/examples/descheduler/defragplugin"
 	"github.com/resfit/resfit/examples/kubebridge"
@@ -87,7 +84,7 @@ func startCluster(t *testing.T) *cluster {
 		server.TearDownFn()
 	})
 	c := &cluster{t: t, ctx: ctx, cs: kubernetes.NewForConfigOrDie(server.ClientConfig), config: server.ClientConfig}
-	c.installRoomCRD()
+	manifesttest.InstallRoomCRD(t, ctx, c.config, c.cs, "../../kubescheduler/manifests/rooms.yaml")
 
 	// kube-controller-manager's controllers, in-process.
 	f := informers.NewSharedInformerFactory(kubernetes.NewForConfigOrDie(rest.AddUserAgent(c.config, "informers")), 0)
@@ -140,29 +137,6 @@ func startCluster(t *testing.T) *cluster {
 	go testCtx.Scheduler.Run(testCtx.SchedulerCtx)
 	t.Cleanup(testCtx.SchedulerCloseFn)
 	return c
-}
-
-// installRoomCRD creates the Room CRD, the first document of the shipped
-// manifest, and waits until rooms are served.
-func (c *cluster) installRoomCRD() {
-	c.t.Helper()
-	raw, err := os.ReadFile("../../kubescheduler/manifests/rooms.yaml")
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	first, _, _ := strings.Cut(string(raw), "\n---\n")
-	crd := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(first), &crd.Object); err != nil {
-		c.t.Fatal(err)
-	}
-	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	if _, err := dynamic.NewForConfigOrDie(c.config).Resource(crds).Create(c.ctx, crd, metav1.CreateOptions{}); err != nil {
-		c.t.Fatal(err)
-	}
-	c.poll("rooms served", func() (bool, error) {
-		list, err := c.cs.Discovery().ServerResourcesForGroupVersion(kubebridge.RoomResource.GroupVersion().String())
-		return err == nil && len(list.APIResources) > 0, nil
-	})
 }
 
 func (c *cluster) poll(what string, cond func() (bool, error)) {

@@ -22,6 +22,15 @@ import (
 	clientscheme "k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/resfit/resfit/examples/internal/imagetest"
+	"github.com/resfit/resfit/examples/kubebridge"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
+	"strings"
+	"time"
 )
 
 // Read decodes every document of a manifest file.
@@ -110,4 +119,35 @@ func ConfigMap(t *testing.T, path string) *v1.ConfigMap {
 	}
 	t.Fatalf("%s holds no ConfigMap", path)
 	return nil
+}
+
+// InstallRoomCRD creates the Room CRD from the kube-scheduler host's
+// shipped manifest (its first document; the others are its RBAC) on an
+// apiserver that serves custom resources, and waits until rooms are
+// served.
+func InstallRoomCRD(t *testing.T, ctx context.Context, config *rest.Config, cs kubernetes.Interface, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(string(data), "\n---\n")
+	crd := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(first), &crd.Object); err != nil {
+		t.Fatal(err)
+	}
+	if crd.GetKind() != "CustomResourceDefinition" {
+		t.Fatalf("%s begins with a %s, not the CRD", path, crd.GetKind())
+	}
+	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	if _, err := dynamic.NewForConfigOrDie(config).Resource(crds).Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	gv := kubebridge.RoomResource.GroupVersion().String()
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		list, err := cs.Discovery().ServerResourcesForGroupVersion(gv)
+		return err == nil && len(list.APIResources) > 0, nil
+	}); err != nil {
+		t.Fatalf("rooms are not served: %v", err)
+	}
 }

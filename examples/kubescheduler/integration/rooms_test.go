@@ -2,20 +2,14 @@ package integration
 
 import (
 	"context"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	kubeschedulerconfigv1 "k8s.io/kube-scheduler/config/v1"
 	kubeapiservertesting "k8s.io/kubernetes/cmd/kube-apiserver/app/testing"
 	"k8s.io/kubernetes/pkg/scheduler"
@@ -24,9 +18,9 @@ import (
 	"k8s.io/kubernetes/test/integration/framework"
 	testutils "k8s.io/kubernetes/test/integration/util"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
 
 	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/manifesttest"
 	"github.com/resfit/resfit/examples/kubescheduler/plugins"
 )
 
@@ -52,37 +46,6 @@ func roomsAPIServer(t *testing.T) *testutils.TestContext {
 	return testCtx
 }
 
-// installRoomCRD creates the Room CRD from the shipped manifest and waits
-// until the API serves rooms.
-func installRoomCRD(t *testing.T, ctx context.Context, config *rest.Config, cs kubernetes.Interface) {
-	t.Helper()
-	data, err := os.ReadFile("../manifests/rooms.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The manifest's first document is the CRD (the others its RBAC).
-	first, _, _ := strings.Cut(string(data), "\n---\n")
-	crd := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(first), &crd.Object); err != nil {
-		t.Fatal(err)
-	}
-	if crd.GetKind() != "CustomResourceDefinition" {
-		t.Fatalf("rooms.yaml begins with a %s", crd.GetKind())
-	}
-	client := dynamic.NewForConfigOrDie(config)
-	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	if _, err := client.Resource(crds).Create(ctx, crd, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	gv := kubebridge.RoomResource.GroupVersion().String()
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		list, err := cs.Discovery().ServerResourcesForGroupVersion(gv)
-		return err == nil && len(list.APIResources) > 0, nil
-	}); err != nil {
-		t.Fatalf("rooms are not served: %v", err)
-	}
-}
-
 // The real kube-scheduler with a profile that packs GPUs
 // (ResourceStrategyFit) and honours rooms (ResfitRooms), on two GPU nodes
 // of 8 GPUs, gpu-busy running a job on 6:
@@ -97,7 +60,7 @@ func installRoomCRD(t *testing.T, ctx context.Context, config *rest.Config, cs k
 // gpu-busy.
 func TestSchedulerHonoursRooms(t *testing.T) {
 	testCtx := roomsAPIServer(t)
-	installRoomCRD(t, testCtx.Ctx, testCtx.KubeConfig, testCtx.ClientSet)
+	manifesttest.InstallRoomCRD(t, testCtx.Ctx, testCtx.KubeConfig, testCtx.ClientSet, "../manifests/rooms.yaml")
 	multi := []kubeschedulerconfigv1.Plugin{{Name: plugins.ResourceStrategyFitName}, {Name: plugins.RoomsName}}
 	cfg := configtesting.V1ToInternalWithDefaults(t, kubeschedulerconfigv1.KubeSchedulerConfiguration{
 		Profiles: []kubeschedulerconfigv1.KubeSchedulerProfile{{
