@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -62,13 +63,8 @@ func NewScene(snap *Snapshot, cfg *config.Config, running []*v1.Pod) (*Scene, er
 
 // firstLine is an error's first line.
 func firstLine(err error) string {
-	s := err.Error()
-	for i := range len(s) {
-		if s[i] == '\n' {
-			return s[:i]
-		}
-	}
-	return s
+	line, _, _ := strings.Cut(err.Error(), "\n")
+	return line
 }
 
 // Snapshot is the scene's snapshot.

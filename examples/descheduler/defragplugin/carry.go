@@ -110,7 +110,7 @@ func (c restRooms) Delete(ctx context.Context, namespace, name string) error {
 // held are the rooms a run holds, to let go of when it ends.
 type held struct {
 	client roomClient
-	names  map[string]string // namespace/name → namespace
+	rooms  map[types.NamespacedName]bool
 }
 
 // hold creates a room, and keeps its name.
@@ -119,22 +119,21 @@ func (h *held) hold(ctx context.Context, room kubebridge.Room) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("holding room on %s for %s/%s: %w", room.Node, room.Namespace, room.Name, err)
 	}
-	h.names[room.Namespace+"/"+name] = room.Namespace
+	h.rooms[types.NamespacedName{Namespace: room.Namespace, Name: name}] = true
 	return name, nil
 }
 
 // release deletes a room the run holds.
 func (h *held) release(ctx context.Context, namespace, name string) error {
-	delete(h.names, namespace+"/"+name)
+	delete(h.rooms, types.NamespacedName{Namespace: namespace, Name: name})
 	return h.client.Delete(ctx, namespace, name)
 }
 
 // releaseAll deletes every room the run still holds.
 func (h *held) releaseAll(ctx context.Context) {
-	for key, ns := range h.names {
-		name := key[len(ns)+1:]
-		if err := h.release(ctx, ns, name); err != nil {
-			klog.FromContext(ctx).Error(err, "letting go of a room; it expires on its own", "room", key)
+	for room := range h.rooms {
+		if err := h.release(ctx, room.Namespace, room.Name); err != nil {
+			klog.FromContext(ctx).Error(err, "letting go of a room; it expires on its own", "room", room)
 		}
 	}
 }
@@ -191,7 +190,7 @@ func (p *Plugin) carry(ctx context.Context, plan *Plan) (int, error) {
 	}
 	gone := map[string]bool{} // evicted pods, terminating or gone
 	timeout := p.args.ReplacementTimeout.Duration
-	rooms := &held{client: p.rooms, names: map[string]string{}}
+	rooms := &held{client: p.rooms, rooms: map[types.NamespacedName]bool{}}
 	defer rooms.releaseAll(context.WithoutCancel(ctx))
 	for n, m := range plan.Moves {
 		if why := p.changedSince(expect, gone, plan.Moves[n:]); why != "" {
