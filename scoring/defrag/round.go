@@ -34,10 +34,16 @@ const (
 //     order given, the fewest moves after which it fits, at most PerTask
 //     and at most the moves the round has left (MakeRoom); when there is
 //     such a plan its moves are made and the task placed where the
-//     pipeline then puts it; a task without one is passed over. The round
-//     ends when its moves are spent.
+//     pipeline then puts it; a task without one is passed over. Tasks of
+//     one job (Task.Job, a pod group) are a gang: at its first task's
+//     turn, the fewest moves after which all of them fit, placed in
+//     order (MakeRoomGang), or none is placed; PerTask bounds the
+//     gang's plan, and a gang cut by Tasks is passed over. The round ends
+//     when its moves are spent.
 //   - RoundGiveBack: GiveBack within Moves, with the cost, and the first
-//     Tasks pending tasks (which must not fit now) as its pending tasks.
+//     Tasks pending tasks (which must not fit now) as its pending tasks,
+//     but for a gang's: GiveBack places pending tasks one by one, and a
+//     gang placed in part holds room none of it can use.
 //
 // Budgets are the disruptions each group allows over the whole round.
 type Round struct {
@@ -133,20 +139,38 @@ func PlanRound(c *Cluster, pending []*scoring.Task, r Round) (*RoundPlan, error)
 	if slices.Contains(pending, nil) {
 		return nil, errors.New("defrag: a nil pending task")
 	}
+	// A gang cut by Tasks is not planned for: its tasks within are
+	// passed over.
+	cut := map[string]bool{}
 	if r.Tasks > 0 && len(pending) > r.Tasks {
+		for _, task := range pending[r.Tasks:] {
+			cut[task.Job] = task.Job != ""
+		}
 		pending = pending[:r.Tasks]
 	}
 	if r.Mode == RoundGiveBack {
-		return giveBackRound(c, pending, r)
+		return giveBackRound(c, pending, cut, r)
 	}
 	plan := &RoundPlan{}
 	budgets := maps.Clone(r.Budgets)
+	planned := make([]bool, len(pending))
 	for n, task := range pending {
+		planned[n] = cut[task.Job]
+	}
+	for n := range pending {
 		left := r.Moves - len(plan.Moves)
 		if left < 1 {
 			break
 		}
-		p, err := MakeRoom(c, task, Options{MaxMoves: min(cmp.Or(r.PerTask, DefaultMaxMoves), left), Budgets: budgets,
+		if planned[n] {
+			continue
+		}
+		gang := gangAt(pending, n)
+		tasks := make([]*scoring.Task, len(gang))
+		for i, m := range gang {
+			planned[m], tasks[i] = true, pending[m]
+		}
+		p, err := MakeRoomGang(c, tasks, Options{MaxMoves: min(cmp.Or(r.PerTask, DefaultMaxMoves), left), Budgets: budgets,
 			MaxStates: r.MaxStates, ExactStates: r.ExactStates, Timeout: r.Timeout})
 		if err != nil {
 			return plan, err
@@ -161,27 +185,57 @@ func PlanRound(c *Cluster, pending []*scoring.Task, r Round) (*RoundPlan, error)
 			c.Pods[m.Pod].spendOn(budgets, 1)
 		}
 		plan.Moves = append(plan.Moves, p.Moves...)
-		if err := place(c, task, p.Row, r.Movable, r.Group); err != nil {
-			return plan, err
+		for i, m := range gang {
+			if err := place(c, pending[m], p.Rows[i], r.Movable, r.Group); err != nil {
+				return plan, err
+			}
+			last := len(c.Pods) - 1
+			plan.Placed = append(plan.Placed, RoundPlaced{Task: m, Pod: last, Row: p.Rows[i], Holds: c.Pods[last].Holds, After: len(plan.Moves)})
 		}
-		last := len(c.Pods) - 1
-		plan.Placed = append(plan.Placed, RoundPlaced{Task: n, Pod: last, Row: p.Row, Holds: c.Pods[last].Holds, After: len(plan.Moves)})
 	}
 	return plan, nil
 }
 
+// gangAt is the gang of pending task n, as indices into pending: the tasks
+// of its job from n on, or n alone when it has no job.
+func gangAt(pending []*scoring.Task, n int) []int {
+	gang := []int{n}
+	if job := pending[n].Job; job != "" {
+		for m := n + 1; m < len(pending); m++ {
+			if pending[m].Job == job {
+				gang = append(gang, m)
+			}
+		}
+	}
+	return gang
+}
+
 // giveBackRound is a give-back round.
-func giveBackRound(c *Cluster, pending []*scoring.Task, r Round) (*RoundPlan, error) {
+func giveBackRound(c *Cluster, pending []*scoring.Task, cut map[string]bool, r Round) (*RoundPlan, error) {
 	before := len(c.Pods)
+	jobs := map[string]int{}
+	for _, task := range pending {
+		jobs[task.Job]++
+	}
+	var alone []int // the pending tasks GiveBack may place: a gang's are not
+	for n, task := range pending {
+		if task.Job == "" || jobs[task.Job] == 1 && !cut[task.Job] {
+			alone = append(alone, n)
+		}
+	}
+	tasks := make([]*scoring.Task, len(alone))
+	for i, n := range alone {
+		tasks[i] = pending[n]
+	}
 	steps, err := GiveBack(c, r.Cost, GiveBackOptions{Moves: r.Moves, Budgets: r.Budgets, Candidates: r.Candidates,
-		Pending: pending, Movable: r.Movable, Group: r.Group})
+		Pending: tasks, Movable: r.Movable, Group: r.Group})
 	plan := &RoundPlan{}
 	next := before
 	for _, s := range steps {
 		plan.Moves, plan.Gains = append(plan.Moves, s.Move), append(plan.Gains, s.Gain)
-		for _, n := range s.Placed {
+		for _, i := range s.Placed {
 			p := c.Pods[next]
-			plan.Placed = append(plan.Placed, RoundPlaced{Task: n, Pod: next, Row: p.Row, Holds: p.Holds, After: len(plan.Moves)})
+			plan.Placed = append(plan.Placed, RoundPlaced{Task: alone[i], Pod: next, Row: p.Row, Holds: p.Holds, After: len(plan.Moves)})
 			next++
 		}
 	}

@@ -76,10 +76,13 @@ func carryOut(t *rapid.T, c *Cluster, pending []*scoring.Task, plan *RoundPlan) 
 // copy as the round left the cluster.
 func TestPlanRound(t *testing.T) {
 	schema := gpuSchema(t)
-	placedSome, passedOver, giveBacks := 0, 0, 0
+	placedSome, passedOver, giveBacks, gangsPlaced := 0, 0, 0, 0
 	rapid.Check(t, func(rt *rapid.T) {
 		c, first := drawClusterFor(rt, schema, true)
 		pending := drawPending(rt, first)
+		for _, task := range pending { // some in gangs
+			task.Job = rapid.SampledFrom([]string{"", "", "a", "b"}).Draw(rt, "job")
+		}
 		if rapid.Bool().Draw(rt, "all in web") { // so that budgets bind across the round's plans
 			for i := range c.Pods {
 				c.Pods[i].Group = "web"
@@ -112,46 +115,88 @@ func TestPlanRound(t *testing.T) {
 		if len(plan.Moves) > round.Moves {
 			rt.Fatalf("%d moves, at most %d", len(plan.Moves), round.Moves)
 		}
+		// The gangs: each job's tasks, in order, at its first task; a job
+		// with tasks beyond the round's Tasks is none of the round's.
+		gangs := map[string][]int{}
+		for n, task := range pending {
+			if task.Job != "" {
+				gangs[task.Job] = append(gangs[task.Job], n)
+			}
+		}
+		within := len(pending)
+		if round.Tasks > 0 {
+			within = min(within, round.Tasks)
+		}
+		gangOf := func(n int) []int {
+			job := pending[n].Job
+			if job == "" {
+				return []int{n}
+			}
+			if gangs[job][len(gangs[job])-1] >= within {
+				return nil // cut
+			}
+			return gangs[job]
+		}
 		if round.Mode == RoundGiveBack {
+			for _, p := range plan.Placed {
+				if g := gangOf(p.Task); len(g) != 1 {
+					rt.Fatalf("give-back placed task %d of gang %v", p.Task, g)
+				}
+			}
 			giveBacks++
 			return
 		}
-		if round.Tasks > 0 {
-			pending = pending[:min(len(pending), round.Tasks)]
-		}
 		made, next := 0, 0
-		for n, task := range pending {
+		for n := range pending[:within] {
 			if made >= round.Moves {
 				break
 			}
+			gang := gangOf(n)
+			if len(gang) == 0 || gang[0] != n {
+				continue // cut, or planned at its gang's first task
+			}
+			tasks := make([]*scoring.Task, len(gang))
+			for i, m := range gang {
+				tasks[i] = pending[m]
+			}
 			w.moved = make([]bool, len(w.moved)) // each plan moves a pod at most once
-			fewest := w.fewest(t, []*scoring.Task{task}, min(cmp.Or(round.PerTask, DefaultMaxMoves), round.Moves-made))
+			fewest := w.fewest(t, tasks, min(cmp.Or(round.PerTask, DefaultMaxMoves), round.Moves-made))
 			if fewest < 0 {
-				if next < len(plan.Placed) && plan.Placed[next].Task == n {
-					rt.Fatalf("task %d placed %+v; no plan within the moves makes room for it", n, plan.Placed[next])
+				if next < len(plan.Placed) && slices.Contains(gang, plan.Placed[next].Task) {
+					rt.Fatalf("gang %v: %+v placed; no plan within the moves makes room for it", gang, plan.Placed[next])
 				}
 				passedOver++
 				continue
 			}
-			if next >= len(plan.Placed) || plan.Placed[next].Task != n {
-				rt.Fatalf("task %d not placed; %d moves make room for it (%d made of %d)", n, fewest, made, round.Moves)
+			if next+len(gang) > len(plan.Placed) {
+				rt.Fatalf("gang %v not placed; %d moves make room for it (%d made of %d)", gang, fewest, made, round.Moves)
 			}
-			p := plan.Placed[next]
-			if p.After-made != fewest {
-				rt.Fatalf("task %d placed after %d moves; the fewest are %d", n, p.After-made, fewest)
+			after := plan.Placed[next].After
+			if after-made != fewest {
+				rt.Fatalf("gang %v placed after %d moves; the fewest are %d", gang, after-made, fewest)
 			}
-			for _, m := range plan.Moves[made:p.After] {
+			for _, m := range plan.Moves[made:after] {
 				if to, holds := w.destination(t, m.Pod); to != m.To || !slices.Equal(holds, m.Holds) || m.From != w.rows[m.Pod] || !before.Pods[m.Pod].Movable {
-					rt.Fatalf("task %d, move %+v: the pipeline puts the pod on %d, devices %v", n, m, to, holds)
+					rt.Fatalf("gang %v, move %+v: the pipeline puts the pod on %d, devices %v", gang, m, to, holds)
 				}
 				w = w.moveTo(t, m.Pod, m.To, m.Holds)
 			}
-			if row := w.fits(t, task); row != p.Row {
-				rt.Fatalf("task %d placed on %d; the pipeline puts it on %d", n, p.Row, row)
+			for _, m := range gang {
+				p := plan.Placed[next]
+				if p.Task != m || p.After != after {
+					rt.Fatalf("gang %v: placed %+v, want task %d after %d moves", gang, p, m, after)
+				}
+				if row := w.fits(t, pending[m]); row != p.Row {
+					rt.Fatalf("task %d placed on %d; the pipeline puts it on %d", m, p.Row, row)
+				}
+				w = w.place(t, pending[m], p.Row)
+				next++
+				placedSome++
 			}
-			w = w.place(t, task, p.Row)
-			made, next = p.After, next+1
-			placedSome++
+			if len(gang) > 1 {
+				gangsPlaced++
+			}
+			made = after
 		}
 		if next != len(plan.Placed) || made != len(plan.Moves) {
 			rt.Fatalf("the reference places %d tasks after %d moves; the round %d after %d", next, made, len(plan.Placed), len(plan.Moves))
@@ -162,7 +207,7 @@ func TestPlanRound(t *testing.T) {
 			}
 		}
 	})
-	t.Logf("make-room rounds placed %d tasks and passed over %d; %d give-back rounds", placedSome, passedOver, giveBacks)
+	t.Logf("make-room rounds placed %d tasks (%d gangs of more than one) and passed over %d; %d give-back rounds", placedSome, gangsPlaced, passedOver, giveBacks)
 }
 
 // A round's settings are checked before it runs, and so are its tasks.
