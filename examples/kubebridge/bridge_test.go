@@ -645,3 +645,27 @@ func TestSnapshotReadsSharingStacks(t *testing.T) {
 		t.Errorf("healed: %v", s.Devices().Free(row))
 	}
 }
+
+// A pod's group: Kubernetes' own (spec.schedulingGroup) before Volcano's
+// annotation before the coscheduling label; none without any of them.
+func TestPodGroup(t *testing.T) {
+	named := func(s string) *v1.PodSchedulingGroup { return &v1.PodSchedulingGroup{PodGroupName: &s} }
+	volcano := map[string]string{"scheduling.k8s.io/group-name": "vc"}
+	cosched := map[string]string{"scheduling.x-k8s.io/pod-group": "co"}
+	for _, c := range []struct {
+		group               *v1.PodSchedulingGroup
+		annotations, labels map[string]string
+		want                string
+	}{
+		{named("kube"), volcano, cosched, "train/kube"},
+		{named(""), volcano, cosched, "train/vc"},
+		{&v1.PodSchedulingGroup{}, nil, cosched, "train/co"},
+		{nil, volcano, nil, "train/vc"},
+		{nil, nil, nil, ""},
+	} {
+		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "p", Annotations: c.annotations, Labels: c.labels}, Spec: v1.PodSpec{SchedulingGroup: c.group}}
+		if got := PodGroup(p); got != c.want {
+			t.Errorf("%+v: %q, want %q", c, got, c.want)
+		}
+	}
+}

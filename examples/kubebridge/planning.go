@@ -2,6 +2,7 @@ package kubebridge
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -226,9 +227,12 @@ type Settled struct {
 // SettlePending places the pending pods that fit now, in queue order, each
 // on the node the pipeline ranks first, as the scheduler will (assumed in
 // the scene's snapshot: Snapshot.Assume), so that plans are made on the
-// cluster as it will be, and returns the others, which wait. A pod whose
-// DRA claims take different devices on different nodes is left out (with
-// why in Settled.Left).
+// cluster as it will be, and returns the others, which wait. A pod group's
+// pending pods (PodGroup) are a gang, placed at its first pod's turn: all
+// of them, in queue order, or none (they all wait), as kube-scheduler's
+// GangScheduling and Volcano's gang plugin place them. A pod whose DRA
+// claims take different devices on different nodes is left out (with why
+// in Settled.Left), and so is the rest of its gang.
 func (p *Planning) SettlePending(pending []*v1.Pod) (*Settled, error) {
 	pending = slices.Clone(pending)
 	QueueOrder(pending)
@@ -238,33 +242,97 @@ func (p *Planning) SettlePending(pending []*v1.Pod) (*Settled, error) {
 		return nil, err
 	}
 	out := &Settled{}
+	done := map[*v1.Pod]bool{}
 	for _, pod := range pending {
-		pt, err := p.scene.Task(pod)
-		if err != nil {
-			return nil, err
-		}
-		if !pt.Uniform() {
-			out.Left = append(out.Left, fmt.Sprintf("pending pod %s/%s: %s; left out", pod.Namespace, pod.Name, notUniform))
+		if done[pod] {
 			continue
 		}
-		row, err := placer.Best(pt.Task)
+		gang := Gang(pending, pod)
+		for _, m := range gang {
+			done[m] = true
+		}
+		tasks := make([]*scoring.Task, len(gang))
+		var odd *v1.Pod
+		for n, m := range gang {
+			pt, err := p.scene.Task(m)
+			if err != nil {
+				return nil, err
+			}
+			if !pt.Uniform() && odd == nil {
+				odd = m
+			}
+			tasks[n] = pt.Task
+		}
+		if odd != nil {
+			for _, m := range gang {
+				why := notUniform
+				if m != odd {
+					why = fmt.Sprintf("%s/%s of its pod group %s: %s", odd.Namespace, odd.Name, PodGroup(m), notUniform)
+				}
+				out.Left = append(out.Left, fmt.Sprintf("pending pod %s/%s: %s; left out", m.Namespace, m.Name, why))
+			}
+			continue
+		}
+		fit, err := p.assumeAll(placer, gang, tasks)
 		if err != nil {
 			return nil, err
+		}
+		if fit == nil {
+			out.Waiting = append(out.Waiting, gang...)
+			continue
+		}
+		out.Fit = append(out.Fit, fit...)
+	}
+	return out, nil
+}
+
+// assumeAll places a gang's pods in order, each where the pipeline ranks
+// first, or none of them (nil) when one does not fit.
+func (p *Planning) assumeAll(placer *scoring.Placer, gang []*v1.Pod, tasks []*scoring.Task) ([]Placement, error) {
+	table := p.cluster.Table
+	var fit []Placement
+	undo := func() error {
+		for _, f := range slices.Backward(fit) {
+			if err := p.scene.snap.Forget(f.Pod); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for n, pod := range gang {
+		row, err := placer.Best(tasks[n])
+		if err != nil {
+			return nil, errors.Join(err, undo())
 		}
 		if row < 0 {
-			out.Waiting = append(out.Waiting, pod)
-			continue
+			return nil, undo()
 		}
 		node := table.Name(row)
 		if err := p.scene.snap.Assume(pod, node); err != nil {
-			return nil, fmt.Errorf("placing pod %s/%s on %s: %v", pod.Namespace, pod.Name, node, err)
+			return nil, errors.Join(fmt.Errorf("placing pod %s/%s on %s: %v", pod.Namespace, pod.Name, node, err), undo())
 		}
+		fit = append(fit, Placement{Pod: pod, Node: node})
 		if p.scene.snap.Table() != table {
 			return nil, fmt.Errorf("placing pod %s/%s changed the cluster's resources", pod.Namespace, pod.Name)
 		}
-		out.Fit = append(out.Fit, Placement{Pod: pod, Node: node})
 	}
-	return out, nil
+	return fit, nil
+}
+
+// Gang is pod's gang among the pods: the pods of its pod group (PodGroup)
+// in the order given, or the pod alone when it has none.
+func Gang(pods []*v1.Pod, pod *v1.Pod) []*v1.Pod {
+	group := PodGroup(pod)
+	if group == "" {
+		return []*v1.Pod{pod}
+	}
+	var gang []*v1.Pod
+	for _, m := range pods {
+		if PodGroup(m) == group {
+			gang = append(gang, m)
+		}
+	}
+	return gang
 }
 
 // Round makes a round of moves for the waiting pods, in the order given

@@ -143,3 +143,50 @@ func TestPlanning(t *testing.T) {
 		t.Error("a negative limit: no error")
 	}
 }
+
+// A pod group's pending pods are a gang, settled and planned for whole, on
+// planningScene's two 4-GPU nodes with 2 GPUs free on each: pair-0 (1
+// GPU) would fit alone, pair-1 (3 GPUs) fits nowhere, so both wait and
+// neither is assumed; solo (no GPU) fits and is placed. A round of one move
+// then takes one web pod to the other's node, after which the pair goes
+// to the node it left, both placed after that move.
+func TestPlanningGang(t *testing.T) {
+	sc, pods := planningScene(t)
+	pods = pods[:2]
+	group := "pair"
+	for _, name := range []string{"pair-0", "pair-1"} {
+		p := pod(name, "", "cpu", "1", gpu, map[string]string{"pair-0": "1", "pair-1": "3"}[name])
+		p.Spec.SchedulingGroup = &v1.PodSchedulingGroup{PodGroupName: &group}
+		pods = append(pods, p)
+	}
+	solo := pod("solo", "", "cpu", "1")
+	pending := []*v1.Pod{pods[3], solo, pods[2]}
+	pl, err := NewPlanning(sc, pods[:2], PlanningOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	settled, err := pl.SettlePending(pending)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(settled.Fit) != 1 || settled.Fit[0].Pod != solo || len(settled.Waiting) != 2 || settled.Waiting[0].Name != "pair-0" || settled.Waiting[1].Name != "pair-1" {
+		t.Fatalf("settled: fit %v, waiting %v", settled.Fit, settled.Waiting)
+	}
+	table := pl.Cluster().Table
+	slot, _ := sc.snap.Schema().Slot(gpu)
+	if used := table.Used(0)[slot] + table.Used(1)[slot]; used != 4000 {
+		t.Fatalf("GPU used after settling: %d, want web's 4 (none of the pair's)", used)
+	}
+	round, err := pl.Round(settled.Waiting, defrag.Round{Mode: defrag.RoundMakeRoom, Moves: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var placed []string
+	for _, p := range round.Placed {
+		placed = append(placed, pl.Pod(p.Pod).Name+" on "+table.Name(p.Row))
+	}
+	if len(round.Moves) != 1 || !slices.Equal(placed, []string{"pair-0 on " + table.Name(round.Moves[0].From), "pair-1 on " + table.Name(round.Moves[0].From)}) ||
+		round.Placed[0].After != 1 || round.Placed[1].After != 1 {
+		t.Fatalf("round: moves %+v, placed %v", round.Moves, placed)
+	}
+}

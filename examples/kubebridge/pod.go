@@ -101,9 +101,8 @@ func ResourceNames(pod *v1.Pod) []string {
 
 // NewTask turns a pod into a task for a pipeline over the schema, by the
 // rules every host shares (scoring.NewTask): its name
-// ("namespace/name"), its pod group (Volcano's
-// scheduling.k8s.io/group-name annotation, or the scheduler-plugins label
-// scheduling.x-k8s.io/pod-group), its requests by every rule, Volcano's
+// ("namespace/name"), its pod group (PodGroup) as its job, its requests
+// by every rule, Volcano's
 // scoring annotations, and with opts what it asks of individual devices
 // and the device models it accepts. An error names the pod.
 func NewTask(schema *resource.Schema, pod *v1.Pod, opts scoring.TaskOptions) (*scoring.Task, error) {
@@ -111,14 +110,23 @@ func NewTask(schema *resource.Schema, pod *v1.Pod, opts scoring.TaskOptions) (*s
 	if err != nil {
 		return nil, err
 	}
-	t, err := scoring.NewTask(schema, pod.Namespace+"/"+pod.Name, podGroup(pod), p, pod.Annotations, opts)
+	t, err := scoring.NewTask(schema, pod.Namespace+"/"+pod.Name, PodGroup(pod), p, pod.Annotations, opts)
 	if err != nil {
 		return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	return t, nil
 }
 
-func podGroup(pod *v1.Pod) string {
+// PodGroup is the pod group a pod belongs to, as "namespace/name", or ""
+// for none: Kubernetes' own (spec.schedulingGroup.podGroupName, a
+// scheduling.k8s.io PodGroup, as kube-scheduler's GangScheduling reads
+// it), else Volcano's (the scheduling.k8s.io/group-name annotation), else
+// the scheduler-plugins coscheduling label scheduling.x-k8s.io/pod-group.
+// Planners take a group's pending pods as a gang: all of them or none.
+func PodGroup(pod *v1.Pod) string {
+	if g := pod.Spec.SchedulingGroup; g != nil && g.PodGroupName != nil && *g.PodGroupName != "" {
+		return pod.Namespace + "/" + *g.PodGroupName
+	}
 	if g := pod.Annotations["scheduling.k8s.io/group-name"]; g != "" {
 		return pod.Namespace + "/" + g
 	}

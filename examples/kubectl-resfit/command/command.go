@@ -455,8 +455,9 @@ func newDefrag(ctx context.Context, g *globalOptions, stdout io.Writer) *cobra.C
 
 With --for POD (namespace/name, or a name with -n) it finds the fewest
 moves after which the pending pod fits; with --for podgroup/NAME, after
-which every pending pod of the pod group fits (a gang: pods annotated
-scheduling.k8s.io/group-name or labelled scheduling.x-k8s.io/pod-group),
+which every pending pod of the pod group fits (a gang: pods with
+spec.schedulingGroup.podGroupName, annotated scheduling.k8s.io/group-name
+or labelled scheduling.x-k8s.io/pod-group),
 or says it cannot within --max-moves and the time limit, and why. Without
 --for it plans up to --max-moves moves that free the most GPU: with pending
 pods, the moves that let the most pending GPU in; without, the moves that

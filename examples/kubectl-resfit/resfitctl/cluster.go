@@ -342,10 +342,9 @@ func (c *Cluster) FindPod(ref, namespace string) (*v1.Pod, error) {
 }
 
 // FindGroup finds the pending pods of a pod group, by "namespace/name" or
-// by name in namespace: the pods annotated scheduling.k8s.io/group-name
-// (Volcano) or labelled scheduling.x-k8s.io/pod-group (the coscheduling
-// plugin) with the group's name. A group without pending pods is an
-// error.
+// by name in namespace: the pods whose group (kubebridge.PodGroup:
+// spec.schedulingGroup, Volcano's annotation or the coscheduling label)
+// it is. A group without pending pods is an error.
 func (c *Cluster) FindGroup(ref, namespace string) ([]*v1.Pod, error) {
 	ns, name := namespace, ref
 	if before, after, ok := strings.Cut(ref, "/"); ok {
@@ -357,7 +356,7 @@ func (c *Cluster) FindGroup(ref, namespace string) ([]*v1.Pod, error) {
 	var pods []*v1.Pod
 	members := 0
 	for _, p := range c.Pods {
-		if p.Namespace != ns || (p.Annotations["scheduling.k8s.io/group-name"] != name && p.Labels["scheduling.x-k8s.io/pod-group"] != name) {
+		if kubebridge.PodGroup(p) != ns+"/"+name {
 			continue
 		}
 		members++
@@ -366,7 +365,7 @@ func (c *Cluster) FindGroup(ref, namespace string) ([]*v1.Pod, error) {
 		}
 	}
 	if len(pods) == 0 {
-		return nil, fmt.Errorf("pod group %s/%s has no pending pods in %s (%s of it); pods join a group by the annotation scheduling.k8s.io/group-name or the label scheduling.x-k8s.io/pod-group", ns, name, c.Source, plural(members, "pod"))
+		return nil, fmt.Errorf("pod group %s/%s has no pending pods in %s (%s of it); pods join a group by spec.schedulingGroup.podGroupName, the annotation scheduling.k8s.io/group-name or the label scheduling.x-k8s.io/pod-group", ns, name, c.Source, plural(members, "pod"))
 	}
 	return pods, nil
 }
