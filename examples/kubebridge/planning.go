@@ -242,15 +242,7 @@ func (p *Planning) SettlePending(pending []*v1.Pod) (*Settled, error) {
 		return nil, err
 	}
 	out := &Settled{}
-	done := map[*v1.Pod]bool{}
-	for _, pod := range pending {
-		if done[pod] {
-			continue
-		}
-		gang := Gang(pending, pod)
-		for _, m := range gang {
-			done[m] = true
-		}
+	for _, gang := range Gangs(pending) {
 		tasks := make([]*scoring.Task, len(gang))
 		var odd *v1.Pod
 		for n, m := range gang {
@@ -319,20 +311,22 @@ func (p *Planning) assumeAll(placer *scoring.Placer, gang []*v1.Pod, tasks []*sc
 	return fit, nil
 }
 
-// Gang is pod's gang among the pods: the pods of its pod group (PodGroup)
-// in the order given, or the pod alone when it has none.
-func Gang(pods []*v1.Pod, pod *v1.Pod) []*v1.Pod {
-	group := PodGroup(pod)
-	if group == "" {
-		return []*v1.Pod{pod}
-	}
-	var gang []*v1.Pod
-	for _, m := range pods {
-		if PodGroup(m) == group {
-			gang = append(gang, m)
+// Gangs groups pods into gangs, in the order of each gang's first pod: the
+// pods of a pod group (PodGroup) in the order given, or a pod alone when
+// it has none.
+func Gangs(pods []*v1.Pod) [][]*v1.Pod {
+	var gangs [][]*v1.Pod
+	at := map[string]int{}
+	for _, pod := range pods {
+		group := PodGroup(pod)
+		if n, ok := at[group]; ok && group != "" {
+			gangs[n] = append(gangs[n], pod)
+			continue
 		}
+		at[group] = len(gangs)
+		gangs = append(gangs, []*v1.Pod{pod})
 	}
-	return gang
+	return gangs
 }
 
 // Round makes a round of moves for the waiting pods, in the order given

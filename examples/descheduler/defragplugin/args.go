@@ -50,10 +50,11 @@ type Args struct {
 	// scheduler's: priority, then creation; the default), oldest
 	// (creation) or largest (the most GPU, then queue order).
 	Order string `json:"order,omitempty"`
-	// MovesPerPod bounds make-room's moves for one pod (default 2).
+	// MovesPerPod bounds make-room's moves for one pod, or one gang
+	// (default 2).
 	MovesPerPod int `json:"movesPerPod,omitempty"`
 	// MaxMoves bounds a run's moves (default 4); MaxPods the pending pods
-	// a run plans for (default 8).
+	// a run plans for (default 8), a gang's all or none.
 	MaxMoves int `json:"maxMoves,omitempty"`
 	MaxPods  int `json:"maxPods,omitempty"`
 	// MaxMovesPerNode, MaxMovesPerNamespace and MaxMovesPerWorkload bound a

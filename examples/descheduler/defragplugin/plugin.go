@@ -178,7 +178,7 @@ func (pl *Plan) String() string {
 	}
 	switch {
 	case len(pl.Moves) == 0 && len(waiting) == 0:
-		fmt.Fprintf(&b, "%s: no pending GPU pod waits", pl.Mode)
+		fmt.Fprintf(&b, "%s: no pending GPU pod to plan for", pl.Mode)
 	case len(pl.Moves) == 0:
 		fmt.Fprintf(&b, "%s for %s: no plan within the limits", pl.Mode, strings.Join(waiting, ", "))
 	default:
@@ -284,7 +284,17 @@ func (p *Plugin) Plan(ctx context.Context, nodes []*v1.Node) (*Plan, error) {
 		}
 	}
 	order(plan.Waiting, a.Order, sc)
-	plan.Waiting = plan.Waiting[:min(len(plan.Waiting), a.MaxPods)]
+	var kept []*v1.Pod // the first maxPods, a gang whole or not at all
+	for _, gang := range kubebridge.Gangs(plan.Waiting) {
+		if len(kept)+len(gang) > a.MaxPods {
+			if len(kept) == 0 {
+				plan.Warnings = append(plan.Warnings, fmt.Sprintf("pod group %s has %d pending pods, more than args.maxPods (%d): not planned for", kubebridge.PodGroup(gang[0]), len(gang), a.MaxPods))
+			}
+			break
+		}
+		kept = append(kept, gang...)
+	}
+	plan.Waiting = kept
 	if a.Mode == ModeMakeRoom && len(plan.Waiting) == 0 {
 		return plan, nil
 	}
@@ -344,8 +354,17 @@ func (p *Plugin) movable(pod *v1.Pod) (bool, string) {
 }
 
 // order sorts the pending pods for planning: the scheduler's queue order,
-// creation, or the most GPU first.
+// creation, or the most GPU first; a pod group's pods together, where the
+// first of them comes (kubebridge.Gangs).
 func order(pods []*v1.Pod, by string, sc *kubebridge.Scene) {
+	sortPods(pods, by, sc)
+	n := 0
+	for _, gang := range kubebridge.Gangs(pods) {
+		n += copy(pods[n:], gang)
+	}
+}
+
+func sortPods(pods []*v1.Pod, by string, sc *kubebridge.Scene) {
 	kubebridge.QueueOrder(pods)
 	switch by {
 	case OrderOldest:

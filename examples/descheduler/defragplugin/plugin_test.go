@@ -95,6 +95,44 @@ func TestPlanOnTheDefragExample(t *testing.T) {
 	}
 }
 
+// A gang on the defrag example: job-2 (4 GPUs) and job-2b (1 GPU) of the
+// pod group train/pair (spec.schedulingGroup). job-2b would fit alone, but
+// a gang fits whole or waits: the run plans for both, the one move lets
+// both in. With maxPods 1 the gang is more than a run plans for, and the
+// run says so; a pod after it in the order is not planned for in its place.
+func TestPlanForAGang(t *testing.T) {
+	ctx := t.Context()
+	nodes, objects := defragCluster()
+	group := "pair"
+	for _, o := range objects {
+		if p, ok := o.(*v1.Pod); ok && p.Name == "job-2" {
+			p.Spec.SchedulingGroup = &v1.PodSchedulingGroup{PodGroupName: &group}
+			b := p.DeepCopy()
+			b.Name, b.UID = "job-2b", "uid-train-job-2b"
+			b.Spec.Containers[0].Resources.Requests = examplecluster.Resources("cpu", "2", "memory", "4Gi", examplecluster.GPU, "1")
+			b.Spec.Containers[0].Resources.Limits = b.Spec.Containers[0].Resources.Requests
+			objects = append(objects, b)
+			break
+		}
+	}
+	for maxPods, want := range map[int]string{
+		2: "make-room for train/job-2, train/job-2b: 1 move; move 1: notebook/notebook-0 from gpu-b (GPU 1) to gpu-a (GPU 6), " +
+			"lets train/job-2 in on gpu-b, lets train/job-2b in on gpu-a; 2 pods may not move: a DaemonSet's pod; 1 pod may not move: system-critical or in kube-system",
+		1: "make-room: no pending GPU pod to plan for; 2 pods may not move: a DaemonSet's pod; 1 pod may not move: system-critical or in kube-system; " +
+			"warning: pod group train/pair has 2 pending pods, more than args.maxPods (1): not planned for",
+	} {
+		plugin, _ := newPlugin(t, ctx, &Args{ConfigMap: &ConfigMapRef{Namespace: "kube-system", Name: "resfit-scheduler-config"}, Mode: ModeMakeRoom, MaxPods: maxPods},
+			append(objects, schedulerConfigMap(t))...)
+		plan, err := plugin.Plan(ctx, nodes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := plan.String(); got != want {
+			t.Errorf("maxPods %d: plan\n got %s\nwant %s", maxPods, got, want)
+		}
+	}
+}
+
 // The arguments' defaults, and each bad argument named by its path with
 // its value.
 func TestArgs(t *testing.T) {

@@ -21,10 +21,12 @@ import (
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	cacheddiscovery "k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
@@ -33,10 +35,12 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/scale"
 	"k8s.io/client-go/util/retry"
+	featuregatetesting "k8s.io/component-base/featuregate/testing"
 	kubeapiservertesting "k8s.io/kubernetes/cmd/kube-apiserver/app/testing"
 	"k8s.io/kubernetes/pkg/controller/deployment"
 	"k8s.io/kubernetes/pkg/controller/disruption"
 	"k8s.io/kubernetes/pkg/controller/replicaset"
+	kubefeatures "k8s.io/kubernetes/pkg/features"
 	"k8s.io/kubernetes/pkg/scheduler"
 	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
 	schedulerscheme "k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
@@ -75,9 +79,9 @@ type cluster struct {
 // Deployment and disruption controllers, and the scheduler with the
 // shipped profile (../../kubescheduler/manifests/configmap.yaml) and
 // ResfitRooms.
-func startCluster(t *testing.T) *cluster {
+func startCluster(t *testing.T, flags ...string) *cluster {
 	server := kubeapiservertesting.StartTestServerOrDie(t, kubeapiservertesting.NewDefaultTestServerOptions(),
-		[]string{"--disable-admission-plugins=ServiceAccount,TaintNodesByCondition"}, framework.SharedEtcd())
+		append([]string{"--disable-admission-plugins=ServiceAccount,TaintNodesByCondition"}, flags...), framework.SharedEtcd())
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() {
 		cancel()
@@ -179,7 +183,8 @@ func (c *cluster) must(err error) {
 const scheduler_ = "resfit-scheduler"
 
 // createDefragExample makes the defrag example cluster
-// (examplecluster.DefragCluster): its nodes, and its pods where the
+// (examplecluster.DefragCluster), its pods as edit leaves them: its nodes,
+// and its pods where the
 // example has them, each with the controller it names. notebook is a
 // Deployment and infer a ReplicaSet, run by the real controllers: each
 // adopts its running pod (created bound, owned by the ReplicaSet, as
@@ -188,8 +193,11 @@ const scheduler_ = "resfit-scheduler"
 // nothing here moves them). infer's PodDisruptionBudget is the example's,
 // its status the real disruption controller's. Every pod is the resfit
 // scheduler's, with no grace period (no kubelet runs to end one).
-func (c *cluster) createDefragExample(withBudget bool) {
+func (c *cluster) createDefragExample(withBudget bool, edit ...func([]*v1.Pod) []*v1.Pod) {
 	nodes, pods, budgets := examplecluster.DefragCluster()
+	for _, e := range edit {
+		pods = e(pods)
+	}
 	if !withBudget {
 		budgets = nil
 	}
@@ -460,6 +468,68 @@ func TestWithoutTheBudgetInferMoves(t *testing.T) {
 		c.must(err)
 		if want := map[string]string{"job-2": "gpu-b", "notebook-0": "gpu-b"}[name]; p.Spec.NodeName != want {
 			t.Errorf("%s on %q, want %q", name, p.Spec.NodeName, want)
+		}
+	}
+}
+
+// A gang, as Kubernetes v1.37 runs one (the GenericWorkload feature, beta:
+// a PodGroup of scheduling.k8s.io/v1beta1 with a gang policy, its pods
+// naming it in spec.schedulingGroup, placed whole by kube-scheduler's
+// GangScheduling plugin in one pod group cycle). job-2 (4 GPUs) and
+// job-2b (1 GPU) are the PodGroup pair, minCount 2: job-2b fits now, job-2
+// nowhere, so neither is bound. One run plans for the pair as a whole
+// (kubectl resfit defrag --for podgroup/pair plans the same): notebook-0
+// goes to gpu-a, and then job-2 fits gpu-b and job-2b gpu-a, each in a
+// room held for it; the run waits for both. No other pod changes.
+func TestGangGetsRoom(t *testing.T) {
+	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, kubefeatures.GenericWorkload, true)
+	c := startCluster(t, "--runtime-config=scheduling.k8s.io/v1beta1=true")
+	group := "pair"
+	pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: group}, Spec: schedulingv1beta1.PodGroupSpec{
+		SchedulingPolicy: schedulingv1beta1.PodGroupSchedulingPolicy{Gang: &schedulingv1beta1.GangSchedulingPolicy{MinCount: 2}}}}
+	c.createDefragExample(true, func(pods []*v1.Pod) []*v1.Pod {
+		_, err := c.cs.CoreV1().Namespaces().Create(c.ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "train"}}, metav1.CreateOptions{})
+		c.must(err)
+		_, err = c.cs.SchedulingV1beta1().PodGroups("train").Create(c.ctx, pg, metav1.CreateOptions{})
+		c.must(err)
+		for _, p := range pods {
+			if p.Name == "job-2" {
+				// A v1beta1 PodGroup's priority is 0, and so must its
+				// pods' be.
+				p.Spec.SchedulingGroup, p.Spec.Priority, p.Spec.PriorityClassName = &v1.PodSchedulingGroup{PodGroupName: &group}, nil, ""
+				b := p.DeepCopy()
+				b.Name, b.Spec.Containers[0].Resources = "job-2b", v1.ResourceRequirements{
+					Requests: examplecluster.Resources("cpu", "2", "memory", "4Gi", examplecluster.GPU, "1"),
+					Limits:   examplecluster.Resources("cpu", "2", "memory", "4Gi", examplecluster.GPU, "1")}
+				return append(pods, b)
+			}
+		}
+		t.Fatal("no job-2 in the example")
+		return nil
+	})
+	c.unschedulable("train", "job-2b")
+	before := c.versions()
+	c.deschedule()
+	cs, ctx := c.cs, c.ctx
+	list, err := cs.CoreV1().Pods("notebook").List(ctx, metav1.ListOptions{LabelSelector: labels.Set{"app": "notebook"}.String()})
+	c.must(err)
+	if len(list.Items) != 1 || list.Items[0].Name == "notebook-0" || list.Items[0].Spec.NodeName != "gpu-a" {
+		t.Fatalf("notebook's pods after the run: %v", podPlaces(list.Items))
+	}
+	for name, want := range map[string]string{"job-2": "gpu-b", "job-2b": "gpu-a"} {
+		p, err := cs.CoreV1().Pods("train").Get(ctx, name, metav1.GetOptions{})
+		c.must(err)
+		if p.Spec.NodeName != want {
+			t.Errorf("%s bound to %q, want %q", name, p.Spec.NodeName, want)
+		}
+	}
+	after := c.versions()
+	for name, version := range before {
+		if name == "notebook/notebook-0" || name == "train/job-2" || name == "train/job-2b" {
+			continue
+		}
+		if after[name] != version {
+			t.Errorf("pod %s changed (resource version %s, then %s)", name, version, after[name])
 		}
 	}
 }
