@@ -88,7 +88,11 @@ func (c restRooms) Create(ctx context.Context, room kubebridge.Room) (string, er
 	if err != nil {
 		return "", err
 	}
-	raw, err := c.client.Post().AbsPath(roomsPath(room.Namespace)).SetHeader("Content-Type", "application/json").Body(body).Do(ctx).Raw()
+	res := c.client.Post().AbsPath(roomsPath(room.Namespace)).SetHeader("Content-Type", "application/json").Body(body).Do(ctx)
+	if err := res.Error(); err != nil { // the API's Status, as Raw does not read it
+		return "", err
+	}
+	raw, err := res.Raw()
 	if err != nil {
 		return "", err
 	}

@@ -69,6 +69,9 @@ type cluster struct {
 	ctx    context.Context
 	cs     kubernetes.Interface
 	config *rest.Config
+	// caFile is the CA of the apiserver's serving certificate, for a
+	// client outside the test's process.
+	caFile string
 	// startReplicaSets starts the ReplicaSet controller, which
 	// createDefragExample holds back until the pods its ReplicaSets are to
 	// adopt are there.
@@ -87,7 +90,8 @@ func startCluster(t *testing.T, flags ...string) *cluster {
 		cancel()
 		server.TearDownFn()
 	})
-	c := &cluster{t: t, ctx: ctx, cs: kubernetes.NewForConfigOrDie(server.ClientConfig), config: server.ClientConfig}
+	c := &cluster{t: t, ctx: ctx, cs: kubernetes.NewForConfigOrDie(server.ClientConfig), config: server.ClientConfig,
+		caFile: filepath.Join(server.TmpDir, "apiserver.crt")}
 	manifesttest.InstallRoomCRD(t, ctx, c.config, c.cs, "../../kubescheduler/manifests/rooms.yaml")
 
 	// kube-controller-manager's controllers, in-process.
