@@ -98,8 +98,12 @@ func (p *Plugin) Balance(ctx context.Context, nodes []*v1.Node) *frameworktypes.
 		logger.Error(err, "planning")
 		return &frameworktypes.Status{Err: err}
 	}
+	if p.args.DryRun {
+		logger.Info("plan (dry run: nothing is evicted)", "plan", plan.Table())
+		return nil
+	}
 	logger.Info("plan", "text", plan.String())
-	if p.args.DryRun || len(plan.Moves) == 0 {
+	if len(plan.Moves) == 0 {
 		return nil
 	}
 	made, err := p.carryOut(ctx, nodes, plan)
@@ -147,6 +151,8 @@ type Move struct {
 	LetsIn             []Placement
 	FragmentedLowered  float64 // give-back: the GPU the move frees for the workload's classes
 	fragmentedLowering bool
+	// row is the move as kubectl resfit defrag's table shows it.
+	row kubebridge.MoveRow
 }
 
 // Placement is a pending pod the plan lets in, and the node it goes to.
@@ -188,7 +194,7 @@ func (pl *Plan) String() string {
 		fmt.Fprintf(&b, "; pending %s/%s fits with no move: on %s", f.Pod.Namespace, f.Pod.Name, f.Node)
 	}
 	for n, m := range pl.Moves {
-		fmt.Fprintf(&b, "; move %d: %s/%s from %s%s to %s%s", n+1, m.Pod.Namespace, m.Pod.Name, m.From, gpusText(m.Frees), m.To, gpusText(m.Takes))
+		fmt.Fprintf(&b, "; move %d: %s/%s from %s%s to %s%s", n+1, m.Pod.Namespace, m.Pod.Name, m.From, kubebridge.GPUsText(m.Frees), m.To, kubebridge.GPUsText(m.Takes))
 		if m.fragmentedLowering {
 			fmt.Fprintf(&b, ", fragmented GPU lowered %.3g", m.FragmentedLowered)
 		}
@@ -205,27 +211,62 @@ func (pl *Plan) String() string {
 	return b.String()
 }
 
+// Table writes the plan as kubectl resfit defrag does: what it is for,
+// the moves' table (kubebridge.WriteMoveTable), where the pending pods
+// go, what may not move, and the warnings.
+func (pl *Plan) Table() string {
+	var b strings.Builder
+	var waiting []string
+	for _, p := range pl.Waiting {
+		waiting = append(waiting, p.Namespace+"/"+p.Name)
+	}
+	switch {
+	case len(waiting) == 0:
+		fmt.Fprintf(&b, "Plan (%s): no pending GPU pod to plan for.\n", pl.Mode)
+	case len(pl.Moves) == 0:
+		fmt.Fprintf(&b, "No plan (%s) for %s within the limits.\n", pl.Mode, strings.Join(waiting, ", "))
+	default:
+		fmt.Fprintf(&b, "Plan (%s) for %s: %s.\n", pl.Mode, strings.Join(waiting, ", "), plural(len(pl.Moves), "move"))
+	}
+	for _, f := range pl.FitsNow {
+		fmt.Fprintf(&b, "Pending %s/%s fits with no move: on %s.\n", f.Pod.Namespace, f.Pod.Name, f.Node)
+	}
+	if len(pl.Moves) > 0 {
+		rows := make([]kubebridge.MoveRow, len(pl.Moves))
+		var then []string
+		for n, m := range pl.Moves {
+			rows[n] = m.row
+			for _, in := range m.LetsIn {
+				then = append(then, in.Pod.Namespace+"/"+in.Pod.Name+" goes to "+in.Node)
+			}
+		}
+		b.WriteString("\n")
+		_ = kubebridge.WriteMoveTable(&b, rows) // a strings.Builder does not fail
+		if pl.Mode == ModeMakeRoom && len(then) > 0 {
+			fmt.Fprintf(&b, "\nThen %s.\n", strings.Join(then, ", "))
+		}
+	}
+	if len(pl.Unmovable) > 0 {
+		total := 0
+		var parts []string
+		for _, why := range slices.Sorted(maps.Keys(pl.Unmovable)) {
+			total += pl.Unmovable[why]
+			parts = append(parts, fmt.Sprintf("%s (%d)", why, pl.Unmovable[why]))
+		}
+		fmt.Fprintf(&b, "\n%s may not move: %s.\n", plural(total, "pod"), strings.Join(parts, "; "))
+	}
+	for _, w := range pl.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", w)
+	}
+	return b.String()
+}
+
 // plural is "1 move", "2 moves".
 func plural(n int, word string) string {
 	if n == 1 {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
-}
-
-// gpusText names a node's GPUs by index: " (GPU 1)", " (GPUs 2, 3)".
-func gpusText(gpus []int) string {
-	switch len(gpus) {
-	case 0:
-		return ""
-	case 1:
-		return fmt.Sprintf(" (GPU %d)", gpus[0])
-	}
-	s := make([]string, len(gpus))
-	for i, g := range gpus {
-		s[i] = fmt.Sprint(g)
-	}
-	return " (GPUs " + strings.Join(s, ", ") + ")"
 }
 
 // Plan makes a run's plan on the cluster as the listers hold it, on the
@@ -328,12 +369,15 @@ func (p *Plugin) Plan(ctx context.Context, nodes []*v1.Node) (*Plan, error) {
 	table, devices := pl.Cluster().Table, pl.Cluster().Devices
 	placed := 0
 	for n, m := range rp.Moves {
-		mv := Move{Pod: pl.Pod(m.Pod), From: table.Name(m.From), To: table.Name(m.To), Frees: pl.Held(m.Pod), Takes: m.Holds}
+		mv := Move{Pod: pl.Pod(m.Pod), From: table.Name(m.From), To: table.Name(m.To), Frees: pl.Held(m.Pod), Takes: m.Holds, row: pl.MoveRow(m)}
 		if rp.Gains != nil {
 			mv.FragmentedLowered, mv.fragmentedLowering = rp.Gains[n]/float64(devices.PerDevice()), true
+			mv.row.Lowered = &mv.FragmentedLowered
 		}
 		for ; placed < len(rp.Placed) && rp.Placed[placed].After == n+1; placed++ {
-			mv.LetsIn = append(mv.LetsIn, Placement{Pod: plan.Waiting[rp.Placed[placed].Task], Node: table.Name(rp.Placed[placed].Row)})
+			in := Placement{Pod: plan.Waiting[rp.Placed[placed].Task], Node: table.Name(rp.Placed[placed].Row)}
+			mv.LetsIn = append(mv.LetsIn, in)
+			mv.row.LetsIn = append(mv.row.LetsIn, in.Pod.Namespace+"/"+in.Pod.Name+" → "+in.Node)
 		}
 		plan.Moves = append(plan.Moves, mv)
 	}

@@ -25,7 +25,7 @@ import (
 
 // schedulerConfigMap is the kube-scheduler host's shipped ConfigMap: the
 // configuration the scheduler runs, which the plugin reads.
-func schedulerConfigMap(t *testing.T) *v1.ConfigMap {
+func schedulerConfigMap(t testing.TB) *v1.ConfigMap {
 	return manifesttest.ConfigMap(t, "../../kubescheduler/manifests/configmap.yaml")
 }
 
@@ -53,7 +53,7 @@ func defragCluster() ([]*v1.Node, []runtime.Object) {
 // newPlugin is the plugin with args over a fake clientset holding the
 // objects, through the descheduler's own framework handle (its pod
 // evictor and default evictor).
-func newPlugin(t *testing.T, ctx context.Context, args *Args, objects ...runtime.Object) (*Plugin, *fake.Clientset) {
+func newPlugin(t testing.TB, ctx context.Context, args *Args, objects ...runtime.Object) (*Plugin, *fake.Clientset) {
 	t.Helper()
 	client := fake.NewClientset(objects...)
 	handle, _, err := frameworktesting.InitFrameworkHandle(ctx, client, evictions.NewOptions(), defaultevictor.DefaultEvictorArgs{}, nil)
@@ -92,6 +92,20 @@ func TestPlanOnTheDefragExample(t *testing.T) {
 		"2 pods may not move: a DaemonSet's pod; 1 pod may not move: system-critical or in kube-system"
 	if got := plan.String(); got != want {
 		t.Errorf("plan\n got %s\nwant %s", got, want)
+	}
+	// As a dry run logs it: the moves' table is kubectl resfit defrag's
+	// (its README's example, line for line).
+	want = `Plan (make-room) for train/job-2: 1 move.
+
+MOVE  POD                  FROM   TO             FREES ON FROM
+1     notebook/notebook-0  gpu-b  gpu-a (GPU 6)  cpu 2, memory 8Gi, nvidia.com/gpu 1 (GPU 1)
+
+Then train/job-2 goes to gpu-b.
+
+3 pods may not move: a DaemonSet's pod (2); system-critical or in kube-system (1).
+`
+	if got := plan.Table(); got != want {
+		t.Errorf("plan's table\n got %s\nwant %s", got, want)
 	}
 }
 

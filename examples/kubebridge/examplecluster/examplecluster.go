@@ -321,3 +321,44 @@ func DefragCluster() (nodes []*v1.Node, pods []*v1.Pod, budgets []*policyv1.PodD
 
 // ownerAPI is each owner kind's API version.
 var ownerAPI = map[string]string{"Job": "batch/v1", "ReplicaSet": "apps/v1", "StatefulSet": "apps/v1", "DaemonSet": "apps/v1"}
+
+// Large is a cluster for timing the hosts at scale: n nodes, one in five
+// a GPU node (64 cores, 512Gi, 8 GPUs) and the others 32 cores and 128Gi,
+// each running four pods of one ReplicaSet (load/load), two of them with
+// 1 to 3 GPUs on a GPU node; then pending pods wait-00000 on, of 1 to 8
+// cores, half of them with 1 to 4 GPUs. 5000 nodes hold 20,000 running
+// pods.
+func Large(n, pending int) (nodes []*v1.Node, pods []*v1.Pod) {
+	controller := true
+	pod := func(name, node string, req v1.ResourceList) *v1.Pod {
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "load", Name: name, UID: types.UID("uid-" + name), CreationTimestamp: metav1.NewTime(Start),
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "load", UID: "uid-load", Controller: &controller}}},
+			Spec:   v1.PodSpec{NodeName: node, Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{Requests: req}}}},
+			Status: v1.PodStatus{Phase: v1.PodRunning}}
+	}
+	for i := range n {
+		name := fmt.Sprintf("node-%05d", i)
+		alloc := Resources("cpu", "32", "memory", "128Gi", "pods", "110")
+		if i%5 == 0 {
+			alloc = Resources("cpu", "64", "memory", "512Gi", "pods", "110", GPU, "8")
+		}
+		nodes = append(nodes, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: v1.NodeStatus{Allocatable: alloc, Capacity: alloc}})
+		for j := range 4 {
+			req := Resources("cpu", fmt.Sprint(1+(i+j)%6), "memory", fmt.Sprintf("%dGi", 2+(i*j)%9))
+			if i%5 == 0 && j < 2 {
+				req[GPU] = kres.MustParse(fmt.Sprint(1 + (i+j)%3))
+			}
+			pods = append(pods, pod(fmt.Sprintf("run-%05d-%d", i, j), name, req))
+		}
+	}
+	for i := range pending {
+		req := Resources("cpu", fmt.Sprint(1+i%8), "memory", "8Gi")
+		if i%2 == 0 {
+			req[GPU] = kres.MustParse(fmt.Sprint(1 + i%4))
+		}
+		p := pod(fmt.Sprintf("wait-%05d", i), "", req)
+		p.Status.Phase = v1.PodPending
+		pods = append(pods, p)
+	}
+	return nodes, pods
+}

@@ -34,7 +34,7 @@ import (
 )
 
 // Read decodes every document of a manifest file.
-func Read(t *testing.T, path string) []runtime.Object {
+func Read(t testing.TB, path string) []runtime.Object {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -110,7 +110,7 @@ func Account(t *testing.T, ctx context.Context, cs kubernetes.Interface, host, c
 }
 
 // ConfigMap is the one ConfigMap of a manifest file.
-func ConfigMap(t *testing.T, path string) *v1.ConfigMap {
+func ConfigMap(t testing.TB, path string) *v1.ConfigMap {
 	t.Helper()
 	for _, obj := range Read(t, path) {
 		if cm, ok := obj.(*v1.ConfigMap); ok {

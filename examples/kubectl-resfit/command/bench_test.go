@@ -2,14 +2,12 @@ package command
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
-	kres "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/resfit/resfit/examples/kubebridge/examplecluster"
@@ -17,43 +15,11 @@ import (
 	"github.com/resfit/resfit/scoring/config"
 )
 
-// largeSnapshot writes a snapshot of n nodes, one in five a GPU node (64
-// cores, 8 GPUs), each running four pods of a ReplicaSet, plus pending
-// pods and the extra ones, and returns its path.
+// largeSnapshot writes examplecluster.Large's cluster of n nodes and the
+// pending pods, plus the extra ones, as a snapshot, and returns its path.
 func largeSnapshot(b *testing.B, n, pending int, extra ...*v1.Pod) string {
 	b.Helper()
-	q := examplecluster.Resources
-	controller := true
-	pod := func(name, node string, req v1.ResourceList) *v1.Pod {
-		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "load", Name: name, CreationTimestamp: metav1.NewTime(examplecluster.Start),
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "load", UID: "uid-load", Controller: &controller}}},
-			Spec:   v1.PodSpec{NodeName: node, Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{Requests: req}}}},
-			Status: v1.PodStatus{Phase: v1.PodRunning}}
-	}
-	var nodes []*v1.Node
-	var pods []*v1.Pod
-	for i := range n {
-		name := fmt.Sprintf("node-%05d", i)
-		alloc := q("cpu", "32", "memory", "128Gi", "pods", "110")
-		if i%5 == 0 {
-			alloc = q("cpu", "64", "memory", "512Gi", "pods", "110", examplecluster.GPU, "8")
-		}
-		nodes = append(nodes, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: v1.NodeStatus{Allocatable: alloc, Capacity: alloc}})
-		for j := range 4 {
-			req := q("cpu", fmt.Sprint(1+(i+j)%6), "memory", fmt.Sprintf("%dGi", 2+(i*j)%9))
-			if i%5 == 0 && j < 2 {
-				req[examplecluster.GPU] = kres.MustParse(fmt.Sprint(1 + (i+j)%3))
-			}
-			pods = append(pods, pod(fmt.Sprintf("run-%05d-%d", i, j), name, req))
-		}
-	}
-	for i := range pending {
-		req := q("cpu", fmt.Sprint(1+i%8), "memory", "8Gi")
-		if i%2 == 0 {
-			req[examplecluster.GPU] = kres.MustParse(fmt.Sprint(1 + i%4))
-		}
-		pods = append(pods, pod(fmt.Sprintf("wait-%05d", i), "", req))
-	}
+	nodes, pods := examplecluster.Large(n, pending)
 	pods = append(pods, extra...)
 	path := filepath.Join(b.TempDir(), "cluster.json")
 	if err := os.WriteFile(path, examplecluster.SnapshotJSON(nodes, pods), 0o644); err != nil {

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -184,10 +183,8 @@ func (d *planning) room(pods []*v1.Pod, timeout time.Duration) error {
 
 // move is a planner's move as the report says it.
 func (d *planning) move(m defrag.Move) DefragMove {
-	p, pod := d.pl.Pod(m.Pod), d.pl.Cluster().Pods[m.Pod]
-	table := d.pl.Cluster().Table
-	return DefragMove{Pod: p.Namespace + "/" + p.Name, From: table.Name(m.From), To: table.Name(m.To),
-		Frees: quantities(table.Schema(), pod.Task.Requests), FreesGPUs: d.pl.Held(m.Pod), TakesGPUs: m.Holds}
+	r := d.pl.MoveRow(m)
+	return DefragMove{Pod: r.Pod, From: r.From, To: r.To, Frees: r.Frees, FreesGPUs: r.FreesGPUs, TakesGPUs: r.TakesGPUs}
 }
 
 // free plans the moves that free the most GPU: the pending pods that fit
@@ -306,25 +303,16 @@ func (r *DefragReport) WriteTable(w io.Writer) error {
 	}
 	if len(r.Moves) > 0 {
 		b.WriteString("\n")
-		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		free := len(r.For) == 0
-		fmt.Fprint(tw, "MOVE\tPOD\tFROM\tTO\tFREES ON FROM")
-		if free {
-			fmt.Fprint(tw, "\tFRAGMENTED GPU LOWERED\tLETS IN")
-		}
-		fmt.Fprintln(tw)
+		rows := make([]kubebridge.MoveRow, len(r.Moves))
 		for n, m := range r.Moves {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s%s\t%s", n+1, m.Pod, m.From, m.To, gpusText(m.TakesGPUs), freesText(m))
-			if free {
-				var in []string
-				for _, p := range m.LetsIn {
-					in = append(in, p.Pod+" → "+p.Node)
-				}
-				fmt.Fprintf(tw, "\t%s\t%s", Rounded(*m.FragmentedGPULowered), strings.Join(in, ", "))
+			rows[n] = kubebridge.MoveRow{Pod: m.Pod, From: m.From, To: m.To, Frees: m.Frees, FreesGPUs: m.FreesGPUs, TakesGPUs: m.TakesGPUs, Lowered: m.FragmentedGPULowered}
+			for _, p := range m.LetsIn {
+				rows[n].LetsIn = append(rows[n].LetsIn, p.Pod+" → "+p.Node)
 			}
-			fmt.Fprintln(tw)
 		}
-		tw.Flush()
+		if err := kubebridge.WriteMoveTable(&b, rows); err != nil {
+			return err
+		}
 	}
 	if len(r.Then) > 0 {
 		var then []string
@@ -355,28 +343,4 @@ func (r *DefragReport) WriteTable(w io.Writer) error {
 	b.WriteString("kubectl resfit defrag plans; it evicts nothing.\n")
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// freesText is what a move frees on its node: requests, then GPUs held.
-func freesText(m DefragMove) string {
-	var parts []string
-	for _, name := range slices.Sorted(maps.Keys(m.Frees)) {
-		parts = append(parts, name+" "+m.Frees[name])
-	}
-	return strings.Join(parts, ", ") + gpusText(m.FreesGPUs)
-}
-
-// gpusText names a node's GPUs by index: " (GPU 1)", " (GPUs 2, 3)".
-func gpusText(gpus []int) string {
-	if len(gpus) == 0 {
-		return ""
-	}
-	s := make([]string, len(gpus))
-	for i, g := range gpus {
-		s[i] = fmt.Sprint(g)
-	}
-	if len(gpus) == 1 {
-		return " (GPU " + s[0] + ")"
-	}
-	return " (GPUs " + strings.Join(s, ", ") + ")"
 }

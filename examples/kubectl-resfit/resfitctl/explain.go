@@ -12,7 +12,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/resfit/resfit/examples/kubebridge"
-	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/config"
 )
@@ -105,7 +104,7 @@ func Explain(c *Cluster, cfg *config.Config, configName string, pod *v1.Pod) (*E
 	batch := sc.Pipeline().NewBatch(table.Len())
 	e := &Explanation{
 		Pod: pod.Namespace + "/" + pod.Name, Config: configName, BoundTo: pod.Spec.NodeName,
-		Requests: quantities(schema, task.Task.Requests), MaxScore: sc.Pipeline().MaxScore(),
+		Requests: kubebridge.Quantities(schema, task.Task.Requests), MaxScore: sc.Pipeline().MaxScore(),
 		Plugins: sc.Pipeline().ScorerNames(), Warnings: sc.warnings(cfg),
 	}
 	e.DRA = sc.Snapshot().DRA() != nil
@@ -166,17 +165,6 @@ func Explain(c *Cluster, cfg *config.Config, configName string, pod *v1.Pod) (*E
 		return strings.Compare(a.Name, b.Name)
 	})
 	return e, nil
-}
-
-// quantities writes a request vector's non-zero amounts as quantities.
-func quantities(schema *resource.Schema, v resource.Vector) map[string]string {
-	out := map[string]string{}
-	for i, x := range v {
-		if x != 0 && schema.Name(i) != resource.Pods {
-			out[schema.Name(i)] = resource.FormatAmount(schema.Name(i), x)
-		}
-	}
-	return out
 }
 
 // Top keeps the best n feasible nodes and the first n rejected ones (all

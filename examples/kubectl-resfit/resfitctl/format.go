@@ -4,17 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
+
+	"github.com/resfit/resfit/examples/kubebridge"
 )
 
 // Rounded writes a score to two decimals, without trailing zeros: "875",
-// "916.67".
-func Rounded(v float64) string {
-	s := strconv.FormatFloat(v, 'f', 2, 64)
-	s = strings.TrimRight(s, "0")
-	return strings.TrimSuffix(s, ".")
-}
+// "916.67" (kubebridge.Rounded, as a plan's table writes numbers).
+func Rounded(v float64) string { return kubebridge.Rounded(v) }
 
 // writeJSON writes a report as one indented JSON object.
 func writeJSON(w io.Writer, v any) error {

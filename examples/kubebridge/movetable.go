@@ -1,0 +1,107 @@
+package kubebridge
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring/defrag"
+)
+
+// MoveRow is one move of a plan as people read it: kubectl resfit
+// defrag's table, and a descheduler's plan in its log.
+type MoveRow struct {
+	Pod, From, To string
+	// Frees are the pod's requests, which it leaves free on From, by
+	// resource; FreesGPUs the GPUs it held there, TakesGPUs those it takes
+	// on To (indices on the nodes).
+	Frees                map[string]string
+	FreesGPUs, TakesGPUs []int
+	// Lowered, for a move that frees GPU, is how much it lowers the GPU
+	// the workload's pods cannot use, in GPUs; nil otherwise.
+	Lowered *float64
+	// LetsIn are the pending pods placed after the move, each as
+	// "namespace/name → node".
+	LetsIn []string
+}
+
+// WriteMoveTable writes a plan's moves as a table, one row each: the pod,
+// the node it leaves, the node (and GPUs) it goes to, what it frees; with
+// the GPU it lowers and the pods it lets in when the first move says what
+// it lowers (the moves that free GPU).
+func WriteMoveTable(w io.Writer, rows []MoveRow) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	free := len(rows) > 0 && rows[0].Lowered != nil
+	fmt.Fprint(tw, "MOVE\tPOD\tFROM\tTO\tFREES ON FROM")
+	if free {
+		fmt.Fprint(tw, "\tFRAGMENTED GPU LOWERED\tLETS IN")
+	}
+	fmt.Fprintln(tw)
+	for n, m := range rows {
+		var frees []string
+		for _, name := range slices.Sorted(maps.Keys(m.Frees)) {
+			frees = append(frees, name+" "+m.Frees[name])
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s%s\t%s%s", n+1, m.Pod, m.From, m.To, GPUsText(m.TakesGPUs), strings.Join(frees, ", "), GPUsText(m.FreesGPUs))
+		if free {
+			lowered := ""
+			if m.Lowered != nil {
+				lowered = Rounded(*m.Lowered)
+			}
+			fmt.Fprintf(tw, "\t%s\t%s", lowered, strings.Join(m.LetsIn, ", "))
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
+}
+
+// GPUsText names a node's GPUs by index: " (GPU 1)", " (GPUs 2, 3)", ""
+// for none.
+func GPUsText(gpus []int) string {
+	if len(gpus) == 0 {
+		return ""
+	}
+	s := make([]string, len(gpus))
+	for i, g := range gpus {
+		s[i] = strconv.Itoa(g)
+	}
+	if len(gpus) == 1 {
+		return " (GPU " + s[0] + ")"
+	}
+	return " (GPUs " + strings.Join(s, ", ") + ")"
+}
+
+// Rounded writes a number to two decimals, without trailing zeros: "875",
+// "916.67".
+func Rounded(v float64) string {
+	s := strconv.FormatFloat(v, 'f', 2, 64)
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}
+
+// MoveRow is a planner's move on the cluster as a plan's table shows it:
+// the pod, its nodes, its requests (what it frees) and the GPUs it held
+// and takes. Lowered and LetsIn are left for the caller.
+func (p *Planning) MoveRow(m defrag.Move) MoveRow {
+	pod, moved := p.Pod(m.Pod), p.cluster.Pods[m.Pod]
+	table := p.cluster.Table
+	return MoveRow{Pod: pod.Namespace + "/" + pod.Name, From: table.Name(m.From), To: table.Name(m.To),
+		Frees: Quantities(table.Schema(), moved.Task.Requests), FreesGPUs: p.Held(m.Pod), TakesGPUs: m.Holds}
+}
+
+// Quantities writes a vector of the schema as quantities by resource name
+// (resource.FormatAmount), leaving out zero amounts and pods.
+func Quantities(schema *resource.Schema, v resource.Vector) map[string]string {
+	out := map[string]string{}
+	for i, x := range v {
+		if x != 0 && schema.Name(i) != resource.Pods {
+			out[schema.Name(i)] = resource.FormatAmount(schema.Name(i), x)
+		}
+	}
+	return out
+}
