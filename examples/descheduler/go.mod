@@ -3,6 +3,7 @@ module github.com/resfit/resfit/examples/descheduler
 go 1.26.0
 
 require (
+	github.com/go-logr/logr v1.4.3
 	github.com/resfit/resfit v0.0.0
 	github.com/resfit/resfit/examples/kubebridge v0.0.0
 	github.com/resfit/resfit/examples/kubectl-resfit v0.0.0
@@ -39,7 +40,6 @@ require (
 	github.com/felixge/httpsnoop v1.0.4 // indirect
 	github.com/fsnotify/fsnotify v1.9.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.1 // indirect
-	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-logr/zapr v1.3.0 // indirect
 	github.com/go-openapi/jsonpointer v1.0.0 // indirect

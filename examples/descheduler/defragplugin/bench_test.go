@@ -5,10 +5,12 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/klog/v2"
 
 	"github.com/resfit/resfit/examples/kubebridge/examplecluster"
 	"github.com/resfit/resfit/examples/kubectl-resfit/resfitctl"
@@ -65,7 +67,7 @@ func BenchmarkRun5000Nodes(b *testing.B) {
 	b.Run("run", func(b *testing.B) {
 		for b.Loop() {
 			var run context.Context
-			run, stop = context.WithCancel(ctx)
+			run, stop = context.WithCancel(klog.NewContext(ctx, logr.Discard()))
 			before := evicted
 			status := plugin.Balance(run, nodes)
 			if evicted != before+1 || status == nil || !errors.Is(status.Err, context.Canceled) {
