@@ -106,15 +106,26 @@ func (p *Plugin) Balance(ctx context.Context, nodes []*v1.Node) *frameworktypes.
 	if len(plan.Moves) == 0 {
 		return nil
 	}
-	made, err := p.carryOut(ctx, nodes, plan)
-	if p.allowance != nil {
-		p.allowance.Spend(made)
-	}
-	if err != nil {
+	if _, err := p.CarryOut(ctx, nodes, plan); err != nil {
 		logger.Error(err, "carrying the plan out")
 		return &frameworktypes.Status{Err: err}
 	}
 	return nil
+}
+
+// CarryOut makes a plan's moves (Plan's, on the same nodes), one at a
+// time: it holds the rooms, evicts the pod through the descheduler's
+// evictor, waits for the replacement and the pending pods the move lets
+// in, and checks before each move that the pods on the nodes the rest of
+// the plan reads are those it read, planning once more when they are not.
+// It returns the moves made, spent from the hourly allowance. Balance is
+// Plan, then CarryOut.
+func (p *Plugin) CarryOut(ctx context.Context, nodes []*v1.Node, plan *Plan) (int, error) {
+	made, err := p.carryOut(ctx, nodes, plan)
+	if p.allowance != nil {
+		p.allowance.Spend(made)
+	}
+	return made, err
 }
 
 // accrue adds to the hourly allowance what the time since the last run

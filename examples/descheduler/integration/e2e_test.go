@@ -25,6 +25,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	cacheddiscovery "k8s.io/client-go/discovery/cached/memory"
@@ -52,6 +53,7 @@ import (
 	"sigs.k8s.io/descheduler/pkg/descheduler"
 	"sigs.k8s.io/descheduler/pkg/features"
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
+	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
 	"github.com/resfit/resfit/examples/descheduler/defragplugin"
 	"github.com/resfit/resfit/examples/kubebridge"
@@ -76,6 +78,9 @@ type cluster struct {
 	// createDefragExample holds back until the pods its ReplicaSets are to
 	// adopt are there.
 	startReplicaSets func()
+	// register adds resfit's plugin to the descheduler's registry for
+	// deschedule; nil is defragplugin.Register, as the command does.
+	register func(pluginregistry.Registry)
 }
 
 // startCluster starts the apiserver with the Room CRD, the ReplicaSet,
@@ -331,7 +336,7 @@ func (c *cluster) create(p *v1.Pod) {
 
 // deschedule runs the descheduler once with the shipped policy, in its own
 // framework (descheduler.RunDeschedulerStrategies), with resfit's plugin
-// registered as the command registers it.
+// registered as the command registers it (or by c.register).
 func (c *cluster) deschedule(edit ...func(policy string) string) {
 	c.t.Helper()
 	path := filepath.Join(c.t.TempDir(), "policy.yaml")
@@ -341,7 +346,11 @@ func (c *cluster) deschedule(edit ...func(policy string) string) {
 	}
 	c.must(os.WriteFile(path, []byte(policy), 0o600))
 	descheduler.SetupPlugins()
-	defragplugin.Register(pluginregistry.PluginRegistry)
+	register := defragplugin.Register
+	if c.register != nil {
+		register = c.register
+	}
+	register(pluginregistry.PluginRegistry)
 	loaded, err := descheduler.LoadPolicyConfig(path, c.cs, pluginregistry.PluginRegistry)
 	c.must(err)
 	rs, err := options.NewDeschedulerServer()
@@ -536,4 +545,77 @@ func TestGangGetsRoom(t *testing.T) {
 			t.Errorf("pod %s changed (resource version %s, then %s)", name, version, after[name])
 		}
 	}
+}
+
+// The cluster changed between plan and act: a run plans notebook-0's move
+// for job-2, and before the move a pod with no controller is bound to
+// gpu-b, taking one of the GPUs the plan frees there. The run checks the
+// pods on the nodes its plan reads, finds gpu-b's changed, and plans once
+// more: no plan within the limits lets job-2 in now (gpu-b would need two
+// GPUs more, and only notebook-0 may move there), so nothing is evicted.
+// Without the check (a mutation) notebook-0 is evicted for nothing.
+func TestClusterChangedBetweenPlanAndAct(t *testing.T) {
+	c := startCluster(t)
+	c.createDefragExample(true)
+	before := c.versions()
+	planned := 0
+	c.register = func(registry pluginregistry.Registry) {
+		pluginregistry.Register(defragplugin.PluginName, func(ctx context.Context, args runtime.Object, handle frameworktypes.Handle) (frameworktypes.Plugin, error) {
+			p, err := defragplugin.New(ctx, args, handle)
+			if err != nil {
+				return nil, err
+			}
+			return &changeAfterPlan{Plugin: p.(*defragplugin.Plugin), change: func(ctx context.Context, plan *defragplugin.Plan) {
+				planned = len(plan.Moves)
+				req := examplecluster.Resources("cpu", "1", "memory", "1Gi", examplecluster.GPU, "1")
+				intruder := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "intruder"}, Spec: v1.PodSpec{NodeName: "gpu-b", SchedulerName: scheduler_,
+					TerminationGracePeriodSeconds: ptr.To[int64](0), Containers: []v1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10", Resources: v1.ResourceRequirements{Requests: req, Limits: req}}}}}
+				c.create(intruder)
+				lister := handle.SharedInformerFactory().Core().V1().Pods().Lister()
+				c.poll("the descheduler's informer to see the intruder", func() (bool, error) {
+					_, err := lister.Pods("train").Get("intruder")
+					return err == nil, nil
+				})
+			}}, nil
+		}, &defragplugin.Plugin{}, &defragplugin.Args{}, defragplugin.Validate, defragplugin.SetDefaults, registry)
+	}
+	c.deschedule()
+	if planned != 1 {
+		t.Fatalf("the first plan had %d moves, want notebook-0's", planned)
+	}
+	after := c.versions()
+	for name, version := range before {
+		if after[name] != version {
+			t.Errorf("pod %s changed (resource version %s, then %s)", name, version, after[name])
+		}
+	}
+	job2, err := c.cs.CoreV1().Pods("train").Get(c.ctx, "job-2", metav1.GetOptions{})
+	c.must(err)
+	if job2.Spec.NodeName != "" {
+		t.Errorf("job-2 bound to %s", job2.Spec.NodeName)
+	}
+	rooms, err := dynamic.NewForConfigOrDie(c.config).Resource(kubebridge.RoomResource).List(c.ctx, metav1.ListOptions{})
+	c.must(err)
+	if len(rooms.Items) != 0 {
+		t.Errorf("%d rooms left held", len(rooms.Items))
+	}
+}
+
+// changeAfterPlan is resfit's plugin with a change to the cluster between
+// its plan and carrying it out.
+type changeAfterPlan struct {
+	*defragplugin.Plugin
+	change func(context.Context, *defragplugin.Plan)
+}
+
+func (p *changeAfterPlan) Balance(ctx context.Context, nodes []*v1.Node) *frameworktypes.Status {
+	plan, err := p.Plan(ctx, nodes)
+	if err != nil {
+		return &frameworktypes.Status{Err: err}
+	}
+	p.change(ctx, plan)
+	if _, err := p.CarryOut(ctx, nodes, plan); err != nil {
+		return &frameworktypes.Status{Err: err}
+	}
+	return nil
 }
