@@ -105,3 +105,23 @@ func Quantities(schema *resource.Schema, v resource.Vector) map[string]string {
 	}
 	return out
 }
+
+// UnmovableText says how many pods may not move and why, by reason: "3
+// pods may not move: a DaemonSet's pod (2); system-critical or in
+// kube-system (1)."; "" for none.
+func UnmovableText(unmovable map[string]int) string {
+	if len(unmovable) == 0 {
+		return ""
+	}
+	total := 0
+	var parts []string
+	for _, why := range slices.Sorted(maps.Keys(unmovable)) {
+		total += unmovable[why]
+		parts = append(parts, fmt.Sprintf("%s (%d)", why, unmovable[why]))
+	}
+	pods := "1 pod"
+	if total != 1 {
+		pods = fmt.Sprintf("%d pods", total)
+	}
+	return fmt.Sprintf("%s may not move: %s.", pods, strings.Join(parts, "; "))
+}

@@ -175,7 +175,7 @@ func (p *Plugin) carryOut(ctx context.Context, nodes []*v1.Node, plan *Plan) (in
 	if err != nil {
 		return made, err
 	}
-	klog.FromContext(ctx).Info("plan", "plugin", PluginName, "text", plan.String())
+	klog.FromContext(ctx).Info("plan", "plugin", PluginName, "plan", plan.String())
 	more, err := again.carry(ctx, plan)
 	if errors.Is(err, errChanged) {
 		err = fmt.Errorf("%w again; the next run plans afresh", err)

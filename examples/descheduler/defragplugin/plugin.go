@@ -19,7 +19,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -99,10 +98,10 @@ func (p *Plugin) Balance(ctx context.Context, nodes []*v1.Node) *frameworktypes.
 		return &frameworktypes.Status{Err: err}
 	}
 	if p.args.DryRun {
-		logger.Info("plan (dry run: nothing is evicted)", "plan", plan.Table())
+		logger.Info("plan (dry run: nothing is evicted)", "plan", plan.String())
 		return nil
 	}
-	logger.Info("plan", "text", plan.String())
+	logger.Info("plan", "plan", plan.String())
 	if len(plan.Moves) == 0 {
 		return nil
 	}
@@ -186,46 +185,10 @@ type Plan struct {
 	nodes map[string]map[string]bool
 }
 
-// String writes the plan as kubectl resfit defrag does.
-func (pl *Plan) String() string {
-	var b strings.Builder
-	var waiting []string
-	for _, p := range pl.Waiting {
-		waiting = append(waiting, p.Namespace+"/"+p.Name)
-	}
-	switch {
-	case len(pl.Moves) == 0 && len(waiting) == 0:
-		fmt.Fprintf(&b, "%s: no pending GPU pod to plan for", pl.Mode)
-	case len(pl.Moves) == 0:
-		fmt.Fprintf(&b, "%s for %s: no plan within the limits", pl.Mode, strings.Join(waiting, ", "))
-	default:
-		fmt.Fprintf(&b, "%s for %s: %s", pl.Mode, strings.Join(waiting, ", "), plural(len(pl.Moves), "move"))
-	}
-	for _, f := range pl.FitsNow {
-		fmt.Fprintf(&b, "; pending %s/%s fits with no move: on %s", f.Pod.Namespace, f.Pod.Name, f.Node)
-	}
-	for n, m := range pl.Moves {
-		fmt.Fprintf(&b, "; move %d: %s/%s from %s%s to %s%s", n+1, m.Pod.Namespace, m.Pod.Name, m.From, kubebridge.GPUsText(m.Frees), m.To, kubebridge.GPUsText(m.Takes))
-		if m.fragmentedLowering {
-			fmt.Fprintf(&b, ", fragmented GPU lowered %.3g", m.FragmentedLowered)
-		}
-		for _, in := range m.LetsIn {
-			fmt.Fprintf(&b, ", lets %s/%s in on %s", in.Pod.Namespace, in.Pod.Name, in.Node)
-		}
-	}
-	for _, why := range slices.Sorted(maps.Keys(pl.Unmovable)) {
-		fmt.Fprintf(&b, "; %s may not move: %s", plural(pl.Unmovable[why], "pod"), why)
-	}
-	for _, w := range pl.Warnings {
-		fmt.Fprintf(&b, "; warning: %s", w)
-	}
-	return b.String()
-}
-
-// Table writes the plan as kubectl resfit defrag does: what it is for,
+// String writes the plan as kubectl resfit defrag does: what it is for,
 // the moves' table (kubebridge.WriteMoveTable), where the pending pods
 // go, what may not move, and the warnings.
-func (pl *Plan) Table() string {
+func (pl *Plan) String() string {
 	var b strings.Builder
 	var waiting []string
 	for _, p := range pl.Waiting {
@@ -257,14 +220,8 @@ func (pl *Plan) Table() string {
 			fmt.Fprintf(&b, "\nThen %s.\n", strings.Join(then, ", "))
 		}
 	}
-	if len(pl.Unmovable) > 0 {
-		total := 0
-		var parts []string
-		for _, why := range slices.Sorted(maps.Keys(pl.Unmovable)) {
-			total += pl.Unmovable[why]
-			parts = append(parts, fmt.Sprintf("%s (%d)", why, pl.Unmovable[why]))
-		}
-		fmt.Fprintf(&b, "\n%s may not move: %s.\n", plural(total, "pod"), strings.Join(parts, "; "))
+	if text := kubebridge.UnmovableText(pl.Unmovable); text != "" {
+		b.WriteString("\n" + text + "\n")
 	}
 	for _, w := range pl.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", w)

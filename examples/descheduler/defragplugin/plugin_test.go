@@ -88,14 +88,9 @@ func TestPlanOnTheDefragExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "make-room for train/job-2: 1 move; move 1: notebook/notebook-0 from gpu-b (GPU 1) to gpu-a (GPU 6), lets train/job-2 in on gpu-b; " +
-		"2 pods may not move: a DaemonSet's pod; 1 pod may not move: system-critical or in kube-system"
-	if got := plan.String(); got != want {
-		t.Errorf("plan\n got %s\nwant %s", got, want)
-	}
-	// As a dry run logs it: the moves' table is kubectl resfit defrag's
-	// (its README's example, line for line).
-	want = `Plan (make-room) for train/job-2: 1 move.
+	// The moves' table is kubectl resfit defrag's (its README's example,
+	// line for line).
+	want := `Plan (make-room) for train/job-2: 1 move.
 
 MOVE  POD                  FROM   TO             FREES ON FROM
 1     notebook/notebook-0  gpu-b  gpu-a (GPU 6)  cpu 2, memory 8Gi, nvidia.com/gpu 1 (GPU 1)
@@ -104,8 +99,8 @@ Then train/job-2 goes to gpu-b.
 
 3 pods may not move: a DaemonSet's pod (2); system-critical or in kube-system (1).
 `
-	if got := plan.Table(); got != want {
-		t.Errorf("plan's table\n got %s\nwant %s", got, want)
+	if got := plan.String(); got != want {
+		t.Errorf("plan\n got %s\nwant %s", got, want)
 	}
 }
 
@@ -130,10 +125,20 @@ func TestPlanForAGang(t *testing.T) {
 		}
 	}
 	for maxPods, want := range map[int]string{
-		2: "make-room for train/job-2, train/job-2b: 1 move; move 1: notebook/notebook-0 from gpu-b (GPU 1) to gpu-a (GPU 6), " +
-			"lets train/job-2 in on gpu-b, lets train/job-2b in on gpu-a; 2 pods may not move: a DaemonSet's pod; 1 pod may not move: system-critical or in kube-system",
-		1: "make-room: no pending GPU pod to plan for; 2 pods may not move: a DaemonSet's pod; 1 pod may not move: system-critical or in kube-system; " +
-			"warning: pod group train/pair has 2 pending pods, more than args.maxPods (1): not planned for",
+		2: `Plan (make-room) for train/job-2, train/job-2b: 1 move.
+
+MOVE  POD                  FROM   TO             FREES ON FROM
+1     notebook/notebook-0  gpu-b  gpu-a (GPU 6)  cpu 2, memory 8Gi, nvidia.com/gpu 1 (GPU 1)
+
+Then train/job-2 goes to gpu-b, train/job-2b goes to gpu-a.
+
+3 pods may not move: a DaemonSet's pod (2); system-critical or in kube-system (1).
+`,
+		1: `Plan (make-room): no pending GPU pod to plan for.
+
+3 pods may not move: a DaemonSet's pod (2); system-critical or in kube-system (1).
+warning: pod group train/pair has 2 pending pods, more than args.maxPods (1): not planned for
+`,
 	} {
 		plugin, _ := newPlugin(t, ctx, &Args{ConfigMap: &ConfigMapRef{Namespace: "kube-system", Name: "resfit-scheduler-config"}, Mode: ModeMakeRoom, MaxPods: maxPods},
 			append(objects, schedulerConfigMap(t))...)

@@ -1,9 +1,6 @@
 package integration
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -30,16 +27,10 @@ import (
 // the account's token.
 func TestDeschedulerImageFromManifests(t *testing.T) {
 	imagetest.Require(t)
-	build := t.TempDir()
-	goBuild := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(build, "descheduler"), "..")
-	goBuild.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := goBuild.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	deployment := manifesttest.Read(t, "../manifests/deployment.yaml")[0].(*appsv1.Deployment)
 	spec := deployment.Spec.Template.Spec
 	container := spec.Containers[0]
-	imagetest.Podman(t, "build", "--quiet", "-f", "../Dockerfile", "-t", container.Image, build)
+	imagetest.BuildStatic(t, "..", "descheduler", "../Dockerfile", container.Image) // as the README builds it
 
 	c := startCluster(t, "--authorization-mode=RBAC")
 	c.createDefragExample(true)

@@ -147,3 +147,18 @@ func Logs(t *testing.T, id string) string {
 	out, _ := Command(t, "logs", id).CombinedOutput()
 	return string(out)
 }
+
+// BuildStatic builds a host's image as its README does: the static binary
+// of the Go package at pkg (CGO_ENABLED=0, -trimpath) written as binary
+// into a build directory of its own, then the image from dockerfile there,
+// tagged image. Nothing is pulled.
+func BuildStatic(t *testing.T, pkg, binary, dockerfile, image string) {
+	t.Helper()
+	build := t.TempDir()
+	goBuild := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(build, binary), pkg)
+	goBuild.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := goBuild.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+	}
+	Podman(t, "build", "--quiet", "-f", dockerfile, "-t", image, build)
+}

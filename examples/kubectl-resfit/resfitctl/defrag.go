@@ -325,14 +325,8 @@ func (r *DefragReport) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "\nGPU idle but fragmented for the workload's pods: %s before, %s after the moves and the pods they let in.\n", percent(r.GPUFragmentedBefore), percent(r.GPUFragmentedAfter))
 	}
 	b.WriteString("\n")
-	if len(r.Unmovable) > 0 {
-		total := 0
-		var parts []string
-		for _, why := range slices.Sorted(maps.Keys(r.Unmovable)) {
-			total += r.Unmovable[why]
-			parts = append(parts, fmt.Sprintf("%s (%d)", why, r.Unmovable[why]))
-		}
-		fmt.Fprintf(&b, "%s may not move: %s.\n", plural(total, "pod"), strings.Join(parts, "; "))
+	if text := kubebridge.UnmovableText(r.Unmovable); text != "" {
+		b.WriteString(text + "\n")
 	}
 	for _, bu := range r.Budgets {
 		fmt.Fprintf(&b, "PodDisruptionBudget %s allows %s; the plan uses %d.\n", bu.Name, plural(bu.Allowed, "disruption"), bu.Used)

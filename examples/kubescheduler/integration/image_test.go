@@ -2,9 +2,6 @@ package integration
 
 import (
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -25,18 +22,11 @@ import (
 // in-process test sees it do: GPU pods pack, CPU pods spread.
 func TestSchedulerImageFromManifests(t *testing.T) {
 	imagetest.Require(t)
-	// The image, as the README builds it.
-	build := t.TempDir()
-	goBuild := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(build, "kube-scheduler"), "..")
-	goBuild.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := goBuild.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	deployment := manifesttest.Read(t, "../manifests/deployment.yaml")[0].(*appsv1.Deployment)
 	spec := deployment.Spec.Template.Spec
 	container := spec.Containers[0]
 	image := container.Image
-	imagetest.Podman(t, "build", "--quiet", "-f", "../Dockerfile", "-t", image, build)
+	imagetest.BuildStatic(t, "..", "kube-scheduler", "../Dockerfile", image) // as the README builds it
 
 	testCtx := testutils.InitTestAPIServer(t, "resfit-image", nil)
 	admin, ctx, ns := testCtx.ClientSet, testCtx.Ctx, testCtx.NS.Name
