@@ -27,7 +27,13 @@ const mirrorAnnotation = "kubernetes.io/config.mirror"
 //   - it is marked not safe to evict (SafeToEvictAnnotation "false");
 //   - it is a static pod's mirror, or a DaemonSet's pod (it would come back
 //     to the same node), or has no controller to recreate it;
-//   - it holds DRA resource claims (a plan does not allocate them again);
+//   - it holds a DRA resource claim it shares (spec.resourceClaims naming
+//     a resourceClaimName): the claim stays allocated where it is, and
+//     its replacement would use the same devices. A claim made from a
+//     ResourceClaimTemplate is the pod's own: Kubernetes' resourceclaim
+//     controller frees it when the pod is gone, and makes its
+//     replacement a new one, which the scheduler allocates where the
+//     replacement goes;
 //   - it is finished or being deleted.
 func Movable(pod *v1.Pod) (bool, string) {
 	owner := controllerOf(pod)
@@ -44,8 +50,8 @@ func Movable(pod *v1.Pod) (bool, string) {
 		return false, "no controller to recreate it"
 	case owner.Kind == "DaemonSet":
 		return false, "a DaemonSet's pod"
-	case len(pod.Spec.ResourceClaims) > 0:
-		return false, "it holds DRA resource claims"
+	case slices.ContainsFunc(pod.Spec.ResourceClaims, func(c v1.PodResourceClaim) bool { return c.ResourceClaimTemplateName == nil }):
+		return false, "it shares a DRA resource claim"
 	}
 	return true, ""
 }

@@ -45,11 +45,18 @@ func TestMovable(t *testing.T) {
 		}(), "a static pod"},
 		"bare":      {pod("lonely", "a"), "no controller to recreate it"},
 		"daemonset": {owned(pod("logs", "a"), "DaemonSet"), "a DaemonSet's pod"},
-		"claims": {func() *v1.Pod {
+		"shared claim": {func() *v1.Pod {
 			p := owned(pod("train", "a"), "Job")
-			p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpus"}}
+			template := "gpus"
+			p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "own", ResourceClaimTemplateName: &template}, {Name: "gpus", ResourceClaimName: &template}}
 			return p
-		}(), "it holds DRA resource claims"},
+		}(), "it shares a DRA resource claim"},
+		"claims of its own": {func() *v1.Pod {
+			p := owned(pod("train", "a"), "Job")
+			template := "gpus"
+			p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpus", ResourceClaimTemplateName: &template}}
+			return p
+		}(), ""},
 		"deleted": {func() *v1.Pod { p := owned(pod("old", "a"), "ReplicaSet"); p.DeletionTimestamp = &now; return p }(), "finished or being deleted"},
 	}
 	for name, c := range cases {

@@ -393,3 +393,38 @@ func (d *DRA) demand(pod *v1.Pod) (podDemand, error) {
 	}
 	return dd, nil
 }
+
+// unitsHeld are the units of the view's resource on node (draNodeDevices'
+// order, as the device view numbers them) that a pod's claims hold whole,
+// each a device of its own (no partitions, not shared); ok is false when
+// a claim of the pod holds anything else there: a partition, a share of
+// a device, a device outside the view.
+func (d *DRA) unitsHeld(pod *v1.Pod, node, name string) (units []int, ok bool) {
+	mine := map[string]bool{}
+	for _, key := range d.podClaimKeys(pod) {
+		mine[key] = true
+	}
+	held := 0
+	for id, key := range d.allocated {
+		if mine[key] && d.nodeOf[id] == node {
+			held++
+		}
+	}
+	seen := map[string]bool{}
+	n := 0
+	for _, dev := range d.viewDevices(node, name) {
+		key := cmp.Or(dev.unit, dev.ID.String())
+		if dev.unusable || seen[key] || n == resource.MaxDevicesPerNode {
+			continue
+		}
+		seen[key] = true
+		if mine[d.allocated[dev.ID]] {
+			if dev.unit != "" || dev.Shared {
+				return nil, false
+			}
+			units = append(units, n)
+		}
+		n++
+	}
+	return units, len(units) == held
+}

@@ -90,6 +90,11 @@ func NewPlanning(sc *Scene, pods []*v1.Pod, opts PlanningOptions) (*Planning, er
 		if err != nil {
 			return nil, err
 		}
+		if own, units, found, ok, err := sc.ownClaims(pod); err != nil {
+			return nil, err
+		} else if found {
+			pt, holds, held = own, units, ok
+		}
 		key := pod.Namespace + "/" + pod.Name
 		ok, why := movable(pod)
 		switch {
@@ -97,7 +102,7 @@ func NewPlanning(sc *Scene, pods []*v1.Pod, opts PlanningOptions) (*Planning, er
 		case !held:
 			ok, why = false, "its GPUs are not held as it asks for them"
 		case !pt.Uniform():
-			ok, why = false, "it holds DRA resource claims"
+			ok, why = false, "its DRA claims take different devices on different nodes"
 		case len(disruptions.Several[key]) > 0:
 			ok, why = false, "covered by more than one PodDisruptionBudget"
 		}

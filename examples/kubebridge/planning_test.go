@@ -1,14 +1,17 @@
 package kubebridge
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/resfit/resfit/examples/kubebridge/examplecluster"
 	"github.com/resfit/resfit/scoring/config"
 	"github.com/resfit/resfit/scoring/defrag"
 )
@@ -188,5 +191,86 @@ func TestPlanningGang(t *testing.T) {
 	if len(round.Moves) != 1 || !slices.Equal(placed, []string{"pair-0 on " + table.Name(round.Moves[0].From), "pair-1 on " + table.Name(round.Moves[0].From)}) ||
 		round.Placed[0].After != 1 || round.Placed[1].After != 1 {
 		t.Fatalf("round: moves %+v, placed %v", round.Moves, placed)
+	}
+}
+
+// The defrag example with its GPUs through DRA
+// (examplecluster.DRADefragCluster): a pod whose claim is its own, made
+// from a template, may move, holding the devices its claim holds, and the
+// plan is the example's: notebook-0 leaves gpu-b's gpu-4 for gpu-a's
+// gpu-6 (the first free, as kube's allocator takes them), and job-2 then
+// fits gpu-b. A claim the pod shares keeps it where it is.
+func TestPlanningDRADefragExample(t *testing.T) {
+	nodes, pods, budgets, objects := examplecluster.DRADefragCluster()
+	var o DRAObjects
+	for _, obj := range objects {
+		switch x := obj.(type) {
+		case *resourcev1.ResourceSlice:
+			o.Slices = append(o.Slices, x)
+		case *resourcev1.DeviceClass:
+			o.Classes = append(o.Classes, x)
+		case *resourcev1.ResourceClaim:
+			o.Claims = append(o.Claims, x)
+		case *resourcev1.ResourceClaimTemplate:
+			o.Templates = append(o.Templates, x)
+		}
+	}
+	d, err := ReadDRA(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := NewSnapshot(nodes, pods, Options{DRA: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load([]byte(packGPUsConfig), config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := NewScene(snap, cfg, pods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := NewPlanning(sc, pods, PlanningOptions{Budgets: budgets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var job2 *v1.Pod
+	for _, p := range pods {
+		if p.Name == "job-2" {
+			job2 = p
+		}
+	}
+	for i, p := range pl.Cluster().Pods {
+		if want := map[string][]int{"notebook-0": {4}, "infer-1": {3}, "job-3": {0, 1, 2}}[pl.Pod(i).Name]; want != nil && (!slices.Equal(p.Holds, want) || !p.Movable) {
+			t.Errorf("%s: holds %v, movable %v; want %v, movable", pl.Pod(i).Name, p.Holds, p.Movable, want)
+		}
+	}
+	plan, _, err := pl.MakeRoom([]*v1.Pod{job2}, defrag.Options{MaxMoves: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := pl.Cluster().Table
+	if !plan.Found || len(plan.Moves) != 1 {
+		t.Fatalf("plan %+v", plan)
+	}
+	m := plan.Moves[0]
+	if got := fmt.Sprintf("%s %s→%s %v, then %s", pl.Pod(m.Pod).Name, table.Name(m.From), table.Name(m.To), m.Holds, table.Name(plan.Row)); got != "notebook-0 gpu-b→gpu-a [6], then gpu-b" {
+		t.Errorf("plan: %s", got)
+	}
+
+	// A claim the pod shares: it stays.
+	shared := "notebook-0-gpus-x7k2p"
+	for _, p := range pods {
+		if p.Name == "notebook-0" {
+			p.Spec.ResourceClaims[0].ResourceClaimTemplateName, p.Spec.ResourceClaims[0].ResourceClaimName = nil, &shared
+		}
+	}
+	pl, err = NewPlanning(sc, pods, PlanningOptions{Budgets: budgets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pl.Unmovable()["it shares a DRA resource claim"]; got != 1 {
+		t.Errorf("unmovable %v", pl.Unmovable())
 	}
 }

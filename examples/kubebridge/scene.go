@@ -220,3 +220,27 @@ func (sc *Scene) DeviceShares(workload []*v1.Pod) (allocated, fragmented *float6
 	f := sum / float64(total)
 	return &a, &f
 }
+
+// ownClaims reads a placed pod whose DRA claims hold devices of the view
+// on its node (a node whose devices DRA publishes) as a planner moves it:
+// its task as its replacement will ask (its claims as their templates
+// make them, not allocated: DRA.Unallocate), and the devices its claims
+// hold there (the view's indices). found is false for a pod whose claims
+// hold none; held is false when they hold anything but whole devices of
+// the view, as many as the task asks for.
+func (sc *Scene) ownClaims(pod *v1.Pod) (pt *PodTask, units []int, found, held bool, err error) {
+	d, view := sc.snap.DRA(), sc.snap.Devices()
+	if d == nil || view == nil || len(pod.Spec.ResourceClaims) == 0 {
+		return nil, nil, false, false, nil
+	}
+	units, ok := d.unitsHeld(pod, pod.Spec.NodeName, view.Name())
+	if len(units) == 0 && ok {
+		return nil, nil, false, false, nil
+	}
+	pt, err = d.Unallocate(pod).NewPodTask(sc.snap.Schema(), pod, sc.opts)
+	if err != nil {
+		return nil, nil, false, false, fmt.Errorf("%v", firstLine(err))
+	}
+	held = ok && pt.Uniform() && pt.Task.Devices.Count == len(units) && pt.Task.Devices.Each == view.PerDevice()
+	return pt, units, true, held, nil
+}

@@ -362,3 +362,71 @@ func Large(n, pending int) (nodes []*v1.Node, pods []*v1.Pod) {
 	}
 	return nodes, pods
 }
+
+// DRADefragCluster is the defrag example (DefragCluster) with its GPUs
+// published through DRA, as v1.37 clusters publish them: NVIDIA's
+// driver's slices for gpu-a and gpu-b (8 H100s each; no device plugin)
+// and the chart's DeviceClasses. Each GPU pod's claim is its own, made
+// from its namespace's ResourceClaimTemplate gpus-N (N whole GPUs) that
+// its spec names, as its controller's pod template would: a running pod's
+// claim allocated, reserved for it, owned by it and named in its status,
+// as kube's resourceclaim controller and scheduler leave it. job-0 holds
+// gpu-a's gpu-0 to gpu-5; job-3 gpu-b's gpu-0 to gpu-2, infer-1 gpu-3,
+// notebook-0 gpu-4. job-2, pending, has no claim yet. objects are the DRA
+// objects: classes, slices, templates, claims.
+func DRADefragCluster() (nodes []*v1.Node, pods []*v1.Pod, budgets []*policyv1.PodDisruptionBudget, objects []runtime.Object) {
+	nodes, pods, budgets = DefragCluster()
+	for _, n := range nodes {
+		delete(n.Status.Allocatable, GPU)
+		delete(n.Status.Capacity, GPU)
+	}
+	meta := func(kind string) metav1.TypeMeta {
+		return metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: kind}
+	}
+	for _, c := range dratest.NVIDIAClasses() {
+		c.TypeMeta = meta("DeviceClass")
+		objects = append(objects, c)
+	}
+	for _, node := range []string{"gpu-a", "gpu-b"} {
+		s := dratest.NVIDIASlice(node, "NVIDIA H100 80GB HBM3", 8, 0)
+		s.TypeMeta = meta("ResourceSlice")
+		objects = append(objects, s)
+	}
+	holds := map[string][]string{
+		"job-0": {"gpu-0", "gpu-1", "gpu-2", "gpu-3", "gpu-4", "gpu-5"}, "job-3": {"gpu-0", "gpu-1", "gpu-2"},
+		"infer-1": {"gpu-3"}, "notebook-0": {"gpu-4"},
+	}
+	templates := map[string]bool{}
+	yes := true
+	for _, p := range pods {
+		q, ok := p.Spec.Containers[0].Resources.Requests[GPU]
+		if !ok {
+			continue
+		}
+		p.UID = types.UID("uid-" + p.Namespace + "-" + p.Name)
+		count := q.Value()
+		template := fmt.Sprintf("gpus-%d", count)
+		if !templates[p.Namespace+"/"+template] {
+			templates[p.Namespace+"/"+template] = true
+			objects = append(objects, &resourcev1.ResourceClaimTemplate{TypeMeta: meta("ResourceClaimTemplate"),
+				ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: template, CreationTimestamp: metav1.NewTime(Start)},
+				Spec:       resourcev1.ResourceClaimTemplateSpec{Spec: dratest.ClaimSpec(dratest.Exactly("gpus", "gpu.nvidia.com", count))}})
+		}
+		for _, list := range []v1.ResourceList{p.Spec.Containers[0].Resources.Requests, p.Spec.Containers[0].Resources.Limits} {
+			delete(list, GPU)
+		}
+		p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpus", ResourceClaimTemplateName: &template}}
+		p.Spec.Containers[0].Resources.Claims = []v1.ResourceClaim{{Name: "gpus"}}
+		if p.Spec.NodeName == "" {
+			continue
+		}
+		c := dratest.AllocatedClaim(p.Namespace, p.Name+"-gpus-x7k2p", p.Spec.NodeName, holds[p.Name]...)
+		c.TypeMeta, c.CreationTimestamp = meta("ResourceClaim"), p.CreationTimestamp
+		c.Annotations = map[string]string{"resource.kubernetes.io/pod-claim-name": "gpus"}
+		c.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: p.Name, UID: p.UID, Controller: &yes, BlockOwnerDeletion: &yes}}
+		c.Status.ReservedFor = []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: p.Name, UID: p.UID}}
+		p.Status.ResourceClaimStatuses = []v1.PodResourceClaimStatus{{Name: "gpus", ResourceClaimName: &c.Name}}
+		objects = append(objects, c)
+	}
+	return nodes, pods, budgets, objects
+}

@@ -467,8 +467,9 @@ Each move takes a pod to the node the configuration's scheduler would put
 it on, on the GPUs it would give it, and says what the move frees. A pod
 moves only when it may: not system-critical or in kube-system, not
 annotated cluster-autoscaler.kubernetes.io/safe-to-evict: "false", not a
-static or DaemonSet pod, one with a controller to recreate it, holding no
-DRA claims; and only as its PodDisruptionBudget allows (read from the
+static or DaemonSet pod, one with a controller to recreate it, sharing no
+DRA claim (a claim of its own, from a template, moves with it); and only
+as its PodDisruptionBudget allows (read from the
 cluster, list only; in a snapshot, add poddisruptionbudgets to the kinds
 listed). To carry a plan out, evict each pod in order (kubectl drain's
 eviction, which keeps the budgets) and let the scheduler place it.`,
