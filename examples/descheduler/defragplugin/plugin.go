@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	resourcelisters "k8s.io/client-go/listers/resource/v1"
 	policylisters "k8s.io/client-go/listers/policy/v1"
 	"k8s.io/klog/v2"
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
@@ -48,6 +49,10 @@ type Plugin struct {
 	handle frameworktypes.Handle
 	pods   corelisters.PodLister
 	pdbs   policylisters.PodDisruptionBudgetLister
+	// dra lists the DRA objects; draReader reads them, reusing what has
+	// not changed since the last run.
+	dra       draListers
+	draReader kubebridge.DRAReader
 	events eventSink
 	rooms  roomClient
 	// allowance is the hourly allowance of moves (Args.MaxMovesPerHour),
@@ -79,10 +84,44 @@ func New(ctx context.Context, obj runtime.Object, handle frameworktypes.Handle) 
 		share, _ := parsePercent(a) // checked by Validate
 		p.allowance, p.lastRun = &defrag.Allowance{PerHour: share}, time.Now()
 	}
-	// Pods and budgets are listed from the informers' caches.
+	// Pods, budgets and the DRA objects are listed from the informers'
+	// caches.
 	f.Core().V1().Pods().Informer()
 	f.Policy().V1().PodDisruptionBudgets().Informer()
+	r := f.Resource().V1()
+	p.dra = draListers{slices: r.ResourceSlices().Lister(), classes: r.DeviceClasses().Lister(), claims: r.ResourceClaims().Lister(), templates: r.ResourceClaimTemplates().Lister()}
 	return p, nil
+}
+
+// draListers list the cluster's DRA objects.
+type draListers struct {
+	slices    resourcelisters.ResourceSliceLister
+	classes   resourcelisters.DeviceClassLister
+	claims    resourcelisters.ResourceClaimLister
+	templates resourcelisters.ResourceClaimTemplateLister
+}
+
+// readDRA reads what the cluster's DRA objects say; nil for a cluster
+// without slices or classes.
+func (p *Plugin) readDRA() (*kubebridge.DRA, error) {
+	var o kubebridge.DRAObjects
+	var err error
+	if o.Slices, err = p.dra.slices.List(labels.Everything()); err != nil {
+		return nil, fmt.Errorf("listing resourceslices: %w", err)
+	}
+	if o.Classes, err = p.dra.classes.List(labels.Everything()); err != nil {
+		return nil, fmt.Errorf("listing deviceclasses: %w", err)
+	}
+	if len(o.Slices) == 0 && len(o.Classes) == 0 {
+		return nil, nil
+	}
+	if o.Claims, err = p.dra.claims.List(labels.Everything()); err != nil {
+		return nil, fmt.Errorf("listing resourceclaims: %w", err)
+	}
+	if o.Templates, err = p.dra.templates.List(labels.Everything()); err != nil {
+		return nil, fmt.Errorf("listing resourceclaimtemplates: %w", err)
+	}
+	return p.draReader.Read(o)
 }
 
 // Name is PluginName.
@@ -267,7 +306,11 @@ func (p *Plugin) Plan(ctx context.Context, nodes []*v1.Node) (*Plan, error) {
 			pending = append(pending, pod)
 		}
 	}
-	snap, err := kubebridge.NewSnapshot(nodes, pods, kubebridge.Options{Devices: resource.GPU})
+	d, err := p.readDRA()
+	if err != nil {
+		return nil, err
+	}
+	snap, err := kubebridge.NewSnapshot(nodes, pods, kubebridge.Options{Devices: resource.GPU, DRA: d})
 	if err != nil {
 		return nil, err
 	}

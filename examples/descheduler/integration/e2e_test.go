@@ -20,6 +20,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -37,10 +38,12 @@ import (
 	"k8s.io/client-go/scale"
 	"k8s.io/client-go/util/retry"
 	featuregatetesting "k8s.io/component-base/featuregate/testing"
+	"k8s.io/klog/v2"
 	kubeapiservertesting "k8s.io/kubernetes/cmd/kube-apiserver/app/testing"
 	"k8s.io/kubernetes/pkg/controller/deployment"
 	"k8s.io/kubernetes/pkg/controller/disruption"
 	"k8s.io/kubernetes/pkg/controller/replicaset"
+	"k8s.io/kubernetes/pkg/controller/resourceclaim"
 	kubefeatures "k8s.io/kubernetes/pkg/features"
 	"k8s.io/kubernetes/pkg/scheduler"
 	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
@@ -78,6 +81,13 @@ type cluster struct {
 	// createDefragExample holds back until the pods its ReplicaSets are to
 	// adopt are there.
 	startReplicaSets func()
+	// startClaims starts kube-controller-manager's resourceclaim
+	// controller (claims from templates), which createDefragExample holds
+	// back until the running pods' claims are there.
+	startClaims func()
+	// dra makes createDefragExample make the example with its GPUs
+	// through DRA (examplecluster.DRADefragCluster).
+	dra bool
 	// register adds resfit's plugin to the descheduler's registry for
 	// deschedule; nil is defragplugin.Register, as the command does.
 	register func(pluginregistry.Registry)
@@ -114,6 +124,17 @@ func startCluster(t *testing.T, flags ...string) *cluster {
 	}
 	pdbc := disruption.NewDisruptionController(ctx, f.Core().V1().Pods(), f.Policy().V1().PodDisruptionBudgets(), f.Core().V1().ReplicationControllers(),
 		f.Apps().V1().ReplicaSets(), f.Apps().V1().Deployments(), f.Apps().V1().StatefulSets(), controllers, mapper, scaleClient, controllers.Discovery())
+	// Made only when started: a controller that never runs leaves its
+	// queue's goroutines behind.
+	c.startClaims = func() {
+		claims, err := resourceclaim.NewController(klog.FromContext(ctx), controllers, f.Core().V1().Pods(), f.Scheduling().V1beta1().PodGroups(),
+			f.Resource().V1().ResourceClaims(), f.Resource().V1().ResourceClaimTemplates())
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Start(ctx.Done())
+		go claims.Run(ctx, 2)
+	}
 	f.Start(ctx.Done())
 	go dc.Run(ctx, 2)
 	go pdbc.Run(ctx, 1)
@@ -173,6 +194,20 @@ func (c *cluster) state() string {
 			fmt.Fprintf(&b, "PodDisruptionBudget %s/%s: generation %d, status %+v\n", pdb.Namespace, pdb.Name, pdb.Generation, pdb.Status)
 		}
 	}
+	if list, err := c.cs.ResourceV1().ResourceClaims("").List(c.ctx, metav1.ListOptions{}); err == nil {
+		for _, claim := range list.Items {
+			var held, users []string
+			if a := claim.Status.Allocation; a != nil {
+				for _, r := range a.Devices.Results {
+					held = append(held, r.Pool+"/"+r.Device)
+				}
+			}
+			for _, r := range claim.Status.ReservedFor {
+				users = append(users, r.Name)
+			}
+			fmt.Fprintf(&b, "ResourceClaim %s/%s: allocated %v, reserved for %v, deleting %v\n", claim.Namespace, claim.Name, held, users, claim.DeletionTimestamp != nil)
+		}
+	}
 	if list, err := c.cs.CoreV1().Pods("").List(c.ctx, metav1.ListOptions{}); err == nil {
 		for _, p := range list.Items {
 			fmt.Fprintf(&b, "pod %s/%s on %q, phase %s, deleting %v\n", p.Namespace, p.Name, p.Spec.NodeName, p.Status.Phase, p.DeletionTimestamp != nil)
@@ -204,6 +239,10 @@ const scheduler_ = "resfit-scheduler"
 // scheduler's, with no grace period (no kubelet runs to end one).
 func (c *cluster) createDefragExample(withBudget bool, edit ...func([]*v1.Pod) []*v1.Pod) {
 	nodes, pods, budgets := examplecluster.DefragCluster()
+	var draObjects []runtime.Object
+	if c.dra {
+		nodes, pods, budgets, draObjects = examplecluster.DRADefragCluster()
+	}
 	for _, e := range edit {
 		pods = e(pods)
 	}
@@ -227,6 +266,24 @@ func (c *cluster) createDefragExample(withBudget bool, edit ...func([]*v1.Pod) [
 		if _, err := cs.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: p.Namespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			c.t.Fatal(err)
 		}
+	}
+	// DRA: the classes, the driver's slices, the templates; the running
+	// pods' claims once their pods are there.
+	claims := map[string]*resourcev1.ResourceClaim{}
+	for _, obj := range draObjects {
+		var err error
+		switch o := obj.(type) {
+		case *resourcev1.DeviceClass:
+			_, err = cs.ResourceV1().DeviceClasses().Create(ctx, o, metav1.CreateOptions{})
+		case *resourcev1.ResourceSlice:
+			_, err = cs.ResourceV1().ResourceSlices().Create(ctx, o, metav1.CreateOptions{})
+		case *resourcev1.ResourceClaimTemplate:
+			o.CreationTimestamp = metav1.Time{}
+			_, err = cs.ResourceV1().ResourceClaimTemplates(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		case *resourcev1.ResourceClaim:
+			claims[o.Namespace+"/"+o.OwnerReferences[0].Name] = o
+		}
+		c.must(err)
 	}
 	template := func(p *v1.Pod, labels map[string]string) v1.PodTemplateSpec {
 		spec := p.Spec.DeepCopy()
@@ -266,7 +323,25 @@ func (c *cluster) createDefragExample(withBudget bool, edit ...func([]*v1.Pod) [
 	c.must(err)
 	notebook.OwnerReferences, infer.OwnerReferences = nil, nil // orphans, until adopted
 	for _, p := range pods {
-		c.create(p)
+		claim := claims[p.Namespace+"/"+p.Name]
+		c.create(p, func(pod *v1.Pod) {
+			if claim == nil {
+				return
+			}
+			// The claim its template made, allocated and reserved for the
+			// pod, as the resourceclaim controller and the scheduler
+			// leave it; the pod's status names it.
+			claim.CreationTimestamp, claim.OwnerReferences[0].UID, claim.Status.ReservedFor[0].UID = metav1.Time{}, pod.UID, pod.UID
+			status := claim.Status
+			made, err := cs.ResourceV1().ResourceClaims(claim.Namespace).Create(ctx, claim, metav1.CreateOptions{})
+			c.must(err)
+			made.Status = status
+			_, err = cs.ResourceV1().ResourceClaims(claim.Namespace).UpdateStatus(ctx, made, metav1.UpdateOptions{})
+			c.must(err)
+		})
+	}
+	if c.dra {
+		c.startClaims()
 	}
 	c.startReplicaSets()
 	for _, b := range budgets {
@@ -312,14 +387,18 @@ func (c *cluster) unschedulable(namespace, name string) {
 }
 
 // create makes a pod, bound where it says, and reports it running and
-// ready as a kubelet would.
-func (c *cluster) create(p *v1.Pod) {
+// ready as a kubelet would, with the claims its status names (made by
+// then: before, each with the created pod).
+func (c *cluster) create(p *v1.Pod, before ...func(created *v1.Pod)) {
 	c.t.Helper()
 	ctx, cs := c.ctx, c.cs
-	phase := p.Status.Phase
+	phase, claims := p.Status.Phase, p.Status.ResourceClaimStatuses
 	p.CreationTimestamp, p.Status = metav1.Time{}, v1.PodStatus{}
 	created, err := cs.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{})
 	c.must(err)
+	for _, b := range before {
+		b(created)
+	}
 	if phase != v1.PodRunning {
 		return
 	}
@@ -328,7 +407,7 @@ func (c *cluster) create(p *v1.Pod) {
 		if err != nil {
 			return err
 		}
-		got.Status = v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue}}}
+		got.Status = v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue}}, ResourceClaimStatuses: claims}
 		_, err = cs.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, got, metav1.UpdateOptions{})
 		return err
 	}))
@@ -618,4 +697,81 @@ func (p *changeAfterPlan) Balance(ctx context.Context, nodes []*v1.Node) *framew
 		return &frameworktypes.Status{Err: err}
 	}
 	return nil
+}
+
+// The defrag example with its GPUs through DRA, as v1.37 clusters publish
+// them (examplecluster.DRADefragCluster: NVIDIA's driver's slices, each
+// GPU pod's claim its own, made from a ResourceClaimTemplate), with
+// kube-controller-manager's resourceclaim controller making the claims of
+// new pods and freeing those of pods gone, and kube-scheduler's
+// DynamicResources allocating them. One run plans notebook-0 off gpu-b's
+// gpu-4 onto gpu-a's gpu-6; its replacement's new claim is allocated
+// gpu-a's gpu-6, the GPU the plan named, and job-2's claim the four GPUs
+// of gpu-b the move left free (gpu-4 to gpu-7).
+func TestDRAMoveLandsOnThePlannedGPU(t *testing.T) {
+	c := startCluster(t)
+	c.dra = true
+	c.createDefragExample(true)
+	var plan *defragplugin.Plan
+	c.register = func(registry pluginregistry.Registry) {
+		pluginregistry.Register(defragplugin.PluginName, func(ctx context.Context, args runtime.Object, handle frameworktypes.Handle) (frameworktypes.Plugin, error) {
+			p, err := defragplugin.New(ctx, args, handle)
+			if err != nil {
+				return nil, err
+			}
+			return &changeAfterPlan{Plugin: p.(*defragplugin.Plugin), change: func(_ context.Context, made *defragplugin.Plan) { plan = made }}, nil
+		}, &defragplugin.Plugin{}, &defragplugin.Args{}, defragplugin.Validate, defragplugin.SetDefaults, registry)
+	}
+	c.deschedule()
+	if plan == nil || len(plan.Moves) != 1 || len(plan.Moves[0].Takes) != 1 {
+		t.Fatalf("the run's plan: %v", plan)
+	}
+	planned := fmt.Sprintf("%s: gpu-%d", plan.Moves[0].To, plan.Moves[0].Takes[0])
+	cs, ctx := c.cs, c.ctx
+	list, err := cs.CoreV1().Pods("notebook").List(ctx, metav1.ListOptions{LabelSelector: labels.Set{"app": "notebook"}.String()})
+	c.must(err)
+	if len(list.Items) != 1 || list.Items[0].Name == "notebook-0" || list.Items[0].Spec.NodeName != "gpu-a" {
+		t.Fatalf("notebook's pods after the run: %v", podPlaces(list.Items))
+	}
+	job2, err := cs.CoreV1().Pods("train").Get(ctx, "job-2", metav1.GetOptions{})
+	c.must(err)
+	if job2.Spec.NodeName != "gpu-b" {
+		t.Fatalf("job-2 bound to %q, want gpu-b\n%s", job2.Spec.NodeName, c.state())
+	}
+	if planned != "gpu-a: gpu-6" {
+		t.Errorf("the plan puts notebook-0's replacement on %s, want gpu-a: gpu-6", planned)
+	}
+	for pod, want := range map[*v1.Pod]string{&list.Items[0]: planned, job2: "gpu-b: gpu-4, gpu-5, gpu-6, gpu-7"} {
+		if got := c.allocated(pod); got != want {
+			t.Errorf("%s/%s's claim: %s, want %s", pod.Namespace, pod.Name, got, want)
+		}
+	}
+}
+
+// allocated is the devices a pod's claims are allocated, as "pool: device,
+// …", waiting until its status names them.
+func (c *cluster) allocated(pod *v1.Pod) string {
+	c.t.Helper()
+	var out string
+	c.poll(pod.Name+"'s claims allocated", func() (bool, error) {
+		p, err := c.cs.CoreV1().Pods(pod.Namespace).Get(c.ctx, pod.Name, metav1.GetOptions{})
+		if err != nil || len(p.Status.ResourceClaimStatuses) == 0 {
+			return false, err
+		}
+		var pool string
+		var devices []string
+		for _, s := range p.Status.ResourceClaimStatuses {
+			claim, err := c.cs.ResourceV1().ResourceClaims(p.Namespace).Get(c.ctx, *s.ResourceClaimName, metav1.GetOptions{})
+			if err != nil || claim.Status.Allocation == nil {
+				return false, err
+			}
+			for _, r := range claim.Status.Allocation.Devices.Results {
+				pool, devices = r.Pool, append(devices, r.Device)
+			}
+		}
+		slices.Sort(devices)
+		out = pool + ": " + strings.Join(devices, ", ")
+		return true, nil
+	})
+	return out
 }

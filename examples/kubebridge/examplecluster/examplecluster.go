@@ -423,6 +423,7 @@ func DRADefragCluster() (nodes []*v1.Node, pods []*v1.Pod, budgets []*policyv1.P
 		c := dratest.AllocatedClaim(p.Namespace, p.Name+"-gpus-x7k2p", p.Spec.NodeName, holds[p.Name]...)
 		c.TypeMeta, c.CreationTimestamp = meta("ResourceClaim"), p.CreationTimestamp
 		c.Annotations = map[string]string{"resource.kubernetes.io/pod-claim-name": "gpus"}
+		c.Finalizers = []string{"resource.kubernetes.io/delete-protection"} // the scheduler's, with the allocation
 		c.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: p.Name, UID: p.UID, Controller: &yes, BlockOwnerDeletion: &yes}}
 		c.Status.ReservedFor = []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: p.Name, UID: p.UID}}
 		p.Status.ResourceClaimStatuses = []v1.PodResourceClaimStatus{{Name: "gpus", ResourceClaimName: &c.Name}}
