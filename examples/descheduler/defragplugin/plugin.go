@@ -28,8 +28,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	corelisters "k8s.io/client-go/listers/core/v1"
-	resourcelisters "k8s.io/client-go/listers/resource/v1"
 	policylisters "k8s.io/client-go/listers/policy/v1"
+	resourcelisters "k8s.io/client-go/listers/resource/v1"
 	"k8s.io/klog/v2"
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
@@ -53,8 +53,8 @@ type Plugin struct {
 	// not changed since the last run.
 	dra       draListers
 	draReader kubebridge.DRAReader
-	events eventSink
-	rooms  roomClient
+	events    eventSink
+	rooms     roomClient
 	// allowance is the hourly allowance of moves (Args.MaxMovesPerHour),
 	// accrued at each run since the last; nil without one.
 	allowance *defrag.Allowance
