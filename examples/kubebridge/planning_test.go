@@ -61,7 +61,13 @@ func planningScene(t *testing.T) (*Scene, []*v1.Pod) {
 	web1 := owned(pod("web-1", "gpu-b", "cpu", "2", gpu, "2"), "ReplicaSet")
 	web0.Labels, web1.Labels = map[string]string{"app": "web"}, map[string]string{"app": "web"}
 	pods := []*v1.Pod{web0, web1, pod("train", "", "cpu", "4", gpu, "4")}
-	snap, err := NewSnapshot(nodes, pods, Options{Devices: gpu})
+	return packScene(t, nodes, pods, Options{Devices: gpu}), pods
+}
+
+// packScene is the scene of the nodes and pods under packGPUsConfig.
+func packScene(t *testing.T, nodes []*v1.Node, pods []*v1.Pod, opts Options) *Scene {
+	t.Helper()
+	snap, err := NewSnapshot(nodes, pods, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +79,7 @@ func planningScene(t *testing.T) (*Scene, []*v1.Pod) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sc, pods
+	return sc
 }
 
 // The planners' cluster as the host layer builds it: the running pods,
@@ -219,18 +225,7 @@ func TestPlanningDRADefragExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, err := NewSnapshot(nodes, pods, Options{DRA: d})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load([]byte(packGPUsConfig), config.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := NewScene(snap, cfg, pods)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc := packScene(t, nodes, pods, Options{DRA: d})
 	pl, err := NewPlanning(sc, pods, PlanningOptions{Budgets: budgets})
 	if err != nil {
 		t.Fatal(err)
