@@ -834,6 +834,10 @@ type DRAListers struct {
 	Classes func() ([]*resourcev1.DeviceClass, error)
 	Claims  func() ([]*resourcev1.ResourceClaim, error)
 	Pending func(types.UID) *resourcev1.AllocationResult
+	// Templates, when not nil, lists the ResourceClaimTemplates, for a
+	// host that plans for pods whose claims are not made yet (a
+	// descheduler); Pending, when nil, is none.
+	Templates func() ([]*resourcev1.ResourceClaimTemplate, error)
 }
 
 // ReadFrom reads what a scheduler holds (Read): its slices, classes, and
@@ -855,5 +859,14 @@ func (r *DRAReader) ReadFrom(l DRAListers) (*DRA, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing resourceclaims: %w", err)
 	}
-	return r.Read(DRAObjects{Slices: slices, Classes: classes, Claims: WithPendingAllocations(claims, l.Pending)})
+	o := DRAObjects{Slices: slices, Classes: classes, Claims: claims}
+	if l.Pending != nil {
+		o.Claims = WithPendingAllocations(claims, l.Pending)
+	}
+	if l.Templates != nil {
+		if o.Templates, err = l.Templates(); err != nil {
+			return nil, fmt.Errorf("listing resourceclaimtemplates: %w", err)
+		}
+	}
+	return r.Read(o)
 }

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -104,24 +105,13 @@ type draListers struct {
 // readDRA reads what the cluster's DRA objects say; nil for a cluster
 // without slices or classes.
 func (p *Plugin) readDRA() (*kubebridge.DRA, error) {
-	var o kubebridge.DRAObjects
-	var err error
-	if o.Slices, err = p.dra.slices.List(labels.Everything()); err != nil {
-		return nil, fmt.Errorf("listing resourceslices: %w", err)
-	}
-	if o.Classes, err = p.dra.classes.List(labels.Everything()); err != nil {
-		return nil, fmt.Errorf("listing deviceclasses: %w", err)
-	}
-	if len(o.Slices) == 0 && len(o.Classes) == 0 {
-		return nil, nil
-	}
-	if o.Claims, err = p.dra.claims.List(labels.Everything()); err != nil {
-		return nil, fmt.Errorf("listing resourceclaims: %w", err)
-	}
-	if o.Templates, err = p.dra.templates.List(labels.Everything()); err != nil {
-		return nil, fmt.Errorf("listing resourceclaimtemplates: %w", err)
-	}
-	return p.draReader.Read(o)
+	all := labels.Everything()
+	return p.draReader.ReadFrom(kubebridge.DRAListers{
+		Slices:    func() ([]*resourcev1.ResourceSlice, error) { return p.dra.slices.List(all) },
+		Classes:   func() ([]*resourcev1.DeviceClass, error) { return p.dra.classes.List(all) },
+		Claims:    func() ([]*resourcev1.ResourceClaim, error) { return p.dra.claims.List(all) },
+		Templates: func() ([]*resourcev1.ResourceClaimTemplate, error) { return p.dra.templates.List(all) },
+	})
 }
 
 // Name is PluginName.
