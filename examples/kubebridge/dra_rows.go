@@ -401,13 +401,15 @@ func (d *DRA) demand(pod *v1.Pod) (podDemand, error) {
 // a device, a device outside the view.
 func (d *DRA) unitsHeld(pod *v1.Pod, node, name string) (units []int, ok bool) {
 	mine := map[string]bool{}
+	held := 0 // the devices the pod's claims hold on the node
 	for _, key := range d.podClaimKeys(pod) {
 		mine[key] = true
-	}
-	held := 0
-	for id, key := range d.allocated {
-		if mine[key] && d.nodeOf[id] == node {
-			held++
+		if c := d.claims[key]; c != nil && c.Status.Allocation != nil {
+			for _, r := range c.Status.Allocation.Devices.Results {
+				if id := (DeviceID{Driver: r.Driver, Pool: r.Pool, Device: r.Device}); d.allocated[id] == key && d.nodeOf[id] == node {
+					held++
+				}
+			}
 		}
 	}
 	seen := map[string]bool{}

@@ -324,11 +324,13 @@ func Gangs(pods []*v1.Pod) [][]*v1.Pod {
 	at := map[string]int{}
 	for _, pod := range pods {
 		group := PodGroup(pod)
-		if n, ok := at[group]; ok && group != "" {
+		if n, ok := at[group]; ok {
 			gangs[n] = append(gangs[n], pod)
 			continue
 		}
-		at[group] = len(gangs)
+		if group != "" {
+			at[group] = len(gangs)
+		}
 		gangs = append(gangs, []*v1.Pod{pod})
 	}
 	return gangs
