@@ -5,7 +5,8 @@ import "fmt"
 // Table holds many nodes' allocatable and used amounts as two dense
 // row-major matrices: node i's amount of slot j is at i*Stride()+j. Scorers
 // walk these matrices directly, so scoring a task against every node touches
-// contiguous memory and no maps.
+// contiguous memory and no maps. The table keeps the same amounts column by
+// column too (Rows.Columns), for kernels that score several nodes at once.
 //
 // A Table is plain data: reads may run concurrently, but a change (Add,
 // SetUsed) must not run alongside anything else.
@@ -22,6 +23,8 @@ type Table struct {
 	// nonZeroUsed is used summed with kube-scheduler's non-zero defaults;
 	// nil until SetNonZeroUsed is first called, and used stands in for it.
 	nonZeroUsed []int64
+	// cols are the same matrices column by column.
+	cols columns
 	// clock numbers the table's changes; versions[i] is the number of row
 	// i's last change (see Version).
 	clock    uint64
@@ -37,11 +40,75 @@ type Table struct {
 }
 
 // Rows is a read-only, row-major view of many nodes for batch scorers:
-// node i's amount of slot j is at i*Stride+j in each slice.
+// node i's amount of slot j is at i*Stride+j in each slice. Columns, when
+// its Stride is not 0, holds the same amounts column by column.
 type Rows struct {
 	Stride      int
 	Allocatable []int64
 	Used        []int64
+	Columns     Columns
+}
+
+// Columns is a read-only, column-major view of the nodes of a Rows: node
+// i's amount of slot j is at j*Stride+i in each slice, for i below the
+// number of the Rows' nodes. A view without columns has Stride 0.
+type Columns struct {
+	Stride      int
+	Allocatable []int64
+	Used        []int64
+}
+
+// Has reports whether the view holds columns.
+func (c Columns) Has() bool { return c.Stride > 0 }
+
+// columns is a table's matrices column by column: slot j's amounts of the
+// nodes at j*stride, stride being the nodes there is room for (at least
+// 8, so that a view of a span is never empty). nonZero is nil while the
+// table's nonZeroUsed is.
+type columns struct {
+	stride               int
+	alloc, used, nonZero []int64
+}
+
+// set writes v as node i's column entries in m.
+func (c *columns) set(m []int64, i int, v []int64) {
+	for j, x := range v {
+		m[j*c.stride+i] = x
+	}
+}
+
+// grow makes room for n nodes of k amounts, keeping the first have.
+func (c *columns) grow(n, have, k int) {
+	if n <= c.stride {
+		return
+	}
+	stride := max(8, 2*c.stride, n)
+	re := func(m []int64) []int64 {
+		if m == nil {
+			return nil
+		}
+		to := make([]int64, k*stride)
+		for j := range k {
+			copy(to[j*stride:j*stride+have], m[j*c.stride:j*c.stride+have])
+		}
+		return to
+	}
+	c.alloc, c.used, c.nonZero = re(c.alloc), re(c.used), re(c.nonZero)
+	if c.alloc == nil {
+		c.alloc, c.used = make([]int64, k*stride), make([]int64, k*stride)
+	}
+	c.stride = stride
+}
+
+// fromRows fills a column matrix from a row-major one of n nodes.
+func (c *columns) fromRows(rows []int64, n, k int) []int64 {
+	m := make([]int64, k*c.stride)
+	for i := range n {
+		for j := range k {
+			m[j*c.stride+i] = rows[i*k+j]
+		}
+	}
+	return m
 }
 
 // RowsOf builds a view over caller-owned matrices, checking their shape.
@@ -92,7 +159,14 @@ func (t *Table) Add(name string, allocatable, used Vector) (int, error) {
 	if t.nonZeroUsed != nil {
 		t.nonZeroUsed = append(t.nonZeroUsed, used...)
 	}
-	return len(t.names) - 1, nil
+	i := len(t.names) - 1
+	t.cols.grow(i+1, i, t.schema.Len())
+	t.cols.set(t.cols.alloc, i, allocatable)
+	t.cols.set(t.cols.used, i, used)
+	if t.cols.nonZero != nil {
+		t.cols.set(t.cols.nonZero, i, used)
+	}
+	return i, nil
 }
 
 // AddQuantities appends a node given as quantities by name ("cpu": "64",
@@ -119,13 +193,12 @@ func (t *Table) SetNonZeroUsed(i int, used Vector) error {
 	if err := t.schema.Check(used); err != nil {
 		return fmt.Errorf("node %q non-zero used: %w", t.names[i], err)
 	}
-	if t.nonZeroUsed == nil {
-		t.nonZeroUsed = append(make([]int64, 0, cap(t.used)), t.used...)
-	}
+	t.separateNonZero()
 	k := t.schema.Len()
 	row := t.nonZeroUsed[i*k : (i+1)*k]
 	t.change(i, lowers(row, used))
 	copy(row, used)
+	t.cols.set(t.cols.nonZero, i, used)
 	return nil
 }
 
@@ -139,7 +212,18 @@ func (t *Table) SetUsed(i int, used Vector) error {
 	}
 	t.change(i, lowers(t.Used(i), used))
 	copy(t.Used(i), used)
+	t.cols.set(t.cols.used, i, used)
 	return nil
+}
+
+// separateNonZero gives the table non-zero used amounts of their own,
+// equal to the plain ones, if it has none yet.
+func (t *Table) separateNonZero() {
+	if t.nonZeroUsed != nil {
+		return
+	}
+	t.nonZeroUsed = append(make([]int64, 0, cap(t.used)), t.used...)
+	t.cols.nonZero = t.cols.fromRows(t.used, len(t.names), t.schema.Len())
 }
 
 // AddUsed adds a task's requests to node i's used amounts, as a binding
@@ -178,7 +262,7 @@ func (t *Table) AddUsed(i int, requests, nonZero Vector, release bool) error {
 		}
 	}
 	if separate && t.nonZeroUsed == nil {
-		t.nonZeroUsed = append(make([]int64, 0, cap(t.used)), t.used...)
+		t.separateNonZero()
 		zeroUsed = t.NonZeroUsed(i)
 	}
 	for j := range requests {
@@ -186,6 +270,10 @@ func (t *Table) AddUsed(i int, requests, nonZero Vector, release bool) error {
 		if t.nonZeroUsed != nil {
 			zeroUsed[j] += sign * nonZero[j]
 		}
+	}
+	t.cols.set(t.cols.used, i, used)
+	if t.nonZeroUsed != nil {
+		t.cols.set(t.cols.nonZero, i, zeroUsed)
 	}
 	t.change(i, release)
 	return nil
@@ -205,6 +293,7 @@ func (t *Table) SetAllocatable(i int, allocatable Vector) error {
 	// to 0 drops out of kube-scheduler's).
 	t.change(i, true)
 	copy(t.Allocatable(i), allocatable)
+	t.cols.set(t.cols.alloc, i, allocatable)
 	return nil
 }
 
@@ -224,7 +313,10 @@ func (t *Table) Remove(i int) (int, error) {
 		copy(t.used[i*k:(i+1)*k], t.used[last*k:])
 		if t.nonZeroUsed != nil {
 			copy(t.nonZeroUsed[i*k:(i+1)*k], t.nonZeroUsed[last*k:])
+			t.cols.set(t.cols.nonZero, i, t.nonZeroUsed[i*k:(i+1)*k])
 		}
+		t.cols.set(t.cols.alloc, i, t.allocatable[i*k:(i+1)*k])
+		t.cols.set(t.cols.used, i, t.used[i*k:(i+1)*k])
 		t.change(i, true)
 	}
 	t.names = t.names[:last]
@@ -314,8 +406,9 @@ func (t *Table) ChangedSince(since uint64, dst []int) ([]int, bool) {
 // Version is a number that changes whenever node i's row changes (Add,
 // SetUsed, AddUsed, SetNonZeroUsed, SetAllocatable, or Remove moving another
 // node into the row) and is never reused within the table, so that a cache of
-// what a row implies can tell when to recompute. Writing through the views
-// that Used and Rows return bypasses it.
+// what a row implies can tell when to recompute. The views that
+// Allocatable, Used and Rows return are for reading: writing through them
+// bypasses Version and leaves the table's columns behind its rows.
 func (t *Table) Version(i int) uint64 { return t.versions[i] }
 
 // LastFreed is the number of the last change that may have made room on
@@ -339,13 +432,14 @@ func (t *Table) Stride() int { return t.schema.Len() }
 // Name returns node i's name.
 func (t *Table) Name(i int) string { return t.names[i] }
 
-// Allocatable returns node i's allocatable amounts, a view into the table.
+// Allocatable returns node i's allocatable amounts, a read-only view into
+// the table.
 func (t *Table) Allocatable(i int) Vector {
 	k := t.schema.Len()
 	return t.allocatable[i*k : (i+1)*k : (i+1)*k]
 }
 
-// Used returns node i's used amounts, a view into the table.
+// Used returns node i's used amounts, a read-only view into the table.
 func (t *Table) Used(i int) Vector {
 	k := t.schema.Len()
 	return t.used[i*k : (i+1)*k : (i+1)*k]
@@ -359,16 +453,21 @@ func (t *Table) NonZeroUsed(i int) Vector {
 	return t.nonZeroUsedMatrix()[i*k : (i+1)*k : (i+1)*k]
 }
 
-// Rows returns the table's view with the plain used amounts.
+// Rows returns the table's view with the plain used amounts, with its
+// columns.
 func (t *Table) Rows() Rows {
-	return Rows{Stride: t.schema.Len(), Allocatable: t.allocatable, Used: t.used}
+	return Rows{Stride: t.schema.Len(), Allocatable: t.allocatable, Used: t.used,
+		Columns: Columns{Stride: t.cols.stride, Allocatable: t.cols.alloc, Used: t.cols.used}}
 }
 
 // NonZeroRows returns the table's view with the non-zero used amounts (see
-// SetNonZeroUsed).
+// SetNonZeroUsed), with its columns.
 func (t *Table) NonZeroRows() Rows {
 	r := t.Rows()
 	r.Used = t.nonZeroUsedMatrix()
+	if t.cols.nonZero != nil {
+		r.Columns.Used = t.cols.nonZero
+	}
 	return r
 }
 

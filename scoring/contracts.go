@@ -143,7 +143,11 @@ func (s Span) NonZeroRows() resource.Rows {
 
 func (s Span) slice(r resource.Rows) resource.Rows {
 	lo, hi := s.start*r.Stride, s.end*r.Stride
-	return resource.Rows{Stride: r.Stride, Allocatable: r.Allocatable[lo:hi], Used: r.Used[lo:hi]}
+	v := resource.Rows{Stride: r.Stride, Allocatable: r.Allocatable[lo:hi], Used: r.Used[lo:hi]}
+	if c := r.Columns; c.Has() {
+		v.Columns = resource.Columns{Stride: c.Stride, Allocatable: c.Allocatable[s.start:], Used: c.Used[s.start:]}
+	}
+	return v
 }
 
 // gathered is the rows of a span of scattered rows, with their amounts

@@ -298,24 +298,8 @@ func (p *Pipeline) scoreSpan(task *Task, span Span, b *Batch, v *Verdicts) error
 		if err := s.ScoreNodes(task, span, col); err != nil {
 			return fmt.Errorf("score: scorer %s: %w", s.Name(), err)
 		}
-		w, limit := s.Weight, s.MaxScore()
-		for i, x := range col {
-			if !(x >= 0 && x <= limit) { // NaN fails too
-				return fmt.Errorf("score: scorer %s gave node %q a score of %v, outside [0, %v]", s.Name(), span.table.Name(span.Row(i)), x, limit)
-			}
-			col[i] = x * w
-		}
-		// The first scorer's contribution is the total so far: 0 + x, which
-		// is x except for a score of −0, which it makes +0 (a total is
-		// never −0); the others add theirs in order.
-		if j == 0 {
-			for i, x := range col {
-				totals[i] = 0 + x
-			}
-			continue
-		}
-		for i, x := range col {
-			totals[i] += x
+		if i := weigh(col, totals, s.Weight, s.MaxScore(), j == 0); i >= 0 {
+			return fmt.Errorf("score: scorer %s gave node %q a score of %v, outside [0, %v]", s.Name(), span.table.Name(span.Row(i)), col[i], s.MaxScore())
 		}
 	}
 	if len(p.filters) > 0 {

@@ -88,6 +88,9 @@ func (f *KubeFit) ScoreNodes(req []int64, rows resource.Rows, out []float64) err
 	alloc, used := rows.Allocatable, rows.Used
 	var buf [resource.MaxResources]taskSlot
 	slots := kubeTaskSlots(f.specs, req, &buf)
+	if rows.Columns.Has() && kubeFitKernel(slots, rows.Columns, out) {
+		return nil
+	}
 	k := len(req)
 	for i := range out {
 		out[i] = float64(kubeFitNode(slots, alloc[i*k:i*k+k], used[i*k:i*k+k]))

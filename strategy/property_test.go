@@ -1,6 +1,7 @@
 package strategy
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 	"testing"
@@ -95,6 +96,22 @@ func checkScorer(t *rapid.T, w world, s nodeScorer) {
 	if err := s.many(w.req, rows, out); err != nil {
 		t.Fatal(err)
 	}
+	// The same nodes in a table, whose view has columns: a build with
+	// kernels scores through them (kernel.go).
+	schema, err := resource.NewSchema(propNames...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := resource.NewTable(schema, len(w.alloc))
+	for i := range w.alloc {
+		if _, err := table.Add(fmt.Sprint("n", i), w.alloc[i], w.used[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	viaColumns := make([]float64, len(w.alloc))
+	if err := s.many(w.req, table.Rows(), viaColumns); err != nil {
+		t.Fatal(err)
+	}
 	for i := range w.alloc {
 		one := s.one(w.req, w.alloc[i], w.used[i])
 		if math.IsNaN(one) || one < 0 || one > s.max {
@@ -102,6 +119,9 @@ func checkScorer(t *rapid.T, w world, s nodeScorer) {
 		}
 		if out[i] != one {
 			t.Fatalf("node %d: batch %v, single %v", i, out[i], one)
+		}
+		if math.Float64bits(viaColumns[i]) != math.Float64bits(one) {
+			t.Fatalf("node %d: batch over a table's columns (%s) %v, single %v", i, KernelName(), viaColumns[i], one)
 		}
 	}
 }

@@ -1,0 +1,164 @@
+//go:build goexperiment.simd && amd64
+
+package strategy
+
+import (
+	"simd/archsimd"
+
+	"github.com/resfit/resfit/resource"
+)
+
+// The kernels of a GOEXPERIMENT=simd build (see kernel.go), chosen once by
+// the CPU's features.
+var (
+	useAVX512  = archsimd.X86.AVX512()
+	useAVX2    = !useAVX512 && archsimd.X86.AVX2()
+	kernelName = kernelOf(useAVX512, useAVX2)
+)
+
+func kernelOf(avx512, avx2 bool) string {
+	switch {
+	case avx512:
+		return "avx512"
+	case avx2:
+		return "avx2"
+	}
+	return "scalar"
+}
+
+// kubeFitKernel scores len(out) nodes of cols as kubeFitNode scores each,
+// and reports whether it did (false: this CPU has no kernel).
+func kubeFitKernel(slots []taskSlot, cols resource.Columns, out []float64) bool {
+	switch {
+	case useAVX512:
+		kubeFitAVX512(slots, cols, out)
+	case useAVX2:
+		kubeFitAVX2(slots, cols, out)
+	default:
+		return false
+	}
+	return true
+}
+
+// kubeFitAVX512 scores eight nodes at a time. Per resource it loads the
+// nodes' capacity and used amounts, adds the request, and divides as
+// MostRequestedScore or LeastRequestedScore do, in float64 with the
+// quotient corrected (div8); the weighted mean divides the same way. A
+// block with an amount outside [0, 2^exactBits) goes to the scalar code.
+func kubeFitAVX512(slots []taskSlot, cols resource.Columns, out []float64) {
+	n := len(out)
+	whole := n &^ 7
+	zero := archsimd.BroadcastFloat64x8(0)
+	one := archsimd.BroadcastFloat64x8(1)
+	hundred := archsimd.BroadcastFloat64x8(MaxNodeScore)
+	outside := archsimd.BroadcastInt64x8(-1 << exactBits)
+	for i := 0; i < whole; i += 8 {
+		score, weights := zero, zero
+		var seen archsimd.Int64x8
+		for _, s := range slots {
+			at := s.slot*cols.Stride + i
+			capacity := archsimd.LoadInt64x8Slice(cols.Allocatable[at : at+8])
+			requested := archsimd.LoadInt64x8Slice(cols.Used[at : at+8]).Add(archsimd.BroadcastInt64x8(s.req))
+			var numerator archsimd.Int64x8
+			counted := capacity.NotEqual(archsimd.BroadcastInt64x8(0))
+			if s.typ == MostAllocated {
+				numerator = requested.Min(capacity)
+			} else {
+				counted = counted.And(requested.LessEqual(capacity))
+				numerator = capacity.Sub(requested)
+			}
+			seen = seen.Or(capacity).Or(requested)
+			c := capacity.ConvertToFloat64().Max(one)
+			q := div8(numerator.ConvertToFloat64().Mul(hundred), c)
+			w := archsimd.BroadcastFloat64x8(float64(s.weight))
+			// A resource the node does not have counts for nothing; one
+			// over capacity (LeastAllocated) scores 0 with its weight.
+			score = score.Add(q.Mul(w).Masked(counted))
+			weights = weights.Add(w.Masked(capacity.NotEqual(archsimd.BroadcastInt64x8(0))))
+		}
+		if seen.And(outside).NotEqual(archsimd.BroadcastInt64x8(0)).ToBits() != 0 {
+			for j := i; j < i+8; j++ {
+				out[j] = float64(kubeFitColumn(slots, cols, j))
+			}
+			continue
+		}
+		div8(score, weights.Max(one)).StoreSlice(out[i : i+8])
+	}
+	for j := whole; j < n; j++ {
+		out[j] = float64(kubeFitColumn(slots, cols, j))
+	}
+}
+
+// div8 is ⌊n/d⌋ for integers 0 ≤ n ≤ 100·d, 1 ≤ d < 2^exactBits: the
+// float quotient truncated. n and d are exact in float64 (below 2^53), so
+// the quotient x = n/d is rounded once. When x is an integer the rounding
+// keeps it; otherwise x lies at least 1/d > 2^-46 below the next integer,
+// and a quotient below 128 rounds by at most half its ulp, 2^-47, so it
+// never reaches that integer. Both of the kernels' divisions are of this
+// kind: a score's (n = amount × 100, d = capacity) and the weighted
+// mean's (n ≤ 100·d, d = Σ weights ≤ 64·10^6 < 2^26).
+func div8(n, d archsimd.Float64x8) archsimd.Float64x8 {
+	return n.Div(d).TruncScaled(0)
+}
+
+// kubeFitAVX2 is kubeFitAVX512 four nodes at a time, with what AVX2 has:
+// no int64 minimum or conversion, so it converts by the exponent trick
+// (an integer in [0, 2^52) or'ed into 2^52's bits is 2^52 + it) after
+// checking the range, and compares in float64.
+func kubeFitAVX2(slots []taskSlot, cols resource.Columns, out []float64) {
+	n := len(out)
+	whole := n &^ 3
+	zero := archsimd.BroadcastFloat64x4(0)
+	one := archsimd.BroadcastFloat64x4(1)
+	hundred := archsimd.BroadcastFloat64x4(MaxNodeScore)
+	outside := archsimd.BroadcastInt64x4(-1 << exactBits)
+	izero := archsimd.BroadcastInt64x4(0)
+	for i := 0; i < whole; i += 4 {
+		score, weights := zero, zero
+		var seen archsimd.Int64x4
+		for _, s := range slots {
+			at := s.slot*cols.Stride + i
+			capacity := archsimd.LoadInt64x4Slice(cols.Allocatable[at : at+4])
+			requested := archsimd.LoadInt64x4Slice(cols.Used[at : at+4]).Add(archsimd.BroadcastInt64x4(s.req))
+			seen = seen.Or(capacity).Or(requested)
+			c, r := float4(capacity), float4(requested)
+			has := c.NotEqual(zero)
+			var numerator archsimd.Float64x4
+			counted := has
+			if s.typ == MostAllocated {
+				numerator = r.Min(c)
+			} else {
+				counted = counted.And(r.LessEqual(c))
+				numerator = c.Sub(r)
+			}
+			q := div4(numerator.Mul(hundred), c.Max(one))
+			w := archsimd.BroadcastFloat64x4(float64(s.weight))
+			score = score.Add(q.Mul(w).Masked(counted))
+			weights = weights.Add(w.Masked(has))
+		}
+		if seen.And(outside).Equal(izero).ToBits() != 0b1111 {
+			for j := i; j < i+4; j++ {
+				out[j] = float64(kubeFitColumn(slots, cols, j))
+			}
+			continue
+		}
+		div4(score, weights.Max(one)).StoreSlice(out[i : i+4])
+	}
+	for j := whole; j < n; j++ {
+		out[j] = float64(kubeFitColumn(slots, cols, j))
+	}
+}
+
+// float4 converts integers in [0, 2^52) to float64 exactly: their bits
+// or'ed into 2^52's are 2^52 + x. Outside that range the result is
+// meaningless; the caller scores such a block with the scalar code.
+func float4(x archsimd.Int64x4) archsimd.Float64x4 {
+	const two52 = 1 << 52
+	bits := archsimd.BroadcastInt64x4(0x4330000000000000)
+	return x.Or(bits).AsFloat64x4().Sub(archsimd.BroadcastFloat64x4(two52))
+}
+
+// div4 is div8 four lanes wide, truncating with VROUNDPD.
+func div4(n, d archsimd.Float64x4) archsimd.Float64x4 {
+	return n.Div(d).Trunc()
+}
