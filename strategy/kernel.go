@@ -24,21 +24,53 @@ func KernelName() string { return kernelName }
 // holds every integer.
 const exactBits = 46
 
-// kubeFitColumn is kubeFitNode on node i of a column view: the scalar code
-// a kernel scores a block with when its amounts are out of its range, and
-// the nodes past its last whole block.
-func kubeFitColumn(slots []taskSlot, cols resource.Columns, i int) int64 {
+// fitColumn is kubeFitNode (koordinatorNode, with koordinator) on node i
+// of a column view: the scalar code a kernel scores a block with when its
+// amounts are out of its range, and the nodes past its last whole block.
+func fitColumn(slots []taskSlot, cols resource.Columns, i int, koordinator bool) int64 {
 	var score, weightSum int64
 	for _, s := range slots {
 		capacity := cols.Allocatable[s.slot*cols.Stride+i]
-		if capacity == 0 {
+		if capacity == 0 && !koordinator {
 			continue
 		}
 		score += requestedScore(s.typ, cols.Used[s.slot*cols.Stride+i]+s.req, capacity) * s.weight
 		weightSum += s.weight
 	}
 	if weightSum == 0 {
+		if koordinator {
+			return MaxNodeScore
+		}
 		return 0
 	}
 	return score / weightSum
+}
+
+// volcanoColumn is volcanoNode on node i of a column view.
+func volcanoColumn(slots []taskSlot, cols resource.Columns, i int) float64 {
+	score := 0.0
+	var weightSum int64
+	for _, s := range slots {
+		capacity := cols.Allocatable[s.slot*cols.Stride+i]
+		if capacity == 0 || s.weight == 0 {
+			weightSum += s.weight
+			continue
+		}
+		usedFinally := float64(s.req) + float64(cols.Used[s.slot*cols.Stride+i])
+		c := float64(capacity)
+		if usedFinally > c {
+			return 0
+		}
+		switch s.typ {
+		case MostAllocated:
+			score += usedFinally * float64(s.weight) / c
+		case LeastAllocated:
+			score += (c - usedFinally) * float64(s.weight) / c
+		}
+		weightSum += s.weight
+	}
+	if weightSum > 0 {
+		score /= float64(weightSum)
+	}
+	return score
 }

@@ -26,26 +26,28 @@ func kernelOf(avx512, avx2 bool) string {
 	return "scalar"
 }
 
-// kubeFitKernel scores len(out) nodes of cols as kubeFitNode scores each,
-// and reports whether it did (false: this CPU has no kernel).
-func kubeFitKernel(slots []taskSlot, cols resource.Columns, out []float64) bool {
+// fitKernel scores len(out) nodes of cols as kubeFitNode scores each (as
+// koordinatorNode does, with koordinator), and reports whether it did
+// (false: this CPU has no kernel).
+func fitKernel(slots []taskSlot, cols resource.Columns, out []float64, koordinator bool) bool {
 	switch {
 	case useAVX512:
-		kubeFitAVX512(slots, cols, out)
+		fitAVX512(slots, cols, out, koordinator)
 	case useAVX2:
-		kubeFitAVX2(slots, cols, out)
+		fitAVX2(slots, cols, out, koordinator)
 	default:
 		return false
 	}
 	return true
 }
 
-// kubeFitAVX512 scores eight nodes at a time. Per resource it loads the
+// fitAVX512 scores eight nodes at a time. Per resource it loads the
 // nodes' capacity and used amounts, adds the request, and divides as
-// MostRequestedScore or LeastRequestedScore do, in float64 with the
-// quotient corrected (div8); the weighted mean divides the same way. A
-// block with an amount outside [0, 2^exactBits) goes to the scalar code.
-func kubeFitAVX512(slots []taskSlot, cols resource.Columns, out []float64) {
+// MostRequestedScore or LeastRequestedScore do, in float64 (div8); the
+// weighted mean divides the same way. A block with an amount outside [0,
+// 2^exactBits) goes to the scalar code. koordinator counts the weight of
+// a resource the node lacks (Koordinator's rule; kube-scheduler skips it).
+func fitAVX512(slots []taskSlot, cols resource.Columns, out []float64, koordinator bool) {
 	n := len(out)
 	whole := n &^ 7
 	zero := archsimd.BroadcastFloat64x8(0)
@@ -74,18 +76,22 @@ func kubeFitAVX512(slots []taskSlot, cols resource.Columns, out []float64) {
 			// A resource the node does not have counts for nothing; one
 			// over capacity (LeastAllocated) scores 0 with its weight.
 			score = score.Add(q.Mul(w).Masked(counted))
-			weights = weights.Add(w.Masked(capacity.NotEqual(archsimd.BroadcastInt64x8(0))))
+			if koordinator {
+				weights = weights.Add(w)
+			} else {
+				weights = weights.Add(w.Masked(capacity.NotEqual(archsimd.BroadcastInt64x8(0))))
+			}
 		}
 		if seen.And(outside).NotEqual(archsimd.BroadcastInt64x8(0)).ToBits() != 0 {
 			for j := i; j < i+8; j++ {
-				out[j] = float64(kubeFitColumn(slots, cols, j))
+				out[j] = float64(fitColumn(slots, cols, j, koordinator))
 			}
 			continue
 		}
 		div8(score, weights.Max(one)).StoreSlice(out[i : i+8])
 	}
 	for j := whole; j < n; j++ {
-		out[j] = float64(kubeFitColumn(slots, cols, j))
+		out[j] = float64(fitColumn(slots, cols, j, koordinator))
 	}
 }
 
@@ -101,11 +107,11 @@ func div8(n, d archsimd.Float64x8) archsimd.Float64x8 {
 	return n.Div(d).TruncScaled(0)
 }
 
-// kubeFitAVX2 is kubeFitAVX512 four nodes at a time, with what AVX2 has:
+// fitAVX2 is fitAVX512 four nodes at a time, with what AVX2 has:
 // no int64 minimum or conversion, so it converts by the exponent trick
 // (an integer in [0, 2^52) or'ed into 2^52's bits is 2^52 + it) after
 // checking the range, and compares in float64.
-func kubeFitAVX2(slots []taskSlot, cols resource.Columns, out []float64) {
+func fitAVX2(slots []taskSlot, cols resource.Columns, out []float64, koordinator bool) {
 	n := len(out)
 	whole := n &^ 3
 	zero := archsimd.BroadcastFloat64x4(0)
@@ -134,18 +140,22 @@ func kubeFitAVX2(slots []taskSlot, cols resource.Columns, out []float64) {
 			q := div4(numerator.Mul(hundred), c.Max(one))
 			w := archsimd.BroadcastFloat64x4(float64(s.weight))
 			score = score.Add(q.Mul(w).Masked(counted))
-			weights = weights.Add(w.Masked(has))
+			if koordinator {
+				weights = weights.Add(w)
+			} else {
+				weights = weights.Add(w.Masked(has))
+			}
 		}
 		if seen.And(outside).Equal(izero).ToBits() != 0b1111 {
 			for j := i; j < i+4; j++ {
-				out[j] = float64(kubeFitColumn(slots, cols, j))
+				out[j] = float64(fitColumn(slots, cols, j, koordinator))
 			}
 			continue
 		}
 		div4(score, weights.Max(one)).StoreSlice(out[i : i+4])
 	}
 	for j := whole; j < n; j++ {
-		out[j] = float64(kubeFitColumn(slots, cols, j))
+		out[j] = float64(fitColumn(slots, cols, j, koordinator))
 	}
 }
 
@@ -161,4 +171,118 @@ func float4(x archsimd.Int64x4) archsimd.Float64x4 {
 // div4 is div8 four lanes wide, truncating with VROUNDPD.
 func div4(n, d archsimd.Float64x4) archsimd.Float64x4 {
 	return n.Div(d).Trunc()
+}
+
+// volcanoKernel scores len(out) nodes of cols as volcanoNode scores each,
+// times scale, and reports whether it did (false: this CPU has no kernel).
+func volcanoKernel(slots []taskSlot, cols resource.Columns, scale float64, out []float64) bool {
+	switch {
+	case useAVX512:
+		volcanoAVX512(slots, cols, scale, out)
+	case useAVX2:
+		volcanoAVX2(slots, cols, scale, out)
+	default:
+		return false
+	}
+	return true
+}
+
+// volcanoAVX512 is volcanoNode eight nodes at a time: the same float64
+// operations in the same order, lane by lane, so the same bits on every
+// input (VCVTQQ2PD rounds an int64 as Go's conversion does). A node with
+// a resource over capacity scores 0. The sum of weights is the same for
+// every node.
+func volcanoAVX512(slots []taskSlot, cols resource.Columns, scale float64, out []float64) {
+	n := len(out)
+	whole := n &^ 7
+	zero := archsimd.BroadcastFloat64x8(0)
+	izero := archsimd.BroadcastInt64x8(0)
+	var weightSum int64
+	for _, s := range slots {
+		weightSum += s.weight
+	}
+	for i := 0; i < whole; i += 8 {
+		score := zero
+		var over archsimd.Mask64x8
+		for _, s := range slots {
+			if s.weight == 0 {
+				continue
+			}
+			at := s.slot*cols.Stride + i
+			capacity := archsimd.LoadInt64x8Slice(cols.Allocatable[at : at+8])
+			has := capacity.NotEqual(izero)
+			usedFinally := archsimd.BroadcastFloat64x8(float64(s.req)).Add(archsimd.LoadInt64x8Slice(cols.Used[at : at+8]).ConvertToFloat64())
+			c := capacity.ConvertToFloat64()
+			over = over.Or(usedFinally.Greater(c).And(has))
+			w := archsimd.BroadcastFloat64x8(float64(s.weight))
+			var part archsimd.Float64x8
+			if s.typ == MostAllocated {
+				part = usedFinally.Mul(w).Div(c)
+			} else {
+				part = c.Sub(usedFinally).Mul(w).Div(c)
+			}
+			score = score.Add(part.Masked(has))
+		}
+		if weightSum > 0 {
+			score = score.Div(archsimd.BroadcastFloat64x8(float64(weightSum)))
+		}
+		zero.Merge(score.Mul(archsimd.BroadcastFloat64x8(scale)), over).StoreSlice(out[i : i+8])
+	}
+	for j := whole; j < n; j++ {
+		out[j] = volcanoColumn(slots, cols, j) * scale
+	}
+}
+
+// volcanoAVX2 is volcanoAVX512 four nodes at a time. It converts amounts
+// by the exponent trick (float4), exact below 2^52; a block with an amount
+// at or above that, or below 0, goes to the scalar code.
+func volcanoAVX2(slots []taskSlot, cols resource.Columns, scale float64, out []float64) {
+	n := len(out)
+	whole := n &^ 3
+	zero := archsimd.BroadcastFloat64x4(0)
+	izero := archsimd.BroadcastInt64x4(0)
+	outside := archsimd.BroadcastInt64x4(-1 << 52)
+	var weightSum int64
+	for _, s := range slots {
+		weightSum += s.weight
+	}
+	for i := 0; i < whole; i += 4 {
+		score := zero
+		var over archsimd.Mask64x4
+		var seen archsimd.Int64x4
+		for _, s := range slots {
+			if s.weight == 0 {
+				continue
+			}
+			at := s.slot*cols.Stride + i
+			capacity := archsimd.LoadInt64x4Slice(cols.Allocatable[at : at+4])
+			used := archsimd.LoadInt64x4Slice(cols.Used[at : at+4])
+			seen = seen.Or(capacity).Or(used)
+			c := float4(capacity)
+			has := c.NotEqual(zero)
+			usedFinally := archsimd.BroadcastFloat64x4(float64(s.req)).Add(float4(used))
+			over = over.Or(usedFinally.Greater(c).And(has))
+			w := archsimd.BroadcastFloat64x4(float64(s.weight))
+			var part archsimd.Float64x4
+			if s.typ == MostAllocated {
+				part = usedFinally.Mul(w).Div(c)
+			} else {
+				part = c.Sub(usedFinally).Mul(w).Div(c)
+			}
+			score = score.Add(part.Masked(has))
+		}
+		if seen.And(outside).Equal(izero).ToBits() != 0b1111 {
+			for j := i; j < i+4; j++ {
+				out[j] = volcanoColumn(slots, cols, j) * scale
+			}
+			continue
+		}
+		if weightSum > 0 {
+			score = score.Div(archsimd.BroadcastFloat64x4(float64(weightSum)))
+		}
+		zero.Merge(score.Mul(archsimd.BroadcastFloat64x4(scale)), over).StoreSlice(out[i : i+4])
+	}
+	for j := whole; j < n; j++ {
+		out[j] = volcanoColumn(slots, cols, j) * scale
+	}
 }

@@ -18,20 +18,33 @@ type fataler interface {
 	Skip(args ...any)
 }
 
-// kubeFitKernels are this CPU's kernels of KubeFit, by name.
-func kubeFitKernels(t fataler) map[string]func([]taskSlot, resource.Columns, []float64) {
-	ks := map[string]func([]taskSlot, resource.Columns, []float64){}
+// kernelWidths are this CPU's kernels, by name: each scorer's at that
+// width.
+type kernelWidth struct {
+	fit     func([]taskSlot, resource.Columns, []float64, bool)
+	volcano func([]taskSlot, resource.Columns, float64, []float64)
+}
+
+func kernelWidths(t fataler) map[string]kernelWidth {
+	ks := map[string]kernelWidth{}
 	if useAVX512 {
-		ks["avx512"] = kubeFitAVX512
+		ks["avx512"] = kernelWidth{fitAVX512, volcanoAVX512}
 	}
 	if useAVX512 || useAVX2 {
-		ks["avx2"] = kubeFitAVX2
+		ks["avx2"] = kernelWidth{fitAVX2, volcanoAVX2}
 	}
 	if len(ks) == 0 {
 		t.Skip("this CPU has neither AVX2 nor AVX-512")
 	}
 	return ks
 }
+
+// The scorers with kernels, as the tests draw them.
+const (
+	kindKube        = "kube"
+	kindKoordinator = "koordinator"
+	kindVolcano     = "volcano"
+)
 
 // kernelAmount draws amounts from the whole range a table holds, [0,
 // 2^53], weighted to the kernels' edges: 0, small, around 2^exactBits
@@ -46,14 +59,17 @@ func kernelAmount(t *rapid.T, label string) int64 {
 	).Draw(t, label)
 }
 
-// kernelCase is a block of nodes in columns and a task's slots.
+// kernelCase is a block of nodes in columns, a task's slots, and the
+// scorer (kind; scale for Volcano's).
 type kernelCase struct {
+	kind  string
+	scale float64
 	slots []taskSlot
 	cols  resource.Columns
 	n     int
 }
 
-// reference scores every node with kubeFitNode on its row.
+// reference scores every node with the scalar code on its row.
 func (c kernelCase) reference() []float64 {
 	k := len(c.cols.Allocatable) / c.cols.Stride
 	out := make([]float64, c.n)
@@ -62,34 +78,55 @@ func (c kernelCase) reference() []float64 {
 		for j := range k {
 			alloc[j], used[j] = c.cols.Allocatable[j*c.cols.Stride+i], c.cols.Used[j*c.cols.Stride+i]
 		}
-		out[i] = float64(kubeFitNode(c.slots, alloc, used))
+		switch c.kind {
+		case kindKube:
+			out[i] = float64(kubeFitNode(c.slots, alloc, used))
+		case kindKoordinator:
+			out[i] = float64(koordinatorNode(c.slots, alloc, used))
+		case kindVolcano:
+			out[i] = volcanoNode(c.slots, alloc, used) * c.scale
+		}
 	}
 	return out
 }
 
+// run scores the case with a kernel.
+func (c kernelCase) run(k kernelWidth) []float64 {
+	got := make([]float64, c.n)
+	switch c.kind {
+	case kindKube, kindKoordinator:
+		k.fit(c.slots, c.cols, got, c.kind == kindKoordinator)
+	case kindVolcano:
+		k.volcano(c.slots, c.cols, c.scale, got)
+	}
+	return got
+}
+
 func checkKernels(t fataler, c kernelCase) {
 	want := c.reference()
-	for name, kernel := range kubeFitKernels(t) {
-		got := make([]float64, c.n)
-		kernel(c.slots, c.cols, got)
+	for name, kernel := range kernelWidths(t) {
+		got := c.run(kernel)
 		for i := range want {
 			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
-				t.Fatalf("%s: node %d of %d: %v, scalar %v (slots %+v)", name, i, c.n, got[i], want[i], c.slots)
+				t.Fatalf("%s %s: node %d of %d: %v, scalar %v (slots %+v)", c.kind, name, i, c.n, got[i], want[i], c.slots)
 			}
 		}
 	}
 }
 
-// The kernels give KubeFit's scalar result on every node, to the bit:
-// either type per resource, any weights, amounts over the whole range,
-// blocks with and without amounts the kernels leave to the scalar code,
-// and a tail past the last whole block.
-func TestKubeFitKernelsMatchScalar(t *testing.T) {
+// The kernels give the scalar result on every node, to the bit, for
+// KubeFit, KoordinatorFit and VolcanoFit: either type per resource, any
+// weights, amounts over the whole range, blocks with and without amounts
+// the kernels leave to the scalar code, and a tail past the last whole
+// block.
+func TestKernelsMatchScalar(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
+		kind := rapid.SampledFrom([]string{kindKube, kindKoordinator, kindVolcano}).Draw(t, "scorer")
 		k := rapid.IntRange(1, 8).Draw(t, "resources")
 		n := rapid.IntRange(0, 40).Draw(t, "nodes")
 		stride := n + rapid.IntRange(0, 9).Draw(t, "room")
-		c := kernelCase{n: n, cols: resource.Columns{Stride: max(stride, 1)}}
+		c := kernelCase{kind: kind, n: n, cols: resource.Columns{Stride: max(stride, 1)}}
+		c.scale = MaxNodeScore * float64(rapid.Int64Range(1, 100).Draw(t, "plugin weight"))
 		c.cols.Allocatable = make([]int64, k*c.cols.Stride)
 		c.cols.Used = make([]int64, k*c.cols.Stride)
 		// Nodes alike in scale, as in a cluster, or each its own.
@@ -112,7 +149,8 @@ func TestKubeFitKernelsMatchScalar(t *testing.T) {
 				slot:   j,
 				typ:    rapid.SampledFrom([]Type{MostAllocated, LeastAllocated}).Draw(t, "type"),
 				weight: rapid.OneOf(rapid.Int64Range(1, 10), rapid.Int64Range(1, resource.MaxWeight)).Draw(t, "weight"),
-				req:    kernelAmount(t, "request"),
+				// Volcano's weights may be 0.
+				req: kernelAmount(t, "request"),
 			})
 		}
 		// Some nodes' requested amounts just below a score's step, where a
@@ -144,16 +182,19 @@ func TestKubeFitKernelsMatchScalar(t *testing.T) {
 				c.cols.Used[at] = max(0, requested-sl.req)
 			}
 		}
+		if kind == kindVolcano && rapid.Bool().Draw(t, "a weight of 0") {
+			c.slots[rapid.IntRange(0, len(c.slots)-1).Draw(t, "weightless")].weight = 0
+		}
 		checkKernels(t, c)
 	})
 }
 
-// FuzzKubeFitKernels holds the kernels to the scalar score on amounts read
-// from the fuzzer's bytes: 8 bytes each, taken modulo 2^53 + 1, for 12
-// nodes of 2 resources (a whole block of 8 and a tail), MostAllocated on
-// the first and LeastAllocated on the second, weights from the first two
-// bytes.
-func FuzzKubeFitKernels(f *testing.F) {
+// FuzzKernels holds the kernels to the scalar score on amounts read from
+// the fuzzer's bytes: 8 bytes each, taken modulo 2^53 + 1, for 12 nodes of
+// 2 resources (a whole block of 8 and a tail), MostAllocated on the first
+// and LeastAllocated on the second, weights from the first two bytes;
+// every scorer with kernels.
+func FuzzKernels(f *testing.F) {
 	f.Add([]byte{1, 2})
 	f.Add(make([]byte, 2+8*(2*2*12+2)))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -174,6 +215,9 @@ func FuzzKubeFitKernels(f *testing.F) {
 			c.cols.Allocatable[i], c.cols.Used[i] = next(), next()
 		}
 		c.slots = []taskSlot{{slot: 0, typ: MostAllocated, weight: w0, req: next()}, {slot: 1, typ: LeastAllocated, weight: w1, req: next()}}
-		checkKernels(t, c)
+		for _, kind := range []string{kindKube, kindKoordinator, kindVolcano} {
+			c.kind, c.scale = kind, MaxNodeScore
+			checkKernels(t, c)
+		}
 	})
 }

@@ -9,5 +9,8 @@ import "github.com/resfit/resfit/resource"
 
 const kernelName = "scalar"
 
-// kubeFitKernel reports false: there is no kernel to score with.
-func kubeFitKernel([]taskSlot, resource.Columns, []float64) bool { return false }
+// fitKernel reports false: there is no kernel to score with.
+func fitKernel([]taskSlot, resource.Columns, []float64, bool) bool { return false }
+
+// volcanoKernel reports false: there is no kernel to score with.
+func volcanoKernel([]taskSlot, resource.Columns, float64, []float64) bool { return false }

@@ -76,6 +76,9 @@ func (f *KoordinatorFit) ScoreNodes(req, nonZero []int64, rows resource.Rows, ou
 	alloc, used := rows.Allocatable, rows.Used
 	var buf [resource.MaxResources]taskSlot
 	slots := f.taskSlots(req, nonZero, &buf)
+	if len(slots) > 0 && rows.Columns.Has() && fitKernel(slots, rows.Columns, out, true) {
+		return nil
+	}
 	k := f.k
 	for i := range out {
 		out[i] = float64(koordinatorNode(slots, alloc[i*k:i*k+k], used[i*k:i*k+k]))

@@ -88,7 +88,7 @@ func (f *KubeFit) ScoreNodes(req []int64, rows resource.Rows, out []float64) err
 	alloc, used := rows.Allocatable, rows.Used
 	var buf [resource.MaxResources]taskSlot
 	slots := kubeTaskSlots(f.specs, req, &buf)
-	if rows.Columns.Has() && kubeFitKernel(slots, rows.Columns, out) {
+	if rows.Columns.Has() && fitKernel(slots, rows.Columns, out, false) {
 		return nil
 	}
 	k := len(req)

@@ -266,6 +266,9 @@ func (f *VolcanoFit) ScoreNodes(req []int64, o *Override, rows resource.Rows, ou
 		return nil
 	}
 	scale := MaxNodeScore * float64(f.pluginWeight)
+	if rows.Columns.Has() && volcanoKernel(slots, rows.Columns, scale, out) {
+		return nil
+	}
 	k := len(req)
 	for i := range out {
 		out[i] = volcanoNode(slots, alloc[i*k:i*k+k], used[i*k:i*k+k]) * scale
