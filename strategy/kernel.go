@@ -24,53 +24,51 @@ func KernelName() string { return kernelName }
 // holds every integer.
 const exactBits = 46
 
-// fitColumn is kubeFitNode (koordinatorNode, with koordinator) on node i
-// of a column view: the scalar code a kernel scores a block with when its
-// amounts are out of its range, and the nodes past its last whole block.
-func fitColumn(slots []taskSlot, cols resource.Columns, i int, koordinator bool) int64 {
-	var score, weightSum int64
+// column is a node's amounts, gathered from a column view into rows
+// for the scalar code: the slots' entries of node i (the others are left
+// as they are). The kernels score a block with the scalar code this way
+// when its amounts are out of their range, and the nodes past their last
+// whole block.
+type column struct {
+	alloc, used [resource.MaxResources]int64
+}
+
+func (c *column) gather(slots []taskSlot, cols resource.Columns, i int) ([]int64, []int64) {
 	for _, s := range slots {
-		capacity := cols.Allocatable[s.slot*cols.Stride+i]
-		if capacity == 0 && !koordinator {
-			continue
-		}
-		score += requestedScore(s.typ, cols.Used[s.slot*cols.Stride+i]+s.req, capacity) * s.weight
-		weightSum += s.weight
+		c.alloc[s.slot], c.used[s.slot] = cols.Allocatable[s.slot*cols.Stride+i], cols.Used[s.slot*cols.Stride+i]
 	}
-	if weightSum == 0 {
-		if koordinator {
-			return MaxNodeScore
-		}
-		return 0
+	return c.alloc[:], c.used[:]
+}
+
+// fitColumn is kubeFitNode (koordinatorNode, with koordinator) on node i
+// of a column view.
+func fitColumn(slots []taskSlot, cols resource.Columns, i int, koordinator bool) int64 {
+	var c column
+	alloc, used := c.gather(slots, cols, i)
+	if koordinator {
+		return koordinatorNode(slots, alloc, used)
 	}
-	return score / weightSum
+	return kubeFitNode(slots, alloc, used)
 }
 
 // volcanoColumn is volcanoNode on node i of a column view.
 func volcanoColumn(slots []taskSlot, cols resource.Columns, i int) float64 {
-	score := 0.0
-	var weightSum int64
-	for _, s := range slots {
-		capacity := cols.Allocatable[s.slot*cols.Stride+i]
-		if capacity == 0 || s.weight == 0 {
-			weightSum += s.weight
-			continue
-		}
-		usedFinally := float64(s.req) + float64(cols.Used[s.slot*cols.Stride+i])
-		c := float64(capacity)
-		if usedFinally > c {
-			return 0
-		}
-		switch s.typ {
-		case MostAllocated:
-			score += usedFinally * float64(s.weight) / c
-		case LeastAllocated:
-			score += (c - usedFinally) * float64(s.weight) / c
-		}
-		weightSum += s.weight
-	}
-	if weightSum > 0 {
-		score /= float64(weightSum)
-	}
-	return score
+	var c column
+	alloc, used := c.gather(slots, cols, i)
+	return volcanoNode(slots, alloc, used)
+}
+
+// rtcrColumn is RequestedToCapacityRatio's node score, over shape, on node
+// i of a column view.
+func rtcrColumn(slots []taskSlot, shape []ShapePoint, cols resource.Columns, i int) int64 {
+	var c column
+	alloc, used := c.gather(slots, cols, i)
+	return rtcrNode(slots, shape, alloc, used)
+}
+
+// balancedColumn is balancedNode on node i of a column view.
+func balancedColumn(slots []taskSlot, cols resource.Columns, i int) int64 {
+	var c column
+	alloc, used := c.gather(slots, cols, i)
+	return balancedNode(slots, alloc, used)
 }

@@ -3,6 +3,7 @@
 package strategy
 
 import (
+	"math"
 	"simd/archsimd"
 
 	"github.com/resfit/resfit/resource"
@@ -285,4 +286,150 @@ func volcanoAVX2(slots []taskSlot, cols resource.Columns, scale float64, out []f
 	for j := whole; j < n; j++ {
 		out[j] = volcanoColumn(slots, cols, j) * scale
 	}
+}
+
+// rtcrKernel scores len(out) nodes of cols as RequestedToCapacityRatio's
+// node does, over shape (scores ×10), and reports whether it did.
+func rtcrKernel(slots []taskSlot, shape []ShapePoint, cols resource.Columns, out []float64) bool {
+	if !useAVX512 {
+		return false
+	}
+	rtcrAVX512(slots, shape, cols, out)
+	return true
+}
+
+// rtcrAVX512 is RequestedToCapacityRatio eight nodes at a time: the
+// utilisation divided as div8 divides (exact below 2^exactBits; other
+// blocks go to the scalar code), the shape's segments evaluated from the
+// last to the first so that the first one the utilisation is within wins,
+// each a quotient of integers below 10^4 by one at most 100 truncated
+// towards 0 as Go's division does, and the mean rounded half away from 0
+// as math.Round does (its fraction, x − ⌊x⌋, is exact).
+func rtcrAVX512(slots []taskSlot, shape []ShapePoint, cols resource.Columns, out []float64) {
+	n := len(out)
+	whole := n &^ 7
+	zero := archsimd.BroadcastFloat64x8(0)
+	one := archsimd.BroadcastFloat64x8(1)
+	hundred := archsimd.BroadcastFloat64x8(100)
+	izero := archsimd.BroadcastInt64x8(0)
+	outside := archsimd.BroadcastInt64x8(-1 << exactBits)
+	last := archsimd.BroadcastFloat64x8(float64(shape[len(shape)-1].Score))
+	for i := 0; i < whole; i += 8 {
+		score, weights := zero, zero
+		var seen archsimd.Int64x8
+		for _, s := range slots {
+			at := s.slot*cols.Stride + i
+			capacity := archsimd.LoadInt64x8Slice(cols.Allocatable[at : at+8])
+			requested := archsimd.LoadInt64x8Slice(cols.Used[at : at+8]).Add(archsimd.BroadcastInt64x8(s.req))
+			seen = seen.Or(capacity).Or(requested)
+			has := capacity.NotEqual(izero)
+			c := capacity.ConvertToFloat64()
+			fits := requested.LessEqual(capacity)
+			// Truncated by converting to int64 and back (VCVTTPD2QQ), as
+			// div8's VRNDSCALEPD merged under a mask does not assemble in
+			// Go 1.26.
+			u := requested.ConvertToFloat64().Mul(hundred).Div(c.Max(one)).ConvertToInt64().ConvertToFloat64().Merge(hundred, fits)
+			rs := last
+			for k := len(shape) - 1; k >= 0; k-- {
+				pt := shape[k]
+				within := u.LessEqual(archsimd.BroadcastFloat64x8(float64(pt.Utilization)))
+				v := archsimd.BroadcastFloat64x8(float64(pt.Score))
+				if k > 0 {
+					prev := shape[k-1]
+					rise := archsimd.BroadcastFloat64x8(float64(pt.Score - prev.Score))
+					run := archsimd.BroadcastFloat64x8(float64(pt.Utilization - prev.Utilization))
+					step := rise.Mul(u.Sub(archsimd.BroadcastFloat64x8(float64(prev.Utilization)))).Div(run).TruncScaled(0)
+					v = archsimd.BroadcastFloat64x8(float64(prev.Score)).Add(step)
+				}
+				rs = v.Merge(rs, within)
+			}
+			counts := rs.Greater(zero).And(has)
+			w := archsimd.BroadcastFloat64x8(float64(s.weight))
+			score = score.Add(rs.Mul(w).Masked(counts))
+			weights = weights.Add(w.Masked(counts))
+		}
+		if seen.And(outside).NotEqual(izero).ToBits() != 0 {
+			for j := i; j < i+8; j++ {
+				out[j] = float64(rtcrColumn(slots, shape, cols, j))
+			}
+			continue
+		}
+		x := score.Div(weights.Max(one))
+		t := x.TruncScaled(0)
+		rounded := t.Add(one.Masked(x.Sub(t).GreaterEqual(archsimd.BroadcastFloat64x8(0.5))))
+		rounded.Masked(weights.Greater(zero)).StoreSlice(out[i : i+8])
+	}
+	for j := whole; j < n; j++ {
+		out[j] = float64(rtcrColumn(slots, shape, cols, j))
+	}
+}
+
+// balancedKernel scores len(out) nodes of cols as balancedNode does, and
+// reports whether it did.
+func balancedKernel(slots []taskSlot, cols resource.Columns, out []float64) bool {
+	if !useAVX512 {
+		return false
+	}
+	balancedAVX512(slots, cols, out)
+	return true
+}
+
+// balancedAVX512 is balancedNode eight nodes at a time: the same float64
+// operations in the same order lane by lane (a resource the node lacks
+// adds +0 where the scalar code adds nothing), the formula chosen per
+// node by how many resources it has, so the same bits on every input.
+func balancedAVX512(slots []taskSlot, cols resource.Columns, out []float64) {
+	n := len(out)
+	whole := n &^ 7
+	half := archsimd.BroadcastFloat64x8(MaxNodeScore / 2)
+	two := archsimd.BroadcastFloat64x8(2)
+	for i := 0; i < whole; i += 8 {
+		with := balance8(slots, cols, i, true)
+		without := balance8(slots, cols, i, false)
+		half.Add(half.Add(with).Sub(without).Div(two).TruncScaled(0)).StoreSlice(out[i : i+8])
+	}
+	for j := whole; j < n; j++ {
+		out[j] = float64(balancedColumn(slots, cols, j))
+	}
+}
+
+// balance8 is balance for the eight nodes from i.
+func balance8(slots []taskSlot, cols resource.Columns, i int, withPod bool) archsimd.Float64x8 {
+	zero := archsimd.BroadcastFloat64x8(0)
+	one := archsimd.BroadcastFloat64x8(1)
+	two := archsimd.BroadcastFloat64x8(2)
+	count, total, first, second := zero, zero, zero, zero
+	for _, s := range slots {
+		f, has := fraction8(s, cols, i, withPod)
+		f = f.Masked(has)
+		first = f.Merge(first, has.And(count.Equal(zero)))
+		second = f.Merge(second, has.And(count.Equal(one)))
+		total = total.Add(f)
+		count = count.Add(one.Masked(has))
+	}
+	mean := total.Div(count.Max(one))
+	sum := zero
+	for _, s := range slots {
+		f, has := fraction8(s, cols, i, withPod)
+		d := f.Sub(mean)
+		sum = sum.Add(d.Mul(d).Masked(has))
+	}
+	std := sum.Div(count.Max(one)).Sqrt().Masked(count.Greater(two))
+	// |x| by clearing the sign bit, as math.Abs does.
+	pair := first.Sub(second).Div(two).AsInt64x8().And(archsimd.BroadcastInt64x8(math.MaxInt64)).AsFloat64x8()
+	std = pair.Merge(std, count.Equal(two))
+	return one.Sub(std).Mul(archsimd.BroadcastFloat64x8(MaxNodeScore)).TruncScaled(0)
+}
+
+// fraction8 is fraction for the eight nodes from i, with where they have
+// the resource.
+func fraction8(s taskSlot, cols resource.Columns, i int, withPod bool) (archsimd.Float64x8, archsimd.Mask64x8) {
+	at := s.slot*cols.Stride + i
+	capacity := archsimd.LoadInt64x8Slice(cols.Allocatable[at : at+8])
+	requested := archsimd.LoadInt64x8Slice(cols.Used[at : at+8])
+	if withPod {
+		requested = requested.Add(archsimd.BroadcastInt64x8(s.req))
+	}
+	f := requested.ConvertToFloat64().Div(capacity.ConvertToFloat64()).Min(archsimd.BroadcastFloat64x8(1))
+	return f, capacity.NotEqual(archsimd.BroadcastInt64x8(0))
 }

@@ -21,17 +21,19 @@ type fataler interface {
 // kernelWidths are this CPU's kernels, by name: each scorer's at that
 // width.
 type kernelWidth struct {
-	fit     func([]taskSlot, resource.Columns, []float64, bool)
-	volcano func([]taskSlot, resource.Columns, float64, []float64)
+	fit      func([]taskSlot, resource.Columns, []float64, bool)
+	volcano  func([]taskSlot, resource.Columns, float64, []float64)
+	rtcr     func([]taskSlot, []ShapePoint, resource.Columns, []float64) // nil: none at this width
+	balanced func([]taskSlot, resource.Columns, []float64)
 }
 
 func kernelWidths(t fataler) map[string]kernelWidth {
 	ks := map[string]kernelWidth{}
 	if useAVX512 {
-		ks["avx512"] = kernelWidth{fitAVX512, volcanoAVX512}
+		ks["avx512"] = kernelWidth{fitAVX512, volcanoAVX512, rtcrAVX512, balancedAVX512}
 	}
 	if useAVX512 || useAVX2 {
-		ks["avx2"] = kernelWidth{fitAVX2, volcanoAVX2}
+		ks["avx2"] = kernelWidth{fit: fitAVX2, volcano: volcanoAVX2}
 	}
 	if len(ks) == 0 {
 		t.Skip("this CPU has neither AVX2 nor AVX-512")
@@ -44,6 +46,8 @@ const (
 	kindKube        = "kube"
 	kindKoordinator = "koordinator"
 	kindVolcano     = "volcano"
+	kindRTCR        = "rtcr"
+	kindBalanced    = "balanced"
 )
 
 // kernelAmount draws amounts from the whole range a table holds, [0,
@@ -64,6 +68,7 @@ func kernelAmount(t *rapid.T, label string) int64 {
 type kernelCase struct {
 	kind  string
 	scale float64
+	shape []ShapePoint // RequestedToCapacityRatio's, scores ×10
 	slots []taskSlot
 	cols  resource.Columns
 	n     int
@@ -85,27 +90,45 @@ func (c kernelCase) reference() []float64 {
 			out[i] = float64(koordinatorNode(c.slots, alloc, used))
 		case kindVolcano:
 			out[i] = volcanoNode(c.slots, alloc, used) * c.scale
+		case kindRTCR:
+			out[i] = float64(rtcrNode(c.slots, c.shape, alloc, used))
+		case kindBalanced:
+			out[i] = float64(balancedNode(c.slots, alloc, used))
 		}
 	}
 	return out
 }
 
-// run scores the case with a kernel.
-func (c kernelCase) run(k kernelWidth) []float64 {
+// run scores the case with a kernel; false when the width has none for
+// the scorer.
+func (c kernelCase) run(k kernelWidth) ([]float64, bool) {
 	got := make([]float64, c.n)
 	switch c.kind {
 	case kindKube, kindKoordinator:
 		k.fit(c.slots, c.cols, got, c.kind == kindKoordinator)
 	case kindVolcano:
 		k.volcano(c.slots, c.cols, c.scale, got)
+	case kindRTCR:
+		if k.rtcr == nil {
+			return nil, false
+		}
+		k.rtcr(c.slots, c.shape, c.cols, got)
+	case kindBalanced:
+		if k.balanced == nil {
+			return nil, false
+		}
+		k.balanced(c.slots, c.cols, got)
 	}
-	return got
+	return got, true
 }
 
 func checkKernels(t fataler, c kernelCase) {
 	want := c.reference()
 	for name, kernel := range kernelWidths(t) {
-		got := c.run(kernel)
+		got, ok := c.run(kernel)
+		if !ok {
+			continue
+		}
 		for i := range want {
 			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
 				t.Fatalf("%s %s: node %d of %d: %v, scalar %v (slots %+v)", c.kind, name, i, c.n, got[i], want[i], c.slots)
@@ -115,13 +138,14 @@ func checkKernels(t fataler, c kernelCase) {
 }
 
 // The kernels give the scalar result on every node, to the bit, for
-// KubeFit, KoordinatorFit and VolcanoFit: either type per resource, any
+// KubeFit, KoordinatorFit, VolcanoFit, RequestedToCapacityRatio (any
+// shape) and BalancedAllocation: either type per resource, any
 // weights, amounts over the whole range, blocks with and without amounts
 // the kernels leave to the scalar code, and a tail past the last whole
 // block.
 func TestKernelsMatchScalar(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		kind := rapid.SampledFrom([]string{kindKube, kindKoordinator, kindVolcano}).Draw(t, "scorer")
+		kind := rapid.SampledFrom([]string{kindKube, kindKoordinator, kindVolcano, kindRTCR, kindBalanced}).Draw(t, "scorer")
 		k := rapid.IntRange(1, 8).Draw(t, "resources")
 		n := rapid.IntRange(0, 40).Draw(t, "nodes")
 		stride := n + rapid.IntRange(0, 9).Draw(t, "room")
@@ -182,6 +206,7 @@ func TestKernelsMatchScalar(t *testing.T) {
 				c.cols.Used[at] = max(0, requested-sl.req)
 			}
 		}
+		c.shape = kernelShape(t)
 		if kind == kindVolcano && rapid.Bool().Draw(t, "a weight of 0") {
 			c.slots[rapid.IntRange(0, len(c.slots)-1).Draw(t, "weightless")].weight = 0
 		}
@@ -215,9 +240,20 @@ func FuzzKernels(f *testing.F) {
 			c.cols.Allocatable[i], c.cols.Used[i] = next(), next()
 		}
 		c.slots = []taskSlot{{slot: 0, typ: MostAllocated, weight: w0, req: next()}, {slot: 1, typ: LeastAllocated, weight: w1, req: next()}}
-		for _, kind := range []string{kindKube, kindKoordinator, kindVolcano} {
+		c.shape = []ShapePoint{{0, 100}, {30, 20}, {70, 90}, {100, 0}}
+		for _, kind := range []string{kindKube, kindKoordinator, kindVolcano, kindRTCR, kindBalanced} {
 			c.kind, c.scale = kind, MaxNodeScore
 			checkKernels(t, c)
 		}
 	})
+}
+
+// kernelShape is a shape as RequestedToCapacityRatio holds it, its scores
+// ×10.
+func kernelShape(t *rapid.T) []ShapePoint {
+	shape := drawShape(t)
+	for i := range shape {
+		shape[i].Score *= MaxNodeScore / MaxShapeScore
+	}
+	return shape
 }

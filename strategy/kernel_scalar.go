@@ -14,3 +14,9 @@ func fitKernel([]taskSlot, resource.Columns, []float64, bool) bool { return fals
 
 // volcanoKernel reports false: there is no kernel to score with.
 func volcanoKernel([]taskSlot, resource.Columns, float64, []float64) bool { return false }
+
+// rtcrKernel reports false: there is no kernel to score with.
+func rtcrKernel([]taskSlot, []ShapePoint, resource.Columns, []float64) bool { return false }
+
+// balancedKernel reports false: there is no kernel to score with.
+func balancedKernel([]taskSlot, resource.Columns, []float64) bool { return false }

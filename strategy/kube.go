@@ -226,6 +226,9 @@ func (r *RequestedToCapacityRatio) ScoreNodes(req []int64, rows resource.Rows, o
 	alloc, used := rows.Allocatable, rows.Used
 	var buf [resource.MaxResources]taskSlot
 	slots := kubeTaskSlots(r.specs, req, &buf)
+	if rows.Columns.Has() && rtcrKernel(slots, r.shape, rows.Columns, out) {
+		return nil
+	}
 	k := len(req)
 	for i := range out {
 		out[i] = float64(r.node(slots, alloc[i*k:i*k+k], used[i*k:i*k+k]))
@@ -234,6 +237,10 @@ func (r *RequestedToCapacityRatio) ScoreNodes(req []int64, rows resource.Rows, o
 }
 
 func (r *RequestedToCapacityRatio) node(slots []taskSlot, alloc, used []int64) int64 {
+	return rtcrNode(slots, r.shape, alloc, used)
+}
+
+func rtcrNode(slots []taskSlot, shape []ShapePoint, alloc, used []int64) int64 {
 	var score, weightSum int64
 	for _, s := range slots {
 		capacity := alloc[s.slot]
@@ -245,7 +252,7 @@ func (r *RequestedToCapacityRatio) node(slots []taskSlot, alloc, used []int64) i
 		if requested <= capacity {
 			utilization = requested * 100 / capacity
 		}
-		if rs := brokenLinear(r.shape, utilization); rs > 0 {
+		if rs := brokenLinear(shape, utilization); rs > 0 {
 			score += rs * s.weight
 			weightSum += s.weight
 		}
@@ -312,6 +319,9 @@ func (b *BalancedAllocation) ScoreNodes(req []int64, rows resource.Rows, out []f
 	slots := kubeTaskSlots(b.specs, req, &buf)
 	if bestEffort(slots) {
 		clear(out)
+		return nil
+	}
+	if rows.Columns.Has() && balancedKernel(slots, rows.Columns, out) {
 		return nil
 	}
 	k := len(req)
