@@ -61,6 +61,12 @@ type Columns struct {
 // Has reports whether the view holds columns.
 func (c Columns) Has() bool { return c.Stride > 0 }
 
+// Holds reports whether the columns hold n nodes of k resources each.
+func (c Columns) Holds(n, k int) bool {
+	least := (k-1)*c.Stride + n
+	return c.Has() && k > 0 && c.Stride >= n && len(c.Allocatable) >= least && len(c.Used) >= least
+}
+
 // columns is a table's matrices column by column: slot j's amounts of the
 // nodes at j*stride, stride being the nodes there is room for (at least
 // 8, so that a view of a span is never empty). nonZero is nil while the

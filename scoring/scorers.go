@@ -77,7 +77,7 @@ func NewVolcanoScorer(name string, f *strategy.VolcanoFit) Scorer {
 // SRARetention.
 func NewRetentionScorer(r *sra.Retention) Scorer {
 	return NewScorer(SRARetention, r.MaxScore(), func(task *Task, nodes Span, out []float64) error {
-		return r.ScoreNodes(task.Requests, nodes.Rows().Allocatable, out)
+		return r.ScoreRows(task.Requests, nodes.Rows(), out)
 	})
 }
 
@@ -105,8 +105,7 @@ func NewProportionalFilter(p *sra.Proportional) (*ProportionalFilter, error) {
 func (f *ProportionalFilter) Name() string { return SRAProportional }
 
 func (f *ProportionalFilter) FilterNodes(task *Task, nodes Span, v *Verdicts) error {
-	rows := nodes.Rows()
-	return f.p.FilterNodes(task.Requests, rows.Allocatable, rows.Used, func(i int, fl sra.Failure) {
+	return f.p.FilterRows(task.Requests, nodes.Rows(), func(i int, fl sra.Failure) {
 		v.Reject(i, fl.Primary)
 	})
 }

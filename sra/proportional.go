@@ -114,6 +114,25 @@ func (p *Proportional) node(req, alloc, used []int64) (bool, Failure) {
 	return true, Failure{}
 }
 
+// FilterRows is FilterNodes over rows: over their columns where they have
+// them and the build has kernels (kernel_amd64.go), which find the nodes
+// that fail several at a time; each is then checked alone for its
+// Failure, so reject sees the same calls in the same order.
+func (p *Proportional) FilterRows(req []int64, rows resource.Rows, reject func(node int, f Failure)) error {
+	k := p.k
+	if len(req) != k || k == 0 || len(rows.Allocatable)%k != 0 || len(rows.Used) != len(rows.Allocatable) {
+		return p.FilterNodes(req, rows.Allocatable, rows.Used, reject)
+	}
+	n := len(rows.Allocatable) / k
+	if mask(req)&p.primaries != 0 || !rows.Columns.Holds(n, k) {
+		return p.FilterNodes(req, rows.Allocatable, rows.Used, reject)
+	}
+	if !proportionalKernel(p, req, rows, n, reject) {
+		return p.FilterNodes(req, rows.Allocatable, rows.Used, reject)
+	}
+	return nil
+}
+
 // FilterNodes checks every node of the row-major matrices and calls reject
 // for each that fails. It does not allocate unless reject does.
 func (p *Proportional) FilterNodes(req, alloc, used []int64, reject func(node int, f Failure)) error {

@@ -90,6 +90,22 @@ func (r *Retention) ScoreNode(req, alloc []int64) float64 {
 	return r.node(requested(req, &buf), alloc)
 }
 
+// ScoreRows scores every node of rows into out: as ScoreNodes does, over
+// the rows' columns where they have them and the build has kernels
+// (kernel_amd64.go), to the same bits.
+func (r *Retention) ScoreRows(req []int64, rows resource.Rows, out []float64) error {
+	if err := checkMatrix(r.k, req, rows.Allocatable, out); err != nil {
+		return err
+	}
+	if rows.Columns.Holds(len(out), r.k) {
+		var buf [resource.MaxResources]int
+		if retentionKernel(r, requested(req, &buf), rows.Columns, out) {
+			return nil
+		}
+	}
+	return r.ScoreNodes(req, rows.Allocatable, out)
+}
+
 // ScoreNodes scores every node of a row-major allocatable matrix into out.
 func (r *Retention) ScoreNodes(req, alloc []int64, out []float64) error {
 	if err := checkMatrix(r.k, req, alloc, out); err != nil {

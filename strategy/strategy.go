@@ -192,11 +192,8 @@ func checkRows(k int, req []int64, rows resource.Rows, out []float64) error {
 	if rows.Stride != k || len(rows.Allocatable) != len(rows.Used) || len(rows.Allocatable) != k*len(out) {
 		return fmt.Errorf("rows of %d amounts (stride %d) do not hold %d nodes of %d resources", len(rows.Allocatable), rows.Stride, len(out), k)
 	}
-	if c := rows.Columns; c.Has() {
-		least := (k-1)*c.Stride + len(out)
-		if c.Stride < len(out) || len(c.Allocatable) < least || len(c.Used) < least {
-			return fmt.Errorf("columns of %d and %d amounts (stride %d) do not hold %d nodes of %d resources", len(c.Allocatable), len(c.Used), c.Stride, len(out), k)
-		}
+	if c := rows.Columns; c.Has() && !c.Holds(len(out), k) {
+		return fmt.Errorf("columns of %d and %d amounts (stride %d) do not hold %d nodes of %d resources", len(c.Allocatable), len(c.Used), c.Stride, len(out), k)
 	}
 	return nil
 }
