@@ -49,24 +49,24 @@ func (w *draWatch) bump()                               { w.changes.Add(1) }
 func (w *draWatch) count() uint64                       { return w.changes.Load() }
 func (w *draWatch) handler() cache.ResourceEventHandler { return w }
 
-// watchDRA registers the plugin's handlers on the handle's informers of
+// watchDRA registers the profile's handlers on the handle's informers of
 // DRA objects (which kube-scheduler then starts, as it does for the
-// DynamicResources plugin's).
-func (p *Plugin) watchDRA() error {
-	if p.handle == nil || p.handle.SharedInformerFactory() == nil || p.handle.SharedDRAManager() == nil {
+// DynamicResources plugin's); name is the plugin's, for errors.
+func (pr *profile) watchDRA(name string, h fwk.Handle) error {
+	if h == nil || h.SharedInformerFactory() == nil || h.SharedDRAManager() == nil {
 		return nil
 	}
 	// What a claim takes is what kube-scheduler's allocator gives it, run
 	// with the features kube-scheduler's gates give its DynamicResources
 	// plugin.
 	features := dynamicresources.AllocatorFeatures(feature.NewSchedulerFeaturesFromGates(utilfeature.DefaultFeatureGate))
-	p.draReader.Features = &features
-	p.draWatch = &draWatch{}
-	p.draWatch.bump() // read at the first cycle
-	r := p.handle.SharedInformerFactory().Resource().V1()
+	pr.draReader.Features = &features
+	pr.draWatch = &draWatch{}
+	pr.draWatch.bump() // read at the first cycle
+	r := h.SharedInformerFactory().Resource().V1()
 	for _, inf := range []cache.SharedIndexInformer{r.ResourceSlices().Informer(), r.DeviceClasses().Informer(), r.ResourceClaims().Informer()} {
-		if _, err := inf.AddEventHandler(p.draWatch.handler()); err != nil {
-			return fmt.Errorf("%s: watching DRA objects: %w", p.name, err)
+		if _, err := inf.AddEventHandler(pr.draWatch.handler()); err != nil {
+			return fmt.Errorf("%s: watching DRA objects: %w", name, err)
 		}
 	}
 	return nil

@@ -344,7 +344,7 @@ func TestReserveTeachesALearningFGD(t *testing.T) {
 		}
 	}
 	var learned int64 = -1
-	for _, s := range p.nodes.pipe.Scorers() {
+	for _, s := range p.scorer.pipe.Scorers() {
 		if f, ok := s.Scorer.(*frag.Scorer); ok && f.Learned() != nil {
 			learned = f.Learned().Observed()
 		}

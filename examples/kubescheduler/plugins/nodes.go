@@ -18,23 +18,24 @@ import (
 	"github.com/resfit/resfit/scoring/config"
 )
 
-// nodes is what a plugin keeps from cycle to cycle: the pipeline, the
-// node table with each row's NodeInfo generation, and a placer that
-// remembers each pod class's results by row and scores a row again only
-// when it changed. Its methods that change it run under the plugin's
+// nodes is what the plugins of a profile keep from cycle to cycle and
+// share (profile): the node table with each row's NodeInfo generation,
+// the device view and DRA's reading. Each plugin scores it with its own
+// pipeline (scorer). Its methods that change it run under the profile's
 // mutex; lookup only reads, from Score and Filter, after the cycle's
 // evaluation.
 type nodes struct {
 	schema *resource.Schema
-	pipe   *scoring.Pipeline
 	table  *resource.Table
-	rows   map[string]int32
-	gens   []int64 // per row, the NodeInfo generation it was read from
-	placer *scoring.Placer
+	// gen numbers the schema and table: rebuild makes new ones, and each
+	// plugin's scorer builds its pipeline again for them.
+	gen  uint64
+	rows map[string]int32
+	gens []int64 // per row, the NodeInfo generation it was read from
 	// byNode finds a row from the v1.Node a NodeInfo holds (Score looks a
 	// row up for every node); rowNode is each row's v1.Node, to drop a
 	// replaced one.
-	byNode  rowIndex
+	byNode  kubebridge.RowIndex[v1.Node]
 	rowNode []*v1.Node
 
 	// The last list of NodeInfos and their rows: the next cycle usually
@@ -49,12 +50,6 @@ type nodes struct {
 	rowInfo []fwk.NodeInfo
 	staleMu sync.Mutex
 	stale   []int32
-
-	// The last evaluation: its cycle and every row's results for the pod
-	// (the placer's view, valid until the next evaluation).
-	cycle    uint64
-	scores   kubebridge.PodScores
-	maxScore float64
 
 	writer *kubebridge.RowWriter
 	// devices, when the plugin reads devices (ResourceStrategyFit), is the
@@ -80,9 +75,9 @@ type nodes struct {
 //
 // hinted are nodes a pod was reserved on or unreserved from since the last
 // cycle; their rows are read again.
-func (n *nodes) prepare(cfg *config.Config, pod *v1.Pod, infos []fwk.NodeInfo, all bool, hinted []string) error {
+func (n *nodes) prepare(pod *v1.Pod, infos []fwk.NodeInfo, all bool, hinted []string) error {
 	if n.schema == nil || !n.coversPod(pod) {
-		if err := n.rebuild(cfg, pod, infos); err != nil {
+		if err := n.rebuild(pod, infos); err != nil {
 			return err
 		}
 	}
@@ -98,14 +93,14 @@ func (n *nodes) prepare(cfg *config.Config, pod *v1.Pod, infos []fwk.NodeInfo, a
 		r, ok := n.rows[info.Node().Name]
 		if !ok {
 			if !n.coversNode(info) {
-				return n.rebuild(cfg, pod, infos)
+				return n.rebuild(pod, infos)
 			}
 			var err error
 			if r, err = n.add(info); err != nil {
 				return err
 			}
 		} else if err := n.refresh(r, info); err != nil {
-			return n.rebuild(cfg, pod, infos)
+			return n.rebuild(pod, infos)
 		}
 		n.lastInfos[i], n.lastRows[i] = info, r
 	}
@@ -122,12 +117,12 @@ func (n *nodes) prepare(cfg *config.Config, pod *v1.Pod, infos []fwk.NodeInfo, a
 	n.staleMu.Unlock()
 	for _, row := range stale {
 		if err := n.refresh(row, n.rowInfo[row]); err != nil {
-			return n.rebuild(cfg, pod, infos)
+			return n.rebuild(pod, infos)
 		}
 	}
 	if all && len(infos) != n.table.Len() {
 		// A node left the cluster: start again from this list (rare).
-		return n.rebuild(cfg, pod, infos)
+		return n.rebuild(pod, infos)
 	}
 	return nil
 }
@@ -167,9 +162,9 @@ func (n *nodes) coversNode(info fwk.NodeInfo) bool {
 	return true
 }
 
-// rebuild makes the schema, pipeline and table afresh from the nodes and
-// the pod, the schema by the rule every host shares (resource.SchemaOf).
-func (n *nodes) rebuild(cfg *config.Config, pod *v1.Pod, infos []fwk.NodeInfo) error {
+// rebuild makes the schema and table afresh from the nodes and the pod,
+// the schema by the rule every host shares (resource.SchemaOf).
+func (n *nodes) rebuild(pod *v1.Pod, infos []fwk.NodeInfo) error {
 	seen := map[string]string{}
 	if n.schema != nil {
 		for _, name := range n.schema.Names() {
@@ -197,30 +192,17 @@ func (n *nodes) rebuild(cfg *config.Config, pod *v1.Pod, infos []fwk.NodeInfo) e
 	if err != nil {
 		return err
 	}
-	var host config.Host
+	var devices *resource.Devices
 	if n.withDevices {
-		if host.Devices, err = resource.NewDevices(resource.GPU, 1000); err != nil {
+		if devices, err = resource.NewDevices(resource.GPU, 1000); err != nil {
 			return err
 		}
-	}
-	devices := host.Devices
-	if devices != nil {
 		writer.WithDevices(devices)
 	}
 	writer.WithDRA(n.dra)
-	pipe, err := cfg.BuildFor(schema, host)
-	if err != nil {
-		return err
-	}
-	table := resource.NewTable(schema, len(infos))
-	placer, err := scoring.NewPlacer(pipe, table, scoring.PlacerOptions{})
-	if err != nil {
-		return err
-	}
 	*n = nodes{
-		schema: schema, pipe: pipe, table: table, placer: placer, writer: writer,
-		rows: make(map[string]int32, len(infos)), byNode: newRowIndex(len(infos)),
-		maxScore: pipe.MaxScore(), cycle: n.cycle,
+		schema: schema, table: resource.NewTable(schema, len(infos)), gen: n.gen + 1, writer: writer,
+		rows: make(map[string]int32, len(infos)), byNode: kubebridge.NewRowIndex[v1.Node](len(infos)),
 		withDevices: n.withDevices, devices: devices, models: map[string]int{},
 		dra: n.dra, draRead: n.draRead,
 	}
@@ -282,8 +264,8 @@ func (n *nodes) read(row int32, info fwk.NodeInfo) error {
 	if node := info.Node(); n.rowNode[row] != node {
 		n.countModel(n.rowNode[row], -1)
 		n.countModel(node, +1)
-		n.byNode.remove(n.rowNode[row])
-		n.byNode.put(node, row)
+		n.byNode.Remove(n.rowNode[row])
+		n.byNode.Put(node, row)
 		n.rowNode[row] = node
 	}
 	return nil
@@ -317,16 +299,51 @@ func (n *nodes) taskOptions() scoring.TaskOptions {
 	return scoring.TaskOptions{Devices: resource.GPU, Models: n.modelList}
 }
 
+// scorer is one plugin's part of a cycle: its pipeline over the
+// profile's table, a placer that remembers each pod class's results by
+// row and scores a row again only when it changed, and the last
+// evaluation's results for every row (valid until the next).
+type scorer struct {
+	gen      uint64 // the table's (nodes.gen) the pipeline is built for
+	pipe     *scoring.Pipeline
+	placer   *scoring.Placer
+	cycle    uint64
+	scores   kubebridge.PodScores
+	maxScore float64
+}
+
+// ready builds the pipeline and placer for the profile's table, when it
+// is new (a schema the pipeline was not built for).
+func (s *scorer) ready(cfg *config.Config, n *nodes) error {
+	if s.pipe != nil && s.gen == n.gen {
+		return nil
+	}
+	var host config.Host
+	if n.devices != nil {
+		host.Devices = n.devices
+	}
+	pipe, err := cfg.BuildFor(n.schema, host)
+	if err != nil {
+		return err
+	}
+	placer, err := scoring.NewPlacer(pipe, n.table, scoring.PlacerOptions{})
+	if err != nil {
+		return err
+	}
+	*s = scorer{gen: n.gen, pipe: pipe, placer: placer, maxScore: pipe.MaxScore(), cycle: s.cycle}
+	return nil
+}
+
 // score brings every row's result for the pod up to date: the placer
 // scores the rows of a pod class it has not seen on every node, and
 // otherwise only the rows that changed since it last did (a pod whose
 // claims take different devices on different nodes: per distinct take,
 // kubebridge.PodTask.Score).
-func (n *nodes) score(pt *kubebridge.PodTask, cycle uint64) error {
-	if err := pt.Score(n.placer, n.table, &n.scores); err != nil {
+func (s *scorer) score(pt *kubebridge.PodTask, table *resource.Table, cycle uint64) error {
+	if err := pt.Score(s.placer, table, &s.scores); err != nil {
 		return err
 	}
-	n.cycle = cycle
+	s.cycle = cycle
 	return nil
 }
 
@@ -337,7 +354,7 @@ func (n *nodes) score(pt *kubebridge.PodTask, cycle uint64) error {
 func (n *nodes) refreshSome(given []fwk.NodeInfo) {
 	sampledRefreshes.Add(1)
 	for _, info := range given {
-		row, ok := n.byNode.get(info.Node())
+		row, ok := n.byNode.Get(info.Node())
 		if !ok {
 			if row, ok = n.rows[info.Node().Name]; !ok {
 				continue // not a node of the snapshot: Score works it out alone
@@ -349,11 +366,11 @@ func (n *nodes) refreshSome(given []fwk.NodeInfo) {
 
 // lookup returns a node's outcome from the cycle's evaluation, when it is
 // this cycle's and read the NodeInfo at its current generation.
-func (n *nodes) lookup(cycle uint64, info fwk.NodeInfo, reason bool) (nodeResult, bool, error) {
-	if cycle != n.cycle {
+func (s *scorer) lookup(n *nodes, cycle uint64, info fwk.NodeInfo, reason bool) (nodeResult, bool, error) {
+	if cycle != s.cycle || s.gen != n.gen {
 		return nodeResult{}, false, nil
 	}
-	row, ok := n.byNode.get(info.Node())
+	row, ok := n.byNode.Get(info.Node())
 	if !ok {
 		// The node object changed: find the row by name.
 		if row, ok = n.rows[info.Node().Name]; ok {
@@ -361,7 +378,7 @@ func (n *nodes) lookup(cycle uint64, info fwk.NodeInfo, reason bool) (nodeResult
 		}
 		return nodeResult{}, false, nil
 	}
-	if int(row) >= n.scores.Len() {
+	if int(row) >= s.scores.Len() {
 		return nodeResult{}, false, nil
 	}
 	if n.gens[row] != info.GetGeneration() {
@@ -370,18 +387,18 @@ func (n *nodes) lookup(cycle uint64, info fwk.NodeInfo, reason bool) (nodeResult
 		}
 		return nodeResult{}, false, nil
 	}
-	if !n.scores.Feasible(int(row)) {
+	if !s.scores.Feasible(int(row)) {
 		if !reason {
 			return nodeResult{}, true, nil
 		}
-		task := n.scores.Task(int(row))
+		task := s.scores.Task(int(row))
 		if task == nil {
 			return nodeResult{reason: errClaimsUnsatisfiable}, true, nil
 		}
-		why, err := n.pipe.Reason(task, n.table, int(row))
+		why, err := s.pipe.Reason(task, n.table, int(row))
 		return nodeResult{reason: why}, true, err
 	}
-	return nodeResult{feasible: true, score: toScore(n.scores.Total(int(row)), n.maxScore)}, true, nil
+	return nodeResult{feasible: true, score: toScore(s.scores.Total(int(row)), s.maxScore)}, true, nil
 }
 
 // errClaimsUnsatisfiable is why a node is rejected whose devices cannot
@@ -405,7 +422,11 @@ func (n *nodes) markStale(row int32) {
 func evaluateOne(cfg *config.Config, withDevices bool, s *cycleState, info fwk.NodeInfo) (nodeResult, error) {
 	singleEvaluations.Add(1)
 	one := nodes{schema: s.schema, withDevices: withDevices, dra: s.dra}
-	if err := one.rebuild(cfg, s.pod, []fwk.NodeInfo{info}); err != nil {
+	if err := one.rebuild(s.pod, []fwk.NodeInfo{info}); err != nil {
+		return nodeResult{}, err
+	}
+	var sc scorer
+	if err := sc.ready(cfg, &one); err != nil {
 		return nodeResult{}, err
 	}
 	pt := s.podTask
@@ -415,10 +436,10 @@ func evaluateOne(cfg *config.Config, withDevices bool, s *cycleState, info fwk.N
 			return nodeResult{}, err
 		}
 	}
-	if err := one.score(pt, one.cycle); err != nil {
+	if err := sc.score(pt, one.table, 1); err != nil {
 		return nodeResult{}, err
 	}
-	r, _, err := one.lookup(one.cycle, info, true)
+	r, _, err := sc.lookup(&one, 1, info, true)
 	return r, err
 }
 

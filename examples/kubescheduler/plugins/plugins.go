@@ -13,7 +13,10 @@
 // a resource name it has not seen appears), the node table is kept and a
 // node's row is read again only when its NodeInfo generation changed, and
 // a scoring.Placer remembers every node's result per pod class, so a cycle
-// rescores only the rows that changed since the class was last seen.
+// rescores only the rows that changed since the class was last seen. The
+// resfit plugins of one profile share the node table and the pod's task
+// (profile): the first to evaluate a cycle reads them, and each scores
+// them with its own pipeline.
 // Reserve and Unreserve name the node a pod goes to, read again at the
 // start of the next cycle. Pods are read through kubebridge. Every plugin
 // implements SignPlugin, so a profile that uses them keeps
@@ -23,7 +26,6 @@ package plugins
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
@@ -48,8 +50,9 @@ const (
 
 // Plugin scores, and for ResourceStrategyFit filters, with a resfit
 // configuration. It keeps state across scheduling cycles (see the package
-// documentation); kube-scheduler runs one cycle at a time per profile, and
-// each profile has its own Plugin.
+// documentation), some of it shared with the profile's other resfit
+// plugins; kube-scheduler runs one cycle at a time per profile, and each
+// profile has its own Plugins.
 type Plugin struct {
 	name   string
 	handle fwk.Handle // nil in tests that build a plugin alone
@@ -60,24 +63,14 @@ type Plugin struct {
 	overrides bool
 	stateKey  fwk.StateKey
 
-	mu    sync.Mutex // serialises PreFilter and PreScore
-	nodes nodes
-	cycle uint64
-	// hinted are the nodes Reserve and Unreserve were told of since the
-	// last evaluation; Unreserve may run in a binding cycle, alongside the
-	// next scheduling cycle, so they have a mutex of their own.
-	hintMu sync.Mutex
-	hinted []string
-	// spareHints is the last cycle's list, reused for the next.
-	spareHints []string
+	// profile is what the plugin shares with the other resfit plugins of
+	// its profile (the table, the pod's task); scorer is its own part.
+	profile *profile
+	scorer  scorer
 	// last is the CycleState the last evaluation wrote to, with what it
 	// wrote: Score and Filter, called for every node, find their cycle's
 	// results without a lookup in the CycleState.
 	last atomic.Pointer[lastCycle]
-	// draWatch counts changes to DRA objects (dra.go); nil without a
-	// SharedDRAManager. draReader reads them, under mu.
-	draWatch  *draWatch
-	draReader kubebridge.DRAReader
 }
 
 type lastCycle struct {
@@ -97,13 +90,13 @@ var (
 // NewNodeResourcesFitPlus builds Koordinator's NodeResourcesFitPlus from
 // its args: resources: {name: {type, weight}}.
 func NewNodeResourcesFitPlus(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-	return newSingle(NodeResourcesFitPlusName, obj, h)
+	return newSingle(NodeResourcesFitPlusName, obj, h, false)
 }
 
 // NewScarceResourceAvoidance builds Koordinator's ScarceResourceAvoidance
 // from its args: resources: [names].
 func NewScarceResourceAvoidance(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-	return newSingle(ScarceResourceAvoidanceName, obj, h)
+	return newSingle(ScarceResourceAvoidanceName, obj, h, false)
 }
 
 // NewFGD builds FGD, the fragmentation gradient descent score, from its
@@ -116,22 +109,28 @@ func NewScarceResourceAvoidance(_ context.Context, obj runtime.Object, h fwk.Han
 // at weight 1 (kube-scheduler's sum is then ResfitFrag's total), with the
 // proportional filter from ResourceStrategyFit (README).
 func NewFGD(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-	pl, err := newSingle(FGDName, obj, h)
+	pl, err := newSingle(FGDName, obj, h, true)
 	if err != nil {
 		return nil, err
 	}
 	p := pl.(*Plugin)
-	p.filter, p.nodes.withDevices = true, true
+	p.filter = true
 	return p, nil
 }
 
-func newSingle(name string, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+// newSingle builds a plugin of that name from its args, sharing its
+// profile's state with the profile's other resfit plugins that read
+// devices as it does (devices).
+func newSingle(name string, obj runtime.Object, h fwk.Handle, devices bool) (fwk.Plugin, error) {
 	cfg, err := pluginConfig(name, obj)
 	if err != nil {
 		return nil, err
 	}
-	p := &Plugin{name: name, handle: h, stateKey: fwk.StateKey("resfit/" + name), config: cfg}
-	return p, p.watchDRA()
+	pr, err := profileOf(name, h, devices)
+	if err != nil {
+		return nil, err
+	}
+	return &Plugin{name: name, handle: h, stateKey: fwk.StateKey("resfit/" + name), config: cfg, profile: pr}, nil
 }
 
 // pluginConfig is the configuration the plugin of that name runs with the
@@ -158,10 +157,12 @@ func NewResourceStrategyFit(_ context.Context, obj runtime.Object, h fwk.Handle)
 	if err != nil {
 		return nil, err
 	}
-	p := &Plugin{name: ResourceStrategyFitName, handle: h, stateKey: "resfit/" + ResourceStrategyFitName,
-		config: cfg, filter: true, overrides: true}
-	p.nodes.withDevices = true
-	return p, p.watchDRA()
+	pr, err := profileOf(ResourceStrategyFitName, h, true)
+	if err != nil {
+		return nil, err
+	}
+	return &Plugin{name: ResourceStrategyFitName, handle: h, stateKey: "resfit/" + ResourceStrategyFitName,
+		config: cfg, filter: true, overrides: true, profile: pr}, nil
 }
 
 // Name returns the plugin's name.
@@ -183,7 +184,7 @@ func (p *Plugin) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragment, *f
 		fragments = append(fragments, fwk.SignFragment{Key: VolcanoAnnotationsSignerName, Value: [2]string{
 			pod.Annotations[strategy.VolcanoScoringTypeAnnotation], pod.Annotations[strategy.VolcanoWeightAnnotation]}})
 	}
-	if p.nodes.withDevices {
+	if p.profile.nodes.withDevices {
 		fragments = append(fragments, fwk.SignFragment{Key: GPUModelsSignerName, Value: [3]string{
 			pod.Annotations[resource.GPUModelsAnnotation], pod.Annotations[resource.UseGPUTypeAnnotation], pod.Annotations[resource.NoUseGPUTypeAnnotation]}})
 	}
@@ -224,55 +225,31 @@ func (p *Plugin) key() fwk.StateKey {
 
 // evaluate scores (and filters) the pod on every node of the cycle's
 // snapshot in one batch, updating only the rows of nodes that changed.
-// PreScore is handed only the feasible nodes, a different list each cycle;
-// the snapshot's list of all nodes is the same from cycle to cycle, so its
-// rows are found without a lookup, and a node that left is noticed.
+// The profile's table and the pod's task are made once per cycle, by the
+// first of the profile's resfit plugins to evaluate it (profile.prepare);
+// each plugin then scores them with its own pipeline. PreScore is handed
+// only the feasible nodes, a different list each cycle; the snapshot's
+// list of all nodes is the same from cycle to cycle, so its rows are
+// found without a lookup, and a node that left is noticed.
 //
 // given are the nodes the framework asked about; from PreScore (subset) they
 // are the feasible ones, often a sample (percentageOfNodesToScore), and
-// when they are few only their rows are scored.
-func (p *Plugin) evaluate(pod *v1.Pod, given []fwk.NodeInfo, subset bool) (*cycleState, error) {
-	infos := given
-	all := false
-	if p.handle != nil && p.handle.SnapshotSharedLister() != nil {
-		if list, err := p.handle.SnapshotSharedLister().NodeInfos().List(); err == nil {
-			infos, all = list, true
-		}
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.hintMu.Lock()
-	hinted := p.hinted
-	p.hinted, p.spareHints = p.spareHints[:0], hinted
-	p.hintMu.Unlock()
-	if p.draWatch != nil {
-		if seen := p.draWatch.count(); seen != p.nodes.draRead {
-			d, err := readDRA(&p.draReader, p.handle.SharedDRAManager())
-			if err != nil {
-				return nil, err
-			}
-			p.nodes.draRead = seen
-			p.nodes.staleMu.Lock()
-			p.nodes.setDRA(d)
-			p.nodes.staleMu.Unlock()
-		}
-	}
-	if err := p.nodes.prepare(p.config, pod, infos, all, hinted); err != nil {
+// when they are few only their rows are read again.
+func (p *Plugin) evaluate(state fwk.CycleState, pod *v1.Pod, given []fwk.NodeInfo, subset bool) (*cycleState, error) {
+	pr := p.profile
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if err := pr.prepare(p.handle, state, pod, given, subset); err != nil {
 		return nil, err
 	}
-	opts := p.nodes.taskOptions()
-	pt, err := p.nodes.dra.NewPodTask(p.nodes.schema, pod, opts)
-	if err != nil {
+	n := &pr.nodes
+	if err := p.scorer.ready(p.config, n); err != nil {
 		return nil, err
 	}
-	p.cycle++
-	if subset && 4*len(given) < p.nodes.table.Len() {
-		p.nodes.refreshSome(given)
-	}
-	if err := p.nodes.score(pt, p.cycle); err != nil {
+	if err := p.scorer.score(pr.podTask, n.table, pr.cycle); err != nil {
 		return nil, err
 	}
-	return &cycleState{cycle: p.cycle, pod: pod, task: pt.Task, podTask: pt, dra: p.nodes.dra, schema: p.nodes.schema, opts: opts}, nil
+	return &cycleState{cycle: pr.cycle, pod: pod, task: pr.podTask.Task, podTask: pr.podTask, dra: n.dra, schema: n.schema, opts: pr.opts}, nil
 }
 
 // PreFilter evaluates every node once, for ResourceStrategyFit's filters
@@ -281,7 +258,7 @@ func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 	if !p.filter {
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
-	s, err := p.evaluate(pod, nodes, false)
+	s, err := p.evaluate(state, pod, nodes, false)
 	if err != nil {
 		return nil, fwk.AsStatus(err)
 	}
@@ -315,7 +292,7 @@ func (p *Plugin) PreScore(_ context.Context, state fwk.CycleState, pod *v1.Pod, 
 	if _, err := p.read(state); err == nil {
 		return nil
 	}
-	s, err := p.evaluate(pod, nodes, true)
+	s, err := p.evaluate(state, pod, nodes, true)
 	if err != nil {
 		return fwk.AsStatus(err)
 	}
@@ -345,28 +322,28 @@ func (p *Plugin) ScoreExtensions() fwk.ScoreExtensions { return nil }
 // configuration's learners (FGD learning the workload's classes), which an
 // Unreserve does not take back. It never fails.
 func (p *Plugin) Reserve(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
-	p.hint(nodeName)
+	p.profile.hint(nodeName)
 	p.noteDRA(state, pod)
 	if s, err := p.read(state); err == nil {
-		p.mu.Lock()
-		if p.nodes.pipe != nil && s.schema == p.nodes.schema {
-			p.nodes.pipe.Observe(s.podTask.Placed(nodeName))
+		p.profile.mu.Lock()
+		if p.scorer.pipe != nil && s.schema == p.profile.nodes.schema {
+			p.scorer.pipe.Observe(s.podTask.Placed(nodeName))
 		}
-		p.mu.Unlock()
+		p.profile.mu.Unlock()
 	}
 	return nil
 }
 
 // Unreserve notes the node the pod leaves, as Reserve does.
 func (p *Plugin) Unreserve(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) {
-	p.hint(nodeName)
+	p.profile.hint(nodeName)
 	p.noteDRA(state, pod)
 }
 
 // noteDRA has DRA read again at the next cycle when the pod's placement
 // changes what its claims hold.
 func (p *Plugin) noteDRA(state fwk.CycleState, pod *v1.Pod) {
-	if p.draWatch == nil {
+	if p.profile.draWatch == nil {
 		return
 	}
 	var d *kubebridge.DRA
@@ -374,15 +351,8 @@ func (p *Plugin) noteDRA(state fwk.CycleState, pod *v1.Pod) {
 		d = s.dra
 	}
 	if usesDRA(pod, d) {
-		p.draWatch.bump()
+		p.profile.draWatch.bump()
 	}
-}
-
-// hint queues a node, by name, to be read again in the next cycle.
-func (p *Plugin) hint(name string) {
-	p.hintMu.Lock()
-	p.hinted = append(p.hinted, name)
-	p.hintMu.Unlock()
 }
 
 // write keeps a cycle's results in its CycleState.
@@ -428,10 +398,10 @@ type nodeResult struct {
 // afresh when the batch did not read this NodeInfo as it now is. The
 // reason a node is infeasible is worked out only when asked for (Filter).
 func (p *Plugin) result(s *cycleState, node fwk.NodeInfo, reason bool) (nodeResult, error) {
-	if r, ok, err := p.nodes.lookup(s.cycle, node, reason); ok || err != nil {
+	if r, ok, err := p.scorer.lookup(&p.profile.nodes, s.cycle, node, reason); ok || err != nil {
 		return r, err
 	}
-	return evaluateOne(p.config, p.nodes.withDevices, s, node)
+	return evaluateOne(p.config, p.profile.nodes.withDevices, s, node)
 }
 
 // toScore scales a pipeline total to kube-scheduler's 0..100, as

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"k8s.io/client-go/informers"
+	"slices"
 	"strings"
 	"testing"
 
@@ -461,6 +462,59 @@ func TestReserveReadsTheNodeAgainNextCycle(t *testing.T) {
 				}
 				if want := map[bool]int64{true: 0, false: 1}[reserve]; alone < want || reserve && alone != 0 {
 					t.Errorf("reserve %v: %d nodes worked out alone in the next cycle, want %d", reserve, alone, want)
+				}
+			}
+		})
+	}
+}
+
+// The resfit plugins of a profile read the nodes and the pod once per
+// cycle between them: FGD and ResourceStrategyFit (ResfitFrag's profile)
+// share one reading, as Koordinator's two plugins share theirs; a profile
+// with plugins that read devices and plugins that do not reads twice (a
+// pod's task differs between them). Each plugin still scores with its own
+// pipeline: the outcome is that of each plugin in a framework of its own.
+func TestProfileReadsEachCycleOnce(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name    string
+		plugins []enabled
+		reads   int64
+	}{
+		{"ResfitFrag", resfitFragProfile, 1},
+		{"Koordinator", koordinatorPlugins, 1},
+		{"Koordinator+ResourceStrategyFit", append(slices.Clone(koordinatorPlugins), enabled{ResourceStrategyFitName, 1, aiScenario}), 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l := newLive(t, ctx, c.plugins...)
+			for i := range 6 {
+				l.cache.AddNode(l.logger, node(fmt.Sprint("gpu-", i), resources("cpu", "32", "memory", "256Gi", gpu, "8")))
+			}
+			infos := l.sync(t)
+			p := pod("p", "", resources("cpu", "8", "memory", "32Gi", gpu, "1"))
+			var got map[string]string
+			for range 3 {
+				before := cycleReads.Load()
+				got = outcome(t, l.fw, infos, p)
+				if reads := cycleReads.Load() - before; reads != c.reads {
+					t.Fatalf("a cycle read the nodes and the pod %d times, want %d", reads, c.reads)
+				}
+			}
+			// The sum of each plugin's score, each in a framework alone.
+			want := map[string]int64{}
+			for _, pl := range c.plugins {
+				alone := outcome(t, newFrameworkOn(t, ctx, l.snapshot, pl), infos, p)
+				for node, score := range alone {
+					var v int64
+					fmt.Sscan(score, &v)
+					want[node] += v
+				}
+			}
+			for node, score := range got {
+				var v int64
+				fmt.Sscan(score, &v)
+				if v != want[node] {
+					t.Errorf("node %s: %s in the shared profile, %d as the plugins' scores alone", node, score, want[node])
 				}
 			}
 		})
