@@ -112,9 +112,10 @@ type sessionView struct {
 	scores, filters *scoring.Pipeline
 	table           *resource.Table
 	// session are the session's nodes by name (Session.Nodes), rows the
-	// rows that follow them.
+	// rows that follow them, found from the node object Volcano hands a
+	// plugin (kubebridge.RowIndex: its address, not a map's hash).
 	session  map[string]*api.NodeInfo
-	rows     map[*api.NodeInfo]int
+	rows     kubebridge.RowIndex[api.NodeInfo]
 	opts     scoring.TaskOptions
 	filtered bool // the configuration has filters of its own
 	pods     int  // the "pods" slot
@@ -191,7 +192,7 @@ func newSessionView(c *Config, ssn *framework.Session) (*sessionView, error) {
 	}
 	s := &sessionView{
 		name:  c.Name,
-		table: resource.NewTable(schema, len(ssn.Nodes)), session: ssn.Nodes, rows: make(map[*api.NodeInfo]int, len(ssn.Nodes)),
+		table: resource.NewTable(schema, len(ssn.Nodes)), session: ssn.Nodes, rows: kubebridge.NewRowIndex[api.NodeInfo](len(ssn.Nodes)),
 		opts:    scoring.TaskOptions{Devices: resource.GPU, Models: resource.DistinctModels(models)},
 		used:    make(resource.Vector, schema.Len()),
 		devices: devices, held: map[api.TaskID]kubebridge.Held{}, gpu: -1,
@@ -232,7 +233,7 @@ func newSessionView(c *Config, ssn *framework.Session) (*sessionView, error) {
 		if _, err := s.table.Add(name, alloc, s.used); err != nil {
 			return nil, err
 		}
-		s.rows[n] = row
+		s.rows.Put(n, int32(row))
 	}
 	if s.ranker, err = scoring.NewPlacer(s.scores, s.table, scoring.PlacerOptions{Devices: devices}); err != nil {
 		return nil, err
@@ -290,8 +291,8 @@ func (s *sessionView) node(name string) (*api.NodeInfo, int, bool) {
 	if !ok {
 		return nil, 0, false
 	}
-	row, ok := s.rows[info]
-	return info, row, ok
+	row, ok := s.rows.Get(info)
+	return info, int(row), ok
 }
 
 // read reads a node's used amounts into its row. The caller holds s.mu.
@@ -476,10 +477,10 @@ func (s *sessionView) answer(a *answers, pl *scoring.Placer, t *api.TaskInfo) er
 // everywhere (the predicate keeps it off every node, with the reason).
 func (s *sessionView) nodeOrder(t *api.TaskInfo, n *api.NodeInfo) (float64, error) {
 	s.mu.RLock()
-	if r, ok := s.rows[n]; ok && s.fresh(&s.ranked, t) {
+	if r, ok := s.rows.Get(n); ok && s.fresh(&s.ranked, t) {
 		var total float64
 		if s.ranked.err == nil {
-			total = s.ranked.nodes.Total(r)
+			total = s.ranked.nodes.Total(int(r))
 		}
 		s.mu.RUnlock()
 		return total, nil
@@ -512,9 +513,9 @@ func (s *sessionView) nodeOrder(t *api.TaskInfo, n *api.NodeInfo) (float64, erro
 // read the answer.
 func (s *sessionView) predicate(t *api.TaskInfo, n *api.NodeInfo) error {
 	s.mu.RLock()
-	if r, ok := s.rows[n]; ok && s.fresh(&s.checked, t) {
+	if r, ok := s.rows.Get(n); ok && s.fresh(&s.checked, t) {
 		a := &s.checked
-		pass := a.err == nil && (a.all || a.nodes.Feasible(r))
+		pass := a.err == nil && (a.all || a.nodes.Feasible(int(r)))
 		s.mu.RUnlock()
 		if pass {
 			return nil
