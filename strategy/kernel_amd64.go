@@ -291,10 +291,14 @@ func volcanoAVX2(slots []taskSlot, cols resource.Columns, scale float64, out []f
 // rtcrKernel scores len(out) nodes of cols as RequestedToCapacityRatio's
 // node does, over shape (scores ×10), and reports whether it did.
 func rtcrKernel(slots []taskSlot, shape []ShapePoint, cols resource.Columns, out []float64) bool {
-	if !useAVX512 {
+	switch {
+	case useAVX512:
+		rtcrAVX512(slots, shape, cols, out)
+	case useAVX2:
+		rtcrAVX2(slots, shape, cols, out)
+	default:
 		return false
 	}
-	rtcrAVX512(slots, shape, cols, out)
 	return true
 }
 
@@ -367,10 +371,14 @@ func rtcrAVX512(slots []taskSlot, shape []ShapePoint, cols resource.Columns, out
 // balancedKernel scores len(out) nodes of cols as balancedNode does, and
 // reports whether it did.
 func balancedKernel(slots []taskSlot, cols resource.Columns, out []float64) bool {
-	if !useAVX512 {
+	switch {
+	case useAVX512:
+		balancedAVX512(slots, cols, out)
+	case useAVX2:
+		balancedAVX2(slots, cols, out)
+	default:
 		return false
 	}
-	balancedAVX512(slots, cols, out)
 	return true
 }
 
@@ -432,4 +440,134 @@ func fraction8(s taskSlot, cols resource.Columns, i int, withPod bool) (archsimd
 	}
 	f := requested.ConvertToFloat64().Div(capacity.ConvertToFloat64()).Min(archsimd.BroadcastFloat64x8(1))
 	return f, capacity.NotEqual(archsimd.BroadcastInt64x8(0))
+}
+
+// rtcrAVX2 is rtcrAVX512 four nodes at a time; it converts amounts by the
+// exponent trick (float4) once they are known to be in range, and
+// compares them in float64.
+func rtcrAVX2(slots []taskSlot, shape []ShapePoint, cols resource.Columns, out []float64) {
+	n := len(out)
+	whole := n &^ 3
+	zero := archsimd.BroadcastFloat64x4(0)
+	one := archsimd.BroadcastFloat64x4(1)
+	hundred := archsimd.BroadcastFloat64x4(100)
+	izero := archsimd.BroadcastInt64x4(0)
+	outside := archsimd.BroadcastInt64x4(-1 << exactBits)
+	last := archsimd.BroadcastFloat64x4(float64(shape[len(shape)-1].Score))
+	for i := 0; i < whole; i += 4 {
+		score, weights := zero, zero
+		var seen archsimd.Int64x4
+		for _, s := range slots {
+			at := s.slot*cols.Stride + i
+			capacity := archsimd.LoadInt64x4Slice(cols.Allocatable[at : at+4])
+			requested := archsimd.LoadInt64x4Slice(cols.Used[at : at+4]).Add(archsimd.BroadcastInt64x4(s.req))
+			seen = seen.Or(capacity).Or(requested)
+			c, r := float4(capacity), float4(requested)
+			has := c.NotEqual(zero)
+			u := div4(r.Mul(hundred), c.Max(one)).Merge(hundred, r.LessEqual(c))
+			rs := last
+			for k := len(shape) - 1; k >= 0; k-- {
+				pt := shape[k]
+				within := u.LessEqual(archsimd.BroadcastFloat64x4(float64(pt.Utilization)))
+				v := archsimd.BroadcastFloat64x4(float64(pt.Score))
+				if k > 0 {
+					prev := shape[k-1]
+					rise := archsimd.BroadcastFloat64x4(float64(pt.Score - prev.Score))
+					run := archsimd.BroadcastFloat64x4(float64(pt.Utilization - prev.Utilization))
+					step := rise.Mul(u.Sub(archsimd.BroadcastFloat64x4(float64(prev.Utilization)))).Div(run).Trunc()
+					v = archsimd.BroadcastFloat64x4(float64(prev.Score)).Add(step)
+				}
+				rs = v.Merge(rs, within)
+			}
+			counts := rs.Greater(zero).And(has)
+			w := archsimd.BroadcastFloat64x4(float64(s.weight))
+			score = score.Add(rs.Mul(w).Masked(counts))
+			weights = weights.Add(w.Masked(counts))
+		}
+		if seen.And(outside).Equal(izero).ToBits() != 0b1111 {
+			for j := i; j < i+4; j++ {
+				out[j] = float64(rtcrColumn(slots, shape, cols, j))
+			}
+			continue
+		}
+		x := score.Div(weights.Max(one))
+		t := x.Trunc()
+		rounded := t.Add(one.Masked(x.Sub(t).GreaterEqual(archsimd.BroadcastFloat64x4(0.5))))
+		rounded.Masked(weights.Greater(zero)).StoreSlice(out[i : i+4])
+	}
+	for j := whole; j < n; j++ {
+		out[j] = float64(rtcrColumn(slots, shape, cols, j))
+	}
+}
+
+// balancedAVX2 is balancedAVX512 four nodes at a time. Its amounts are
+// converted by the exponent trick, exact below 2^52; a block with an
+// amount (a requested one included) at or above that goes to the scalar
+// code.
+func balancedAVX2(slots []taskSlot, cols resource.Columns, out []float64) {
+	n := len(out)
+	whole := n &^ 3
+	half := archsimd.BroadcastFloat64x4(MaxNodeScore / 2)
+	two := archsimd.BroadcastFloat64x4(2)
+	izero := archsimd.BroadcastInt64x4(0)
+	outside := archsimd.BroadcastInt64x4(-1 << 52)
+	for i := 0; i < whole; i += 4 {
+		var seen archsimd.Int64x4
+		for _, s := range slots {
+			at := s.slot*cols.Stride + i
+			seen = seen.Or(archsimd.LoadInt64x4Slice(cols.Allocatable[at : at+4])).
+				Or(archsimd.LoadInt64x4Slice(cols.Used[at : at+4]).Add(archsimd.BroadcastInt64x4(s.req)))
+		}
+		if seen.And(outside).Equal(izero).ToBits() != 0b1111 {
+			for j := i; j < i+4; j++ {
+				out[j] = float64(balancedColumn(slots, cols, j))
+			}
+			continue
+		}
+		with := balance4(slots, cols, i, true)
+		without := balance4(slots, cols, i, false)
+		half.Add(half.Add(with).Sub(without).Div(two).Trunc()).StoreSlice(out[i : i+4])
+	}
+	for j := whole; j < n; j++ {
+		out[j] = float64(balancedColumn(slots, cols, j))
+	}
+}
+
+// balance4 is balance8 for the four nodes from i.
+func balance4(slots []taskSlot, cols resource.Columns, i int, withPod bool) archsimd.Float64x4 {
+	zero := archsimd.BroadcastFloat64x4(0)
+	one := archsimd.BroadcastFloat64x4(1)
+	two := archsimd.BroadcastFloat64x4(2)
+	count, total, first, second := zero, zero, zero, zero
+	for _, s := range slots {
+		f, has := fraction4(s, cols, i, withPod)
+		f = f.Masked(has)
+		first = f.Merge(first, has.And(count.Equal(zero)))
+		second = f.Merge(second, has.And(count.Equal(one)))
+		total = total.Add(f)
+		count = count.Add(one.Masked(has))
+	}
+	mean := total.Div(count.Max(one))
+	sum := zero
+	for _, s := range slots {
+		f, has := fraction4(s, cols, i, withPod)
+		d := f.Sub(mean)
+		sum = sum.Add(d.Mul(d).Masked(has))
+	}
+	std := sum.Div(count.Max(one)).Sqrt().Masked(count.Greater(two))
+	pair := first.Sub(second).Div(two).AsInt64x4().And(archsimd.BroadcastInt64x4(math.MaxInt64)).AsFloat64x4()
+	std = pair.Merge(std, count.Equal(two))
+	return one.Sub(std).Mul(archsimd.BroadcastFloat64x4(MaxNodeScore)).Trunc()
+}
+
+// fraction4 is fraction8 for the four nodes from i.
+func fraction4(s taskSlot, cols resource.Columns, i int, withPod bool) (archsimd.Float64x4, archsimd.Mask64x4) {
+	at := s.slot*cols.Stride + i
+	capacity := float4(archsimd.LoadInt64x4Slice(cols.Allocatable[at : at+4]))
+	requested := archsimd.LoadInt64x4Slice(cols.Used[at : at+4])
+	if withPod {
+		requested = requested.Add(archsimd.BroadcastInt64x4(s.req))
+	}
+	f := float4(requested).Div(capacity).Min(archsimd.BroadcastFloat64x4(1))
+	return f, capacity.NotEqual(archsimd.BroadcastFloat64x4(0))
 }

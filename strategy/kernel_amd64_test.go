@@ -33,7 +33,7 @@ func kernelWidths(t fataler) map[string]kernelWidth {
 		ks["avx512"] = kernelWidth{fitAVX512, volcanoAVX512, rtcrAVX512, balancedAVX512}
 	}
 	if useAVX512 || useAVX2 {
-		ks["avx2"] = kernelWidth{fit: fitAVX2, volcano: volcanoAVX2}
+		ks["avx2"] = kernelWidth{fitAVX2, volcanoAVX2, rtcrAVX2, balancedAVX2}
 	}
 	if len(ks) == 0 {
 		t.Skip("this CPU has neither AVX2 nor AVX-512")
