@@ -6,7 +6,8 @@ import "fmt"
 // row-major matrices: node i's amount of slot j is at i*Stride()+j. Scorers
 // walk these matrices directly, so scoring a task against every node touches
 // contiguous memory and no maps. The table keeps the same amounts column by
-// column too (Rows.Columns), for kernels that score several nodes at once.
+// column too (Rows.Columns), for kernels that score several nodes at once:
+// twice the memory, written by every change.
 //
 // A Table is plain data: reads may run concurrently, but a change (Add,
 // SetUsed) must not run alongside anything else.
@@ -68,9 +69,9 @@ func (c Columns) Holds(n, k int) bool {
 }
 
 // columns is a table's matrices column by column: slot j's amounts of the
-// nodes at j*stride, stride being the nodes there is room for (at least
-// 8, so that a view of a span is never empty). nonZero is nil while the
-// table's nonZeroUsed is.
+// nodes at j*stride, stride being the nodes there is room for (0 before
+// the first, then at least 8). nonZero is nil while the table's
+// nonZeroUsed is.
 type columns struct {
 	stride               int
 	alloc, used, nonZero []int64
@@ -134,13 +135,15 @@ func NewTable(schema *Schema, capacity int) *Table {
 	}
 	capacity = max(capacity, 0)
 	k := schema.Len()
-	return &Table{
+	t := &Table{
 		schema:      schema,
 		names:       make([]string, 0, capacity),
 		allocatable: make([]int64, 0, capacity*k),
 		used:        make([]int64, 0, capacity*k),
 		newest:      -1,
 	}
+	t.cols.grow(capacity, 0, k)
+	return t
 }
 
 // Add appends a node and returns its row. Both vectors must pass
