@@ -447,8 +447,12 @@ func (d *decoder) resfitFrag(path string, raw any) ScorerArgs {
 			}
 			a.CoresPerIdleGPU = c
 		}
+	} else if c := a.coresPerDevice(); c > resource.MaxWeight {
+		// The default is written out as the value (Canonical), which must
+		// load back: it is held to the same range.
+		d.fail(join(path, "coresPerIdleGPU"), fmt.Sprintf("the classes' cores per device, the default, must be in [0, %d]; set coresPerIdleGPU (0 turns the filter off)", resource.MaxWeight), c)
 	} else {
-		a.CoresPerIdleGPU = a.coresPerDevice()
+		a.CoresPerIdleGPU = c
 	}
 	return a
 }

@@ -123,7 +123,8 @@ plugins:
 - {name: FGD}
 - {name: FGD, args: {classes: [{weight: 0}]}}
 - {name: FGD, args: {classes: []}}
-- {name: ResfitFrag, args: {classes: [{cpu: 1}], coresPerIdleGPU: -1, tieBreaker: {resources: [{name: cpu, weight: 2}]}}}`,
+- {name: ResfitFrag, args: {classes: [{cpu: 1}], coresPerIdleGPU: -1, tieBreaker: {resources: [{name: cpu, weight: 2}]}}}
+- {name: ResfitFrag, args: {classes: [{cpu: 2001, gpus: 1, gpuShare: 1}]}}`,
 			errs: []string{
 				`plugins[0].args.device: not a valid resource name`,
 				`plugins[0].args.shareUnit: must be in [1, 1000000], got 0`,
@@ -144,6 +145,8 @@ plugins:
 				`plugins[4].args.classes: at least one class is needed`,
 				`plugins[5].args.coresPerIdleGPU: must be in [0, 1000000] (0 turns the filter off), got -1`,
 				`plugins[5].args.tieBreaker.resources[0].weight: must be 1, got 2`,
+				// Found by FuzzFrag: 2001 cores per thousandth of a GPU.
+				`plugins[6].args.coresPerIdleGPU: the classes' cores per device, the default, must be in [0, 1000000]; set coresPerIdleGPU (0 turns the filter off), got 2.001e+06`,
 			}},
 	})
 }
