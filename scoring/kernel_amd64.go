@@ -2,11 +2,17 @@
 
 package scoring
 
-import "simd/archsimd"
+import (
+	"simd/archsimd"
 
+	"github.com/resfit/resfit/internal/vector"
+)
+
+// The kernels of a GOEXPERIMENT=simd build, chosen once by the CPU's
+// features (package vector).
 var (
-	useAVX512 = archsimd.X86.AVX512()
-	useAVX2   = !useAVX512 && archsimd.X86.AVX2()
+	useAVX512 = vector.AVX512
+	useAVX2   = vector.AVX2
 )
 
 // weighKernel weighs the nodes of col in whole blocks of eight, up to the

@@ -5,6 +5,7 @@ package sra
 import (
 	"simd/archsimd"
 
+	"github.com/resfit/resfit/internal/vector"
 	"github.com/resfit/resfit/resource"
 )
 
@@ -14,8 +15,8 @@ import (
 // +0 where the scalar loop adds nothing), so the same bits on every
 // input. Without either they report false and the scalar loops run.
 var (
-	useAVX512 = archsimd.X86.AVX512()
-	useAVX2   = !useAVX512 && archsimd.X86.AVX2()
+	useAVX512 = vector.AVX512
+	useAVX2   = vector.AVX2
 )
 
 // retentionKernel scores len(out) nodes as Retention.node does.
@@ -175,14 +176,14 @@ func proportionalAVX2(p *Proportional, req []int64, rows resource.Rows, n int, r
 		cpuLeft := idle4(cols, p.cpu, i).Sub(archsimd.BroadcastInt64x4(reqCPU))
 		memLeft := idle4(cols, p.memory, i).Sub(archsimd.BroadcastInt64x4(reqMem))
 		seen := cpuLeft.Or(memLeft)
-		cpuF, memF := float4(cpuLeft), float4(memLeft)
+		cpuF, memF := vector.Float4(cpuLeft), vector.Float4(memLeft)
 		var fails archsimd.Mask64x4
 		for _, r := range p.ratios {
 			at := r.slot*cols.Stride + i
 			alloc := archsimd.LoadInt64x4Slice(cols.Allocatable[at : at+4])
 			idle := alloc.Sub(archsimd.LoadInt64x4Slice(cols.Used[at : at+4]))
 			seen = seen.Or(idle)
-			value := float4(idle)
+			value := vector.Float4(idle)
 			short := cpuF.Less(value.Mul(archsimd.BroadcastFloat64x4(r.cpu))).
 				Or(memF.Less(value.Mul(archsimd.BroadcastFloat64x4(r.memory)).Mul(thousand).Mul(thousand)))
 			fails = fails.Or(short.And(alloc.Greater(izero).Or(izero.Greater(alloc))))
@@ -203,13 +204,6 @@ func idle4(cols resource.Columns, slot, i int) archsimd.Int64x4 {
 	}
 	at := slot*cols.Stride + i
 	return archsimd.LoadInt64x4Slice(cols.Allocatable[at : at+4]).Sub(archsimd.LoadInt64x4Slice(cols.Used[at : at+4]))
-}
-
-// float4 converts integers in [0, 2^52) to float64 exactly: their bits
-// or'ed into 2^52's are 2^52 + x.
-func float4(x archsimd.Int64x4) archsimd.Float64x4 {
-	const two52 = 1 << 52
-	return x.Or(archsimd.BroadcastInt64x4(0x4330000000000000)).AsFloat64x4().Sub(archsimd.BroadcastFloat64x4(two52))
 }
 
 // idle8 is allocatable − used of a slot for the eight nodes from i; 0

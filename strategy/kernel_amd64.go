@@ -6,26 +6,17 @@ import (
 	"math"
 	"simd/archsimd"
 
+	"github.com/resfit/resfit/internal/vector"
 	"github.com/resfit/resfit/resource"
 )
 
 // The kernels of a GOEXPERIMENT=simd build (see kernel.go), chosen once by
-// the CPU's features.
+// the CPU's features (package vector).
 var (
-	useAVX512  = archsimd.X86.AVX512()
-	useAVX2    = !useAVX512 && archsimd.X86.AVX2()
-	kernelName = kernelOf(useAVX512, useAVX2)
+	useAVX512  = vector.AVX512
+	useAVX2    = vector.AVX2
+	kernelName = vector.Name()
 )
-
-func kernelOf(avx512, avx2 bool) string {
-	switch {
-	case avx512:
-		return "avx512"
-	case avx2:
-		return "avx2"
-	}
-	return "scalar"
-}
 
 // fitKernel scores len(out) nodes of cols as kubeFitNode scores each (as
 // koordinatorNode does, with koordinator), and reports whether it did
@@ -128,7 +119,7 @@ func fitAVX2(slots []taskSlot, cols resource.Columns, out []float64, koordinator
 			capacity := archsimd.LoadInt64x4Slice(cols.Allocatable[at : at+4])
 			requested := archsimd.LoadInt64x4Slice(cols.Used[at : at+4]).Add(archsimd.BroadcastInt64x4(s.req))
 			seen = seen.Or(capacity).Or(requested)
-			c, r := float4(capacity), float4(requested)
+			c, r := vector.Float4(capacity), vector.Float4(requested)
 			has := c.NotEqual(zero)
 			var numerator archsimd.Float64x4
 			counted := has
@@ -158,15 +149,6 @@ func fitAVX2(slots []taskSlot, cols resource.Columns, out []float64, koordinator
 	for j := whole; j < n; j++ {
 		out[j] = float64(fitColumn(slots, cols, j, koordinator))
 	}
-}
-
-// float4 converts integers in [0, 2^52) to float64 exactly: their bits
-// or'ed into 2^52's are 2^52 + x. Outside that range the result is
-// meaningless; the caller scores such a block with the scalar code.
-func float4(x archsimd.Int64x4) archsimd.Float64x4 {
-	const two52 = 1 << 52
-	bits := archsimd.BroadcastInt64x4(0x4330000000000000)
-	return x.Or(bits).AsFloat64x4().Sub(archsimd.BroadcastFloat64x4(two52))
 }
 
 // div4 is div8 four lanes wide, truncating with VROUNDPD.
@@ -235,7 +217,7 @@ func volcanoAVX512(slots []taskSlot, cols resource.Columns, scale float64, out [
 }
 
 // volcanoAVX2 is volcanoAVX512 four nodes at a time. It converts amounts
-// by the exponent trick (float4), exact below 2^52; a block with an amount
+// by the exponent trick (vector.Float4), exact below 2^52; a block with an amount
 // at or above that, or below 0, goes to the scalar code.
 func volcanoAVX2(slots []taskSlot, cols resource.Columns, scale float64, out []float64) {
 	n := len(out)
@@ -259,9 +241,9 @@ func volcanoAVX2(slots []taskSlot, cols resource.Columns, scale float64, out []f
 			capacity := archsimd.LoadInt64x4Slice(cols.Allocatable[at : at+4])
 			used := archsimd.LoadInt64x4Slice(cols.Used[at : at+4])
 			seen = seen.Or(capacity).Or(used)
-			c := float4(capacity)
+			c := vector.Float4(capacity)
 			has := c.NotEqual(zero)
-			usedFinally := archsimd.BroadcastFloat64x4(float64(s.req)).Add(float4(used))
+			usedFinally := archsimd.BroadcastFloat64x4(float64(s.req)).Add(vector.Float4(used))
 			over = over.Or(usedFinally.Greater(c).And(has))
 			w := archsimd.BroadcastFloat64x4(float64(s.weight))
 			var part archsimd.Float64x4
@@ -443,7 +425,7 @@ func fraction8(s taskSlot, cols resource.Columns, i int, withPod bool) (archsimd
 }
 
 // rtcrAVX2 is rtcrAVX512 four nodes at a time; it converts amounts by the
-// exponent trick (float4) once they are known to be in range, and
+// exponent trick (vector.Float4) once they are known to be in range, and
 // compares them in float64.
 func rtcrAVX2(slots []taskSlot, shape []ShapePoint, cols resource.Columns, out []float64) {
 	n := len(out)
@@ -462,7 +444,7 @@ func rtcrAVX2(slots []taskSlot, shape []ShapePoint, cols resource.Columns, out [
 			capacity := archsimd.LoadInt64x4Slice(cols.Allocatable[at : at+4])
 			requested := archsimd.LoadInt64x4Slice(cols.Used[at : at+4]).Add(archsimd.BroadcastInt64x4(s.req))
 			seen = seen.Or(capacity).Or(requested)
-			c, r := float4(capacity), float4(requested)
+			c, r := vector.Float4(capacity), vector.Float4(requested)
 			has := c.NotEqual(zero)
 			u := div4(r.Mul(hundred), c.Max(one)).Merge(hundred, r.LessEqual(c))
 			rs := last
@@ -563,11 +545,11 @@ func balance4(slots []taskSlot, cols resource.Columns, i int, withPod bool) arch
 // fraction4 is fraction8 for the four nodes from i.
 func fraction4(s taskSlot, cols resource.Columns, i int, withPod bool) (archsimd.Float64x4, archsimd.Mask64x4) {
 	at := s.slot*cols.Stride + i
-	capacity := float4(archsimd.LoadInt64x4Slice(cols.Allocatable[at : at+4]))
+	capacity := vector.Float4(archsimd.LoadInt64x4Slice(cols.Allocatable[at : at+4]))
 	requested := archsimd.LoadInt64x4Slice(cols.Used[at : at+4])
 	if withPod {
 		requested = requested.Add(archsimd.BroadcastInt64x4(s.req))
 	}
-	f := float4(requested).Div(capacity).Min(archsimd.BroadcastFloat64x4(1))
+	f := vector.Float4(requested).Div(capacity).Min(archsimd.BroadcastFloat64x4(1))
 	return f, capacity.NotEqual(archsimd.BroadcastFloat64x4(0))
 }
