@@ -3,6 +3,7 @@ package kubebridge
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -99,15 +100,21 @@ type DRA struct {
 	// could; such a class selects no device (ClassErrors).
 	classErrs []error
 	devices   map[string][]DRADevice // by node, in slice and device order
-	allocated map[DeviceID]string    // → the claim holding it, namespace/name
-	claims    map[string]*resourcev1.ResourceClaim
+	// allocated is the claim holding each held device (namespace/name);
+	// claims are the claims by key. Readings made one from another share
+	// most of them (layered).
+	allocated layered[DeviceID, string]
+	claims    layered[string, *resourcev1.ResourceClaim]
 	templates map[string]*resourcev1.ResourceClaimTemplate
 	// nodeOf is each device's node.
 	nodeOf map[DeviceID]string
-	// changed, when changedFrom is set, are the nodes whose allocations
-	// differ from changedFrom's, the reading a DRAReader made this one
-	// from by applying the claims that changed.
-	changedFrom *DRA
+	// serial tells readings apart. changed, when changedFrom is not 0, are
+	// the nodes whose allocations differ from those of the reading of that
+	// serial, the one a DRAReader made this one from by applying the
+	// claims that changed (a serial, so that a reading does not keep every
+	// earlier one).
+	serial      uint64
+	changedFrom uint64
 	changed     []string
 	// read stands for the reading of the classes and devices: readings
 	// made from one by Allocate and Unallocate, or by a DRAReader that
@@ -185,9 +192,11 @@ func ReadDRA(objects DRAObjects) (*DRA, error) {
 // did not change: the classes while the same DeviceClass objects are
 // listed, a slice's devices and the classes that select them while the
 // same ResourceSlice object is listed (informers replace an object that
-// changes), and the whole device table while the same slices are. Only
-// the claims are read every time, which takes no CEL. The zero value is
-// ready; it is not safe for concurrent use.
+// changes), and the whole device table while the same slices are; of the
+// claims, it reads those whose objects changed, and applies them to the
+// last reading's tables, which the new reading shares (layered). ReadClaims
+// reads claims a host was told changed, listing nothing. The zero value is
+// ready; it is not safe for concurrent use (the readings it returns are).
 type DRAReader struct {
 	// Features are the allocator's features (kube-scheduler's feature
 	// gates, as its DynamicResources plugin turns them into the
@@ -198,17 +207,48 @@ type DRAReader struct {
 	classObjs  []*resourcev1.DeviceClass
 	sliceObjs  []*resourcev1.ResourceSlice // the newest generation's, as last read
 	sliceCache map[*resourcev1.ResourceSlice][]DRADevice
+	slices     listed[resourcev1.ResourceSlice] // every slice last listed
 	// claimObjs are the claims last read, each with what it holds; holders
-	// counts the claims holding each held device.
-	claimObjs map[*resourcev1.ResourceClaim]claimRead
+	// counts the claims holding each held device, and sharers are the keys
+	// of those claims for a device that several hold (shares of it). The
+	// readings change them in place; listing numbers the readings.
+	claimObjs map[*resourcev1.ResourceClaim]*claimRead
 	holders   map[DeviceID]int
+	sharers   map[DeviceID][]string
+	listing   uint64
+	// pending are the copies of claims with a pending allocation the last
+	// readings made (WithPendingAllocations), by claim key, kept so that a
+	// claim whose pending allocation stays is the same object at the next.
+	pending map[string]pendingCopy
+}
+
+// pendingCopy is a claim's copy with its pending allocation.
+type pendingCopy struct{ of, copy *resourcev1.ResourceClaim }
+
+// keepPending is the copy of claim c with a pending allocation to read:
+// copied, or the copy kept in prev when it is of the same object with the
+// same allocation. It keeps the copy in r.pending.
+func (r *DRAReader) keepPending(prev map[string]pendingCopy, c, copied *resourcev1.ResourceClaim) *resourcev1.ResourceClaim {
+	key := c.Namespace + "/" + c.Name
+	if k, ok := prev[key]; ok && k.of == c && k.copy.Status.Allocation == copied.Status.Allocation {
+		copied = k.copy
+	}
+	if r.pending == nil {
+		r.pending = map[string]pendingCopy{}
+	}
+	r.pending[key] = pendingCopy{c, copied}
+	return copied
 }
 
 // claimRead is what a claim object says: its key (namespace/name) and the
-// devices its allocation holds (admin access holds none).
+// devices its allocation holds (admin access holds none), with whether it
+// holds each as a share (a result with a share ID); listed is the
+// reader's listing that last listed it.
 type claimRead struct {
-	key  string
-	held []DeviceID
+	key    string
+	held   []DeviceID
+	share  []bool
+	listed uint64
 }
 
 // maxClaimChanges bounds the claims changed since the last reading that
@@ -219,7 +259,7 @@ const maxClaimChanges = 256
 // classes and devices shares them (DRA.ChangedNodes tells which nodes'
 // allocations changed).
 func (r *DRAReader) Read(objects DRAObjects) (*DRA, error) {
-	d := &DRA{templates: map[string]*resourcev1.ResourceClaimTemplate{}, alloc: new(draAllocator), units: new(usageOnce)} // readClaims makes the claims' tables
+	d := &DRA{templates: map[string]*resourcev1.ResourceClaimTemplate{}, alloc: new(draAllocator), units: new(usageOnce), serial: newSerial()} // readClaims makes the claims' tables
 	d.features = DefaultAllocatorFeatures()
 	if r.Features != nil {
 		d.features = *r.Features
@@ -235,12 +275,16 @@ func (r *DRAReader) Read(objects DRAObjects) (*DRA, error) {
 	} else {
 		d.classErrs = make([]error, len(d.classes))
 	}
-	newest, err := newestSlices(objects.Slices)
-	if err != nil {
-		return nil, err
+	sameList := sameClasses && r.slices.same(objects.Slices)
+	newest := r.sliceObjs
+	if !sameList {
+		var err error
+		if newest, err = newestSlices(objects.Slices); err != nil {
+			return nil, err
+		}
 	}
 	d.sliceObjs = newest
-	if sameClasses && samePointers(r.sliceObjs, newest) {
+	if sameList || sameClasses && samePointers(r.sliceObjs, newest) {
 		d.read, d.devices, d.nodeOf, d.sets = r.last.read, r.last.devices, r.last.nodeOf, r.last.sets
 	} else {
 		cache := r.sliceCache
@@ -258,7 +302,7 @@ func (r *DRAReader) Read(objects DRAObjects) (*DRA, error) {
 	if err := r.readClaims(d, objects.Claims); err != nil {
 		return nil, err
 	}
-	if d.read == r.last.readOrNil() && d.changedFrom == r.last {
+	if d.read == r.last.readOrNil() && d.changedFrom != 0 && d.changedFrom == r.last.serial {
 		d.alloc.carry(r.last.alloc, d.changed) // the other nodes' allocators stay
 	}
 	for _, t := range objects.Templates {
@@ -267,6 +311,9 @@ func (r *DRAReader) Read(objects DRAObjects) (*DRA, error) {
 		}
 	}
 	r.last, r.classObjs, r.sliceObjs = d, slices.Clone(objects.Classes), newest
+	if !sameList {
+		r.slices.keep(objects.Slices)
+	}
 	return d, nil
 }
 
@@ -561,20 +608,11 @@ func (d *DRA) ChangedNodes(earlier *DRA) (nodes []string, same bool) {
 	if earlier == nil || d.read != earlier.read {
 		return nil, false
 	}
-	if d.changedFrom == earlier {
+	if d.changedFrom != 0 && d.changedFrom == earlier.serial {
 		return d.changed, true
 	}
 	changed := map[string]bool{}
-	for id, key := range d.allocated {
-		if earlier.allocated[id] != key {
-			changed[d.nodeOf[id]] = true
-		}
-	}
-	for id := range earlier.allocated {
-		if d.allocated[id] == "" {
-			changed[d.nodeOf[id]] = true
-		}
-	}
+	eachDifference(&d.allocated, &earlier.allocated, func(id DeviceID) { changed[d.nodeOf[id]] = true })
 	delete(changed, "") // devices on no node
 	return slices.Sorted(maps.Keys(changed)), true
 }
@@ -606,119 +644,252 @@ func selects(selectors []dracel.CompilationResult, device dracel.Device) (ok boo
 
 // readClaims reads the claims into d: when few of them changed since the
 // last reading (other objects listed, or none), by applying the changes to
-// copies of its tables, which also tells which nodes changed
-// (ChangedNodes); otherwise every claim.
+// the last reading's tables (layered: what they share is not copied),
+// which also tells which nodes changed (ChangedNodes); otherwise every
+// claim. Finding the changes takes a map probe per listed claim and, when
+// some claim is gone, a pass over the last ones; nothing is copied.
 func (r *DRAReader) readClaims(d *DRA, claims []*resourcev1.ResourceClaim) error {
-	var added []claimRead
-	var removed []*resourcev1.ResourceClaim
-	seen := 0
-	if r.claimObjs != nil {
-		for _, c := range claims {
-			if c == nil {
-				continue
-			}
-			if _, ok := r.claimObjs[c]; ok {
-				seen++
-				continue
-			}
-			read, err := readClaim(c)
-			if err != nil {
-				return err
-			}
-			added = append(added, read)
-			if len(added) > maxClaimChanges {
-				break
-			}
-		}
-	}
-	if r.claimObjs == nil || len(added) > maxClaimChanges || len(r.claimObjs)-seen > maxClaimChanges {
+	if r.claimObjs == nil || r.last == nil {
 		return r.readEveryClaim(d, claims)
 	}
-	if len(r.claimObjs) > seen { // some claims are gone: which
-		listed := make(map[*resourcev1.ResourceClaim]bool, len(claims))
-		for _, c := range claims {
-			listed[c] = true
-		}
-		for c := range r.claimObjs {
-			if !listed[c] {
-				removed = append(removed, c)
-			}
-		}
-	}
-	last := r.last
-	d.claims, d.allocated = maps.Clone(last.claims), maps.Clone(last.allocated)
-	holders := maps.Clone(r.holders)
-	changed := map[string]bool{}
-	for _, c := range removed {
-		read := r.claimObjs[c]
-		if d.claims[read.key] == c {
-			delete(d.claims, read.key)
-		}
-		for _, id := range read.held {
-			holders[id]--
-			if holders[id] > 0 {
-				return r.readEveryClaim(d, claims) // another claim holds it too: which, the full reading says
-			}
-			delete(holders, id)
-			delete(d.allocated, id)
-			changed[d.nodeOf[id]] = true
-		}
-	}
-	objs := maps.Clone(r.claimObjs)
-	for _, c := range removed {
-		delete(objs, c)
-	}
+	r.listing++
+	var added []*resourcev1.ResourceClaim
+	var reads []*claimRead
+	seen := 0
 	for _, c := range claims {
 		if c == nil {
 			continue
 		}
-		if _, ok := r.claimObjs[c]; ok {
+		if read, ok := r.claimObjs[c]; ok {
+			if read.listed != r.listing {
+				read.listed = r.listing
+				seen++
+			}
 			continue
 		}
-		read, _ := readClaim(c) // read without error above
-		d.claims[read.key] = c
-		objs[c] = read
-		for _, id := range read.held {
-			holders[id]++
-			if cur := d.allocated[id]; cur == "" || read.key < cur {
-				d.allocated[id] = read.key
+		if slices.Contains(added, c) {
+			continue
+		}
+		read, err := readClaim(c)
+		if err != nil {
+			return err
+		}
+		added, reads = append(added, c), append(reads, &read)
+		if len(added) > maxClaimChanges {
+			return r.readEveryClaim(d, claims)
+		}
+	}
+	if len(r.claimObjs)-seen > maxClaimChanges {
+		return r.readEveryClaim(d, claims)
+	}
+	var removed []*resourcev1.ResourceClaim
+	if len(r.claimObjs) > seen { // some claims are gone: which
+		for c, read := range r.claimObjs {
+			if read.listed != r.listing {
+				removed = append(removed, c)
+			}
+		}
+	}
+	if !r.applyClaims(d, added, reads, removed) {
+		return r.readEveryClaim(d, claims)
+	}
+	return nil
+}
+
+// applyClaims makes d's claims the last reading's with the removed claims
+// gone and the added ones (read: reads) in, and notes the nodes whose
+// allocations changed. It reports false, having changed nothing, when a
+// removed claim holds whole a device another claim holds too (no state of
+// a cluster; a full reading says what it makes of it).
+func (r *DRAReader) applyClaims(d *DRA, added []*resourcev1.ResourceClaim, reads []*claimRead, removed []*resourcev1.ResourceClaim) bool {
+	for _, c := range removed {
+		read := r.claimObjs[c]
+		for i, id := range read.held {
+			if r.holders[id] > 1 && !(read.share[i] && d.features.ConsumableCapacity) {
+				return false
+			}
+		}
+	}
+	last := r.last
+	d.claims, d.allocated = last.claims.next(), last.allocated.next()
+	changed := map[string]bool{}
+	for _, c := range removed {
+		read := r.claimObjs[c]
+		if d.claims.at(read.key) == c {
+			d.claims.del(read.key)
+		}
+		for i, id := range read.held {
+			if read.share[i] { // what is left of the device changes
+				changed[d.nodeOf[id]] = true
+			}
+			if r.holders[id] <= 1 {
+				delete(r.holders, id)
+				d.allocated.del(id)
+				changed[d.nodeOf[id]] = true
+				continue
+			}
+			r.holders[id]--
+			keys := r.sharers[id]
+			keys = slices.Delete(keys, slices.Index(keys, read.key), slices.Index(keys, read.key)+1)
+			r.sharers[id] = keys
+			if first := slices.Min(keys); d.allocated.at(id) != first {
+				d.allocated.set(id, first) // of several, the first by key
+				changed[d.nodeOf[id]] = true
+			}
+			if len(keys) == 1 {
+				delete(r.sharers, id)
+			}
+		}
+		delete(r.claimObjs, c)
+	}
+	for i, c := range added {
+		read := reads[i]
+		read.listed = r.listing
+		d.claims.set(read.key, c)
+		r.claimObjs[c] = read
+		for j, id := range read.held {
+			r.noteHolder(id, read.key, d.allocated.at(id))
+			if cur := d.allocated.at(id); cur == "" || read.key < cur {
+				d.allocated.set(id, read.key)
+				changed[d.nodeOf[id]] = true
+			}
+			if read.share[j] {
 				changed[d.nodeOf[id]] = true
 			}
 		}
 	}
 	delete(changed, "")
-	d.changedFrom, d.changed = last, slices.Sorted(maps.Keys(changed))
-	r.claimObjs, r.holders = objs, holders
-	return nil
+	d.changedFrom, d.changed = last.serial, slices.Sorted(maps.Keys(changed))
+	if u := last.units.done(); u != nil {
+		d.units.set(d.usageFrom(u, removed, added))
+	}
+	return true
 }
 
-// readEveryClaim reads every claim into d's tables.
+// noteHolder counts one more claim, of that key, holding a device whose
+// holder so far (the only one, when there is one) is first.
+func (r *DRAReader) noteHolder(id DeviceID, key, first string) {
+	switch r.holders[id]++; r.holders[id] {
+	case 1:
+	case 2:
+		if r.sharers == nil {
+			r.sharers = map[DeviceID][]string{}
+		}
+		r.sharers[id] = []string{first, key}
+	default:
+		r.sharers[id] = append(r.sharers[id], key)
+	}
+}
+
+// ReadClaims is a new reading made from the last one (Read's, ReadFrom's or
+// ReadClaims') in which the claims of the given keys (namespace/name) are
+// the given objects, nil for a claim gone, and every other claim, class and
+// slice is as it was: how a host that is told which claims changed (an
+// informer's events, the claims of a pod it reserved) reads DRA again in
+// the time of what changed, listing nothing. Claims that did not change
+// may be given. A claim the scheduler has allocated in memory (pending, as
+// in DRAListers, non-nil for it) reads with that allocation
+// (WithPendingAllocations). The reading shares the last one's classes and
+// devices (ChangedNodes). A claim under another key, or a malformed
+// allocation, is an error naming the claim, and so is calling it before
+// any reading.
+func (r *DRAReader) ReadClaims(claims map[string]*resourcev1.ResourceClaim, pending func(types.UID) *resourcev1.AllocationResult) (*DRA, error) {
+	last := r.last
+	if last == nil || r.claimObjs == nil {
+		return nil, errors.New("DRAReader.ReadClaims: no reading to start from")
+	}
+	r.listing++
+	given := claims
+	claims = make(map[string]*resourcev1.ResourceClaim, len(given))
+	for key, c := range given {
+		var a *resourcev1.AllocationResult
+		if c != nil && c.UID != "" && pending != nil {
+			a = pending(c.UID)
+		}
+		if a == nil {
+			delete(r.pending, key)
+		} else {
+			copied := *c
+			copied.Status.Allocation = a
+			c = r.keepPending(r.pending, c, &copied)
+		}
+		claims[key] = c
+	}
+	var added, removed []*resourcev1.ResourceClaim
+	var reads []*claimRead
+	full := false // a claim object listed under two keys: read every claim
+	for _, key := range slices.Sorted(maps.Keys(claims)) {
+		c, old := claims[key], last.claims.at(key)
+		if c == old {
+			continue
+		}
+		if c != nil {
+			read, err := readClaim(c)
+			if err != nil {
+				return nil, err
+			}
+			if read.key != key {
+				return nil, fmt.Errorf("resourceclaim %s: given as %s", read.key, key)
+			}
+			_, known := r.claimObjs[c]
+			full = full || known
+			added, reads = append(added, c), append(reads, &read)
+		}
+		if old != nil {
+			removed = append(removed, old)
+		}
+	}
+	d := *last
+	d.alloc, d.units, d.serial = new(draAllocator), new(usageOnce), newSerial()
+	if full || !r.applyClaims(&d, added, reads, removed) {
+		all := slices.Collect(maps.Keys(r.claimObjs))
+		all = slices.DeleteFunc(all, func(c *resourcev1.ResourceClaim) bool { return slices.Contains(removed, c) })
+		if err := r.readEveryClaim(&d, append(all, added...)); err != nil {
+			return nil, err
+		}
+	}
+	if d.changedFrom == last.serial {
+		d.alloc.carry(last.alloc, d.changed) // the other nodes' allocators stay
+	}
+	r.last = &d
+	return &d, nil
+}
+
+// readEveryClaim reads every claim into d's tables. On an error the reader
+// forgets the claims, and reads every one the next time.
 func (r *DRAReader) readEveryClaim(d *DRA, claims []*resourcev1.ResourceClaim) error {
-	d.claims, d.allocated = map[string]*resourcev1.ResourceClaim{}, map[DeviceID]string{}
-	d.changedFrom, d.changed = nil, nil
-	objs := make(map[*resourcev1.ResourceClaim]claimRead, len(claims))
-	holders := map[DeviceID]int{}
+	d.changedFrom, d.changed = 0, nil
+	byKey, allocated := map[string]*resourcev1.ResourceClaim{}, map[DeviceID]string{}
+	objs := make(map[*resourcev1.ResourceClaim]*claimRead, len(claims))
+	r.holders, r.sharers = map[DeviceID]int{}, nil
 	for _, c := range claims {
 		if c == nil {
 			continue
 		}
+		if _, dup := objs[c]; dup {
+			continue
+		}
 		read, ok := r.claimObjs[c]
 		if !ok {
-			var err error
-			if read, err = readClaim(c); err != nil {
+			fresh, err := readClaim(c)
+			if err != nil {
+				r.claimObjs, r.holders, r.sharers = nil, nil, nil
 				return err
 			}
+			read = &fresh
 		}
+		read.listed = r.listing
 		objs[c] = read
-		d.claims[read.key] = c
+		byKey[read.key] = c
 		for _, id := range read.held {
-			holders[id]++
-			if cur, held := d.allocated[id]; !held || read.key < cur {
-				d.allocated[id] = read.key // of several, the first by key
+			r.noteHolder(id, read.key, allocated[id])
+			if cur, held := allocated[id]; !held || read.key < cur {
+				allocated[id] = read.key // of several, the first by key
 			}
 		}
 	}
-	r.claimObjs, r.holders = objs, holders
+	d.claims, d.allocated = layeredOf(byKey), layeredOf(allocated)
+	r.claimObjs = objs
 	return nil
 }
 
@@ -746,6 +917,7 @@ func readClaim(c *resourcev1.ResourceClaim) (claimRead, error) {
 			continue
 		}
 		read.held = append(read.held, DeviceID{r.Driver, r.Pool, r.Device})
+		read.share = append(read.share, r.ShareID != nil)
 	}
 	return read, nil
 }
@@ -775,7 +947,7 @@ func (d *DRA) Nodes() []string {
 // HeldBy is the claim (namespace/name) a device is allocated to (of
 // several sharing it, the first by namespace and name), "" when it is
 // free.
-func (d *DRA) HeldBy(id DeviceID) string { return d.allocated[id] }
+func (d *DRA) HeldBy(id DeviceID) string { return d.allocated.at(id) }
 
 // Amounts are how many whole units of a class a node has (allocatable)
 // and how many of them are not wholly free (used). A unit is a device
@@ -806,6 +978,13 @@ func (d *DRA) Amounts(node, class string) (allocatable, used int64) {
 // allocation is a copy. Every host reads a scheduler's claims through it,
 // since the tracker's List leaves the pending allocations out.
 func WithPendingAllocations(claims []*resourcev1.ResourceClaim, pending func(types.UID) *resourcev1.AllocationResult) []*resourcev1.ResourceClaim {
+	return withPending(claims, pending, nil)
+}
+
+// withPending is WithPendingAllocations; each copy it makes goes through
+// made, when not nil, which may give another object of the same content
+// in its place.
+func withPending(claims []*resourcev1.ResourceClaim, pending func(types.UID) *resourcev1.AllocationResult, made func(claim, copied *resourcev1.ResourceClaim) *resourcev1.ResourceClaim) []*resourcev1.ResourceClaim {
 	out := claims
 	for i, c := range claims {
 		if c == nil || c.UID == "" {
@@ -821,6 +1000,9 @@ func WithPendingAllocations(claims []*resourcev1.ResourceClaim, pending func(typ
 		copied := *c
 		copied.Status.Allocation = a
 		out[i] = &copied
+		if made != nil {
+			out[i] = made(c, out[i])
+		}
 	}
 	return out
 }
@@ -861,7 +1043,11 @@ func (r *DRAReader) ReadFrom(l DRAListers) (*DRA, error) {
 	}
 	o := DRAObjects{Slices: slices, Classes: classes, Claims: claims}
 	if l.Pending != nil {
-		o.Claims = WithPendingAllocations(claims, l.Pending)
+		prev := r.pending
+		r.pending = nil
+		o.Claims = withPending(claims, l.Pending, func(c, copied *resourcev1.ResourceClaim) *resourcev1.ResourceClaim {
+			return r.keepPending(prev, c, copied)
+		})
 	}
 	if l.Templates != nil {
 		if o.Templates, err = l.Templates(); err != nil {

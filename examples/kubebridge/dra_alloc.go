@@ -252,7 +252,7 @@ func newAllocatedState() structured.AllocatedState {
 // eachHeld calls held with every allocation result of the reading's claims
 // that holds a device (admin access holds none).
 func (d *DRA) eachHeld(held func(resourcev1.DeviceRequestAllocationResult)) {
-	for _, c := range d.claims {
+	for _, c := range d.claims.all() {
 		if c.Status.Allocation == nil {
 			continue
 		}

@@ -241,11 +241,11 @@ func (d *DRA) partitioned(node string, units []DRADevice) ([]resource.Partitione
 		switch {
 		case dev.unit != "":
 			if ul = d.layoutOf(node, dev.unit); ul.layout != nil {
-				left = leftOf(ul, d.usage().counters[dev.unit])
+				left = leftOf(ul, d.usage().counters.at(dev.unit))
 			}
-		case dev.Shared && d.features.ConsumableCapacity && !d.usage().whole[dev.ID]:
+		case dev.Shared && d.features.ConsumableCapacity && !d.usage().whole.at(dev.ID):
 			if ul = d.shareLayoutOf(dev); ul.layout != nil {
-				left = leftOf(ul, d.usage().capacity[dev.ID])
+				left = leftOf(ul, d.usage().capacity.at(dev.ID))
 			}
 		}
 		if ul == nil || ul.layout == nil {

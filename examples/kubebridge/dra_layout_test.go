@@ -106,7 +106,7 @@ func TestFirstFitIsKubesAllocatorsPick(t *testing.T) {
 		// Claims that cannot all hold their devices at once are no state
 		// of a cluster: the draws where the allocated counters overflow
 		// are skipped.
-		for _, u := range d.usage().counters {
+		for _, u := range d.usage().counters.all() {
 			for name, used := range u {
 				if used.Cmp(ratOf(d.sets["gpu.nvidia.com/node-a/gpu-0-counter-set"][name].Value)) > 0 {
 					t.Skip("the held devices overlap")

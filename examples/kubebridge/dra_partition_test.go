@@ -2,6 +2,7 @@ package kubebridge
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/resfit/resfit/examples/kubebridge/dratest"
 	"github.com/resfit/resfit/resource"
+	"pgregory.net/rapid"
 )
 
 // claimPod is a pod in namespace ns naming one claim.
@@ -413,4 +415,113 @@ func TestReadAgainKeepsUnchangedNodesAllocations(t *testing.T) {
 	if again.alloc.nodes["node-b"] != d.alloc.nodes["node-b"] || again.alloc.nodes["node-a"] == d.alloc.nodes["node-a"] {
 		t.Error("node-b's allocator was not kept, or node-a's was")
 	}
+}
+
+// A DRAReader told of claims taken and given back, partitions of MIG GPUs
+// and shares of shareable ones among them, works out what they consume
+// from the last reading's usage (usageFrom) as ReadDRA works it out from
+// every claim: the same counters, capacities and whole devices, and the
+// same device view.
+func TestReaderUsageMatchesReadDRA(t *testing.T) {
+	slices := append(dratest.NVIDIAMIGSlices("node-a", 2, 0), dratest.NVIDIAShareableSlice("node-b", 2, 0), dratest.NVIDIASlice("node-c", "NVIDIA H100 80GB HBM3", 8, 0))
+	classes := dratest.NVIDIAClasses()
+	share := func(device, memory, id string) resourcev1.DeviceRequestAllocationResult {
+		r := onDevice("node-b", device)
+		uid := types.UID(id)
+		r.ShareID, r.ConsumedCapacity = &uid, map[resourcev1.QualifiedName]kres.Quantity{"memory": kres.MustParse(memory)}
+		return r
+	}
+	var pool []*resourcev1.ResourceClaim // two objects per key: a claim changed
+	for i := range 12 {
+		for v := range 2 {
+			var result resourcev1.DeviceRequestAllocationResult
+			switch p := dratest.A100MIG[(i+v)%len(dratest.A100MIG)]; i % 4 {
+			case 0, 1:
+				result = onDevice("node-a", dratest.MIGDeviceName((i+v)%2, p, p.Starts[(i+v)%len(p.Starts)]))
+			case 2:
+				result = share(fmt.Sprint("gpu-", (i+v)%2), fmt.Sprint(10*(i+v+1), "Gi"), fmt.Sprint("s", i, v))
+			default: // a whole GPU of its own
+				result = onDevice("node-c", fmt.Sprint("gpu-", i/4*2+v))
+			}
+			pool = append(pool, held(fmt.Sprint("c", i), result))
+		}
+	}
+	usageOf := func(d *DRA) string {
+		u := d.usage()
+		var lines []string
+		for id := range u.whole.all() {
+			lines = append(lines, fmt.Sprint("whole ", id))
+		}
+		for id, m := range u.capacity.all() {
+			for name, q := range m {
+				if q.Sign() != 0 {
+					lines = append(lines, fmt.Sprint("capacity ", id, " ", name, " ", q.RatString()))
+				}
+			}
+		}
+		for unit, m := range u.counters.all() {
+			for name, q := range m {
+				if q.Sign() != 0 {
+					lines = append(lines, fmt.Sprint("counter ", unit, " ", name, " ", q.RatString()))
+				}
+			}
+		}
+		sort.Strings(lines)
+		return strings.Join(lines, "\n")
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		var r DRAReader
+		var listed []*resourcev1.ResourceClaim
+		for step := range rapid.IntRange(1, 8).Draw(t, "readings") {
+			var claims []*resourcev1.ResourceClaim
+			for i := 0; i < len(pool); i += 2 {
+				switch rapid.IntRange(0, 2).Draw(t, fmt.Sprint("claim ", i/2)) {
+				case 1:
+					claims = append(claims, pool[i])
+				case 2:
+					claims = append(claims, pool[i+1])
+				}
+			}
+			var got *DRA
+			var err error
+			if step > 0 && rapid.Bool().Draw(t, "told") {
+				changes := map[string]*resourcev1.ResourceClaim{}
+				for _, c := range listed {
+					changes["ns/"+c.Name] = nil
+				}
+				for _, c := range claims {
+					changes["ns/"+c.Name] = c
+				}
+				got, err = r.ReadClaims(changes, nil)
+			} else {
+				got, err = r.Read(DRAObjects{Slices: slices, Classes: classes, Claims: claims})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := ReadDRA(DRAObjects{Slices: slices, Classes: classes, Claims: claims})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g, w := draFingerprint(got), draFingerprint(want); g != w {
+				t.Fatalf("reading %d:\n%s\nwant\n%s", step, g, w)
+			}
+			if g, w := usageOf(got), usageOf(want); g != w {
+				t.Fatalf("reading %d: usage\n%s\nwant\n%s", step, g, w)
+			}
+			for _, node := range []string{"node-a", "node-b", "node-c"} {
+				for _, dev := range want.Devices(node) {
+					if g, w := got.unitLeft(dev, got.sets), want.unitLeft(dev, want.sets); g.Cmp(w) != 0 {
+						t.Fatalf("reading %d: %s has %s left, want %s", step, dev.ID, g.RatString(), w.RatString())
+					}
+				}
+				ga, gu := got.Amounts(node, "gpu.nvidia.com")
+				wa, wu := want.Amounts(node, "gpu.nvidia.com")
+				if ga != wa || gu != wu {
+					t.Fatalf("reading %d: %s has %d of %d used, want %d of %d", step, node, gu, ga, wu, wa)
+				}
+			}
+			listed = claims
+		}
+	})
 }

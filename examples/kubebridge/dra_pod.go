@@ -2,7 +2,6 @@ package kubebridge
 
 import (
 	"fmt"
-	"maps"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -90,7 +89,7 @@ func (d *DRA) pendingClaims(pod *v1.Pod) ([]pendingClaim, error) {
 			return nil, fmt.Errorf("%s: both resourceClaimName and resourceClaimTemplateName", field)
 		case pc.ResourceClaimName != nil:
 			key := pod.Namespace + "/" + *pc.ResourceClaimName
-			c, ok := d.claims[key]
+			c, ok := d.claims.get(key)
 			if !ok {
 				return nil, fmt.Errorf("%s.resourceClaimName: no resourceclaim %s", field, key)
 			}
@@ -100,11 +99,11 @@ func (d *DRA) pendingClaims(pod *v1.Pod) ([]pendingClaim, error) {
 		case pc.ResourceClaimTemplateName != nil:
 			key := madeClaimKey(pod, pc.Name)
 			if name, ok := generated[pc.Name]; ok {
-				if _, ok := d.claims[pod.Namespace+"/"+name]; ok {
+				if _, ok := d.claims.get(pod.Namespace + "/" + name); ok {
 					key = pod.Namespace + "/" + name
 				}
 			}
-			if c, ok := d.claims[key]; ok {
+			if c, ok := d.claims.get(key); ok {
 				if c.Status.Allocation == nil {
 					out = append(out, pendingClaim{key: key, claim: withDefaults(c)})
 				}
@@ -424,13 +423,13 @@ func (d *DRA) Allocate(pod *v1.Pod, node string) (*DRA, error) {
 				r.ShareID = new(uuid.NewUUID())
 			}
 		}
-		out.claims[c.key] = allocated
+		out.claims.set(c.key, allocated)
 		for _, r := range results[i].Devices.Results {
 			if r.AdminAccess != nil && *r.AdminAccess {
 				continue
 			}
-			if id := (DeviceID{r.Driver, r.Pool, r.Device}); out.allocated[id] == "" {
-				out.allocated[id] = c.key
+			if id := (DeviceID{r.Driver, r.Pool, r.Device}); out.allocated.at(id) == "" {
+				out.allocated.set(id, c.key)
 			}
 		}
 	}
@@ -441,10 +440,10 @@ func (d *DRA) Allocate(pod *v1.Pod, node string) (*DRA, error) {
 // copies of the claims' tables to change, whose allocator is its own.
 func (d *DRA) copyClaims() *DRA {
 	out := *d
-	out.allocated = maps.Clone(d.allocated)
-	out.claims = maps.Clone(d.claims)
-	out.alloc, out.units = new(draAllocator), new(usageOnce)
-	out.changedFrom, out.changed = nil, nil
+	out.allocated = d.allocated.next()
+	out.claims = d.claims.next()
+	out.alloc, out.units, out.serial = new(draAllocator), new(usageOnce), newSerial()
+	out.changedFrom, out.changed = 0, nil
 	return &out
 }
 
@@ -461,19 +460,20 @@ func (c draChange) empty() bool { return len(c.devices) == 0 && len(c.claims) ==
 // from it.
 func (d *DRA) changeTo(after *DRA) draChange {
 	var c draChange
-	for id := range after.allocated {
-		if d.allocated[id] == "" {
+	eachDifference(&after.allocated, &d.allocated, func(id DeviceID) {
+		if d.allocated.at(id) == "" {
 			c.devices = append(c.devices, id)
 		}
-	}
-	for key, claim := range after.claims {
-		if old := d.claims[key]; old != claim {
-			if c.claims == nil {
-				c.claims = map[string]*resourcev1.ResourceClaim{}
-			}
-			c.claims[key] = old // nil: a claim Allocate made
+	})
+	eachDifference(&after.claims, &d.claims, func(key string) {
+		if _, ok := after.claims.get(key); !ok {
+			return
 		}
-	}
+		if c.claims == nil {
+			c.claims = map[string]*resourcev1.ResourceClaim{}
+		}
+		c.claims[key] = d.claims.at(key) // nil: a claim Allocate made
+	})
 	return c
 }
 
@@ -482,14 +482,14 @@ func (d *DRA) changeTo(after *DRA) draChange {
 func (d *DRA) undo(c draChange) *DRA {
 	out := d.copyClaims()
 	for _, id := range c.devices {
-		delete(out.allocated, id)
+		out.allocated.del(id)
 	}
 	for key, claim := range c.claims {
 		if claim == nil { // made by Allocate: gone again
-			delete(out.claims, key)
+			out.claims.del(key)
 			continue
 		}
-		out.claims[key] = claim
+		out.claims.set(key, claim)
 	}
 	return out
 }
@@ -503,7 +503,7 @@ func (d *DRA) Unallocate(pod *v1.Pod) *DRA {
 	var c draChange
 	released := map[string]bool{}
 	for _, key := range d.podClaimKeys(pod) {
-		claim := d.claims[key]
+		claim := d.claims.at(key)
 		if claim == nil || claim.Status.Allocation == nil || reservedForOthers(claim, pod) {
 			continue
 		}
@@ -515,7 +515,7 @@ func (d *DRA) Unallocate(pod *v1.Pod) *DRA {
 		c.claims[key] = free
 		released[key] = true
 	}
-	for id, key := range d.allocated {
+	for id, key := range d.allocated.all() {
 		if released[key] {
 			c.devices = append(c.devices, id)
 		}
@@ -535,6 +535,27 @@ func generatedClaims(pod *v1.Pod) map[string]string {
 	return generated
 }
 
+// PodClaimKeys are the keys (namespace/name) of the ResourceClaims a pod
+// names, directly or through a template (the claim its status says the
+// template made); complete is false when some template's claim is not in
+// its status yet. A host that is told which claims changed
+// (DRAReader.ReadClaims) names a reserved pod's claims by it.
+func PodClaimKeys(pod *v1.Pod) (keys []string, complete bool) {
+	generated := generatedClaims(pod)
+	complete = true
+	for _, pc := range pod.Spec.ResourceClaims {
+		switch {
+		case pc.ResourceClaimName != nil:
+			keys = append(keys, pod.Namespace+"/"+*pc.ResourceClaimName)
+		case generated[pc.Name] != "":
+			keys = append(keys, pod.Namespace+"/"+generated[pc.Name])
+		default:
+			complete = false
+		}
+	}
+	return keys, complete
+}
+
 // podClaimKeys are the claims (namespace/name) a pod names, or its
 // templates made as its status says, or a what-if allocation made
 // (madeClaimKey).
@@ -547,7 +568,7 @@ func (d *DRA) podClaimKeys(pod *v1.Pod) []string {
 			keys = append(keys, pod.Namespace+"/"+*pc.ResourceClaimName)
 		case generated[pc.Name] != "":
 			keys = append(keys, pod.Namespace+"/"+generated[pc.Name])
-		case d.claims[madeClaimKey(pod, pc.Name)] != nil:
+		case d.claims.at(madeClaimKey(pod, pc.Name)) != nil:
 			keys = append(keys, madeClaimKey(pod, pc.Name))
 		}
 	}

@@ -67,7 +67,7 @@ func (d *DRA) amounts(node string, class int) (allocatable, used int64) {
 	devices := d.devices[node]
 	var busy map[string]bool // units with a part held, when any has counters
 	for _, dev := range devices {
-		if dev.unit != "" && d.allocated[dev.ID] != "" {
+		if dev.unit != "" && d.allocated.at(dev.ID) != "" {
 			if busy == nil {
 				busy = map[string]bool{}
 			}
@@ -81,7 +81,7 @@ func (d *DRA) amounts(node string, class int) (allocatable, used int64) {
 		}
 		if dev.unit == "" {
 			allocatable++
-			if d.allocated[dev.ID] != "" {
+			if d.allocated.at(dev.ID) != "" {
 				used++
 			}
 			continue
@@ -404,9 +404,9 @@ func (d *DRA) unitsHeld(pod *v1.Pod, node, name string) (units []int, ok bool) {
 	held := 0 // the devices the pod's claims hold on the node
 	for _, key := range d.podClaimKeys(pod) {
 		mine[key] = true
-		if c := d.claims[key]; c != nil && c.Status.Allocation != nil {
+		if c := d.claims.at(key); c != nil && c.Status.Allocation != nil {
 			for _, r := range c.Status.Allocation.Devices.Results {
-				if id := (DeviceID{Driver: r.Driver, Pool: r.Pool, Device: r.Device}); d.allocated[id] == key && d.nodeOf[id] == node {
+				if id := (DeviceID{Driver: r.Driver, Pool: r.Pool, Device: r.Device}); d.allocated.at(id) == key && d.nodeOf[id] == node {
 					held++
 				}
 			}
@@ -420,7 +420,7 @@ func (d *DRA) unitsHeld(pod *v1.Pod, node, name string) (units []int, ok bool) {
 			continue
 		}
 		seen[key] = true
-		if mine[d.allocated[dev.ID]] {
+		if mine[d.allocated.at(dev.ID)] {
 			if dev.unit != "" || dev.Shared {
 				return nil, false
 			}

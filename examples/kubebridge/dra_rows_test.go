@@ -194,7 +194,7 @@ func TestSnapshotWithDRA(t *testing.T) {
 // claimsOf are the claims a DRA read.
 func claimsOf(d *DRA) []*resourcev1.ResourceClaim {
 	var out []*resourcev1.ResourceClaim
-	for _, c := range d.claims {
+	for _, c := range d.claims.all() {
 		out = append(out, c)
 	}
 	return out
@@ -247,9 +247,9 @@ func TestDRAAllocate(t *testing.T) {
 	if r, err := d.Unallocate(filler).PodRequests(filler); err != nil || len(r) != 1 || r[0].Alternatives[0].Count != 6 {
 		t.Errorf("the filler asks %+v (%v), want its 6 GPUs", r, err)
 	}
-	shared := d.claims["train/six-gpus"].DeepCopy()
+	shared := d.claims.at("train/six-gpus").DeepCopy()
 	shared.Status.ReservedFor = []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: "other", UID: "uid-other"}}
-	d.claims["train/six-gpus"] = shared
+	d.claims.set("train/six-gpus", shared)
 	if _, u := d.Unallocate(filler).Amounts("node-a", "gpu.nvidia.com"); u != 6 {
 		t.Errorf("a claim reserved for another pod was freed: %d used", u)
 	}
@@ -269,10 +269,10 @@ func draFingerprint(d *DRA) string {
 	return b.String()
 }
 
-// A DRAReader reading one set of objects after another says what ReadDRA
-// says of each, whatever it reuses; a reading that keeps the classes and
-// slices shares them, and ChangedNodes names the nodes whose allocations
-// changed.
+// A DRAReader reading one set of objects after another, or told only
+// which claims changed (ReadClaims), says what ReadDRA says of each,
+// whatever it reuses; a reading that keeps the classes and slices shares
+// them, and ChangedNodes names the nodes whose allocations changed.
 func TestDRAReaderMatchesReadDRA(t *testing.T) {
 	classes := dratest.NVIDIAClasses()
 	otherClasses := dratest.NVIDIAClasses() // the same, as new objects
@@ -290,6 +290,7 @@ func TestDRAReaderMatchesReadDRA(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var r DRAReader
 		var last *DRA
+		var lastObjects DRAObjects
 		for range rapid.IntRange(1, 6).Draw(t, "reads") {
 			o := DRAObjects{Classes: classes}
 			if rapid.Bool().Draw(t, "other classes") {
@@ -303,6 +304,7 @@ func TestDRAReaderMatchesReadDRA(t *testing.T) {
 			if rapid.Bool().Draw(t, "slice b") {
 				o.Slices = append(o.Slices, sliceB)
 			}
+			o.Slices = rapid.Permutation(o.Slices).Draw(t, "slice order")
 			keys := map[string]bool{}
 			for i, c := range claims {
 				if rapid.Bool().Draw(t, fmt.Sprint("claim ", i)) && !keys[c.Name] { // one object per claim, as listed
@@ -311,10 +313,30 @@ func TestDRAReaderMatchesReadDRA(t *testing.T) {
 				}
 			}
 			o.Claims = rapid.Permutation(o.Claims).Draw(t, "order")
-			got, err := r.Read(o)
+			var got *DRA
+			var err error
+			if last != nil && rapid.Bool().Draw(t, "claims alone") {
+				o.Classes, o.Slices = lastObjects.Classes, lastObjects.Slices
+				changes := map[string]*resourcev1.ResourceClaim{}
+				for _, c := range lastObjects.Claims {
+					changes[c.Namespace+"/"+c.Name] = nil
+				}
+				for _, c := range o.Claims {
+					changes[c.Namespace+"/"+c.Name] = c
+				}
+				for _, c := range o.Claims {
+					if slices.Contains(lastObjects.Claims, c) && rapid.Bool().Draw(t, "leave out unchanged") {
+						delete(changes, c.Namespace+"/"+c.Name)
+					}
+				}
+				got, err = r.ReadClaims(changes, nil)
+			} else {
+				got, err = r.Read(o)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
+			lastObjects = o
 			want, err := ReadDRA(o)
 			if err != nil {
 				t.Fatal(err)
@@ -364,6 +386,96 @@ func TestDRAReaderReuses(t *testing.T) {
 	}
 	if _, same := third.ChangedNodes(second); same {
 		t.Error("a new slice object kept the devices")
+	}
+}
+
+// A claim a scheduler holds allocated in memory reads as the same object
+// while its pending allocation stays, so that the reading after sees no
+// change; a new pending allocation, or none, changes its node.
+func TestReadFromKeepsPendingClaims(t *testing.T) {
+	one := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "one-gpu", UID: "uid-one"},
+		Spec: dratest.ClaimSpec(dratest.Exactly("gpu", "gpu.nvidia.com", 1))}
+	objects := DRAObjects{Slices: draSlices(), Classes: dratest.NVIDIAClasses(), Claims: []*resourcev1.ResourceClaim{one}}
+	var pending *resourcev1.AllocationResult
+	listers := DRAListers{
+		Slices:  func() ([]*resourcev1.ResourceSlice, error) { return objects.Slices, nil },
+		Classes: func() ([]*resourcev1.DeviceClass, error) { return objects.Classes, nil },
+		Claims:  func() ([]*resourcev1.ResourceClaim, error) { return objects.Claims, nil },
+		Pending: func(uid types.UID) *resourcev1.AllocationResult {
+			if uid == one.UID {
+				return pending
+			}
+			return nil
+		},
+	}
+	var r DRAReader
+	last, err := r.ReadFrom(listers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onB := dratest.AllocatedClaim("train", "one-gpu", "node-b", "gpu-7").Status.Allocation
+	onA := dratest.AllocatedClaim("train", "one-gpu", "node-a", "gpu-7").Status.Allocation
+	for i, step := range []struct {
+		pending *resourcev1.AllocationResult
+		changed []string
+	}{
+		{onB, []string{"node-b"}},
+		{onB, nil}, // the same pending allocation: the same claim object
+		{onA, []string{"node-a", "node-b"}},
+		{nil, []string{"node-a"}},
+	} {
+		pending = step.pending
+		d, err := r.ReadFrom(listers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if changed, same := d.ChangedNodes(last); !same || !slices.Equal(changed, step.changed) {
+			t.Errorf("step %d: changed %v (same devices %v), want %v", i, changed, same, step.changed)
+		}
+		last = d
+	}
+	if one.Status.Allocation != nil {
+		t.Error("the listed claim changed")
+	}
+}
+
+// ReadClaims reads a claim pending allocation as allocated, as the same
+// object while the allocation stays; it needs a reading to start from, and
+// a claim given under another key is an error naming both.
+func TestReadClaimsPendingAndErrors(t *testing.T) {
+	var r DRAReader
+	if _, err := r.ReadClaims(nil, nil); err == nil {
+		t.Error("ReadClaims before any reading: no error")
+	}
+	one := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "one-gpu", UID: "uid-one"},
+		Spec: dratest.ClaimSpec(dratest.Exactly("gpu", "gpu.nvidia.com", 1))}
+	last, err := r.Read(DRAObjects{Slices: draSlices(), Classes: dratest.NVIDIAClasses(), Claims: []*resourcev1.ResourceClaim{one}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	onB := dratest.AllocatedClaim("train", "one-gpu", "node-b", "gpu-7").Status.Allocation
+	pending := func(uid types.UID) *resourcev1.AllocationResult {
+		if uid == one.UID {
+			return onB
+		}
+		return nil
+	}
+	for i, want := range [][]string{{"node-b"}, nil} {
+		d, err := r.ReadClaims(map[string]*resourcev1.ResourceClaim{"train/one-gpu": one}, pending)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if changed, same := d.ChangedNodes(last); !same || !slices.Equal(changed, want) {
+			t.Errorf("reading %d: changed %v (same devices %v), want %v", i, changed, same, want)
+		}
+		last = d
+	}
+	if d, err := r.ReadClaims(map[string]*resourcev1.ResourceClaim{"train/one-gpu": one}, nil); err != nil || d.HeldBy(DeviceID{"gpu.nvidia.com", "node-b", "gpu-7"}) != "" {
+		t.Errorf("without its pending allocation the claim holds gpu-7 still (%v)", err)
+	}
+	_, err = r.ReadClaims(map[string]*resourcev1.ResourceClaim{"train/other": one}, nil)
+	if err == nil || !strings.Contains(err.Error(), "resourceclaim train/one-gpu: given as train/other") {
+		t.Errorf("a claim under another key: %v", err)
 	}
 }
 

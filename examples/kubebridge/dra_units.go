@@ -1,8 +1,10 @@
 package kubebridge
 
 import (
+	"maps"
 	"math/big"
 	"sync"
+	"sync/atomic"
 
 	resourcev1 "k8s.io/api/resource/v1"
 	kres "k8s.io/apimachinery/pkg/api/resource"
@@ -23,18 +25,44 @@ import (
 
 // draUsage is what a reading's claims consume: whole devices, the
 // capacity shares consumed of each device, and the counters allocated
-// devices consume of each counter set.
+// devices consume of each counter set. Readings made one from another
+// share most of it (layered); an entry's map and numbers are never
+// changed once made.
 type draUsage struct {
-	whole    map[DeviceID]bool
-	capacity map[DeviceID]map[resourcev1.QualifiedName]*big.Rat
-	counters map[string]map[string]*big.Rat // by unit (driver/pool/set)
+	whole    layered[DeviceID, bool]
+	capacity layered[DeviceID, map[resourcev1.QualifiedName]*big.Rat]
+	counters layered[string, map[string]*big.Rat] // by unit (driver/pool/set)
 }
 
-// usageOnce computes a reading's usage when first asked for.
+// usageOnce is a reading's usage: worked out when first asked for, or
+// set when the reading is made from one whose usage was (usageFrom).
 type usageOnce struct {
 	once  sync.Once
+	made  atomic.Bool
 	usage draUsage
 }
+
+// done is the usage when it is worked out, else nil.
+func (o *usageOnce) done() *draUsage {
+	if o.made.Load() {
+		return &o.usage
+	}
+	return nil
+}
+
+// set makes u the usage.
+func (o *usageOnce) set(u draUsage) {
+	o.once.Do(func() {
+		o.usage = u
+		o.made.Store(true)
+	})
+}
+
+// serials hands out readings' serials.
+var serials atomic.Uint64
+
+// newSerial is a serial no reading has.
+func newSerial() uint64 { return serials.Add(1) }
 
 // ratOf is a quantity as an exact rational.
 func ratOf(q kres.Quantity) *big.Rat {
@@ -49,12 +77,17 @@ func ratOf(q kres.Quantity) *big.Rat {
 	return r.Quo(r, pow(int64(dec.Scale())))
 }
 
-// add adds q to the named entry of m.
-func add[K comparable](m map[K]*big.Rat, name K, q kres.Quantity) {
-	if m[name] == nil {
-		m[name] = new(big.Rat)
+// add adds q, times sign (1 or -1), to the named entry of m, as a new
+// number (the old one may be another reading's).
+func add[K comparable](m map[K]*big.Rat, name K, q kres.Quantity, sign int) {
+	r := ratOf(q)
+	if sign < 0 {
+		r.Neg(r)
 	}
-	m[name].Add(m[name], ratOf(q))
+	if old := m[name]; old != nil {
+		r.Add(r, old)
+	}
+	m[name] = r
 }
 
 // isSlot reports a counter of at most 1: a slot (a memory slice).
@@ -73,7 +106,7 @@ func isSlots(set map[string]resourcev1.Counter) bool {
 // usage is what the reading's claims consume.
 func (d *DRA) usage() *draUsage {
 	d.units.once.Do(func() {
-		u := draUsage{whole: map[DeviceID]bool{}, capacity: map[DeviceID]map[resourcev1.QualifiedName]*big.Rat{}, counters: map[string]map[string]*big.Rat{}}
+		whole, capacity, counters := map[DeviceID]bool{}, map[DeviceID]map[resourcev1.QualifiedName]*big.Rat{}, map[string]map[string]*big.Rat{}
 		devices := map[DeviceID]*DRADevice{}
 		for _, list := range d.devices {
 			for i := range list {
@@ -86,26 +119,96 @@ func (d *DRA) usage() *draUsage {
 			switch {
 			case dev == nil: // on no node's list
 			case dev.unit != "":
-				if u.counters[dev.unit] == nil {
-					u.counters[dev.unit] = map[string]*big.Rat{}
+				if counters[dev.unit] == nil {
+					counters[dev.unit] = map[string]*big.Rat{}
 				}
 				for name, c := range dev.consumes {
-					add(u.counters[dev.unit], name, c.Value)
+					add(counters[dev.unit], name, c.Value, 1)
 				}
 			case r.ShareID != nil && d.features.ConsumableCapacity:
-				if u.capacity[id] == nil {
-					u.capacity[id] = map[resourcev1.QualifiedName]*big.Rat{}
+				if capacity[id] == nil {
+					capacity[id] = map[resourcev1.QualifiedName]*big.Rat{}
 				}
 				for name, q := range r.ConsumedCapacity {
-					add(u.capacity[id], name, q)
+					add(capacity[id], name, q, 1)
 				}
 			default:
-				u.whole[id] = true
+				whole[id] = true
 			}
 		})
-		d.units.usage = u
+		d.units.usage = draUsage{whole: layeredOf(whole), capacity: layeredOf(capacity), counters: layeredOf(counters)}
+		d.units.made.Store(true)
 	})
 	return &d.units.usage
+}
+
+// usageFrom is the usage of a reading made from one of usage u by removing
+// claims and adding others: u with what the removed claims' results
+// consume taken away and the added ones' put in, as usage counts them; it
+// copies only the entries they touch. The reading's devices are u's
+// reading's, and no device a removed claim holds is held by another
+// (DRAReader.applyClaims reads every claim otherwise).
+func (d *DRA) usageFrom(u *draUsage, removed, added []*resourcev1.ResourceClaim) draUsage {
+	out := draUsage{whole: u.whole.next(), capacity: u.capacity.next(), counters: u.counters.next()}
+	apply := func(c *resourcev1.ResourceClaim, sign int) {
+		if c.Status.Allocation == nil {
+			return
+		}
+		for _, r := range c.Status.Allocation.Devices.Results {
+			if r.AdminAccess != nil && *r.AdminAccess {
+				continue
+			}
+			id := DeviceID{r.Driver, r.Pool, r.Device}
+			dev := d.device(id)
+			switch {
+			case dev == nil:
+			case dev.unit != "":
+				m := maps.Clone(out.counters.at(dev.unit))
+				if m == nil {
+					m = map[string]*big.Rat{}
+				}
+				for name, c := range dev.consumes {
+					add(m, name, c.Value, sign)
+				}
+				out.counters.set(dev.unit, m)
+			case r.ShareID != nil && d.features.ConsumableCapacity:
+				m := maps.Clone(out.capacity.at(id))
+				if m == nil {
+					m = map[resourcev1.QualifiedName]*big.Rat{}
+				}
+				for name, q := range r.ConsumedCapacity {
+					add(m, name, q, sign)
+				}
+				out.capacity.set(id, m)
+			case sign > 0:
+				out.whole.set(id, true)
+			default:
+				out.whole.del(id)
+			}
+		}
+	}
+	for _, c := range removed {
+		apply(c, -1)
+	}
+	for _, c := range added {
+		apply(c, 1)
+	}
+	return out
+}
+
+// device is the device of an ID, nil when it is on no node's list.
+func (d *DRA) device(id DeviceID) *DRADevice {
+	node, ok := d.nodeOf[id]
+	if !ok {
+		return nil
+	}
+	list := d.devices[node]
+	for i := range list {
+		if list[i].ID == id {
+			return &list[i]
+		}
+	}
+	return nil
 }
 
 // left is the share of a whole that is left once used of it is consumed,
@@ -141,14 +244,14 @@ func (d *DRA) unitLeft(dev DRADevice, sets map[string]map[string]resourcev1.Coun
 		slots := isSlots(set)
 		for name, c := range set {
 			if slots || !isSlot(c) {
-				scarcer(left(ratOf(c.Value), u.counters[dev.unit][name]))
+				scarcer(left(ratOf(c.Value), u.counters.at(dev.unit)[name]))
 			}
 		}
-	case u.whole[dev.ID]:
+	case u.whole.at(dev.ID):
 		return new(big.Rat)
 	case dev.Shared:
 		for name, value := range dev.capacity {
-			scarcer(left(ratOf(value), u.capacity[dev.ID][name]))
+			scarcer(left(ratOf(value), u.capacity.at(dev.ID)[name]))
 		}
 	}
 	return least

@@ -236,11 +236,17 @@ func draBenchFramework(b *testing.B, ctx context.Context, snapshot *cache.Snapsh
 
 // BenchmarkDRAReadAfterAClaim is what the plugins do at the start of the
 // cycle after a pod's claim was allocated (or given back), on the
-// benchmark's clusters: list the DRA objects from kube's SharedDRAManager
-// and read them again with the reader that read them before (the classes
-// and devices reused, the claims read anew), then find the nodes whose
-// allocations changed. Each iteration allocates the train pod's claim in
-// the tracker, or takes the allocation back.
+// benchmark's clusters, each iteration allocating the train pod's claim in
+// the tracker or taking the allocation back:
+//   - told: the plugins' way, told by Reserve which claim changed: that
+//     claim got from kube's SharedDRAManager and read into the last reading
+//     (DRAReader.ReadClaims);
+//   - listed: every DRA object listed from the SharedDRAManager and read
+//     with the reader that read them before (the classes and devices
+//     reused, the changed claims found and read), as after a slice's event;
+//   - lists: the listing alone, kube's part of listed.
+//
+// Each reading's changed nodes are checked.
 func BenchmarkDRAReadAfterAClaim(b *testing.B) {
 	klog.SetOutput(discard{})
 	klog.LogToStderr(false)
@@ -257,31 +263,105 @@ func BenchmarkDRAReadAfterAClaim(b *testing.B) {
 		}
 		allocated := claim.DeepCopy()
 		allocated.Status.Allocation = dratest.AllocatedClaim("default", "train-gpu", "node-00000", "gpu-7").Status.Allocation
-		var r kubebridge.DRAReader
-		last, err := readDRA(&r, m)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			on := false
-			for b.Loop() {
-				if on {
-					m.ResourceClaims().MaybeRemoveClaimPendingAllocation(allocated.UID, true)
-				} else if err := m.ResourceClaims().SignalClaimPendingAllocation(allocated.UID, allocated); err != nil {
-					b.Fatal(err)
-				}
-				on = !on
-				d, err := readDRA(&r, m)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if changed, same := d.ChangedNodes(last); !same || len(changed) != 1 {
-					b.Fatalf("changed %v (same devices %v)", changed, same)
-				}
-				last = d
+		for _, way := range []string{"told", "listed", "lists"} {
+			var r kubebridge.DRAReader
+			var w draWatch
+			last, err := readDRA(&r, m)
+			if err != nil {
+				b.Fatal(err)
 			}
-		})
+			b.Run(fmt.Sprintf("%s/nodes=%d", way, n), func(b *testing.B) {
+				b.ReportAllocs()
+				on := false
+				for b.Loop() {
+					if on {
+						m.ResourceClaims().MaybeRemoveClaimPendingAllocation(allocated.UID, true)
+					} else if err := m.ResourceClaims().SignalClaimPendingAllocation(allocated.UID, allocated); err != nil {
+						b.Fatal(err)
+					}
+					on = !on
+					var d *kubebridge.DRA
+					var err error
+					switch way {
+					case "told":
+						w.claim("default/train-gpu", nil, false)
+						d, err = readDRAChanges(&r, &w, m)
+					case "listed":
+						d, err = readDRA(&r, m)
+					case "lists":
+						if _, err := m.ResourceSlices().ListWithDeviceTaintRules(); err != nil {
+							b.Fatal(err)
+						}
+						if _, err := m.DeviceClasses().List(); err != nil {
+							b.Fatal(err)
+						}
+						if _, err := m.ResourceClaims().List(); err != nil {
+							b.Fatal(err)
+						}
+						continue
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					if changed, same := d.ChangedNodes(last); !same || len(changed) != 1 {
+						b.Fatalf("changed %v (same devices %v)", changed, same)
+					}
+					last = d
+				}
+			})
+		}
+		m.ResourceClaims().MaybeRemoveClaimPendingAllocation(allocated.UID, true)
 		cancel()
+	}
+}
+
+// BenchmarkFrameworkCycleDRAAfterAClaim is BenchmarkFrameworkCycleDRA's
+// cycle after another pod's claim was allocated on node-00000 (or given
+// back): before each cycle the tracker takes the allocation (or drops it)
+// and the profile's Reserve plugins run for that pod, as kube-scheduler
+// runs them after DynamicResources' Reserve, so that resfit reads the
+// claim and the node again. Profiles: Noop (the floor) and
+// ResourceStrategyFit packing GPUs. ns/node per cycle.
+func BenchmarkFrameworkCycleDRAAfterAClaim(b *testing.B) {
+	klog.SetOutput(discard{})
+	klog.LogToStderr(false)
+	for _, n := range []int{1000, 5000} {
+		nodes, pods, objects := draBenchCluster(n)
+		otherClaim := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "other-gpu", UID: "other-gpu"},
+			Spec: dratest.ClaimSpec(dratest.Exactly("gpu", "gpu.nvidia.com", 1))}
+		e := newDRABench(b, nodes, pods, append(objects, otherClaim))
+		p := pod("train", "", resources("cpu", "8", "memory", "32Gi"))
+		p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: ptr.To("train-gpu")}}
+		other := pod("other", "", resources("cpu", "1"))
+		other.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: ptr.To("other-gpu")}}
+		allocated := otherClaim.DeepCopy()
+		allocated.Status.Allocation = dratest.AllocatedClaim("default", "other-gpu", "node-00000", "gpu-7").Status.Allocation
+		for _, prof := range []struct {
+			name    string
+			plugins []string
+		}{
+			{"Noop", []string{"Noop"}},
+			{"ResourceStrategyFit-MostAllocated", []string{ResourceStrategyFitName}},
+		} {
+			fw := draBenchFramework(b, e.ctx, e.snapshot, prof.plugins, e.m, e.factory, e.client)
+			cycle := draCycle(b, e.ctx, fw, p, e.infos)
+			on := false
+			b.Run(fmt.Sprintf("%s/nodes=%d", prof.name, n), func(b *testing.B) {
+				measureCycles(b, n, func() {
+					if on {
+						e.m.ResourceClaims().MaybeRemoveClaimPendingAllocation(allocated.UID, true)
+					} else if err := e.m.ResourceClaims().SignalClaimPendingAllocation(allocated.UID, allocated); err != nil {
+						b.Fatal(err)
+					}
+					on = !on
+					if s := fw.RunReservePluginsReserve(e.ctx, framework.NewCycleState(), other, "node-00000"); !s.IsSuccess() {
+						b.Fatal(s.AsError())
+					}
+					cycle()
+				})
+			})
+			e.m.ResourceClaims().MaybeRemoveClaimPendingAllocation(allocated.UID, true)
+		}
+		e.cancel()
 	}
 }

@@ -1,16 +1,22 @@
 package plugins
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/tools/cache"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
+	"k8s.io/kubernetes/pkg/scheduler/util/assumecache"
 
 	"github.com/resfit/resfit/examples/kubebridge"
 )
@@ -21,33 +27,106 @@ import (
 // made in memory) is read by the host layer's rules (kubebridge.DRAReader,
 // which reuses the classes and devices while their objects stay), kept
 // across cycles like the node table, and read again only after something
-// changed: an informer event of a slice, class or claim, or a pod with
-// claims reserved or unreserved (its claim's allocation is then in the
-// tracker before any event). A reading with the same devices has the rows
-// of the nodes whose allocations changed read again; any other rebuilds
-// the table.
+// changed. A slice or class event has every object listed and read again;
+// a claim's event, or a pod with claims reserved or unreserved (its
+// claim's allocation is then in the tracker before any event), has that
+// claim alone read again (DRAReader.ReadClaims), so that the cycle after a
+// claim's allocation lists nothing. A reading with the same devices has the
+// rows of the nodes whose allocations changed read again; any other
+// rebuilds the table.
 
-// draWatch counts changes to DRA objects, from the informers' handlers
-// and from Reserve and Unreserve.
+// draWatch gathers changes to DRA objects, from the informers' handlers
+// and from Reserve and Unreserve, for the next cycle to read. It is safe
+// for concurrent use.
 type draWatch struct {
-	changes atomic.Uint64
+	changes atomic.Uint64 // counts them
+	mu      sync.Mutex
+	all     bool                   // list and read every object again
+	claims  map[string]claimChange // else these claims, by key
 }
 
-// OnAdd counts an object added after the informer's initial list: those of
-// the initial list are what the lister already holds, which the first
-// reading reads (the informer delivers them to a new handler, one event
-// each, for some time after it is added).
-func (w *draWatch) OnAdd(_ any, initial bool) {
+// claimChange is what the watch last heard of a claim: the object of its
+// informer's event (nil when only a pod's reservation named the claim),
+// and whether the event was its deletion.
+type claimChange struct {
+	obj  *resourcev1.ResourceClaim
+	gone bool
+}
+
+// readAll has every object read again.
+func (w *draWatch) readAll() {
+	w.mu.Lock()
+	w.all, w.claims = true, nil
+	w.mu.Unlock()
+	w.changes.Add(1)
+}
+
+// claim has one claim read again; obj is nil for a claim a pod's
+// reservation named.
+func (w *draWatch) claim(key string, obj *resourcev1.ResourceClaim, gone bool) {
+	w.mu.Lock()
+	if !w.all {
+		if w.claims == nil {
+			w.claims = map[string]claimChange{}
+		}
+		if prev, ok := w.claims[key]; obj != nil || !ok {
+			w.claims[key] = claimChange{obj, gone}
+		} else {
+			w.claims[key] = prev // the event's object stays
+		}
+	}
+	w.mu.Unlock()
+	w.changes.Add(1)
+}
+
+// take is what changed since the last take, and forgets it.
+func (w *draWatch) take() (all bool, claims map[string]claimChange) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	all, claims = w.all, w.claims
+	w.all, w.claims = false, nil
+	return all, claims
+}
+
+func (w *draWatch) count() uint64 { return w.changes.Load() }
+
+// deviceEvents are a slice or class informer's events: each has every
+// object read again. Objects of the initial list are what the lister
+// already holds, which the first reading reads (the informer delivers
+// them to a new handler, one event each, for some time after it is added).
+type deviceEvents struct{ w *draWatch }
+
+func (e deviceEvents) OnAdd(_ any, initial bool) {
 	if !initial {
-		w.changes.Add(1)
+		e.w.readAll()
 	}
 }
+func (e deviceEvents) OnUpdate(any, any) { e.w.readAll() }
+func (e deviceEvents) OnDelete(any)      { e.w.readAll() }
 
-func (w *draWatch) OnUpdate(any, any)                   { w.changes.Add(1) }
-func (w *draWatch) OnDelete(any)                        { w.changes.Add(1) }
-func (w *draWatch) bump()                               { w.changes.Add(1) }
-func (w *draWatch) count() uint64                       { return w.changes.Load() }
-func (w *draWatch) handler() cache.ResourceEventHandler { return w }
+// claimEvents are the claim informer's events: each has its claim read
+// again (an object that is not a claim, every object).
+type claimEvents struct{ w *draWatch }
+
+func (e claimEvents) OnAdd(obj any, initial bool) {
+	if !initial {
+		e.event(obj, false)
+	}
+}
+func (e claimEvents) OnUpdate(_, obj any) { e.event(obj, false) }
+func (e claimEvents) OnDelete(obj any)    { e.event(obj, true) }
+
+func (e claimEvents) event(obj any, gone bool) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	c, ok := obj.(*resourcev1.ResourceClaim)
+	if !ok || c == nil {
+		e.w.readAll()
+		return
+	}
+	e.w.claim(c.Namespace+"/"+c.Name, c, gone)
+}
 
 // watchDRA registers the profile's handlers on the handle's informers of
 // DRA objects (which kube-scheduler then starts, as it does for the
@@ -62,14 +141,65 @@ func (pr *profile) watchDRA(name string, h fwk.Handle) error {
 	features := dynamicresources.AllocatorFeatures(feature.NewSchedulerFeaturesFromGates(utilfeature.DefaultFeatureGate))
 	pr.draReader.Features = &features
 	pr.draWatch = &draWatch{}
-	pr.draWatch.bump() // read at the first cycle
+	pr.draWatch.readAll() // read at the first cycle
 	r := h.SharedInformerFactory().Resource().V1()
-	for _, inf := range []cache.SharedIndexInformer{r.ResourceSlices().Informer(), r.DeviceClasses().Informer(), r.ResourceClaims().Informer()} {
-		if _, err := inf.AddEventHandler(pr.draWatch.handler()); err != nil {
+	for _, w := range []struct {
+		inf     cache.SharedIndexInformer
+		handler cache.ResourceEventHandler
+	}{
+		{r.ResourceSlices().Informer(), deviceEvents{pr.draWatch}},
+		{r.DeviceClasses().Informer(), deviceEvents{pr.draWatch}},
+		{r.ResourceClaims().Informer(), claimEvents{pr.draWatch}},
+	} {
+		if _, err := w.inf.AddEventHandler(w.handler); err != nil {
 			return fmt.Errorf("%s: watching DRA objects: %w", name, err)
 		}
 	}
 	return nil
+}
+
+// readDRAChanges reads what changed since the last reading: every object,
+// or, when only claims changed, those claims as the SharedDRAManager holds
+// them now (its assume cache: the informer's object, or the one the
+// scheduler wrote since), with what the informer's event said when that is
+// newer (the event can reach this handler before the assume cache's).
+func readDRAChanges(r *kubebridge.DRAReader, w *draWatch, m fwk.SharedDRAManager) (*kubebridge.DRA, error) {
+	all, changes := w.take()
+	if all {
+		return readDRA(r, m)
+	}
+	claims := make(map[string]*resourcev1.ResourceClaim, len(changes))
+	for key, ch := range changes {
+		namespace, name, _ := strings.Cut(key, "/")
+		got, err := m.ResourceClaims().Get(namespace, name)
+		switch {
+		case errors.Is(err, assumecache.ErrNotFound):
+			got = nil
+		case err != nil:
+			return readDRA(r, m)
+		}
+		switch {
+		case ch.gone && (got == nil || !newer(got, ch.obj)):
+			got = nil
+		case ch.obj != nil && !ch.gone && (got == nil || newer(ch.obj, got)):
+			got = ch.obj
+		}
+		claims[key] = got
+	}
+	d, err := r.ReadClaims(claims, m.ResourceClaims().GetPendingAllocation)
+	if err != nil {
+		return readDRA(r, m) // no reading yet, or a claim it cannot read: the full reading says
+	}
+	return d, nil
+}
+
+// newer reports whether a's resourceVersion is above b's, both read as
+// integers as kube-scheduler's assume cache reads them; false when either
+// is not one.
+func newer(a, b *resourcev1.ResourceClaim) bool {
+	va, errA := strconv.ParseInt(a.ResourceVersion, 10, 64)
+	vb, errB := strconv.ParseInt(b.ResourceVersion, 10, 64)
+	return errA == nil && errB == nil && va > vb
 }
 
 // readDRA reads the DRA objects the framework holds, by the host layer's

@@ -350,8 +350,16 @@ func (p *Plugin) noteDRA(state fwk.CycleState, pod *v1.Pod) {
 	if s, err := p.read(state); err == nil {
 		d = s.dra
 	}
-	if usesDRA(pod, d) {
-		p.profile.draWatch.bump()
+	if !usesDRA(pod, d) {
+		return
+	}
+	keys, complete := kubebridge.PodClaimKeys(pod)
+	if !complete || len(keys) == 0 { // a claim not named yet, or one the scheduler makes (KEP-5004)
+		p.profile.draWatch.readAll()
+		return
+	}
+	for _, key := range keys {
+		p.profile.draWatch.claim(key, nil, false)
 	}
 }
 

@@ -119,7 +119,7 @@ func (pr *profile) prepare(h fwk.Handle, state fwk.CycleState, pod *v1.Pod, give
 	n := &pr.nodes
 	if pr.draWatch != nil {
 		if seen := pr.draWatch.count(); seen != n.draRead {
-			d, err := readDRA(&pr.draReader, h.SharedDRAManager())
+			d, err := readDRAChanges(&pr.draReader, pr.draWatch, h.SharedDRAManager())
 			if err != nil {
 				return err
 			}
