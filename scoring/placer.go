@@ -218,6 +218,13 @@ func (s Scores) Feasible(row int) bool { return s.leaves[row] >= 0 }
 // Batch.Total to the last bit.
 func (s Scores) Total(row int) float64 { return s.totals[row] }
 
+// Clone is a copy of the results that stays valid whatever the placer does
+// next: for a host that reads them after it lets other calls reach the
+// placer.
+func (s Scores) Clone() Scores {
+	return Scores{totals: slices.Clone(s.totals), leaves: slices.Clone(s.leaves)}
+}
+
 // Scores returns every node's result for the task, as Pipeline.Score would
 // give them, without binding anything: what a scheduler that ranks nodes
 // itself (kube-scheduler's Score) asks for. Like Best it scores a node for

@@ -657,3 +657,36 @@ func TestPlacerScoresOnlyChangedRows(t *testing.T) {
 		t.Errorf("after a bind: %d rows scored, want 1 (%v)", scored, err)
 	}
 }
+
+// A clone of a placer's scores keeps what they said when taken, while the
+// view it was taken from follows the placer: after a bind fills node 0,
+// the view says it is infeasible and the clone that it is not.
+func TestScoresCloneKeepsItsResults(t *testing.T) {
+	schema, table := cpuTable(3, 1000)
+	scored := 0
+	pipe, err := scoring.NewPipeline(schema, []scoring.Filter{scoring.NewFitFilter(nil, nil)},
+		[]scoring.WeightedScorer{{Scorer: countingScorer{&scored}, Weight: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	placer, err := scoring.NewPlacer(pipe, table, scoring.PlacerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := &scoring.Task{Requests: resource.Vector{1000}}
+	view, err := placer.Scores(task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clone := view.Clone()
+	before := clone.Total(0)
+	if err := placer.Bind(task, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := placer.Scores(task); err != nil {
+		t.Fatal(err)
+	}
+	if view.Feasible(0) || !clone.Feasible(0) || clone.Total(0) != before || clone.Len() != 3 {
+		t.Errorf("after the bind: view feasible %v, clone feasible %v total %v (was %v), len %d", view.Feasible(0), clone.Feasible(0), clone.Total(0), before, clone.Len())
+	}
+}

@@ -51,6 +51,25 @@ func (noop) OnSessionOpen(ssn *framework.Session) {
 }
 func (noop) OnSessionClose(*framework.Session) {}
 
+// rejecting is noop that rejects the nodes resfit's predicate rejects for
+// the task (found before the session is benchmarked), with a fixed reason:
+// the floor under the same decisions, Volcano's own cost of the nodes a
+// plugin turns down (the FitErrors it records), which the floor that
+// passes every node does not pay.
+type rejecting struct{ nodes map[string]bool }
+
+func (rejecting) Name() string { return "noop-rejecting" }
+func (r rejecting) OnSessionOpen(ssn *framework.Session) {
+	ssn.AddPredicateFn("noop-rejecting", func(t *api.TaskInfo, n *api.NodeInfo) error {
+		if r.nodes[n.Name] {
+			return api.NewFitErrWithStatus(t, n, &api.Status{Code: api.UnschedulableAndUnresolvable, Plugin: "noop-rejecting", Reason: "rejected"})
+		}
+		return nil
+	})
+	ssn.AddNodeOrderFn("noop-rejecting", func(*api.TaskInfo, *api.NodeInfo) (float64, error) { return 0, nil })
+}
+func (rejecting) OnSessionClose(*framework.Session) {}
+
 // benchCluster is n nodes, a quarter of them with 8 GPUs, each running a
 // load of its own size, and a pending job of one CPU task and one GPU task.
 func benchCluster(n int) (nodes []*v1.Node, pods []*v1.Pod) {
@@ -101,7 +120,9 @@ func benchCases(b *testing.B, bench func(b *testing.B, ssn *framework.Session, t
 	for _, n := range []int{1000, 5000} {
 		nodes, pods := benchCluster(n)
 		for _, task := range []string{"cpu-task", "gpu-task"} {
-			for _, p := range plugins {
+			rejected := rejectedBy(b, plugins[2], args, nodes, pods, task)
+			floor := benchPlugin{"floor-rejecting", "noop-rejecting", func(framework.Arguments) framework.Plugin { return rejecting{rejected} }}
+			for _, p := range append(plugins[:1:1], append([]benchPlugin{floor}, plugins[1:]...)...) {
 				b.Run(fmt.Sprintf("nodes=%d/task=%s/plugin=%s", n, task, p.label), func(b *testing.B) {
 					ssn, t, all := benchSession(b, p.name, p.builder, args, nodes, pods, task)
 					bench(b, ssn, t, all)
@@ -149,6 +170,20 @@ func benchSession(b *testing.B, name string, builder framework.PluginBuilder, ar
 		all = append(all, n)
 	}
 	return ssn, task, all
+}
+
+// rejectedBy are the nodes a plugin's predicate rejects for the task, in a
+// session of its own.
+func rejectedBy(b *testing.B, p benchPlugin, args framework.Arguments, nodes []*v1.Node, pods []*v1.Pod, task string) map[string]bool {
+	ssn, t, all := benchSession(b, p.name, p.builder, args, nodes, pods, task)
+	rejected := map[string]bool{}
+	for _, n := range all {
+		if ssn.PredicateForAllocateAction(t, n) != nil {
+			rejected[n.Name] = true
+		}
+	}
+	framework.CloseSession(ssn)
+	return rejected
 }
 
 // benchAllocate is BenchmarkSession's: the task through the allocate

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -102,7 +103,10 @@ func (p *Plugin) OnSessionClose(*framework.Session) {}
 // session does not hold (a copy that preempt's simulation changes) is read
 // for the call and its row read back from the session's node after it.
 // Volcano asks about many nodes at once on several goroutines: the
-// answers for a task are read under a read lock; the table, device view
+// answers for a task are read without a lock, from a copy published once
+// they are worked out (published), which stays the task's while the
+// table's clock (clock, kept beside the table for these reads) is what it
+// was; why a node is rejected, under the read lock; the table, device view
 // and placers change only under the write lock (events, a task's first
 // call, a copy's call).
 type sessionView struct {
@@ -122,6 +126,10 @@ type sessionView struct {
 	gpu      int  // the GPU slot, -1 when the schema lacks it
 
 	mu sync.RWMutex
+	// clock is the table's clock as the last holder of mu left it; ranks
+	// and checks are the ranked and checked answers as last published.
+	clock         atomic.Uint64
+	ranks, checks atomic.Pointer[published]
 	// ranker places on the scores, checker on the filters.
 	ranker, checker *scoring.Placer
 	// ranked and checked are the ranker's and the checker's results for
@@ -322,7 +330,7 @@ func (s *sessionView) reread(node string) {
 func (s *sessionView) allocated(e *framework.Event) {
 	t := e.Task
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	defer s.reread(t.NodeName)
 	if t.Status != api.Allocated || t.Pod == nil {
 		return
@@ -355,7 +363,7 @@ func (s *sessionView) allocated(e *framework.Event) {
 func (s *sessionView) deallocated(e *framework.Event) {
 	t := e.Task
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	defer s.reread(t.NodeName)
 	held, ok := s.held[t.UID]
 	if !ok {
@@ -452,6 +460,50 @@ func (s *sessionView) fresh(a *answers, t *api.TaskInfo) bool {
 	return a.valid && a.uid == t.UID && a.clock == s.table.Clock()
 }
 
+// published are a placer's answers for one task at one reading of the
+// table's clock, copied for the calls that read them without the lock;
+// never changed once made.
+type published struct {
+	uid   api.TaskID
+	clock uint64
+	err   bool // the task's pod could not be read: no node passes, each scores 0
+	all   bool // every node passes (checked only)
+	task  *kubebridge.PodTask
+	nodes kubebridge.PodScores
+}
+
+// publish publishes a's answers, worked out on the table as it is, to p.
+// The caller holds s.mu.
+func (s *sessionView) publish(a *answers, p *atomic.Pointer[published]) {
+	if !a.valid || a.clock != s.table.Clock() {
+		return
+	}
+	if cur := p.Load(); cur != nil && cur.uid == a.uid && cur.clock == a.clock {
+		return // published already
+	}
+	out := &published{uid: a.uid, clock: a.clock, err: a.err != nil, all: a.all, task: a.task}
+	if !out.err && !out.all {
+		out.nodes = a.nodes.Clone()
+	}
+	p.Store(out)
+}
+
+// current is what p holds for t, when it was worked out on the table as it
+// is now; nil otherwise. It takes no lock.
+func (s *sessionView) current(p *atomic.Pointer[published], t *api.TaskInfo) *published {
+	if a := p.Load(); a != nil && a.uid == t.UID && a.clock == s.clock.Load() {
+		return a
+	}
+	return nil
+}
+
+// unlock notes the table's clock for the calls that read without the
+// lock, and releases it.
+func (s *sessionView) unlock() {
+	s.clock.Store(s.table.Clock())
+	s.mu.Unlock()
+}
+
 // answer brings a up to date for t with the placer's results. The caller
 // holds s.mu for writing.
 func (s *sessionView) answer(a *answers, pl *scoring.Placer, t *api.TaskInfo) error {
@@ -476,18 +528,16 @@ func (s *sessionView) answer(a *answers, pl *scoring.Placer, t *api.TaskInfo) er
 // from the copy for the call. A task whose pod cannot be read scores 0
 // everywhere (the predicate keeps it off every node, with the reason).
 func (s *sessionView) nodeOrder(t *api.TaskInfo, n *api.NodeInfo) (float64, error) {
-	s.mu.RLock()
-	if r, ok := s.rows.Get(n); ok && s.fresh(&s.ranked, t) {
-		var total float64
-		if s.ranked.err == nil {
-			total = s.ranked.nodes.Total(int(r))
+	if p := s.current(&s.ranks, t); p != nil {
+		if r, ok := s.rows.Get(n); ok && (p.err || int(r) < p.nodes.Len()) {
+			if p.err {
+				return 0, nil
+			}
+			return p.nodes.Total(int(r)), nil
 		}
-		s.mu.RUnlock()
-		return total, nil
 	}
-	s.mu.RUnlock()
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	info, row, ok := s.node(n.Name)
 	if !ok {
 		return 0, nil
@@ -503,6 +553,9 @@ func (s *sessionView) nodeOrder(t *api.TaskInfo, n *api.NodeInfo) (float64, erro
 	if err := s.answer(a, s.ranker, t); err != nil || a.err != nil {
 		return 0, err
 	}
+	if info == n {
+		s.publish(a, &s.ranks)
+	}
 	return a.nodes.Total(row), nil
 }
 
@@ -512,19 +565,23 @@ func (s *sessionView) nodeOrder(t *api.TaskInfo, n *api.NodeInfo) (float64, erro
 // node (the checker's results, kept until the table changes); the others
 // read the answer.
 func (s *sessionView) predicate(t *api.TaskInfo, n *api.NodeInfo) error {
-	s.mu.RLock()
-	if r, ok := s.rows.Get(n); ok && s.fresh(&s.checked, t) {
-		a := &s.checked
-		pass := a.err == nil && (a.all || a.nodes.Feasible(int(r)))
-		s.mu.RUnlock()
-		if pass {
-			return nil
+	if p := s.current(&s.checks, t); p != nil {
+		if r, ok := s.rows.Get(n); ok && !p.err && (p.all || int(r) < p.nodes.Len()) {
+			if p.all || p.nodes.Feasible(int(r)) {
+				return nil
+			}
+			if p.task.Uniform() { // rejected: why, under the read lock, which keeps the table as it is
+				s.mu.RLock()
+				if s.current(&s.checks, t) == p {
+					defer s.mu.RUnlock()
+					return s.why(p.task, t, n, int(r))
+				}
+				s.mu.RUnlock()
+			}
 		}
-	} else {
-		s.mu.RUnlock()
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	info, row, ok := s.node(n.Name)
 	if !ok {
 		return nil
@@ -533,6 +590,7 @@ func (s *sessionView) predicate(t *api.TaskInfo, n *api.NodeInfo) error {
 	if err := s.answer(a, s.checker, t); err != nil {
 		return err
 	}
+	s.publish(a, &s.checks)
 	switch {
 	case a.err != nil:
 		return s.unfit(t, n, a.err.Error())
@@ -548,7 +606,13 @@ func (s *sessionView) predicate(t *api.TaskInfo, n *api.NodeInfo) error {
 		}
 		defer restore()
 	}
-	task, ok, err := a.task.On(n.Name)
+	return s.why(a.task, t, n, row)
+}
+
+// why is why the filters keep a task off a node whose row holds it: a
+// FitError with the reason. The caller holds s.mu, for reading at least.
+func (s *sessionView) why(pt *kubebridge.PodTask, t *api.TaskInfo, n *api.NodeInfo, row int) error {
+	task, ok, err := pt.On(n.Name)
 	if err != nil {
 		return err
 	}

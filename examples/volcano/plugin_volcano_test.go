@@ -305,6 +305,33 @@ func TestConcurrentAsVolcanoAsks(t *testing.T) {
 	compare("the allocation taken back")
 }
 
+// The answers for a task follow the session's events: asked right before
+// and right after the GPU task is allocated on gpu-empty, and after it is
+// taken back, the CPU task's score there changes, and comes back.
+func TestAnswersFollowEvents(t *testing.T) {
+	options.Default()
+	ssn := session(t, ResourceStrategyFitPluginName, Builders[ResourceStrategyFitPluginName], releasedConf)
+	node, task := ssn.Nodes["gpu-empty"], taskNamed(t, ssn, "cpu-task")
+	score := func() float64 {
+		_ = ssn.PredicateFn(task, node)
+		_, score, err := ssn.NodeOrderMapFn(task, node)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return score
+	}
+	before := score()
+	stmt := framework.NewStatement(ssn)
+	if err := stmt.Allocate(taskNamed(t, ssn, "gpu-task"), node); err != nil {
+		t.Fatal(err)
+	}
+	during := score()
+	stmt.Discard()
+	if after := score(); before == during || after != before {
+		t.Errorf("cpu-task on gpu-empty: %v, %v with gpu-task there, %v after it (want a change, then %v)", before, during, after, before)
+	}
+}
+
 // A task whose pod cannot be read (its GPU models annotation names no
 // model a node label could carry) is kept off every node with the reason,
 // and scores 0 everywhere without an error (Volcano would log one for
