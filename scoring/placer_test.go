@@ -625,13 +625,13 @@ func (s countingScorer) ScoreNodes(_ *scoring.Task, nodes scoring.Span, out []fl
 	return nil
 }
 
-// A Placer scores a class on every node once, then only the rows that
-// changed: none when nothing did, one after a bind.
-func TestPlacerScoresOnlyChangedRows(t *testing.T) {
-	schema, table := cpuTable(100, 4000)
-	scored := 0
+// countingPlacer is a placer over n nodes of milliCPU each, its pipeline
+// the fit filter and a countingScorer counting into scored.
+func countingPlacer(t *testing.T, n int, milliCPU int64, scored *int) *scoring.Placer {
+	t.Helper()
+	schema, table := cpuTable(n, milliCPU)
 	pipe, err := scoring.NewPipeline(schema, []scoring.Filter{scoring.NewFitFilter(nil, nil)},
-		[]scoring.WeightedScorer{{Scorer: countingScorer{&scored}, Weight: 1}})
+		[]scoring.WeightedScorer{{Scorer: countingScorer{scored}, Weight: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -639,6 +639,14 @@ func TestPlacerScoresOnlyChangedRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return placer
+}
+
+// A Placer scores a class on every node once, then only the rows that
+// changed: none when nothing did, one after a bind.
+func TestPlacerScoresOnlyChangedRows(t *testing.T) {
+	scored := 0
+	placer := countingPlacer(t, 100, 4000, &scored)
 	task := &scoring.Task{Requests: resource.Vector{1000}}
 	for step, want := range []int{100, 0, 0} {
 		scored = 0
@@ -662,17 +670,8 @@ func TestPlacerScoresOnlyChangedRows(t *testing.T) {
 // view it was taken from follows the placer: after a bind fills node 0,
 // the view says it is infeasible and the clone that it is not.
 func TestScoresCloneKeepsItsResults(t *testing.T) {
-	schema, table := cpuTable(3, 1000)
 	scored := 0
-	pipe, err := scoring.NewPipeline(schema, []scoring.Filter{scoring.NewFitFilter(nil, nil)},
-		[]scoring.WeightedScorer{{Scorer: countingScorer{&scored}, Weight: 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	placer, err := scoring.NewPlacer(pipe, table, scoring.PlacerOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	placer := countingPlacer(t, 3, 1000, &scored)
 	task := &scoring.Task{Requests: resource.Vector{1000}}
 	view, err := placer.Scores(task)
 	if err != nil {

@@ -541,6 +541,20 @@ func generatedClaims(pod *v1.Pod) map[string]string {
 // its status yet. A host that is told which claims changed
 // (DRAReader.ReadClaims) names a reserved pod's claims by it.
 func PodClaimKeys(pod *v1.Pod) (keys []string, complete bool) {
+	return claimKeysOf(pod, nil)
+}
+
+// podClaimKeys are the claims (namespace/name) a pod names, or its
+// templates made as its status says, or a what-if allocation made
+// (madeClaimKey).
+func (d *DRA) podClaimKeys(pod *v1.Pod) []string {
+	keys, _ := claimKeysOf(pod, func(key string) bool { return d.claims.at(key) != nil })
+	return keys
+}
+
+// claimKeysOf is PodClaimKeys; a template's claim not in the pod's status
+// is the what-if allocation's (madeClaimKey) where made says it exists.
+func claimKeysOf(pod *v1.Pod, made func(key string) bool) (keys []string, complete bool) {
 	generated := generatedClaims(pod)
 	complete = true
 	for _, pc := range pod.Spec.ResourceClaims {
@@ -549,30 +563,13 @@ func PodClaimKeys(pod *v1.Pod) (keys []string, complete bool) {
 			keys = append(keys, pod.Namespace+"/"+*pc.ResourceClaimName)
 		case generated[pc.Name] != "":
 			keys = append(keys, pod.Namespace+"/"+generated[pc.Name])
+		case made != nil && made(madeClaimKey(pod, pc.Name)):
+			keys = append(keys, madeClaimKey(pod, pc.Name))
 		default:
 			complete = false
 		}
 	}
 	return keys, complete
-}
-
-// podClaimKeys are the claims (namespace/name) a pod names, or its
-// templates made as its status says, or a what-if allocation made
-// (madeClaimKey).
-func (d *DRA) podClaimKeys(pod *v1.Pod) []string {
-	var keys []string
-	generated := generatedClaims(pod)
-	for _, pc := range pod.Spec.ResourceClaims {
-		switch {
-		case pc.ResourceClaimName != nil:
-			keys = append(keys, pod.Namespace+"/"+*pc.ResourceClaimName)
-		case generated[pc.Name] != "":
-			keys = append(keys, pod.Namespace+"/"+generated[pc.Name])
-		case d.claims.at(madeClaimKey(pod, pc.Name)) != nil:
-			keys = append(keys, madeClaimKey(pod, pc.Name))
-		}
-	}
-	return keys
 }
 
 // reservedForOthers reports whether a claim is reserved for a consumer
