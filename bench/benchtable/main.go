@@ -150,14 +150,7 @@ func report(w io.Writer, root string, count int, benchtime string) error {
 	fmt.Fprintf(w, "resfit against kube-scheduler v1.37.2 NodeResourcesFit (Score), same nodes, same pod, same run, in the default build (scalar) and with GOEXPERIMENT=simd; median of %d runs, spread = (max−min)/median.\n\n", count)
 	fmt.Fprintln(w, "| case | kube ns/node | resfit ns/node, scalar | resfit ns/node, simd | kube allocs/node | resfit allocs/node | kube / resfit, scalar | kube / resfit, simd |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
-	var cases []string
-	for name := range kube["scalar"] {
-		if c, ok := strings.CutPrefix(name, "BenchmarkCompare/kube/"); ok {
-			cases = append(cases, c)
-		}
-	}
-	sort.Strings(cases)
-	for _, c := range cases {
+	for _, c := range casesOf(kube["scalar"], "BenchmarkCompare/kube/") {
 		k, r, v := kube["scalar"]["BenchmarkCompare/kube/"+c], kube["scalar"]["BenchmarkCompare/resfit/"+c], kube["simd"]["BenchmarkCompare/resfit/"+c]
 		if len(r) == 0 || len(v) == 0 {
 			continue
@@ -172,14 +165,7 @@ func report(w io.Writer, root string, count int, benchtime string) error {
 	fmt.Fprintf(w, "\nEvery scorer (bench, Pipeline.Score, one goroutine): ns/node in each build, and SIMD / scalar.\n\n")
 	fmt.Fprintln(w, "| case | scalar ns/node | simd ns/node | simd / scalar |")
 	fmt.Fprintln(w, "|---|---|---|---|")
-	var scored []string
-	for name := range own["scalar"] {
-		if c, ok := strings.CutPrefix(name, "BenchmarkScore/"); ok {
-			scored = append(scored, c)
-		}
-	}
-	sort.Strings(scored)
-	for _, c := range scored {
+	for _, c := range casesOf(own["scalar"], "BenchmarkScore/") {
 		a, b := summarize(figures(own["scalar"]["BenchmarkScore/"+c], nsNode)), summarize(figures(own["simd"]["BenchmarkScore/"+c], nsNode))
 		if a.median == 0 || b.median == 0 {
 			continue
@@ -206,6 +192,19 @@ func report(w io.Writer, root string, count int, benchtime string) error {
 }
 
 // merge adds b's samples to a's.
+// casesOf are the names of the benchmarks under prefix, without it, in
+// order.
+func casesOf(results map[string][]sample, prefix string) []string {
+	var cases []string
+	for name := range results {
+		if c, ok := strings.CutPrefix(name, prefix); ok {
+			cases = append(cases, c)
+		}
+	}
+	sort.Strings(cases)
+	return cases
+}
+
 func merge(a, b map[string][]sample) map[string][]sample {
 	if a == nil {
 		a = map[string][]sample{}
