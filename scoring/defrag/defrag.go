@@ -171,14 +171,20 @@ func MakeRoom(c *Cluster, task *scoring.Task, opts Options) (Plan, error) {
 // all fit, placed one after another in order as the scheduler would place
 // them (each on its best feasible node, taking its devices there).
 //
-// At each number of moves k from a lower bound up (the fewest pods some
-// node must lose for a task's requests and devices to fit it), it first
-// tries plans that move pods off one node for the first task that does
+// It tries plans that move pods off one node for the first task that does
 // not fit, the nodes that need the fewest first; a pod that has nowhere
-// else to go gets room made for it the same way, with the moves left
-// (a chain). Then, when affordable (Options.ExactStates), it tries every
-// sequence of k moves. The first plan found is minimal when every smaller
-// k was ruled out.
+// else to go gets room made for it the same way, with the moves left (a
+// chain). Plans without chains come first, at each number of moves k
+// from a lower bound up (the fewest pods some node must lose for a task's
+// requests and devices to fit it) to the cap: a chain multiplies the
+// states searched, and on a cluster of thousands of pods a search of
+// every chain of 3 moves can spend the state cap that a plan of 7 pods
+// off one node needed a few dozen of. Then, below the first such plan's
+// moves, at each k from the bound up, plans that chain 1, 2, … moves,
+// and, when affordable (Options.ExactStates), every sequence of k moves.
+// The plan returned is the first found with the fewest moves; it is
+// minimal when every smaller k was ruled out. A search stopped by a cap
+// returns a plan without chains when it found one (Stopped set).
 //
 // MakeRoomGang changes c.Table and c.Devices while it searches and leaves
 // them as they were; nothing else may use them meanwhile.
@@ -223,9 +229,32 @@ func MakeRoomGang(c *Cluster, gang []*scoring.Task, opts Options) (Plan, error) 
 		return s.plan(true, 0), nil
 	}
 	proved := max(1, s.lowerBound())
-	for k := proved; k <= opts.MaxMoves; k++ {
-		s.limit = k
+	// Plans that chain no moves first, at every k up to the cap: they
+	// cost a fraction of the states, and chains searched at a small k
+	// must not spend the cap before a plan without them at a larger k is
+	// seen. Such a plan is kept while shorter ones with chains are sought.
+	var kept Plan
+	for k := proved; k <= opts.MaxMoves && !s.stopped; k++ {
+		s.limit, s.chains = k, 0
 		found, err := s.gangFrom(0)
+		if err != nil {
+			return Plan{}, err
+		}
+		if found {
+			kept = s.plan(false, proved)
+			break
+		}
+	}
+	for k := proved; k <= opts.MaxMoves; k++ {
+		if kept.Found && k == len(kept.Moves) {
+			kept.Minimal, kept.Bound, kept.States = proved == k, proved, s.states
+			return kept, nil
+		}
+		s.limit = k
+		var found bool
+		for s.chains = 1; s.chains < k && err == nil && !found && !s.stopped; s.chains++ {
+			found, err = s.gangFrom(0)
+		}
 		if err == nil && !found && !s.stopped && exhaustible(movable, k, opts.ExactStates) {
 			if found, err = s.every(k); err == nil && !found && !s.stopped && proved == k {
 				proved = k + 1
@@ -236,6 +265,9 @@ func MakeRoomGang(c *Cluster, gang []*scoring.Task, opts Options) (Plan, error) 
 			return Plan{}, err
 		case found:
 			return s.plan(proved == len(s.best), proved), nil
+		case s.stopped && kept.Found:
+			kept.Bound, kept.States, kept.Stopped = proved, s.states, true
+			return kept, nil
 		case s.stopped:
 			return Plan{Row: -1, Bound: proved, States: s.states, Stopped: true}, nil
 		}

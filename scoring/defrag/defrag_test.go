@@ -583,6 +583,107 @@ func TestMakeRoomWorked(t *testing.T) {
 	}
 }
 
+// Plans that chain fewer moves come first. node-0 (8 cores) runs P0 (3
+// cores, 8Gi) and P1 (2 cores, 40Gi), node-1 (8) P2, P3 and P4 (2 each); node-2 has 8
+// cores and only 4Gi. A task of 6 cores and 8Gi fits nowhere (node-0 has 3
+// cores free, node-1 2, node-2 too little memory); no one move makes room.
+// Two moves do, two ways:
+//   - node-0 needs one pod to leave (P0), but P0 has nowhere to go: a
+//     chain makes room for it on node-1 (P2 to node-2, P0 to node-1), and
+//     the task goes to node-0;
+//   - node-1 needs two (P2 and P3, each to node-2, spread there), and the
+//     task goes to node-1.
+//
+// node-0 needs fewer moves and comes first, but the plan without a chain
+// is the one found: at each number of moves, chained moves are tried
+// fewest first.
+func TestMakeRoomPrefersPlansWithoutChains(t *testing.T) {
+	c := cpuCluster(t, 8, 8, 8)
+	if err := c.Table.AddUsed(2, resource.Vector{0, 60 << 30, 0}, nil, false); err != nil { // node-2: 4Gi free
+		t.Fatal(err)
+	}
+	for _, p := range c.Pods {
+		if err := c.Table.AddUsed(p.Row, p.Task.Requests, nil, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p0, p1 := cpu(3), cpu(2)
+	p0.Requests[1], p1.Requests[1] = 8<<30, 40<<30
+	c.Pods = []Pod{{Task: p0, Row: 0, Movable: true}, {Task: p1, Row: 0, Movable: true}}
+	for range 3 {
+		c.Pods = append(c.Pods, Pod{Task: cpu(2), Row: 1, Movable: true})
+	}
+	for _, p := range c.Pods {
+		if err := c.Table.AddUsed(p.Row, p.Task.Requests, nil, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	task := cpu(6)
+	task.Requests[1] = 8 << 30
+	plan, err := MakeRoom(c, task, Options{})
+	want := []Move{{Pod: 2, From: 1, To: 2}, {Pod: 3, From: 1, To: 2}}
+	if err != nil || !plan.Found || !plan.Minimal || plan.Row != 1 || fmt.Sprint(plan.Moves) != fmt.Sprint(want) {
+		t.Errorf("%+v (%v), want %v then node-1", plan, err, want)
+	}
+}
+
+// A plan without chains is seen before chains at fewer moves spend the
+// search's states. The cluster is the one above, but node-1 runs six pods
+// of one core: a plan without chains moves four of them (to node-2, the
+// only node with room, four 1Gi pods in its 4Gi), one with a chain moves
+// two (one of them to node-2, P0 to node-1). Uncapped, the search returns
+// the two moves; capped at the fewest states that find a plan at all, the
+// four, the cap having stopped the search of chains.
+func TestMakeRoomKeepsAPlanWithoutChains(t *testing.T) {
+	build := func() (*Cluster, *scoring.Task) {
+		c := cpuCluster(t, 8, 8, 8)
+		if err := c.Table.AddUsed(2, resource.Vector{0, 60 << 30, 0}, nil, false); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range c.Pods {
+			if err := c.Table.AddUsed(p.Row, p.Task.Requests, nil, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p0, p1 := cpu(3), cpu(2)
+		p0.Requests[1], p1.Requests[1] = 8<<30, 40<<30
+		c.Pods = []Pod{{Task: p0, Row: 0, Movable: true}, {Task: p1, Row: 0, Movable: true}}
+		for range 6 {
+			c.Pods = append(c.Pods, Pod{Task: cpu(1), Row: 1, Movable: true})
+		}
+		for _, p := range c.Pods {
+			if err := c.Table.AddUsed(p.Row, p.Task.Requests, nil, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		task := cpu(6)
+		task.Requests[1] = 8 << 30
+		return c, task
+	}
+	c, task := build()
+	plan, err := MakeRoom(c, task, Options{MaxMoves: 4, ExactStates: -1})
+	want := "[{6 1 2 []} {0 0 1 []}]"
+	if err != nil || !plan.Found || plan.Stopped || plan.Row != 0 || fmt.Sprint(plan.Moves) != want {
+		t.Fatalf("uncapped: %+v (%v), want %s then node-0", plan, err, want)
+	}
+	for states := 1; states < plan.States; states++ {
+		c, task := build()
+		capped, err := MakeRoom(c, task, Options{MaxMoves: 4, ExactStates: -1, MaxStates: states})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !capped.Found {
+			continue
+		}
+		want := "[{2 1 2 []} {3 1 2 []} {4 1 2 []} {5 1 2 []}]"
+		if !capped.Stopped || capped.Minimal || capped.Row != 1 || fmt.Sprint(capped.Moves) != want {
+			t.Errorf("capped at %d states: %+v, want %s then node-1, stopped", states, capped, want)
+		}
+		return
+	}
+	t.Errorf("no cap below the uncapped search's %d states found a plan", plan.States)
+}
+
 // A worked plan on devices. node-0 has two GPUs, each half taken by a
 // shared pod (A on GPU 0, B on GPU 1); node-1 has one GPU, half taken by
 // C. A task asking for one whole GPU fits neither, though node-0 has a

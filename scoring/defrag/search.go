@@ -16,25 +16,29 @@ import (
 // Every method leaves the state as it found it, but for move, which back
 // undoes.
 type search struct {
-	c         *Cluster
-	placer    *scoring.Placer
-	gang      []*scoring.Task
-	budgets   map[string]int // what each limited group has left
-	row       []int          // each pod's row now
-	holds     [][]int        // each pod's devices now
-	onRow     [][]int        // the pods on each row now
-	moved     []bool
-	path      []Move
-	left      [][]int // the devices each move of the path left
-	guided    []bool  // whether each move of the path was made with gang tasks bound
-	best      []Move
-	rows      []int // the gang's rows after best
-	limit     int   // the most moves a plan may have now
-	owed      int   // moves the frames making room have yet to make
-	states    int
-	maxStates int
-	deadline  time.Time
-	stopped   bool
+	c       *Cluster
+	placer  *scoring.Placer
+	gang    []*scoring.Task
+	budgets map[string]int // what each limited group has left
+	row     []int          // each pod's row now
+	holds   [][]int        // each pod's devices now
+	onRow   [][]int        // the pods on each row now
+	moved   []bool
+	path    []Move
+	left    [][]int // the devices each move of the path left
+	guided  []bool  // whether each move of the path was made with gang tasks bound
+	best    []Move
+	rows    []int // the gang's rows after best
+	limit   int   // the most moves a plan may have now
+	owed    int   // moves the frames making room have yet to make
+	// chains is the most moves a plan may spend making room for pods that
+	// have nowhere else to go (moveAll's chains); chained those the path
+	// spends so, and nest how deep in chains the search is.
+	chains, chained, nest int
+	states                int
+	maxStates             int
+	deadline              time.Time
+	stopped               bool
 	// checked are the slots the pipeline's fit filter checks (the bound's
 	// resources); none, no bound from them. devices says the pipeline
 	// checks devices one by one (DeviceShare).
@@ -242,6 +246,9 @@ func (s *search) gangFrom(n int) (bool, error) {
 // then, and goes on while then says no. It returns then's answer.
 func (s *search) open(task *scoring.Task, key string, avoid int, then func() (bool, error)) (bool, error) {
 	left := s.limit - len(s.path) - s.owed
+	if s.nest > 0 {
+		left = min(left, s.chains-s.chained)
+	}
 	if left <= 0 || s.stopped {
 		return false, nil
 	}
@@ -319,7 +326,14 @@ func (s *search) moveAll(pods []int, then func() (bool, error)) (bool, error) {
 		if err := s.moveTo(i, to); err != nil {
 			return false, err
 		}
+		chain := s.nest > 0
+		if chain {
+			s.chained++
+		}
 		found, err := s.moveAll(rest, then)
+		if chain {
+			s.chained--
+		}
 		return found, errors.Join(err, s.back())
 	}
 	to, err := s.target(i, s.row[i])
@@ -329,18 +343,22 @@ func (s *search) moveAll(pods []int, then func() (bool, error)) (bool, error) {
 		}
 		return moveOn(to)
 	}
-	// Owe the pods' moves while room is made for the first.
+	// Owe the pods' moves while room is made for the first, in a chain.
 	s.owed += len(pods)
+	s.nest++
 	found, err := s.open(s.c.Pods[i].Task, s.key(i), s.row[i], func() (bool, error) {
 		to, err := s.target(i, s.row[i])
 		if err != nil || to < 0 {
 			return false, err
 		}
 		s.owed -= len(pods)
+		s.nest--
 		found, err := moveOn(to)
 		s.owed += len(pods)
+		s.nest++
 		return found, err
 	})
+	s.nest--
 	s.owed -= len(pods)
 	return found, err
 }
