@@ -32,7 +32,9 @@ const (
 //
 //   - RoundMakeRoom: for each of the first Tasks pending tasks, in the
 //     order given, the fewest moves after which it fits, at most PerTask
-//     and at most the moves the round has left (MakeRoom); when there is
+//     and at most the moves the round has left (MakeRoom; a search its
+//     cap stopped gives the plan without chains it found, which may have
+//     more moves than one with chains it did not reach); when there is
 //     such a plan its moves are made and the task placed where the
 //     pipeline then puts it; a task without one is passed over. Tasks of
 //     one job (Task.Job, a pod group) are a gang: at its first task's
