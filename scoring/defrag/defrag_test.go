@@ -583,9 +583,39 @@ func TestMakeRoomWorked(t *testing.T) {
 	}
 }
 
+// chainCluster is the cluster of the chain tests below: node-0 (8 cores)
+// runs P0 (3 cores, 8Gi) and P1 (2 cores, 40Gi), node-1 (8 cores) pods of
+// the given cores (1Gi each), node-2 has 8 cores and 4Gi free; the task
+// asks for 6 cores and 8Gi.
+func chainCluster(t *testing.T, onNode1 ...int64) (*Cluster, *scoring.Task) {
+	c := cpuCluster(t, 8, 8, 8)
+	if err := c.Table.AddUsed(2, resource.Vector{0, 60 << 30, 0}, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range c.Pods {
+		if err := c.Table.AddUsed(p.Row, p.Task.Requests, nil, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p0, p1 := cpu(3), cpu(2)
+	p0.Requests[1], p1.Requests[1] = 8<<30, 40<<30
+	c.Pods = []Pod{{Task: p0, Row: 0, Movable: true}, {Task: p1, Row: 0, Movable: true}}
+	for _, cores := range onNode1 {
+		c.Pods = append(c.Pods, Pod{Task: cpu(cores), Row: 1, Movable: true})
+	}
+	for _, p := range c.Pods {
+		if err := c.Table.AddUsed(p.Row, p.Task.Requests, nil, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	task := cpu(6)
+	task.Requests[1] = 8 << 30
+	return c, task
+}
+
 // Plans that chain fewer moves come first. node-0 (8 cores) runs P0 (3
-// cores, 8Gi) and P1 (2 cores, 40Gi), node-1 (8) P2, P3 and P4 (2 each); node-2 has 8
-// cores and only 4Gi. A task of 6 cores and 8Gi fits nowhere (node-0 has 3
+// cores, 8Gi) and P1 (2 cores, 40Gi), node-1 (8) P2, P3 and P4 (2 each);
+// node-2 has 8 cores and only 4Gi. A task of 6 cores and 8Gi fits nowhere (node-0 has 3
 // cores free, node-1 2, node-2 too little memory); no one move makes room.
 // Two moves do, two ways:
 //   - node-0 needs one pod to leave (P0), but P0 has nowhere to go: a
@@ -598,28 +628,7 @@ func TestMakeRoomWorked(t *testing.T) {
 // is the one found: at each number of moves, chained moves are tried
 // fewest first.
 func TestMakeRoomPrefersPlansWithoutChains(t *testing.T) {
-	c := cpuCluster(t, 8, 8, 8)
-	if err := c.Table.AddUsed(2, resource.Vector{0, 60 << 30, 0}, nil, false); err != nil { // node-2: 4Gi free
-		t.Fatal(err)
-	}
-	for _, p := range c.Pods {
-		if err := c.Table.AddUsed(p.Row, p.Task.Requests, nil, true); err != nil {
-			t.Fatal(err)
-		}
-	}
-	p0, p1 := cpu(3), cpu(2)
-	p0.Requests[1], p1.Requests[1] = 8<<30, 40<<30
-	c.Pods = []Pod{{Task: p0, Row: 0, Movable: true}, {Task: p1, Row: 0, Movable: true}}
-	for range 3 {
-		c.Pods = append(c.Pods, Pod{Task: cpu(2), Row: 1, Movable: true})
-	}
-	for _, p := range c.Pods {
-		if err := c.Table.AddUsed(p.Row, p.Task.Requests, nil, false); err != nil {
-			t.Fatal(err)
-		}
-	}
-	task := cpu(6)
-	task.Requests[1] = 8 << 30
+	c, task := chainCluster(t, 2, 2, 2)
 	plan, err := MakeRoom(c, task, Options{})
 	want := []Move{{Pod: 2, From: 1, To: 2}, {Pod: 3, From: 1, To: 2}}
 	if err != nil || !plan.Found || !plan.Minimal || plan.Row != 1 || fmt.Sprint(plan.Moves) != fmt.Sprint(want) {
@@ -635,31 +644,7 @@ func TestMakeRoomPrefersPlansWithoutChains(t *testing.T) {
 // the two moves; capped at the fewest states that find a plan at all, the
 // four, the cap having stopped the search of chains.
 func TestMakeRoomKeepsAPlanWithoutChains(t *testing.T) {
-	build := func() (*Cluster, *scoring.Task) {
-		c := cpuCluster(t, 8, 8, 8)
-		if err := c.Table.AddUsed(2, resource.Vector{0, 60 << 30, 0}, nil, false); err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range c.Pods {
-			if err := c.Table.AddUsed(p.Row, p.Task.Requests, nil, true); err != nil {
-				t.Fatal(err)
-			}
-		}
-		p0, p1 := cpu(3), cpu(2)
-		p0.Requests[1], p1.Requests[1] = 8<<30, 40<<30
-		c.Pods = []Pod{{Task: p0, Row: 0, Movable: true}, {Task: p1, Row: 0, Movable: true}}
-		for range 6 {
-			c.Pods = append(c.Pods, Pod{Task: cpu(1), Row: 1, Movable: true})
-		}
-		for _, p := range c.Pods {
-			if err := c.Table.AddUsed(p.Row, p.Task.Requests, nil, false); err != nil {
-				t.Fatal(err)
-			}
-		}
-		task := cpu(6)
-		task.Requests[1] = 8 << 30
-		return c, task
-	}
+	build := func() (*Cluster, *scoring.Task) { return chainCluster(t, 1, 1, 1, 1, 1, 1) }
 	c, task := build()
 	plan, err := MakeRoom(c, task, Options{MaxMoves: 4, ExactStates: -1})
 	want := "[{6 1 2 []} {0 0 1 []}]"
