@@ -32,13 +32,13 @@ type search struct {
 	limit   int   // the most moves a plan may have now
 	owed    int   // moves the frames making room have yet to make
 	// chains is the most moves a plan may spend making room for pods that
-	// have nowhere else to go (moveAll's chains); chained those the path
-	// spends so, and nest how deep in chains the search is.
-	chains, chained, nest int
-	states                int
-	maxStates             int
-	deadline              time.Time
-	stopped               bool
+	// have nowhere else to go (moveAll's chains), chained those the path
+	// spends so; the search is in a chain while it owes moves (owed > 0).
+	chains, chained int
+	states          int
+	maxStates       int
+	deadline        time.Time
+	stopped         bool
 	// checked are the slots the pipeline's fit filter checks (the bound's
 	// resources); none, no bound from them. devices says the pipeline
 	// checks devices one by one (DeviceShare).
@@ -246,7 +246,7 @@ func (s *search) gangFrom(n int) (bool, error) {
 // then, and goes on while then says no. It returns then's answer.
 func (s *search) open(task *scoring.Task, key string, avoid int, then func() (bool, error)) (bool, error) {
 	left := s.limit - len(s.path) - s.owed
-	if s.nest > 0 {
+	if s.owed > 0 {
 		left = min(left, s.chains-s.chained)
 	}
 	if left <= 0 || s.stopped {
@@ -326,7 +326,7 @@ func (s *search) moveAll(pods []int, then func() (bool, error)) (bool, error) {
 		if err := s.moveTo(i, to); err != nil {
 			return false, err
 		}
-		chain := s.nest > 0
+		chain := s.owed > 0
 		if chain {
 			s.chained++
 		}
@@ -345,20 +345,16 @@ func (s *search) moveAll(pods []int, then func() (bool, error)) (bool, error) {
 	}
 	// Owe the pods' moves while room is made for the first, in a chain.
 	s.owed += len(pods)
-	s.nest++
 	found, err := s.open(s.c.Pods[i].Task, s.key(i), s.row[i], func() (bool, error) {
 		to, err := s.target(i, s.row[i])
 		if err != nil || to < 0 {
 			return false, err
 		}
 		s.owed -= len(pods)
-		s.nest--
 		found, err := moveOn(to)
 		s.owed += len(pods)
-		s.nest++
 		return found, err
 	})
-	s.nest--
 	s.owed -= len(pods)
 	return found, err
 }
