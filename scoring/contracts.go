@@ -55,6 +55,18 @@ type Volatile interface {
 	Volatile() bool
 }
 
+// Excluder is implemented by a Volatile Filter that rejects, for a task,
+// only rows it can list, such as a reservation's locked nodes: Excluded
+// appends them to dst, and FilterNodes rejects exactly those of its span.
+// A Placer whose only volatile parts are Excluders goes on remembering
+// everything else and passes over the listed rows, where it would
+// otherwise run the filter on every node for every task. Excluded must
+// not allocate beyond growing dst.
+type Excluder interface {
+	Filter
+	Excluded(task *Task, dst []int) []int
+}
+
 // Monotone is implemented by a Filter that keeps rejecting a node while
 // nothing makes room on it: having rejected a task on a node, it rejects
 // it again after any changes that only fill the node up, that is, while

@@ -354,6 +354,23 @@ func (p *Pipeline) split() (stable, volatile *Pipeline, columns []scorerColumn, 
 	return stable, volatile, columns, nil
 }
 
+// excluders returns the pipeline's parts as Excluders when it has no
+// scorers and every filter is one (see Excluder); ok is false otherwise,
+// and for a nil pipeline.
+func (p *Pipeline) excluders() (xs []Excluder, ok bool) {
+	if p == nil || len(p.scorers) > 0 {
+		return nil, false
+	}
+	for _, f := range p.filters {
+		x, is := f.(Excluder)
+		if !is {
+			return nil, false
+		}
+		xs = append(xs, x)
+	}
+	return xs, len(xs) > 0
+}
+
 // monotone returns the filters that implement Monotone and, per filter
 // number (index+1, as Verdicts number them; 0 is none), whether it is one.
 func (p *Pipeline) monotone() ([]Monotone, []bool) {

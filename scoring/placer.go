@@ -104,6 +104,12 @@ type Placer struct {
 	// parts.
 	vtotals []float64
 	vleaves []int32
+	// excluders, when not nil, are the pipeline's volatile parts, all of
+	// them Excluders (volatile is then nil); excluded and masked are the
+	// rows they list for a task and those of them Best took out of the
+	// tree.
+	excluders        []Excluder
+	excluded, masked []int
 
 	classes    map[string]*placerClass
 	maxClasses int
@@ -142,6 +148,9 @@ func NewPlacer(p *Pipeline, table *resource.Table, opts PlacerOptions) (*Placer,
 	var err error
 	if pl.stable, pl.volatile, pl.columns, err = p.split(); err != nil {
 		return nil, err
+	}
+	if xs, ok := pl.volatile.excluders(); ok {
+		pl.excluders, pl.volatile = xs, nil
 	}
 	pl.batch = pl.stable.NewBatch(table.Len())
 	if pl.volatile != nil {
@@ -188,6 +197,9 @@ func (pl *Placer) Best(task *Task) (int, error) {
 	}
 	if pl.volatile != nil {
 		return pl.bestWithVolatile(task, c)
+	}
+	if pl.excluders != nil {
+		return pl.bestExcluding(task, c)
 	}
 	row := c.best()
 	if row >= 0 {
@@ -239,8 +251,19 @@ func (pl *Placer) Scores(task *Task) (Scores, error) {
 		return Scores{}, err
 	}
 	n := pl.table.Len()
-	if pl.volatile == nil {
+	if pl.volatile == nil && pl.excluders == nil {
 		return Scores{totals: c.totals, leaves: c.tree[n : 2*n]}, nil
+	}
+	if pl.volatile == nil {
+		if err := pl.exclude(task); err != nil {
+			return Scores{}, err
+		}
+		pl.vtotals = append(pl.vtotals[:0], c.totals...)
+		pl.vleaves = append(pl.vleaves[:0], c.tree[n:2*n]...)
+		for _, r := range pl.excluded {
+			pl.vtotals[r], pl.vleaves[r] = 0, -1
+		}
+		return Scores{totals: pl.vtotals, leaves: pl.vleaves}, nil
 	}
 	vb := pl.vbatch
 	if err := pl.volatile.Score(task, pl.table, vb); err != nil {

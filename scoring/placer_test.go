@@ -164,6 +164,28 @@ func (f *randomFilter) FilterNodes(_ *scoring.Task, nodes scoring.Span, v *scori
 }
 func (f *randomFilter) Explain(*scoring.Task, *resource.Table, int, int) string { return "drawn" }
 
+// lockFilter keeps every task but those of job "target" off the rows it
+// locks, which the test changes between tasks: an Excluder.
+type lockFilter struct{ rows []int }
+
+func (f *lockFilter) Name() string   { return "lock" }
+func (f *lockFilter) Volatile() bool { return true }
+func (f *lockFilter) Excluded(task *scoring.Task, dst []int) []int {
+	if task.Job == "target" {
+		return dst
+	}
+	return append(dst, f.rows...)
+}
+func (f *lockFilter) FilterNodes(task *scoring.Task, nodes scoring.Span, v *scoring.Verdicts) error {
+	for i := range nodes.Len() {
+		if task.Job != "target" && slices.Contains(f.rows, nodes.Row(i)) {
+			v.Reject(i, -1)
+		}
+	}
+	return nil
+}
+func (f *lockFilter) Explain(*scoring.Task, *resource.Table, int, int) string { return "locked" }
+
 // spanFilter rejects nothing: it checks that every span it is given,
 // contiguous or scattered, holds each node's amounts as its table row has
 // them, plain and non-zero.
@@ -202,8 +224,10 @@ func (c *placerCluster) bind(t *rapid.T, task *scoring.Task, row int) {
 // Placing through a Placer gives exactly the placements of scoring every
 // node for every task, for every built-in scorer and filter, with rows or
 // a random rank breaking ties, while others change the table between
-// tasks, with fewer remembered classes than there are, and with volatile
-// scorers and filters among the others.
+// tasks, with fewer remembered classes than there are, with volatile
+// scorers and filters among the others, and with a filter that excludes
+// rows (an Excluder) whose rows change between tasks, alone among the
+// volatile parts or not.
 func TestPlacerMatchesFullRescoring(t *testing.T) {
 	schema, _ := resource.NewSchema("cpu", "memory", gpu)
 	cfgs := map[string]*config.Config{}
@@ -240,6 +264,17 @@ func TestPlacerMatchesFullRescoring(t *testing.T) {
 			for _, c := range []*placerCluster{full, inc} {
 				var err error
 				if c.pipe, err = c.pipe.WithFilters(spanFilter{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		var lock *lockFilter
+		if rapid.IntRange(0, 2).Draw(t, "lock") == 0 {
+			// The same locks on both sides, changed between tasks.
+			lock = &lockFilter{}
+			for _, c := range []*placerCluster{full, inc} {
+				var err error
+				if c.pipe, err = c.pipe.WithFilters(lock); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -293,6 +328,10 @@ func TestPlacerMatchesFullRescoring(t *testing.T) {
 				}
 			}
 			task := shapes[rapid.IntRange(0, len(shapes)-1).Draw(t, "shape")]
+			if lock != nil {
+				lock.rows = rapid.SliceOfN(rapid.IntRange(0, n-1), 0, 3).Draw(t, "locked rows")
+				task.Job = rapid.SampledFrom([]string{"", "", "target"}).Draw(t, "job")
+			}
 			if err := full.pipe.Score(&task, full.table, batch); err != nil {
 				t.Fatal(err)
 			}

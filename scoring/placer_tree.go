@@ -1,6 +1,9 @@
 package scoring
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // best is the class's best feasible row, or -1.
 func (c *placerClass) best() int {
@@ -111,6 +114,51 @@ func (pl *Placer) bestWithVolatile(task *Task, c *placerClass) (int, error) {
 			return -1, err
 		}
 	}
+}
+
+// bestExcluding is the class's best row once the rows the excluders list
+// for the task are taken out of its tree; they are put back before it
+// returns.
+func (pl *Placer) bestExcluding(task *Task, c *placerClass) (int, error) {
+	if err := pl.exclude(task); err != nil {
+		return -1, err
+	}
+	n := len(c.totals)
+	pl.masked = pl.masked[:0]
+	for _, r := range pl.excluded {
+		if c.tree[n+r] >= 0 {
+			c.tree[n+r] = -1
+			pl.replay(c, r)
+			pl.masked = append(pl.masked, r)
+		}
+	}
+	row := c.best()
+	if row >= 0 {
+		pl.total = c.totals[row]
+	}
+	for i := len(pl.masked) - 1; i >= 0; i-- {
+		r := pl.masked[i]
+		c.tree[n+r] = int32(r)
+		pl.replay(c, r)
+	}
+	return row, nil
+}
+
+// exclude lists in pl.excluded the rows the excluders reject for the task,
+// and checks that each is a row of the table.
+func (pl *Placer) exclude(task *Task) error {
+	pl.excluded = pl.excluded[:0]
+	n := pl.table.Len()
+	for _, x := range pl.excluders {
+		from := len(pl.excluded)
+		pl.excluded = x.Excluded(task, pl.excluded)
+		for _, r := range pl.excluded[from:] {
+			if r < 0 || r >= n {
+				return fmt.Errorf("placer: filter %s excluded row %d of a %d-row table", x.Name(), r, n)
+			}
+		}
+	}
+	return nil
 }
 
 // staleRounds is how many stale bests bestWithVolatile checks one by one
