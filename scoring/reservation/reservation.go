@@ -201,13 +201,18 @@ const searchBudget = 200_000
 // names in order. ok is false when all the nodes together do not cover
 // need. The search is exact unless it takes more than 200,000 steps.
 func SelectNodes(nodes *resource.Table, main int, need int64, alg Algorithm) (rows []int, ok bool) {
+	return selectNodes(nodes, main, need, alg, nil)
+}
+
+// selectNodes is SelectNodes over the rows skip does not skip (nil: all).
+func selectNodes(nodes *resource.Table, main int, need int64, alg Algorithm, skip func(row int) bool) (rows []int, ok bool) {
 	if main < 0 || main >= nodes.Stride() {
 		return nil, need <= 0
 	}
 	if need <= 0 {
 		return nil, true
 	}
-	order := ranked(alg, nodes, main, nil)
+	order := ranked(alg, nodes, main, skip)
 	var sum int64
 	n := 0
 	for n < len(order) && sum < need {
@@ -355,7 +360,17 @@ type Target struct {
 	Name    string
 	Request resource.Vector
 	Status  Status
+	// Usable reports whether the job's tasks could run on a table row
+	// once it is empty: the design's "nodes which can satisfy these pods".
+	// SingleNode and MultiNode lock no other row, and a row locked counts
+	// toward the request only while it is usable; a cluster lock still
+	// locks every row. nil: every row is usable, as Volcano's design
+	// states the schemes.
+	Usable func(row int) bool
 }
+
+// usable is t.Usable, every row when it is nil.
+func (t Target) usable(row int) bool { return t.Usable == nil || t.Usable(row) }
 
 // State is a reservation between cycles. The zero State reserves nothing.
 type State struct {
@@ -418,12 +433,12 @@ func Step(s State, p Policy, now time.Time, t Target, nodes *resource.Table) (St
 	case SingleNode:
 		var potential int64
 		for r := 0; r < nodes.Len(); r++ {
-			if locked[nodes.Name(r)] {
+			if locked[nodes.Name(r)] && t.usable(r) {
 				potential += nodes.Allocatable(r)[main]
 			}
 		}
 		if potential < need {
-			if rows := ranked(p.Algorithm, nodes, main, func(r int) bool { return locked[nodes.Name(r)] }); len(rows) > 0 {
+			if rows := ranked(p.Algorithm, nodes, main, func(r int) bool { return locked[nodes.Name(r)] || !t.usable(r) }); len(rows) > 0 {
 				next.Locked = append(next.Locked, nodes.Name(rows[0]))
 			}
 		}
@@ -432,12 +447,13 @@ func Step(s State, p Policy, now time.Time, t Target, nodes *resource.Table) (St
 			break
 		}
 		want := max(p.Nodes, int(math.Ceil(p.Percent*float64(nodes.Len()))))
-		rows, _ := SelectNodes(nodes, main, need, p.Algorithm)
+		unusable := func(r int) bool { return !t.usable(r) }
+		rows, _ := selectNodes(nodes, main, need, p.Algorithm, unusable)
 		chosen := map[int]bool{}
 		for _, r := range rows {
 			chosen[r] = true
 		}
-		for _, r := range ranked(p.Algorithm, nodes, main, nil) {
+		for _, r := range ranked(p.Algorithm, nodes, main, unusable) {
 			if len(rows) >= want {
 				break
 			}
@@ -455,10 +471,13 @@ func Step(s State, p Policy, now time.Time, t Target, nodes *resource.Table) (St
 
 // Filter keeps every task that is not of the target job off the locked
 // nodes. Build one per cycle from the cycle's State and add it to the
-// pipeline with scoring.Pipeline.WithFilters.
+// pipeline with scoring.Pipeline.WithFilters. It is a scoring.Excluder: a
+// scoring.Placer passes over the locked rows without running it on every
+// node.
 type Filter struct {
 	target string
 	locked []bool // by table row
+	rows   []int  // the locked rows, in order
 }
 
 // NewFilter resolves the state's locked node names to rows of the table.
@@ -470,6 +489,9 @@ func NewFilter(s State, nodes *resource.Table) *Filter {
 	}
 	for r := range f.locked {
 		f.locked[r] = s.Cluster || names[nodes.Name(r)]
+		if f.locked[r] {
+			f.rows = append(f.rows, r)
+		}
 	}
 	return f
 }
@@ -497,6 +519,15 @@ func (f *Filter) FilterNodes(task *scoring.Task, nodes scoring.Span, v *scoring.
 		}
 	}
 	return nil
+}
+
+// Excluded appends the locked rows to dst for a task of any job but the
+// target.
+func (f *Filter) Excluded(task *scoring.Task, dst []int) []int {
+	if f.target == "" || task.Job == f.target {
+		return dst
+	}
+	return append(dst, f.rows...)
 }
 
 // Explain says whom the node is reserved for.

@@ -246,6 +246,84 @@ func TestStepSchemes(t *testing.T) {
 	}
 }
 
+// A target's Usable keeps the schemes off the nodes its tasks cannot run
+// on, worked by hand on TestStepSchemes' nodes.
+func TestStepLocksOnlyUsableNodes(t *testing.T) {
+	tab := nodesOf(t, [3]any{"a", 8, 6}, [3]any{"b", 8, 3}, [3]any{"c", 8, 5}, [3]any{"d", 8, 7})
+	notB := func(row int) bool { return tab.Name(row) != "b" }
+	target := Target{Name: "big", Request: resource.Vector{8000, 0, 16000}, Usable: notB}
+	// Single node, idle first, b (5 idle) unusable: c (3), then a (2).
+	var s State
+	var got []string
+	for cycle := range 3 {
+		var err error
+		if s, err = Step(s, Policy{Scheme: SingleNode, Algorithm: IdleFirst}, t0.Add(time.Duration(cycle)*time.Minute), target, tab); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, strings.Join(s.Locked, ","))
+	}
+	if strings.Join(got, " ") != "c a,c a,c" {
+		t.Errorf("single-node locks by cycle: %v", got)
+	}
+	// A locked node that is no longer usable does not count: b locked
+	// before, c added, then a (b's 8 GPUs are not counted).
+	s = State{Target: "big", Since: t0, Locked: []string{"b"}}
+	for range 2 {
+		s, _ = Step(s, Policy{Scheme: SingleNode, Algorithm: IdleFirst}, t0, target, tab)
+	}
+	if strings.Join(s.Locked, ",") != "a,b,c" {
+		t.Errorf("an unusable locked node counted: %v", s.Locked)
+	}
+	// Multi node, specification first, a unusable: b, c (by name).
+	notA := func(row int) bool { return tab.Name(row) != "a" }
+	m, _ := Step(State{}, Policy{Scheme: MultiNode, Percent: 0.5}, t0, Target{Name: "big", Request: target.Request, Usable: notA}, tab)
+	if strings.Join(m.Locked, ",") != "b,c" {
+		t.Errorf("multi-node: %v", m.Locked)
+	}
+	// A cluster lock still locks every node.
+	c, _ := Step(State{}, Policy{Scheme: ClusterLock}, t0, target, tab)
+	if !c.Cluster || len(c.Locked) != 4 {
+		t.Errorf("cluster lock: %+v", c)
+	}
+}
+
+// No scheme but a cluster lock locks a node the target cannot use, on
+// generated nodes, usable sets and policies.
+func TestStepNeverLocksAnUnusableNode(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(1, 8).Draw(t, "nodes")
+		spec := make([][3]any, n)
+		usable := make([]bool, n)
+		for i := range spec {
+			a := rapid.IntRange(0, 8).Draw(t, "gpus")
+			spec[i] = [3]any{fmt.Sprintf("n%d", i), a, rapid.IntRange(0, a).Draw(t, "used")}
+			usable[i] = rapid.Bool().Draw(t, "usable")
+		}
+		tab := nodesOf(t, spec...)
+		p := Policy{
+			Scheme:    rapid.SampledFrom([]Scheme{SingleNode, MultiNode}).Draw(t, "scheme"),
+			Algorithm: rapid.SampledFrom([]Algorithm{SpecificationFirst, IdleFirst}).Draw(t, "algorithm"),
+			Nodes:     rapid.IntRange(0, n).Draw(t, "lock"),
+		}
+		target := Target{Name: "big", Request: resource.Vector{0, 0, int64(rapid.IntRange(1, 40).Draw(t, "need")) * 1000},
+			Usable: func(row int) bool { return usable[row] }}
+		var s State
+		for cycle := range n + 1 {
+			var err error
+			if s, err = Step(s, p, t0.Add(time.Duration(cycle)*time.Minute), target, tab); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, name := range s.Locked {
+			var i int
+			fmt.Sscanf(name, "n%d", &i)
+			if !usable[i] {
+				t.Fatalf("locked unusable node %s: %v", name, s.Locked)
+			}
+		}
+	})
+}
+
 // pipelineFor is a fit filter and a GPU-packing scorer.
 func pipelineFor(t tb, s *resource.Schema) *scoring.Pipeline {
 	c, err := config.Load([]byte(`plugins: [{name: resource-strategy-fit, args: {resources: {nvidia.com/gpu: {type: MostAllocated, weight: 1}}}}]`), config.Options{})
@@ -260,7 +338,8 @@ func pipelineFor(t tb, s *resource.Schema) *scoring.Pipeline {
 }
 
 // Locked nodes never receive a task of another job; the target's tasks
-// may go anywhere the other filters allow.
+// may go anywhere the other filters allow. Excluded lists exactly the
+// locked rows for another job's task, none for the target's.
 func TestFilterKeepsOthersOffLockedNodes(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		n := rapid.IntRange(1, 8).Draw(t, "nodes")
@@ -276,7 +355,8 @@ func TestFilterKeepsOthersOffLockedNodes(t *testing.T) {
 			}
 		}
 		st := State{Target: "target", Locked: locked, Cluster: rapid.IntRange(0, 9).Draw(t, "cluster") == 0}
-		p, err := pipelineFor(t, tab.Schema()).WithFilters(NewFilter(st, tab))
+		f := NewFilter(st, tab)
+		p, err := pipelineFor(t, tab.Schema()).WithFilters(f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -286,8 +366,12 @@ func TestFilterKeepsOthersOffLockedNodes(t *testing.T) {
 		if err := p.Score(task, tab, b); err != nil {
 			t.Fatal(err)
 		}
+		excluded := f.Excluded(task, nil)
 		for r := range n {
 			isLocked := st.Cluster || slices.Contains(locked, tab.Name(r))
+			if slices.Contains(excluded, r) != (isLocked && job != "target") {
+				t.Fatalf("task of %q: Excluded lists %v, node %s locked %v", job, excluded, tab.Name(r), isLocked)
+			}
 			if b.Feasible(r) && isLocked && job != "target" {
 				t.Fatalf("task of %q feasible on locked node %s", job, tab.Name(r))
 			}
