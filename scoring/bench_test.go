@@ -130,3 +130,74 @@ func BenchmarkMapBaseline(b *testing.B) {
 		})
 	}
 }
+
+// benchLock keeps tasks off two locked rows; as an Excluder it lists them,
+// as a plain volatile filter (benchLockPlain) the placer runs it on every
+// node.
+type benchLock struct{ rows []int }
+
+func (f *benchLock) Name() string   { return "lock" }
+func (f *benchLock) Volatile() bool { return true }
+func (f *benchLock) FilterNodes(_ *scoring.Task, nodes scoring.Span, v *scoring.Verdicts) error {
+	for i := range nodes.Len() {
+		if r := nodes.Row(i); r == f.rows[0] || r == f.rows[1] {
+			v.Reject(i, -1)
+		}
+	}
+	return nil
+}
+func (f *benchLock) Explain(*scoring.Task, *resource.Table, int, int) string { return "locked" }
+
+type benchExcluder struct{ benchLock }
+
+func (f *benchExcluder) Excluded(_ *scoring.Task, dst []int) []int { return append(dst, f.rows...) }
+
+// BenchmarkPlacerLocked is a Placer's Best for a GPU task after one node
+// changed, with no lock, with two rows locked by an Excluder, and by the
+// same filter as a plain volatile one: the Excluder's cost against the
+// two baselines in the same run.
+func BenchmarkPlacerLocked(b *testing.B) {
+	const n = 10000
+	for _, lock := range []string{"none", "excluder", "volatile"} {
+		b.Run(lock, func(b *testing.B) {
+			schema, nodes := benchCluster(b, n)
+			cfg, err := config.Load([]byte(benchConfigs["ResourceStrategyFit"]), config.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			p, err := cfg.Build(schema)
+			if err != nil {
+				b.Fatal(err)
+			}
+			switch lock {
+			case "excluder":
+				p, err = p.WithFilters(&benchExcluder{benchLock{rows: []int{0, 4}}})
+			case "volatile":
+				p, err = p.WithFilters(&benchLock{rows: []int{0, 4}})
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			pl, err := scoring.NewPlacer(p, nodes, scoring.PlacerOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			tk := &scoring.Task{Requests: resource.Vector{4000, 16 << 30, 1000}}
+			used := make([]resource.Vector, n)
+			for i := range used {
+				used[i] = append(resource.Vector(nil), nodes.Used(i)...)
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				row := (i * 7919) % n
+				used[row][0] ^= 1000
+				nodes.SetUsed(row, used[row])
+				if _, err := pl.Best(tk); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
