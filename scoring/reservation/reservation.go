@@ -521,6 +521,9 @@ func (f *Filter) FilterNodes(task *scoring.Task, nodes scoring.Span, v *scoring.
 	return nil
 }
 
+// Rows returns the locked rows, in order; the slice is the filter's.
+func (f *Filter) Rows() []int { return f.rows }
+
 // Excluded appends the locked rows to dst for a task of any job but the
 // target.
 func (f *Filter) Excluded(task *scoring.Task, dst []int) []int {
