@@ -86,6 +86,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	every := fs.Duration("every", 10*time.Minute, "with -churn: simulated time between rounds of moves")
 	moveK := fs.Int("k", 2, "with -churn and make-room moves: the most moves for one waiting pod")
 	perHour := fs.Float64("per-hour", 0.01, "with -churn: the most moves an hour, as a share of the running pods")
+	reserve := fs.Bool("reserve", false, "with -churn: every -every, lock nodes for the GPU pod that has waited longest, after Volcano's job reservation (scoring/reservation); no other pod goes to them until it starts")
 	floor := fs.Float64("floor", 0, "with -churn: every 10 minutes, bound what any plan of this share of the running pods in moves could leave idle (0: none)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -111,6 +112,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 			m := sim.ChurnMoves{Method: sim.DefragMethod(strings.TrimSpace(name))}
 			if m.Method != sim.NoMoves {
 				m.Every, m.K, m.PerHour = every.Seconds(), *moveK, *perHour
+			}
+			if *reserve {
+				m.Every, m.Reserve = every.Seconds(), true
 			}
 			if err := m.Check(); err != nil {
 				return fmt.Errorf("-moves: %w", err)

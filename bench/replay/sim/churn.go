@@ -273,6 +273,8 @@ type ChurnResult struct {
 	// did in the window.
 	Moves string
 	Moved MoveStats
+	// Reserved says what the reservations did (ChurnMoves.Reserve).
+	Reserved ReserveStats
 }
 
 // arrival is a pod arriving at a time with a lifetime.
@@ -351,6 +353,7 @@ type churn struct {
 	held      []int            // the shapes a retry found kept out
 	running   int              // pods running
 	allowance defrag.Allowance // moves a round may make (ChurnMoves)
+	resv      *reserving       // the reservation (ChurnMoves.Reserve), or nil
 	// floorSum and floorCount sum the floors computed in the window.
 	floorSum   float64
 	floorCount int
@@ -413,6 +416,13 @@ func newChurn(policy Policy, in Input, spec ChurnSpec, seed uint64, opts Options
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", policy.Name, err)
 	}
+	var resv *reserving
+	if spec.Moves.Reserve {
+		resv = &reserving{target: -1}
+		if pipe, err = pipe.WithFilters(&resv.filter); err != nil {
+			return nil, err
+		}
+	}
 	placer, err := scoring.NewPlacer(pipe, c.Table, scoring.PlacerOptions{MaxClasses: placerClasses})
 	if err != nil {
 		return nil, err
@@ -421,7 +431,7 @@ func newChurn(policy Policy, in Input, spec ChurnSpec, seed uint64, opts Options
 	if err != nil {
 		return nil, err
 	}
-	r := &churn{c: c, pipe: pipe, placer: placer, device: device, measure: m, spec: spec, shapes: map[queueKey]int{},
+	r := &churn{c: c, pipe: pipe, placer: placer, device: device, measure: m, spec: spec, shapes: map[queueKey]int{}, resv: resv,
 		res: &ChurnResult{Policy: policy.Name, Seed: seed, Load: spec.Load, Moves: spec.Moves.Name()}, nodeFrag: make([]float64, c.Table.Len())}
 	for i := range c.Table.Len() {
 		r.refreshFrag(i)
@@ -449,6 +459,9 @@ func (r *churn) run(initial []arrival, arrivals func() (arrival, bool)) error {
 		floors = FloorEvery
 	}
 	for {
+		if err := r.retryUnlocked(); err != nil {
+			return err
+		}
 		t := math.Inf(1)
 		if more {
 			t = next.at
@@ -559,6 +572,7 @@ func (r *churn) arrive(a arrival) error {
 		return nil
 	}
 	a.pod.Task(&r.task)
+	r.task.Job = ""
 	row, err := r.placer.Best(&r.task)
 	if err != nil {
 		return err
@@ -617,6 +631,7 @@ func (r *churn) begin(k, row int, holds []int, t float64) {
 	r.allocated += cp.pod.TotalMilliGPU()
 	r.running++
 	r.refreshFrag(row)
+	r.release(k)
 	cp.gen++
 	heap.Push(&r.ends, departure{at: cp.ends, pod: k, gen: cp.gen})
 }
@@ -681,6 +696,7 @@ func (r *churn) retry(row int) error {
 		}
 		k := r.queues[best][0]
 		r.pods[k].pod.Task(&r.task)
+		r.task.Job = r.jobOf(k)
 		at, err := r.placer.Best(&r.task)
 		if err != nil {
 			return err

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -77,6 +78,61 @@ func TestChurnByHand(t *testing.T) {
 	}
 	if got := [3]float64{r.pods[0].started, r.pods[1].started, r.pods[2].started}; got != [3]float64{0, 10, 2} {
 		t.Errorf("started %v", got)
+	}
+}
+
+// Two nodes of 64 cores and 2 GPUs, a and b, BestFit, ties to the name
+// that sorts first, worked by hand with and without a reservation (rounds
+// every 600 s) over 40,000 s:
+//   - p1 (60 cores, 1 GPU) arrives at 0 for 3,600 s and goes to a; p2 (the
+//     same) at 1 for 36,000 s, to b (a has 4 cores left).
+//   - B (2 cores, 2 GPUs) arrives at 10 for 1,000 s and waits.
+//   - With a reservation, the round at 600 elects B and locks a (both
+//     nodes have 1 GPU idle; a's name sorts first). s (2 cores, 1 GPU)
+//     arrives at 700 for 50,000 s and goes to b. p1 leaves a at 3,600, B
+//     starts there, which ends the reservation: 6 rounds held a lock, 1
+//     node-hour. Idle GPUs while B waits: 2 on [10, 700), 1 on [700,
+//     3,600): 4,280 GPU-seconds, 2.675% of 4 GPUs × 40,000 s.
+//   - Without, s goes to a (the tie), p1's leaving frees 1 GPU there, and B
+//     waits for p2 to leave b at 36,001.
+func TestChurnReservationByHand(t *testing.T) {
+	pod := func(name string, cores, gpus int) Pod {
+		return Pod{Name: name, MilliCPU: int64(cores) * 1000, MemoryMiB: 1024, NumGPU: gpus, GPUMilli: 1000}
+	}
+	in := Input{Nodes: []Node{{Name: "a", MilliCPU: 64000, MemoryMiB: 262144, GPUs: 2}, {Name: "b", MilliCPU: 64000, MemoryMiB: 262144, GPUs: 2}}}
+	in.Pods = []Pod{pod("p1", 60, 1), pod("p2", 60, 1), pod("B", 2, 2), pod("s", 2, 1)}
+	in.Classes = TypicalClasses(in.Pods, 1)
+	for _, reserve := range []bool{true, false} {
+		spec := ChurnSpec{Load: 1, Window: 40000}
+		if reserve {
+			spec.Moves = ChurnMoves{Every: 600, Reserve: true}
+		}
+		r, err := newChurn(policy(t, "BestFit"), in, spec, 42, Options{Tiebreak: TiebreakName})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.run(nil, scripted(arrival{in.Pods[0], 0, 3600}, arrival{in.Pods[1], 1, 36000},
+			arrival{in.Pods[2], 10, 1000}, arrival{in.Pods[3], 700, 50000})); err != nil {
+			t.Fatal(err)
+		}
+		nodeOf := func(k int) string {
+			if row := r.pods[k].row; row >= 0 {
+				return r.c.Table.Name(row)
+			}
+			return "-"
+		}
+		big, s := r.pods[2], r.pods[3]
+		if reserve {
+			if big.started != 3600 || nodeOf(3) != "b" || r.res.Reserved.Targets != 1 || r.res.Reserved.Started != 1 ||
+				math.Abs(r.res.Reserved.NodeHours-1) > 1e-9 || math.Abs(r.res.IdleWhileWaiting-2.675) > 1e-9 {
+				t.Errorf("with a reservation: B started at %v, s on %s, %+v, idle while waiting %v; want 3600, b, 1 target started, 1 node-hour, 2.675",
+					big.started, nodeOf(3), r.res.Reserved, r.res.IdleWhileWaiting)
+			}
+			continue
+		}
+		if big.started != 36001 || s.row < 0 || nodeOf(3) != "a" || r.res.Reserved != (ReserveStats{}) {
+			t.Errorf("without: B started at %v, s on %s, %+v; want 36001, a, nothing reserved", big.started, nodeOf(3), r.res.Reserved)
+		}
 	}
 }
 
@@ -157,7 +213,8 @@ func churnInput(t testing.TB) Input {
 // at the end every node holds exactly what the pods on it ask for (cpu,
 // memory, GPU, each GPU's share), no pod is on a node and waiting, each
 // running pod leaves one lifetime after it started (a moved pod keeps
-// what it had left), and the waiting pods fit nowhere.
+// what it had left), and the waiting pods fit nowhere (with a reservation,
+// as its filter lets them).
 func TestChurnKeepsTheBooks(t *testing.T) {
 	in := Synthetic(SyntheticSpec{Seed: 3, Nodes: 12})
 	l, err := NewLifetimes(in.Pods)
@@ -173,6 +230,10 @@ func TestChurnKeepsTheBooks(t *testing.T) {
 		if method := rapid.SampledFrom([]DefragMethod{NoMoves, MakeRoom, GiveBack, FragMultiPod}).Draw(t, "moves"); method != NoMoves {
 			spec.Moves = ChurnMoves{Method: method, Every: rapid.Float64Range(300, 3600).Draw(t, "every"), K: rapid.IntRange(1, 3).Draw(t, "k"),
 				PerHour: rapid.Float64Range(0.01, 1).Draw(t, "per hour")}
+		}
+		if rapid.Bool().Draw(t, "reserve") {
+			spec.Moves.Reserve = true
+			spec.Moves.Every = cmp.Or(spec.Moves.Every, rapid.Float64Range(300, 3600).Draw(t, "every"))
 		}
 		r, err := newChurn(policy(t, name), in, spec, seed, Options{})
 		if err != nil {
@@ -256,6 +317,7 @@ func checkBooks(t *rapid.T, r *churn) {
 	}
 	for k := range waiting {
 		r.pods[k].pod.Task(&r.task)
+		r.task.Job = r.jobOf(k)
 		if row, err := r.placer.Best(&r.task); err != nil || row >= 0 {
 			t.Fatalf("pod %d waits though it fits row %d (%v)", k, row, err)
 		}

@@ -29,30 +29,46 @@ import (
 // A round makes at most what its allowance holds: PerHour × the pods
 // running, an hour, accrued over the time since the last round and kept
 // up to an hour's worth. A moved pod keeps its remaining lifetime.
+//
+// Reserve adds, with or without moves, a reservation for the GPU pod that
+// has waited longest, made again every Every (see churn.reserve).
 type ChurnMoves struct {
 	Method  DefragMethod
 	Every   float64
 	K       int
 	PerHour float64
+	Reserve bool
 }
 
-// Name is the moves as the tables name them: "none", "make-room k=2,
-// 1%/h, every 10m".
+// Name is the moves as the tables name them: "none", "make-room k=2
+// 1%/h every 10m", "make-room k=8 1%/h every 10m, reserve", "none,
+// reserve every 10m".
 func (m ChurnMoves) Name() string {
+	reserve := ""
+	if m.Reserve {
+		reserve = fmt.Sprintf(", reserve every %gm", m.Every/60)
+	}
 	if m.Method == NoMoves || m.Method == "" {
-		return string(NoMoves)
+		return string(NoMoves) + reserve
 	}
 	name := string(m.Method)
 	if m.Method == MakeRoom {
 		name += fmt.Sprintf(" k=%d", m.K)
 	}
-	return name + fmt.Sprintf(" %g%%/h every %gm", 100*m.PerHour, m.Every/60)
+	name += fmt.Sprintf(" %g%%/h every %gm", 100*m.PerHour, m.Every/60)
+	if m.Reserve {
+		name += ", reserve"
+	}
+	return name
 }
 
 // Check reports moves that cannot run.
 func (m ChurnMoves) Check() error {
 	switch m.Method {
 	case NoMoves, "":
+		if m.Reserve && (!(m.Every > 0) || math.IsInf(m.Every, 0)) {
+			return fmt.Errorf("churn moves: reservations must be made a duration above 0 apart, got %v s", m.Every)
+		}
 		return nil
 	case MakeRoom, GiveBack, FragMultiPod:
 	default:
@@ -70,6 +86,11 @@ func (m ChurnMoves) Check() error {
 }
 
 func (m ChurnMoves) active() bool {
+	return m.moving() || m.Reserve
+}
+
+// moving reports whether rounds make moves.
+func (m ChurnMoves) moving() bool {
 	return m.Method == MakeRoom || m.Method == GiveBack || m.Method == FragMultiPod
 }
 
@@ -83,6 +104,14 @@ type MoveStats struct {
 // round makes one round of moves at the current time.
 func (r *churn) round() error {
 	m := r.spec.Moves
+	if m.Reserve {
+		if err := r.reserve(); err != nil {
+			return fmt.Errorf("reservation at %.0f s: %w", r.now, err)
+		}
+	}
+	if !m.moving() {
+		return nil
+	}
 	r.allowance.PerHour = m.PerHour
 	budget := r.allowance.Accrue(r.running, time.Duration(m.Every*float64(time.Second)))
 	if budget < 1 || r.gpuWait == 0 {
@@ -180,6 +209,7 @@ func (r *churn) planRound(heads []int, budget int) (int, error) {
 	for n, k := range heads {
 		pending[n] = new(scoring.Task)
 		r.pods[k].pod.Task(pending[n])
+		pending[n].Job = r.jobOf(k)
 	}
 	c := r.c
 	plan, err := defrag.PlanRound(dc, pending, r.spec.Moves.Round(budget, func(row int) float64 {
@@ -291,6 +321,7 @@ func (r *churn) fragMultiPodRound(budget int) (int, error) {
 	}
 	for _, k := range evicted {
 		r.pods[k].pod.Task(&r.task)
+		r.task.Job = ""
 		row, err := r.placer.Best(&r.task)
 		if err != nil {
 			return 0, err

@@ -194,7 +194,7 @@ func WriteChurnFiles(dir string, results []*ChurnResult, sums []ChurnSummary) er
 		n := strings.ReplaceAll(SizeNames[z], " ", "_")
 		header = append(header, n+"_arrived", n+"_never", n+"_wait_mean_h", n+"_wait_p95_h")
 	}
-	header = append(header, "moves_made", "moved_in_pods", "moved_in_milli_gpu")
+	header = append(header, "moves_made", "moved_in_pods", "moved_in_milli_gpu", "reserve_targets", "reserve_started", "reserve_node_hours")
 	rows := [][]string{header}
 	for _, r := range results {
 		row := []string{r.Policy, r.Moves, f(r.Load), strconv.FormatUint(r.Seed, 10), strconv.Itoa(r.Arrivals), strconv.Itoa(r.Alive),
@@ -204,6 +204,7 @@ func WriteChurnFiles(dir string, results []*ChurnResult, sums []ChurnSummary) er
 			row = append(row, strconv.Itoa(w.Arrived), strconv.Itoa(w.Never), f(w.Mean/3600), f(w.P95/3600))
 		}
 		row = append(row, strconv.Itoa(r.Moved.Moves), strconv.Itoa(r.Moved.Placed), strconv.FormatInt(r.Moved.PlacedMilliGPU, 10))
+		row = append(row, strconv.Itoa(r.Reserved.Targets), strconv.Itoa(r.Reserved.Started), f(r.Reserved.NodeHours))
 		rows = append(rows, row)
 	}
 	if err := writeCSV(filepath.Join(dir, "churn.csv"), rows); err != nil {

@@ -193,6 +193,14 @@ func (c *Cluster) Fits(i int, p Pod) bool {
 		c.GPUs.Fits(i, resource.DeviceRequest{Count: p.NumGPU, Each: p.GPUMilli}) && (p.NumGPU == 0 || p.GPUSpec.Accepts(c.GPUs.Model(i)))
 }
 
+// FitsEmpty reports whether pod p would fit row i with nothing on it: its
+// cpu, memory and GPUs within the node's, and the GPU model one it accepts.
+func (c *Cluster) FitsEmpty(i int, p Pod) bool {
+	alloc := c.Table.Allocatable(i)
+	return p.MilliCPU <= alloc[slotCPU] && p.MemoryMiB<<20 <= alloc[slotMemory] && p.TotalMilliGPU() <= alloc[slotGPU] &&
+		(p.NumGPU == 0 || p.NumGPU <= len(c.GPUs.Free(i)) && p.GPUSpec.Accepts(c.GPUs.Model(i)))
+}
+
 // RequireTraceEnv names the environment variable that, when set, makes the
 // tests that read the openb trace fail without it instead of skipping:
 // .ci/run sets it where the trace is kept beside the repository.
