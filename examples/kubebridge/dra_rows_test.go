@@ -123,6 +123,34 @@ func TestSnapshotWithDRA(t *testing.T) {
 		}
 		return out
 	}
+	// A placer's scores of each pod, read row by row, as a bitset of the
+	// feasible rows and as a copy of the totals.
+	pl, err := scoring.NewPlacer(gpuStrategy(t, schema, "MostAllocated"), s.Table(), scoring.PlacerOptions{Devices: s.Devices()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*v1.Pod{claimed, extended, onlyA100} {
+		pt, err := s.DRA().NewPodTask(schema, p, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ps PodScores
+		if err := pt.Score(pl, s.Table(), &ps); err != nil {
+			t.Fatal(err)
+		}
+		bits, totals := ps.AppendFeasible([]uint64{7}), ps.AppendTotals([]float64{-1})
+		if ps.Len() != s.Table().Len() || len(bits) != 2 || bits[0] != 7 || len(totals) != ps.Len()+1 || totals[0] != -1 {
+			t.Fatalf("%s: %d rows, bits %v, totals %v", p.Name, ps.Len(), bits, totals)
+		}
+		for row := range ps.Len() {
+			if bits[1]>>row&1 == 1 != ps.Feasible(row) || totals[1+row] != ps.Total(row) {
+				t.Errorf("%s row %d: bit %d, total %v; Feasible %v, Total %v", p.Name, row, bits[1]>>row&1, totals[1+row], ps.Feasible(row), ps.Total(row))
+			}
+		}
+		if p == onlyA100 && (pt.Uniform() || ps.Feasible(0) == ps.Feasible(1)) || p == extended && !pt.Uniform() {
+			t.Errorf("%s: uniform %v, feasible %v %v", p.Name, pt.Uniform(), ps.Feasible(0), ps.Feasible(1))
+		}
+	}
 	for _, c := range []struct {
 		pod         *v1.Pod
 		most, least string

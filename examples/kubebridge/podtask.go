@@ -210,6 +210,39 @@ func (ps *PodScores) Feasible(row int) bool {
 	return ps.varied[row].feasible
 }
 
+// AppendFeasible appends to dst a bitset of the rows the pod may go to
+// (row r is bit r%64 of word r/64), Len bits rounded up to whole words: a
+// copy of the feasibility alone, 1 bit a row, for a host that publishes
+// it to readers without a lock.
+func (ps *PodScores) AppendFeasible(dst []uint64) []uint64 {
+	n := ps.Len()
+	start := len(dst)
+	dst = append(dst, make([]uint64, (n+63)/64)...)
+	words := dst[start:]
+	for row := range n {
+		if ps.Feasible(row) {
+			words[row/64] |= 1 << (row % 64)
+		}
+	}
+	return dst
+}
+
+// AppendTotals appends every row's total to dst, as Total gives them: a
+// copy of the totals alone.
+func (ps *PodScores) AppendTotals(dst []float64) []float64 {
+	dst = slices.Grow(dst, ps.Len())
+	if ps.uniform {
+		for row := range ps.scores.Len() {
+			dst = append(dst, ps.scores.Total(row))
+		}
+		return dst
+	}
+	for _, r := range ps.varied {
+		dst = append(dst, r.total)
+	}
+	return dst
+}
+
 // Total is a feasible row's total.
 func (ps *PodScores) Total(row int) float64 {
 	if ps.uniform {
