@@ -532,3 +532,32 @@ func TestWithPendingAllocations(t *testing.T) {
 		t.Error("the listed claims changed")
 	}
 }
+
+// AppendFeasible and AppendTotals copy every row as Feasible and Total
+// read it, over more rows than a word holds, for results of one task per
+// node (uniform results are checked on a snapshot above).
+func TestPodScoresCopies(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 200).Draw(t, "rows")
+		ps := PodScores{varied: make([]podResult, n)}
+		for row := range ps.varied {
+			if rapid.Bool().Draw(t, "feasible") {
+				ps.varied[row] = podResult{feasible: true, total: float64(rapid.IntRange(0, 1000).Draw(t, "total"))}
+			}
+		}
+		prefix := rapid.IntRange(0, 2).Draw(t, "prefix")
+		bits := ps.AppendFeasible(make([]uint64, prefix))
+		totals := ps.AppendTotals(make([]float64, prefix))
+		if len(bits) != prefix+(n+63)/64 || len(totals) != prefix+n {
+			t.Fatalf("%d rows: %d words, %d totals after a prefix of %d", n, len(bits), len(totals), prefix)
+		}
+		for row := range n {
+			if bits[prefix+row/64]>>(row%64)&1 == 1 != ps.Feasible(row) || totals[prefix+row] != ps.Total(row) {
+				t.Fatalf("row %d: bit %v total %v; Feasible %v Total %v", row, bits[prefix+row/64]>>(row%64)&1, totals[prefix+row], ps.Feasible(row), ps.Total(row))
+			}
+		}
+		if r := n % 64; r != 0 && bits[len(bits)-1]>>r != 0 {
+			t.Fatalf("bits past the %d rows are set: %x", n, bits[len(bits)-1])
+		}
+	})
+}
