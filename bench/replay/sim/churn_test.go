@@ -216,6 +216,7 @@ func churnInput(t testing.TB) Input {
 // what it had left), and the waiting pods fit nowhere (with a reservation,
 // as its filter lets them).
 func TestChurnKeepsTheBooks(t *testing.T) {
+	t.Parallel() // one of the sim tests that take tens of seconds under race: they share the two cores
 	in := Synthetic(SyntheticSpec{Seed: 3, Nodes: 12})
 	l, err := NewLifetimes(in.Pods)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 // goes below its floor when it lost none (the floor bounds every plan that
 // places again what it moves), and the same seed gives the same results.
 func TestDefragPassesKeepTheirBounds(t *testing.T) {
+	t.Parallel() // one of the sim tests that take tens of seconds under race: they share the two cores
 	in := Synthetic(SyntheticSpec{Nodes: 60, Seed: 3})
 	policy, err := Select(Policies(), ResfitFrag)
 	if err != nil {
@@ -70,6 +71,7 @@ func TestDefragPassesKeepTheirBounds(t *testing.T) {
 // (BoundReclaim): the 3.0% target is out of reach. The full comparison,
 // every seed and budget, is a documented command (bench/replay/README.md).
 func TestDefragOnOpenb(t *testing.T) {
+	t.Parallel() // one of the sim tests that take tens of seconds under race: they share the two cores
 	in, err := ReadTrace(FindTrace())
 	if err != nil {
 		noTrace(t, err)

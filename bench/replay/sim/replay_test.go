@@ -226,6 +226,7 @@ func TestSelect(t *testing.T) {
 // trace (mean of seeds 42–51; the simulator's expected results), and
 // resfit's policy against FGD in the same run.
 func TestReproducesPublishedFigures(t *testing.T) {
+	t.Parallel() // one of the sim tests that take tens of seconds under race: they share the two cores
 	in, err := ReadTrace(FindTrace())
 	if err != nil {
 		noTrace(t, err)
@@ -237,6 +238,7 @@ func TestReproducesPublishedFigures(t *testing.T) {
 // models (gpu_spec): the published figures are Random 12.76%, BestFit
 // 6.70%, FGD 5.16% unallocated.
 func TestReproducesPublishedFiguresWithGPUModels(t *testing.T) {
+	t.Parallel() // one of the sim tests that take tens of seconds under race: they share the two cores
 	dir := FindTrace()
 	in, err := ReadTraceFiles(filepath.Join(dir, NodeListFile), filepath.Join(dir, "openb_pod_list_gpuspec20.csv"))
 	if err != nil {
@@ -285,6 +287,7 @@ func checkPublished(t *testing.T, in Input, published map[string]float64) {
 // whole trace, seeds 42–44 on the default openb trace (measured
 // 2026-11-24: 4.32, 4.33, 4.28% against 4.28, 4.27, 4.28%).
 func TestLearnedClassesServeLikeTheTraces(t *testing.T) {
+	t.Parallel() // one of the sim tests that take tens of seconds under race: they share the two cores
 	in, err := ReadTrace(FindTrace())
 	if err != nil {
 		noTrace(t, err)
