@@ -185,15 +185,6 @@ type podResult struct {
 	total    float64
 }
 
-// Clone is a copy of the results that stays valid whatever the placer
-// they came from does next (scoring.Scores.Clone).
-func (ps *PodScores) Clone() PodScores {
-	out := *ps
-	out.scores = ps.scores.Clone()
-	out.varied = slices.Clone(ps.varied)
-	return out
-}
-
 // Len is the number of rows.
 func (ps *PodScores) Len() int {
 	if ps.uniform {
