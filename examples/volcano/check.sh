@@ -8,6 +8,11 @@
 #   VOLCANO_SRC=/path/to/volcano VC_SCHEDULER_OUT=/tmp/vc-scheduler ./check.sh   # keep the binary
 #   VOLCANO_SRC=/path/to/volcano ./check.sh bench [go test flags]   # the session benchmark instead
 #   VOLCANO_SRC=/path/to/volcano ./check.sh build OUT   # only resfit's vc-scheduler, written to OUT
+#   VOLCANO_SRC=/path/to/volcano ./check.sh compile   # compiles what the check compiles; runs nothing
+#
+# (.ci/run runs compile in the background, at the lowest priority, while
+# the other modules test, so that the check after them finds Volcano and
+# Kubernetes compiled in each of its modes.)
 #
 # It works in a temporary copy of this module; nothing is written here but
 # the binary, where VC_SCHEDULER_OUT says.
@@ -18,7 +23,7 @@ if [ -z "${VOLCANO_SRC:-}" ]; then
 fi
 mode=${1:-check}
 case "$mode" in
-  check) ;;
+  check|compile) ;;
   bench) shift ;;
   build)
     if [ -z "${2:-}" ]; then
@@ -26,7 +31,7 @@ case "$mode" in
       exit 2
     fi
     VC_SCHEDULER_OUT=$(cd "$(dirname "$2")" && pwd)/$(basename "$2") ;;
-  *) echo "check.sh: unknown mode $mode (none, bench or build OUT)" >&2; exit 2 ;;
+  *) echo "check.sh: unknown mode $mode (none, compile, bench or build OUT)" >&2; exit 2 ;;
 esac
 # The end-to-end test runs a real kube-apiserver on a real etcd, found on
 # PATH (.ci/run builds one; examples/kubescheduler's README says how).
@@ -94,7 +99,10 @@ if [ "$mode" = bench ]; then
   go test -tags volcano -run '^$' -bench . -benchmem "$@" .
   exit
 fi
-go vet -tags volcano ./...
+# vet as the static build compiles (the packages it reads are compiled once
+# for both; the end-to-end test's kube-apiserver is not compiled with cgo
+# only to be vetted)
+CGO_ENABLED=0 go vet -tags volcano ./...
 out=${VC_SCHEDULER_OUT:-$work/vc-scheduler}
 CGO_ENABLED=0 go build -tags volcano -ldflags "$ldflags" -o "$out" ./cmd/vc-scheduler
 # (Not piped into grep -q: under pipefail, a grep that exits at its match
@@ -118,6 +126,14 @@ export VC_SCHEDULER=$out VC_SCHEDULER_VOLCANO=$work/vc-scheduler-volcano RESFIT_
 # several goroutines), each once (the end-to-end test starts a cluster):
 # their names and results shown, the whole output kept for a failure.
 log="$work/test.log"
+if [ "$mode" = compile ]; then
+  # What the plugin's tests import, compiled under the race detector as
+  # they compile it, and not linked: vet compiles what it reads, test files
+  # included (the end-to-end test's was compiled for the vet above).
+  go vet -race -tags volcano .
+  echo "compiled the check's binaries and tests"
+  exit
+fi
 if ! { go test -tags volcano -count=1 -race -v . && CGO_ENABLED=0 go test -tags volcano -count=1 -v ./e2e; } >"$log" 2>&1; then
   grep -E '^(=== RUN|--- |PASS|FAIL|ok)|_test\.go:[0-9]+:' "$log" | grep -v '^=== RUN' || true
   echo "check.sh: tests failed; the last lines of their output:" >&2

@@ -71,7 +71,8 @@ func TestDefragPassesKeepTheirBounds(t *testing.T) {
 // (BoundReclaim): the 3.0% target is out of reach. The full comparison,
 // every seed and budget, is a documented command (bench/replay/README.md).
 func TestDefragOnOpenb(t *testing.T) {
-	t.Parallel() // one of the sim tests that take tens of seconds under race: they share the two cores
+	skipUnderRace(t)
+	t.Parallel()
 	in, err := ReadTrace(FindTrace())
 	if err != nil {
 		noTrace(t, err)

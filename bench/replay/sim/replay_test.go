@@ -226,7 +226,8 @@ func TestSelect(t *testing.T) {
 // trace (mean of seeds 42–51; the simulator's expected results), and
 // resfit's policy against FGD in the same run.
 func TestReproducesPublishedFigures(t *testing.T) {
-	t.Parallel() // one of the sim tests that take tens of seconds under race: they share the two cores
+	skipUnderRace(t)
+	t.Parallel()
 	in, err := ReadTrace(FindTrace())
 	if err != nil {
 		noTrace(t, err)
@@ -238,7 +239,8 @@ func TestReproducesPublishedFigures(t *testing.T) {
 // models (gpu_spec): the published figures are Random 12.76%, BestFit
 // 6.70%, FGD 5.16% unallocated.
 func TestReproducesPublishedFiguresWithGPUModels(t *testing.T) {
-	t.Parallel() // one of the sim tests that take tens of seconds under race: they share the two cores
+	skipUnderRace(t)
+	t.Parallel()
 	dir := FindTrace()
 	in, err := ReadTraceFiles(filepath.Join(dir, NodeListFile), filepath.Join(dir, "openb_pod_list_gpuspec20.csv"))
 	if err != nil {
@@ -254,6 +256,19 @@ func TestReproducesPublishedFiguresWithGPUModels(t *testing.T) {
 		t.Errorf("%d pods with a gpu_spec, want 1444", restricted)
 	}
 	checkPublished(t, in, map[string]float64{"Random": 12.76, "BestFit": 6.70, "FGD": 5.16})
+}
+
+// skipUnderRace skips a test that replays the whole openb trace (tens of
+// thousands of pods, seeds over) when the race detector is on: it takes
+// minutes there, and the detector has little to find in it, one goroutine
+// a replay; the replays' workers are under the detector in the smaller
+// tests (TestRunEveryPolicy, TestDefragPassesKeepTheirBounds). .ci/run runs
+// these without the detector, after the modules' tests with it.
+func skipUnderRace(t *testing.T) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("replays the whole openb trace: run without -race (.ci/run does)")
+	}
 }
 
 // checkPublished replays Random, BestFit, FGD and ResfitFrag over seeds
@@ -287,7 +302,8 @@ func checkPublished(t *testing.T, in Input, published map[string]float64) {
 // whole trace, seeds 42–44 on the default openb trace (measured
 // 2026-11-24: 4.32, 4.33, 4.28% against 4.28, 4.27, 4.28%).
 func TestLearnedClassesServeLikeTheTraces(t *testing.T) {
-	t.Parallel() // one of the sim tests that take tens of seconds under race: they share the two cores
+	skipUnderRace(t)
+	t.Parallel()
 	in, err := ReadTrace(FindTrace())
 	if err != nil {
 		noTrace(t, err)
