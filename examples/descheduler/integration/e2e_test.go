@@ -523,6 +523,16 @@ func TestHeldRoomKeepsTheFreedRoom(t *testing.T) {
 	job9 := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "job-9"}, Spec: v1.PodSpec{
 		SchedulerName: scheduler_, PriorityClassName: "urgent", TerminationGracePeriodSeconds: ptr.To[int64](0),
 		Containers: []v1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10", Resources: v1.ResourceRequirements{Requests: req, Limits: req}}}}}
+	// The Priority admission plugin reads PriorityClasses from an informer:
+	// until it has seen urgent, a pod naming it is refused. Ask with dry
+	// runs until it is let in.
+	c.must(wait.PollUntilContextTimeout(c.ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := c.cs.CoreV1().Pods("train").Create(ctx, job9, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if apierrors.IsForbidden(err) && strings.Contains(err.Error(), "no PriorityClass") {
+			return false, nil
+		}
+		return err == nil, err
+	}))
 	c.create(job9)
 	c.unschedulable("train", "job-9")
 	c.deschedule(func(policy string) string {
