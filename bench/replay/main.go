@@ -82,7 +82,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	loads := fs.String("loads", "0.9,1.0,1.1,1.3", "with -churn: offered GPU loads, as multiples of the cluster's GPU capacity")
 	warmUp := fs.Duration("warmup", 24*time.Hour, "with -churn: simulated time discarded before the window")
 	window := fs.Duration("window", 7*24*time.Hour, "with -churn: simulated time measured")
-	moves := fs.String("moves", "none", "with -churn: comma-separated moves made as the replay goes, each run beside the others: none, make-room, give-back, fragMultiPod")
+	moves := fs.String("moves", "none", "with -churn: comma-separated moves made as the replay goes, each run beside the others: none, make-room, give-back, fragMultiPod, drain (with -reserve: the locked nodes give up the pods that keep the target out)")
 	every := fs.Duration("every", 10*time.Minute, "with -churn: simulated time between rounds of moves")
 	moveK := fs.Int("k", 2, "with -churn and make-room moves: the most moves for one waiting pod")
 	perHour := fs.Float64("per-hour", 0.01, "with -churn: the most moves an hour, as a share of the running pods")

@@ -136,6 +136,45 @@ func TestChurnReservationByHand(t *testing.T) {
 	}
 }
 
+// Drain, worked by hand: two nodes of 2 GPUs, four single-GPU pods on
+// them (BestFit packs p1 and p2 on a, p3 and p4 on b), p1 and p3 leave,
+// and a 2-GPU pod, B, arrives that fits neither. At the first round with a
+// move in its allowance (3,600 s: two pods running, 100% of them an hour)
+// the reservation locks a for B, the round moves p2 to b's free GPU, and B
+// starts there and then; with the reservation alone B waits until p2
+// leaves (36,001 s). The moved pod keeps its departure.
+func TestChurnDrainByHand(t *testing.T) {
+	pod := func(name string, gpus int) Pod {
+		return Pod{Name: name, MilliCPU: 2000, MemoryMiB: 1024, NumGPU: gpus, GPUMilli: 1000}
+	}
+	in := Input{Nodes: []Node{{Name: "a", MilliCPU: 64000, MemoryMiB: 262144, GPUs: 2}, {Name: "b", MilliCPU: 64000, MemoryMiB: 262144, GPUs: 2}}}
+	in.Pods = []Pod{pod("p1", 1), pod("p2", 1), pod("p3", 1), pod("p4", 1), pod("B", 2)}
+	in.Classes = TypicalClasses(in.Pods, 1)
+	for _, method := range []DefragMethod{Drain, NoMoves} {
+		spec := ChurnSpec{Load: 1, Window: 40000, Moves: ChurnMoves{Method: method, Every: 3600, PerHour: 1, Reserve: true}}
+		r, err := newChurn(policy(t, "BestFit"), in, spec, 42, Options{Tiebreak: TiebreakName})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.run(nil, scripted(arrival{in.Pods[0], 0, 100}, arrival{in.Pods[1], 1, 36000}, arrival{in.Pods[2], 2, 198},
+			arrival{in.Pods[3], 3, 36000}, arrival{in.Pods[4], 300, 1000})); err != nil {
+			t.Fatal(err)
+		}
+		big := r.pods[4]
+		want, moves := 36001.0, 0
+		if method == Drain {
+			want, moves = 3600, 1
+		}
+		if big.started != want || r.res.Moved.Moves != moves || r.res.Moved.Placed != moves || r.res.Reserved.Started != 1 {
+			t.Errorf("%s: B started at %v after %d moves, %d placed by moves, %+v; want %v, %d moves and as many placed, 1 target started",
+				method, big.started, r.res.Moved.Moves, r.res.Moved.Placed, r.res.Reserved, want, moves)
+		}
+		if r.pods[1].ends != 36001 || r.pods[3].ends != 36003 {
+			t.Errorf("%s: p2 and p4 end at %v and %v, not 36001 and 36003", method, r.pods[1].ends, r.pods[3].ends)
+		}
+	}
+}
+
 // The arrivals offer the load asked for: over a long run, the GPU time
 // they ask for (GPUs × lifetime, summed) per unit of time is within 1% of
 // load × capacity, on the trace's pods and lifetimes (or the synthetic
@@ -228,11 +267,12 @@ func TestChurnKeepsTheBooks(t *testing.T) {
 		load := rapid.Float64Range(0.3, 2).Draw(t, "load")
 		seed := rapid.Uint64Range(0, 1000).Draw(t, "seed")
 		spec := ChurnSpec{Load: load, WarmUp: 3600, Window: rapid.Float64Range(600, 6*3600).Draw(t, "window")}
-		if method := rapid.SampledFrom([]DefragMethod{NoMoves, MakeRoom, GiveBack, FragMultiPod}).Draw(t, "moves"); method != NoMoves {
+		method := rapid.SampledFrom([]DefragMethod{NoMoves, MakeRoom, GiveBack, FragMultiPod, Drain}).Draw(t, "moves")
+		if method != NoMoves {
 			spec.Moves = ChurnMoves{Method: method, Every: rapid.Float64Range(300, 3600).Draw(t, "every"), K: rapid.IntRange(1, 3).Draw(t, "k"),
 				PerHour: rapid.Float64Range(0.01, 1).Draw(t, "per hour")}
 		}
-		if rapid.Bool().Draw(t, "reserve") {
+		if method == Drain || rapid.Bool().Draw(t, "reserve") {
 			spec.Moves.Reserve = true
 			spec.Moves.Every = cmp.Or(spec.Moves.Every, rapid.Float64Range(300, 3600).Draw(t, "every"))
 		}

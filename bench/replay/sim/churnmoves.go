@@ -24,7 +24,10 @@ import (
 //     longest waiting first, RoundHeads of them) as its pending tasks,
 //     each move to where the policy puts the pod;
 //   - FragMultiPod: the FGD paper's simulator's descheduler
-//     (fragMultiPodRound), its evictions counted as moves.
+//     (fragMultiPodRound), its evictions counted as moves;
+//   - Drain (with Reserve): the nodes locked for the reservation's target
+//     give up, round by round, the pods that keep it out, each where the
+//     policy puts it among the other nodes (drainRound).
 //
 // A round makes at most what its allowance holds: PerHour × the pods
 // running, an hour, accrued over the time since the last round and kept
@@ -71,8 +74,12 @@ func (m ChurnMoves) Check() error {
 		}
 		return nil
 	case MakeRoom, GiveBack, FragMultiPod:
+	case Drain:
+		if !m.Reserve {
+			return fmt.Errorf("churn moves: %q moves pods off the nodes a reservation locks, and needs the reservation (Reserve)", Drain)
+		}
 	default:
-		return fmt.Errorf("churn moves: method %q is not one of %q, %q, %q, %q", m.Method, NoMoves, MakeRoom, GiveBack, FragMultiPod)
+		return fmt.Errorf("churn moves: method %q is not one of %q, %q, %q, %q, %q", m.Method, NoMoves, MakeRoom, GiveBack, FragMultiPod, Drain)
 	}
 	switch {
 	case !(m.Every > 0) || math.IsInf(m.Every, 0):
@@ -91,7 +98,7 @@ func (m ChurnMoves) active() bool {
 
 // moving reports whether rounds make moves.
 func (m ChurnMoves) moving() bool {
-	return m.Method == MakeRoom || m.Method == GiveBack || m.Method == FragMultiPod
+	return m.Method == MakeRoom || m.Method == GiveBack || m.Method == FragMultiPod || m.Method == Drain
 }
 
 // MoveStats are what the moves did in the window: pods moved, and the
@@ -124,9 +131,12 @@ func (r *churn) round() error {
 	starts, milli := r.starts, r.startedMilli
 	var moved int
 	var err error
-	if m.Method == FragMultiPod {
+	switch m.Method {
+	case FragMultiPod:
 		moved, err = r.fragMultiPodRound(budget)
-	} else {
+	case Drain:
+		moved, err = r.drainRound(budget)
+	default:
 		moved, err = r.planRound(heads, budget)
 	}
 	if err != nil {
@@ -335,6 +345,62 @@ func (r *churn) fragMultiPodRound(budget int) (int, error) {
 		}
 	}
 	return len(evicted), r.retryRows(left)
+}
+
+// Drain is the churn replay's moves for a reservation (ChurnMoves.Reserve):
+// the nodes locked for its target give up, round by round, the pods that
+// keep the target out (drainRound).
+const Drain DefragMethod = "drain"
+
+// drainRound moves, within the budget, pods off the nodes locked for the
+// reservation's target while the target does not fit there: on each locked
+// node, the pods holding the most GPU first (then the most cpu), each that
+// fits on another node to where the policy puts it (the lock keeps it off
+// the locked ones), keeping what it had left of its lifetime; a pod that
+// fits nowhere else stays. Then the waiting pods are tried on the locked
+// nodes: the target first, as it has waited longest.
+func (r *churn) drainRound(budget int) (int, error) {
+	if r.resv == nil || r.resv.filter.f == nil || r.resv.target < 0 {
+		return 0, nil
+	}
+	target := r.pods[r.resv.target].pod
+	moved := 0
+	var left, on []int
+	for _, row := range r.resv.filter.f.Rows() {
+		on = on[:0]
+		for k := range r.pods {
+			if r.pods[k].row == row {
+				on = append(on, k)
+			}
+		}
+		slices.SortFunc(on, func(a, b int) int {
+			pa, pb := r.pods[a].pod, r.pods[b].pod
+			return cmp.Or(cmp.Compare(pb.TotalMilliGPU(), pa.TotalMilliGPU()), cmp.Compare(pb.MilliCPU, pa.MilliCPU), cmp.Compare(a, b))
+		})
+		for _, k := range on {
+			if moved == budget || r.c.Fits(row, target) {
+				break
+			}
+			r.pods[k].pod.Task(&r.task)
+			r.task.Job = ""
+			to, err := r.placer.Best(&r.task)
+			if err != nil {
+				return moved, err
+			}
+			if to < 0 {
+				continue
+			}
+			if err := r.evict(k); err != nil {
+				return moved, err
+			}
+			if err := r.start(k, to, r.now); err != nil {
+				return moved, err
+			}
+			moved++
+			left = append(left, row)
+		}
+	}
+	return moved, r.retryRows(left)
 }
 
 // floor computes the floor now (ChurnSpec.Floor): the idle GPU less what
