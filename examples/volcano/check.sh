@@ -9,6 +9,7 @@
 #   VOLCANO_SRC=/path/to/volcano ./check.sh bench [go test flags]   # the session benchmark instead
 #   VOLCANO_SRC=/path/to/volcano ./check.sh build OUT   # only resfit's vc-scheduler, written to OUT
 #   VOLCANO_SRC=/path/to/volcano ./check.sh compile   # compiles what the check compiles; runs nothing
+#   VOLCANO_SRC=/path/to/volcano ./check.sh plugin   # Volcano's own scheduler with resfit.so, end to end
 #
 # (.ci/run runs compile in the background, at the lowest priority, while
 # the other modules test, so that the check after them finds Volcano and
@@ -23,7 +24,7 @@ if [ -z "${VOLCANO_SRC:-}" ]; then
 fi
 mode=${1:-check}
 case "$mode" in
-  check|compile) ;;
+  check|compile|plugin) ;;
   bench) shift ;;
   build)
     if [ -z "${2:-}" ]; then
@@ -31,11 +32,11 @@ case "$mode" in
       exit 2
     fi
     VC_SCHEDULER_OUT=$(cd "$(dirname "$2")" && pwd)/$(basename "$2") ;;
-  *) echo "check.sh: unknown mode $mode (none, compile, bench or build OUT)" >&2; exit 2 ;;
+  *) echo "check.sh: unknown mode $mode (none, compile, plugin, bench or build OUT)" >&2; exit 2 ;;
 esac
 # The end-to-end test runs a real kube-apiserver on a real etcd, found on
 # PATH (.ci/run builds one; examples/kubescheduler's README says how).
-if [ "$mode" = check ] && ! command -v etcd >/dev/null; then
+if { [ "$mode" = check ] || [ "$mode" = plugin ]; } && ! command -v etcd >/dev/null; then
   echo "check.sh: etcd must be on PATH for the end-to-end test: cd examples/kubescheduler && go build -o /tmp/bin/etcd go.etcd.io/etcd/server/v3, then PATH=/tmp/bin:\$PATH" >&2
   exit 2
 fi
@@ -100,8 +101,7 @@ if [ "$mode" = bench ]; then
   exit
 fi
 # vet as the static build compiles (the packages it reads are compiled once
-# for both; the end-to-end test's kube-apiserver is not compiled with cgo
-# only to be vetted)
+# for both, the end-to-end test's among them)
 CGO_ENABLED=0 go vet -tags volcano ./...
 out=${VC_SCHEDULER_OUT:-$work/vc-scheduler}
 CGO_ENABLED=0 go build -tags volcano -ldflags "$ldflags" -o "$out" ./cmd/vc-scheduler
@@ -113,19 +113,6 @@ case "$version" in
   *) echo "check.sh: $out --version does not name resfit's vc-scheduler: $version" >&2; exit 1 ;;
 esac
 echo "built $out"
-# Volcano's own scheduler command, and resfit's plugins as a Go plugin it
-# loads from its plugin directory (--plugins-dir): both from this module,
-# with cgo, by the same Go release, as Go's plugins require.
-# (-mod=mod: its own imports, beyond resfit's, into go.sum)
-go build -mod=mod -o "$work/vc-scheduler-volcano" volcano.sh/volcano/cmd/scheduler
-go build -tags volcano -buildmode=plugin -o "$work/resfit.so" ./cmd/resfit-plugin
-echo "built $work/resfit.so"
-# The end-to-end test runs them.
-export VC_SCHEDULER=$out VC_SCHEDULER_VOLCANO=$work/vc-scheduler-volcano RESFIT_PLUGIN=$work/resfit.so
-# The tests, the plugin's under the race detector (Volcano calls it on
-# several goroutines), each once (the end-to-end test starts a cluster):
-# their names and results shown, the whole output kept for a failure.
-log="$work/test.log"
 if [ "$mode" = compile ]; then
   # What the plugin's tests import, compiled under the race detector as
   # they compile it, and not linked: vet compiles what it reads, test files
@@ -134,6 +121,38 @@ if [ "$mode" = compile ]; then
   echo "compiled the check's binaries and tests"
   exit
 fi
+# The end-to-end test runs a real kube-apiserver, Kubernetes v1.37.2's,
+# built from examples/kubescheduler's module with the race detector: that
+# module's integration tests compile the same packages the same way, so
+# in CI (.ci/run: after them) this only links it, where a server in the
+# test (Volcano's Kubernetes, v1.36) would be a third of the test's
+# compilation.
+(cd "$root/examples/kubescheduler" && go build -race -o "$work/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver)
+export KUBE_APISERVER=$work/kube-apiserver VC_SCHEDULER=$out
+log="$work/test.log"
+if [ "$mode" = plugin ]; then
+  # Volcano's own scheduler command, and resfit's plugins as a Go plugin it
+  # loads from its plugin directory (--plugins-dir): both from this module,
+  # with cgo, by the same Go release, as Go's plugins require. Each is a
+  # build of Volcano and Kubernetes in a mode of its own (with cgo; as a
+  # plugin) that the check needs for nothing else: CI does not run this.
+  # (-mod=mod: its own imports, beyond resfit's, into go.sum)
+  go build -mod=mod -o "$work/vc-scheduler-volcano" volcano.sh/volcano/cmd/scheduler
+  go build -tags volcano -buildmode=plugin -o "$work/resfit.so" ./cmd/resfit-plugin
+  echo "built $work/resfit.so"
+  export VC_SCHEDULER_VOLCANO=$work/vc-scheduler-volcano RESFIT_PLUGIN=$work/resfit.so
+  if ! CGO_ENABLED=0 go test -tags volcano -count=1 -v -run '^TestVCSchedulerBindsWithResfit$' ./e2e >"$log" 2>&1; then
+    grep -E '^(=== RUN|--- |PASS|FAIL|ok)|_test\.go:[0-9]+:' "$log" | grep -v '^=== RUN' || true
+    echo "check.sh: the end-to-end test failed; the last lines of its output:" >&2
+    tail -n 200 "$log" >&2
+    exit 1
+  fi
+  grep -E '^(\s*--- |PASS|FAIL|ok)' "$log" || true
+  exit
+fi
+# The tests, the plugin's under the race detector (Volcano calls it on
+# several goroutines), each once (the end-to-end test starts a cluster):
+# their names and results shown, the whole output kept for a failure.
 if ! { go test -tags volcano -count=1 -race -v . && CGO_ENABLED=0 go test -tags volcano -count=1 -v ./e2e; } >"$log" 2>&1; then
   grep -E '^(=== RUN|--- |PASS|FAIL|ok)|_test\.go:[0-9]+:' "$log" | grep -v '^=== RUN' || true
   echo "check.sh: tests failed; the last lines of their output:" >&2
