@@ -180,6 +180,7 @@ func TestChurnDrainByHand(t *testing.T) {
 // load × capacity, on the trace's pods and lifetimes (or the synthetic
 // workload's without the trace).
 func TestChurnOffersTheLoad(t *testing.T) {
+	skipUnderRace(t) // 40 million draws on one goroutine
 	in := churnInput(t)
 	l, err := NewLifetimes(in.Pods)
 	if err != nil {
@@ -255,7 +256,8 @@ func churnInput(t testing.TB) Input {
 // what it had left), and the waiting pods fit nowhere (with a reservation,
 // as its filter lets them).
 func TestChurnKeepsTheBooks(t *testing.T) {
-	t.Parallel() // one of the sim tests that take tens of seconds under race: they share the two cores
+	skipUnderRace(t) // one goroutine, a minute under race
+	t.Parallel()
 	in := Synthetic(SyntheticSpec{Seed: 3, Nodes: 12})
 	l, err := NewLifetimes(in.Pods)
 	if err != nil {

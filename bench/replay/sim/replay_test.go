@@ -258,12 +258,14 @@ func TestReproducesPublishedFiguresWithGPUModels(t *testing.T) {
 	checkPublished(t, in, map[string]float64{"Random": 12.76, "BestFit": 6.70, "FGD": 5.16})
 }
 
-// skipUnderRace skips a test that replays the whole openb trace (tens of
-// thousands of pods, seeds over) when the race detector is on: it takes
-// minutes there, and the detector has little to find in it, one goroutine
-// a replay; the replays' workers are under the detector in the smaller
-// tests (TestRunEveryPolicy, TestDefragPassesKeepTheirBounds). .ci/run runs
-// these without the detector, after the modules' tests with it.
+// skipUnderRace skips, when the race detector is on, a test that replays
+// the whole openb trace (tens of thousands of pods, seeds over) or runs
+// long on one goroutine (TestChurnKeepsTheBooks, TestChurnOffersTheLoad):
+// it takes minutes there, or most of the package's time, and the detector
+// has nothing to find in one goroutine; the replays' workers are under the
+// detector in the smaller tests (TestRunEveryPolicy,
+// TestDefragPassesKeepTheirBounds). .ci/run runs these without the
+// detector, after the modules' tests with it.
 func skipUnderRace(t *testing.T) {
 	t.Helper()
 	if raceEnabled {
