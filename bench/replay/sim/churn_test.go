@@ -175,6 +175,70 @@ func TestChurnDrainByHand(t *testing.T) {
 	}
 }
 
+// Which nodes drain may lock, worked by hand: a 2-GPU pod B waits on
+// three nodes of 2 GPUs, each with one GPU free or none. a (96 cores)
+// holds a single-GPU pod of 60 cores that fits no other node (b has 56
+// cores free, c no GPU); b holds one of 8 cores, which fits a (36 cores
+// and a GPU free); c holds two of 2 cores, each of which fits a or b.
+// IdleFirst ranks a first (one GPU free, like b; then by name), but only
+// b and c can be drained for B: with drain the reservation locks b, with
+// the reservation alone a. A 2-GPU pod of 90 cores, H, has waited longer
+// than B and fits only a: the reservation alone elects H, drain B, for
+// which a node can be drained.
+func TestChurnDrainLocksWhatItCanDrain(t *testing.T) {
+	pod := func(name string, cores int64) Pod {
+		return Pod{Name: name, MilliCPU: cores * 1000, MemoryMiB: 1024, NumGPU: 1, GPUMilli: 1000}
+	}
+	in := Input{Nodes: []Node{{Name: "a", MilliCPU: 96000, MemoryMiB: 262144, GPUs: 2},
+		{Name: "b", MilliCPU: 64000, MemoryMiB: 262144, GPUs: 2}, {Name: "c", MilliCPU: 64000, MemoryMiB: 262144, GPUs: 2}}}
+	running := []struct {
+		pod Pod
+		row int
+	}{{pod("wide", 60), 0}, {pod("small", 8), 1}, {pod("c1", 2), 2}, {pod("c2", 2), 2}}
+	for _, x := range running {
+		in.Pods = append(in.Pods, x.pod)
+	}
+	in.Classes = TypicalClasses(in.Pods, 1)
+	big := Pod{Name: "B", MilliCPU: 4000, MemoryMiB: 1024, NumGPU: 2, GPUMilli: 1000}
+	for _, method := range []DefragMethod{Drain, NoMoves} {
+		spec := ChurnSpec{Load: 1, Window: 1, Moves: ChurnMoves{Method: method, Every: 3600, PerHour: 1, Reserve: true}}
+		r, err := newChurn(policy(t, "BestFit"), in, spec, 42, Options{Tiebreak: TiebreakName})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, x := range running {
+			r.pods = append(r.pods, churnPod{pod: x.pod, started: math.NaN(), row: -1, left: math.NaN()})
+			if err := r.start(k, x.row, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if method == Drain {
+			v := r.drainView()
+			var got []bool
+			for row := range in.Nodes {
+				got = append(got, v.usable(big, row))
+			}
+			if want := []bool{false, true, true}; !slices.Equal(got, want) {
+				t.Errorf("drain may lock a, b, c: %v, want %v", got, want)
+			}
+		}
+		huge := Pod{Name: "H", MilliCPU: 90000, MemoryMiB: 1024, NumGPU: 2, GPUMilli: 1000}
+		for i, p := range []Pod{huge, big} {
+			r.pods = append(r.pods, churnPod{pod: p, arrived: float64(i), started: math.NaN(), row: -1, left: math.NaN()})
+			r.wait(len(r.pods) - 1)
+		}
+		r.now = 3600
+		if err := r.reserve(); err != nil {
+			t.Fatal(err)
+		}
+		target := r.pods[r.resv.target].pod.Name
+		want := map[DefragMethod][2]string{Drain: {"B", "b"}, NoMoves: {"H", "a"}}[method]
+		if locked := r.resv.state.Locked; target != want[0] || !slices.Equal(locked, []string{want[1]}) {
+			t.Errorf("%s: the reservation is for %s and locks %v, want %s and %s", method, target, locked, want[0], want[1])
+		}
+	}
+}
+
 // The arrivals offer the load asked for: over a long run, the GPU time
 // they ask for (GPUs × lifetime, summed) per unit of time is within 1% of
 // load × capacity, on the trace's pods and lifetimes (or the synthetic

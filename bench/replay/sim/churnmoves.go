@@ -359,6 +359,16 @@ const Drain DefragMethod = "drain"
 // the locked ones), keeping what it had left of its lifetime; a pod that
 // fits nowhere else stays. Then the waiting pods are tried on the locked
 // nodes: the target first, as it has waited longest.
+// drainOrder sorts pods (indices into r.pods) in the order drain takes
+// them off a node: the most GPU first, then the most cpu, then the
+// earliest.
+func (r *churn) drainOrder(pods []int) {
+	slices.SortFunc(pods, func(a, b int) int {
+		pa, pb := r.pods[a].pod, r.pods[b].pod
+		return cmp.Or(cmp.Compare(pb.TotalMilliGPU(), pa.TotalMilliGPU()), cmp.Compare(pb.MilliCPU, pa.MilliCPU), cmp.Compare(a, b))
+	})
+}
+
 func (r *churn) drainRound(budget int) (int, error) {
 	if r.resv == nil || r.resv.filter.f == nil || r.resv.target < 0 {
 		return 0, nil
@@ -373,10 +383,7 @@ func (r *churn) drainRound(budget int) (int, error) {
 				on = append(on, k)
 			}
 		}
-		slices.SortFunc(on, func(a, b int) int {
-			pa, pb := r.pods[a].pod, r.pods[b].pod
-			return cmp.Or(cmp.Compare(pb.TotalMilliGPU(), pa.TotalMilliGPU()), cmp.Compare(pb.MilliCPU, pa.MilliCPU), cmp.Compare(a, b))
-		})
+		r.drainOrder(on)
 		for _, k := range on {
 			if moved == budget || r.c.Fits(row, target) {
 				break

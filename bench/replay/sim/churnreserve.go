@@ -78,12 +78,21 @@ func clock(t float64) time.Time {
 // reservation (scoring/reservation): the waiting GPU pod that has waited
 // longest is the target (reservation.Elect, Automatic: every pod has the
 // same priority, so the longest wait wins); reservation.Step with
-// ReservePolicy locks nodes for it, among those it would fit empty; no other pod is placed or moved onto a
-// locked node (reservation.Filter in the replay's pipeline) until the
-// target starts, which releases them (release), or another pod has waited
-// longer.
+// ReservePolicy locks nodes for it, among those it would fit empty; no
+// other pod is placed or moved onto a locked node (reservation.Filter in
+// the replay's pipeline) until the target starts, which releases them
+// (release), or another pod has waited longer. With drain moves, the
+// candidates are the target in place and the waiting pods some node could
+// be drained for now, and the nodes it may lock those (drainView): a
+// reservation for a pod no node can be drained for would hold its nodes
+// idle until pods leave on their own.
 func (r *churn) reserve() error {
 	heads := r.waitingHeads()
+	var drain *drainView
+	if r.spec.Moves.Method == Drain {
+		drain = r.drainView()
+		heads = drain.servable(heads)
+	}
 	jobs := make([]reservation.Job, len(heads))
 	for i, k := range heads {
 		jobs[i] = reservation.Job{Name: targetName(k), PendingSince: clock(r.pods[k].arrived)}
@@ -95,8 +104,11 @@ func (r *churn) reserve() error {
 		task := new(scoring.Task)
 		r.pods[k].pod.Task(task)
 		p := r.pods[k].pod
-		t = reservation.Target{Name: jobs[i].Name, Request: task.Requests, Status: reservation.Pending,
-			Usable: func(row int) bool { return r.c.FitsEmpty(row, p) }}
+		usable := func(row int) bool { return r.c.FitsEmpty(row, p) }
+		if drain != nil {
+			usable = func(row int) bool { return drain.usable(p, row) }
+		}
+		t = reservation.Target{Name: jobs[i].Name, Request: task.Requests, Status: reservation.Pending, Usable: usable}
 		r.resv.target = k
 	}
 	s, err := reservation.Step(r.resv.state, ReservePolicy, clock(r.now), t, r.c.Table)
@@ -159,4 +171,117 @@ func (r *churn) jobOf(k int) string {
 		return r.resv.state.Target
 	}
 	return ""
+}
+
+// drainView answers, for drain moves, which rows a reservation may lock
+// for a pod: those it would fit empty where drain would make it fit now —
+// taken off in drainRound's order, the pods in its way that fit some
+// other unlocked row now, the others left — and the rows locked already.
+// It reads the cluster as it is when made, once for all it is asked: the
+// pods of each row, and which pod shapes fit somewhere.
+type drainView struct {
+	r       *churn
+	locked  map[int]bool
+	on      [][]int
+	movable map[queueKey]bool
+	free    []int64
+}
+
+func (r *churn) drainView() *drainView {
+	v := &drainView{r: r, locked: map[int]bool{}, movable: map[queueKey]bool{}}
+	if f := r.resv.filter.f; f != nil {
+		for _, row := range f.Rows() {
+			v.locked[row] = true
+		}
+	}
+	return v
+}
+
+// canMove reports whether pod q fits some unlocked row now.
+func (v *drainView) canMove(q Pod) bool {
+	key := shapeOf(q)
+	if ok, seen := v.movable[key]; seen {
+		return ok
+	}
+	ok := false
+	for row := range v.r.c.Table.Len() {
+		if !v.locked[row] && v.r.c.Fits(row, q) {
+			ok = true
+			break
+		}
+	}
+	v.movable[key] = ok
+	return ok
+}
+
+// usable reports whether the reservation may lock row for pod p.
+func (v *drainView) usable(p Pod, row int) bool {
+	r := v.r
+	if !r.c.FitsEmpty(row, p) {
+		return false
+	}
+	if v.locked[row] {
+		return true
+	}
+	if v.on == nil {
+		v.on = make([][]int, r.c.Table.Len())
+		for k := range r.pods {
+			if row := r.pods[k].row; row >= 0 {
+				v.on[row] = append(v.on[row], k)
+			}
+		}
+		for _, ks := range v.on {
+			r.drainOrder(ks)
+		}
+	}
+	alloc, used := r.c.Table.Allocatable(row), r.c.Table.Used(row)
+	cpu, mem, gpu := used[slotCPU], used[slotMemory], used[slotGPU]
+	v.free = append(v.free[:0], r.c.GPUs.Free(row)...)
+	fits := func() bool {
+		if cpu+p.MilliCPU > alloc[slotCPU] || mem+p.MemoryMiB<<20 > alloc[slotMemory] || gpu+p.TotalMilliGPU() > alloc[slotGPU] {
+			return false
+		}
+		n := 0
+		for _, f := range v.free {
+			if f >= p.GPUMilli {
+				n++
+			}
+		}
+		return n >= p.NumGPU
+	}
+	for _, k := range v.on[row] {
+		if fits() {
+			return true
+		}
+		q := &r.pods[k]
+		if !v.canMove(q.pod) {
+			continue
+		}
+		cpu -= q.pod.MilliCPU
+		mem -= q.pod.MemoryMiB << 20
+		gpu -= q.pod.TotalMilliGPU()
+		for _, h := range q.holds {
+			v.free[h] += q.pod.GPUMilli
+		}
+	}
+	return fits()
+}
+
+// servable keeps, of the waiting pods heads, the reservation's target and
+// those for which some row is usable.
+func (v *drainView) servable(heads []int) []int {
+	var kept []int
+	for _, k := range heads {
+		if targetName(k) == v.r.resv.state.Target {
+			kept = append(kept, k)
+			continue
+		}
+		for row := range v.r.c.Table.Len() {
+			if v.usable(v.r.pods[k].pod, row) {
+				kept = append(kept, k)
+				break
+			}
+		}
+	}
+	return kept
 }
