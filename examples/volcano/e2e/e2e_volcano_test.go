@@ -11,7 +11,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -163,30 +162,17 @@ func (c *cluster) runScheduler(t *testing.T, s scheduler, conf string) {
 	if err := os.WriteFile(filepath.Join(dir, "volcano-scheduler.conf"), []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	logs, err := os.Create(filepath.Join(dir, "vc-scheduler.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "--kubeconfig="+filepath.Join(dir, "kubeconfig"), "--scheduler-conf="+filepath.Join(dir, "volcano-scheduler.conf"),
-		"--leader-elect=false", "--schedule-period=100ms", "--enable-healthz=false", "--enable-metrics=false", "--listen-address=127.0.0.1:0", "-v=3")
-	if s.flags != nil {
-		cmd.Args = append(cmd.Args, s.flags(t)...)
-	}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	logs := filepath.Join(dir, "vc-scheduler.log")
+	// (Registered before run's own cleanup, so that it runs after the
+	// scheduler has stopped.)
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		logs.Close()
 		// A plugin the scheduler does not know is skipped, logged at
 		// every session.
-		if text, _ := os.ReadFile(logs.Name()); strings.Contains(string(text), "Failed to get plugin") {
+		if text, _ := os.ReadFile(logs); strings.Contains(string(text), "Failed to get plugin") {
 			t.Errorf("%s did not know a plugin of the configuration: %s", bin, text[strings.Index(string(text), "Failed to get plugin"):][:80])
 		}
 		if t.Failed() {
-			text, _ := os.ReadFile(logs.Name())
+			text, _ := os.ReadFile(logs)
 			var lines []string
 			for _, line := range strings.Split(string(text), "\n") {
 				if !strings.Contains(line, "scheduler.go:1") { // not the configuration, logged line by line
@@ -196,6 +182,12 @@ func (c *cluster) runScheduler(t *testing.T, s scheduler, conf string) {
 			t.Logf("vc-scheduler's last log lines:\n%s", strings.Join(lines[max(0, len(lines)-80):], "\n"))
 		}
 	})
+	args := []string{"--kubeconfig=" + filepath.Join(dir, "kubeconfig"), "--scheduler-conf=" + filepath.Join(dir, "volcano-scheduler.conf"),
+		"--leader-elect=false", "--schedule-period=100ms", "--enable-healthz=false", "--enable-metrics=false", "--listen-address=127.0.0.1:0", "-v=3"}
+	if s.flags != nil {
+		args = append(args, s.flags(t)...)
+	}
+	run(t, logs, bin, args...)
 }
 
 func quantities(pairs ...string) v1.ResourceList {
