@@ -352,13 +352,6 @@ func (r *churn) fragMultiPodRound(budget int) (int, error) {
 // keep the target out (drainRound).
 const Drain DefragMethod = "drain"
 
-// drainRound moves, within the budget, pods off the nodes locked for the
-// reservation's target while the target does not fit there: on each locked
-// node, the pods holding the most GPU first (then the most cpu), each that
-// fits on another node to where the policy puts it (the lock keeps it off
-// the locked ones), keeping what it had left of its lifetime; a pod that
-// fits nowhere else stays. Then the waiting pods are tried on the locked
-// nodes: the target first, as it has waited longest.
 // drainOrder sorts pods (indices into r.pods) in the order drain takes
 // them off a node: the most GPU first, then the most cpu, then the
 // earliest.
@@ -369,6 +362,13 @@ func (r *churn) drainOrder(pods []int) {
 	})
 }
 
+// drainRound moves, within the budget, pods off the nodes locked for the
+// reservation's target while the target does not fit there: on each locked
+// node, the pods holding the most GPU first (then the most cpu), each that
+// fits on another node to where the policy puts it (the lock keeps it off
+// the locked ones), keeping what it had left of its lifetime; a pod that
+// fits nowhere else stays. Then the waiting pods are tried on the locked
+// nodes: the target first, as it has waited longest.
 func (r *churn) drainRound(budget int) (int, error) {
 	if r.resv == nil || r.resv.filter.f == nil || r.resv.target < 0 {
 		return 0, nil

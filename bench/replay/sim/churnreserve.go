@@ -187,6 +187,8 @@ type drainView struct {
 	free    []int64
 }
 
+// drainView is the cluster as drain sees it now, for this round's
+// reservation.
 func (r *churn) drainView() *drainView {
 	v := &drainView{r: r, locked: map[int]bool{}, movable: map[queueKey]bool{}}
 	if f := r.resv.filter.f; f != nil {
