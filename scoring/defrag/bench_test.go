@@ -88,3 +88,18 @@ func BenchmarkMakeRoom(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBoundShareWaste is the bound on the shares an openb replay held
+// at load 1.0 after four days (ResfitFrag, drain moves): 1,938 shares of
+// 20 sizes, seven sizes waiting.
+func BenchmarkBoundShareWaste(b *testing.B) {
+	held := map[int64]int{50: 9, 110: 15, 140: 1, 160: 51, 220: 35, 230: 91, 270: 1, 290: 2, 320: 202, 330: 8,
+		350: 3, 370: 28, 440: 2, 460: 75, 470: 454, 480: 5, 550: 45, 590: 48, 650: 183, 810: 680}
+	waiting := []int64{460, 470, 480, 550, 590, 650, 810}
+	for b.Loop() {
+		waste, err := shareWaste(1000, held, waiting)
+		if err != nil || waste != 145870 {
+			b.Fatalf("waste %d, %v", waste, err)
+		}
+	}
+}

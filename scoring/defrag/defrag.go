@@ -2,9 +2,10 @@
 // fewest moves after which a pending task or gang fits (MakeRoom,
 // MakeRoomGang); a budget of moves spent on pending tasks, the most
 // devices per move first (Reclaim), with a bound on what any plan within
-// the budget could win (BoundReclaim); and the moves that most lower a
-// cost summed over the nodes, such as the GPU the workload cannot use
-// (GiveBack).
+// the budget could win (BoundReclaim); the moves that most lower a cost
+// summed over the nodes, such as the GPU the workload cannot use
+// (GiveBack); and a bound on what no plan can win back, the device amount
+// that shares leave unused on the devices they share (BoundShareWaste).
 //
 // A move takes a placed pod off its node and puts it where the pipeline
 // the scheduler runs would put it then: its best feasible node other than
