@@ -87,7 +87,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	moveK := fs.Int("k", 2, "with -churn and make-room moves: the most moves for one waiting pod")
 	perHour := fs.Float64("per-hour", 0.01, "with -churn: the most moves an hour, as a share of the running pods")
 	reserve := fs.Bool("reserve", false, "with -churn: every -every, lock nodes for the GPU pod that has waited longest, after Volcano's job reservation (scoring/reservation); no other pod goes to them until it starts")
-	floor := fs.Float64("floor", 0, "with -churn: every 10 minutes, bound what any plan of this share of the running pods in moves could leave idle (0: none)")
+	floor := fs.Float64("floor", 0, "with -churn: every 10 minutes, bound what any plan of this share of the running pods in moves could leave idle, and what the shares leave unused on the GPUs they share after any plan (0: none)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

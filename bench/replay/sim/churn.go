@@ -258,14 +258,22 @@ type ChurnResult struct {
 	Waits [numSizes]WaitStats
 	// Events counts arrivals and departures over the whole run.
 	Events int
-	// Floor is the least IdleWhileWaiting any plan could reach at the
-	// instants it was computed (ChurnSpec.Floor; 0 when not): at each, the
-	// idle GPU less what the waiting pods could take after a plan of that
-	// many moves, as defrag.BoundReclaim bounds it (GPUs alone, each
-	// waiting shape's pieces as often as they fit, at most the GPU the
-	// waiting pods ask for), counted while GPU pods wait, averaged over the
-	// instants of the window.
+	// Floor is the least IdleWhileWaiting any plan of ChurnSpec.Floor ×
+	// the running pods moves could reach at the instants it was computed
+	// (every FloorEvery; 0 when not): at each, the larger of two bounds,
+	// counted while GPU pods wait and averaged over the instants of the
+	// window. One is the idle GPU less what the waiting pods could take
+	// after a plan of that many moves, as defrag.BoundReclaim bounds it
+	// (GPUs alone, each waiting shape's pieces as often as they fit, at
+	// most the GPU the waiting pods ask for); the other, ShareFloor's.
 	Floor float64
+	// ShareFloor is the least IdleWhileWaiting any plan whatever could
+	// reach at the same instants, however many moves it made: the least
+	// GPU the running pods' shares can leave unused on the GPUs they
+	// share, the waiting pods' shares added where they help
+	// (defrag.BoundShareWaste: GPUs alone), counted while GPU pods wait,
+	// averaged over the instants of the window.
+	ShareFloor float64
 	// Hourly is the idle GPU in percent of capacity, averaged over each
 	// hour of the window in turn (the last hour may be cut short).
 	Hourly []float64
@@ -292,6 +300,7 @@ type churnPod struct {
 	started float64 // NaN while it waits to start
 	row     int
 	holds   []int // the GPUs it holds on row
+	shape   int   // its shape's number (churn.shapeIDs)
 	// ends is when it leaves, while it runs; gen counts its departures
 	// scheduled (one whose gen is older is no longer its); left is what
 	// an evicted pod that waits to run again has left of its lifetime
@@ -335,12 +344,15 @@ type churn struct {
 	spec    ChurnSpec
 	res     *ChurnResult
 
-	pods    []churnPod
-	ends    departures
-	shapes  map[queueKey]int // a waiting pod's shape → its queue
-	queues  [][]int          // per shape, the waiting pods in arrival order
-	waiting int              // pods waiting
-	gpuWait int              // of them asking for a GPU
+	pods   []churnPod
+	ends   departures
+	shapes map[queueKey]int // a waiting pod's shape → its queue
+	// shapeIDs numbers every shape that arrived, in arrival order
+	// (churnPod.shape).
+	shapeIDs map[queueKey]int
+	queues   [][]int // per shape, the waiting pods in arrival order
+	waiting  int     // pods waiting
+	gpuWait  int     // of them asking for a GPU
 	// waitMilli is the GPU the waiting pods ask for, in milli-GPU.
 	waitMilli int64
 
@@ -354,9 +366,13 @@ type churn struct {
 	running   int              // pods running
 	allowance defrag.Allowance // moves a round may make (ChurnMoves)
 	resv      *reserving       // the reservation (ChurnMoves.Reserve), or nil
-	// floorSum and floorCount sum the floors computed in the window.
-	floorSum   float64
-	floorCount int
+	// floorSum, shareFloorSum and floorCount sum the floors computed in
+	// the window.
+	floorSum, shareFloorSum float64
+	floorCount              int
+	// floorSeen, when not nil, is shown each floor as it is computed, with
+	// the idle GPU it bounds (milli-GPU), while GPU pods wait.
+	floorSeen func(idle, floor, share float64)
 	// starts counts the pods started, startedMilli their GPUs.
 	starts       int
 	startedMilli int64
@@ -431,7 +447,7 @@ func newChurn(policy Policy, in Input, spec ChurnSpec, seed uint64, opts Options
 	if err != nil {
 		return nil, err
 	}
-	r := &churn{c: c, pipe: pipe, placer: placer, device: device, measure: m, spec: spec, shapes: map[queueKey]int{}, resv: resv,
+	r := &churn{c: c, pipe: pipe, placer: placer, device: device, measure: m, spec: spec, shapes: map[queueKey]int{}, shapeIDs: map[queueKey]int{}, resv: resv,
 		res: &ChurnResult{Policy: policy.Name, Seed: seed, Load: spec.Load, Moves: spec.Moves.Name()}, nodeFrag: make([]float64, c.Table.Len())}
 	for i := range c.Table.Len() {
 		r.refreshFrag(i)
@@ -565,8 +581,7 @@ func (r *churn) hourly(from, to, idle float64) {
 // behind the waiting pods of its shape (which fit nowhere, so neither does
 // it).
 func (r *churn) arrive(a arrival) error {
-	k := len(r.pods)
-	r.pods = append(r.pods, churnPod{pod: a.pod, arrived: a.at, life: a.life, started: math.NaN(), row: -1, left: math.NaN()})
+	k := r.add(a)
 	if q, ok := r.shapes[shapeOf(a.pod)]; ok && len(r.queues[q]) > 0 {
 		r.wait(k)
 		return nil
@@ -582,6 +597,19 @@ func (r *churn) arrive(a arrival) error {
 		return nil
 	}
 	return r.start(k, row, a.at) // a pod alive at time 0 started when it arrived
+}
+
+// add makes the arrival a pod of the replay, neither waiting nor running
+// yet, and returns its index.
+func (r *churn) add(a arrival) int {
+	key := shapeOf(a.pod)
+	id, ok := r.shapeIDs[key]
+	if !ok {
+		id = len(r.shapeIDs)
+		r.shapeIDs[key] = id
+	}
+	r.pods = append(r.pods, churnPod{pod: a.pod, arrived: a.at, life: a.life, started: math.NaN(), row: -1, left: math.NaN(), shape: id})
+	return len(r.pods) - 1
 }
 
 // wait puts pod k at the back of its shape's queue.
@@ -735,6 +763,7 @@ func (r *churn) finish() {
 	r.res.WaitingShare = 100 * r.waitingTime / w
 	if r.floorCount > 0 {
 		r.res.Floor = 100 * r.floorSum / float64(r.floorCount) / capacity
+		r.res.ShareFloor = 100 * r.shareFloorSum / float64(r.floorCount) / capacity
 	}
 	for h := range r.res.Hourly {
 		span := min(3600, w-float64(h)*3600)

@@ -206,9 +206,8 @@ func TestChurnDrainLocksWhatItCanDrain(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for k, x := range running {
-			r.pods = append(r.pods, churnPod{pod: x.pod, started: math.NaN(), row: -1, left: math.NaN()})
-			if err := r.start(k, x.row, 0); err != nil {
+		for _, x := range running {
+			if err := r.start(r.add(arrival{pod: x.pod}), x.row, 0); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -224,8 +223,7 @@ func TestChurnDrainLocksWhatItCanDrain(t *testing.T) {
 		}
 		huge := Pod{Name: "H", MilliCPU: 90000, MemoryMiB: 1024, NumGPU: 2, GPUMilli: 1000}
 		for i, p := range []Pod{huge, big} {
-			r.pods = append(r.pods, churnPod{pod: p, arrived: float64(i), started: math.NaN(), row: -1, left: math.NaN()})
-			r.wait(len(r.pods) - 1)
+			r.wait(r.add(arrival{pod: p, at: float64(i)}))
 		}
 		r.now = 3600
 		if err := r.reserve(); err != nil {
@@ -318,7 +316,8 @@ func churnInput(t testing.TB) Input {
 // memory, GPU, each GPU's share), no pod is on a node and waiting, each
 // running pod leaves one lifetime after it started (a moved pod keeps
 // what it had left), and the waiting pods fit nowhere (with a reservation,
-// as its filter lets them).
+// as its filter lets them); every floor computed lies between 0 and the
+// idle GPU it bounds.
 func TestChurnKeepsTheBooks(t *testing.T) {
 	skipUnderRace(t) // one goroutine, a minute under race
 	t.Parallel()
@@ -328,6 +327,7 @@ func TestChurnKeepsTheBooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	policies := []string{"BestFit", "FGD", "ResfitFrag", "Random"}
+	sharesBound := 0 // floors at which the shares' waste was above 0
 	rapid.Check(t, func(t *rapid.T) {
 		name := rapid.SampledFrom(policies).Draw(t, "policy")
 		load := rapid.Float64Range(0.3, 2).Draw(t, "load")
@@ -342,9 +342,20 @@ func TestChurnKeepsTheBooks(t *testing.T) {
 			spec.Moves.Reserve = true
 			spec.Moves.Every = cmp.Or(spec.Moves.Every, rapid.Float64Range(300, 3600).Draw(t, "every"))
 		}
+		if rapid.Bool().Draw(t, "floors") {
+			spec.Floor = rapid.Float64Range(0, 0.1).Draw(t, "floor's moves")
+		}
 		r, err := newChurn(policy(t, name), in, spec, seed, Options{})
 		if err != nil {
 			t.Fatal(err)
+		}
+		r.floorSeen = func(idle, floor, share float64) {
+			if !(share >= 0 && share <= floor && floor <= idle) {
+				t.Fatalf("at %.0f s: %.0f milli-GPU idle, floors %.0f (moves) and %.0f (shares)", r.now, idle, floor, share)
+			}
+			if share > 0 {
+				sharesBound++
+			}
 		}
 		initial, next := poisson(l, load, r.c.CapacityMilliGPU, seed)
 		if err := r.run(initial, next); err != nil {
@@ -352,6 +363,9 @@ func TestChurnKeepsTheBooks(t *testing.T) {
 		}
 		checkBooks(t, r)
 	})
+	if sharesBound == 0 {
+		t.Error("no floor found the shares' waste above 0")
+	}
 }
 
 // checkBooks holds a replay's state to its pods.

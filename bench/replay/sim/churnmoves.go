@@ -410,9 +410,11 @@ func (r *churn) drainRound(budget int) (int, error) {
 	return moved, r.retryRows(left)
 }
 
-// floor computes the floor now (ChurnSpec.Floor): the idle GPU less what
-// the waiting pods could take after a plan of Floor × the running pods
-// moves, at most all they ask for, while GPU pods wait (0 while none do).
+// floor computes the floors now (ChurnSpec.Floor), while GPU pods wait (0
+// while none do): the least GPU the shares can leave unused on the GPUs
+// they share, after any plan; and, for plans of Floor × the running pods
+// moves, the larger of that and the idle GPU less what the waiting pods
+// could take after such a plan (at most all they ask for).
 func (r *churn) floor() error {
 	if r.now < r.spec.WarmUp {
 		return nil
@@ -436,6 +438,16 @@ func (r *churn) floor() error {
 		return fmt.Errorf("floor at %.0f s: %w", r.now, err)
 	}
 	moves := int(r.spec.Floor * float64(r.running))
-	r.floorSum += max(0, float64(r.c.CapacityMilliGPU-r.allocated)-float64(min(limit.Within(moves), asked)))
+	idle := float64(r.c.CapacityMilliGPU - r.allocated)
+	waste, err := defrag.BoundShareWaste(dc, tasks)
+	if err != nil {
+		return fmt.Errorf("share floor at %.0f s: %w", r.now, err)
+	}
+	floor := max(0, idle-float64(min(limit.Within(moves), asked)), float64(waste))
+	r.floorSum += floor
+	r.shareFloorSum += float64(waste)
+	if r.floorSeen != nil {
+		r.floorSeen(idle, floor, float64(waste))
+	}
 	return nil
 }

@@ -84,8 +84,8 @@ type ChurnSummary struct {
 	Load          float64
 	Seeds         int
 	// The time averages (ChurnResult), with their intervals, and the
-	// floor (ChurnResult.Floor).
-	IdleWhileWaiting, Idle, Fragmented, WaitingShare, Floor Interval
+	// floors (ChurnResult.Floor, ShareFloor).
+	IdleWhileWaiting, Idle, Fragmented, WaitingShare, Floor, ShareFloor Interval
 	// Per size class: the mean over the seeds of the mean and 95th
 	// percentile wait (hours), and of the share of the pods that arrived
 	// that never started (percent).
@@ -127,6 +127,7 @@ func SummarizeChurn(results []*ChurnResult) []ChurnSummary {
 		s.Fragmented = of(func(r *ChurnResult) float64 { return r.Fragmented })
 		s.WaitingShare = of(func(r *ChurnResult) float64 { return r.WaitingShare })
 		s.Floor = of(func(r *ChurnResult) float64 { return r.Floor })
+		s.ShareFloor = of(func(r *ChurnResult) float64 { return r.ShareFloor })
 		s.Arrivals = of(func(r *ChurnResult) float64 { return float64(r.Arrivals) }).Mean
 		s.MovedPods = of(func(r *ChurnResult) float64 { return float64(r.Moved.Moves) }).Mean
 		s.MovedPlaced = of(func(r *ChurnResult) float64 { return float64(r.Moved.Placed) }).Mean
@@ -156,14 +157,14 @@ func ChurnTable(sums []ChurnSummary) string {
 	floor := len(sums) > 0 && sums[0].Floor.Mean > 0
 	b.WriteString("| policy | moves | load | idle GPU % while GPU pods wait | idle GPU % | fragmented GPU % | time GPU pods wait % | arrivals | pods moved | waiting pods placed by moves (GPUs) |")
 	if floor {
-		b.WriteString(" floor % |")
+		b.WriteString(" floor % | share floor % |")
 	}
-	b.WriteString("\n|---|---|---|---|---|---|---|---|---|---|" + map[bool]string{true: "---|"}[floor] + "\n")
+	b.WriteString("\n|---|---|---|---|---|---|---|---|---|---|" + map[bool]string{true: "---|---|"}[floor] + "\n")
 	for _, s := range sums {
 		fmt.Fprintf(&b, "| %s | %s | %.1f | **%s** | %s | %s | %.1f | %.0f | %.0f | %.0f (%.0f) |", s.Policy, s.Moves, s.Load, s.IdleWhileWaiting, s.Idle, s.Fragmented,
 			s.WaitingShare.Mean, s.Arrivals, s.MovedPods, s.MovedPlaced, s.MovedGPU)
 		if floor {
-			fmt.Fprintf(&b, " %s |", s.Floor)
+			fmt.Fprintf(&b, " %s | %s |", s.Floor, s.ShareFloor)
 		}
 		b.WriteString("\n")
 	}
@@ -189,7 +190,7 @@ func WriteChurnFiles(dir string, results []*ChurnResult, sums []ChurnSummary) er
 		return err
 	}
 	f := func(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
-	header := []string{"policy", "moves", "load", "seed", "arrivals", "alive_at_0", "idle_while_waiting_pct", "idle_pct", "fragmented_pct", "waiting_share_pct", "floor_pct"}
+	header := []string{"policy", "moves", "load", "seed", "arrivals", "alive_at_0", "idle_while_waiting_pct", "idle_pct", "fragmented_pct", "waiting_share_pct", "floor_pct", "share_floor_pct"}
 	for _, z := range waitSizes {
 		n := strings.ReplaceAll(SizeNames[z], " ", "_")
 		header = append(header, n+"_arrived", n+"_never", n+"_wait_mean_h", n+"_wait_p95_h")
@@ -198,7 +199,7 @@ func WriteChurnFiles(dir string, results []*ChurnResult, sums []ChurnSummary) er
 	rows := [][]string{header}
 	for _, r := range results {
 		row := []string{r.Policy, r.Moves, f(r.Load), strconv.FormatUint(r.Seed, 10), strconv.Itoa(r.Arrivals), strconv.Itoa(r.Alive),
-			f(r.IdleWhileWaiting), f(r.Idle), f(r.Fragmented), f(r.WaitingShare), f(r.Floor)}
+			f(r.IdleWhileWaiting), f(r.Idle), f(r.Fragmented), f(r.WaitingShare), f(r.Floor), f(r.ShareFloor)}
 		for _, z := range waitSizes {
 			w := r.Waits[z]
 			row = append(row, strconv.Itoa(w.Arrived), strconv.Itoa(w.Never), f(w.Mean/3600), f(w.P95/3600))

@@ -183,14 +183,14 @@ type drainView struct {
 	r       *churn
 	locked  map[int]bool
 	on      [][]int
-	movable map[queueKey]bool
+	movable []int8 // per shape (churnPod.shape): 0 not known yet, 1 fits some unlocked row, -1 not
 	free    []int64
 }
 
 // drainView is the cluster as drain sees it now, for this round's
 // reservation.
 func (r *churn) drainView() *drainView {
-	v := &drainView{r: r, locked: map[int]bool{}, movable: map[queueKey]bool{}}
+	v := &drainView{r: r, locked: map[int]bool{}, movable: make([]int8, len(r.shapeIDs))}
 	if f := r.resv.filter.f; f != nil {
 		for _, row := range f.Rows() {
 			v.locked[row] = true
@@ -200,20 +200,18 @@ func (r *churn) drainView() *drainView {
 }
 
 // canMove reports whether pod q fits some unlocked row now.
-func (v *drainView) canMove(q Pod) bool {
-	key := shapeOf(q)
-	if ok, seen := v.movable[key]; seen {
-		return ok
+func (v *drainView) canMove(q *churnPod) bool {
+	if known := v.movable[q.shape]; known != 0 {
+		return known > 0
 	}
-	ok := false
+	v.movable[q.shape] = -1
 	for row := range v.r.c.Table.Len() {
-		if !v.locked[row] && v.r.c.Fits(row, q) {
-			ok = true
+		if !v.locked[row] && v.r.c.Fits(row, q.pod) {
+			v.movable[q.shape] = 1
 			break
 		}
 	}
-	v.movable[key] = ok
-	return ok
+	return v.movable[q.shape] > 0
 }
 
 // usable reports whether the reservation may lock row for pod p.
@@ -256,7 +254,7 @@ func (v *drainView) usable(p Pod, row int) bool {
 			return true
 		}
 		q := &r.pods[k]
-		if !v.canMove(q.pod) {
+		if !v.canMove(q) {
 			continue
 		}
 		cpu -= q.pod.MilliCPU
