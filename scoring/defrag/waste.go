@@ -30,7 +30,8 @@ import (
 // Σ r(s)·(v(s) − s) over the sizes held, r(s) of each. The dual is solved
 // by adding, one at a time, the set of shares (a knapsack over the device,
 // by dynamic programming) the values so far overprice; the values are then
-// scaled back toward the sizes until no set is overpriced in exact terms,
+// scaled back toward their least (0, or a pending share's size) until no
+// set is overpriced in exact terms,
 // so the bound holds whatever the floating point did: the values are
 // rounded down to multiples of 2⁻²⁰ of a grid step and checked, and the
 // bound summed, in integers. It is rounded up to the grid (a waste is a
