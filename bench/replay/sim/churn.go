@@ -344,13 +344,14 @@ type churn struct {
 	spec    ChurnSpec
 	res     *ChurnResult
 
-	pods   []churnPod
-	ends   departures
-	shapes map[queueKey]int // a waiting pod's shape → its queue
+	pods []churnPod
+	ends departures
 	// shapeIDs numbers every shape that arrived, in arrival order
-	// (churnPod.shape).
+	// (churnPod.shape); queueOf is each shape's queue, -1 until a pod of
+	// it first waits.
 	shapeIDs map[queueKey]int
-	queues   [][]int // per shape, the waiting pods in arrival order
+	queueOf  []int
+	queues   [][]int // per shape that waited, its waiting pods in arrival order
 	waiting  int     // pods waiting
 	gpuWait  int     // of them asking for a GPU
 	// waitMilli is the GPU the waiting pods ask for, in milli-GPU.
@@ -447,7 +448,7 @@ func newChurn(policy Policy, in Input, spec ChurnSpec, seed uint64, opts Options
 	if err != nil {
 		return nil, err
 	}
-	r := &churn{c: c, pipe: pipe, placer: placer, device: device, measure: m, spec: spec, shapes: map[queueKey]int{}, shapeIDs: map[queueKey]int{}, resv: resv,
+	r := &churn{c: c, pipe: pipe, placer: placer, device: device, measure: m, spec: spec, shapeIDs: map[queueKey]int{}, resv: resv,
 		res: &ChurnResult{Policy: policy.Name, Seed: seed, Load: spec.Load, Moves: spec.Moves.Name()}, nodeFrag: make([]float64, c.Table.Len())}
 	for i := range c.Table.Len() {
 		r.refreshFrag(i)
@@ -582,7 +583,7 @@ func (r *churn) hourly(from, to, idle float64) {
 // it).
 func (r *churn) arrive(a arrival) error {
 	k := r.add(a)
-	if q, ok := r.shapes[shapeOf(a.pod)]; ok && len(r.queues[q]) > 0 {
+	if q := r.queueOf[r.pods[k].shape]; q >= 0 && len(r.queues[q]) > 0 {
 		r.wait(k)
 		return nil
 	}
@@ -607,6 +608,7 @@ func (r *churn) add(a arrival) int {
 	if !ok {
 		id = len(r.shapeIDs)
 		r.shapeIDs[key] = id
+		r.queueOf = append(r.queueOf, -1)
 	}
 	r.pods = append(r.pods, churnPod{pod: a.pod, arrived: a.at, life: a.life, started: math.NaN(), row: -1, left: math.NaN(), shape: id})
 	return len(r.pods) - 1
@@ -614,11 +616,11 @@ func (r *churn) add(a arrival) int {
 
 // wait puts pod k at the back of its shape's queue.
 func (r *churn) wait(k int) {
-	key := shapeOf(r.pods[k].pod)
-	q, ok := r.shapes[key]
-	if !ok {
+	id := r.pods[k].shape
+	q := r.queueOf[id]
+	if q < 0 {
 		q = len(r.queues)
-		r.shapes[key] = q
+		r.queueOf[id] = q
 		r.queues = append(r.queues, nil)
 	}
 	r.queues[q] = append(r.queues[q], k)

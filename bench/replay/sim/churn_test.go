@@ -316,8 +316,8 @@ func churnInput(t testing.TB) Input {
 // memory, GPU, each GPU's share), no pod is on a node and waiting, each
 // running pod leaves one lifetime after it started (a moved pod keeps
 // what it had left), and the waiting pods fit nowhere (with a reservation,
-// as its filter lets them); every floor computed lies between 0 and the
-// idle GPU it bounds.
+// as its filter lets them); at every floor computed, the shares' waste is
+// at least 0 and at most the moves' floor, and that at most the idle GPU.
 func TestChurnKeepsTheBooks(t *testing.T) {
 	skipUnderRace(t) // one goroutine, a minute under race
 	t.Parallel()

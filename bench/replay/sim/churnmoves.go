@@ -257,7 +257,7 @@ func (r *churn) startPlaced(heads []int, p defrag.RoundPlaced) {
 
 // dequeue takes waiting pod k, the first of its shape's queue, out of it.
 func (r *churn) dequeue(k int) {
-	q := r.shapes[shapeOf(r.pods[k].pod)]
+	q := r.queueOf[r.pods[k].shape]
 	if len(r.queues[q]) == 0 || r.queues[q][0] != k {
 		panic(fmt.Sprintf("churn: pod %d is not the first of its queue", k)) // a programming error
 	}
