@@ -53,8 +53,8 @@ func BoundShareWaste(c *Cluster, pending []*scoring.Task) (int64, error) {
 		if r.Count == 0 {
 			continue
 		}
-		if r.Each <= 0 || r.Each > per {
-			return 0, fmt.Errorf("defrag: pod %d (%s) holds %d of a device of %d", i, p.Task.Name, r.Each, per)
+		if r.Count < 0 || r.Each <= 0 || r.Each > per {
+			return 0, fmt.Errorf("defrag: pod %d (%s) holds %d devices of %d each, of a device of %d", i, p.Task.Name, r.Count, r.Each, per)
 		}
 		if r.Each < per {
 			held[r.Each] += r.Count
@@ -69,8 +69,8 @@ func BoundShareWaste(c *Cluster, pending []*scoring.Task) (int64, error) {
 		if r.Count == 0 {
 			continue
 		}
-		if r.Each <= 0 || r.Each > per {
-			return 0, fmt.Errorf("defrag: pending task %s asks for %d of a device of %d", t.Name, r.Each, per)
+		if r.Count < 0 || r.Each <= 0 || r.Each > per {
+			return 0, fmt.Errorf("defrag: pending task %s asks for %d devices of %d each, of a device of %d", t.Name, r.Count, r.Each, per)
 		}
 		if r.Each < per {
 			optional = append(optional, r.Each)
@@ -339,7 +339,9 @@ func (w *wastePacking) certify(extra []float64) int64 {
 		for i := range w.size {
 			vals[i] = int64(w.low[i]) * scale
 			if i < len(extra) {
-				vals[i] += int64(math.Floor(t * extra[i] * scale))
+				// A value above the device's is never feasible (the share
+				// alone fits): clamped, the integers cannot overflow.
+				vals[i] += int64(math.Floor(t * min(max(extra[i], 0), float64(w.capacity)) * scale))
 			}
 		}
 		return vals

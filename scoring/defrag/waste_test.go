@@ -82,6 +82,14 @@ func TestBoundShareWasteReadsTheCluster(t *testing.T) {
 			return err
 		}(),
 		"grid too fine": func() error { _, err := shareWaste(1<<20, map[int64]int{1: 1}, nil); return err }(),
+		"pod of a negative count": func() error {
+			_, err := BoundShareWaste(&Cluster{Table: table, Devices: devices, Pods: []Pod{{Task: share("minus", -1, 500)}}}, nil)
+			return err
+		}(),
+		"pending of a negative count": func() error {
+			_, err := BoundShareWaste(c, []*scoring.Task{share("minus", -2, 500)})
+			return err
+		}(),
 	} {
 		if err == nil || !strings.HasPrefix(err.Error(), "defrag: ") {
 			t.Errorf("%s: %v, want an error", name, err)
@@ -246,4 +254,40 @@ func arcFlowWaste(t *rapid.T, held map[int64]int, optional []int64, step, capaci
 		t.Fatalf("arc flow: %v", err)
 	}
 	return f * float64(step)
+}
+
+// Whatever the amounts, the bound is an error that says what is wrong, or
+// a waste between 0 and what the shares leave with a device each.
+func TestBoundShareWasteOnAnyAmounts(t *testing.T) {
+	bounded := 0
+	rapid.Check(t, func(t *rapid.T) {
+		per := rapid.OneOf(rapid.Int64Range(1, MaxWasteGrid), rapid.Int64Range(1, 1<<40)).Draw(t, "per")
+		amount := rapid.Custom(func(t *rapid.T) int64 {
+			return rapid.OneOf(rapid.Int64Range(1, per), rapid.Int64Range(1, min(per, 64))).Draw(t, "amount")
+		})
+		held := map[int64]int{}
+		for _, s := range rapid.SliceOfN(amount, 0, 6).Draw(t, "held") {
+			held[s] += rapid.IntRange(1, 1<<22).Draw(t, "count")
+		}
+		alone := 0.0
+		for s, n := range held {
+			alone += float64(n) * float64(per-s)
+		}
+		optional := rapid.SliceOfN(amount, 0, 3).Draw(t, "optional")
+		got, err := shareWaste(per, held, optional)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "defrag: ") {
+				t.Fatalf("error %q", err)
+			}
+			return
+		}
+		if got < 0 || float64(got) > alone {
+			t.Fatalf("waste %d of shares that leave %v alone", got, alone)
+		}
+		bounded++
+	})
+	if bounded == 0 {
+		t.Error("every case was refused")
+	}
+	t.Logf("%d cases bounded", bounded)
 }
