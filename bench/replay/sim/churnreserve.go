@@ -181,7 +181,7 @@ func (r *churn) jobOf(k int) string {
 // pods of each row, and which pod shapes fit somewhere.
 type drainView struct {
 	r       *churn
-	locked  map[int]bool
+	locked  []bool // per row
 	on      [][]int
 	movable []int8 // per shape (churnPod.shape): 0 not known yet, 1 fits some unlocked row, -1 not
 	free    []int64
@@ -190,7 +190,7 @@ type drainView struct {
 // drainView is the cluster as drain sees it now, for this round's
 // reservation.
 func (r *churn) drainView() *drainView {
-	v := &drainView{r: r, locked: map[int]bool{}, movable: make([]int8, len(r.shapeIDs))}
+	v := &drainView{r: r, locked: make([]bool, r.c.Table.Len()), movable: make([]int8, len(r.shapeIDs))}
 	if f := r.resv.filter.f; f != nil {
 		for _, row := range f.Rows() {
 			v.locked[row] = true
@@ -238,7 +238,7 @@ func (v *drainView) usable(p Pod, row int) bool {
 	cpu, mem, gpu := used[slotCPU], used[slotMemory], used[slotGPU]
 	v.free = append(v.free[:0], r.c.GPUs.Free(row)...)
 	fits := func() bool {
-		if cpu+p.MilliCPU > alloc[slotCPU] || mem+p.MemoryMiB<<20 > alloc[slotMemory] || gpu+p.TotalMilliGPU() > alloc[slotGPU] {
+		if !fitsAmounts(alloc, cpu, mem, gpu, p) {
 			return false
 		}
 		n := 0
@@ -272,7 +272,7 @@ func (v *drainView) usable(p Pod, row int) bool {
 func (v *drainView) servable(heads []int) []int {
 	var kept []int
 	for _, k := range heads {
-		if targetName(k) == v.r.resv.state.Target {
+		if v.r.jobOf(k) != "" { // the target
 			kept = append(kept, k)
 			continue
 		}

@@ -187,10 +187,15 @@ func (c *Cluster) Restore(i int, p Pod, holds []int) error {
 // and DeviceShare check them: cpu, memory and GPU left, its GPUs one by
 // one, and its GPU models.
 func (c *Cluster) Fits(i int, p Pod) bool {
-	alloc, used := c.Table.Allocatable(i), c.Table.Used(i)
-	return used[slotCPU]+p.MilliCPU <= alloc[slotCPU] && used[slotMemory]+p.MemoryMiB<<20 <= alloc[slotMemory] &&
-		used[slotGPU]+p.TotalMilliGPU() <= alloc[slotGPU] &&
+	used := c.Table.Used(i)
+	return fitsAmounts(c.Table.Allocatable(i), used[slotCPU], used[slotMemory], used[slotGPU], p) &&
 		c.GPUs.Fits(i, resource.DeviceRequest{Count: p.NumGPU, Each: p.GPUMilli}) && (p.NumGPU == 0 || p.GPUSpec.Accepts(c.GPUs.Model(i)))
+}
+
+// fitsAmounts reports whether pod p's cpu, memory and GPU fit within alloc
+// with cpu, mem and gpu used.
+func fitsAmounts(alloc resource.Vector, cpu, mem, gpu int64, p Pod) bool {
+	return cpu+p.MilliCPU <= alloc[slotCPU] && mem+p.MemoryMiB<<20 <= alloc[slotMemory] && gpu+p.TotalMilliGPU() <= alloc[slotGPU]
 }
 
 // FitsEmpty reports whether pod p would fit row i with nothing on it: its
