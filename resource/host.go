@@ -105,15 +105,19 @@ type Requests struct {
 // A resource the schema lacks, or an amount or sum beyond MaxAmount, is an
 // error.
 func RequestsOf(schema *Schema, pod Pod) (Requests, error) {
+	// One allocation: the three vectors, then the sums' scratch.
+	n := schema.Len()
+	buf := make(Vector, 6*n)
+	scratch := buf[3*n:]
 	var r Requests
 	var err error
-	if r.Plain, err = PodRequests(schema, pod, false); err != nil {
+	if r.Plain, err = podRequests(schema, pod, false, buf[:n:n], scratch); err != nil {
 		return Requests{}, err
 	}
-	if r.NonZero, err = PodRequests(schema, pod, true); err != nil {
+	if r.NonZero, err = podRequests(schema, pod, true, buf[n:2*n:2*n], scratch); err != nil {
 		return Requests{}, err
 	}
-	if r.Koordinator, err = KoordinatorPodRequests(schema, pod); err != nil {
+	if r.Koordinator, err = koordinatorPodRequests(schema, pod, buf[2*n:3*n:3*n], scratch); err != nil {
 		return Requests{}, err
 	}
 	return r, nil

@@ -48,12 +48,22 @@ type Pod struct {
 // Koordinator's NodeResourcesFitPlus sums the same containers by another
 // rule: see KoordinatorPodRequests.
 func PodRequests(schema *Schema, pod Pod, nonZero bool) (Vector, error) {
-	s, err := sumContainers(schema, pod, nonZero)
-	if err != nil {
+	n := schema.Len()
+	buf := make(Vector, 4*n)
+	return podRequests(schema, pod, nonZero, buf[:n:n], buf[n:])
+}
+
+// podRequests is PodRequests into result (zeroed, the schema's length),
+// with scratch of three times that length.
+func podRequests(schema *Schema, pod Pod, nonZero bool, result, scratch Vector) (Vector, error) {
+	n := schema.Len()
+	s := requestSum{schema: schema, nonZero: nonZero, result: result, step: scratch[:n:n]}
+	if err := s.containers(pod); err != nil {
 		return nil, err
 	}
-	initMax := make(Vector, schema.Len())
-	sidecars := make(Vector, schema.Len())
+	initMax, sidecars := scratch[n:2*n:2*n], scratch[2*n:3*n:3*n]
+	clear(initMax)
+	clear(sidecars)
 	for i, c := range pod.InitContainers {
 		where, err := s.initContainer(i, c)
 		if err != nil {
@@ -83,7 +93,7 @@ func PodRequests(schema *Schema, pod Pod, nonZero bool) (Vector, error) {
 		if !ok {
 			continue
 		}
-		if err := checkAmount("pod-level requests", name, amount); err != nil {
+		if err := checkAmount(place{"pod-level requests", -1}, name, amount); err != nil {
 			return nil, err
 		}
 		s.result[i] = amount
@@ -118,8 +128,16 @@ func PodRequests(schema *Schema, pod Pod, nonZero bool) (Vector, error) {
 // request (PodRequests with nonZero false); these are the amounts it then
 // scores.
 func KoordinatorPodRequests(schema *Schema, pod Pod) (Vector, error) {
-	s, err := sumContainers(schema, pod, true)
-	if err != nil {
+	n := schema.Len()
+	buf := make(Vector, 2*n)
+	return koordinatorPodRequests(schema, pod, buf[:n:n], buf[n:])
+}
+
+// koordinatorPodRequests is KoordinatorPodRequests into result (zeroed,
+// the schema's length), with scratch of that length.
+func koordinatorPodRequests(schema *Schema, pod Pod, result, scratch Vector) (Vector, error) {
+	s := requestSum{schema: schema, nonZero: true, result: result, step: scratch[:schema.Len()]}
+	if err := s.containers(pod); err != nil {
 		return nil, err
 	}
 	for i, c := range pod.InitContainers {
@@ -149,28 +167,27 @@ type requestSum struct {
 	result, step Vector
 }
 
-// sumContainers starts a sum with the pod's main containers in result.
-func sumContainers(schema *Schema, pod Pod, nonZero bool) (*requestSum, error) {
-	s := &requestSum{schema: schema, nonZero: nonZero, result: make(Vector, schema.Len()), step: make(Vector, schema.Len())}
+// containers starts a sum with the pod's main containers in result.
+func (s *requestSum) containers(pod Pod) error {
 	for i, c := range pod.Containers {
-		if err := s.add(s.result, c, fmt.Sprintf("containers[%d]", i)); err != nil {
-			return nil, err
+		if err := s.add(s.result, c, place{"containers", i}); err != nil {
+			return err
 		}
 	}
-	return s, nil
+	return nil
 }
 
 // initContainer sets step to init container i's request and returns where
 // it is, for messages.
-func (s *requestSum) initContainer(i int, c Container) (string, error) {
-	where := fmt.Sprintf("initContainers[%d]", i)
+func (s *requestSum) initContainer(i int, c Container) (place, error) {
+	where := place{"initContainers", i}
 	clear(s.step)
 	return where, s.add(s.step, c, where)
 }
 
 // add adds one container's requests (with the non-zero defaults, when
 // asked) into dst.
-func (s *requestSum) add(dst Vector, c Container, where string) error {
+func (s *requestSum) add(dst Vector, c Container, where place) error {
 	for name, amount := range c.Requests {
 		i, ok := s.schema.Slot(name)
 		if !ok {
@@ -203,7 +220,7 @@ func (s *requestSum) add(dst Vector, c Container, where string) error {
 }
 
 // sum adds v into dst slot by slot.
-func (s *requestSum) sum(dst, v Vector, where string) error {
+func (s *requestSum) sum(dst, v Vector, where place) error {
 	for i, amount := range v {
 		if err := s.addAt(dst, i, amount, where); err != nil {
 			return err
@@ -214,7 +231,7 @@ func (s *requestSum) sum(dst, v Vector, where string) error {
 
 // addAt adds amount (in [0, MaxAmount]) to dst[i] (also in range), which
 // cannot overflow int64, and reports a sum above MaxAmount.
-func (s *requestSum) addAt(dst Vector, i int, amount int64, where string) error {
+func (s *requestSum) addAt(dst Vector, i int, amount int64, where place) error {
 	dst[i] += amount
 	if dst[i] > MaxAmount {
 		return fmt.Errorf("%s: the pod's %s request sums to more than the largest amount, 2^53", where, s.schema.Name(i))
@@ -228,21 +245,38 @@ func (s *requestSum) overhead(overhead map[string]int64) error {
 		if !ok {
 			return fmt.Errorf("overhead: resource %q is not in the schema", name)
 		}
-		if err := checkAmount("overhead", name, amount); err != nil {
+		if err := checkAmount(overheadPlace, name, amount); err != nil {
 			return err
 		}
-		if err := s.addAt(s.result, i, amount, "overhead"); err != nil {
+		if err := s.addAt(s.result, i, amount, overheadPlace); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func checkAmount(where, name string, amount int64) error {
+func checkAmount(where place, name string, amount int64) error {
 	if amount < 0 || amount > MaxAmount {
 		return fmt.Errorf("%s: %s amount %d is outside [0, 2^53]", where, name, amount)
 	}
 	return nil
+}
+
+// place is where in a pod an amount is, for messages: a list and, when
+// it is a container's, the container's index (else -1). It is written
+// out only for an error.
+type place struct {
+	list  string
+	index int
+}
+
+var overheadPlace = place{"overhead", -1}
+
+func (p place) String() string {
+	if p.index < 0 {
+		return p.list
+	}
+	return fmt.Sprintf("%s[%d]", p.list, p.index)
 }
 
 func maxInto(dst, v Vector) {

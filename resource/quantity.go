@@ -205,6 +205,19 @@ func (q Quantity) ScaledValue(scale int) (v int64, ok bool) {
 	if -e >= n+19 {
 		return q.signed(1), true
 	}
+	// Most quantities have a few digits: int64 arithmetic is exact for
+	// them (scaleDecimal), the big integers below for the rest.
+	if m, ok := smallMantissa(q.mantissa); ok && q.exp2 < 64 && m <= math.MaxInt64>>q.exp2 {
+		if v, ok := scaleDecimal(m<<q.exp2, e); ok {
+			return q.signed(v), true
+		}
+	}
+	return q.scaledValueBig(e)
+}
+
+// scaledValueBig is ScaledValue by big integers, for value = mantissa ×
+// 2^exp2 × 10^e, rounded away from zero.
+func (q Quantity) scaledValueBig(e int) (v int64, ok bool) {
 	num, _ := new(big.Int).SetString(q.mantissa, 10)
 	num.Lsh(num, uint(q.exp2))
 	if e >= 0 {
@@ -233,6 +246,71 @@ func (q Quantity) signed(v int64) int64 {
 		return -v
 	}
 	return v
+}
+
+// smallMantissa reads at most 18 decimal digits as an int64 (below 10^18);
+// ok is false for more digits, or a byte that is not a digit.
+func smallMantissa[T string | []byte](digits T) (int64, bool) {
+	if len(digits) == 0 || len(digits) > 18 {
+		return 0, false
+	}
+	var m int64
+	for i := range len(digits) {
+		c := digits[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		m = m*10 + int64(c-'0')
+	}
+	return m, true
+}
+
+// powers10 are 10^0 to 10^18, every power of ten an int64 holds.
+var powers10 = func() (p [19]int64) {
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 10
+	}
+	return p
+}()
+
+// scaleDecimal is ⌈m × 10^e⌉ for m ≥ 0, exactly; ok is false when it does
+// not fit in an int64.
+func scaleDecimal(m int64, e int) (int64, bool) {
+	switch {
+	case e >= 0:
+		for ; e > 0; e-- {
+			if m > math.MaxInt64/10 {
+				return 0, false
+			}
+			m *= 10
+		}
+		return m, true
+	case e < -18: // m < 2^63 < 10^19 ≤ 10^-e: below one unit
+		return min(m, 1), true
+	}
+	p := powers10[-e]
+	v := m / p
+	if m%p != 0 {
+		v++
+	}
+	return v, true
+}
+
+// DecimalAmount is the amount digits × 10^exp10 of the named resource in
+// its canonical unit, rounded up as ParseAmount rounds: digits are
+// decimal digits alone, as a host's quantity type writes a value's
+// mantissa (k8s.io/apimachinery's Quantity.AsCanonicalBytes). ok is false
+// when the amount is above MaxAmount, or when digits are more than 18 or
+// hold anything but digits (a sign): ParseAmount then decides, and says
+// why.
+func DecimalAmount(name string, digits []byte, exp10 int) (int64, bool) {
+	m, ok := smallMantissa(digits)
+	if !ok || exp10 > 100 || exp10 < -100 {
+		return 0, false
+	}
+	v, ok := scaleDecimal(m, exp10-UnitOf(name).scale())
+	return v, ok && v <= MaxAmount
 }
 
 func pow10(e int) *big.Int {

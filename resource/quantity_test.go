@@ -150,7 +150,7 @@ func TestFormatAmount(t *testing.T) {
 // referenceScaled is the obviously-correct value of a quantity string in
 // units of 10^scale, rounded away from zero, computed with big.Rat from the
 // grammar's pieces.
-func referenceScaled(t *testing.T, s string, scale int) (*big.Int, bool) {
+func referenceScaled(t interface{ Helper() }, s string, scale int) (*big.Int, bool) {
 	t.Helper()
 	q, err := ParseQuantity(s)
 	if err != nil {

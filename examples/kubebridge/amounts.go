@@ -20,6 +20,14 @@ import (
 // is an error that quotes it (apimachinery's MilliValue and Value wrap
 // silently past int64: a request of "1e16" GPUs would read as none).
 func Amount(name string, q kres.Quantity) (int64, error) {
+	// Written as digits and a power of ten (without allocating, for the
+	// quantities a cluster holds), most amounts convert in int64
+	// arithmetic; what that cannot do exactly, the big integers below do.
+	var buf [24]byte
+	digits, exp := q.AsCanonicalBytes(buf[:0])
+	if v, ok := resource.DecimalAmount(name, digits, int(exp)); ok {
+		return v, nil
+	}
 	d := q.AsDec()
 	// d is unscaled × 10^-scale, exactly: written back as a quantity in
 	// exponent form, resource.ParseAmount converts it with big integers.

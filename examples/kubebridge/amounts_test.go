@@ -12,6 +12,7 @@ import (
 
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
+	"pgregory.net/rapid"
 )
 
 // exactAmount is a quantity in a resource's canonical unit by exact
@@ -69,30 +70,76 @@ func FuzzAmount(f *testing.F) {
 		if err != nil {
 			return
 		}
-		name := "memory"
+		checkAmount(t, s, q, milli)
+	})
+}
+
+// checkAmount holds Amount to exact arithmetic on one quantity, read as
+// a milli-unit resource or a whole-unit one, and to apimachinery's own
+// conversion where that is exact.
+func checkAmount(t interface{ Fatalf(string, ...any) }, s string, q kres.Quantity, milli bool) {
+	name := "memory"
+	if milli {
+		name = "nvidia.com/gpu"
+	}
+	want := exactAmount(name, q.DeepCopy())
+	got, err := Amount(name, q.DeepCopy())
+	inRange := want.Sign() >= 0 && want.Cmp(big.NewInt(resource.MaxAmount)) <= 0
+	switch {
+	case inRange && (err != nil || got != want.Int64()):
+		t.Fatalf("%q as %s: %d, %v; want %v", s, name, got, err, want)
+	case !inRange && err == nil:
+		t.Fatalf("%q as %s: %d; want an error (exactly %v)", s, name, got, want)
+	case !inRange && !strings.Contains(err.Error(), fmt.Sprintf("%q", q.String())):
+		t.Fatalf("%q as %s: the error %q does not quote the quantity", s, name, err)
+	}
+	if inRange {
+		upstream := q.Value()
 		if milli {
-			name = "nvidia.com/gpu"
+			upstream = q.MilliValue()
 		}
-		want := exactAmount(name, q)
-		got, err := Amount(name, q)
-		inRange := want.Sign() >= 0 && want.Cmp(big.NewInt(resource.MaxAmount)) <= 0
-		switch {
-		case inRange && (err != nil || got != want.Int64()):
-			t.Fatalf("%q as %s: %d, %v; want %v", s, name, got, err, want)
-		case !inRange && err == nil:
-			t.Fatalf("%q as %s: %d; want an error (exactly %v)", s, name, got, want)
-		case !inRange && !strings.Contains(err.Error(), fmt.Sprintf("%q", q.String())):
-			t.Fatalf("%q as %s: the error %q does not quote the quantity", s, name, err)
+		if upstream != got {
+			t.Fatalf("%q as %s: %d; apimachinery %d", s, name, got, upstream)
 		}
-		if inRange {
-			upstream := q.Value()
-			if milli {
-				upstream = q.MilliValue()
+	}
+}
+
+// Amount is exact on quantities as apimachinery holds them, parsed from
+// strings of 1 to 25 digits with any suffix or exponent, or made from an
+// int64 at any scale (the int64 form Amount converts without big
+// integers, around where that stops being exact). Fails when
+// resource.DecimalAmount rounds down or lets an amount past MaxAmount.
+func TestAmountIsExact(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		milli := rapid.Bool().Draw(t, "milli")
+		if rapid.Bool().Draw(t, "parsed") {
+			var b strings.Builder
+			b.WriteString(rapid.SampledFrom([]string{"", "", "-"}).Draw(t, "sign"))
+			n := rapid.IntRange(1, 25).Draw(t, "digits")
+			digits := rapid.SliceOfN(rapid.SampledFrom([]byte("0123456789999")), n, n).Draw(t, "mantissa")
+			point := rapid.IntRange(-1, n).Draw(t, "point")
+			for i, c := range digits {
+				if i == point {
+					b.WriteByte('.')
+				}
+				b.WriteByte(c)
 			}
-			if upstream != got {
-				t.Fatalf("%q as %s: %d; apimachinery %d", s, name, got, upstream)
+			if rapid.Bool().Draw(t, "exponent") {
+				fmt.Fprintf(&b, "e%d", rapid.IntRange(-40, 40).Draw(t, "exp"))
+			} else {
+				b.WriteString(rapid.SampledFrom([]string{"", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"}).Draw(t, "suffix"))
 			}
+			q, err := kres.ParseQuantity(b.String())
+			if err != nil {
+				t.Fatalf("%q: %v", b.String(), err)
+			}
+			checkAmount(t, b.String(), q, milli)
+			return
 		}
+		v := rapid.OneOf(rapid.Int64Range(-1, 1<<20), rapid.Int64Range(0, 1<<60), rapid.Int64()).Draw(t, "value")
+		scale := kres.Scale(rapid.IntRange(-25, 25).Draw(t, "scale"))
+		q := *kres.NewScaledQuantity(v, scale)
+		checkAmount(t, fmt.Sprintf("%de%d", v, scale), q, milli)
 	})
 }
 

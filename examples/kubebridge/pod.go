@@ -2,6 +2,7 @@ package kubebridge
 
 import (
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 
@@ -23,21 +24,43 @@ func Finished(pod *v1.Pod) bool {
 	return pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed
 }
 
-// amounts reads a resource list at a field path in canonical units; the
-// first amount that is not exact (Amount) is an error naming the path.
-func amounts(path string, l v1.ResourceList) (map[string]int64, error) {
+// amounts reads a resource list at a field path in canonical units: the
+// list's field, with an index when the list is a container's (index ≥ 0,
+// field holding the one %d). The first amount in name order that is not
+// exact (Amount) is an error naming the path: the same error whatever
+// order the map gives.
+func amounts(field string, index int, l v1.ResourceList) (map[string]int64, error) {
 	if len(l) == 0 {
 		return nil, nil
 	}
 	m := make(map[string]int64, len(l))
-	for _, n := range slices.Sorted(maps.Keys(l)) { // the same error each time
-		v, err := fieldAmount(path, n, l[n])
+	for n, q := range l {
+		v, err := Amount(string(n), q)
 		if err != nil {
-			return nil, err
+			return nil, firstAmountError(fieldPath(field, index), l, err)
 		}
 		m[string(n)] = v
 	}
 	return m, nil
+}
+
+func fieldPath(field string, index int) string {
+	if index < 0 {
+		return field
+	}
+	return fmt.Sprintf(field, index)
+}
+
+// firstAmountError is the error of the first quantity, in name order, that
+// Amount refuses in a list where one was refused (err, if none is: Amount
+// decides alike each time).
+func firstAmountError(path string, l v1.ResourceList, err error) error {
+	for _, n := range slices.Sorted(maps.Keys(l)) {
+		if _, err := fieldAmount(path, n, l[n]); err != nil {
+			return err
+		}
+	}
+	return err
 }
 
 // PodOf reads what a pod's effective request is computed from (see
@@ -51,26 +74,28 @@ func PodOf(pod *v1.Pod) (resource.Pod, error) {
 	fail := func(err error) (resource.Pod, error) {
 		return resource.Pod{}, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
-	if p.Overhead, err = amounts("spec.overhead", pod.Spec.Overhead); err != nil {
+	if p.Overhead, err = amounts("spec.overhead", -1, pod.Spec.Overhead); err != nil {
 		return fail(err)
 	}
+	if len(pod.Spec.Containers) > 0 {
+		p.Containers = make([]resource.Container, len(pod.Spec.Containers))
+	}
 	for i, c := range pod.Spec.Containers {
-		r, err := amounts(fmt.Sprintf("spec.containers[%d].resources.requests", i), c.Resources.Requests)
-		if err != nil {
+		if p.Containers[i].Requests, err = amounts("spec.containers[%d].resources.requests", i, c.Resources.Requests); err != nil {
 			return fail(err)
 		}
-		p.Containers = append(p.Containers, resource.Container{Requests: r})
+	}
+	if len(pod.Spec.InitContainers) > 0 {
+		p.InitContainers = make([]resource.Container, len(pod.Spec.InitContainers))
 	}
 	for i, c := range pod.Spec.InitContainers {
-		r, err := amounts(fmt.Sprintf("spec.initContainers[%d].resources.requests", i), c.Resources.Requests)
-		if err != nil {
+		if p.InitContainers[i].Requests, err = amounts("spec.initContainers[%d].resources.requests", i, c.Resources.Requests); err != nil {
 			return fail(err)
 		}
-		sidecar := c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
-		p.InitContainers = append(p.InitContainers, resource.Container{Requests: r, Sidecar: sidecar})
+		p.InitContainers[i].Sidecar = c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
 	}
 	if pod.Spec.Resources != nil {
-		if p.PodLevel, err = amounts("spec.resources.requests", pod.Spec.Resources.Requests); err != nil {
+		if p.PodLevel, err = amounts("spec.resources.requests", -1, pod.Spec.Resources.Requests); err != nil {
 			return fail(err)
 		}
 	}
@@ -78,25 +103,38 @@ func PodOf(pod *v1.Pod) (resource.Pod, error) {
 }
 
 // ResourceNames lists, sorted, every resource a pod's requests name:
-// containers, init containers, pod-level requests and overhead.
+// containers, init containers, pod-level requests and overhead
+// (RequestLists).
 func ResourceNames(pod *v1.Pod) []string {
 	seen := map[string]bool{}
-	add := func(l v1.ResourceList) {
+	for l := range RequestLists(pod) {
 		for n := range l {
 			seen[string(n)] = true
 		}
 	}
-	for _, c := range pod.Spec.Containers {
-		add(c.Resources.Requests)
-	}
-	for _, c := range pod.Spec.InitContainers {
-		add(c.Resources.Requests)
-	}
-	if pod.Spec.Resources != nil {
-		add(pod.Spec.Resources.Requests)
-	}
-	add(pod.Spec.Overhead)
 	return slices.Sorted(maps.Keys(seen))
+}
+
+// RequestLists yields each resource list a pod's requests are read from:
+// every container's and init container's requests, the pod-level requests
+// and the overhead.
+func RequestLists(pod *v1.Pod) iter.Seq[v1.ResourceList] {
+	return func(yield func(v1.ResourceList) bool) {
+		for _, c := range pod.Spec.Containers {
+			if !yield(c.Resources.Requests) {
+				return
+			}
+		}
+		for _, c := range pod.Spec.InitContainers {
+			if !yield(c.Resources.Requests) {
+				return
+			}
+		}
+		if pod.Spec.Resources != nil && !yield(pod.Spec.Resources.Requests) {
+			return
+		}
+		yield(pod.Spec.Overhead)
+	}
 }
 
 // NewTask turns a pod into a task for a pipeline over the schema, by the

@@ -1,0 +1,25 @@
+package kubebridge
+
+import (
+	"testing"
+
+	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
+)
+
+// BenchmarkNewTask reads a one-container pod of three resources into a
+// task, as a kube-scheduler plugin does once a cycle.
+func BenchmarkNewTask(b *testing.B) {
+	schema, err := resource.NewSchema("cpu", "memory", "pods", gpu)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := pod("train", "", "cpu", "8", "memory", "32Gi", gpu, "1")
+	opts := scoring.TaskOptions{Devices: gpu}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := NewTask(schema, p, opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
