@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/apimachinery/pkg/api/resource"
@@ -113,60 +114,136 @@ const (
 	newShape          // a pod of new requests on the same cluster
 )
 
+// cycleProfiles are the profiles the cycle benchmarks measure, the
+// floors first.
+var cycleProfiles = []struct {
+	name    string
+	plugins []enabled
+	inTree  bool
+}{
+	{name: "Noop"},
+	{name: "Noop×2"},
+	{name: "NodeResourcesFit", inTree: true},
+	{name: "ResourceStrategyFit-MostAllocated", plugins: []enabled{{ResourceStrategyFitName, 1, mostAllocated}}},
+	{name: "ResourceStrategyFit-AIScenario", plugins: []enabled{{ResourceStrategyFitName, 1, aiScenario}}},
+	{name: "ResourceStrategyFit-FGD", plugins: []enabled{{ResourceStrategyFitName, 1, fgdConfig}}},
+	{name: "ResourceStrategyFit-ResfitFrag", plugins: []enabled{{ResourceStrategyFitName, 1, resfitFragConfig}}},
+	{name: "FGD", plugins: resfitFragProfile[:1]},
+	{name: "FGD+ResourceStrategyFit", plugins: resfitFragProfile},
+	{name: "NodeResourcesFitPlus", plugins: koordinatorPlugins[:1]},
+	{name: "ScarceResourceAvoidance", plugins: koordinatorPlugins[1:]},
+	{name: "NodeResourcesFitPlus+ScarceResourceAvoidance", plugins: koordinatorPlugins},
+}
+
 func benchmarkCycles(b *testing.B, mode int) {
-	klog.SetOutput(discard{})
-	klog.LogToStderr(false)
-	profiles := []struct {
-		name    string
-		plugins []enabled
-		inTree  bool
-	}{
-		{name: "Noop"},
-		{name: "Noop×2"},
-		{name: "NodeResourcesFit", inTree: true},
-		{name: "ResourceStrategyFit-MostAllocated", plugins: []enabled{{ResourceStrategyFitName, 1, mostAllocated}}},
-		{name: "ResourceStrategyFit-AIScenario", plugins: []enabled{{ResourceStrategyFitName, 1, aiScenario}}},
-		{name: "ResourceStrategyFit-FGD", plugins: []enabled{{ResourceStrategyFitName, 1, fgdConfig}}},
-		{name: "ResourceStrategyFit-ResfitFrag", plugins: []enabled{{ResourceStrategyFitName, 1, resfitFragConfig}}},
-		{name: "FGD", plugins: resfitFragProfile[:1]},
-		{name: "FGD+ResourceStrategyFit", plugins: resfitFragProfile},
-		{name: "NodeResourcesFitPlus", plugins: koordinatorPlugins[:1]},
-		{name: "ScarceResourceAvoidance", plugins: koordinatorPlugins[1:]},
-		{name: "NodeResourcesFitPlus+ScarceResourceAvoidance", plugins: koordinatorPlugins},
-	}
+	quietKlog()
 	for _, n := range []int{1000, 5000} {
-		nodes, pods := benchCluster(n)
-		snapshot := cache.NewSnapshot(pods, nodes)
-		infos, err := snapshot.NodeInfos().List()
-		if err != nil {
-			b.Fatal(err)
-		}
+		infos, snapshot := benchSnapshot(b, n)
 		p := pod("train", "", resources("cpu", "8", "memory", "32Gi", gpu, "1"))
-		for _, prof := range profiles {
+		for _, prof := range cycleProfiles {
 			b.Run(fmt.Sprintf("%s/nodes=%d", prof.name, n), func(b *testing.B) {
 				fw := benchFramework(b, snapshot, prof.name, prof.inTree, prof.plugins)
-				ctx := context.Background()
 				binds := newBinder(b, infos, p)
-				shapes := newShapes(p)
-				cycle := func() {
-					state := framework.NewCycleState()
-					p := p
-					if mode == newShape {
-						p = shapes.next()
-					}
-					if s := fw.RunPreScorePlugins(ctx, state, p, infos); !s.IsSuccess() {
-						b.Fatal(s.AsError())
-					}
-					if _, s := fw.RunScorePlugins(ctx, state, p, infos); !s.IsSuccess() {
-						b.Fatal(s.AsError())
-					}
-					if mode == afterABind {
-						binds.next(ctx, fw, state)
-					}
-				}
-				measureCycles(b, n, cycle)
+				measureCycles(b, n, newCycle(b, fw, mode, p, infos, binds))
 				binds.undo()
 			})
+		}
+	}
+}
+
+func quietKlog() {
+	klog.SetOutput(discard{})
+	klog.LogToStderr(false)
+}
+
+// benchSnapshot is kube-scheduler's snapshot of benchCluster(n) and its
+// list of NodeInfos.
+func benchSnapshot(b *testing.B, n int) ([]fwk.NodeInfo, *cache.Snapshot) {
+	nodes, pods := benchCluster(n)
+	snapshot := cache.NewSnapshot(pods, nodes)
+	infos, err := snapshot.NodeInfos().List()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return infos, snapshot
+}
+
+// newCycle is one scheduling cycle's scoring of p through fw, followed as
+// mode says.
+func newCycle(b *testing.B, fw framework.Framework, mode int, p *v1.Pod, infos []fwk.NodeInfo, binds *binder) func() {
+	ctx := context.Background()
+	shapes := newShapes(p)
+	return func() {
+		state := framework.NewCycleState()
+		p := p
+		if mode == newShape {
+			p = shapes.next()
+		}
+		if s := fw.RunPreScorePlugins(ctx, state, p, infos); !s.IsSuccess() {
+			b.Fatal(s.AsError())
+		}
+		if _, s := fw.RunScorePlugins(ctx, state, p, infos); !s.IsSuccess() {
+			b.Fatal(s.AsError())
+		}
+		if mode == afterABind {
+			binds.next(ctx, fw, state)
+		}
+	}
+}
+
+// BenchmarkFrameworkCycleVsFloor measures each resfit profile's cycle
+// against its floor's in the same loop, a cycle of each in turn (which
+// goes first alternating), so that whatever else the machine does in a
+// stretch of time weighs on both alike: this VM's runs of
+// BenchmarkFrameworkCycle, a profile after the other, differ by up to a
+// third. Same pod (same), and after a bind (bind: each cycle ends with a
+// Reserve and a node changed, either profile's cycle). It reports the
+// profile's ns/node, the floor's (floor-ns/node) and their ratio
+// (×floor).
+func BenchmarkFrameworkCycleVsFloor(b *testing.B) {
+	quietKlog()
+	for _, n := range []int{1000, 5000} {
+		infos, snapshot := benchSnapshot(b, n)
+		p := pod("train", "", resources("cpu", "8", "memory", "32Gi", gpu, "1"))
+		for _, mode := range []struct {
+			name string
+			mode int
+		}{{"same", sameShape}, {"bind", afterABind}} {
+			for _, prof := range cycleProfiles {
+				if prof.inTree || len(prof.plugins) == 0 {
+					continue
+				}
+				floor := "Noop"
+				if len(prof.plugins) == 2 {
+					floor = "Noop×2"
+				}
+				b.Run(fmt.Sprintf("%s/%s/nodes=%d", mode.name, prof.name, n), func(b *testing.B) {
+					binds := newBinder(b, infos, p)
+					cycles := [2]func(){
+						newCycle(b, benchFramework(b, snapshot, floor, false, nil), mode.mode, p, infos, binds),
+						newCycle(b, benchFramework(b, snapshot, prof.name, false, prof.plugins), mode.mode, p, infos, binds),
+					}
+					cycles[0]()
+					cycles[1]()
+					var spent [2]time.Duration
+					b.ReportAllocs()
+					b.ResetTimer()
+					for i := 0; b.Loop(); i++ {
+						for j := range 2 {
+							k := j ^ i&1 // the floor first in even rounds
+							start := time.Now()
+							cycles[k]()
+							spent[k] += time.Since(start)
+						}
+					}
+					b.StopTimer()
+					perNode := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(b.N) / float64(n) }
+					b.ReportMetric(perNode(spent[1]), "ns/node")
+					b.ReportMetric(perNode(spent[0]), "floor-ns/node")
+					b.ReportMetric(float64(spent[1])/float64(spent[0]), "×floor")
+					binds.undo()
+				})
+			}
 		}
 	}
 }

@@ -1,11 +1,13 @@
 package plugins
 
 import (
+	"bytes"
 	"errors"
 	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -86,7 +88,11 @@ func (n *nodes) prepare(pod *v1.Pod, infos []fwk.NodeInfo, all bool, hinted []st
 		n.lastInfos = append(n.lastInfos[:0], make([]fwk.NodeInfo, len(infos))...)
 		n.lastRows = append(n.lastRows[:0], make([]int32, len(infos))...)
 	}
-	for i, info := range infos {
+	walk := infos
+	if same && sameInfos(n.lastInfos, infos) {
+		walk = nil // every row read from these NodeInfos; lookup sees changes
+	}
+	for i, info := range walk {
 		if same && sameInfo(n.lastInfos[i], info) {
 			continue // the row read from this NodeInfo; lookup sees changes
 		}
@@ -145,9 +151,11 @@ var errNewResource = errors.New("a node offers a resource the schema lacks")
 // coversPod reports whether the schema has every resource the pod asks for;
 // coversNode, every resource the node offers.
 func (n *nodes) coversPod(pod *v1.Pod) bool {
-	for _, name := range kubebridge.ResourceNames(pod) {
-		if _, ok := n.schema.Slot(name); !ok {
-			return false
+	for l := range kubebridge.RequestLists(pod) {
+		for name := range l {
+			if _, ok := n.schema.Slot(string(name)); !ok {
+				return false
+			}
 		}
 	}
 	return true
@@ -446,6 +454,20 @@ func evaluateOne(cfg *config.Config, withDevices bool, s *cycleState, info fwk.N
 // singleEvaluations counts evaluateOne's calls, sampledRefreshes
 // refreshSome's, for tests.
 var singleEvaluations, sampledRefreshes atomic.Int64
+
+// sameInfos reports whether two lists hold the same NodeInfos in the same
+// order, comparing their memory (an interface value is its type's word
+// and its pointer): false means only that some may differ.
+func sameInfos(a, b []fwk.NodeInfo) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 0 {
+		return true
+	}
+	words := len(a) * int(unsafe.Sizeof(a[0]))
+	return bytes.Equal(unsafe.Slice((*byte)(unsafe.Pointer(&a[0])), words), unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), words))
+}
 
 // sameInfo reports whether two NodeInfos are the same object: for
 // kube-scheduler's own *framework.NodeInfo by comparing the pointers, since

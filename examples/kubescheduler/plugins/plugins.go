@@ -289,7 +289,7 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, _ *v1.Pod, node
 
 // PreScore evaluates the candidate nodes once, unless PreFilter did.
 func (p *Plugin) PreScore(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
-	if _, err := p.read(state); err == nil {
+	if _, ok := p.stateOf(state); ok {
 		return nil
 	}
 	s, err := p.evaluate(state, pod, nodes, true)
@@ -324,7 +324,7 @@ func (p *Plugin) ScoreExtensions() fwk.ScoreExtensions { return nil }
 func (p *Plugin) Reserve(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
 	p.profile.hint(nodeName)
 	p.noteDRA(state, pod)
-	if s, err := p.read(state); err == nil {
+	if s, ok := p.stateOf(state); ok {
 		p.profile.mu.Lock()
 		if p.scorer.pipe != nil && s.schema == p.profile.nodes.schema {
 			p.scorer.pipe.Observe(s.podTask.Placed(nodeName))
@@ -347,7 +347,7 @@ func (p *Plugin) noteDRA(state fwk.CycleState, pod *v1.Pod) {
 		return
 	}
 	var d *kubebridge.DRA
-	if s, err := p.read(state); err == nil {
+	if s, ok := p.stateOf(state); ok {
 		d = s.dra
 	}
 	if !usesDRA(pod, d) {
@@ -381,18 +381,27 @@ func sameState(a, b fwk.CycleState) bool {
 
 // read returns a cycle's results.
 func (p *Plugin) read(state fwk.CycleState) (*cycleState, error) {
-	if last := p.last.Load(); last != nil && sameState(last.state, state) {
-		return last.data, nil
+	if s, ok := p.stateOf(state); ok {
+		return s, nil
 	}
 	d, err := state.Read(p.key())
 	if err != nil {
 		return nil, fmt.Errorf("%s: no state from PreFilter/PreScore (enable the plugin under multiPoint, or at preScore as well as score): %w", p.name, err)
 	}
-	s, ok := d.(*cycleState)
-	if !ok {
-		return nil, fmt.Errorf("%s: state has type %T", p.name, d)
+	return nil, fmt.Errorf("%s: state has type %T", p.name, d)
+}
+
+// stateOf returns a cycle's results, if PreFilter or PreScore wrote them.
+func (p *Plugin) stateOf(state fwk.CycleState) (*cycleState, bool) {
+	if last := p.last.Load(); last != nil && sameState(last.state, state) {
+		return last.data, true
 	}
-	return s, nil
+	d, err := state.Read(p.key())
+	if err != nil {
+		return nil, false
+	}
+	s, ok := d.(*cycleState)
+	return s, ok
 }
 
 // nodeResult is one node's outcome; reason is set only when asked for.

@@ -520,3 +520,41 @@ func TestProfileReadsEachCycleOnce(t *testing.T) {
 		})
 	}
 }
+
+// A node that leaves while another arrives between two cycles keeps the
+// list of NodeInfos as long as it was: the new node gets a row in the
+// next cycle (no node is then worked out alone, in that cycle or the one
+// after), and the outcome is a fresh framework's. Fails when the lists
+// are taken as the same for their length.
+func TestNodeReplacedAtTheSameCount(t *testing.T) {
+	ctx := context.Background()
+	plugins := []enabled{{ResourceStrategyFitName, 1, aiScenario}}
+	l := newLive(t, ctx, plugins...)
+	nodes := map[string]*v1.Node{}
+	for _, name := range []string{"gpu-0", "cpu-0", "cpu-1"} {
+		kv := []string{"cpu", "32", "memory", "128Gi"}
+		if strings.HasPrefix(name, "gpu") {
+			kv = append(kv, gpu, "8")
+		}
+		nodes[name] = node(name, resources(kv...))
+		l.cache.AddNode(l.logger, nodes[name])
+	}
+	p := pod("pending", "", resources("cpu", "4", "memory", "8Gi"))
+	sampledOutcome(t, l.fw, l.sync(t), p, 0)
+	if err := l.cache.RemoveNode(l.logger, nodes["cpu-1"]); err != nil {
+		t.Fatal(err)
+	}
+	l.cache.AddNode(l.logger, node("cpu-2", resources("cpu", "64", "memory", "256Gi")))
+	infos := l.sync(t)
+	fresh := newFrameworkOn(t, ctx, l.snapshot, plugins...)
+	for pass := range 2 {
+		before := singleEvaluations.Load()
+		got := sampledOutcome(t, l.fw, infos, p, 0)
+		if n := singleEvaluations.Load() - before; n != 0 {
+			t.Errorf("pass %d: %d nodes worked out alone", pass, n)
+		}
+		if want := sampledOutcome(t, fresh, infos, p, 0); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("pass %d: kept state gave\n%v\na fresh framework\n%v", pass, got, want)
+		}
+	}
+}
