@@ -365,3 +365,66 @@ func BenchmarkFrameworkCycleDRAAfterAClaim(b *testing.B) {
 		e.cancel()
 	}
 }
+
+// BenchmarkFrameworkCycleDRAAfterAClaimVsFloor is
+// BenchmarkFrameworkCycleDRAAfterAClaim with resfit's cycle and the
+// floor's in the same loop, in turn (as BenchmarkFrameworkCycleVsFloor):
+// before each cycle, the floor's too, the other pod's claim is allocated
+// or given back and its Reserve runs through resfit's plugins, so resfit
+// reads a claim and a node again in every one of its cycles. It reports
+// resfit's ns/node, the floor's and their ratio.
+func BenchmarkFrameworkCycleDRAAfterAClaimVsFloor(b *testing.B) {
+	klog.SetOutput(discard{})
+	klog.LogToStderr(false)
+	for _, n := range []int{1000, 5000} {
+		nodes, pods, objects := draBenchCluster(n)
+		otherClaim := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "other-gpu", UID: "other-gpu"},
+			Spec: dratest.ClaimSpec(dratest.Exactly("gpu", "gpu.nvidia.com", 1))}
+		e := newDRABench(b, nodes, pods, append(objects, otherClaim))
+		p := pod("train", "", resources("cpu", "8", "memory", "32Gi"))
+		p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: ptr.To("train-gpu")}}
+		other := pod("other", "", resources("cpu", "1"))
+		other.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: ptr.To("other-gpu")}}
+		allocated := otherClaim.DeepCopy()
+		allocated.Status.Allocation = dratest.AllocatedClaim("default", "other-gpu", "node-00000", "gpu-7").Status.Allocation
+		resfit := draBenchFramework(b, e.ctx, e.snapshot, []string{ResourceStrategyFitName}, e.m, e.factory, e.client)
+		cycles := [2]func(){
+			draCycle(b, e.ctx, draBenchFramework(b, e.ctx, e.snapshot, []string{"Noop"}, e.m, e.factory, e.client), p, e.infos),
+			draCycle(b, e.ctx, resfit, p, e.infos),
+		}
+		on := false
+		claim := func() {
+			if on {
+				e.m.ResourceClaims().MaybeRemoveClaimPendingAllocation(allocated.UID, true)
+			} else if err := e.m.ResourceClaims().SignalClaimPendingAllocation(allocated.UID, allocated); err != nil {
+				b.Fatal(err)
+			}
+			on = !on
+			if s := resfit.RunReservePluginsReserve(e.ctx, framework.NewCycleState(), other, "node-00000"); !s.IsSuccess() {
+				b.Fatal(s.AsError())
+			}
+		}
+		b.Run(fmt.Sprintf("ResourceStrategyFit-MostAllocated/nodes=%d", n), func(b *testing.B) {
+			for k := range 2 {
+				claim()
+				cycles[k]()
+			}
+			var spent [2]time.Duration
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				for j := range 2 {
+					k := j ^ i&1 // the floor first in even rounds
+					start := time.Now()
+					claim()
+					cycles[k]()
+					spent[k] += time.Since(start)
+				}
+			}
+			b.StopTimer()
+			reportVsFloor(b, n, spent)
+		})
+		e.m.ResourceClaims().MaybeRemoveClaimPendingAllocation(allocated.UID, true)
+		e.cancel()
+	}
+}
