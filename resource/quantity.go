@@ -278,6 +278,8 @@ var powers10 = func() (p [19]int64) {
 // not fit in an int64.
 func scaleDecimal(m int64, e int) (int64, bool) {
 	switch {
+	case m == 0:
+		return 0, true
 	case e >= 0:
 		for ; e > 0; e-- {
 			if m > math.MaxInt64/10 {

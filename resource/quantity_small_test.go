@@ -103,3 +103,29 @@ func TestScaleDecimalEdges(t *testing.T) {
 		}
 	}
 }
+
+// DecimalAmount never answers otherwise than ParseAmount, for any bytes
+// and any exponent: where it answers, ParseAmount gives the same amount.
+func FuzzDecimalAmount(f *testing.F) {
+	for _, tc := range []struct {
+		digits string
+		exp    int
+	}{{"1", 0}, {"100", -3}, {"4294967296", 0}, {"9007199254740992", 0}, {"9007199254740993", 0}, {"999999999999999999", 2}, {"0", 1000}, {"-1", 0}, {"1", -30}, {"12a", 0}} {
+		f.Add([]byte(tc.digits), tc.exp, true)
+		f.Add([]byte(tc.digits), tc.exp, false)
+	}
+	f.Fuzz(func(t *testing.T, digits []byte, exp int, milli bool) {
+		name := Memory
+		if milli {
+			name = CPU
+		}
+		v, ok := DecimalAmount(name, digits, exp)
+		if !ok {
+			return
+		}
+		want, err := ParseAmount(name, string(digits)+"e"+strconv.Itoa(exp))
+		if err != nil || v != want {
+			t.Fatalf("%q e%d as %s: DecimalAmount %d; ParseAmount %d, %v", digits, exp, name, v, want, err)
+		}
+	})
+}
