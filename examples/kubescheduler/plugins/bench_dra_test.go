@@ -315,6 +315,52 @@ func BenchmarkDRAReadAfterAClaim(b *testing.B) {
 	}
 }
 
+// claimBench is BenchmarkFrameworkCycleDRA's cluster on n nodes with
+// another pod's claim, allocated on node-00000 (or given back) before each
+// cycle: the train pod whose cycles are measured, and the other pod's
+// claim toggled by toggle.
+type claimBench struct {
+	*draBench
+	pod, other *v1.Pod
+	allocated  *resourcev1.ResourceClaim
+	on         bool
+}
+
+func newClaimBench(b *testing.B, n int) *claimBench {
+	nodes, pods, objects := draBenchCluster(n)
+	otherClaim := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "other-gpu", UID: "other-gpu"},
+		Spec: dratest.ClaimSpec(dratest.Exactly("gpu", "gpu.nvidia.com", 1))}
+	c := &claimBench{draBench: newDRABench(b, nodes, pods, append(objects, otherClaim))}
+	c.pod = pod("train", "", resources("cpu", "8", "memory", "32Gi"))
+	c.pod.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: ptr.To("train-gpu")}}
+	c.other = pod("other", "", resources("cpu", "1"))
+	c.other.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: ptr.To("other-gpu")}}
+	c.allocated = otherClaim.DeepCopy()
+	c.allocated.Status.Allocation = dratest.AllocatedClaim("default", "other-gpu", "node-00000", "gpu-7").Status.Allocation
+	return c
+}
+
+// toggle has kube's claim tracker take the other claim's allocation (or
+// drop it), then runs the other pod's Reserve through fw's plugins, as
+// kube-scheduler runs them after DynamicResources' Reserve.
+func (c *claimBench) toggle(b *testing.B, fw framework.Framework) {
+	if c.on {
+		c.m.ResourceClaims().MaybeRemoveClaimPendingAllocation(c.allocated.UID, true)
+	} else if err := c.m.ResourceClaims().SignalClaimPendingAllocation(c.allocated.UID, c.allocated); err != nil {
+		b.Fatal(err)
+	}
+	c.on = !c.on
+	if s := fw.RunReservePluginsReserve(c.ctx, framework.NewCycleState(), c.other, "node-00000"); !s.IsSuccess() {
+		b.Fatal(s.AsError())
+	}
+}
+
+// reset gives the other claim back.
+func (c *claimBench) reset() {
+	c.m.ResourceClaims().MaybeRemoveClaimPendingAllocation(c.allocated.UID, true)
+	c.on = false
+}
+
 // BenchmarkFrameworkCycleDRAAfterAClaim is BenchmarkFrameworkCycleDRA's
 // cycle after another pod's claim was allocated on node-00000 (or given
 // back): before each cycle the tracker takes the allocation (or drops it)
@@ -323,19 +369,9 @@ func BenchmarkDRAReadAfterAClaim(b *testing.B) {
 // claim and the node again. Profiles: Noop (the floor) and
 // ResourceStrategyFit packing GPUs. ns/node per cycle.
 func BenchmarkFrameworkCycleDRAAfterAClaim(b *testing.B) {
-	klog.SetOutput(discard{})
-	klog.LogToStderr(false)
+	quietKlog()
 	for _, n := range []int{1000, 5000} {
-		nodes, pods, objects := draBenchCluster(n)
-		otherClaim := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "other-gpu", UID: "other-gpu"},
-			Spec: dratest.ClaimSpec(dratest.Exactly("gpu", "gpu.nvidia.com", 1))}
-		e := newDRABench(b, nodes, pods, append(objects, otherClaim))
-		p := pod("train", "", resources("cpu", "8", "memory", "32Gi"))
-		p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: ptr.To("train-gpu")}}
-		other := pod("other", "", resources("cpu", "1"))
-		other.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: ptr.To("other-gpu")}}
-		allocated := otherClaim.DeepCopy()
-		allocated.Status.Allocation = dratest.AllocatedClaim("default", "other-gpu", "node-00000", "gpu-7").Status.Allocation
+		c := newClaimBench(b, n)
 		for _, prof := range []struct {
 			name    string
 			plugins []string
@@ -343,26 +379,17 @@ func BenchmarkFrameworkCycleDRAAfterAClaim(b *testing.B) {
 			{"Noop", []string{"Noop"}},
 			{"ResourceStrategyFit-MostAllocated", []string{ResourceStrategyFitName}},
 		} {
-			fw := draBenchFramework(b, e.ctx, e.snapshot, prof.plugins, e.m, e.factory, e.client)
-			cycle := draCycle(b, e.ctx, fw, p, e.infos)
-			on := false
+			fw := draBenchFramework(b, c.ctx, c.snapshot, prof.plugins, c.m, c.factory, c.client)
+			cycle := draCycle(b, c.ctx, fw, c.pod, c.infos)
 			b.Run(fmt.Sprintf("%s/nodes=%d", prof.name, n), func(b *testing.B) {
 				measureCycles(b, n, func() {
-					if on {
-						e.m.ResourceClaims().MaybeRemoveClaimPendingAllocation(allocated.UID, true)
-					} else if err := e.m.ResourceClaims().SignalClaimPendingAllocation(allocated.UID, allocated); err != nil {
-						b.Fatal(err)
-					}
-					on = !on
-					if s := fw.RunReservePluginsReserve(e.ctx, framework.NewCycleState(), other, "node-00000"); !s.IsSuccess() {
-						b.Fatal(s.AsError())
-					}
+					c.toggle(b, fw)
 					cycle()
 				})
 			})
-			e.m.ResourceClaims().MaybeRemoveClaimPendingAllocation(allocated.UID, true)
+			c.reset()
 		}
-		e.cancel()
+		c.cancel()
 	}
 }
 
@@ -374,57 +401,19 @@ func BenchmarkFrameworkCycleDRAAfterAClaim(b *testing.B) {
 // reads a claim and a node again in every one of its cycles. It reports
 // resfit's ns/node, the floor's and their ratio.
 func BenchmarkFrameworkCycleDRAAfterAClaimVsFloor(b *testing.B) {
-	klog.SetOutput(discard{})
-	klog.LogToStderr(false)
+	quietKlog()
 	for _, n := range []int{1000, 5000} {
-		nodes, pods, objects := draBenchCluster(n)
-		otherClaim := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "other-gpu", UID: "other-gpu"},
-			Spec: dratest.ClaimSpec(dratest.Exactly("gpu", "gpu.nvidia.com", 1))}
-		e := newDRABench(b, nodes, pods, append(objects, otherClaim))
-		p := pod("train", "", resources("cpu", "8", "memory", "32Gi"))
-		p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: ptr.To("train-gpu")}}
-		other := pod("other", "", resources("cpu", "1"))
-		other.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: ptr.To("other-gpu")}}
-		allocated := otherClaim.DeepCopy()
-		allocated.Status.Allocation = dratest.AllocatedClaim("default", "other-gpu", "node-00000", "gpu-7").Status.Allocation
-		resfit := draBenchFramework(b, e.ctx, e.snapshot, []string{ResourceStrategyFitName}, e.m, e.factory, e.client)
-		cycles := [2]func(){
-			draCycle(b, e.ctx, draBenchFramework(b, e.ctx, e.snapshot, []string{"Noop"}, e.m, e.factory, e.client), p, e.infos),
-			draCycle(b, e.ctx, resfit, p, e.infos),
-		}
-		on := false
-		claim := func() {
-			if on {
-				e.m.ResourceClaims().MaybeRemoveClaimPendingAllocation(allocated.UID, true)
-			} else if err := e.m.ResourceClaims().SignalClaimPendingAllocation(allocated.UID, allocated); err != nil {
-				b.Fatal(err)
-			}
-			on = !on
-			if s := resfit.RunReservePluginsReserve(e.ctx, framework.NewCycleState(), other, "node-00000"); !s.IsSuccess() {
-				b.Fatal(s.AsError())
-			}
-		}
+		c := newClaimBench(b, n)
+		resfit := draBenchFramework(b, c.ctx, c.snapshot, []string{ResourceStrategyFitName}, c.m, c.factory, c.client)
+		floor := draCycle(b, c.ctx, draBenchFramework(b, c.ctx, c.snapshot, []string{"Noop"}, c.m, c.factory, c.client), c.pod, c.infos)
+		profile := draCycle(b, c.ctx, resfit, c.pod, c.infos)
 		b.Run(fmt.Sprintf("ResourceStrategyFit-MostAllocated/nodes=%d", n), func(b *testing.B) {
-			for k := range 2 {
-				claim()
-				cycles[k]()
-			}
-			var spent [2]time.Duration
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; b.Loop(); i++ {
-				for j := range 2 {
-					k := j ^ i&1 // the floor first in even rounds
-					start := time.Now()
-					claim()
-					cycles[k]()
-					spent[k] += time.Since(start)
-				}
-			}
-			b.StopTimer()
-			reportVsFloor(b, n, spent)
+			measureInTurn(b, n, [2]func(){
+				func() { c.toggle(b, resfit); floor() },
+				func() { c.toggle(b, resfit); profile() },
+			})
 		})
-		e.m.ResourceClaims().MaybeRemoveClaimPendingAllocation(allocated.UID, true)
-		e.cancel()
+		c.reset()
+		c.cancel()
 	}
 }

@@ -114,9 +114,25 @@ const (
 	newShape          // a pod of new requests on the same cluster
 )
 
-// reportVsFloor reports a profile's time per node of n (spent[1]), the
-// floor's (spent[0]) and their ratio.
-func reportVsFloor(b *testing.B, n int, spent [2]time.Duration) {
+// measureInTurn times the floor's cycle (cycles[0]) and a profile's
+// (cycles[1]) in one loop, a cycle of each in turn, whichever goes first
+// alternating, after an untimed one of each; it reports the profile's
+// ns/node of n, the floor's (floor-ns/node) and their ratio (×floor).
+func measureInTurn(b *testing.B, n int, cycles [2]func()) {
+	cycles[0]()
+	cycles[1]()
+	var spent [2]time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		for j := range 2 {
+			k := j ^ i&1 // the floor first in even rounds
+			start := time.Now()
+			cycles[k]()
+			spent[k] += time.Since(start)
+		}
+	}
+	b.StopTimer()
 	perNode := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(b.N) / float64(n) }
 	b.ReportMetric(perNode(spent[1]), "ns/node")
 	b.ReportMetric(perNode(spent[0]), "floor-ns/node")
@@ -235,21 +251,7 @@ func BenchmarkFrameworkCycleVsFloor(b *testing.B) {
 						newCycle(b, benchFramework(b, snapshot, floor, false, nil), fw, mode.mode, p, infos, binds),
 						newCycle(b, fw, fw, mode.mode, p, infos, binds),
 					}
-					cycles[0]()
-					cycles[1]()
-					var spent [2]time.Duration
-					b.ReportAllocs()
-					b.ResetTimer()
-					for i := 0; b.Loop(); i++ {
-						for j := range 2 {
-							k := j ^ i&1 // the floor first in even rounds
-							start := time.Now()
-							cycles[k]()
-							spent[k] += time.Since(start)
-						}
-					}
-					b.StopTimer()
-					reportVsFloor(b, n, spent)
+					measureInTurn(b, n, cycles)
 					binds.undo()
 				})
 			}
