@@ -18,6 +18,8 @@ import (
 	rsf "volcano.sh/volcano/pkg/scheduler/plugins/resource-strategy-fit"
 	"volcano.sh/volcano/pkg/scheduler/uthelper"
 	"volcano.sh/volcano/pkg/scheduler/util"
+
+	"github.com/resfit/resfit/examples/kubebridge/inturn"
 )
 
 // The session benchmark: one task through what Volcano's allocate action
@@ -189,6 +191,21 @@ func rejectedBy(b *testing.B, p benchPlugin, args framework.Arguments, nodes []*
 // benchAllocate is BenchmarkSession's: the task through the allocate
 // action's steps.
 func benchAllocate(b *testing.B, ssn *framework.Session, task *api.TaskInfo, all []*api.NodeInfo) {
+	place := allocator(b, ssn, task, all)
+	first := place()
+	perNode(b, len(all), func() {
+		for range b.N {
+			place()
+		}
+	})
+	b.Logf("%s on %s", task.Name, first.Name)
+}
+
+// allocator puts the task through what Volcano's allocate action does
+// with it — the predicates, the node order of the nodes that passed, the
+// best node chosen, the task allocated there through a statement and the
+// statement discarded — and returns the node it chose.
+func allocator(b *testing.B, ssn *framework.Session, task *api.TaskInfo, all []*api.NodeInfo) func() *api.NodeInfo {
 	predicate := func(task *api.TaskInfo, node *api.NodeInfo) error {
 		// The allocate action's own predicate: the task fits the node's
 		// future idle resources, then the plugins'.
@@ -198,7 +215,7 @@ func benchAllocate(b *testing.B, ssn *framework.Session, task *api.TaskInfo, all
 		return ssn.PredicateForAllocateAction(task, node)
 	}
 	helper := util.NewPredicateHelper()
-	place := func() *api.NodeInfo {
+	return func() *api.NodeInfo {
 		feasible, _ := helper.PredicateNodes(task, all, predicate, false, ssn.NodesInShard)
 		scores := util.PrioritizeNodes(task, feasible, ssn.BatchNodeOrderFn, ssn.NodeOrderMapFn, ssn.NodeOrderReduceFn)
 		best, _ := util.SelectBestNodeAndScore(scores)
@@ -213,13 +230,38 @@ func benchAllocate(b *testing.B, ssn *framework.Session, task *api.TaskInfo, all
 		task.Pod.Spec.NodeName = "" // Allocate wrote it on the pod; Discard leaves it
 		return best
 	}
-	first := place()
-	perNode(b, len(all), func() {
-		for range b.N {
-			place()
+}
+
+// BenchmarkSessionVsFloor is BenchmarkSession with resfit's session and
+// the rejecting floor's open side by side, a task through each in turn in
+// one loop (whichever goes first alternating), so that both see the
+// machine alike: BenchmarkSession's rounds move with the order of its
+// rows within a process. It reports resfit's ns per node and task, the
+// floor's (floor-ns/node) and their ratio (×floor).
+func BenchmarkSessionVsFloor(b *testing.B) {
+	options.Default()
+	var args framework.Arguments
+	if err := yaml.Unmarshal([]byte(benchArguments), &args); err != nil {
+		b.Fatal(err)
+	}
+	resfit := benchPlugins()[2]
+	for _, n := range []int{1000, 5000} {
+		nodes, pods := benchCluster(n)
+		for _, task := range []string{"cpu-task", "gpu-task"} {
+			rejected := rejectedBy(b, resfit, args, nodes, pods, task)
+			floor := benchPlugin{"floor-rejecting", "noop-rejecting", func(framework.Arguments) framework.Plugin { return rejecting{rejected} }}
+			b.Run(fmt.Sprintf("nodes=%d/task=%s", n, task), func(b *testing.B) {
+				var places [2]func()
+				for k, p := range []benchPlugin{floor, resfit} {
+					ssn, t, all := benchSession(b, p.name, p.builder, args, nodes, pods, task)
+					place := allocator(b, ssn, t, all)
+					places[k] = func() { place() }
+				}
+				inturn.Measure(b, n, places[0], places[1])
+				b.ReportMetric(0, "ns/op")
+			})
 		}
-	})
-	b.Logf("%s on %s", task.Name, first.Name)
+	}
 }
 
 // BenchmarkPluginFunctions calls the session's predicate and node-order

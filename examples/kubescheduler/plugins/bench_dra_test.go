@@ -28,6 +28,7 @@ import (
 
 	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/examples/kubebridge/dratest"
+	"github.com/resfit/resfit/examples/kubebridge/inturn"
 )
 
 // noopEverywhere is a plugin that does nothing at every point
@@ -408,10 +409,9 @@ func BenchmarkFrameworkCycleDRAAfterAClaimVsFloor(b *testing.B) {
 		floor := draCycle(b, c.ctx, draBenchFramework(b, c.ctx, c.snapshot, []string{"Noop"}, c.m, c.factory, c.client), c.pod, c.infos)
 		profile := draCycle(b, c.ctx, resfit, c.pod, c.infos)
 		b.Run(fmt.Sprintf("ResourceStrategyFit-MostAllocated/nodes=%d", n), func(b *testing.B) {
-			measureInTurn(b, n, [2]func(){
+			inturn.Measure(b, n,
 				func() { c.toggle(b, resfit); floor() },
-				func() { c.toggle(b, resfit); profile() },
-			})
+				func() { c.toggle(b, resfit); profile() })
 		})
 		c.reset()
 		c.cancel()

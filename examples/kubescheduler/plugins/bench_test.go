@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/apimachinery/pkg/api/resource"
@@ -21,6 +20,8 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/noderesources"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/queuesort"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
+	"github.com/resfit/resfit/examples/kubebridge/inturn"
 )
 
 // noop is a Score plugin that does nothing: the framework's own cost per
@@ -113,31 +114,6 @@ const (
 	afterABind        // the same pod, one node changed since the last cycle
 	newShape          // a pod of new requests on the same cluster
 )
-
-// measureInTurn times the floor's cycle (cycles[0]) and a profile's
-// (cycles[1]) in one loop, a cycle of each in turn, whichever goes first
-// alternating, after an untimed one of each; it reports the profile's
-// ns/node of n, the floor's (floor-ns/node) and their ratio (×floor).
-func measureInTurn(b *testing.B, n int, cycles [2]func()) {
-	cycles[0]()
-	cycles[1]()
-	var spent [2]time.Duration
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
-		for j := range 2 {
-			k := j ^ i&1 // the floor first in even rounds
-			start := time.Now()
-			cycles[k]()
-			spent[k] += time.Since(start)
-		}
-	}
-	b.StopTimer()
-	perNode := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(b.N) / float64(n) }
-	b.ReportMetric(perNode(spent[1]), "ns/node")
-	b.ReportMetric(perNode(spent[0]), "floor-ns/node")
-	b.ReportMetric(float64(spent[1])/float64(spent[0]), "×floor")
-}
 
 // cycleProfiles are the profiles the cycle benchmarks measure, the
 // floors first.
@@ -251,7 +227,7 @@ func BenchmarkFrameworkCycleVsFloor(b *testing.B) {
 						newCycle(b, benchFramework(b, snapshot, floor, false, nil), fw, mode.mode, p, infos, binds),
 						newCycle(b, fw, fw, mode.mode, p, infos, binds),
 					}
-					measureInTurn(b, n, cycles)
+					inturn.Measure(b, n, cycles[0], cycles[1])
 					binds.undo()
 				})
 			}
