@@ -14,7 +14,6 @@ import (
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
@@ -105,8 +104,7 @@ func holds(p *v1.Pod, claim *resourcev1.ResourceClaim) {
 // (MostAllocated) alone and beside DynamicResources, as a profile deploys
 // them. ns/node per cycle.
 func BenchmarkFrameworkCycleDRA(b *testing.B) {
-	klog.SetOutput(discard{})
-	klog.LogToStderr(false)
+	quietKlog()
 	for _, n := range []int{1000, 5000} {
 		nodes, pods, objects := draBenchCluster(n)
 		e := newDRABench(b, nodes, pods, objects)
@@ -249,8 +247,7 @@ func draBenchFramework(b *testing.B, ctx context.Context, snapshot *cache.Snapsh
 //
 // Each reading's changed nodes are checked.
 func BenchmarkDRAReadAfterAClaim(b *testing.B) {
-	klog.SetOutput(discard{})
-	klog.LogToStderr(false)
+	quietKlog()
 	for _, n := range []int{1000, 5000} {
 		_, _, objects := draBenchCluster(n)
 		ctx, cancel := context.WithCancel(context.Background())

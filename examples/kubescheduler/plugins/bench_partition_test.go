@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
 	"k8s.io/utils/ptr"
 
@@ -93,8 +92,7 @@ const fgdOverParts = `{"classes": [{"gpus": 1, "gpuShare": 143, "partition": "1g
 // beside DynamicResources is what a profile deploys, and so is FGD over the
 // MIG profiles and shares (fgdOverParts). ns/node per cycle.
 func BenchmarkFrameworkCyclePartitions(b *testing.B) {
-	klog.SetOutput(discard{})
-	klog.LogToStderr(false)
+	quietKlog()
 	for _, n := range []int{1000, 5000} {
 		nodes, pods, objects := partitionBenchCluster(n)
 		e := newDRABench(b, nodes, pods, objects)
