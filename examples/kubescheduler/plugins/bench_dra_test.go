@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,12 +18,14 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	internalqueue "k8s.io/kubernetes/pkg/scheduler/backend/queue"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultbinder"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/queuesort"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/kubernetes/pkg/scheduler/metrics"
 	"k8s.io/utils/ptr"
 
 	"github.com/resfit/resfit/examples/kubebridge"
@@ -156,27 +159,55 @@ func newDRABench(b *testing.B, nodes []*v1.Node, pods []*v1.Pod, objects []runti
 	return e
 }
 
-// draCycle is a scheduling cycle of a pod: PreFilter, Filter on every
-// node, PreScore and Score on the feasible ones (at least one).
+// draCycle is a scheduling cycle of a pod as kube-scheduler's schedulePod
+// runs it: PreFilter; Filter on every node in parallel, each through
+// RunFilterPluginsWithNominatedPods (the node's nominated pods looked up by
+// its name) and a rejected node's status kept by its name in the cycle's
+// diagnosis, as findNodesThatPassFilters does; PreScore and Score on the
+// feasible ones (at least one). Every node is filtered (kube-scheduler
+// stops at percentageOfNodesToScore's share of feasible nodes, which a
+// DRA pod on these clusters does not reach).
 func draCycle(b *testing.B, ctx context.Context, fw framework.Framework, p *v1.Pod, infos []fwk.NodeInfo) func() {
+	feasible := make([]fwk.NodeInfo, len(infos))
+	rejected := make([]*fwk.Status, len(infos))
+	names := make([]string, len(infos))
 	return func() {
 		state := framework.NewCycleState()
 		if _, s, _ := fw.RunPreFilterPlugins(ctx, state, p); !s.IsSuccess() && !s.IsSkip() {
 			b.Fatal(s.AsError())
 		}
-		feasible := make([]fwk.NodeInfo, 0, len(infos))
-		for _, info := range infos {
-			if s := fw.RunFilterPlugins(ctx, state, p, info); s.IsSuccess() {
-				feasible = append(feasible, info)
+		var found atomic.Int32
+		var failed atomic.Pointer[fwk.Status]
+		fw.Parallelizer().Until(ctx, len(infos), func(i int) {
+			info := infos[i]
+			switch s := fw.RunFilterPluginsWithNominatedPods(ctx, state, p, info); {
+			case s.IsSuccess():
+				feasible[found.Add(1)-1] = info
+			case s.IsRejected():
+				rejected[i], names[i] = s, info.Node().Name
+			default:
+				failed.Store(s)
 			}
-		}
-		if len(feasible) == 0 {
-			b.Fatalf("no feasible node: %v", fw.RunFilterPlugins(ctx, state, p, infos[0]).AsError())
-		}
-		if s := fw.RunPreScorePlugins(ctx, state, p, feasible); !s.IsSuccess() {
+		}, metrics.Filter)
+		if s := failed.Load(); s != nil {
 			b.Fatal(s.AsError())
 		}
-		if _, s := fw.RunScorePlugins(ctx, state, p, feasible); !s.IsSuccess() {
+		diagnosis := framework.Diagnosis{NodeToStatus: framework.NewDefaultNodeToStatus()}
+		for i, s := range rejected {
+			if s != nil {
+				diagnosis.NodeToStatus.Set(names[i], s)
+				diagnosis.AddPluginStatus(s)
+				rejected[i] = nil
+			}
+		}
+		cycleFeasible := feasible[:found.Load()]
+		if len(cycleFeasible) == 0 {
+			b.Fatalf("no feasible node: %v", fw.RunFilterPlugins(ctx, state, p, infos[0]).AsError())
+		}
+		if s := fw.RunPreScorePlugins(ctx, state, p, cycleFeasible); !s.IsSuccess() {
+			b.Fatal(s.AsError())
+		}
+		if _, s := fw.RunScorePlugins(ctx, state, p, cycleFeasible); !s.IsSuccess() {
 			b.Fatal(s.AsError())
 		}
 	}
@@ -224,7 +255,8 @@ func draBenchFramework(b *testing.B, ctx context.Context, snapshot *cache.Snapsh
 		}
 	}
 	fw, err := frameworkruntime.NewFramework(ctx, registry, profile, frameworkruntime.WithSnapshotSharedLister(snapshot),
-		frameworkruntime.WithSharedDRAManager(m), frameworkruntime.WithInformerFactory(factory), frameworkruntime.WithClientSet(client))
+		frameworkruntime.WithSharedDRAManager(m), frameworkruntime.WithInformerFactory(factory), frameworkruntime.WithClientSet(client),
+		frameworkruntime.WithPodNominator(internalqueue.NewSchedulingQueue(nil, factory)))
 	if err != nil {
 		b.Fatal(err)
 	}
