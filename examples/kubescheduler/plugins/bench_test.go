@@ -21,6 +21,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/queuesort"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
+	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/examples/kubebridge/inturn"
 )
 
@@ -35,6 +36,41 @@ func (noop) Score(context.Context, fwk.CycleState, *v1.Pod, fwk.NodeInfo) (int64
 func (noop) ScoreExtensions() fwk.ScoreExtensions { return nil }
 func (noop) SignPod(context.Context, *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
 	return nil, nil
+}
+
+// nodeLookup is noop whose Score finds the node's row, as a plugin that
+// keeps results per node must, and reads its NodeInfo's generation, which
+// says whether the node changed since: a probe of the row index (the
+// kubebridge.RowIndex resfit's plugins probe) and a cache line of the
+// NodeInfo that the framework's own per-node work does not read. It is
+// the floor of a plugin that answers from per-node state: what resfit's
+// plugins cost beyond it is their own (the cycle's state, the row's
+// result, its score). The index is the snapshot's nodes at construction.
+type nodeLookup struct {
+	noop
+	rows kubebridge.RowIndex[v1.Node]
+	gens []int64
+}
+
+func newNodeLookup(name string, h fwk.Handle) (fwk.Plugin, error) {
+	infos, err := h.SnapshotSharedLister().NodeInfos().List()
+	if err != nil {
+		return nil, err
+	}
+	l := &nodeLookup{noop: noop{name}, rows: kubebridge.NewRowIndex[v1.Node](len(infos)), gens: make([]int64, len(infos))}
+	for i, info := range infos {
+		l.rows.Put(info.Node(), int32(i))
+		l.gens[i] = info.GetGeneration()
+	}
+	return l, nil
+}
+
+func (l *nodeLookup) Score(_ context.Context, _ fwk.CycleState, _ *v1.Pod, node fwk.NodeInfo) (int64, *fwk.Status) {
+	row, ok := l.rows.Get(node.Node())
+	if ok && l.gens[row] == node.GetGeneration() {
+		return 1, nil
+	}
+	return 0, nil
 }
 
 // benchCluster is a generated cluster: a quarter GPU nodes (96 cores,
@@ -203,7 +239,19 @@ func newCycle(b *testing.B, fw, reserve framework.Framework, mode int, p *v1.Pod
 // kube-scheduler tells a profile's plugins of the pods it binds). It
 // reports the profile's ns/node, the floor's (floor-ns/node) and their
 // ratio (×floor).
-func BenchmarkFrameworkCycleVsFloor(b *testing.B) {
+func BenchmarkFrameworkCycleVsFloor(b *testing.B) { benchmarkInTurn(b, "Noop", "Noop×2", false) }
+
+// BenchmarkFrameworkCycleVsLookup is BenchmarkFrameworkCycleVsFloor
+// against nodeLookup's floor (Lookup; Lookup×2 for a profile of two
+// plugins): what resfit's plugins cost beyond finding each node's row and
+// reading its generation. Its first rows put Lookup itself against Noop.
+func BenchmarkFrameworkCycleVsLookup(b *testing.B) { benchmarkInTurn(b, "Lookup", "Lookup×2", true) }
+
+// benchmarkInTurn runs every resfit profile's cycle and its floor's in
+// turn (floor, or floor2 for a profile of two plugins), same pod and after
+// a bind, at 1000 and 5000 nodes; with withFloor, floor's own cycle against
+// Noop's first.
+func benchmarkInTurn(b *testing.B, floor, floor2 string, withFloor bool) {
 	quietKlog()
 	for _, n := range []int{1000, 5000} {
 		infos, snapshot := benchSnapshot(b, n)
@@ -212,19 +260,27 @@ func BenchmarkFrameworkCycleVsFloor(b *testing.B) {
 			name string
 			mode int
 		}{{"same", sameShape}, {"bind", afterABind}} {
+			type row struct{ name, floor, profile string }
+			var rows []row
+			if withFloor {
+				rows = append(rows, row{floor, "Noop", floor})
+			}
 			for _, prof := range cycleProfiles {
 				if prof.inTree || len(prof.plugins) == 0 {
 					continue
 				}
-				floor := "Noop"
+				r := row{prof.name, floor, prof.name}
 				if len(prof.plugins) == 2 {
-					floor = "Noop×2"
+					r.floor = floor2
 				}
-				b.Run(fmt.Sprintf("%s/%s/nodes=%d", mode.name, prof.name, n), func(b *testing.B) {
+				rows = append(rows, r)
+			}
+			for _, r := range rows {
+				b.Run(fmt.Sprintf("%s/%s/nodes=%d", mode.name, r.name, n), func(b *testing.B) {
 					binds := newBinder(b, infos, p)
-					fw := benchFramework(b, snapshot, prof.name, false, prof.plugins)
+					fw := benchFramework(b, snapshot, r.profile, false, pluginsOf(r.profile))
 					cycles := [2]func(){
-						newCycle(b, benchFramework(b, snapshot, floor, false, nil), fw, mode.mode, p, infos, binds),
+						newCycle(b, benchFramework(b, snapshot, r.floor, false, nil), fw, mode.mode, p, infos, binds),
 						newCycle(b, fw, fw, mode.mode, p, infos, binds),
 					}
 					inturn.Measure(b, n, cycles[0], cycles[1])
@@ -233,6 +289,17 @@ func BenchmarkFrameworkCycleVsFloor(b *testing.B) {
 			}
 		}
 	}
+}
+
+// pluginsOf is the resfit plugins of the cycle profile of that name (none
+// for a floor).
+func pluginsOf(name string) []enabled {
+	for _, prof := range cycleProfiles {
+		if prof.name == name {
+			return prof.plugins
+		}
+	}
+	return nil
 }
 
 // shapes hands out copies of a pod, each with a cpu request one millicore
@@ -325,6 +392,12 @@ func benchFramework(b *testing.B, snapshot *cache.Snapshot, name string, inTree 
 	registry := resfitRegistry()
 	registry["Noop"] = func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return noop{"Noop"}, nil }
 	registry["Noop2"] = func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return noop{"Noop2"}, nil }
+	registry["Lookup"] = func(_ context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+		return newNodeLookup("Lookup", h)
+	}
+	registry["Lookup2"] = func(_ context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+		return newNodeLookup("Lookup2", h)
+	}
 	registry[noderesources.Name] = frameworkruntime.FactoryAdapter(feature.Features{}, noderesources.NewFit)
 	profile := &config.KubeSchedulerProfile{
 		SchedulerName: "bench",
@@ -338,6 +411,10 @@ func benchFramework(b *testing.B, snapshot *cache.Snapshot, name string, inTree 
 		profile.Plugins.Score.Enabled = []config.Plugin{{Name: "Noop", Weight: 1}}
 	case name == "Noop×2": // the floor of a profile with two score plugins
 		profile.Plugins.Score.Enabled = []config.Plugin{{Name: "Noop", Weight: 1}, {Name: "Noop2", Weight: 1}}
+	case name == "Lookup":
+		profile.Plugins.Score.Enabled = []config.Plugin{{Name: "Lookup", Weight: 1}}
+	case name == "Lookup×2":
+		profile.Plugins.Score.Enabled = []config.Plugin{{Name: "Lookup", Weight: 1}, {Name: "Lookup2", Weight: 1}}
 	case inTree:
 		profile.Plugins.PreScore.Enabled = []config.Plugin{{Name: noderesources.Name}}
 		profile.Plugins.Score.Enabled = []config.Plugin{{Name: noderesources.Name, Weight: 1}}
