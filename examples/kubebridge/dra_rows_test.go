@@ -150,6 +150,9 @@ func TestSnapshotWithDRA(t *testing.T) {
 		if p == onlyA100 && (pt.Uniform() || ps.Feasible(0) == ps.Feasible(1)) || p == extended && !pt.Uniform() {
 			t.Errorf("%s: uniform %v, feasible %v %v", p.Name, pt.Uniform(), ps.Feasible(0), ps.Feasible(1))
 		}
+		if pt.FiltersNothing(true) { // each asks for a GPU
+			t.Errorf("%s: filters nothing", p.Name)
+		}
 	}
 	for _, c := range []struct {
 		pod         *v1.Pod
@@ -560,4 +563,41 @@ func TestPodScoresCopies(t *testing.T) {
 			t.Fatalf("bits past the %d rows are set: %x", n, bits[len(bits)-1])
 		}
 	})
+}
+
+// FiltersNothing holds for a pod that asks for no devices and whose task
+// is the same on every node, under filters that are DeviceShare alone;
+// not for one that asks for devices, nor for one whose claims take
+// different devices on different nodes (a node may be unable to satisfy
+// them), nor under other filters.
+func TestFiltersNothing(t *testing.T) {
+	schema, err := resource.NewSchema("cpu", "memory", "nvidia.com/gpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d *DRA
+	cpuPod, err := d.NewPodTask(schema, pod("cpu-pod", "", "cpu", "4"), scoring.TaskOptions{Devices: "nvidia.com/gpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpuPod, err := d.NewPodTask(schema, pod("gpu-pod", "", "cpu", "4", "nvidia.com/gpu", "1"), scoring.TaskOptions{Devices: "nvidia.com/gpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	varied := &PodTask{Task: cpuPod.Task, base: cpuPod.Task, schema: schema} // demand not uniform
+	for _, c := range []struct {
+		name            string
+		pt              *PodTask
+		onlyDeviceShare bool
+		want            bool
+	}{
+		{"cpu pod, DeviceShare alone", cpuPod, true, true},
+		{"cpu pod, other filters", cpuPod, false, false},
+		{"gpu pod, DeviceShare alone", gpuPod, true, false},
+		{"claims that vary by node", varied, true, false},
+	} {
+		if got := c.pt.FiltersNothing(c.onlyDeviceShare); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
 }

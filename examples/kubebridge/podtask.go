@@ -59,6 +59,26 @@ func (d *DRA) NewPodTask(schema *resource.Schema, pod *v1.Pod, opts scoring.Task
 // Uniform reports whether Task stands for the pod on every node.
 func (pt *PodTask) Uniform() bool { return pt.demand.uniform }
 
+// OnlyDeviceShare reports whether a pipeline's filters are DeviceShare
+// alone, or none: filters that pass every node for a task that asks for no
+// devices (PodTask.FiltersNothing).
+func OnlyDeviceShare(p *scoring.Pipeline) bool {
+	return !slices.ContainsFunc(p.FilterNames(), func(name string) bool { return name != scoring.DeviceShare })
+}
+
+// FiltersNothing reports whether filters pass every node for the pod,
+// whatever the nodes hold: they are DeviceShare alone or none
+// (onlyDeviceShare, OnlyDeviceShare's answer for them), the pod asks for
+// no devices, and its task is the same on every node (no claim whose take
+// depends on the node, which may leave a node unable to satisfy it). A
+// host need not ask the filters about each node then: kube-scheduler's
+// PreFilter returns Skip, Volcano's predicate passes at once. Nodes
+// changed by the host for a call (nominated pods added, a preemption's dry
+// run) pass as well, as nothing of a node is read.
+func (pt *PodTask) FiltersNothing(onlyDeviceShare bool) bool {
+	return onlyDeviceShare && pt.Task.Devices.Count == 0 && pt.Uniform()
+}
+
 // On is the pod's task on a node, and whether the node can satisfy its
 // claims (false: the node is infeasible for it).
 func (pt *PodTask) On(node string) (*scoring.Task, bool, error) {

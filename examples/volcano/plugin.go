@@ -216,7 +216,7 @@ func newSessionView(c *Config, ssn *framework.Session) (*sessionView, error) {
 	if s.filters, err = filters.BuildFor(schema, config.Host{Devices: devices}); err != nil {
 		return nil, err
 	}
-	s.filtered = slices.ContainsFunc(s.filters.FilterNames(), func(name string) bool { return name != scoring.DeviceShare })
+	s.filtered = !kubebridge.OnlyDeviceShare(s.filters)
 	s.pods, _ = schema.Slot(resource.Pods)
 	alloc := make(resource.Vector, schema.Len())
 	for name, n := range ssn.Nodes {
@@ -528,7 +528,7 @@ func (s *sessionView) answer(a *answers, pl *scoring.Placer, t *api.TaskInfo) er
 	}
 	a.valid, a.uid, a.clock = false, t.UID, s.table.Clock()
 	a.task, a.err = s.task(t)
-	a.all = a.err == nil && pl == s.checker && !s.filtered && a.task.Task.Devices.Count == 0 && a.task.Uniform()
+	a.all = a.err == nil && pl == s.checker && a.task.FiltersNothing(!s.filtered)
 	if a.err == nil && !a.all {
 		if err := a.task.Score(pl, s.table, &a.nodes); err != nil {
 			return err

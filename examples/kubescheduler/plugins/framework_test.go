@@ -14,6 +14,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"github.com/resfit/resfit/examples/kubectl-resfit/resfitctl"
 	resfitconfig "github.com/resfit/resfit/scoring/config"
@@ -351,5 +352,69 @@ func TestReserveTeachesALearningFGD(t *testing.T) {
 	}
 	if learned != 3 {
 		t.Errorf("FGD learned from %d pods, want the 3 reserved", learned)
+	}
+}
+
+// A pod that asks for no devices, under filters that are DeviceShare
+// alone, passes every node whatever the nodes hold: PreFilter returns Skip
+// and the framework calls no Filter of the plugin. A pod that asks for a
+// GPU is filtered: the node whose GPUs are all taken is rejected.
+func TestPreFilterSkipsWhatFiltersNothing(t *testing.T) {
+	nodes := []*v1.Node{
+		node("gpu-full", resources("cpu", "64", "memory", "256Gi", gpu, "8")),
+		node("cpu", resources("cpu", "64", "memory", "256Gi")),
+	}
+	pods := []*v1.Pod{pod("load", "gpu-full", resources("cpu", "8", "memory", "8Gi", gpu, "8"))}
+	snapshot := cache.NewSnapshot(pods, nodes)
+	infos, err := snapshot.NodeInfos().List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var p *Plugin // the framework's, to ask its Filter what it would have said
+	registry := resfitRegistry()
+	registry[ResourceStrategyFitName] = func(ctx context.Context, args runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+		pl, err := NewResourceStrategyFit(ctx, args, h)
+		p, _ = pl.(*Plugin)
+		return pl, err
+	}
+	fw, err := frameworkruntime.NewFramework(ctx, registry, newProfile(enabled{ResourceStrategyFitName, 1, mostAllocated}),
+		frameworkruntime.WithSnapshotSharedLister(snapshot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := infos[indexOf(infos, "gpu-full")]
+
+	cpuPod := pod("cpu-pod", "", resources("cpu", "4", "memory", "4Gi"))
+	state := framework.NewCycleState()
+	fw.RunPreFilterPlugins(ctx, state, cpuPod)
+	if !state.GetSkipFilterPlugins().Has(ResourceStrategyFitName) {
+		t.Fatalf("the CPU pod's PreFilter did not return Skip (skipped: %v)", state.GetSkipFilterPlugins())
+	}
+	// What the skipped Filter would have said: every node passes, with
+	// another pod's GPUs added to it too (nominated pods).
+	nominated := full.Snapshot().(*framework.NodeInfo)
+	nominated.AddPod(pod("nominated", "gpu-full", resources("cpu", "1", gpu, "1")))
+	for _, info := range append(infos, nominated) {
+		if s := p.Filter(ctx, state, cpuPod, info); !s.IsSuccess() {
+			t.Errorf("the CPU pod on %s: %v", info.Node().Name, s)
+		}
+	}
+	// Scores are still there for PreScore and Score.
+	if s := fw.RunPreScorePlugins(ctx, state, cpuPod, infos); !s.IsSuccess() {
+		t.Fatal(s.AsError())
+	}
+	if _, s := fw.RunScorePlugins(ctx, state, cpuPod, infos); !s.IsSuccess() {
+		t.Fatal(s.AsError())
+	}
+
+	gpuPod := pod("gpu-pod", "", resources("cpu", "4", gpu, "1"))
+	state = framework.NewCycleState()
+	fw.RunPreFilterPlugins(ctx, state, gpuPod)
+	if state.GetSkipFilterPlugins().Has(ResourceStrategyFitName) {
+		t.Fatal("the GPU pod's PreFilter returned Skip")
+	}
+	if s := fw.RunFilterPlugins(ctx, state, gpuPod, full); s.IsSuccess() {
+		t.Error("the GPU pod passed the node whose GPUs are all taken")
 	}
 }

@@ -318,6 +318,9 @@ type scorer struct {
 	cycle    uint64
 	scores   kubebridge.PodScores
 	maxScore float64
+	// onlyDeviceShare says the pipeline's filters are DeviceShare alone
+	// or none (kubebridge.OnlyDeviceShare).
+	onlyDeviceShare bool
 }
 
 // ready builds the pipeline and placer for the profile's table, when it
@@ -338,7 +341,8 @@ func (s *scorer) ready(cfg *config.Config, n *nodes) error {
 	if err != nil {
 		return err
 	}
-	*s = scorer{gen: n.gen, pipe: pipe, placer: placer, maxScore: pipe.MaxScore(), cycle: s.cycle}
+	*s = scorer{gen: n.gen, pipe: pipe, placer: placer, maxScore: pipe.MaxScore(), cycle: s.cycle,
+		onlyDeviceShare: kubebridge.OnlyDeviceShare(pipe)}
 	return nil
 }
 

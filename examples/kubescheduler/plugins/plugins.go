@@ -212,6 +212,9 @@ type cycleState struct {
 	// schema is the schema the task was made for, opts how it was read.
 	schema *resource.Schema
 	opts   scoring.TaskOptions
+	// filtersNothing says the plugin's filters pass every node for the
+	// pod, whatever the nodes hold (kubebridge.PodTask.FiltersNothing).
+	filtersNothing bool
 }
 
 func (s *cycleState) Clone() fwk.StateData { return s }
@@ -249,11 +252,17 @@ func (p *Plugin) evaluate(state fwk.CycleState, pod *v1.Pod, given []fwk.NodeInf
 	if err := p.scorer.score(pr.podTask, n.table, pr.cycle); err != nil {
 		return nil, err
 	}
-	return &cycleState{cycle: pr.cycle, pod: pod, task: pr.podTask.Task, podTask: pr.podTask, dra: n.dra, schema: n.schema, opts: pr.opts}, nil
+	return &cycleState{cycle: pr.cycle, pod: pod, task: pr.podTask.Task, podTask: pr.podTask, dra: n.dra, schema: n.schema, opts: pr.opts,
+		filtersNothing: pr.podTask.FiltersNothing(p.scorer.onlyDeviceShare)}, nil
 }
 
 // PreFilter evaluates every node once, for ResourceStrategyFit's filters
-// (and its scores, which do not depend on which nodes pass).
+// (and its scores, which do not depend on which nodes pass). When the
+// filters pass every node for the pod whatever the nodes hold (a pod that
+// asks for no devices, under filters that are DeviceShare alone:
+// kubebridge.PodTask.FiltersNothing) it returns Skip, and the framework
+// calls no Filter of the plugin for the pod, not even with nominated pods
+// added, which could not change the answer.
 func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	if !p.filter {
 		return nil, fwk.NewStatus(fwk.Skip)
@@ -263,6 +272,9 @@ func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 		return nil, fwk.AsStatus(err)
 	}
 	p.write(state, s)
+	if s.filtersNothing {
+		return nil, fwk.NewStatus(fwk.Skip)
+	}
 	return nil, nil
 }
 
