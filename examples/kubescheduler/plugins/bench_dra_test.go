@@ -391,6 +391,23 @@ func (c *claimBench) reset() {
 	c.on = false
 }
 
+// BenchmarkFrameworkCycleCPUPodVsFloor is a pod that asks for no GPU (8
+// cores, 32Gi) on BenchmarkFrameworkCycleDRA's clusters, its cycle through
+// ResourceStrategyFit packing GPUs and through the floor in turn
+// (inturn.Measure): a pod the plugin's filters cannot reject, for which
+// its PreFilter returns Skip and the framework calls no Filter of it.
+func BenchmarkFrameworkCycleCPUPodVsFloor(b *testing.B) {
+	quietKlog()
+	for _, n := range []int{1000, 5000} {
+		c := newClaimBench(b, n)
+		p := pod("cpu", "", resources("cpu", "8", "memory", "32Gi"))
+		floor := draCycle(b, c.ctx, draBenchFramework(b, c.ctx, c.snapshot, []string{"Noop"}, c.m, c.factory, c.client), p, c.infos)
+		profile := draCycle(b, c.ctx, draBenchFramework(b, c.ctx, c.snapshot, []string{ResourceStrategyFitName}, c.m, c.factory, c.client), p, c.infos)
+		b.Run(fmt.Sprintf("ResourceStrategyFit-MostAllocated/nodes=%d", n), func(b *testing.B) { inturn.Measure(b, n, floor, profile) })
+		c.cancel()
+	}
+}
+
 // BenchmarkFrameworkCycleDRAAfterAClaim is BenchmarkFrameworkCycleDRA's
 // cycle after another pod's claim was allocated on node-00000 (or given
 // back): before each cycle the tracker takes the allocation (or drops it)
