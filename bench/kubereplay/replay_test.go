@@ -36,13 +36,13 @@ var (
 	flagTrace    = flag.String("trace", "", "trace directory (default ../shared/traces/openb seen from the repository root)")
 	flagPods     = flag.String("pods", "", "pod list to replay instead of "+sim.PodListFile+": a file name in the trace directory, or a path")
 	flagSeeds    = flag.Int("seeds", 1, "number of seeds, from 42 up")
-	flagFraction = flag.Float64("fraction", 0.03, "share of each seed's workload to replay, from its start (1: all of it)")
+	flagFraction = flag.Float64("fraction", 0.02, "share of each seed's workload to replay, from its start (1: all of it)")
 	flagPolicies = flag.String("policies", strings.Join(Policies, ","), "policies to replay")
 	flagOut      = flag.String("out", "", "directory for replay.csv and summary.csv (bench/replay's columns); empty: none")
 )
 
 // The trace through the real kube-scheduler. By default (CI) one seed and
-// the first 3% of its workload; the full run, seeds 42–44 and every
+// the first 2% of its workload; the full run, seeds 42–44 and every
 // pod, is the command in the README. On every pod of the short run
 // kube-scheduler must choose the node bench/replay's own pipeline
 // chooses, and the result must be bench/replay's to the digit; a full
