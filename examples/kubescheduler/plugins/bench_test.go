@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -260,16 +261,19 @@ func benchmarkInTurn(b *testing.B, floor, floor2 string, withFloor bool) {
 			name string
 			mode int
 		}{{"same", sameShape}, {"bind", afterABind}} {
-			type row struct{ name, floor, profile string }
+			type row struct {
+				name, floor string
+				plugins     []enabled // none for a floor
+			}
 			var rows []row
 			if withFloor {
-				rows = append(rows, row{floor, "Noop", floor})
+				rows = append(rows, row{floor, "Noop", nil})
 			}
 			for _, prof := range cycleProfiles {
 				if prof.inTree || len(prof.plugins) == 0 {
 					continue
 				}
-				r := row{prof.name, floor, prof.name}
+				r := row{prof.name, floor, prof.plugins}
 				if len(prof.plugins) == 2 {
 					r.floor = floor2
 				}
@@ -278,7 +282,7 @@ func benchmarkInTurn(b *testing.B, floor, floor2 string, withFloor bool) {
 			for _, r := range rows {
 				b.Run(fmt.Sprintf("%s/%s/nodes=%d", mode.name, r.name, n), func(b *testing.B) {
 					binds := newBinder(b, infos, p)
-					fw := benchFramework(b, snapshot, r.profile, false, pluginsOf(r.profile))
+					fw := benchFramework(b, snapshot, r.name, false, r.plugins)
 					cycles := [2]func(){
 						newCycle(b, benchFramework(b, snapshot, r.floor, false, nil), fw, mode.mode, p, infos, binds),
 						newCycle(b, fw, fw, mode.mode, p, infos, binds),
@@ -289,17 +293,6 @@ func benchmarkInTurn(b *testing.B, floor, floor2 string, withFloor bool) {
 			}
 		}
 	}
-}
-
-// pluginsOf is the resfit plugins of the cycle profile of that name (none
-// for a floor).
-func pluginsOf(name string) []enabled {
-	for _, prof := range cycleProfiles {
-		if prof.name == name {
-			return prof.plugins
-		}
-	}
-	return nil
 }
 
 // shapes hands out copies of a pod, each with a cpu request one millicore
@@ -390,13 +383,13 @@ func (discard) Write(p []byte) (int, error) { return len(p), nil }
 func benchFramework(b *testing.B, snapshot *cache.Snapshot, name string, inTree bool, plugins []enabled) framework.Framework {
 	b.Helper()
 	registry := resfitRegistry()
-	registry["Noop"] = func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return noop{"Noop"}, nil }
-	registry["Noop2"] = func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return noop{"Noop2"}, nil }
-	registry["Lookup"] = func(_ context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-		return newNodeLookup("Lookup", h)
+	for _, name := range []string{"Noop", "Noop2"} {
+		registry[name] = func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return noop{name}, nil }
 	}
-	registry["Lookup2"] = func(_ context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-		return newNodeLookup("Lookup2", h)
+	for _, name := range []string{"Lookup", "Lookup2"} {
+		registry[name] = func(_ context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+			return newNodeLookup(name, h)
+		}
 	}
 	registry[noderesources.Name] = frameworkruntime.FactoryAdapter(feature.Features{}, noderesources.NewFit)
 	profile := &config.KubeSchedulerProfile{
@@ -406,15 +399,13 @@ func benchFramework(b *testing.B, snapshot *cache.Snapshot, name string, inTree 
 			Bind:      config.PluginSet{Enabled: []config.Plugin{{Name: defaultbinder.Name}}},
 		},
 	}
+	floor, two := strings.CutSuffix(name, "×2") // the floor of a profile with two score plugins
 	switch {
-	case name == "Noop":
-		profile.Plugins.Score.Enabled = []config.Plugin{{Name: "Noop", Weight: 1}}
-	case name == "Noop×2": // the floor of a profile with two score plugins
-		profile.Plugins.Score.Enabled = []config.Plugin{{Name: "Noop", Weight: 1}, {Name: "Noop2", Weight: 1}}
-	case name == "Lookup":
-		profile.Plugins.Score.Enabled = []config.Plugin{{Name: "Lookup", Weight: 1}}
-	case name == "Lookup×2":
-		profile.Plugins.Score.Enabled = []config.Plugin{{Name: "Lookup", Weight: 1}, {Name: "Lookup2", Weight: 1}}
+	case floor == "Noop" || floor == "Lookup":
+		profile.Plugins.Score.Enabled = []config.Plugin{{Name: floor, Weight: 1}}
+		if two {
+			profile.Plugins.Score.Enabled = append(profile.Plugins.Score.Enabled, config.Plugin{Name: floor + "2", Weight: 1})
+		}
 	case inTree:
 		profile.Plugins.PreScore.Enabled = []config.Plugin{{Name: noderesources.Name}}
 		profile.Plugins.Score.Enabled = []config.Plugin{{Name: noderesources.Name, Weight: 1}}
