@@ -113,17 +113,12 @@ func BenchmarkSession(b *testing.B) { benchCases(b, benchAllocate) }
 // benchCases runs a benchmark for every size, task and plugin, each on a
 // session of its own.
 func benchCases(b *testing.B, bench func(b *testing.B, ssn *framework.Session, task *api.TaskInfo, all []*api.NodeInfo)) {
-	options.Default()
-	var args framework.Arguments
-	if err := yaml.Unmarshal([]byte(benchArguments), &args); err != nil {
-		b.Fatal(err)
-	}
+	args := benchArgs(b)
 	plugins := benchPlugins()
 	for _, n := range []int{1000, 5000} {
 		nodes, pods := benchCluster(n)
 		for _, task := range []string{"cpu-task", "gpu-task"} {
-			rejected := rejectedBy(b, plugins[2], args, nodes, pods, task)
-			floor := benchPlugin{"floor-rejecting", "noop-rejecting", func(framework.Arguments) framework.Plugin { return rejecting{rejected} }}
+			floor := rejectingFloor(b, plugins[2], args, nodes, pods, task)
 			for _, p := range append(plugins[:1:1], append([]benchPlugin{floor}, plugins[1:]...)...) {
 				b.Run(fmt.Sprintf("nodes=%d/task=%s/plugin=%s", n, task, p.label), func(b *testing.B) {
 					ssn, t, all := benchSession(b, p.name, p.builder, args, nodes, pods, task)
@@ -172,6 +167,24 @@ func benchSession(b *testing.B, name string, builder framework.PluginBuilder, ar
 		all = append(all, n)
 	}
 	return ssn, task, all
+}
+
+// benchArgs are the benchmark's arguments (benchArguments), with
+// Volcano's options at their defaults.
+func benchArgs(b *testing.B) framework.Arguments {
+	options.Default()
+	var args framework.Arguments
+	if err := yaml.Unmarshal([]byte(benchArguments), &args); err != nil {
+		b.Fatal(err)
+	}
+	return args
+}
+
+// rejectingFloor is the floor that rejects the nodes p's predicate rejects
+// for the task (rejecting).
+func rejectingFloor(b *testing.B, p benchPlugin, args framework.Arguments, nodes []*v1.Node, pods []*v1.Pod, task string) benchPlugin {
+	rejected := rejectedBy(b, p, args, nodes, pods, task)
+	return benchPlugin{"floor-rejecting", "noop-rejecting", func(framework.Arguments) framework.Plugin { return rejecting{rejected} }}
 }
 
 // rejectedBy are the nodes a plugin's predicate rejects for the task, in a
@@ -239,17 +252,12 @@ func allocator(b *testing.B, ssn *framework.Session, task *api.TaskInfo, all []*
 // rows within a process. It reports resfit's ns per node and task, the
 // floor's (floor-ns/node) and their ratio (×floor).
 func BenchmarkSessionVsFloor(b *testing.B) {
-	options.Default()
-	var args framework.Arguments
-	if err := yaml.Unmarshal([]byte(benchArguments), &args); err != nil {
-		b.Fatal(err)
-	}
+	args := benchArgs(b)
 	resfit := benchPlugins()[2]
 	for _, n := range []int{1000, 5000} {
 		nodes, pods := benchCluster(n)
 		for _, task := range []string{"cpu-task", "gpu-task"} {
-			rejected := rejectedBy(b, resfit, args, nodes, pods, task)
-			floor := benchPlugin{"floor-rejecting", "noop-rejecting", func(framework.Arguments) framework.Plugin { return rejecting{rejected} }}
+			floor := rejectingFloor(b, resfit, args, nodes, pods, task)
 			b.Run(fmt.Sprintf("nodes=%d/task=%s", n, task), func(b *testing.B) {
 				var places [2]func()
 				for k, p := range []benchPlugin{floor, resfit} {
