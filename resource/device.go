@@ -354,9 +354,15 @@ func (d *Devices) Remove(i int) (int, error) {
 }
 
 // splice replaces node i's free amounts by free (sorted is set by changed).
+// The same number of devices is written in place: a node read again costs
+// its own devices, not a move of every later node's.
 func (d *Devices) splice(i int, free []int64) {
 	lo, hi := d.start[i], d.start[i+1]
 	delta := len(free) - (hi - lo)
+	if delta == 0 {
+		copy(d.free[lo:hi], free)
+		return
+	}
 	d.free = slices.Replace(d.free, lo, hi, free...)
 	d.sorted = slices.Replace(d.sorted, lo, hi, free...)
 	for j := i + 1; j < len(d.start); j++ {
