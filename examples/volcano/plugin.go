@@ -582,8 +582,11 @@ func (s *sessionView) nodeOrder(t *api.TaskInfo, n *api.NodeInfo) (float64, erro
 // read the answer.
 func (s *sessionView) predicate(t *api.TaskInfo, n *api.NodeInfo) error {
 	if p := s.current(&s.checks, t); p != nil {
-		if r, ok := s.rows.Get(n); ok && !p.err && (p.all || int(r) < p.rows) {
-			if p.all || p.passes(int(r)) {
+		if p.all {
+			return nil // nothing of the node is read (PodTask.FiltersNothing): no row to find
+		}
+		if r, ok := s.rows.Get(n); ok && !p.err && int(r) < p.rows {
+			if p.passes(int(r)) {
 				return nil
 			}
 			if p.task.Uniform() { // rejected: why, under the read lock, which keeps the table as it is
