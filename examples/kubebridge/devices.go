@@ -257,10 +257,8 @@ func writeNodeDevices(d *resource.Devices, row int, node *v1.Node, nd nodeDevice
 	}
 	if nd.fromDRA {
 		free := make([]int64, nd.count)
-		per := new(big.Rat).SetInt64(d.PerDevice())
 		for j, l := range nd.left {
-			f := new(big.Rat).Mul(l, per)
-			free[j] = new(big.Int).Quo(f.Num(), f.Denom()).Int64() // floor: whole only when nothing is used
+			free[j] = floorTimes(l, d.PerDevice()) // floor: whole only when nothing is used
 		}
 		if err := d.SetFree(row, free); err != nil {
 			return err

@@ -232,7 +232,7 @@ func scaled(r *big.Rat, m *big.Int) (int64, bool) {
 // have layouts, as the device view records them
 // (resource.Devices.SetPartitioned), by their index among the node's
 // units; and a key that tells two readings' apart.
-func (d *DRA) partitioned(node string, units []DRADevice) ([]resource.Partitioned, string) {
+func (d *DRA) partitioned(node string, units []*DRADevice) ([]resource.Partitioned, string) {
 	var out []resource.Partitioned
 	var key strings.Builder
 	for j, dev := range units {
@@ -244,7 +244,7 @@ func (d *DRA) partitioned(node string, units []DRADevice) ([]resource.Partitione
 				left = leftOf(ul, d.usage().counters.at(dev.unit))
 			}
 		case dev.Shared && d.features.ConsumableCapacity && !d.usage().whole.at(dev.ID):
-			if ul = d.shareLayoutOf(dev); ul.layout != nil {
+			if ul = d.shareLayoutOf(*dev); ul.layout != nil {
 				left = leftOf(ul, d.usage().capacity.at(dev.ID))
 			}
 		}

@@ -320,6 +320,40 @@ func TestAmountsCountWholeUnits(t *testing.T) {
 	}
 }
 
+// A class that selects a GPU and its partitions alike (every device of
+// NVIDIA's driver, as nvidia.com/gpu) counts each GPU once, as its
+// counter set: two A100s with dynamic MIG, a 1g.10gb allocated on gpu-0,
+// are 2000 thousandths with 143 used (as the whole-GPU class counts them),
+// two devices in the device view, and a plain GPU beside them (no counter
+// set: a unit of its own) is one more.
+func TestAUnitCountsOnceInAClassOfItsParts(t *testing.T) {
+	slices := dratest.NVIDIAMIGSlices("node-a", 2, 0)
+	plain := dratest.NVIDIASlice("node-a", "NVIDIA H100 80GB HBM3", 1, 0)
+	plain.Spec.Pool.Name, plain.Spec.Devices[0].Name = "node-a-plain", "gpu-plain"
+	d, err := ReadDRA(DRAObjects{
+		Slices:  append(slices, plain),
+		Classes: []*resourcev1.DeviceClass{dratest.DeviceClass("any.nvidia.com", "device.driver == 'gpu.nvidia.com'", "nvidia.com/gpu")},
+		Claims:  []*resourcev1.ResourceClaim{held("mig-held", onDevice("node-a", dratest.MIGDeviceName(0, dratest.A100MIG[0], 0)))},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, u := d.canonicalAmounts("node-a", 0); a != 3000 || u != 143 {
+		t.Errorf("%d of %d thousandths used, want 143 of 3000", u, a)
+	}
+	view, err := resource.NewDevices("nvidia.com/gpu", 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, _ := view.AddNode(0)
+	if err := d.NodeDevices(view, row, node("node-a"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(view.Free(row)); got != "[857 1000 1000]" {
+		t.Errorf("device view %s, want [857 1000 1000]", got)
+	}
+}
+
 // The device view of DRA GPUs holds each unit with what is left of it:
 // two A100s with dynamic MIG, a 3g.40gb allocated on gpu-0 (of its
 // counters, 42 of 98 multiprocessors, 3 of 7 copy engines, 2 of 5
@@ -511,7 +545,7 @@ func TestReaderUsageMatchesReadDRA(t *testing.T) {
 			}
 			for _, node := range []string{"node-a", "node-b", "node-c"} {
 				for _, dev := range want.Devices(node) {
-					if g, w := got.unitLeft(dev, got.sets), want.unitLeft(dev, want.sets); g.Cmp(w) != 0 {
+					if g, w := got.unitLeft(&dev, got.sets), want.unitLeft(&dev, want.sets); g.Cmp(w) != 0 {
 						t.Fatalf("reading %d: %s has %s left, want %s", step, dev.ID, g.RatString(), w.RatString())
 					}
 				}

@@ -1,7 +1,6 @@
 package kubebridge
 
 import (
-	"cmp"
 	"math/big"
 	"slices"
 
@@ -203,16 +202,15 @@ func (d *DRA) canonicalAmounts(node string, class int) (allocatable, used int64)
 		return d.amounts(node, class)
 	}
 	one := resource.FromWhole(name, 1)
-	seen := map[string]bool{}
-	for _, dev := range d.devices[node] {
-		key := cmp.Or(dev.unit, dev.ID.String())
-		if dev.unusable || seen[key] || !slices.Contains(dev.Classes, class) {
+	var seen unitSet
+	devs := d.devices[node]
+	for i := range devs {
+		dev := &devs[i]
+		if dev.unusable || !slices.Contains(dev.Classes, class) || !seen.add(dev) {
 			continue
 		}
-		seen[key] = true
 		allocatable += one
-		f := new(big.Rat).Mul(d.unitLeft(dev, d.sets), new(big.Rat).SetInt64(one))
-		used += one - new(big.Int).Quo(f.Num(), f.Denom()).Int64()
+		used += one - floorTimes(d.unitLeft(dev, d.sets), one)
 	}
 	return allocatable, used
 }
@@ -220,18 +218,77 @@ func (d *DRA) canonicalAmounts(node string, class int) (allocatable, used int64)
 // viewDevices are a node's devices of the class whose resource is named,
 // in order.
 func (d *DRA) viewDevices(node, name string) []DRADevice {
-	var out []DRADevice
+	devs := d.devices[node]
+	out := make([]DRADevice, 0, len(devs))
 	for i, c := range d.classes {
 		if c.Resource != name {
 			continue
 		}
-		for _, dev := range d.devices[node] {
+		for _, dev := range devs {
 			if slices.Contains(dev.Classes, i) {
 				out = append(out, dev)
 			}
 		}
 	}
 	return out
+}
+
+// unitKey names a device's unit: the counter set it consumes, or the
+// device itself when it consumes none.
+type unitKey struct {
+	set string
+	id  DeviceID
+}
+
+// unitSet is the units of one node's devices seen so far: a short list
+// (on its user's stack), and a map as well once there are many. The zero
+// unitSet is empty.
+type unitSet struct {
+	n    int
+	list [unitSetListed]unitKey
+	m    map[unitKey]bool
+}
+
+// unitSetListed is how many units a unitSet keeps in its list alone.
+const unitSetListed = 16
+
+// add notes dev's unit, and reports whether it was not seen before.
+func (s *unitSet) add(dev *DRADevice) bool {
+	k := unitKey{set: dev.unit}
+	if dev.unit == "" {
+		k.id = dev.ID
+	}
+	if s.m != nil {
+		if s.m[k] {
+			return false
+		}
+		s.m[k] = true
+		return true
+	}
+	if slices.Contains(s.list[:s.n], k) {
+		return false
+	}
+	if s.n < unitSetListed {
+		s.list[s.n] = k
+		s.n++
+		return true
+	}
+	s.m = make(map[unitKey]bool, 4*unitSetListed)
+	for _, k := range s.list {
+		s.m[k] = true
+	}
+	s.m[k] = true
+	return true
+}
+
+// floorTimes is ⌊l·n⌋ for a share l of a unit, with no big arithmetic for
+// all of it or none (most devices).
+func floorTimes(l *big.Rat, n int64) int64 {
+	if l.IsInt() {
+		return l.Num().Int64() * n
+	}
+	f := new(big.Rat).Mul(l, new(big.Rat).SetInt64(n))
+	return new(big.Int).Quo(f.Num(), f.Denom()).Int64()
 }
 
 // WithDRA makes the writer hold each device class's resource as DRA says,
@@ -331,14 +388,13 @@ func (d *DRA) HoldDevices(view *resource.Devices, row int, node *v1.Node, p *v1.
 func (d *DRA) draNodeDevices(node, name string) nodeDevices {
 	devs := d.viewDevices(node, name)
 	nd := nodeDevices{fromDRA: true}
-	seen := map[string]bool{}
-	var units []DRADevice
-	for _, dev := range devs {
-		key := cmp.Or(dev.unit, dev.ID.String())
-		if dev.unusable || seen[key] || len(nd.left) == resource.MaxDevicesPerNode {
+	var seen unitSet
+	units := make([]*DRADevice, 0, len(devs))
+	for i := range devs {
+		dev := &devs[i]
+		if dev.unusable || len(nd.left) == resource.MaxDevicesPerNode || !seen.add(dev) {
 			continue
 		}
-		seen[key] = true
 		units = append(units, dev)
 		if len(nd.left) == 0 {
 			nd.model = dev.Model
@@ -412,14 +468,14 @@ func (d *DRA) unitsHeld(pod *v1.Pod, node, name string) (units []int, ok bool) {
 			}
 		}
 	}
-	seen := map[string]bool{}
+	var seen unitSet
 	n := 0
-	for _, dev := range d.viewDevices(node, name) {
-		key := cmp.Or(dev.unit, dev.ID.String())
-		if dev.unusable || seen[key] || n == resource.MaxDevicesPerNode {
+	devs := d.viewDevices(node, name)
+	for i := range devs {
+		dev := &devs[i]
+		if dev.unusable || n == resource.MaxDevicesPerNode || !seen.add(dev) {
 			continue
 		}
-		seen[key] = true
 		if mine[d.allocated.at(dev.ID)] {
 			if dev.unit != "" || dev.Shared {
 				return nil, false

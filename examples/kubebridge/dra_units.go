@@ -211,30 +211,42 @@ func (d *DRA) device(id DeviceID) *DRADevice {
 	return nil
 }
 
+// ratOne and ratZero are the shares left of a unit nothing uses and of one
+// in use whole: left and unitLeft return them, read-only, instead of a new
+// Rat for each device.
+var ratOne, ratZero = big.NewRat(1, 1), new(big.Rat)
+
 // left is the share of a whole that is left once used of it is consumed,
-// in [0, 1]; a whole of 0 leaves all of it.
-func left(whole, used *big.Rat) *big.Rat {
-	if whole.Sign() <= 0 || used == nil {
-		return big.NewRat(1, 1)
+// in [0, 1]; a whole of 0 leaves all of it. The whole is read only when
+// something is used (ratOf makes a Rat of it). The Rat returned may be
+// shared: it is not to be changed.
+func left(whole func() *big.Rat, used *big.Rat) *big.Rat {
+	if used == nil {
+		return ratOne
 	}
-	l := new(big.Rat).Sub(whole, used)
-	l.Quo(l, whole)
+	w := whole()
+	if w.Sign() <= 0 {
+		return ratOne
+	}
+	l := new(big.Rat).Sub(w, used)
+	l.Quo(l, w)
 	switch {
 	case l.Sign() < 0:
-		return new(big.Rat)
-	case l.Cmp(big.NewRat(1, 1)) > 0:
-		return big.NewRat(1, 1)
+		return ratZero
+	case l.Cmp(ratOne) > 0:
+		return ratOne
 	}
 	return l
 }
 
 // unitLeft is what is left of a device's unit, as a share of the whole:
-// its scarcest capacity or counter.
-func (d *DRA) unitLeft(dev DRADevice, sets map[string]map[string]resourcev1.Counter) *big.Rat {
+// its scarcest capacity or counter. The Rat returned may be shared: it is
+// not to be changed.
+func (d *DRA) unitLeft(dev *DRADevice, sets map[string]map[string]resourcev1.Counter) *big.Rat {
 	u := d.usage()
-	least := big.NewRat(1, 1)
+	least := ratOne
 	scarcer := func(l *big.Rat) {
-		if l.Cmp(least) < 0 {
+		if l != ratOne && l.Cmp(least) < 0 { // least is at most 1
 			least = l
 		}
 	}
@@ -242,16 +254,18 @@ func (d *DRA) unitLeft(dev DRADevice, sets map[string]map[string]resourcev1.Coun
 	case dev.unit != "":
 		set := sets[dev.unit]
 		slots := isSlots(set)
+		used := u.counters.at(dev.unit)
 		for name, c := range set {
 			if slots || !isSlot(c) {
-				scarcer(left(ratOf(c.Value), u.counters.at(dev.unit)[name]))
+				scarcer(left(func() *big.Rat { return ratOf(c.Value) }, used[name]))
 			}
 		}
 	case u.whole.at(dev.ID):
-		return new(big.Rat)
+		return ratZero
 	case dev.Shared:
+		used := u.capacity.at(dev.ID)
 		for name, value := range dev.capacity {
-			scarcer(left(ratOf(value), u.capacity.at(dev.ID)[name]))
+			scarcer(left(func() *big.Rat { return ratOf(value) }, used[name]))
 		}
 	}
 	return least
