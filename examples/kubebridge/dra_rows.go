@@ -281,14 +281,15 @@ func (s *unitSet) add(dev *DRADevice) bool {
 	return true
 }
 
-// floorTimes is ⌊l·n⌋ for a share l of a unit, with no big arithmetic for
-// all of it or none (most devices).
+// floorTimes is ⌊l·n⌋ for a share l of a unit (in [0, 1], n a unit's
+// amount): scaled's answer, with no big arithmetic for all of it or none
+// (most devices).
 func floorTimes(l *big.Rat, n int64) int64 {
 	if l.IsInt() {
 		return l.Num().Int64() * n
 	}
-	f := new(big.Rat).Mul(l, new(big.Rat).SetInt64(n))
-	return new(big.Int).Quo(f.Num(), f.Denom()).Int64()
+	v, _ := scaled(l, big.NewInt(n))
+	return v
 }
 
 // WithDRA makes the writer hold each device class's resource as DRA says,
