@@ -118,12 +118,12 @@ type sessionView struct {
 	// session are the session's nodes by name (Session.Nodes), rows the
 	// rows that follow them, found from the node object Volcano hands a
 	// plugin (kubebridge.RowIndex: its address, not a map's hash).
-	session  map[string]*api.NodeInfo
-	rows     kubebridge.RowIndex[api.NodeInfo]
-	opts     scoring.TaskOptions
-	filtered bool // the configuration has filters of its own
-	pods     int  // the "pods" slot
-	gpu      int  // the GPU slot, -1 when the schema lacks it
+	session         map[string]*api.NodeInfo
+	rows            kubebridge.RowIndex[api.NodeInfo]
+	opts            scoring.TaskOptions
+	onlyDeviceShare bool // the configuration has no filters of its own (kubebridge.OnlyDeviceShare)
+	pods            int  // the "pods" slot
+	gpu             int  // the GPU slot, -1 when the schema lacks it
 
 	mu sync.RWMutex
 	// clock is the table's clock as the last holder of mu left it; ranks
@@ -216,7 +216,7 @@ func newSessionView(c *Config, ssn *framework.Session) (*sessionView, error) {
 	if s.filters, err = filters.BuildFor(schema, config.Host{Devices: devices}); err != nil {
 		return nil, err
 	}
-	s.filtered = !kubebridge.OnlyDeviceShare(s.filters)
+	s.onlyDeviceShare = kubebridge.OnlyDeviceShare(s.filters)
 	s.pods, _ = schema.Slot(resource.Pods)
 	alloc := make(resource.Vector, schema.Len())
 	for name, n := range ssn.Nodes {
@@ -528,7 +528,7 @@ func (s *sessionView) answer(a *answers, pl *scoring.Placer, t *api.TaskInfo) er
 	}
 	a.valid, a.uid, a.clock = false, t.UID, s.table.Clock()
 	a.task, a.err = s.task(t)
-	a.all = a.err == nil && pl == s.checker && a.task.FiltersNothing(!s.filtered)
+	a.all = a.err == nil && pl == s.checker && a.task.FiltersNothing(s.onlyDeviceShare)
 	if a.err == nil && !a.all {
 		if err := a.task.Score(pl, s.table, &a.nodes); err != nil {
 			return err
