@@ -217,16 +217,16 @@ func (d *DRA) canonicalAmounts(node string, class int) (allocatable, used int64)
 
 // viewDevices are a node's devices of the class whose resource is named,
 // in order.
-func (d *DRA) viewDevices(node, name string) []DRADevice {
+func (d *DRA) viewDevices(node, name string) []*DRADevice {
 	devs := d.devices[node]
-	out := make([]DRADevice, 0, len(devs))
+	out := make([]*DRADevice, 0, len(devs))
 	for i, c := range d.classes {
 		if c.Resource != name {
 			continue
 		}
-		for _, dev := range devs {
-			if slices.Contains(dev.Classes, i) {
-				out = append(out, dev)
+		for j := range devs {
+			if slices.Contains(devs[j].Classes, i) {
+				out = append(out, &devs[j])
 			}
 		}
 	}
@@ -391,8 +391,7 @@ func (d *DRA) draNodeDevices(node, name string) nodeDevices {
 	nd := nodeDevices{fromDRA: true}
 	var seen unitSet
 	units := make([]*DRADevice, 0, len(devs))
-	for i := range devs {
-		dev := &devs[i]
+	for _, dev := range devs {
 		if dev.unusable || len(nd.left) == resource.MaxDevicesPerNode || !seen.add(dev) {
 			continue
 		}
@@ -471,9 +470,7 @@ func (d *DRA) unitsHeld(pod *v1.Pod, node, name string) (units []int, ok bool) {
 	}
 	var seen unitSet
 	n := 0
-	devs := d.viewDevices(node, name)
-	for i := range devs {
-		dev := &devs[i]
+	for _, dev := range d.viewDevices(node, name) {
 		if dev.unusable || n == resource.MaxDevicesPerNode || !seen.add(dev) {
 			continue
 		}

@@ -217,19 +217,14 @@ func (d *DRA) device(id DeviceID) *DRADevice {
 var ratOne, ratZero = big.NewRat(1, 1), new(big.Rat)
 
 // left is the share of a whole that is left once used of it is consumed,
-// in [0, 1]; a whole of 0 leaves all of it. The whole is read only when
-// something is used (ratOf makes a Rat of it). The Rat returned may be
-// shared: it is not to be changed.
-func left(whole func() *big.Rat, used *big.Rat) *big.Rat {
-	if used == nil {
+// in [0, 1]; a whole of 0, or nothing used, leaves all of it. The Rat
+// returned may be shared: it is not to be changed.
+func left(whole, used *big.Rat) *big.Rat {
+	if whole.Sign() <= 0 || used == nil {
 		return ratOne
 	}
-	w := whole()
-	if w.Sign() <= 0 {
-		return ratOne
-	}
-	l := new(big.Rat).Sub(w, used)
-	l.Quo(l, w)
+	l := new(big.Rat).Sub(whole, used)
+	l.Quo(l, whole)
 	switch {
 	case l.Sign() < 0:
 		return ratZero
@@ -256,8 +251,8 @@ func (d *DRA) unitLeft(dev *DRADevice, sets map[string]map[string]resourcev1.Cou
 		slots := isSlots(set)
 		used := u.counters.at(dev.unit)
 		for name, c := range set {
-			if slots || !isSlot(c) {
-				scarcer(left(func() *big.Rat { return ratOf(c.Value) }, used[name]))
+			if (slots || !isSlot(c)) && used[name] != nil { // a counter nothing uses leaves all of it
+				scarcer(left(ratOf(c.Value), used[name]))
 			}
 		}
 	case u.whole.at(dev.ID):
@@ -265,7 +260,9 @@ func (d *DRA) unitLeft(dev *DRADevice, sets map[string]map[string]resourcev1.Cou
 	case dev.Shared:
 		used := u.capacity.at(dev.ID)
 		for name, value := range dev.capacity {
-			scarcer(left(func() *big.Rat { return ratOf(value) }, used[name]))
+			if used[name] != nil {
+				scarcer(left(ratOf(value), used[name]))
+			}
 		}
 	}
 	return least
