@@ -175,11 +175,15 @@ func (d *DRA) unitClasses(node string, id DeviceID) []int {
 // inUnits is a share of a unit in a class's resource's canonical units:
 // thousandths, rounded up, for a resource counted in milli-units (an
 // extended resource: nvidia.com/gpu), so that what a claim takes is not
-// understated; whole units otherwise, a part counting none.
+// understated, but short of a whole unit for a part short of all of it (a
+// share of 81839Mi of an 80Gi GPU is 999, a part, as kube's allocator
+// gives it, not the whole device); whole units otherwise, a part counting
+// none.
 func inUnits(resourceName string, share *big.Rat) int64 {
 	one := resource.FromWhole(resourceName, 1)
+	whole := share.Cmp(ratOne) >= 0
 	if one == 1 {
-		if share.Cmp(big.NewRat(1, 1)) >= 0 {
+		if whole {
 			return 1
 		}
 		return 0
@@ -188,6 +192,9 @@ func inUnits(resourceName string, share *big.Rat) int64 {
 	q, r := new(big.Int).QuoRem(f.Num(), f.Denom(), new(big.Int))
 	if r.Sign() > 0 {
 		q.Add(q, big.NewInt(1))
+	}
+	if !whole {
+		return min(q.Int64(), one-1)
 	}
 	return q.Int64()
 }

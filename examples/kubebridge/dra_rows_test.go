@@ -2,6 +2,7 @@ package kubebridge
 
 import (
 	"fmt"
+	"math/big"
 	"slices"
 	"strings"
 	"testing"
@@ -598,6 +599,29 @@ func TestFiltersNothing(t *testing.T) {
 	} {
 		if got := c.pt.FiltersNothing(c.onlyDeviceShare); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// A share of a unit counts in thousandths of nvidia.com/gpu rounded up,
+// but a part short of the whole stays short of it: 81839Mi of an 80Gi
+// GPU (kube's allocator gives it as a share, rapid found) is 999, not the
+// whole device; a resource counted whole counts a part as none.
+func TestInUnitsKeepsAPartShortOfTheWhole(t *testing.T) {
+	for _, c := range []struct {
+		resource string
+		share    *big.Rat
+		want     int64
+	}{
+		{"nvidia.com/gpu", big.NewRat(81839, 81920), 999},
+		{"nvidia.com/gpu", big.NewRat(1, 81920), 1},
+		{"nvidia.com/gpu", big.NewRat(1, 2), 500},
+		{"nvidia.com/gpu", big.NewRat(1, 1), 1000},
+		{"gpu.nvidia.com", big.NewRat(81839, 81920), 0},
+		{"gpu.nvidia.com", big.NewRat(1, 1), 1},
+	} {
+		if got := inUnits(c.resource, c.share); got != c.want {
+			t.Errorf("inUnits(%s, %s) = %d, want %d", c.resource, c.share.RatString(), got, c.want)
 		}
 	}
 }
