@@ -1,7 +1,7 @@
 // Package strategy holds the per-resource node scorers: MostAllocated and
 // LeastAllocated under the numeric profiles of kube-scheduler, Koordinator
 // and Volcano, RequestedToCapacityRatio, BalancedAllocation and Volcano's
-// binpack.
+// binpack, and resfit's PackLeastUsed.
 //
 // Each scorer is built once for a resource.Schema and is then immutable and
 // safe for concurrent use. It scores one node with ScoreNode and many nodes

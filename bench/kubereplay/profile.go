@@ -75,7 +75,7 @@ const SchedulerName = "resfit-replay"
 // nodes, as a user deploys it:
 //
 //   - ResfitFrag: FGD at weight 101 and ResourceStrategyFit at 1 running
-//     NodeResourcesBalancedAllocation over cpu and GPU, with the
+//     PackLeastUsed over cpu and GPU, with the
 //     proportional reserve as a filter (examples/kubescheduler's README);
 //   - FGD: FGD;
 //   - LeastAllocated: ResourceStrategyFit running the configuration.
@@ -119,7 +119,7 @@ func Profile(policy sim.Policy, env sim.Env, nodes int) (*config.KubeSchedulerPr
 		parts = []weighted{
 			{plugins.FGDName, 101 * unit, map[string]any{"classes": args["classes"]}},
 			{plugins.ResourceStrategyFitName, unit, map[string]any{"plugins": []any{
-				map[string]any{"name": "NodeResourcesBalancedAllocation", "args": map[string]any{"resources": []any{
+				map[string]any{"name": "PackLeastUsed", "args": map[string]any{"resources": []any{
 					map[string]any{"name": resource.CPU, "weight": 1}, map[string]any{"name": resource.GPU, "weight": 1}}}},
 				map[string]any{"name": "resource-strategy-fit", "scores": false, "args": map[string]any{"sra": map[string]any{
 					"policy": "proportional", "resources": resource.GPU,

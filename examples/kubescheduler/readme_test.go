@@ -25,7 +25,8 @@ import (
 // plugin that scores also runs at PreScore (its Score reads what PreScore
 // wrote) and at Reserve, ResourceStrategyFit and FGD filter at PreFilter
 // and Filter, and the ResfitFrag profile weighs FGD 101 against
-// ResourceStrategyFit 1 (its balanced tie-breaker), with no other score.
+// ResourceStrategyFit 1 (its packing tie-breaker), with no other score,
+// and scores every feasible node.
 func TestREADMESchedulerConfigEnablesEveryPoint(t *testing.T) {
 	metrics.Register() // the framework runtime records into them
 	text, err := os.ReadFile("README.md")
@@ -103,6 +104,9 @@ func TestREADMESchedulerConfigEnablesEveryPoint(t *testing.T) {
 			}
 			if got := strings.Join(weights, " "); got != "FGD×101 ResourceStrategyFit×1" {
 				t.Errorf("ResfitFrag's scores: %s", got)
+			}
+			if p := profile.PercentageOfNodesToScore; p == nil || *p != 100 {
+				t.Errorf("ResfitFrag's profile scores a sample of the nodes: percentageOfNodesToScore %v", p)
 			}
 		}
 	}

@@ -332,6 +332,8 @@ func (d *decoder) scorerArgs(path, plugin string, raw any) (ScorerArgs, bool) {
 		return d.nodeResourcesFit(path, raw), true
 	case NodeResourcesBalancedAllocation:
 		return d.balanced(path, raw), true
+	case PackLeastUsed:
+		return d.packLeastUsed(path, raw), true
 	case ScarceResourceAvoidance:
 		return d.scarceResourceAvoidance(path, raw), true
 	case FGD:

@@ -110,7 +110,7 @@ func pluginArgs(t *rapid.T, name string) string {
 	return fmt.Sprintf("{resources: [{name: cpu, weight: %s}, {name: memory}]}", drawNumber(t, "balanced weight"))
 }
 
-var plugins = []string{ResourceStrategyFit, Binpack, NodeOrder, NodeResourcesFit, NodeResourcesBalancedAllocation, NodeResourcesFitPlus, ScarceResourceAvoidance}
+var plugins = []string{ResourceStrategyFit, Binpack, NodeOrder, NodeResourcesFit, NodeResourcesBalancedAllocation, PackLeastUsed, NodeResourcesFitPlus, ScarceResourceAvoidance}
 
 // drawConfig draws a configuration in one of the four dialects.
 func drawConfig(t *rapid.T) string {

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -184,18 +185,26 @@ func (a FGDArgs) canonical() []yamlNode {
 //   - FGD, weighted above the whole range of the tie-breaker, ranks nodes
 //     by how much the pod lowers their fragmentation, in FGD's whole steps
 //     0..100; many nodes tie on the top step.
-//   - NodeResourcesBalancedAllocation over TieBreaker (weight 1, 0..100)
-//     orders those ties by keeping a node's cpu and device use in step, so
-//     that a node is not left with idle GPUs and no cpu, nor the reverse.
+//   - The tie-breaker (weight 1, 0..100) orders those ties: by default
+//     PackLeastUsed over cpu and the device, the node whose least-used of
+//     them is fullest with the pod, so that pods gather on nodes already
+//     in use and nodes that are emptying come free whole for the largest
+//     pods; or NodeResourcesBalancedAllocation, the node whose cpu and
+//     device use the pod brings most into step (ResfitFrag's tie-breaker
+//     until 2026-11-28: it spreads pods, and where pods come and go whole
+//     nodes then seldom come free).
 //   - sra's proportional filter keeps CoresPerIdleGPU cores free per idle
 //     device, so that CPU-only pods do not strand GPUs.
 //
-// On Alibaba's openb trace it leaves fewer GPUs idle than FGD alone
-// (bench/replay).
+// On Alibaba's openb trace it leaves fewer GPUs idle than FGD alone, both
+// when pods only arrive and where they come and go (bench/replay).
 type ResfitFragArgs struct {
 	FGDArgs
-	// TieBreaker are the resources NodeResourcesBalancedAllocation keeps
-	// in step: cpu and the device resource by default.
+	// TieBreak is the tie-breaker: PackLeastUsed (the default) or
+	// NodeResourcesBalancedAllocation.
+	TieBreak string
+	// TieBreaker are the resources the tie-breaker reads: cpu and the
+	// device resource by default.
 	TieBreaker []string
 	// CoresPerIdleGPU is the proportional reserve, cores per idle device;
 	// 0 turns the filter off. By default the classes' cores per device:
@@ -210,18 +219,37 @@ func (ResfitFragArgs) plugin() string { return ResfitFrag }
 // whole of the tie-breaker's range.
 func (ResfitFragArgs) partWeight() int64 { return strategy.MaxNodeScore + 1 }
 
+// tieBreakers are the scorers ResfitFrag's tie-breaker may be.
+var tieBreakers = []string{PackLeastUsed, NodeResourcesBalancedAllocation}
+
+// tieBreaker builds the tie-breaking scorer.
+func (a ResfitFragArgs) tieBreaker(schema *resource.Schema) (scoring.Scorer, error) {
+	if a.TieBreak == NodeResourcesBalancedAllocation {
+		b, err := strategy.NewBalancedAllocation(schema, a.TieBreaker)
+		if err != nil {
+			return nil, err
+		}
+		return scoring.NewStrategyScorer(NodeResourcesBalancedAllocation, b, true), nil
+	}
+	p, err := strategy.NewPackLeastUsed(schema, a.TieBreaker)
+	if err != nil {
+		return nil, err
+	}
+	return scoring.NewStrategyScorer(PackLeastUsed, p, true), nil
+}
+
 func (a ResfitFragArgs) build(name string, t target) ([]scoring.WeightedScorer, []scoring.Filter, error) {
 	fgd, err := a.scorer(FGD, t)
 	if err != nil {
 		return nil, nil, err
 	}
-	b, err := strategy.NewBalancedAllocation(t.schema, a.TieBreaker)
+	tb, err := a.tieBreaker(t.schema)
 	if err != nil {
 		return nil, nil, fmt.Errorf("tieBreaker: %w", err)
 	}
 	scorers := []scoring.WeightedScorer{
 		{Scorer: fgd, Weight: float64(a.partWeight())},
-		{Scorer: scoring.NewStrategyScorer(NodeResourcesBalancedAllocation, b, true), Weight: 1},
+		{Scorer: tb, Weight: 1},
 	}
 	if a.CoresPerIdleGPU == 0 {
 		return scorers, nil, nil
@@ -239,7 +267,7 @@ func (a ResfitFragArgs) build(name string, t target) ([]scoring.WeightedScorer, 
 
 func (a ResfitFragArgs) canonical() []yamlNode {
 	return append(a.FGDArgs.canonical(),
-		mapping("tieBreaker", BalancedAllocationArgs{Resources: a.TieBreaker}.canonical()...),
+		mapping("tieBreaker", append([]yamlNode{{key: "type", scalar: a.TieBreak}}, BalancedAllocationArgs{Resources: a.TieBreaker}.canonical()...)...),
 		yamlNode{key: "coresPerIdleGPU", scalar: a.CoresPerIdleGPU})
 }
 
@@ -424,19 +452,31 @@ func (d *decoder) amount(path, name string, raw any) int64 {
 
 // resfitFrag decodes ResfitFrag's arguments: FGD's, and
 //
-//	tieBreaker: {resources: [{name: cpu, weight: 1}, {name: nvidia.com/gpu, weight: 1}]}  # default
+//	tieBreaker: {type: PackLeastUsed, resources: [{name: cpu, weight: 1}, {name: nvidia.com/gpu, weight: 1}]}  # default
+//	                                 # type: NodeResourcesBalancedAllocation, ResfitFrag's before 2026-11-28
 //	coresPerIdleGPU: 10.9            # default: the classes' cores per device
 func (d *decoder) resfitFrag(path string, raw any) ScorerArgs {
 	fa, m := d.fgd(path, raw, "tieBreaker", "coresPerIdleGPU")
-	a := ResfitFragArgs{FGDArgs: fa, TieBreaker: []string{resource.CPU, fa.Device}}
+	a := ResfitFragArgs{FGDArgs: fa, TieBreak: PackLeastUsed, TieBreaker: []string{resource.CPU, fa.Device}}
 	if m == nil {
 		return a
 	}
 	if raw, present := m["tieBreaker"]; present {
 		tpath := join(path, "tieBreaker")
 		d.note("tieBreaker", tpath)
-		if b, ok := d.balanced(tpath, raw).(BalancedAllocationArgs); ok && len(b.Resources) > 0 {
-			a.TieBreaker = b.Resources
+		if names := d.resourceNames(tpath, raw, a.TieBreaker, "type"); len(names) > 0 {
+			a.TieBreaker = names
+		}
+		if tm, ok := raw.(map[string]any); ok {
+			if raw, present := tm["type"]; present {
+				if typ, ok := d.str(join(tpath, "type"), raw); ok {
+					if slices.Contains(tieBreakers, typ) {
+						a.TieBreak = typ
+					} else {
+						d.fail(join(tpath, "type"), "must be one of "+strings.Join(tieBreakers, ", "), raw)
+					}
+				}
+			}
 		}
 	}
 	if raw, present := m["coresPerIdleGPU"]; present {

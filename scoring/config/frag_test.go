@@ -35,7 +35,7 @@ func TestFragPlugins(t *testing.T) {
 	w := []float64{0.5, 0.3}
 	perDevice := (w[0]*8 + w[1]*4) / (w[0]*1 + w[1]*0.3)
 	rf := ScorerConfig{Name: ResfitFrag, Weight: 2, Args: ResfitFragArgs{FGDArgs: fgd.Args.(FGDArgs),
-		TieBreaker: []string{"cpu", resource.GPU}, CoresPerIdleGPU: perDevice}}
+		TieBreak: PackLeastUsed, TieBreaker: []string{"cpu", resource.GPU}, CoresPerIdleGPU: perDevice}}
 	// FGD enabled at score alone: its filters left out, as kube-scheduler
 	// leaves them.
 	kubeFGD := kubeScorer(fgd)
@@ -76,7 +76,21 @@ plugins:
     coresPerIdleGPU: 0`,
 			filters: []string{NodeResourcesFit}, scorers: []ScorerConfig{{Name: ResfitFrag, Weight: 1, Args: ResfitFragArgs{
 				FGDArgs:    FGDArgs{Device: "example.com/gpu", ShareUnit: 100, Classes: []FragClass{{MilliCPU: 2000, GPUs: 2, GPUShare: 50, Weight: 3}}},
-				TieBreaker: []string{"cpu", "memory"}}}}},
+				TieBreak: PackLeastUsed, TieBreaker: []string{"cpu", "memory"}}}}},
+		{name: "the balanced tie-breaker", doc: `
+plugins:
+- {name: ResfitFrag, args: {classes: [{cpu: 2}], tieBreaker: {type: NodeResourcesBalancedAllocation}, coresPerIdleGPU: 0}}`,
+			filters: []string{NodeResourcesFit}, scorers: []ScorerConfig{{Name: ResfitFrag, Weight: 1, Args: ResfitFragArgs{
+				FGDArgs:  FGDArgs{Device: resource.GPU, ShareUnit: 1000, Classes: []FragClass{{MilliCPU: 2000, Weight: 1}}},
+				TieBreak: NodeResourcesBalancedAllocation, TieBreaker: []string{"cpu", resource.GPU}}}}},
+		{name: "tie-breaker errors", doc: `
+plugins:
+- {name: ResfitFrag, args: {classes: [{cpu: 2}], tieBreaker: {type: MostAllocated, weight: 2, resources: [{name: cpu, weight: 2}]}}}`,
+			errs: []string{
+				`plugins[0].args.tieBreaker.type: must be one of PackLeastUsed, NodeResourcesBalancedAllocation, got "MostAllocated"`,
+				`plugins[0].args.tieBreaker["weight"]: unknown field; known are resources, type, got 2`,
+				`plugins[0].args.tieBreaker.resources[0].weight: must be 1, got 2`,
+			}},
 		{name: "MIG profiles", doc: `
 plugins:
 - {name: FGD, args: {classes: [{cpu: 8, gpus: 1, partition: 7g.80gb}, {cpu: 4, gpus: 1, gpuShare: 500, partition: 3g.40gb, weight: 2}]}}`,
@@ -178,7 +192,7 @@ func TestFragPluginsCanonical(t *testing.T) {
 
 // Built for a host's device view, ResfitFrag is the pipeline the replay
 // assembled by hand: NodeResourcesFit, DeviceShare and the proportional
-// filter; FGD at 101 and the balanced tie-breaker at 1. Its totals are the
+// filter; FGD at 101 and the packing tie-breaker at 1. Its totals are the
 // hand-made pipeline's to the bit. Without a device view, or with one of
 // another resource, it does not build, and says why.
 func TestResfitFragBuildsThePolicy(t *testing.T) {
@@ -202,12 +216,12 @@ func TestResfitFragBuildsThePolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(append(pipe.FilterNames(), pipe.ScorerNames()...), ", "); got != "NodeResourcesFit, DeviceShare, sra.proportional, FGD, NodeResourcesBalancedAllocation" {
+	if got := strings.Join(append(pipe.FilterNames(), pipe.ScorerNames()...), ", "); got != "NodeResourcesFit, DeviceShare, sra.proportional, FGD, PackLeastUsed" {
 		t.Errorf("parts %s", got)
 	}
 	// A host that asks for scores and filters apart leaves DeviceShare out.
 	if apart, err := c.BuildFor(schema, Host{Devices: devices, NoDeviceShare: true}); err != nil ||
-		strings.Join(append(apart.FilterNames(), apart.ScorerNames()...), ", ") != "NodeResourcesFit, sra.proportional, FGD, NodeResourcesBalancedAllocation" {
+		strings.Join(append(apart.FilterNames(), apart.ScorerNames()...), ", ") != "NodeResourcesFit, sra.proportional, FGD, PackLeastUsed" {
 		t.Errorf("without DeviceShare: %v, %v", apart.FilterNames(), err)
 	}
 	// By hand, as bench/replay assembled it.
@@ -216,12 +230,12 @@ func TestResfitFragBuildsThePolicy(t *testing.T) {
 		{CPU: 4000, Devices: resource.DeviceRequest{Count: 1, Each: 300}, Models: "V100M16|V100M32", Weight: 0.3},
 		{CPU: 500, Weight: 0.2}}, 1000)
 	fgd, _ := frag.NewScorer(schema, devices, m, frag.Options{})
-	balanced, _ := strategy.NewBalancedAllocation(schema, []string{"cpu", resource.GPU})
+	packing, _ := strategy.NewPackLeastUsed(schema, []string{"cpu", resource.GPU})
 	df, _ := scoring.NewDeviceFilter(devices)
 	p, _ := sra.NewProportional(schema, []sra.Ratio{{Resource: resource.GPU, CPU: 4}})
 	pf, _ := scoring.NewProportionalFilter(p)
 	byHand, err := scoring.NewPipeline(schema, []scoring.Filter{scoring.NewFitFilter(nil, nil), df, pf},
-		[]scoring.WeightedScorer{{Scorer: fgd, Weight: 101}, {Scorer: scoring.NewStrategyScorer("balanced", balanced, true), Weight: 1}})
+		[]scoring.WeightedScorer{{Scorer: fgd, Weight: 101}, {Scorer: scoring.NewStrategyScorer("packing", packing, true), Weight: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -194,12 +194,20 @@ func (d *decoder) legacyRTCR(path string, raw any) NodeResourcesFitArgs {
 // balanced decodes NodeResourcesBalancedAllocationArgs: resources [{name,
 // weight: 1}] (default cpu and memory).
 func (d *decoder) balanced(path string, raw any) ScorerArgs {
+	return BalancedAllocationArgs{Resources: d.resourceNames(path, raw, []string{resource.CPU, resource.Memory})}
+}
+
+// resourceNames reads {resources: [{name, weight: 1}]}, the arguments of
+// NodeResourcesBalancedAllocation and of the scorers written like it, and
+// returns the names, or defaults when none are given (nil when the
+// arguments are not an object).
+func (d *decoder) resourceNames(path string, raw any, defaults []string, known ...string) []string {
 	m, ok := d.object(path, raw)
 	if !ok {
-		return BalancedAllocationArgs{}
+		return nil
 	}
-	d.only(path, m, strictFields, "resources")
-	a := BalancedAllocationArgs{Resources: []string{resource.CPU, resource.Memory}}
+	d.only(path, m, strictFields, append([]string{"resources"}, known...)...)
+	names := defaults
 	if raw, present := m["resources"]; present {
 		d.note("resources", join(path, "resources"))
 		rs := d.namedWeights(join(path, "resources"), raw, "name")
@@ -209,13 +217,13 @@ func (d *decoder) balanced(path string, raw any) ScorerArgs {
 			}
 		}
 		if len(rs) > 0 {
-			a.Resources = a.Resources[:0]
+			names = nil
 			for _, r := range rs {
-				a.Resources = append(a.Resources, r.Name)
+				names = append(names, r.Name)
 			}
 		}
 	}
-	return a
+	return names
 }
 
 // kubeConf reads a KubeSchedulerConfiguration profile: the score plugins it

@@ -152,7 +152,7 @@ func (d *decoder) filter(path string, raw any, given NodeResourcesFitArgs) (stri
 	return name, args
 }
 
-var knownScorers = []string{ResourceStrategyFit, Binpack, NodeOrder, NodeResourcesFit, NodeResourcesBalancedAllocation, NodeResourcesFitPlus, ScarceResourceAvoidance, FGD, ResfitFrag}
+var knownScorers = []string{ResourceStrategyFit, Binpack, NodeOrder, NodeResourcesFit, NodeResourcesBalancedAllocation, PackLeastUsed, NodeResourcesFitPlus, ScarceResourceAvoidance, FGD, ResfitFrag}
 
 // pluginWeight reads a plugin's weight in the total: a whole number in
 // [0, resource.MaxWeight], 1 when absent.

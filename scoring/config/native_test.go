@@ -24,6 +24,13 @@ plugins:
 			filters: []string{NodeResourcesFit},
 			scorers: []ScorerConfig{{Name: ResourceStrategyFit, Weight: 3, ScoresOff: true, FiltersOff: true,
 				Args: ResourceStrategyFitArgs{Weight: 5, Resources: []strategy.Resource{{Name: "cpu", Type: strategy.MostAllocated, Weight: 1}}}}}},
+		{name: "PackLeastUsed", doc: `
+plugins:
+- {name: PackLeastUsed}
+- {name: PackLeastUsed, weight: 2, args: {resources: [{name: memory, weight: 1}]}}`,
+			filters: []string{NodeResourcesFit},
+			scorers: []ScorerConfig{{Name: PackLeastUsed, Weight: 1, Args: PackLeastUsedArgs{Resources: []string{"cpu", "nvidia.com/gpu"}}},
+				{Name: PackLeastUsed, Weight: 2, Args: PackLeastUsedArgs{Resources: []string{"memory"}}}}},
 		{name: "no filters", doc: `{filters: [], plugins: [{name: binpack}]}`,
 			scorers: []ScorerConfig{{Name: Binpack, Weight: 1, Args: binpackDefaults}}},
 		{name: "a filter with arguments", doc: `{filters: [{name: NodeResourcesFit, args: {ignoredResources: [example.com/foo]}}], plugins: [{name: binpack, weight: 0}]}`,
@@ -43,7 +50,7 @@ plugins:
 - {name: binpack, scores: maybe, weight: -2}
 - {name: binpack, enabled: true}`,
 			errs: []string{
-				`plugins[0].name: unknown plugin; known are resource-strategy-fit, binpack, nodeorder, NodeResourcesFit, NodeResourcesBalancedAllocation, NodeResourcesFitPlus, ScarceResourceAvoidance, FGD, ResfitFrag and resfit's kube-scheduler plugin ResourceStrategyFit, got "binpak"`,
+				`plugins[0].name: unknown plugin; known are resource-strategy-fit, binpack, nodeorder, NodeResourcesFit, NodeResourcesBalancedAllocation, PackLeastUsed, NodeResourcesFitPlus, ScarceResourceAvoidance, FGD, ResfitFrag and resfit's kube-scheduler plugin ResourceStrategyFit, got "binpak"`,
 				`plugins[1].scores: must be true or false, got "maybe"`,
 				`plugins[1].weight: must be ≥ 0, got -2`,
 				`plugins[2]["enabled"]: unknown field; known are name, weight, scores, filters, kubeScheduler, args, arguments, got true`,

@@ -10,10 +10,11 @@ import (
 	"github.com/resfit/resfit/sra"
 )
 
-// ResfitFrag, the policy that left the fewest GPUs unallocated in the
-// openb replay (bench/replay): FGD in whole steps, BalancedAllocation to
-// break FGD's ties, and the sra proportional filter keeping cpu for idle
-// GPUs, assembled in code around a device view.
+// ResfitFrag, the policy that left the fewest GPUs idle in the openb
+// replay (bench/replay): FGD in whole steps, PackLeastUsed to break FGD's
+// ties (the node whose least-used of cpu and GPU is fullest with the pod),
+// and the sra proportional filter keeping cpu for idle GPUs, assembled in
+// code around a device view.
 func Example() {
 	schema, _ := resource.NewSchema("cpu", "nvidia.com/gpu")
 	nodes := resource.NewTable(schema, 2)
@@ -34,16 +35,16 @@ func Example() {
 	fgd, _ := frag.NewScorer(schema, gpus, measure, frag.Options{})
 	cfg, _ := config.Load([]byte(`
 plugins:
-- name: NodeResourcesBalancedAllocation
+- name: PackLeastUsed
   args: {resources: [{name: cpu, weight: 1}, {name: nvidia.com/gpu, weight: 1}]}
 `), config.Options{})
-	balanced, _ := cfg.Build(schema)
+	packing, _ := cfg.Build(schema)
 	devices, _ := scoring.NewDeviceFilter(gpus)
 	p, _ := sra.NewProportional(schema, []sra.Ratio{{Resource: "nvidia.com/gpu", CPU: 10}})
 	proportional, _ := scoring.NewProportionalFilter(p)
 	pipe, _ := scoring.NewPipeline(schema,
 		[]scoring.Filter{scoring.NewFitFilter(nil, nil), devices, proportional},
-		append([]scoring.WeightedScorer{{Scorer: fgd, Weight: balanced.MaxScore() + 1}}, balanced.Scorers()...))
+		append([]scoring.WeightedScorer{{Scorer: fgd, Weight: packing.MaxScore() + 1}}, packing.Scorers()...))
 
 	task := &scoring.Task{Name: "share-810", Requests: resource.Vector{3000, 810},
 		Devices: resource.DeviceRequest{Count: 1, Each: 810}}
@@ -53,7 +54,7 @@ plugins:
 		return
 	}
 	for i := range nodes.Len() {
-		fmt.Printf("%s: FGD %v, balanced %v\n", nodes.Name(i), batch.Contribution(i, 0)/101, batch.Contribution(i, 1))
+		fmt.Printf("%s: FGD %v, packing %v\n", nodes.Name(i), batch.Contribution(i, 0)/101, batch.Contribution(i, 1))
 	}
 	best := batch.Top(1, nil)[0]
 	fmt.Println("to", nodes.Name(best), "GPU", fgd.Device(task, nodes, best))
@@ -61,7 +62,7 @@ plugins:
 	// leaving 90 free) to cutting into a whole GPU (leaving 190).
 
 	// Output:
-	// busy: FGD 61, balanced 73
-	// idle: FGD 50, balanced 73
+	// busy: FGD 61, packing 28
+	// idle: FGD 50, packing 3
 	// to busy GPU 2
 }

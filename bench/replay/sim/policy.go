@@ -113,12 +113,14 @@ func Policies() []Policy {
 
 // ResfitFrag is resfit's fragmentation-aware policy, the configuration
 // plugin of that name (scoring/config): FGD, weighted above the whole
-// range of its tie-breaker, NodeResourcesBalancedAllocation over cpu and
-// GPU, which orders FGD's many ties by keeping each node's cpu and GPU use
-// in step, and the sra proportional filter keeping, on every node, as much
-// cpu per idle GPU as the workload's GPU pods ask for on average (Σ cpu /
-// Σ GPU over them: 10.9 cores on openb), so that CPU-only pods do not
-// strand GPUs. A pod sharing a GPU takes the GPU FGD scored best.
+// range of its tie-breaker; PackLeastUsed over cpu and GPU, which orders
+// FGD's many ties by how full the node's least-used of the two would be
+// with the pod, so that pods gather on nodes in use and nodes that are
+// emptying come free whole; and the sra proportional filter keeping, on
+// every node, as much cpu per idle GPU as the workload's GPU pods ask for
+// on average (Σ cpu / Σ GPU over them: 10.9 cores on openb), so that
+// CPU-only pods do not strand GPUs. A pod sharing a GPU takes the GPU FGD
+// scored best.
 const ResfitFrag = "ResfitFrag"
 
 // kubeFit is kube-scheduler's NodeResourcesFit scoring cpu and GPU alike

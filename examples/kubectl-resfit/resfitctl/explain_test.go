@@ -283,9 +283,10 @@ func TestRounded(t *testing.T) {
 //	       ⌊100 × sigmoid(1000/1000)⌋ = 73
 //	gpu-b: 8 GPUs idle, both shapes fit before and after: fragment 0,
 //	       FGD ⌊100 × sigmoid(0)⌋ = 50
-//	balanced tie-breaker (cpu, GPU): gpu-a 50 + (50 + 68 − 75)/2 = 71,
-//	       gpu-b 50 + (50 + 93 − 100)/2 = 71
-//	totals 101 × 73 + 71 = 7444 and 101 × 50 + 71 = 5121, of 101 × 100 + 100
+//	packing tie-breaker (PackLeastUsed, cpu and GPU, with job-1 on the
+//	       node): gpu-a min(⌊100 × 12/32⌋, ⌊100 × 8/8⌋) = 37,
+//	       gpu-b min(⌊100 × 4/32⌋, ⌊100 × 2/8⌋) = 12
+//	totals 101 × 73 + 37 = 7410 and 101 × 50 + 12 = 5062, of 101 × 100 + 100
 //
 // The CPU nodes have no GPU for the job.
 func TestExplainResfitFrag(t *testing.T) {
@@ -298,12 +299,12 @@ func TestExplainResfitFrag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.MaxScore != 10200 || !cmp.Equal(e.Plugins, []string{"FGD", "NodeResourcesBalancedAllocation"}) {
+	if e.MaxScore != 10200 || !cmp.Equal(e.Plugins, []string{"FGD", "PackLeastUsed"}) {
 		t.Errorf("max %v, plugins %v", e.MaxScore, e.Plugins)
 	}
 	for _, want := range []NodeExplanation{
-		{Name: "gpu-a", Feasible: true, Total: 7444, Scores: map[string]float64{"FGD": 7373, "NodeResourcesBalancedAllocation": 71}},
-		{Name: "gpu-b", Feasible: true, Total: 5121, Scores: map[string]float64{"FGD": 5050, "NodeResourcesBalancedAllocation": 71}},
+		{Name: "gpu-a", Feasible: true, Total: 7410, Scores: map[string]float64{"FGD": 7373, "PackLeastUsed": 37}},
+		{Name: "gpu-b", Feasible: true, Total: 5062, Scores: map[string]float64{"FGD": 5050, "PackLeastUsed": 12}},
 	} {
 		if got := node(t, e, want.Name); !cmp.Equal(got, want) {
 			t.Errorf("%s: %+v, want %+v", want.Name, got, want)

@@ -105,8 +105,8 @@ func NewScarceResourceAvoidance(_ context.Context, obj runtime.Object, h fwk.Han
 // table, as ResourceStrategyFit does, and filters by it (DeviceShare) when
 // enabled at PreFilter and Filter. Its score is FGD's own 0..100, so that
 // a profile can weigh it against other plugins exactly: ResfitFrag in
-// kube-scheduler is FGD at weight 101 beside NodeResourcesBalancedAllocation
-// at weight 1 (kube-scheduler's sum is then ResfitFrag's total), with the
+// kube-scheduler is FGD at weight 101 beside PackLeastUsed at weight 1
+// (kube-scheduler's sum is then ResfitFrag's total), with the
 // proportional filter from ResourceStrategyFit (README).
 func NewFGD(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 	pl, err := newSingle(FGDName, obj, h, true)

@@ -22,16 +22,15 @@ import (
 const fragClassesJSON = `[{"cpu": 4, "gpus": 1, "weight": 3}, {"cpu": 8, "gpus": 2, "weight": 2}, {"cpu": 2, "weight": 1}]`
 
 // ResfitFrag in kube-scheduler is two plugins: resfit's FGD at weight 101,
-// and ResourceStrategyFit at weight 1 running resfit's
-// NodeResourcesBalancedAllocation over cpu and GPU (0..100) and the
-// proportional reserve as a filter (with NodeResourcesFit and
-// DeviceShare). Both read the GPUs from their device views, so a pod's
-// share of a GPU counts as the share (kube-scheduler's own
-// NodeResourcesBalancedAllocation would count the whole GPU its
-// nvidia.com/gpu: 1 says). On random clusters and pods, sharing pods
+// and ResourceStrategyFit at weight 1 running resfit's PackLeastUsed over
+// cpu and GPU (0..100) and the proportional reserve as a filter (with
+// NodeResourcesFit and DeviceShare). Both read the GPUs from their device
+// views, so a pod's share of a GPU counts as the share (a plugin of
+// kube-scheduler's own would count the whole GPU its nvidia.com/gpu: 1
+// says). On random clusters and pods, sharing pods
 // among them, kube-scheduler's weighted total of a node is ResfitFrag's
 // total from kubectl resfit explain, to the unit (FGD's 0..100 at 101,
-// the balanced score at 1), and the nodes it rejects are the ones explain
+// PackLeastUsed's at 1), and the nodes it rejects are the ones explain
 // rejects.
 func TestResfitFragProfileIsExactInFramework(t *testing.T) {
 	const cores = 2.5
@@ -61,7 +60,7 @@ func TestResfitFragProfileIsExactInFramework(t *testing.T) {
 			PluginConfig: []config.PluginConfig{
 				{Name: FGDName, Args: unknown(`{"classes": ` + fragClassesJSON + `}`)},
 				{Name: ResourceStrategyFitName, Args: unknown(fmt.Sprintf(`{"plugins": [
-				  {"name": "NodeResourcesBalancedAllocation", "args": {"resources": [{"name": "cpu", "weight": 1}, {"name": "nvidia.com/gpu", "weight": 1}]}},
+				  {"name": "PackLeastUsed", "args": {"resources": [{"name": "cpu", "weight": 1}, {"name": "nvidia.com/gpu", "weight": 1}]}},
 				  {"name": "resource-strategy-fit", "scores": false,
 				   "args": {"sra": {"policy": "proportional", "resources": "nvidia.com/gpu", "proportional": {"nvidia.com/gpu.cpu": %v, "nvidia.com/gpu.memory": 0}}}}]}`, cores))},
 			},
