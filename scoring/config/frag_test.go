@@ -75,7 +75,7 @@ plugins:
     tieBreaker: {resources: [{name: cpu, weight: 1}, {name: memory, weight: 1}]}
     coresPerIdleGPU: 0`,
 			filters: []string{NodeResourcesFit}, scorers: []ScorerConfig{{Name: ResfitFrag, Weight: 1, Args: ResfitFragArgs{
-				FGDArgs:    FGDArgs{Device: "example.com/gpu", ShareUnit: 100, Classes: []FragClass{{MilliCPU: 2000, GPUs: 2, GPUShare: 50, Weight: 3}}},
+				FGDArgs:  FGDArgs{Device: "example.com/gpu", ShareUnit: 100, Classes: []FragClass{{MilliCPU: 2000, GPUs: 2, GPUShare: 50, Weight: 3}}},
 				TieBreak: PackLeastUsed, TieBreaker: []string{"cpu", "memory"}}}}},
 		{name: "the balanced tie-breaker", doc: `
 plugins:
