@@ -22,6 +22,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -87,6 +88,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	moveK := fs.Int("k", 2, "with -churn and make-room moves: the most moves for one waiting pod")
 	perHour := fs.Float64("per-hour", 0.01, "with -churn: the most moves an hour, as a share of the running pods")
 	reserve := fs.Bool("reserve", false, "with -churn: every -every, lock nodes for the GPU pod that has waited longest, after Volcano's job reservation (scoring/reservation); no other pod goes to them until it starts")
+	starve := fs.Bool("starve", false, "with -churn: starvation control (scoring/starvation) every -every: hold for the GPU pod that has waited longer than -starve-after, the largest first, the node it fits first, with backfill; with -moves drain, drain the held node when waiting will not free it within -patience")
+	starveAfter := fs.Duration("starve-after", time.Hour, "with -starve: how long a GPU pod waits before it may be elected")
+	patience := fs.Duration("patience", 2*time.Hour, "with -starve and -moves drain: how long a hold waits for its node to free before it drains it")
+	sustain := fs.String("sustainable", "", "with -churn: instead of -loads, search each policy's sustainable load on each seed, FROM:TO:STEP (such as 0.8:1.3:0.01): the highest load at which the waiting GPU demand ends the window no higher than it starts it")
+	declare := fs.String("declare", string(sim.DeclareNone), "with -churn: what the pods declare of their lifetimes: none, exact, or noisy (× e^N(0,1))")
 	floor := fs.Float64("floor", 0, "with -churn: every 10 minutes, bound what any plan of this share of the running pods in moves could leave idle, and what the shares leave unused on the GPUs they share after any plan (0: none)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -106,7 +112,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runDefrags(in, *only, *seeds, *ratio, sim.Tiebreak(*tiebreak), *workers, *out, stdout, stderr)
 	}
 	if *churn {
-		spec := sim.ChurnSpec{WarmUp: warmUp.Seconds(), Window: window.Seconds(), Floor: *floor}
+		spec := sim.ChurnSpec{WarmUp: warmUp.Seconds(), Window: window.Seconds(), Floor: *floor, Declare: sim.Declaration(*declare)}
 		var ms []sim.ChurnMoves
 		for _, name := range strings.Split(*moves, ",") {
 			m := sim.ChurnMoves{Method: sim.DefragMethod(strings.TrimSpace(name))}
@@ -116,10 +122,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 			if *reserve {
 				m.Every, m.Reserve = every.Seconds(), true
 			}
+			if *starve {
+				m.Every, m.Starve, m.After, m.Patience = every.Seconds(), true, starveAfter.Seconds(), patience.Seconds()
+			}
 			if err := m.Check(); err != nil {
 				return fmt.Errorf("-moves: %w", err)
 			}
 			ms = append(ms, m)
+		}
+		if *sustain != "" {
+			return runSustainable(in, *only, ms, *seeds, *sustain, spec, sim.Tiebreak(*tiebreak), *workers, stdout, stderr)
 		}
 		return runChurn(in, *only, ms, *seeds, *loads, spec, sim.Tiebreak(*tiebreak), *workers, *out, stdout, stderr)
 	}
@@ -236,5 +248,51 @@ func runChurn(in sim.Input, only string, moves []sim.ChurnMoves, seeds int, load
 		written = append(written, path)
 	}
 	fmt.Fprintf(stderr, "wrote %s\n", strings.Join(written, ", "))
+	return nil
+}
+
+// runSustainable is -churn -sustainable: each policy's sustainable load
+// on each seed, with each of the moves.
+func runSustainable(in sim.Input, only string, moves []sim.ChurnMoves, seeds int, search string, spec sim.ChurnSpec, tiebreak sim.Tiebreak, workers int, stdout, stderr io.Writer) error {
+	policies, err := sim.Select(sim.Policies(), only)
+	if err != nil {
+		return err
+	}
+	var s sim.SustainSpec
+	parts := strings.Split(search, ":")
+	if len(parts) != 3 {
+		return fmt.Errorf("-sustainable: want FROM:TO:STEP, got %q", search)
+	}
+	for i, dst := range []*float64{&s.From, &s.To, &s.Step} {
+		if *dst, err = strconv.ParseFloat(strings.TrimSpace(parts[i]), 64); err != nil {
+			return fmt.Errorf("-sustainable: %q is not a number", parts[i])
+		}
+	}
+	if err := s.Check(); err != nil {
+		return fmt.Errorf("-sustainable: %w", err)
+	}
+	start := time.Now()
+	fmt.Fprintln(stdout, "| policy | moves | sustainable load (mean ± 95%, min–max) | by seed |\n|---|---|---|---|")
+	for _, m := range moves {
+		run := spec
+		run.Moves = m
+		found, err := sim.SustainableLoads(in, policies, sim.Seeds(42, seeds), run, s, sim.Options{Tiebreak: tiebreak}, workers,
+			func(done, total int, r sim.Sustainable) {
+				fmt.Fprintf(stderr, "[%3d/%d] %-18s %s, seed %d: sustains %.2f (%d replays, %.1fs)\n",
+					done, total, r.Policy, r.Moves, r.Seed, r.Load, r.Replays, time.Since(start).Seconds())
+			})
+		if err != nil {
+			return err
+		}
+		for p := range policies {
+			loads := make([]float64, seeds)
+			by := make([]string, seeds)
+			for i := range seeds {
+				loads[i] = found[p*seeds+i].Load
+				by[i] = strconv.FormatFloat(loads[i], 'f', 2, 64)
+			}
+			fmt.Fprintf(stdout, "| %s | %s | %s (%.2f–%.2f) | %s |\n", policies[p].Name, m.Name(), sim.IntervalOf(loads), slices.Min(loads), slices.Max(loads), strings.Join(by, " "))
+		}
+	}
 	return nil
 }

@@ -203,12 +203,29 @@ type ChurnSpec struct {
 	WarmUp, Window float64
 	// Moves are the moves made as the replay goes (none by default).
 	Moves ChurnMoves
+	// Declare is what the pods say of their lifetimes: nothing (the
+	// default), their lifetime exactly, or with noise (DeclareNoisy).
+	Declare Declaration
 	// Floor, when above 0, has the replay compute every FloorEvery the
 	// floor no plan of moves can go below (ChurnResult.Floor), for plans
 	// of Floor × the running pods moves (a share: 0.01 is an hour's worth
 	// at 1% of the running pods an hour).
 	Floor float64
 }
+
+// Declaration is what a replay's pods declare of how long they run, as a
+// Job's activeDeadlineSeconds or resfit.io/runs-for would.
+type Declaration string
+
+const (
+	// DeclareNone: no pod says how long it runs.
+	DeclareNone Declaration = "none"
+	// DeclareExact: every pod says its lifetime.
+	DeclareExact Declaration = "exact"
+	// DeclareNoisy: every pod says its lifetime × e^N(0,1), drawn for it
+	// once (the median estimate right, half of them short).
+	DeclareNoisy Declaration = "noisy"
+)
 
 // FloorEvery is how often a replay computes its floor (ChurnSpec.Floor).
 const FloorEvery = 600
@@ -224,17 +241,21 @@ func (s ChurnSpec) Check() error {
 		return fmt.Errorf("churn: window must be a duration above 0, got %v s", s.Window)
 	case !(s.Floor >= 0 && s.Floor <= 1):
 		return fmt.Errorf("churn: the floor's moves must be a share of the running pods in [0, 1], got %v", s.Floor)
+	case s.Declare != "" && s.Declare != DeclareNone && s.Declare != DeclareExact && s.Declare != DeclareNoisy:
+		return fmt.Errorf("churn: declared lifetimes must be %q, %q or %q, got %q", DeclareNone, DeclareExact, DeclareNoisy, s.Declare)
 	}
 	return s.Moves.Check()
 }
 
 // WaitStats are the waiting times of a size class's pods that arrived in
 // the window: how many arrived, started, and had not started by its end,
-// and the mean and 95th percentile of their waits, in seconds, a pod that
-// had not started counted at its wait so far (a lower bound).
+// and the mean and the 50th, 95th and 99th percentiles of their waits, in
+// seconds, a pod that had not started counted at its wait so far (a lower
+// bound). A percentile is the smallest wait at least that share of the
+// pods waited no longer than.
 type WaitStats struct {
 	Arrived, Started, Never int
-	Mean, P95               float64
+	Mean, P50, P95, P99     float64
 }
 
 // ChurnResult is one replay with departures: a policy, a seed, a load.
@@ -254,8 +275,15 @@ type ChurnResult struct {
 	// Fragmented of FGD's fragmented GPU (the typical classes'), both in
 	// percent of capacity.
 	Idle, Fragmented float64
-	// Waits are the waiting times by size class.
-	Waits [numSizes]WaitStats
+	// Waits are the waiting times by size class; GPUWait is the GPU-weighted
+	// mean wait of the GPU pods that arrived in the window (Σ wait × GPUs
+	// over Σ GPUs, in seconds, those that never started counted as there).
+	Waits   [numSizes]WaitStats
+	GPUWait float64
+	// WaitingAtStart and WaitingAtEnd are the GPU the waiting pods ask for
+	// (milli-GPU) as the window starts and as it ends: a load the cluster
+	// sustains ends no higher than it starts.
+	WaitingAtStart, WaitingAtEnd int64
 	// Events counts arrivals and departures over the whole run.
 	Events int
 	// Floor is the least IdleWhileWaiting any plan of ChurnSpec.Floor ×
@@ -281,8 +309,10 @@ type ChurnResult struct {
 	// did in the window.
 	Moves string
 	Moved MoveStats
-	// Reserved says what the reservations did (ChurnMoves.Reserve).
+	// Reserved says what the reservations did (ChurnMoves.Reserve),
+	// Starved what starvation control did (ChurnMoves.Starve).
 	Reserved ReserveStats
+	Starved  StarveStats
 }
 
 // arrival is a pod arriving at a time with a lifetime.
@@ -311,6 +341,14 @@ type churnPod struct {
 	// evicted is when it was last evicted, waited how long evicted pods
 	// of it waited for room in all: it leaves at started + life + waited.
 	evicted, waited float64
+	// declared is the lifetime it declares (ChurnSpec.Declare), NaN when
+	// it declares none: it says it ends at started + declared + waited.
+	declared float64
+}
+
+// declaredEnd is when running pod cp says it ends (NaN: it does not say).
+func (cp *churnPod) declaredEnd() float64 {
+	return cp.started + cp.declared + cp.waited
 }
 
 // departure is a running pod's end.
@@ -367,6 +405,15 @@ type churn struct {
 	running   int              // pods running
 	allowance defrag.Allowance // moves a round may make (ChurnMoves)
 	resv      *reserving       // the reservation (ChurnMoves.Reserve), or nil
+	starve    *starving        // starvation control (ChurnMoves.Starve), or nil
+	// onRow are the running pods of each row; placing is the pod being
+	// placed (a filter of starvation control reads it), -1 for none.
+	onRow   [][]int
+	placing int
+	// windowSeen is set once the window has started.
+	windowSeen bool
+	// noise draws what pods declare with noise (ChurnSpec.Declare).
+	noise *rand.Rand
 	// floorSum, shareFloorSum and floorCount sum the floors computed in
 	// the window.
 	floorSum, shareFloorSum float64
@@ -440,6 +487,13 @@ func newChurn(policy Policy, in Input, spec ChurnSpec, seed uint64, opts Options
 			return nil, err
 		}
 	}
+	var starve *starving
+	if spec.Moves.Starve {
+		starve = &starving{target: -1}
+		if pipe, err = pipe.WithFilters(&starve.filter); err != nil {
+			return nil, err
+		}
+	}
 	placer, err := scoring.NewPlacer(pipe, c.Table, scoring.PlacerOptions{MaxClasses: placerClasses})
 	if err != nil {
 		return nil, err
@@ -448,10 +502,14 @@ func newChurn(policy Policy, in Input, spec ChurnSpec, seed uint64, opts Options
 	if err != nil {
 		return nil, err
 	}
-	r := &churn{c: c, pipe: pipe, placer: placer, device: device, measure: m, spec: spec, shapeIDs: map[queueKey]int{}, resv: resv,
+	r := &churn{c: c, pipe: pipe, placer: placer, device: device, measure: m, spec: spec, shapeIDs: map[queueKey]int{}, resv: resv, starve: starve,
+		onRow: make([][]int, c.Table.Len()), placing: -1, noise: rand.New(rand.NewPCG(seed, 0x6e6f697365)),
 		res: &ChurnResult{Policy: policy.Name, Seed: seed, Load: spec.Load, Moves: spec.Moves.Name()}, nodeFrag: make([]float64, c.Table.Len())}
 	for i := range c.Table.Len() {
 		r.refreshFrag(i)
+	}
+	if starve != nil {
+		starve.filter.r = r
 	}
 	return r, nil
 }
@@ -550,6 +608,9 @@ func poisson(l *Lifetimes, load float64, capacity int64, seed uint64) ([]arrival
 
 // advance integrates the metrics up to t (within the window).
 func (r *churn) advance(t float64) {
+	if !r.windowSeen && t >= r.spec.WarmUp {
+		r.res.WaitingAtStart, r.windowSeen = r.waitMilli, true
+	}
 	from, to := max(r.now, r.spec.WarmUp), t
 	if to > from {
 		dt := to - from
@@ -587,9 +648,7 @@ func (r *churn) arrive(a arrival) error {
 		r.wait(k)
 		return nil
 	}
-	a.pod.Task(&r.task)
-	r.task.Job = ""
-	row, err := r.placer.Best(&r.task)
+	row, err := r.best(k, "")
 	if err != nil {
 		return err
 	}
@@ -598,6 +657,16 @@ func (r *churn) arrive(a arrival) error {
 		return nil
 	}
 	return r.start(k, row, a.at) // a pod alive at time 0 started when it arrived
+}
+
+// best is where the policy puts pod k (-1: nowhere), its task in r.task
+// with the job given (the reservation's filter reads it).
+func (r *churn) best(k int, job string) (int, error) {
+	r.pods[k].pod.Task(&r.task)
+	r.task.Job = job
+	r.placing = k
+	defer func() { r.placing = -1 }()
+	return r.placer.Best(&r.task)
 }
 
 // add makes the arrival a pod of the replay, neither waiting nor running
@@ -610,7 +679,14 @@ func (r *churn) add(a arrival) int {
 		r.shapeIDs[key] = id
 		r.queueOf = append(r.queueOf, -1)
 	}
-	r.pods = append(r.pods, churnPod{pod: a.pod, arrived: a.at, life: a.life, started: math.NaN(), row: -1, left: math.NaN(), shape: id})
+	declared := math.NaN()
+	switch r.spec.Declare {
+	case DeclareExact:
+		declared = a.life
+	case DeclareNoisy:
+		declared = a.life * math.Exp(r.noise.NormFloat64())
+	}
+	r.pods = append(r.pods, churnPod{pod: a.pod, arrived: a.at, life: a.life, started: math.NaN(), row: -1, left: math.NaN(), shape: id, declared: declared})
 	return len(r.pods) - 1
 }
 
@@ -660,8 +736,10 @@ func (r *churn) begin(k, row int, holds []int, t float64) {
 	}
 	r.allocated += cp.pod.TotalMilliGPU()
 	r.running++
+	r.onRow[row] = append(r.onRow[row], k)
 	r.refreshFrag(row)
 	r.release(k)
+	r.releaseStarved(k)
 	cp.gen++
 	heap.Push(&r.ends, departure{at: cp.ends, pod: k, gen: cp.gen})
 }
@@ -698,6 +776,7 @@ func (r *churn) takeOff(k int) error {
 	}
 	r.allocated -= cp.pod.TotalMilliGPU()
 	r.running--
+	r.offRow(k, row)
 	cp.row = -1
 	r.refreshFrag(row)
 	return nil
@@ -725,9 +804,7 @@ func (r *churn) retry(row int) error {
 			return nil
 		}
 		k := r.queues[best][0]
-		r.pods[k].pod.Task(&r.task)
-		r.task.Job = r.jobOf(k)
-		at, err := r.placer.Best(&r.task)
+		at, err := r.best(k, r.jobOf(k))
 		if err != nil {
 			return err
 		}
@@ -746,6 +823,14 @@ func (r *churn) retry(row int) error {
 		}
 	}
 	return nil
+}
+
+// offRow takes pod k off row's list of running pods (onRow).
+func (r *churn) offRow(k, row int) {
+	on := r.onRow[row]
+	i := slices.Index(on, k)
+	on[i] = on[len(on)-1]
+	r.onRow[row] = on[:len(on)-1]
 }
 
 // refreshFrag works row's fragmentation out again.
@@ -771,8 +856,10 @@ func (r *churn) finish() {
 		span := min(3600, w-float64(h)*3600)
 		r.res.Hourly[h] = 100 * r.res.Hourly[h] / span / capacity
 	}
+	r.res.WaitingAtEnd = r.waitMilli
 	var waits [numSizes][]float64
 	end := r.spec.WarmUp + r.spec.Window
+	var gpuWait, gpus float64
 	for _, cp := range r.pods {
 		if cp.arrived < r.spec.WarmUp || cp.arrived > end {
 			continue
@@ -780,13 +867,20 @@ func (r *churn) finish() {
 		s := SizeOf(cp.pod)
 		ws := &r.res.Waits[s]
 		ws.Arrived++
+		wait := cp.started - cp.arrived
 		if math.IsNaN(cp.started) { // an evicted pod waiting to run again started before
 			ws.Never++
-			waits[s] = append(waits[s], end-cp.arrived)
-			continue
+			wait = end - cp.arrived
+		} else {
+			ws.Started++
 		}
-		ws.Started++
-		waits[s] = append(waits[s], cp.started-cp.arrived)
+		waits[s] = append(waits[s], wait)
+		g := float64(cp.pod.TotalMilliGPU())
+		gpuWait += wait * g
+		gpus += g
+	}
+	if gpus > 0 {
+		r.res.GPUWait = gpuWait / gpus
 	}
 	for s, xs := range waits {
 		if len(xs) == 0 {
@@ -798,6 +892,14 @@ func (r *churn) finish() {
 			sum += x
 		}
 		r.res.Waits[s].Mean = sum / float64(len(xs))
-		r.res.Waits[s].P95 = xs[int(math.Ceil(0.95*float64(len(xs))))-1]
+		r.res.Waits[s].P50 = percentile(xs, 0.50)
+		r.res.Waits[s].P95 = percentile(xs, 0.95)
+		r.res.Waits[s].P99 = percentile(xs, 0.99)
 	}
+}
+
+// percentile is the q-th percentile of ascending xs (not empty): the
+// smallest x that at least q of them are no greater than.
+func percentile(xs []float64, q float64) float64 {
+	return xs[max(int(math.Ceil(q*float64(len(xs))))-1, 0)]
 }

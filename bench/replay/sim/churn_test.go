@@ -73,7 +73,7 @@ func TestChurnByHand(t *testing.T) {
 	if w := res.Waits[Size1]; w != (WaitStats{Arrived: 2, Started: 2}) {
 		t.Errorf("1-GPU waits %+v", w)
 	}
-	if w := res.Waits[Size2]; w != (WaitStats{Arrived: 1, Started: 1, Mean: 9, P95: 9}) {
+	if w := res.Waits[Size2]; w != (WaitStats{Arrived: 1, Started: 1, Mean: 9, P50: 9, P95: 9, P99: 9}) {
 		t.Errorf("2-GPU waits %+v", w)
 	}
 	if got := [3]float64{r.pods[0].started, r.pods[1].started, r.pods[2].started}; got != [3]float64{0, 10, 2} {
@@ -442,5 +442,109 @@ func checkBooks(t *rapid.T, r *churn) {
 		if row, err := r.placer.Best(&r.task); err != nil || row >= 0 {
 			t.Fatalf("pod %d waits though it fits row %d (%v)", k, row, err)
 		}
+	}
+}
+
+// Starvation control, worked by hand: nodes a and b of 2 GPUs; BestFit
+// (ties by name) puts p1 (1 GPU, 3,600 s) and p2 (36,000 s) on a, p3
+// (7,200 s, from 2 s) on b; B (2 GPUs) arrives at 10 s and fits neither.
+// At the round of 1,200 s it has waited over 600 s and is elected; with
+// the pods' lifetimes declared, b frees first (7,202 s, a at 36,000 s), so
+// b is held. s1 (1 GPU, 1,000 s from 1,300 s) ends before b frees and
+// backfills b's free GPU; s2 (10,000 s from 2,400 s) would not, is kept
+// off b, and starts on a when p1 leaves at 3,600 s; B starts on b at
+// 7,202 s. With no lifetime declared the hold is the same (b has fewer
+// pods in B's way), but nothing backfills it: s1 waits for p1 to leave a
+// (3,600 s), and s2 for s1 (4,600 s), B starting on b at 7,202 s all the
+// same. Either way the hold is seen by the rounds of 1,800 to 7,200 s:
+// 10 rounds of 600 s, 10/6 node-hours.
+// Without starvation control s2 takes b's free GPU at 2,400 s and B waits
+// until s2 leaves, at 12,400 s.
+func TestChurnStarvationByHand(t *testing.T) {
+	pod := func(name string, gpus int) Pod {
+		return Pod{Name: name, MilliCPU: 1000, MemoryMiB: 1024, NumGPU: gpus, GPUMilli: 1000}
+	}
+	in := Input{Nodes: []Node{{Name: "a", MilliCPU: 64000, MemoryMiB: 262144, GPUs: 2}, {Name: "b", MilliCPU: 64000, MemoryMiB: 262144, GPUs: 2}}}
+	in.Pods = []Pod{pod("p1", 1), pod("p2", 1), pod("p3", 1), pod("B", 2), pod("s1", 1), pod("s2", 1)}
+	in.Classes = TypicalClasses(in.Pods, 1)
+	for _, c := range []struct {
+		name             string
+		starve           bool
+		declare          Declaration
+		started          [6]float64 // p1, p2, p3, B, s1, s2
+		targets, backed  int
+		nodeHours, waitB float64
+	}{
+		{"declared", true, DeclareExact, [6]float64{0, 1, 2, 7202, 1300, 3600}, 1, 1, 10.0 / 6, 7192},
+		{"undeclared", true, DeclareNone, [6]float64{0, 1, 2, 7202, 3600, 4600}, 1, 0, 10.0 / 6, 7192},
+		{"no control", false, DeclareExact, [6]float64{0, 1, 2, 12400, 1300, 2400}, 0, 0, 0, 12390},
+	} {
+		spec := ChurnSpec{Load: 1, Window: 40000, Declare: c.declare}
+		if c.starve {
+			spec.Moves = ChurnMoves{Every: 600, Starve: true, After: 600}
+		}
+		r, err := newChurn(policy(t, "BestFit"), in, spec, 42, Options{Tiebreak: TiebreakName})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.run(nil, scripted(arrival{in.Pods[0], 0, 3600}, arrival{in.Pods[1], 1, 36000}, arrival{in.Pods[2], 2, 7200},
+			arrival{in.Pods[3], 10, 1000}, arrival{in.Pods[4], 1300, 1000}, arrival{in.Pods[5], 2400, 10000})); err != nil {
+			t.Fatal(err)
+		}
+		var started [6]float64
+		for k := range started {
+			started[k] = r.pods[k].started
+		}
+		st := r.res.Starved
+		if started != c.started || st.Targets != c.targets || st.Started != c.targets || st.Backfilled != c.backed ||
+			math.Abs(st.NodeHours-c.nodeHours) > 1e-9 || r.res.Waits[Size2].Mean != c.waitB {
+			t.Errorf("%s: started %v, %+v, B waited %v; want %v, %d targets started, %d backfilled, B waiting %v",
+				c.name, started, st, r.res.Waits[Size2].Mean, c.started, c.targets, c.backed, c.waitB)
+		}
+	}
+}
+
+// The same replay as TestChurnByHand with the first 5 s a warm-up: the
+// window [5, 20) sees 1 GPU idle on [5, 10), none on [10, 15), 2 on
+// [15, 20): 15 GPU-seconds of 30, 50%; B waits on [5, 10), a third of the
+// window, with 5 GPU-seconds idle (16.67%). No pod arrived in the window,
+// so no wait is counted; B's 2 GPUs wait as the window starts, none as it
+// ends.
+func TestChurnWarmUpByHand(t *testing.T) {
+	gpu := func(name string, n int) Pod {
+		return Pod{Name: name, MilliCPU: 1000, MemoryMiB: 1024, NumGPU: n, GPUMilli: 1000}
+	}
+	in := Input{Nodes: []Node{{Name: "n0", MilliCPU: 64000, MemoryMiB: 262144, GPUs: 2}}}
+	in.Pods = []Pod{gpu("A", 1), gpu("B", 2), gpu("C", 1)}
+	in.Classes = TypicalClasses(in.Pods, 1)
+	r, err := newChurn(policy(t, "BestFit"), in, ChurnSpec{Load: 1, WarmUp: 5, Window: 15}, 42, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.run(nil, scripted(arrival{in.Pods[0], 0, 10}, arrival{in.Pods[1], 1, 5}, arrival{in.Pods[2], 2, 3})); err != nil {
+		t.Fatal(err)
+	}
+	res := r.res
+	if res.Idle != 50 || math.Abs(res.IdleWhileWaiting-50.0/3) > 1e-12 || math.Abs(res.WaitingShare-100.0/3) > 1e-12 || res.Arrivals != 0 ||
+		res.Waits != ([numSizes]WaitStats{}) || res.GPUWait != 0 || res.WaitingAtStart != 2000 || res.WaitingAtEnd != 0 {
+		t.Errorf("idle %v, idle while waiting %v, waiting %v%%, %d arrivals, waits %+v, GPU wait %v, waiting %d → %d milli-GPU",
+			res.Idle, res.IdleWhileWaiting, res.WaitingShare, res.Arrivals, res.Waits, res.GPUWait, res.WaitingAtStart, res.WaitingAtEnd)
+	}
+}
+
+// A percentile is the smallest value at least that share of the values
+// are no greater than.
+func TestPercentile(t *testing.T) {
+	xs := make([]float64, 200)
+	for i := range xs {
+		xs[i] = float64(i + 1)
+	}
+	for _, c := range []struct{ q, want float64 }{{0.5, 100}, {0.95, 190}, {0.99, 198}, {1, 200}, {0, 1}} {
+		if got := percentile(xs, c.q); got != c.want {
+			t.Errorf("q %v of 1..200: %v, want %v", c.q, got, c.want)
+		}
+	}
+	if got := percentile([]float64{7}, 0.99); got != 7 {
+		t.Errorf("one value: %v", got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/resfit/resfit/scoring"
@@ -34,13 +35,20 @@ import (
 // up to an hour's worth. A moved pod keeps its remaining lifetime.
 //
 // Reserve adds, with or without moves, a reservation for the GPU pod that
-// has waited longest, made again every Every (see churn.reserve).
+// has waited longest, made again every Every (see churn.reserve). Starve
+// adds starvation control instead (churnstarve.go): every Every, the GPU
+// pod that has waited longer than After (seconds), the largest first, is
+// held the node it fits first, with backfill; with Drain, the pods in the
+// held node's way move when waiting alone will not free it within Patience
+// (seconds).
 type ChurnMoves struct {
-	Method  DefragMethod
-	Every   float64
-	K       int
-	PerHour float64
-	Reserve bool
+	Method          DefragMethod
+	Every           float64
+	K               int
+	PerHour         float64
+	Reserve         bool
+	Starve          bool
+	After, Patience float64
 }
 
 // Name is the moves as the tables name them: "none", "make-room k=2
@@ -50,6 +58,15 @@ func (m ChurnMoves) Name() string {
 	reserve := ""
 	if m.Reserve {
 		reserve = fmt.Sprintf(", reserve every %gm", m.Every/60)
+	}
+	if m.Starve {
+		reserve = fmt.Sprintf(", starve after %s", hours(m.After))
+		if m.Method == Drain {
+			reserve += fmt.Sprintf(" (patience %s)", hours(m.Patience))
+		}
+		if m.Method == NoMoves || m.Method == "" {
+			reserve += fmt.Sprintf(" every %gm", m.Every/60)
+		}
 	}
 	if m.Method == NoMoves || m.Method == "" {
 		return string(NoMoves) + reserve
@@ -62,21 +79,26 @@ func (m ChurnMoves) Name() string {
 	if m.Reserve {
 		name += ", reserve"
 	}
-	return name
+	return name + strings.TrimSuffix(reserve, fmt.Sprintf(", reserve every %gm", m.Every/60))
+}
+
+// hours writes seconds as a duration in hours or minutes: "2h", "30m".
+func hours(s float64) string {
+	return strings.TrimSuffix(strings.TrimSuffix(time.Duration(s*float64(time.Second)).String(), "0s"), "0m")
 }
 
 // Check reports moves that cannot run.
 func (m ChurnMoves) Check() error {
 	switch m.Method {
 	case NoMoves, "":
-		if m.Reserve && (!(m.Every > 0) || math.IsInf(m.Every, 0)) {
+		if (m.Reserve || m.Starve) && (!(m.Every > 0) || math.IsInf(m.Every, 0)) {
 			return fmt.Errorf("churn moves: reservations must be made a duration above 0 apart, got %v s", m.Every)
 		}
-		return nil
+		return m.checkStarve()
 	case MakeRoom, GiveBack, FragMultiPod:
 	case Drain:
-		if !m.Reserve {
-			return fmt.Errorf("churn moves: %q moves pods off the nodes a reservation locks, and needs the reservation (Reserve)", Drain)
+		if !m.Reserve && !m.Starve {
+			return fmt.Errorf("churn moves: %q moves pods off the nodes a reservation locks or starvation control holds, and needs one of them (Reserve, Starve)", Drain)
 		}
 	default:
 		return fmt.Errorf("churn moves: method %q is not one of %q, %q, %q, %q, %q", m.Method, NoMoves, MakeRoom, GiveBack, FragMultiPod, Drain)
@@ -89,11 +111,26 @@ func (m ChurnMoves) Check() error {
 	case !(m.PerHour > 0 && m.PerHour <= 1):
 		return fmt.Errorf("churn moves: the moves an hour must be a share of the running pods in (0, 1], got %v", m.PerHour)
 	}
+	return m.checkStarve()
+}
+
+// checkStarve reports starvation control's settings that cannot run.
+func (m ChurnMoves) checkStarve() error {
+	switch {
+	case !m.Starve:
+		return nil
+	case m.Reserve:
+		return fmt.Errorf("churn moves: a reservation (Reserve) and starvation control (Starve) both hold nodes; take one")
+	case !(m.After >= 0) || math.IsInf(m.After, 0):
+		return fmt.Errorf("churn moves: starvation control's waiting line must be a duration ≥ 0, got %v s", m.After)
+	case !(m.Patience >= 0) || math.IsInf(m.Patience, 0):
+		return fmt.Errorf("churn moves: starvation control's patience must be a duration ≥ 0, got %v s", m.Patience)
+	}
 	return nil
 }
 
 func (m ChurnMoves) active() bool {
-	return m.moving() || m.Reserve
+	return m.moving() || m.Reserve || m.Starve
 }
 
 // moving reports whether rounds make moves.
@@ -116,6 +153,11 @@ func (r *churn) round() error {
 			return fmt.Errorf("reservation at %.0f s: %w", r.now, err)
 		}
 	}
+	if m.Starve {
+		if err := r.starveRound(); err != nil {
+			return fmt.Errorf("starvation control at %.0f s: %w", r.now, err)
+		}
+	}
 	if !m.moving() {
 		return nil
 	}
@@ -135,7 +177,11 @@ func (r *churn) round() error {
 	case FragMultiPod:
 		moved, err = r.fragMultiPodRound(budget)
 	case Drain:
-		moved, err = r.drainRound(budget)
+		if m.Starve {
+			moved, err = r.starveDrain(budget)
+		} else {
+			moved, err = r.drainRound(budget)
+		}
 	default:
 		moved, err = r.planRound(heads, budget)
 	}
@@ -236,7 +282,10 @@ func (r *churn) planRound(heads []int, budget int) (int, error) {
 			index = append(index, heads[plan.Placed[placed].Task])
 			placed++
 		}
-		cp := &r.pods[index[mv.Pod]]
+		k := index[mv.Pod]
+		r.offRow(k, mv.From)
+		r.onRow[mv.To] = append(r.onRow[mv.To], k)
+		cp := &r.pods[k]
 		cp.row, cp.holds = mv.To, slices.Clone(mv.Holds)
 		r.refreshFrag(mv.From)
 		r.refreshFrag(mv.To)

@@ -64,6 +64,9 @@ func RunChurns(in Input, policies []Policy, moves []ChurnMoves, seeds []uint64, 
 // (Student's t over the seeds; 0 for one seed).
 type Interval struct{ Mean, Half float64 }
 
+// IntervalOf is the mean of xs with its 95% confidence half-width.
+func IntervalOf(xs []float64) Interval { return intervalOf(xs) }
+
 func intervalOf(xs []float64) Interval {
 	if len(xs) < 2 {
 		if len(xs) == 1 {
@@ -86,10 +89,12 @@ type ChurnSummary struct {
 	// The time averages (ChurnResult), with their intervals, and the
 	// floors (ChurnResult.Floor, ShareFloor).
 	IdleWhileWaiting, Idle, Fragmented, WaitingShare, Floor, ShareFloor Interval
-	// Per size class: the mean over the seeds of the mean and 95th
-	// percentile wait (hours), and of the share of the pods that arrived
-	// that never started (percent).
-	WaitMean, WaitP95, Never [numSizes]float64
+	// Per size class: the mean over the seeds of the mean and the 50th,
+	// 95th and 99th percentile waits (hours), and of the share of the pods
+	// that arrived that never started (percent).
+	WaitMean, WaitP50, WaitP95, WaitP99, Never [numSizes]float64
+	// GPUWait is the GPU-weighted mean wait (hours, ChurnResult.GPUWait).
+	GPUWait Interval
 	// Arrivals is the mean count of arrivals in the window; Moved, the
 	// means of what the moves did in it (MoveStats: pods moved, waiting
 	// pods placed and their GPUs).
@@ -132,9 +137,12 @@ func SummarizeChurn(results []*ChurnResult) []ChurnSummary {
 		s.MovedPods = of(func(r *ChurnResult) float64 { return float64(r.Moved.Moves) }).Mean
 		s.MovedPlaced = of(func(r *ChurnResult) float64 { return float64(r.Moved.Placed) }).Mean
 		s.MovedGPU = of(func(r *ChurnResult) float64 { return float64(r.Moved.PlacedMilliGPU) / 1000 }).Mean
+		s.GPUWait = of(func(r *ChurnResult) float64 { return r.GPUWait / 3600 })
 		for z := range numSizes {
 			s.WaitMean[z] = of(func(r *ChurnResult) float64 { return r.Waits[z].Mean / 3600 }).Mean
+			s.WaitP50[z] = of(func(r *ChurnResult) float64 { return r.Waits[z].P50 / 3600 }).Mean
 			s.WaitP95[z] = of(func(r *ChurnResult) float64 { return r.Waits[z].P95 / 3600 }).Mean
+			s.WaitP99[z] = of(func(r *ChurnResult) float64 { return r.Waits[z].P99 / 3600 }).Mean
 			s.Never[z] = of(func(r *ChurnResult) float64 {
 				if r.Waits[z].Arrived == 0 {
 					return 0
@@ -155,20 +163,20 @@ var waitSizes = []int{SizeShare, Size1, Size2, Size4, Size8}
 func ChurnTable(sums []ChurnSummary) string {
 	var b strings.Builder
 	floor := len(sums) > 0 && sums[0].Floor.Mean > 0
-	b.WriteString("| policy | moves | load | idle GPU % while GPU pods wait | idle GPU % | fragmented GPU % | time GPU pods wait % | arrivals | pods moved | waiting pods placed by moves (GPUs) |")
+	b.WriteString("| policy | moves | load | idle GPU % while GPU pods wait | idle GPU % | fragmented GPU % | time GPU pods wait % | GPU-weighted wait, h | arrivals | pods moved | waiting pods placed by moves (GPUs) |")
 	if floor {
 		b.WriteString(" floor % | share floor % |")
 	}
-	b.WriteString("\n|---|---|---|---|---|---|---|---|---|---|" + map[bool]string{true: "---|---|"}[floor] + "\n")
+	b.WriteString("\n|---|---|---|---|---|---|---|---|---|---|---|" + map[bool]string{true: "---|---|"}[floor] + "\n")
 	for _, s := range sums {
-		fmt.Fprintf(&b, "| %s | %s | %.1f | **%s** | %s | %s | %.1f | %.0f | %.0f | %.0f (%.0f) |", s.Policy, s.Moves, s.Load, s.IdleWhileWaiting, s.Idle, s.Fragmented,
-			s.WaitingShare.Mean, s.Arrivals, s.MovedPods, s.MovedPlaced, s.MovedGPU)
+		fmt.Fprintf(&b, "| %s | %s | %.1f | **%s** | %s | %s | %.1f | %s | %.0f | %.0f | %.0f (%.0f) |", s.Policy, s.Moves, s.Load, s.IdleWhileWaiting, s.Idle, s.Fragmented,
+			s.WaitingShare.Mean, s.GPUWait, s.Arrivals, s.MovedPods, s.MovedPlaced, s.MovedGPU)
 		if floor {
 			fmt.Fprintf(&b, " %s | %s |", s.Floor, s.ShareFloor)
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("\nWaiting time, hours: mean / p95 (never started, % of arrivals; counted at their wait so far)\n\n| policy | moves | load |")
+	b.WriteString("\nWaiting time, hours: mean / p50 / p95 / p99 (never started, % of arrivals; counted at their wait so far)\n\n| policy | moves | load |")
 	for _, z := range waitSizes {
 		b.WriteString(" " + SizeNames[z] + " |")
 	}
@@ -176,7 +184,7 @@ func ChurnTable(sums []ChurnSummary) string {
 	for _, s := range sums {
 		fmt.Fprintf(&b, "| %s | %s | %.1f |", s.Policy, s.Moves, s.Load)
 		for _, z := range waitSizes {
-			fmt.Fprintf(&b, " %.2f / %.2f (%.1f) |", s.WaitMean[z], s.WaitP95[z], s.Never[z])
+			fmt.Fprintf(&b, " %.2f / %.2f / %.2f / %.2f (%.1f) |", s.WaitMean[z], s.WaitP50[z], s.WaitP95[z], s.WaitP99[z], s.Never[z])
 		}
 		b.WriteString("\n")
 	}
@@ -193,19 +201,24 @@ func WriteChurnFiles(dir string, results []*ChurnResult, sums []ChurnSummary) er
 	header := []string{"policy", "moves", "load", "seed", "arrivals", "alive_at_0", "idle_while_waiting_pct", "idle_pct", "fragmented_pct", "waiting_share_pct", "floor_pct", "share_floor_pct"}
 	for _, z := range waitSizes {
 		n := strings.ReplaceAll(SizeNames[z], " ", "_")
-		header = append(header, n+"_arrived", n+"_never", n+"_wait_mean_h", n+"_wait_p95_h")
+		header = append(header, n+"_arrived", n+"_never", n+"_wait_mean_h", n+"_wait_p50_h", n+"_wait_p95_h", n+"_wait_p99_h")
 	}
-	header = append(header, "moves_made", "moved_in_pods", "moved_in_milli_gpu", "reserve_targets", "reserve_started", "reserve_node_hours")
+	header = append(header, "gpu_weighted_wait_h", "waiting_milli_gpu_at_start", "waiting_milli_gpu_at_end",
+		"moves_made", "moved_in_pods", "moved_in_milli_gpu", "reserve_targets", "reserve_started", "reserve_node_hours",
+		"starve_targets", "starve_started", "starve_node_hours", "starve_drained", "starve_backfilled")
 	rows := [][]string{header}
 	for _, r := range results {
 		row := []string{r.Policy, r.Moves, f(r.Load), strconv.FormatUint(r.Seed, 10), strconv.Itoa(r.Arrivals), strconv.Itoa(r.Alive),
 			f(r.IdleWhileWaiting), f(r.Idle), f(r.Fragmented), f(r.WaitingShare), f(r.Floor), f(r.ShareFloor)}
 		for _, z := range waitSizes {
 			w := r.Waits[z]
-			row = append(row, strconv.Itoa(w.Arrived), strconv.Itoa(w.Never), f(w.Mean/3600), f(w.P95/3600))
+			row = append(row, strconv.Itoa(w.Arrived), strconv.Itoa(w.Never), f(w.Mean/3600), f(w.P50/3600), f(w.P95/3600), f(w.P99/3600))
 		}
+		row = append(row, f(r.GPUWait/3600), strconv.FormatInt(r.WaitingAtStart, 10), strconv.FormatInt(r.WaitingAtEnd, 10))
 		row = append(row, strconv.Itoa(r.Moved.Moves), strconv.Itoa(r.Moved.Placed), strconv.FormatInt(r.Moved.PlacedMilliGPU, 10))
 		row = append(row, strconv.Itoa(r.Reserved.Targets), strconv.Itoa(r.Reserved.Started), f(r.Reserved.NodeHours))
+		st := r.Starved
+		row = append(row, strconv.Itoa(st.Targets), strconv.Itoa(st.Started), f(st.NodeHours), strconv.Itoa(st.Drained), strconv.Itoa(st.Backfilled))
 		rows = append(rows, row)
 	}
 	if err := writeCSV(filepath.Join(dir, "churn.csv"), rows); err != nil {

@@ -300,9 +300,13 @@ func checkPublished(t *testing.T, in Input, published map[string]float64) {
 
 // FGD's classes learned from the pods as they are placed, from nothing
 // (a histogram of at most 64 classes, half-life 2000 pods), serve
-// ResfitFrag within 0.2 percentage points of the classes computed from the
-// whole trace, seeds 42–44 on the default openb trace (measured
-// 2026-11-24: 4.32, 4.33, 4.28% against 4.28, 4.27, 4.28%).
+// ResfitFrag within 0.35 percentage points of the classes computed from
+// the whole trace, seeds 42–44 on the default openb trace (measured
+// 2026-11-28: 4.60, 4.61, 4.64% against 4.37, 4.29, 4.44%). Until the
+// histogram holds the classes, FGD scores every node alike and the
+// packing tie-breaker places alone, as the arrivals fill an empty
+// cluster: with the balanced tie-breaker, which spreads, learning cost
+// 0.05 points at most (4.32, 4.33, 4.28% against 4.28, 4.27, 4.28%).
 func TestLearnedClassesServeLikeTheTraces(t *testing.T) {
 	skipUnderRace(t)
 	t.Parallel()
@@ -326,7 +330,7 @@ func TestLearnedClassesServeLikeTheTraces(t *testing.T) {
 			unallocated[k] = 100 - r.Allocation[LoadPoints-1]
 		}
 		t.Logf("seed %d: %.2f%% unallocated given the trace's classes, %.2f%% learning them", seed, unallocated[0], unallocated[1])
-		if d := unallocated[1] - unallocated[0]; d > 0.2 {
+		if d := unallocated[1] - unallocated[0]; d > 0.35 {
 			t.Errorf("seed %d: learning leaves %.2f pp more GPU unallocated", seed, d)
 		}
 	}
