@@ -2,6 +2,8 @@ package kubebridge
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -10,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	resourcehelper "k8s.io/component-helpers/resource"
+
+	"github.com/resfit/resfit/resource"
 )
 
 // A Room is room held on a node for one pod, so that a plan's moves land
@@ -38,6 +42,24 @@ import (
 // A pod takes a room (Takes) when it is in the room's namespace, is the
 // room's pod or a pod of its controller, and asks for exactly the room's
 // requests (its effective requests, as kube-scheduler counts them).
+//
+// A node-wide room (spec.nodeWide, for a pending pod) is starvation
+// control's hold (scoring/starvation): the descheduler holds the node a
+// pod that waits too long fits first, and the scheduler lets another pod
+// there only where it cannot delay it (Backfills): when the pod declares
+// an end (DeclaredEnd) by spec.freeAt, when the node is expected to be
+// free for the room's pod, or when it fits beside the room's requests and
+// the node's pods that are not in the way (all but spec.inTheWay, the
+// pods that must leave first). The room's pod may go to any node.
+//
+//	spec:
+//	  nodeName: gpu-a
+//	  podUID: 9c2e…
+//	  nodeWide: true
+//	  freeAt: "2026-11-28T13:00:00Z"   # absent: a pod in the way declares no end
+//	  inTheWay: [5b1f…, 77a0…]
+//	  requests: {cpu: "88", memory: 320Gi, nvidia.com/gpu: "8"}
+//	  expiresAt: "2026-11-28T12:20:00Z"
 type Room struct {
 	Namespace, Name string
 	UID             types.UID
@@ -46,7 +68,14 @@ type Room struct {
 	PodUID          types.UID
 	Requests        v1.ResourceList
 	ExpiresAt       time.Time
+	// NodeWide, FreeAt and InTheWay make the room a node-wide hold.
+	NodeWide bool
+	FreeAt   time.Time
+	InTheWay []types.UID
 }
+
+// MaxInTheWay bounds a node-wide room's pods in the way.
+const MaxInTheWay = 1024
 
 // RoomResource is the Room custom resource.
 var RoomResource = schema.GroupVersionResource{Group: "resfit.io", Version: "v1alpha1", Resource: "rooms"}
@@ -93,6 +122,37 @@ func ReadRoom(u *unstructured.Unstructured) (Room, error) {
 		return bad("spec.expiresAt", err.Error())
 	}
 	r.ExpiresAt = t
+	if v, present := spec["nodeWide"]; present {
+		wide, ok := v.(bool)
+		if !ok {
+			return bad("spec.nodeWide", fmt.Sprintf("%v is not true or false", v))
+		}
+		r.NodeWide = wide
+	}
+	if v, present := spec["freeAt"]; present {
+		text, ok := v.(string)
+		at, err := time.Parse(time.RFC3339, text)
+		if !ok || err != nil {
+			return bad("spec.freeAt", fmt.Sprintf("%v is not a time (RFC 3339)", v))
+		}
+		r.FreeAt = at
+	}
+	if v, present := spec["inTheWay"]; present {
+		list, ok := v.([]any)
+		if !ok || len(list) > MaxInTheWay {
+			return bad("spec.inTheWay", fmt.Sprintf("must be a list of at most %d pod UIDs", MaxInTheWay))
+		}
+		for i, x := range list {
+			uid, ok := x.(string)
+			if !ok || uid == "" {
+				return bad(fmt.Sprintf("spec.inTheWay[%d]", i), fmt.Sprintf("%v is not a pod UID", x))
+			}
+			r.InTheWay = append(r.InTheWay, types.UID(uid))
+		}
+	}
+	if (r.NodeWide || !r.FreeAt.IsZero() || r.InTheWay != nil) && (!r.NodeWide || r.PodUID == "") {
+		return bad("spec.nodeWide", "freeAt and inTheWay belong to a node-wide room, which is for a pod (podUID)")
+	}
 	requests, ok := spec["requests"].(map[string]any)
 	if !ok || len(requests) == 0 {
 		return bad("spec.requests", "must map resource names to quantities")
@@ -123,6 +183,17 @@ func (r Room) Object() *unstructured.Unstructured {
 		spec["controllerUID"] = string(r.ControllerUID)
 	} else {
 		spec["podUID"] = string(r.PodUID)
+	}
+	if r.NodeWide {
+		spec["nodeWide"] = true
+		if !r.FreeAt.IsZero() {
+			spec["freeAt"] = r.FreeAt.UTC().Format(time.RFC3339)
+		}
+		way := make([]any, len(r.InTheWay))
+		for i, uid := range r.InTheWay {
+			way[i] = string(uid)
+		}
+		spec["inTheWay"] = way
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
 	u.SetAPIVersion(RoomResource.GroupVersion().String())
@@ -188,4 +259,56 @@ func sameAmounts(a, b v1.ResourceList) bool {
 		}
 	}
 	return true
+}
+
+// Backfills reports whether pod, about to start on the node-wide room's
+// node (info's pods and amounts: allocatable, alloc; requested, used),
+// cannot delay the room's pod: it is that pod; or it declares an end
+// (ends, DeclaredEnd from now) no later than FreeAt; or, for every
+// resource it asks for, it fits with the room's requests and the node's
+// pods that are not in the way (used less what InTheWay's pods on the
+// node request). Amounts are in the units kube-scheduler counts
+// (millicores for cpu); a pod in the way that is no longer on the node
+// frees nothing.
+func (r Room) Backfills(pod *v1.Pod, end time.Time, declared bool, alloc, used map[v1.ResourceName]int64, onNode []*v1.Pod) bool {
+	if pod.UID == r.PodUID && pod.Namespace == r.Namespace {
+		return true
+	}
+	if declared && !r.FreeAt.IsZero() && !end.After(r.FreeAt) {
+		return true
+	}
+	staying := maps.Clone(used)
+	for _, p := range onNode {
+		if !slices.Contains(r.InTheWay, p.UID) {
+			continue
+		}
+		for name, q := range PodRequests(p) {
+			staying[name] -= amountOf(name, q)
+		}
+	}
+	for name, q := range PodRequests(pod) {
+		need := amountOf(name, q)
+		if need == 0 {
+			continue
+		}
+		held := amountOf(name, r.Requests[name])
+		if staying[name]+held+need > alloc[name] {
+			return false
+		}
+	}
+	return true
+}
+
+// amountOf is a quantity in the unit kube-scheduler counts its resource
+// in: millicores for cpu, else the value rounded up; past MaxAmount it
+// counts as MaxAmount, so that sums of a few do not wrap.
+func amountOf(name v1.ResourceName, q kres.Quantity) int64 {
+	v := q.Value()
+	if name == v1.ResourceCPU {
+		v = q.MilliValue()
+	}
+	if q.Cmp(*kres.NewQuantity(resource.MaxAmount, kres.DecimalSI)) > 0 || v > resource.MaxAmount || v < 0 {
+		return resource.MaxAmount
+	}
+	return v
 }

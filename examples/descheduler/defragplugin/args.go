@@ -42,10 +42,23 @@ type Args struct {
 	Profile string `json:"profile,omitempty"`
 
 	// Mode is make-room (the pending GPU pods, in Order, each with the
-	// fewest moves after which it fits, at most MovesPerPod) or give-back
+	// fewest moves after which it fits, at most MovesPerPod), give-back
 	// (the moves that most lower the GPU the workload cannot use, kept
-	// when they let pending pods in; with none pending, they free GPU).
+	// when they let pending pods in; with none pending, they free GPU) or
+	// reserve (starvation control, scoring/starvation: the pending GPU pod
+	// that has waited longer than StarveAfter, the largest first, is held
+	// the node it fits first in a node-wide room, which the scheduler's
+	// ResfitRooms lets other pods use only where they cannot delay it;
+	// when waiting alone will not free the node within Patience, the pods
+	// in its way are evicted, within MaxMoves and MaxMovesPerHour).
 	Mode string `json:"mode"`
+	// StarveAfter is how long a pending pod waits before reserve may elect
+	// it (default 10m); Patience how long a hold waits for its node to
+	// free before it drains it (default 30m); HoldFor how long a hold's
+	// room lasts past the run that made it (default 10m: runs renew it).
+	StarveAfter metav1.Duration `json:"starveAfter,omitempty"`
+	Patience    metav1.Duration `json:"patience,omitempty"`
+	HoldFor     metav1.Duration `json:"holdFor,omitempty"`
 	// Order is the order pending pods are planned for: queue (the
 	// scheduler's: priority, then creation; the default), oldest
 	// (creation) or largest (the most GPU, then queue order).
@@ -92,6 +105,7 @@ type ConfigMapRef struct {
 const (
 	ModeMakeRoom = "make-room"
 	ModeGiveBack = "give-back"
+	ModeReserve  = "reserve"
 
 	OrderQueue   = "queue"
 	OrderOldest  = "oldest"
@@ -105,6 +119,9 @@ const (
 	DefaultMaxPods            = 8
 	DefaultSearchTimeout      = 10 * time.Second
 	DefaultReplacementTimeout = 2 * time.Minute
+	DefaultStarveAfter        = 10 * time.Minute
+	DefaultPatience           = 30 * time.Minute
+	DefaultHoldFor            = 10 * time.Minute
 )
 
 // DeepCopyObject copies the arguments (runtime.Object).
@@ -144,6 +161,14 @@ func SetDefaults(obj runtime.Object) {
 	if a.ReplacementTimeout.Duration == 0 {
 		a.ReplacementTimeout.Duration = DefaultReplacementTimeout
 	}
+	for _, d := range []struct {
+		dst *metav1.Duration
+		def time.Duration
+	}{{&a.StarveAfter, DefaultStarveAfter}, {&a.Patience, DefaultPatience}, {&a.HoldFor, DefaultHoldFor}} {
+		if d.dst.Duration == 0 {
+			d.dst.Duration = d.def
+		}
+	}
 }
 
 // Validate checks the arguments, a field left out standing for its
@@ -172,8 +197,8 @@ func Validate(obj runtime.Object) error {
 			errs = append(errs, field.Required(cm.Child("name"), ""))
 		}
 	}
-	if a.Mode != ModeMakeRoom && a.Mode != ModeGiveBack {
-		errs = append(errs, field.NotSupported(root.Child("mode"), a.Mode, []string{ModeMakeRoom, ModeGiveBack}))
+	if a.Mode != ModeMakeRoom && a.Mode != ModeGiveBack && a.Mode != ModeReserve {
+		errs = append(errs, field.NotSupported(root.Child("mode"), a.Mode, []string{ModeMakeRoom, ModeGiveBack, ModeReserve}))
 	}
 	if a.Order != OrderQueue && a.Order != OrderOldest && a.Order != OrderLargest {
 		errs = append(errs, field.NotSupported(root.Child("order"), a.Order, []string{OrderQueue, OrderOldest, OrderLargest}))
@@ -201,9 +226,10 @@ func Validate(obj runtime.Object) error {
 	for _, f := range []struct {
 		name  string
 		value time.Duration
-	}{{"searchTimeout", a.SearchTimeout.Duration}, {"replacementTimeout", a.ReplacementTimeout.Duration}} {
-		if f.value <= 0 {
-			errs = append(errs, field.Invalid(root.Child(f.name), f.value.String(), "must be above 0"))
+	}{{"searchTimeout", a.SearchTimeout.Duration}, {"replacementTimeout", a.ReplacementTimeout.Duration},
+		{"starveAfter", a.StarveAfter.Duration}, {"patience", a.Patience.Duration}, {"holdFor", a.HoldFor.Duration}} {
+		if f.value <= 0 || f.value > maxDuration {
+			errs = append(errs, field.Invalid(root.Child(f.name), f.value.String(), fmt.Sprintf("must be above 0 and at most %v", maxDuration)))
 		}
 	}
 	if len(errs) > 0 {
@@ -223,5 +249,9 @@ func parsePercent(s string) (float64, error) {
 	return v / 100, nil
 }
 
-// maxMoves is the most moves a run may make.
-const maxMoves = 1000
+// maxMoves is the most moves a run may make; maxDuration the longest of
+// its durations.
+const (
+	maxMoves    = 1000
+	maxDuration = 30 * 24 * time.Hour
+)

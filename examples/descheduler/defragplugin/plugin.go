@@ -28,6 +28,7 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	batchlisters "k8s.io/client-go/listers/batch/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	policylisters "k8s.io/client-go/listers/policy/v1"
 	resourcelisters "k8s.io/client-go/listers/resource/v1"
@@ -44,7 +45,8 @@ import (
 const PluginName = "ResfitDefrag"
 
 // Plugin is the Balance plugin. It keeps nothing between runs but its
-// arguments and listers.
+// arguments, its listers, the hourly allowance and, in reserve mode, the
+// room it holds (renewed, or let go, by the next run).
 type Plugin struct {
 	args   *Args
 	handle frameworktypes.Handle
@@ -60,6 +62,10 @@ type Plugin struct {
 	// accrued at each run since the last; nil without one.
 	allowance *defrag.Allowance
 	lastRun   time.Time
+	// jobs lists Jobs, in reserve mode (their activeDeadlineSeconds
+	// declare their pods' ends); held is the room reserve mode holds.
+	jobs batchlisters.JobLister
+	held *hold
 }
 
 var _ frameworktypes.BalancePlugin = (*Plugin)(nil)
@@ -91,6 +97,10 @@ func New(ctx context.Context, obj runtime.Object, handle frameworktypes.Handle) 
 	f.Policy().V1().PodDisruptionBudgets().Informer()
 	r := f.Resource().V1()
 	p.dra = draListers{slices: r.ResourceSlices().Lister(), classes: r.DeviceClasses().Lister(), claims: r.ResourceClaims().Lister(), templates: r.ResourceClaimTemplates().Lister()}
+	if args.Mode == ModeReserve {
+		p.jobs = f.Batch().V1().Jobs().Lister()
+		f.Batch().V1().Jobs().Informer()
+	}
 	return p, nil
 }
 
@@ -121,6 +131,15 @@ func (p *Plugin) Name() string { return PluginName }
 func (p *Plugin) Balance(ctx context.Context, nodes []*v1.Node) *frameworktypes.Status {
 	logger := klog.FromContext(ctx).WithValues("plugin", PluginName)
 	p.accrue()
+	if p.args.Mode == ModeReserve {
+		r, err := p.Reserve(ctx, nodes, time.Now())
+		if err != nil {
+			logger.Error(err, "reserving")
+			return &frameworktypes.Status{Err: err}
+		}
+		logger.Info("reservation", "reservation", r.String())
+		return nil
+	}
 	plan, err := p.Plan(ctx, nodes)
 	if err != nil {
 		logger.Error(err, "planning")
@@ -273,49 +292,13 @@ func plural(n int, word string) string {
 // (defrag.PlanRound) in the mode for the pending GPU pods of the
 // scheduler. It changes nothing.
 func (p *Plugin) Plan(ctx context.Context, nodes []*v1.Node) (*Plan, error) {
-	cfg, err := p.loadConfig(ctx)
+	w, err := p.read(ctx, nodes)
 	if err != nil {
 		return nil, err
 	}
-	pods, err := p.pods.List(labels.Everything())
-	if err != nil {
-		return nil, err
-	}
-	slices.SortFunc(pods, func(a, b *v1.Pod) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
-	})
-	budgets, err := p.pdbs.List(labels.Everything())
-	if err != nil {
-		return nil, err
-	}
-	// The pending pods are the scheduler's whose configuration it is.
-	scheduler := cmp.Or(cfg.SchedulerName, p.args.Profile, v1.DefaultSchedulerName)
-	var pending []*v1.Pod
-	for _, pod := range pods {
-		if pod.Spec.NodeName == "" && !kubebridge.Finished(pod) && pod.DeletionTimestamp == nil && cmp.Or(pod.Spec.SchedulerName, v1.DefaultSchedulerName) == scheduler {
-			pending = append(pending, pod)
-		}
-	}
-	d, err := p.readDRA()
-	if err != nil {
-		return nil, err
-	}
-	snap, err := kubebridge.NewSnapshot(nodes, pods, kubebridge.Options{Devices: resource.GPU, DRA: d})
-	if err != nil {
-		return nil, err
-	}
-	sc, err := kubebridge.NewScene(snap, cfg, pods)
-	if err != nil {
-		return nil, err
-	}
-	a := p.args
-	pl, err := kubebridge.NewPlanning(sc, pods, kubebridge.PlanningOptions{Budgets: budgets, Movable: p.movable,
-		Limits: kubebridge.Limits{PerNode: a.MaxMovesPerNode, PerNamespace: a.MaxMovesPerNamespace, PerWorkload: a.MaxMovesPerWorkload}})
-	if err != nil {
-		return nil, err
-	}
+	a, cfg, pods, sc, pl := p.args, w.cfg, w.pods, w.sc, w.pl
 	plan := &Plan{Mode: a.Mode, Unmovable: pl.Unmovable(), Warnings: append(slices.Clone(cfg.Warnings), sc.Warnings()...), nodes: podsByNode(pods)}
-	settled, err := pl.SettlePending(pending)
+	settled, err := pl.SettlePending(w.pending)
 	if err != nil {
 		return nil, err
 	}
@@ -383,6 +366,66 @@ func (p *Plugin) Plan(ctx context.Context, nodes []*v1.Node) (*Plan, error) {
 		plan.Moves = append(plan.Moves, mv)
 	}
 	return plan, nil
+}
+
+// reading is what a run reads of the cluster: the scheduler's
+// configuration, the pods (by namespace and name), the scheduler's pending
+// pods, and the scene and planning made of them.
+type reading struct {
+	cfg     *config.Config
+	pods    []*v1.Pod
+	pending []*v1.Pod
+	sc      *kubebridge.Scene
+	pl      *kubebridge.Planning
+}
+
+// read reads the cluster as the listers hold it, on the nodes the
+// descheduler gives (its ready nodes): the host layer's planning
+// (kubebridge.Planning) with the pods the evictor may evict movable,
+// within the PodDisruptionBudgets and the limits.
+func (p *Plugin) read(ctx context.Context, nodes []*v1.Node) (*reading, error) {
+	cfg, err := p.loadConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pods, err := p.pods.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(pods, func(a, b *v1.Pod) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	budgets, err := p.pdbs.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	// The pending pods are the scheduler's whose configuration it is.
+	scheduler := cmp.Or(cfg.SchedulerName, p.args.Profile, v1.DefaultSchedulerName)
+	var pending []*v1.Pod
+	for _, pod := range pods {
+		if pod.Spec.NodeName == "" && !kubebridge.Finished(pod) && pod.DeletionTimestamp == nil && cmp.Or(pod.Spec.SchedulerName, v1.DefaultSchedulerName) == scheduler {
+			pending = append(pending, pod)
+		}
+	}
+	d, err := p.readDRA()
+	if err != nil {
+		return nil, err
+	}
+	snap, err := kubebridge.NewSnapshot(nodes, pods, kubebridge.Options{Devices: resource.GPU, DRA: d})
+	if err != nil {
+		return nil, err
+	}
+	sc, err := kubebridge.NewScene(snap, cfg, pods)
+	if err != nil {
+		return nil, err
+	}
+	a := p.args
+	pl, err := kubebridge.NewPlanning(sc, pods, kubebridge.PlanningOptions{Budgets: budgets, Movable: p.movable,
+		Limits: kubebridge.Limits{PerNode: a.MaxMovesPerNode, PerNamespace: a.MaxMovesPerNamespace, PerWorkload: a.MaxMovesPerWorkload}})
+	if err != nil {
+		return nil, err
+	}
+	return &reading{cfg: cfg, pods: pods, pending: pending, sc: sc, pl: pl}, nil
 }
 
 // movable is the host layer's rule (kubebridge.Movable: a pod whose

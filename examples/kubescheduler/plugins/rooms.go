@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	kres "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,11 +32,17 @@ const RoomsName = "ResfitRooms"
 // out (kubebridge.Room, rooms.resfit.io): a pod a room is for may go to
 // the room's node only (PreFilter narrows the nodes to it), and on a node
 // with rooms held for other pods, a pod fits only in what the rooms leave
-// (Filter). A room holds until a pod it is for is reserved on its node
-// (Reserve; Unreserve gives it back) or it expires. Rooms are read from
-// an informer of their own; the plugin is safe for concurrent use.
+// (Filter). A node-wide room, starvation control's hold for a pod that
+// has waited too long, lets its pod go anywhere, and another pod onto its
+// node only where it cannot delay it (kubebridge.Room.Backfills, reading
+// the pod's declared end: its activeDeadlineSeconds, its Job's, its
+// resfit.io/runs-for). A room holds until a pod it is for is reserved on
+// its node (a node-wide room's: on any node; Reserve, and Unreserve gives
+// it back) or it expires. Rooms are read from an informer of their own,
+// Jobs from the scheduler's; the plugin is safe for concurrent use.
 type Rooms struct {
 	rooms cache.Store
+	jobs  kubebridge.JobLookup
 	now   func() time.Time
 	mu    sync.Mutex
 	taken map[types.UID]bool // rooms a reserved pod took
@@ -64,7 +72,13 @@ func NewRooms(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, 
 	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
 		return nil, fmt.Errorf("%s: the rooms' informer did not sync", RoomsName)
 	}
-	return newRooms(informer.GetStore(), time.Now), nil
+	jobs := h.SharedInformerFactory().Batch().V1().Jobs().Lister()
+	r := newRooms(informer.GetStore(), time.Now)
+	r.jobs = func(namespace, name string) (*batchv1.Job, bool) {
+		job, err := jobs.Jobs(namespace).Get(name)
+		return job, err == nil
+	}
+	return r, nil
 }
 
 // newRooms is the plugin over a store of room objects.
@@ -81,6 +95,11 @@ type roomsState struct {
 	takes []kubebridge.Room
 	held  map[string]v1.ResourceList
 	names map[string][]string // the rooms held on each node, for messages
+	// wide are the node-wide rooms held for other pods, by node; end is
+	// the pod's declared end, if it declares one.
+	wide     map[string][]kubebridge.Room
+	end      time.Time
+	declared bool
 }
 
 func (s *roomsState) Clone() fwk.StateData { return s }
@@ -136,8 +155,16 @@ func (r *Rooms) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fw
 // PreFilter reads the rooms: a pod some room is for goes to those rooms'
 // nodes only.
 func (r *Rooms) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
-	s := &roomsState{held: map[string]v1.ResourceList{}, names: map[string][]string{}}
+	s := &roomsState{held: map[string]v1.ResourceList{}, names: map[string][]string{}, wide: map[string][]kubebridge.Room{}}
 	for _, room := range r.holding() {
+		if room.NodeWide {
+			if !room.Takes(pod) {
+				s.wide[room.Node] = append(s.wide[room.Node], room)
+			} else {
+				s.takes = append(s.takes, room) // taken wherever it goes
+			}
+			continue
+		}
 		if room.Takes(pod) {
 			s.takes = append(s.takes, room)
 			continue
@@ -154,13 +181,22 @@ func (r *Rooms) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, 
 		}
 		s.names[room.Node] = append(s.names[room.Node], room.Namespace+"/"+room.Name)
 	}
-	state.Write(roomsStateKey, s)
-	if len(s.takes) == 0 {
-		return nil, nil
+	if len(s.wide) > 0 {
+		end, declared, err := kubebridge.DeclaredEnd(pod, r.jobs, r.now())
+		if err != nil {
+			return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, err.Error())
+		}
+		s.end, s.declared = end, declared
 	}
+	state.Write(roomsStateKey, s)
 	nodes := sets.New[string]()
 	for _, room := range s.takes {
-		nodes.Insert(room.Node)
+		if !room.NodeWide {
+			nodes.Insert(room.Node)
+		}
+	}
+	if nodes.Len() == 0 {
+		return nil, nil
 	}
 	return &fwk.PreFilterResult{NodeNames: nodes}, nil
 }
@@ -180,6 +216,26 @@ func (r *Rooms) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, inf
 	}
 	s := data.(*roomsState)
 	node := info.Node().Name
+	if wide := s.wide[node]; len(wide) > 0 {
+		alloc, used := info.GetAllocatable(), info.GetRequested()
+		allocated, requested := map[v1.ResourceName]int64{}, map[v1.ResourceName]int64{}
+		for name := range kubebridge.PodRequests(pod) {
+			allocated[name], requested[name] = amount(alloc, name), amount(used, name)
+		}
+		var onNode []*v1.Pod
+		for _, pi := range info.GetPods() {
+			onNode = append(onNode, pi.GetPod())
+		}
+		for _, room := range wide {
+			if !room.Backfills(pod, s.end, s.declared, allocated, requested, onNode) {
+				until := "its pods in the way leave"
+				if !room.FreeAt.IsZero() {
+					until = room.FreeAt.UTC().Format(time.RFC3339)
+				}
+				return fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("held for pod %s/%s until %s (room %s): this pod would delay it", room.Namespace, strings.TrimPrefix(room.Name, "hold-"), until, room.Name))
+			}
+		}
+	}
 	held := s.held[node]
 	if len(held) == 0 {
 		return nil
@@ -230,11 +286,10 @@ func (r *Rooms) Reserve(_ context.Context, state fwk.CycleState, pod *v1.Pod, no
 		return nil // PreFilter did not run for this pod (a nominated pod's cycle)
 	}
 	for _, room := range data.(*roomsState).takes {
-		if room.Node == node {
+		if room.Node == node || room.NodeWide {
 			r.mu.Lock()
 			r.taken[room.UID] = true
 			r.mu.Unlock()
-			return nil
 		}
 	}
 	return nil
@@ -247,11 +302,10 @@ func (r *Rooms) Unreserve(_ context.Context, state fwk.CycleState, pod *v1.Pod, 
 		return
 	}
 	for _, room := range data.(*roomsState).takes {
-		if room.Node == node {
+		if room.Node == node || room.NodeWide {
 			r.mu.Lock()
 			delete(r.taken, room.UID)
 			r.mu.Unlock()
-			return
 		}
 	}
 }

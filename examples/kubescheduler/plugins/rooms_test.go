@@ -158,3 +158,70 @@ func TestRoomsFilterIsNodeResourcesFit(t *testing.T) {
 		}
 	})
 }
+
+// A node-wide room, by hand: gpu-b (8 GPUs, 32 cores) runs long (4 GPUs,
+// in the way, ending at 22:30) and short (2 GPUs, staying); a node-wide
+// room holds gpu-b for big (6 GPUs), free at 22:30 by the plan.
+// big may go anywhere; a 1-GPU pod that says it runs 20 minutes ends by
+// then and may take gpu-b, one that runs an hour may not, nor one that
+// says nothing, though each fits gpu-b now; gpu-a takes them all. A pod
+// whose runs-for does not read is unschedulable, saying why. Reserved
+// anywhere, big takes the room.
+func TestNodeWideRoom(t *testing.T) {
+	now := time.Date(2026, 11, 26, 22, 0, 0, 0, time.UTC)
+	big := roomsPod("big", "big-uid", "6", "")
+	long := roomsPod("long", "long-uid", "4", "gpu-b")
+	short := roomsPod("short", "short-uid", "2", "gpu-b")
+	room := kubebridge.Room{Namespace: "ns", Name: "hold-big", Node: "gpu-b", PodUID: big.UID, Requests: kubebridge.PodRequests(big),
+		ExpiresAt: now.Add(10 * time.Minute), NodeWide: true, FreeAt: now.Add(30 * time.Minute), InTheWay: []types.UID{long.UID}}
+	obj := room.Object()
+	obj.SetUID("hold-uid")
+	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
+	if err := store.Add(obj); err != nil {
+		t.Fatal(err)
+	}
+	r := newRooms(store, func() time.Time { return now })
+	nodes := map[string]fwk.NodeInfo{"gpu-a": roomsNode("gpu-a"), "gpu-b": roomsNode("gpu-b", long, short)}
+	runsFor := func(name, d string) *v1.Pod {
+		p := roomsPod(name, types.UID(name+"-uid"), "1", "")
+		if d != "" {
+			p.Annotations = map[string]string{kubebridge.RunsForAnnotation: d}
+		}
+		return p
+	}
+	for _, c := range []struct {
+		pod  *v1.Pod
+		onB  bool
+		want string // on gpu-b's rejection
+	}{
+		{runsFor("twenty", "20m"), true, ""},
+		{runsFor("hour", "1h"), false, "held for pod ns/big until 2026-11-26T22:30:00Z (room hold-big): this pod would delay it"},
+		{runsFor("silent", ""), false, "held for pod ns/big"},
+	} {
+		state := framework.NewCycleState()
+		if res, status := r.PreFilter(t.Context(), state, c.pod, nil); !status.IsSuccess() || res != nil {
+			t.Fatalf("%s: PreFilter %v %v", c.pod.Name, res, status)
+		}
+		if status := r.Filter(t.Context(), state, c.pod, nodes["gpu-a"]); !status.IsSuccess() {
+			t.Errorf("%s on gpu-a: %v", c.pod.Name, status)
+		}
+		status := r.Filter(t.Context(), state, c.pod, nodes["gpu-b"])
+		if status.IsSuccess() != c.onB || !c.onB && !strings.Contains(status.Message(), c.want) {
+			t.Errorf("%s on gpu-b: %v, want fits %v (%q)", c.pod.Name, status, c.onB, c.want)
+		}
+	}
+	if _, status := r.PreFilter(t.Context(), framework.NewCycleState(), runsFor("garbled", "soon"), nil); status.IsSuccess() || !strings.Contains(status.Message(), `annotation resfit.io/runs-for: "soon"`) {
+		t.Errorf("a garbled runs-for: %v", status)
+	}
+	state := framework.NewCycleState()
+	if res, status := r.PreFilter(t.Context(), state, big, nil); !status.IsSuccess() || res != nil {
+		t.Fatalf("big: PreFilter narrows to %v (%v); a node-wide room's pod may go anywhere", res, status)
+	}
+	if status := r.Reserve(t.Context(), state, big, "gpu-a"); !status.IsSuccess() || len(r.holding()) != 0 {
+		t.Errorf("big reserved on gpu-a: %v, %d rooms hold", status, len(r.holding()))
+	}
+	r.Unreserve(t.Context(), state, big, "gpu-a")
+	if len(r.holding()) != 1 {
+		t.Error("Unreserve does not give the room back")
+	}
+}

@@ -1,0 +1,217 @@
+package defragplugin
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	v1 "k8s.io/api/core/v1"
+	batchlisters "k8s.io/client-go/listers/batch/v1"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/descheduler/pkg/descheduler/evictions"
+
+	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring/starvation"
+)
+
+// Reserve mode is starvation control (scoring/starvation) carried out on a
+// cluster: each run elects the pending GPU pod that has waited longer than
+// args.starveAfter, the largest first (the one elected before while it
+// still waits), holds the node it fits first (its pods leaving at the ends
+// they declare, kubebridge.DeclaredEnd) in a node-wide room
+// (kubebridge.Room), which resfit's scheduler plugin ResfitRooms honours
+// with the backfill rule, renewed every run and lasting args.holdFor past
+// it; and, when waiting alone will not free the node within
+// args.patience, evicts the pods in the way through the descheduler's
+// evictor (PodDisruptionBudgets hold), those that would stay longest
+// first, within args.maxMoves and args.maxMovesPerHour. The room goes when
+// its pod is bound, when another is elected, or when it expires.
+
+// hold is the node-wide room a run of reserve mode holds, kept to the
+// next run.
+type hold struct {
+	room kubebridge.Room
+	name string // the room object's name
+}
+
+// Reservation is what a run of reserve mode did: the target (none: ""),
+// the node held and when it is expected to free (zero: a pod in its way
+// declares no end), the pods in its way, and those evicted.
+type Reservation struct {
+	Target   string
+	Node     string
+	FreeAt   time.Time
+	InTheWay []string
+	Evicted  []string
+}
+
+// String says what the run did, for its log line.
+func (r Reservation) String() string {
+	if r.Target == "" {
+		return "no pending GPU pod has waited past args.starveAfter"
+	}
+	free := "when the pods in its way leave (one declares no end)"
+	if !r.FreeAt.IsZero() {
+		free = "at " + r.FreeAt.UTC().Format(time.RFC3339)
+	}
+	s := fmt.Sprintf("holds %s for %s, free %s; %d pods in the way", r.Node, r.Target, free, len(r.InTheWay))
+	if len(r.Evicted) > 0 {
+		s += "; evicted " + strings.Join(r.Evicted, ", ")
+	}
+	return s
+}
+
+// jobLookup finds Jobs in the Job lister reserve mode registers.
+func jobLookup(jobs batchlisters.JobLister) kubebridge.JobLookup {
+	if jobs == nil {
+		return nil
+	}
+	return func(namespace, name string) (*batchv1.Job, bool) {
+		job, err := jobs.Jobs(namespace).Get(name)
+		return job, err == nil
+	}
+}
+
+// Reserve makes one run of reserve mode on the cluster as the listers
+// hold it, on the nodes the descheduler gives, at now: it elects, holds
+// and drains as the mode says, and returns what it did.
+func (p *Plugin) Reserve(ctx context.Context, nodes []*v1.Node, now time.Time) (Reservation, error) {
+	w, err := p.read(ctx, nodes)
+	if err != nil {
+		return Reservation{}, err
+	}
+	settled, err := w.pl.SettlePending(w.pending)
+	if err != nil {
+		return Reservation{}, err
+	}
+	gpu, _ := w.sc.Snapshot().Schema().Slot(resource.GPU)
+	var waiting []starvation.Waiting
+	var pods []*v1.Pod
+	for _, pod := range settled.Waiting {
+		sw, err := w.sc.StarvationWaiting(pod)
+		if err != nil || sw.Devices.Count == 0 {
+			continue
+		}
+		waiting, pods = append(waiting, sw), append(pods, pod)
+	}
+	current := ""
+	if p.held != nil {
+		current = string(p.held.room.PodUID)
+	}
+	i, ok := starvation.Elect(waiting, now, starvation.Election{MinWait: p.args.StarveAfter.Duration, Size: gpu}, current)
+	if !ok {
+		return Reservation{}, p.letGo(ctx)
+	}
+	target := pods[i]
+	jobs := jobLookup(p.jobs)
+	var bad error
+	sn := w.pl.StarvationNodes(func(k int) time.Time {
+		end, declared, err := kubebridge.DeclaredEnd(w.pl.Pod(k), jobs, now)
+		if err != nil && bad == nil {
+			bad = err
+		}
+		if !declared {
+			return time.Time{}
+		}
+		return end
+	})
+	if bad != nil {
+		klog.FromContext(ctx).Info("a pod's declared end does not read; it counts as declaring none", "plugin", PluginName, "error", bad.Error())
+	}
+	h, ok := starvation.Choose(waiting[i], sn, now, gpu, func(k int) bool { return fitsEmpty(waiting[i].Pod, sn[k]) })
+	if !ok {
+		return Reservation{Target: podName(target)}, p.letGo(ctx)
+	}
+	node := sn[h.Index]
+	res := Reservation{Target: podName(target), Node: h.Node, FreeAt: h.FreeAt}
+	room := kubebridge.Room{Namespace: target.Namespace, Name: "hold-" + target.Name, Node: h.Node, PodUID: target.UID,
+		Requests: kubebridge.PodRequests(target), ExpiresAt: now.Add(p.args.HoldFor.Duration), NodeWide: true, FreeAt: h.FreeAt}
+	byUID := map[string]*v1.Pod{}
+	for _, pod := range w.pods {
+		byUID[string(pod.UID)] = pod
+	}
+	for _, k := range h.InTheWay {
+		if pod := byUID[node.Pods[k].Name]; pod != nil {
+			room.InTheWay = append(room.InTheWay, pod.UID)
+			res.InTheWay = append(res.InTheWay, podName(pod))
+		}
+	}
+	if err := p.holdRoom(ctx, room); err != nil {
+		return res, err
+	}
+	if !h.Overdue(now, p.args.Patience.Duration) || p.args.DryRun {
+		return res, nil
+	}
+	budget := p.args.MaxMoves
+	if p.allowance != nil {
+		budget = min(budget, p.allowance.Accrue(running(w.pods), 0))
+	}
+	for _, k := range h.DrainOrder(node, now, gpu) {
+		if len(res.Evicted) >= budget {
+			break
+		}
+		pod := byUID[node.Pods[k].Name]
+		if pod == nil {
+			continue
+		}
+		if ok, _ := p.movable(pod); !ok || !p.handle.Evictor().PreEvictionFilter(pod) {
+			continue
+		}
+		reason := fmt.Sprintf("resfit: drained off %s, held for %s", h.Node, podName(target))
+		if err := p.handle.Evictor().Evict(ctx, pod, evictions.EvictOptions{StrategyName: PluginName, Reason: reason}); err != nil {
+			klog.FromContext(ctx).Info("not evicted", "plugin", PluginName, "pod", klog.KObj(pod), "error", err.Error())
+			continue
+		}
+		moves.WithLabelValues(resultDrained).Inc()
+		p.events.Eventf(pod, target, v1.EventTypeNormal, "Drained", "Reserve", "resfit drained %s for %s, which has waited since %s", h.Node, podName(target), target.CreationTimestamp.UTC().Format(time.RFC3339))
+		res.Evicted = append(res.Evicted, podName(pod))
+	}
+	if p.allowance != nil {
+		p.allowance.Spend(len(res.Evicted))
+	}
+	return res, nil
+}
+
+// fitsEmpty reports whether the pod would fit the node with nothing on it:
+// its amounts within the allocatable, its devices among the node's.
+func fitsEmpty(pod starvation.Pod, n starvation.Node) bool {
+	for s, r := range pod.Request {
+		if r > n.Allocatable[s] {
+			return false
+		}
+	}
+	return pod.Devices.Count <= len(n.DeviceFree)
+}
+
+// holdRoom holds the room: it creates it, then lets the run before's go.
+func (p *Plugin) holdRoom(ctx context.Context, room kubebridge.Room) error {
+	if p.args.DryRun {
+		return nil
+	}
+	name, err := p.rooms.Create(ctx, room)
+	if err != nil {
+		return fmt.Errorf("holding %s for %s/%s: %w", room.Node, room.Namespace, strings.TrimPrefix(room.Name, "hold-"), err)
+	}
+	old := p.held
+	p.held = &hold{room: room, name: name}
+	if old != nil {
+		return p.rooms.Delete(ctx, old.room.Namespace, old.name)
+	}
+	return nil
+}
+
+// letGo lets the run before's room go.
+func (p *Plugin) letGo(ctx context.Context) error {
+	old := p.held
+	p.held = nil
+	if old == nil {
+		return nil
+	}
+	return p.rooms.Delete(ctx, old.room.Namespace, old.name)
+}
+
+// podName is namespace/name.
+func podName(pod *v1.Pod) string { return pod.Namespace + "/" + pod.Name }
