@@ -67,10 +67,13 @@ func newEventSink(ctx context.Context, cs kubernetes.Interface) eventSink {
 	return b.NewRecorder(scheme.Scheme, "resfit-descheduler")
 }
 
-// roomClient creates and deletes rooms (kubebridge.Room).
+// roomClient creates, deletes and lists rooms (kubebridge.Room).
 type roomClient interface {
 	Create(ctx context.Context, room kubebridge.Room) (name string, err error)
 	Delete(ctx context.Context, namespace, name string) error
+	// List lists every room that reads (kubebridge.ReadRoom), by the
+	// names of their objects.
+	List(ctx context.Context) (map[string]kubebridge.Room, error)
 }
 
 // restRooms is roomClient through the API, on a clientset's REST client.
@@ -102,6 +105,29 @@ func (c restRooms) Create(ctx context.Context, room kubebridge.Room) (string, er
 		return "", err
 	}
 	return created.GetName(), nil
+}
+
+func (c restRooms) List(ctx context.Context) (map[string]kubebridge.Room, error) {
+	r := kubebridge.RoomResource
+	res := c.client.Get().AbsPath("/apis/" + r.Group + "/" + r.Version + "/" + r.Resource).Do(ctx)
+	if err := res.Error(); err != nil {
+		return nil, err
+	}
+	raw, err := res.Raw()
+	if err != nil {
+		return nil, err
+	}
+	list := &unstructured.UnstructuredList{}
+	if err := list.UnmarshalJSON(raw); err != nil {
+		return nil, err
+	}
+	out := map[string]kubebridge.Room{}
+	for i := range list.Items {
+		if room, err := kubebridge.ReadRoom(&list.Items[i]); err == nil {
+			out[list.Items[i].GetName()] = room
+		}
+	}
+	return out, nil
 }
 
 func (c restRooms) Delete(ctx context.Context, namespace, name string) error {

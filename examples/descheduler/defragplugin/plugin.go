@@ -45,8 +45,7 @@ import (
 const PluginName = "ResfitDefrag"
 
 // Plugin is the Balance plugin. It keeps nothing between runs but its
-// arguments, its listers, the hourly allowance and, in reserve mode, the
-// room it holds (renewed, or let go, by the next run).
+// arguments, its listers and the hourly allowance.
 type Plugin struct {
 	args   *Args
 	handle frameworktypes.Handle
@@ -63,9 +62,8 @@ type Plugin struct {
 	allowance *defrag.Allowance
 	lastRun   time.Time
 	// jobs lists Jobs, in reserve mode (their activeDeadlineSeconds
-	// declare their pods' ends); held is the room reserve mode holds.
+	// declare their pods' ends).
 	jobs batchlisters.JobLister
-	held *hold
 }
 
 var _ frameworktypes.BalancePlugin = (*Plugin)(nil)

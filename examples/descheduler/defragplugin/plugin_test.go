@@ -212,6 +212,8 @@ func (f *fakeRooms) Create(_ context.Context, room kubebridge.Room) (string, err
 	return room.Name + "-1", nil
 }
 
+func (f *fakeRooms) List(context.Context) (map[string]kubebridge.Room, error) { return nil, nil }
+
 func (f *fakeRooms) Delete(_ context.Context, namespace, name string) error {
 	f.held = slices.DeleteFunc(f.held, func(k string) bool { return strings.HasPrefix(k, namespace+"/"+name+" ") })
 	return nil

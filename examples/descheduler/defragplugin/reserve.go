@@ -1,8 +1,10 @@
 package defragplugin
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,13 +31,6 @@ import (
 // evictor (PodDisruptionBudgets hold), those that would stay longest
 // first, within args.maxMoves and args.maxMovesPerHour. The room goes when
 // its pod is bound, when another is elected, or when it expires.
-
-// hold is the node-wide room a run of reserve mode holds, kept to the
-// next run.
-type hold struct {
-	room kubebridge.Room
-	name string // the room object's name
-}
 
 // Reservation is what a run of reserve mode did: the target (none: ""),
 // the node held and when it is expected to free (zero: a pod in its way
@@ -97,13 +92,18 @@ func (p *Plugin) Reserve(ctx context.Context, nodes []*v1.Node, now time.Time) (
 		}
 		waiting, pods = append(waiting, sw), append(pods, pod)
 	}
+	// The holds runs before made: their pod is the target while it waits.
+	held, err := p.holds(ctx)
+	if err != nil {
+		return Reservation{}, err
+	}
 	current := ""
-	if p.held != nil {
-		current = string(p.held.room.PodUID)
+	for _, h := range held {
+		current = string(h.room.PodUID)
 	}
 	i, ok := starvation.Elect(waiting, now, starvation.Election{MinWait: p.args.StarveAfter.Duration, Size: gpu}, current)
 	if !ok {
-		return Reservation{}, p.letGo(ctx)
+		return Reservation{}, p.letGo(ctx, held, "")
 	}
 	target := pods[i]
 	jobs := jobLookup(p.jobs)
@@ -123,7 +123,7 @@ func (p *Plugin) Reserve(ctx context.Context, nodes []*v1.Node, now time.Time) (
 	}
 	h, ok := starvation.Choose(waiting[i], sn, now, gpu, func(k int) bool { return fitsEmpty(waiting[i].Pod, sn[k]) })
 	if !ok {
-		return Reservation{Target: podName(target)}, p.letGo(ctx)
+		return Reservation{Target: podName(target)}, p.letGo(ctx, held, "")
 	}
 	node := sn[h.Index]
 	res := Reservation{Target: podName(target), Node: h.Node, FreeAt: h.FreeAt}
@@ -139,7 +139,7 @@ func (p *Plugin) Reserve(ctx context.Context, nodes []*v1.Node, now time.Time) (
 			res.InTheWay = append(res.InTheWay, podName(pod))
 		}
 	}
-	if err := p.holdRoom(ctx, room); err != nil {
+	if err := p.holdRoom(ctx, room, held); err != nil {
 		return res, err
 	}
 	if !h.Overdue(now, p.args.Patience.Duration) || p.args.DryRun {
@@ -186,8 +186,33 @@ func fitsEmpty(pod starvation.Pod, n starvation.Node) bool {
 	return pod.Devices.Count <= len(n.DeviceFree)
 }
 
-// holdRoom holds the room: it creates it, then lets the run before's go.
-func (p *Plugin) holdRoom(ctx context.Context, room kubebridge.Room) error {
+// heldRoom is a node-wide room a run made, by its object's name.
+type heldRoom struct {
+	name string
+	room kubebridge.Room
+}
+
+// holds are the node-wide rooms runs made (resfit's rooms are read from
+// the API, so that a run knows what the runs before held whether or not
+// the descheduler kept its plugins), the latest to expire last.
+func (p *Plugin) holds(ctx context.Context) ([]heldRoom, error) {
+	rooms, err := p.rooms.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing the rooms: %w", err)
+	}
+	var out []heldRoom
+	for name, room := range rooms {
+		if room.NodeWide {
+			out = append(out, heldRoom{name, room})
+		}
+	}
+	slices.SortFunc(out, func(a, b heldRoom) int { return cmp.Or(a.room.ExpiresAt.Compare(b.room.ExpiresAt), cmp.Compare(a.name, b.name)) })
+	return out, nil
+}
+
+// holdRoom holds the room: it creates it, then lets the rooms runs
+// before held go.
+func (p *Plugin) holdRoom(ctx context.Context, room kubebridge.Room, before []heldRoom) error {
 	if p.args.DryRun {
 		return nil
 	}
@@ -195,22 +220,23 @@ func (p *Plugin) holdRoom(ctx context.Context, room kubebridge.Room) error {
 	if err != nil {
 		return fmt.Errorf("holding %s for %s/%s: %w", room.Node, room.Namespace, strings.TrimPrefix(room.Name, "hold-"), err)
 	}
-	old := p.held
-	p.held = &hold{room: room, name: name}
-	if old != nil {
-		return p.rooms.Delete(ctx, old.room.Namespace, old.name)
-	}
-	return nil
+	return p.letGo(ctx, before, name)
 }
 
-// letGo lets the run before's room go.
-func (p *Plugin) letGo(ctx context.Context) error {
-	old := p.held
-	p.held = nil
-	if old == nil {
+// letGo lets the rooms runs before held go, but the one named keep.
+func (p *Plugin) letGo(ctx context.Context, before []heldRoom, keep string) error {
+	if p.args.DryRun {
 		return nil
 	}
-	return p.rooms.Delete(ctx, old.room.Namespace, old.name)
+	for _, h := range before {
+		if h.name == keep {
+			continue
+		}
+		if err := p.rooms.Delete(ctx, h.room.Namespace, h.name); err != nil {
+			return fmt.Errorf("letting room %s/%s go: %w", h.room.Namespace, h.name, err)
+		}
+	}
+	return nil
 }
 
 // podName is namespace/name.

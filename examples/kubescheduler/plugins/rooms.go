@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -232,7 +231,7 @@ func (r *Rooms) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, inf
 				if !room.FreeAt.IsZero() {
 					until = room.FreeAt.UTC().Format(time.RFC3339)
 				}
-				return fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("held for pod %s/%s until %s (room %s): this pod would delay it", room.Namespace, strings.TrimPrefix(room.Name, "hold-"), until, room.Name))
+				return fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("held until %s for a pod that has waited (room %s/%s): this pod would delay it", until, room.Namespace, room.Name))
 			}
 		}
 	}

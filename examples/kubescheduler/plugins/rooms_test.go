@@ -195,8 +195,8 @@ func TestNodeWideRoom(t *testing.T) {
 		want string // on gpu-b's rejection
 	}{
 		{runsFor("twenty", "20m"), true, ""},
-		{runsFor("hour", "1h"), false, "held for pod ns/big until 2026-11-26T22:30:00Z (room hold-big): this pod would delay it"},
-		{runsFor("silent", ""), false, "held for pod ns/big"},
+		{runsFor("hour", "1h"), false, "held until 2026-11-26T22:30:00Z for a pod that has waited (room ns/hold-big): this pod would delay it"},
+		{runsFor("silent", ""), false, "(room ns/hold-big): this pod would delay it"},
 	} {
 		state := framework.NewCycleState()
 		if res, status := r.PreFilter(t.Context(), state, c.pod, nil); !status.IsSuccess() || res != nil {
