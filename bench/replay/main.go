@@ -90,6 +90,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	reserve := fs.Bool("reserve", false, "with -churn: every -every, lock nodes for the GPU pod that has waited longest, after Volcano's job reservation (scoring/reservation); no other pod goes to them until it starts")
 	starve := fs.Bool("starve", false, "with -churn: starvation control (scoring/starvation) every -every: hold for the GPU pod that has waited longer than -starve-after, the largest first, the node it fits first, with backfill; with -moves drain, drain the held node when waiting will not free it within -patience")
 	starveAfter := fs.Duration("starve-after", time.Hour, "with -starve: how long a GPU pod waits before it may be elected")
+	holds := fs.Int("holds", 1, "with -starve: the most nodes held at once, each for one pod (1: EASY's one reservation)")
 	patience := fs.Duration("patience", 2*time.Hour, "with -starve and -moves drain: how long a hold waits for its node to free before it drains it")
 	sustain := fs.String("sustainable", "", "with -churn: instead of -loads, search each policy's sustainable load on each seed, FROM:TO:STEP (such as 0.8:1.3:0.01): the highest load at which the waiting GPU demand ends the window no higher than it starts it")
 	declare := fs.String("declare", string(sim.DeclareNone), "with -churn: what the pods declare of their lifetimes: none, exact, or noisy (× e^N(0,1))")
@@ -123,7 +124,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 				m.Every, m.Reserve = every.Seconds(), true
 			}
 			if *starve {
-				m.Every, m.Starve, m.After, m.Patience = every.Seconds(), true, starveAfter.Seconds(), patience.Seconds()
+				m.Every, m.Starve, m.After, m.Patience, m.Holds = every.Seconds(), true, starveAfter.Seconds(), patience.Seconds(), *holds
 			}
 			if err := m.Check(); err != nil {
 				return fmt.Errorf("-moves: %w", err)

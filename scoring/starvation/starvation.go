@@ -106,19 +106,40 @@ type Election struct {
 // do, the one with the most of the Size slot, then the earliest Since,
 // then the smallest name. ok is false when no pod has waited that long.
 func Elect(waiting []Waiting, now time.Time, e Election, current string) (int, bool) {
-	best := -1
-	for i, w := range waiting {
-		if now.Sub(w.Since) <= e.MinWait {
-			continue
-		}
-		if current != "" && w.Name == current {
+	ranked := Rank(waiting, now, e)
+	for _, i := range ranked {
+		if current != "" && waiting[i].Name == current {
 			return i, true
 		}
-		if best < 0 || before(w, waiting[best], e.Size) {
-			best = i
+	}
+	if len(ranked) == 0 {
+		return -1, false
+	}
+	return ranked[0], true
+}
+
+// Rank is the pods that have waited longer than MinWait in the order
+// Elect takes them (the most of the Size slot, then the earliest Since,
+// then the smallest name): a host that holds a node for each of several
+// targets at once (conservative backfilling, rather than EASY's one) takes
+// them in this order.
+func Rank(waiting []Waiting, now time.Time, e Election) []int {
+	var out []int
+	for i, w := range waiting {
+		if now.Sub(w.Since) > e.MinWait {
+			out = append(out, i)
 		}
 	}
-	return best, best >= 0
+	slices.SortFunc(out, func(a, b int) int {
+		switch {
+		case before(waiting[a], waiting[b], e.Size):
+			return -1
+		case before(waiting[b], waiting[a], e.Size):
+			return 1
+		}
+		return cmp.Compare(a, b)
+	})
+	return out
 }
 
 // before orders candidates: larger, then earlier, then by name.

@@ -312,6 +312,14 @@ func TestElectPicksTheLargestLongestWaiting(t *testing.T) {
 		if ok != (want >= 0) || ok && got != want {
 			t.Fatalf("elected %d (%v), reference %d", got, ok, want)
 		}
+		// Rank is every pod over the line, in the reference's order.
+		ref := slices.Clone(over)
+		slices.SortStableFunc(ref, func(a, b int) int {
+			return cmp.Or(cmp.Compare(ws[b].Request[gpu], ws[a].Request[gpu]), ws[a].Since.Compare(ws[b].Since), cmp.Compare(ws[a].Name, ws[b].Name))
+		})
+		if got := Rank(ws, t0, e); !slices.Equal(got, ref) {
+			t.Fatalf("rank %v, reference %v", got, ref)
+		}
 	})
 }
 

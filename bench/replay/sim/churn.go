@@ -489,7 +489,7 @@ func newChurn(policy Policy, in Input, spec ChurnSpec, seed uint64, opts Options
 	}
 	var starve *starving
 	if spec.Moves.Starve {
-		starve = &starving{target: -1}
+		starve = &starving{}
 		if pipe, err = pipe.WithFilters(&starve.filter); err != nil {
 			return nil, err
 		}
@@ -509,7 +509,7 @@ func newChurn(policy Policy, in Input, spec ChurnSpec, seed uint64, opts Options
 		r.refreshFrag(i)
 	}
 	if starve != nil {
-		starve.filter.r = r
+		starve.filter.r, starve.onRow = r, map[int]*activeHold{}
 	}
 	return r, nil
 }
@@ -788,6 +788,9 @@ func (r *churn) takeOff(k int) error {
 // fits. A shape whose first pod the policy's other filters keep out (the
 // proportional reserve) waits on, the pods behind it too.
 func (r *churn) retry(row int) error {
+	if err := r.startTarget(row); err != nil {
+		return err
+	}
 	r.held = r.held[:0]
 	for r.waiting > 0 {
 		best, first := -1, math.Inf(1)

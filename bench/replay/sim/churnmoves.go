@@ -49,6 +49,9 @@ type ChurnMoves struct {
 	Reserve         bool
 	Starve          bool
 	After, Patience float64
+	// Holds bounds starvation control's holds at once (1, EASY's, when
+	// below 1).
+	Holds int
 }
 
 // Name is the moves as the tables name them: "none", "make-room k=2
@@ -61,6 +64,9 @@ func (m ChurnMoves) Name() string {
 	}
 	if m.Starve {
 		reserve = fmt.Sprintf(", starve after %s", hours(m.After))
+		if m.Holds > 1 {
+			reserve += fmt.Sprintf(", %d holds", m.Holds)
+		}
 		if m.Method == Drain {
 			reserve += fmt.Sprintf(" (patience %s)", hours(m.Patience))
 		}
@@ -311,6 +317,24 @@ func (r *churn) dequeue(k int) {
 		panic(fmt.Sprintf("churn: pod %d is not the first of its queue", k)) // a programming error
 	}
 	r.queues[q] = r.queues[q][1:]
+	r.waited(k)
+}
+
+// dequeueAt takes waiting pod k out of its shape's queue, wherever it is
+// in it (a target of starvation control starts on its held node ahead of
+// the pods of its shape that wait elsewhere).
+func (r *churn) dequeueAt(k int) {
+	q := r.queueOf[r.pods[k].shape]
+	i := slices.Index(r.queues[q], k)
+	if i < 0 {
+		panic(fmt.Sprintf("churn: pod %d is not in its queue", k)) // a programming error
+	}
+	r.queues[q] = slices.Delete(r.queues[q], i, i+1)
+	r.waited(k)
+}
+
+// waited counts pod k, taken out of its queue, as waiting no more.
+func (r *churn) waited(k int) {
 	r.waiting--
 	if r.pods[k].pod.NumGPU > 0 {
 		r.gpuWait--

@@ -121,7 +121,26 @@ func (p *Plugin) Reserve(ctx context.Context, nodes []*v1.Node, now time.Time) (
 	if bad != nil {
 		klog.FromContext(ctx).Info("a pod's declared end does not read; it counts as declaring none", "plugin", PluginName, "error", bad.Error())
 	}
-	h, ok := starvation.Choose(waiting[i], sn, now, gpu, func(k int) bool { return fitsEmpty(waiting[i].Pod, sn[k]) })
+	// The node held for the target stays held (planned afresh) while the
+	// target fits it once its pods in the way go: choosing again every run
+	// would give up what waiting has won; a new target gets the node it
+	// fits first.
+	var h starvation.Hold
+	ok = false
+	for _, hr := range held {
+		if hr.room.PodUID != target.UID {
+			continue
+		}
+		for k, n := range sn {
+			if n.Name == hr.room.Node {
+				h, err = starvation.Plan(waiting[i], n, k, now, gpu)
+				ok = err == nil
+			}
+		}
+	}
+	if !ok {
+		h, ok = starvation.Choose(waiting[i], sn, now, gpu, func(k int) bool { return fitsEmpty(waiting[i].Pod, sn[k]) })
+	}
 	if !ok {
 		return Reservation{Target: podName(target)}, p.letGo(ctx, held, "")
 	}
@@ -206,7 +225,9 @@ func (p *Plugin) holds(ctx context.Context) ([]heldRoom, error) {
 			out = append(out, heldRoom{name, room})
 		}
 	}
-	slices.SortFunc(out, func(a, b heldRoom) int { return cmp.Or(a.room.ExpiresAt.Compare(b.room.ExpiresAt), cmp.Compare(a.name, b.name)) })
+	slices.SortFunc(out, func(a, b heldRoom) int {
+		return cmp.Or(a.room.ExpiresAt.Compare(b.room.ExpiresAt), cmp.Compare(a.name, b.name))
+	})
 	return out, nil
 }
 
