@@ -62,9 +62,15 @@ func checkCounters(pool []*resourcev1.ResourceSlice, complete bool) error {
 	return nil
 }
 
+// maxValidValues is the most valid values a capacity's request policy
+// has, as the API validates it (k8s.io/kubernetes/pkg/apis/resource's
+// CapacityRequestPolicyDiscreteMaxOptions).
+const maxValidValues = 10
+
 // checkCapacity checks a device's capacities and their request policies:
 // no value negative; a policy's default, valid values and range within
-// the capacity, the range's minimum at most its maximum, its step
+// the capacity, at most 10 valid values (the API's
+// CapacityRequestPolicyDiscreteMaxOptions) in strictly ascending order, the range's minimum at most its maximum, its step
 // positive, and the default one of the valid values or in the range.
 func checkCapacity(s *resourcev1.ResourceSlice, i int, dev resourcev1.Device) error {
 	for name, c := range dev.Capacity {
@@ -88,9 +94,17 @@ func checkCapacity(s *resourcev1.ResourceSlice, i int, dev resourcev1.Device) er
 		if err := within("default", p.Default); err != nil {
 			return err
 		}
+		if len(p.ValidValues) > maxValidValues {
+			return fmt.Errorf("%s.requestPolicy.validValues: %d values, more than the API's %d", field, len(p.ValidValues), maxValidValues)
+		}
 		for k := range p.ValidValues {
 			if err := within(fmt.Sprintf("validValues[%d]", k), &p.ValidValues[k]); err != nil {
 				return err
+			}
+			// kube's allocator takes the first value at or above a request:
+			// out of order, a request would take more than it needs.
+			if k > 0 && p.ValidValues[k].Cmp(p.ValidValues[k-1]) <= 0 {
+				return fmt.Errorf("%s.requestPolicy.validValues[%d]: %s after %s: values must be strictly ascending", field, k, p.ValidValues[k].String(), p.ValidValues[k-1].String())
 			}
 		}
 		if r := p.ValidRange; r != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/resfit/resfit/examples/kubebridge/dratest"
 	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
 	"pgregory.net/rapid"
 )
 
@@ -234,6 +235,24 @@ func TestMalformedPartitionsAndCapacity(t *testing.T) {
 			p.RequestPolicy.ValidRange, p.RequestPolicy.ValidValues = nil, []kres.Quantity{kres.MustParse("10Gi"), kres.MustParse("20Gi")}
 			s[2].Spec.Devices[1].Capacity["memory"] = p
 		}, "resourceslice node-b-gpu.nvidia.com-shared-0: spec.devices[1].capacity[memory].requestPolicy.default: 80Gi is not one of validValues"},
+		{"valid values out of order", func(s []*resourcev1.ResourceSlice, _ []*resourcev1.ResourceClaim) {
+			p := s[2].Spec.Devices[1].Capacity["memory"]
+			p.RequestPolicy.ValidRange, p.RequestPolicy.ValidValues = nil, []kres.Quantity{kres.MustParse("80Gi"), kres.MustParse("10Gi"), kres.MustParse("30Gi")}
+			s[2].Spec.Devices[1].Capacity["memory"] = p
+		}, "resourceslice node-b-gpu.nvidia.com-shared-0: spec.devices[1].capacity[memory].requestPolicy.validValues[1]: 10Gi after 80Gi: values must be strictly ascending"},
+		{"valid value twice", func(s []*resourcev1.ResourceSlice, _ []*resourcev1.ResourceClaim) {
+			p := s[2].Spec.Devices[1].Capacity["memory"]
+			p.RequestPolicy.ValidRange, p.RequestPolicy.ValidValues = nil, []kres.Quantity{kres.MustParse("10Gi"), kres.MustParse("10240Mi"), kres.MustParse("80Gi")}
+			s[2].Spec.Devices[1].Capacity["memory"] = p
+		}, "resourceslice node-b-gpu.nvidia.com-shared-0: spec.devices[1].capacity[memory].requestPolicy.validValues[1]: 10Gi after 10Gi: values must be strictly ascending"},
+		{"eleven valid values", func(s []*resourcev1.ResourceSlice, _ []*resourcev1.ResourceClaim) {
+			p := s[2].Spec.Devices[1].Capacity["memory"]
+			p.RequestPolicy.ValidRange, p.RequestPolicy.ValidValues = nil, nil
+			for g := 70; g <= 80; g++ {
+				p.RequestPolicy.ValidValues = append(p.RequestPolicy.ValidValues, kres.MustParse(fmt.Sprintf("%dGi", g)))
+			}
+			s[2].Spec.Devices[1].Capacity["memory"] = p
+		}, "resourceslice node-b-gpu.nvidia.com-shared-0: spec.devices[1].capacity[memory].requestPolicy.validValues: 11 values, more than the API's 10"},
 		{"negative consumed capacity", func(_ []*resourcev1.ResourceSlice, c []*resourcev1.ResourceClaim) {
 			c[0].Status.Allocation.Devices.Results[0].ConsumedCapacity = map[resourcev1.QualifiedName]kres.Quantity{"memory": negative}
 		}, "resourceclaim ns/held: status.allocation.devices.results[0].consumedCapacity[memory]: -1 is negative"},
@@ -558,4 +577,136 @@ func TestReaderUsageMatchesReadDRA(t *testing.T) {
 			listed = claims
 		}
 	})
+}
+
+// A pool of plain GPUs that says it has two slices, with one listed: kube's
+// allocator takes none of its devices, so the node has no GPU to count,
+// in whole units, in nvidia.com/gpu's thousandths or in its device view;
+// the same slice saying it is the pool's only one gives 2 GPUs.
+func TestIncompletePoolCountsNoCapacity(t *testing.T) {
+	for _, count := range []int64{2, 1} {
+		s := dratest.NVIDIASlice("node-a", "H100", 2, 0)
+		s.Spec.Pool.ResourceSliceCount = count
+		d, err := ReadDRA(DRAObjects{Slices: []*resourcev1.ResourceSlice{s}, Classes: dratest.NVIDIAClasses()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		units, thousandths, view := int64(0), int64(0), "[]"
+		if count == 1 {
+			units, thousandths, view = 2, 2000, "[1/1 1/1]" // each GPU wholly free
+		}
+		if a, u := d.Amounts("node-a", "gpu.nvidia.com"); a != units || u != 0 {
+			t.Errorf("pool of %d slices, 1 listed: %d of %d GPUs used, want 0 of %d", count, u, a, units)
+		}
+		if a, u := d.canonicalAmounts("node-a", 0); a != thousandths || u != 0 {
+			t.Errorf("pool of %d slices, 1 listed: %d of %d thousandths used, want 0 of %d", count, u, a, thousandths)
+		}
+		if nd := d.draNodeDevices("node-a", resource.GPU); fmt.Sprint(nd.left) != view && !(view == "[]" && nd.left == nil) {
+			t.Errorf("pool of %d slices, 1 listed: device view %v, want %s", count, nd.left, view)
+		}
+	}
+}
+
+// A claim asking one class twice, for 1 GPU and for 2, takes three GPUs,
+// as kube's allocator gives them: the pod's task asks 3000 thousandths of
+// nvidia.com/gpu, on the node and before one is chosen (its nominal
+// task), more than a node of two GPUs has.
+func TestTwoRequestsOfOneClassAdd(t *testing.T) {
+	claim := newClaim("pair", dratest.Exactly("one", "gpu.nvidia.com", 1), dratest.Exactly("two", "gpu.nvidia.com", 2))
+	d, err := ReadDRA(DRAObjects{Slices: []*resourcev1.ResourceSlice{dratest.NVIDIASlice("node-a", "H100", 4, 0), dratest.NVIDIASlice("node-b", "H100", 2, 0)},
+		Classes: dratest.NVIDIAClasses(), Claims: []*resourcev1.ResourceClaim{claim}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := claimPod("p", "pair")
+	if got := devicesOn(t, d, pod, "node-a"); got != "gpu-0,gpu-1,gpu-2" {
+		t.Errorf("kube's allocator gives %s on node-a, want three GPUs", got)
+	}
+	schema, err := d.SchemaFor(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slot, ok := schema.Slot(resource.GPU)
+	if !ok {
+		t.Fatalf("no %s in %v", resource.GPU, schema.Names())
+	}
+	pt, err := d.NewPodTask(schema, pod, scoring.TaskOptions{Devices: resource.GPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pt.Task.Requests[slot] != 3000 {
+		t.Errorf("nominal task asks %d of %s, want 3000", pt.Task.Requests[slot], resource.GPU)
+	}
+	if task := taskOn(t, d, pod, "node-a"); task == nil || task.Requests[slot] != 3000 || task.Devices.Count != 3 {
+		t.Errorf("task on node-a: %+v, want 3000 of %s in 3 devices", task, resource.GPU)
+	}
+	if a, _ := d.Amounts("node-b", "gpu.nvidia.com"); a >= 3 {
+		t.Errorf("node-b has %d GPUs, want fewer than the pod's 3", a)
+	}
+	if _, ok, err := d.Fit("node-b", pod); ok || err != nil {
+		t.Errorf("the pod fits node-b of 2 GPUs (%v)", err)
+	}
+}
+
+// A pending pod naming a claim allocated already (another pod's, shared)
+// goes only where that claim's devices are: on node-a, where the claim
+// holds gpu-0, and on no other node, as kube-scheduler's DynamicResources
+// filters it. A claim whose devices are on no node (a pool offered to
+// many) binds the pod by its allocation's nodeSelector, read by name; one
+// that selects by labels is left to the scheduler.
+func TestAllocatedClaimBindsThePod(t *testing.T) {
+	nodeName := func(names ...string) *v1.NodeSelector {
+		return &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchFields: []v1.NodeSelectorRequirement{
+			{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: names}}}}}
+	}
+	elsewhere := held("elsewhere", onDevice("fabric", "link-0"))
+	elsewhere.Status.Allocation.NodeSelector = nodeName("node-b")
+	byLabel := held("by-label", onDevice("fabric", "link-1"))
+	byLabel.Status.Allocation.NodeSelector = &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{
+		{Key: "rack", Operator: v1.NodeSelectorOpIn, Values: []string{"r1"}}}}}}
+	d, err := ReadDRA(DRAObjects{Slices: []*resourcev1.ResourceSlice{dratest.NVIDIASlice("node-a", "H100", 2, 0), dratest.NVIDIASlice("node-b", "H100", 2, 0)},
+		Classes: dratest.NVIDIAClasses(), Claims: []*resourcev1.ResourceClaim{
+			held("shared", onDevice("node-a", "gpu-0")), elsewhere, byLabel,
+			newClaim("more", dratest.Exactly("r", "gpu.nvidia.com", 1)),
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	twoClaims := claimPod("p", "shared")
+	twoClaims.Spec.ResourceClaims = append(twoClaims.Spec.ResourceClaims, v1.PodResourceClaim{Name: "more", ResourceClaimName: new("more")})
+	both := claimPod("q", "shared")
+	both.Spec.ResourceClaims = append(both.Spec.ResourceClaims, v1.PodResourceClaim{Name: "elsewhere", ResourceClaimName: new("elsewhere")})
+	for _, c := range []struct {
+		pod  *v1.Pod
+		want string
+	}{
+		{claimPod("p", "shared"), "node-a"},
+		{twoClaims, "node-a"},
+		{claimPod("p", "elsewhere"), "node-b"},
+		{both, ""},
+		{claimPod("p", "by-label"), "node-a node-b"},
+	} {
+		schema, err := d.SchemaFor(nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pt, err := d.NewPodTask(schema, c.pod, scoring.TaskOptions{Devices: resource.GPU})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var on []string
+		for _, node := range []string{"node-a", "node-b"} {
+			if _, ok, err := pt.On(node); err != nil {
+				t.Fatal(err)
+			} else if ok {
+				on = append(on, node)
+			}
+		}
+		if got := strings.Join(on, " "); got != c.want {
+			t.Errorf("%s naming %v: on %q, want %q", c.pod.Name, c.pod.Spec.ResourceClaims, got, c.want)
+		}
+		if pinned := c.want != "node-a node-b"; pinned && (pt.Uniform() || pt.FiltersNothing(true)) {
+			t.Errorf("%s: uniform %v though its claims bind it", c.pod.Name, pt.Uniform())
+		}
+	}
 }

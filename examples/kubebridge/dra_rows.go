@@ -1,6 +1,8 @@
 package kubebridge
 
 import (
+	"fmt"
+	"maps"
 	"math/big"
 	"slices"
 
@@ -432,6 +434,9 @@ type podDemand struct {
 	// node, and so does a share of a device).
 	uniform bool
 	nominal []int64
+	// pinned are the nodes the pod's claims already allocated bind it to
+	// (boundNodes); nil where none does.
+	pinned map[string]bool
 }
 
 // demand reads a pod's demand (PodRequests).
@@ -445,6 +450,12 @@ func (d *DRA) demand(pod *v1.Pod) (podDemand, error) {
 		return podDemand{}, err
 	}
 	dd := podDemand{dra: d, claims: claims, requests: requests, uniform: true, nominal: make([]int64, len(d.classes))}
+	if dd.pinned, err = d.boundNodes(pod); err != nil {
+		return podDemand{}, err
+	}
+	if dd.pinned != nil {
+		dd.uniform = false // the nodes it is not bound to cannot take it
+	}
 	for _, r := range requests {
 		first := r.Alternatives[0]
 		if len(r.Alternatives) != 1 || first.All || len(first.selectors) > 0 || first.capacity || !d.classes[first.class].Simple {
@@ -490,4 +501,80 @@ func (d *DRA) unitsHeld(pod *v1.Pod, node, name string) (units []int, ok bool) {
 		n++
 	}
 	return units, len(units) == held
+}
+
+// boundNodes are the nodes a pod may run on by its claims that are
+// allocated already: a claim's allocation holds devices of a node, or says
+// by its nodeSelector where they can be reached, and the pod goes where
+// every such claim can (kube-scheduler's DynamicResources filters by the
+// allocation's nodeSelector). A node-local device binds the pod to its
+// node; a nodeSelector is read by its matchFields on metadata.name, the
+// form kube's allocator writes for a node's devices; one that selects by
+// labels (devices of a pool offered to many nodes) is left to the
+// scheduler, which has the nodes' labels. nil: no claim binds the pod.
+func (d *DRA) boundNodes(pod *v1.Pod) (map[string]bool, error) {
+	var nodes map[string]bool
+	for _, key := range d.podClaimKeys(pod) {
+		c := d.claims.at(key)
+		if c == nil || c.Status.Allocation == nil {
+			continue
+		}
+		here := map[string]bool{}
+		for _, r := range c.Status.Allocation.Devices.Results {
+			if n, ok := d.nodeOf[DeviceID{r.Driver, r.Pool, r.Device}]; ok {
+				here[n] = true
+			}
+		}
+		if len(here) == 0 {
+			named, ok, err := nodesNamed(c.Status.Allocation.NodeSelector)
+			if err != nil {
+				return nil, fmt.Errorf("resourceclaim %s: status.allocation.nodeSelector: %w", key, err)
+			}
+			if !ok {
+				continue
+			}
+			here = named
+		}
+		if nodes == nil {
+			nodes = here
+			continue
+		}
+		for n := range nodes {
+			if !here[n] {
+				delete(nodes, n)
+			}
+		}
+	}
+	return nodes, nil
+}
+
+// nodesNamed are the nodes a node selector selects by name alone: each
+// term's matchFields on metadata.name (operator In), when every term has
+// one and none selects by labels; ok is false otherwise (nil, or a
+// selector by labels).
+func nodesNamed(sel *v1.NodeSelector) (map[string]bool, bool, error) {
+	if sel == nil || len(sel.NodeSelectorTerms) == 0 {
+		return nil, false, nil
+	}
+	names := map[string]bool{}
+	for i, term := range sel.NodeSelectorTerms {
+		if len(term.MatchExpressions) > 0 || len(term.MatchFields) == 0 {
+			return nil, false, nil
+		}
+		var in map[string]bool
+		for j, f := range term.MatchFields {
+			if f.Key != "metadata.name" || f.Operator != v1.NodeSelectorOpIn {
+				return nil, false, fmt.Errorf("nodeSelectorTerms[%d].matchFields[%d]: %s %s: only metadata.name In is read", i, j, f.Key, f.Operator)
+			}
+			these := map[string]bool{}
+			for _, v := range f.Values {
+				if in == nil || in[v] {
+					these[v] = true
+				}
+			}
+			in = these
+		}
+		maps.Copy(names, in)
+	}
+	return names, true, nil
 }

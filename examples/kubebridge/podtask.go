@@ -80,9 +80,13 @@ func (pt *PodTask) FiltersNothing(onlyDeviceShare bool) bool {
 }
 
 // On is the pod's task on a node, and whether the node can satisfy its
-// claims (false: the node is infeasible for it).
+// claims (false: the node is infeasible for it, among them a node its
+// claims allocated already do not bind it to, DRA.boundNodes).
 func (pt *PodTask) On(node string) (*scoring.Task, bool, error) {
-	if pt.Uniform() {
+	if pt.demand.pinned != nil && !pt.demand.pinned[node] {
+		return nil, false, nil // its claims allocated already bind it elsewhere
+	}
+	if pt.Uniform() || pt.byTake == nil { // byTake: nil where no claim is pending
 		return pt.Task, true, nil
 	}
 	take, types, ok, err := pt.demand.dra.fitParts(node, pt.demand.claims)
