@@ -237,22 +237,22 @@ func TestGPUModelsInFramework(t *testing.T) {
 		want map[string]string // node → score, or its rejection's start
 	}{
 		{annotated(pod("wants-a100", "", resources("cpu", "4", gpu, "1")), "nvidia.com/use-gputype", "a100"),
-			map[string]string{"a100": "6", "t4": "rejected: nvidia.com/gpu model Tesla-T4 is not one the task accepts (NVIDIA-A100-SXM4-80GB)", "cpu": "rejected: "}},
+			map[string]string{"a100": "6", "t4": "rejected: nvidia.com/gpu model Tesla-T4 is not one the task accepts (NVIDIA-A100-SXM4-80GB)", "cpu": "rejected: nvidia.com/gpu model unknown; the task accepts only NVIDIA-A100-SXM4-80GB"}},
 		{annotated(pod("wants-t4", "", resources("cpu", "4", gpu, "1")), "resfit.io/gpu-models", "Tesla-T4"),
-			map[string]string{"a100": "rejected: nvidia.com/gpu model NVIDIA-A100-SXM4-80GB is not one the task accepts (Tesla-T4)", "t4": "6", "cpu": "rejected: "}},
-		{pod("any-gpu", "", resources("cpu", "4", gpu, "1")), map[string]string{"a100": "6", "t4": "6", "cpu": "rejected: "}},
+			map[string]string{"a100": "rejected: nvidia.com/gpu model NVIDIA-A100-SXM4-80GB is not one the task accepts (Tesla-T4)", "t4": "6", "cpu": "rejected: nvidia.com/gpu model unknown; the task accepts only Tesla-T4"}},
+		{pod("any-gpu", "", resources("cpu", "4", gpu, "1")), map[string]string{"a100": "6", "t4": "6", "cpu": "rejected: Insufficient nvidia.com/gpu devices: 0 of 0 have 1 free, 1 needed"}},
 		{annotated(pod("cpu-only", "", resources("cpu", "4")), "nvidia.com/use-gputype", "a100"), map[string]string{"a100": "3", "t4": "3", "cpu": "3"}},
 	} {
 		got := outcome(t, fw, infos, c.pod)
 		for name, want := range c.want {
-			if !strings.HasPrefix(got[name], want) {
+			if got[name] != want {
 				t.Errorf("%s on %s: %q, want %q", c.pod.Name, name, got[name], want)
 			}
 		}
 		// The FGD plugin rejects the same nodes for the same reasons.
 		got = outcome(t, fgd, fgdInfos, c.pod)
 		for name, want := range c.want {
-			if rejected := strings.HasPrefix(want, "rejected: "); rejected != strings.HasPrefix(got[name], "rejected: ") || rejected && !strings.HasPrefix(got[name], want) {
+			if rejected := strings.HasPrefix(want, "rejected: "); rejected != strings.HasPrefix(got[name], "rejected: ") || rejected && got[name] != want {
 				t.Errorf("FGD: %s on %s: %q, want %q", c.pod.Name, name, got[name], want)
 			}
 		}
@@ -300,7 +300,7 @@ func TestSharingPodScoredOnTheDeviceViewPodsDescribe(t *testing.T) {
 		want map[string]string
 	}{
 		{pod("half", "", resources("cpu", "1", gpu, "1", "nvidia.com/gpucores", "50")), map[string]string{"x": "43", "y": "56"}},
-		{pod("whole", "", resources("cpu", "1", gpu, "1")), map[string]string{"x": "50", "y": "rejected: Insufficient nvidia.com/gpu devices"}},
+		{pod("whole", "", resources("cpu", "1", gpu, "1")), map[string]string{"x": "50", "y": "rejected: Insufficient nvidia.com/gpu devices: 0 of 2 have 1 free, 1 needed"}},
 	} {
 		got := outcome(t, fw, infos, c.pod)
 		e, err := resfitctl.Explain(cluster, cfg, "fgd", c.pod)
@@ -309,7 +309,7 @@ func TestSharingPodScoredOnTheDeviceViewPodsDescribe(t *testing.T) {
 		}
 		for _, n := range e.Nodes {
 			want := c.want[n.Name]
-			if !strings.HasPrefix(got[n.Name], want) {
+			if got[n.Name] != want {
 				t.Errorf("%s on %s: kube-scheduler %q, want %q", c.pod.Name, n.Name, got[n.Name], want)
 			}
 			if explained := fmt.Sprint(n.Total); n.Feasible != !strings.HasPrefix(want, "rejected") || n.Feasible && explained != want {
