@@ -22,6 +22,7 @@ func TestShippedPolicyLoads(t *testing.T) {
 	cm := manifesttest.ConfigMap(t, "manifests/policy.yaml")
 	descheduler.SetupPlugins()
 	defragplugin.Register(pluginregistry.PluginRegistry)
+	var read *defragplugin.Args
 	load := func(text string) error {
 		path := filepath.Join(t.TempDir(), "policy.yaml")
 		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
@@ -33,9 +34,10 @@ func TestShippedPolicyLoads(t *testing.T) {
 		}
 		for _, pc := range policy.Profiles[0].PluginConfigs {
 			if a, ok := pc.Args.(*defragplugin.Args); ok {
-				if a.ConfigMap == nil || a.ConfigMap.Name != "resfit-scheduler-config" || a.MaxMovesPerWorkload != 1 || a.MaxPods != defragplugin.DefaultMaxPods {
+				if a.ConfigMap == nil || a.ConfigMap.Name != "resfit-scheduler-config" || a.MaxMovesPerWorkload != 1 || a.MaxPods == nil || *a.MaxPods != defragplugin.DefaultMaxPods {
 					t.Errorf("ResfitDefrag's arguments read as %+v", a)
 				}
+				read = a
 				return nil
 			}
 		}
@@ -51,5 +53,19 @@ func TestShippedPolicyLoads(t *testing.T) {
 	}
 	if err := load(strings.Replace(shipped, "maxMoves: 4", "maxMovez: 4", 1)); err == nil || !strings.Contains(err.Error(), "maxMovez") {
 		t.Errorf("an unknown argument: %v", err)
+	}
+	// maxMoves: 0, written to stop evictions, is 0, not the default.
+	if err := load(strings.Replace(shipped, "maxMoves: 4", "maxMoves: 0", 1)); err != nil || read.MaxMoves == nil || *read.MaxMoves != 0 {
+		t.Errorf("maxMoves: 0 read as %v (%v)", read.MaxMoves, err)
+	}
+	for _, bad := range []struct{ from, to, want string }{
+		{"movesPerPod: 2", "movesPerPod: 0", "args.movesPerPod: Invalid value: 0"},
+		{"movesPerPod: 2", "movesPerPod: 1000000000", "args.movesPerPod: Invalid value: 1000000000"},
+		{"maxMoves: 4", "maxMoves: 4\n      searchTimeout: 100000h", `args.searchTimeout: Invalid value: "100000h0m0s"`},
+		{"name: resfit-scheduler-config", "name: ../../etc/passwd", `args.configMap.name: Invalid value: "../../etc/passwd"`},
+	} {
+		if err := load(strings.Replace(shipped, bad.from, bad.to, 1)); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s: %v, want %s", bad.to, err, bad.want)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -56,20 +57,22 @@ type Args struct {
 	// it (default 10m); Patience how long a hold waits for its node to
 	// free before it drains it (default 30m); HoldFor how long a hold's
 	// room lasts past the run that made it (default 10m: runs renew it).
-	StarveAfter metav1.Duration `json:"starveAfter,omitempty"`
-	Patience    metav1.Duration `json:"patience,omitempty"`
-	HoldFor     metav1.Duration `json:"holdFor,omitempty"`
+	StarveAfter *metav1.Duration `json:"starveAfter,omitempty"`
+	Patience    *metav1.Duration `json:"patience,omitempty"`
+	HoldFor     *metav1.Duration `json:"holdFor,omitempty"`
 	// Order is the order pending pods are planned for: queue (the
 	// scheduler's: priority, then creation; the default), oldest
 	// (creation) or largest (the most GPU, then queue order).
 	Order string `json:"order,omitempty"`
 	// MovesPerPod bounds make-room's moves for one pod, or one gang
-	// (default 2).
-	MovesPerPod int `json:"movesPerPod,omitempty"`
-	// MaxMoves bounds a run's moves (default 4); MaxPods the pending pods
-	// a run plans for (default 8), a gang's all or none.
-	MaxMoves int `json:"maxMoves,omitempty"`
-	MaxPods  int `json:"maxPods,omitempty"`
+	// (default 2; at most 8).
+	MovesPerPod *int `json:"movesPerPod,omitempty"`
+	// MaxMoves bounds a run's moves (default 4; 0: none, the run plans and
+	// evicts nothing); MaxPods the pending pods a run plans for (default
+	// 8; at most 1000), a gang's all or none. Left out is the default, not
+	// 0.
+	MaxMoves *int `json:"maxMoves,omitempty"`
+	MaxPods  *int `json:"maxPods,omitempty"`
 	// MaxMovesPerNode, MaxMovesPerNamespace and MaxMovesPerWorkload bound a
 	// run's moves off one node, in one namespace and of one workload (the
 	// pods' controller); 0 is no bound.
@@ -85,8 +88,8 @@ type Args struct {
 	// SearchTimeout bounds each search for a plan (default 10s);
 	// ReplacementTimeout how long a move waits for the moved pod's
 	// replacement, and the pending pod, to be bound (default 2m).
-	SearchTimeout      metav1.Duration `json:"searchTimeout,omitempty"`
-	ReplacementTimeout metav1.Duration `json:"replacementTimeout,omitempty"`
+	SearchTimeout      *metav1.Duration `json:"searchTimeout,omitempty"`
+	ReplacementTimeout *metav1.Duration `json:"replacementTimeout,omitempty"`
 
 	// DryRun logs the plan, as kubectl resfit defrag prints it, and
 	// evicts nothing.
@@ -134,6 +137,16 @@ func (a *Args) DeepCopyObject() runtime.Object {
 		m := *a.ConfigMap
 		c.ConfigMap = &m
 	}
+	for _, p := range []**int{&c.MovesPerPod, &c.MaxMoves, &c.MaxPods} {
+		if *p != nil {
+			*p = new(**p)
+		}
+	}
+	for _, p := range []**metav1.Duration{&c.SearchTimeout, &c.ReplacementTimeout, &c.StarveAfter, &c.Patience, &c.HoldFor} {
+		if *p != nil {
+			*p = new(**p)
+		}
+	}
 	return &c
 }
 
@@ -146,27 +159,21 @@ func SetDefaults(obj runtime.Object) {
 	if a.Order == "" {
 		a.Order = OrderQueue
 	}
-	if a.MovesPerPod == 0 {
-		a.MovesPerPod = DefaultMovesPerPod
-	}
-	if a.MaxMoves == 0 {
-		a.MaxMoves = DefaultMaxMoves
-	}
-	if a.MaxPods == 0 {
-		a.MaxPods = DefaultMaxPods
-	}
-	if a.SearchTimeout.Duration == 0 {
-		a.SearchTimeout.Duration = DefaultSearchTimeout
-	}
-	if a.ReplacementTimeout.Duration == 0 {
-		a.ReplacementTimeout.Duration = DefaultReplacementTimeout
+	for _, d := range []struct {
+		dst **int
+		def int
+	}{{&a.MovesPerPod, DefaultMovesPerPod}, {&a.MaxMoves, DefaultMaxMoves}, {&a.MaxPods, DefaultMaxPods}} {
+		if *d.dst == nil {
+			*d.dst = new(d.def)
+		}
 	}
 	for _, d := range []struct {
-		dst *metav1.Duration
+		dst **metav1.Duration
 		def time.Duration
-	}{{&a.StarveAfter, DefaultStarveAfter}, {&a.Patience, DefaultPatience}, {&a.HoldFor, DefaultHoldFor}} {
-		if d.dst.Duration == 0 {
-			d.dst.Duration = d.def
+	}{{&a.SearchTimeout, DefaultSearchTimeout}, {&a.ReplacementTimeout, DefaultReplacementTimeout},
+		{&a.StarveAfter, DefaultStarveAfter}, {&a.Patience, DefaultPatience}, {&a.HoldFor, DefaultHoldFor}} {
+		if *d.dst == nil {
+			*d.dst = &metav1.Duration{Duration: d.def}
 		}
 	}
 }
@@ -190,11 +197,18 @@ func Validate(obj runtime.Object) error {
 		errs = append(errs, field.Invalid(root.Child("configMap"), a.ConfigMap.Namespace+"/"+a.ConfigMap.Name, "give configFile or configMap, not both"))
 	case a.ConfigMap != nil:
 		cm := root.Child("configMap")
-		if a.ConfigMap.Namespace == "" {
-			errs = append(errs, field.Required(cm.Child("namespace"), ""))
-		}
-		if a.ConfigMap.Name == "" {
-			errs = append(errs, field.Required(cm.Child("name"), ""))
+		for _, f := range []struct {
+			name, value string
+			check       func(string) []string
+		}{{"namespace", a.ConfigMap.Namespace, validation.IsDNS1123Label}, {"name", a.ConfigMap.Name, validation.IsDNS1123Subdomain}, {"key", a.ConfigMap.Key, validation.IsConfigMapKey}} {
+			switch {
+			case f.value == "" && f.name != "key":
+				errs = append(errs, field.Required(cm.Child(f.name), ""))
+			case f.value != "":
+				if bad := f.check(f.value); len(bad) > 0 {
+					errs = append(errs, field.Invalid(cm.Child(f.name), f.value, strings.Join(bad, "; ")))
+				}
+			}
 		}
 	}
 	if a.Mode != ModeMakeRoom && a.Mode != ModeGiveBack && a.Mode != ModeReserve {
@@ -204,15 +218,15 @@ func Validate(obj runtime.Object) error {
 		errs = append(errs, field.NotSupported(root.Child("order"), a.Order, []string{OrderQueue, OrderOldest, OrderLargest}))
 	}
 	for _, f := range []struct {
-		name     string
-		value    int
-		smallest int
+		name              string
+		value             int
+		smallest, largest int
 	}{
-		{"movesPerPod", a.MovesPerPod, 1}, {"maxMoves", a.MaxMoves, 1}, {"maxPods", a.MaxPods, 1},
-		{"maxMovesPerNode", a.MaxMovesPerNode, 0}, {"maxMovesPerNamespace", a.MaxMovesPerNamespace, 0}, {"maxMovesPerWorkload", a.MaxMovesPerWorkload, 0},
+		{"movesPerPod", *a.MovesPerPod, 1, maxMovesPerPod}, {"maxMoves", *a.MaxMoves, 0, maxMoves}, {"maxPods", *a.MaxPods, 1, maxPods},
+		{"maxMovesPerNode", a.MaxMovesPerNode, 0, maxMoves}, {"maxMovesPerNamespace", a.MaxMovesPerNamespace, 0, maxMoves}, {"maxMovesPerWorkload", a.MaxMovesPerWorkload, 0, maxMoves},
 	} {
-		if f.value < f.smallest {
-			errs = append(errs, field.Invalid(root.Child(f.name), f.value, fmt.Sprintf("must be at least %d", f.smallest)))
+		if f.value < f.smallest || f.value > f.largest {
+			errs = append(errs, field.Invalid(root.Child(f.name), f.value, fmt.Sprintf("must be at least %d and at most %d", f.smallest, f.largest)))
 		}
 	}
 	if a.MaxMovesPerHour != "" {
@@ -220,16 +234,14 @@ func Validate(obj runtime.Object) error {
 			errs = append(errs, field.Invalid(root.Child("maxMovesPerHour"), a.MaxMovesPerHour, err.Error()))
 		}
 	}
-	if a.MaxMoves > maxMoves {
-		errs = append(errs, field.Invalid(root.Child("maxMoves"), a.MaxMoves, fmt.Sprintf("must be at most %d", maxMoves)))
-	}
 	for _, f := range []struct {
-		name  string
-		value time.Duration
-	}{{"searchTimeout", a.SearchTimeout.Duration}, {"replacementTimeout", a.ReplacementTimeout.Duration},
-		{"starveAfter", a.StarveAfter.Duration}, {"patience", a.Patience.Duration}, {"holdFor", a.HoldFor.Duration}} {
-		if f.value <= 0 || f.value > maxDuration {
-			errs = append(errs, field.Invalid(root.Child(f.name), f.value.String(), fmt.Sprintf("must be above 0 and at most %v", maxDuration)))
+		name    string
+		value   time.Duration
+		longest time.Duration
+	}{{"searchTimeout", a.SearchTimeout.Duration, maxSearchTimeout}, {"replacementTimeout", a.ReplacementTimeout.Duration, maxDuration},
+		{"starveAfter", a.StarveAfter.Duration, maxDuration}, {"patience", a.Patience.Duration, maxDuration}, {"holdFor", a.HoldFor.Duration, maxDuration}} {
+		if f.value <= 0 || f.value > f.longest {
+			errs = append(errs, field.Invalid(root.Child(f.name), f.value.String(), fmt.Sprintf("must be above 0 and at most %v", f.longest)))
 		}
 	}
 	if len(errs) > 0 {
@@ -238,20 +250,26 @@ func Validate(obj runtime.Object) error {
 	return nil
 }
 
-// parsePercent reads a share written as a percentage in (0%, 100%]: "1%"
-// is 0.01.
+// parsePercent reads a share written as a percentage in [0.001%, 100%]:
+// "1%" is 0.01. Below a thousandth of a percent, a cluster of a million
+// pods would earn a move every 100 hours.
 func parsePercent(s string) (float64, error) {
 	number, ok := strings.CutSuffix(s, "%")
 	v, err := strconv.ParseFloat(number, 64)
-	if !ok || err != nil || !(v > 0 && v <= 100) {
-		return 0, fmt.Errorf("must be a percentage in (0%%, 100%%], such as \"1%%\"")
+	if !ok || err != nil || !(v >= 0.001 && v <= 100) {
+		return 0, fmt.Errorf("must be a percentage in [0.001%%, 100%%], such as \"1%%\"")
 	}
 	return v / 100, nil
 }
 
-// maxMoves is the most moves a run may make; maxDuration the longest of
-// its durations.
+// maxMoves is the most moves a run may make, maxMovesPerPod the most a
+// plan for one pod may (each more multiplies the search), maxPods the most
+// pending pods a run plans for; maxSearchTimeout is the longest search for
+// a plan, maxDuration the longest of the other durations.
 const (
-	maxMoves    = 1000
-	maxDuration = 30 * 24 * time.Hour
+	maxMoves         = 1000
+	maxMovesPerPod   = 8
+	maxPods          = 1000
+	maxDuration      = 30 * 24 * time.Hour
+	maxSearchTimeout = 10 * time.Minute
 )

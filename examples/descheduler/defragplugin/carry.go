@@ -185,13 +185,13 @@ func (p *Plugin) carryOut(ctx context.Context, nodes []*v1.Node, plan *Plan) (in
 		return made, err
 	}
 	klog.FromContext(ctx).Info("the cluster changed since the plan was made; planning again", "plugin", PluginName, "moves made", made)
-	left := p.args.MaxMoves - made
+	left := *p.args.MaxMoves - made
 	if left < 1 {
 		return made, nil
 	}
 	again := *p
 	args := *p.args
-	args.MaxMoves = left
+	args.MaxMoves = &left
 	again.args = &args
 	if p.allowance != nil {
 		a := *p.allowance

@@ -309,9 +309,9 @@ func (p *Plugin) Plan(ctx context.Context, nodes []*v1.Node) (*Plan, error) {
 	order(plan.Waiting, a.Order, sc)
 	var kept []*v1.Pod // the first maxPods, a gang whole or not at all
 	for _, gang := range kubebridge.Gangs(plan.Waiting) {
-		if len(kept)+len(gang) > a.MaxPods {
+		if len(kept)+len(gang) > *a.MaxPods {
 			if len(kept) == 0 {
-				plan.Warnings = append(plan.Warnings, fmt.Sprintf("pod group %s has %d pending pods, more than args.maxPods (%d): not planned for", kubebridge.PodGroup(gang[0]), len(gang), a.MaxPods))
+				plan.Warnings = append(plan.Warnings, fmt.Sprintf("pod group %s has %d pending pods, more than args.maxPods (%d): not planned for", kubebridge.PodGroup(gang[0]), len(gang), *a.MaxPods))
 			}
 			break
 		}
@@ -321,7 +321,11 @@ func (p *Plugin) Plan(ctx context.Context, nodes []*v1.Node) (*Plan, error) {
 	if a.Mode == ModeMakeRoom && len(plan.Waiting) == 0 {
 		return plan, nil
 	}
-	moves := a.MaxMoves
+	moves := *a.MaxMoves
+	if moves == 0 {
+		plan.Warnings = append(plan.Warnings, "args.maxMoves is 0: no moves are planned")
+		return plan, nil
+	}
 	if p.allowance != nil {
 		moves = min(moves, p.allowance.Accrue(running(pods), 0))
 		if moves < 1 {
@@ -335,7 +339,7 @@ func (p *Plugin) Plan(ctx context.Context, nodes []*v1.Node) (*Plan, error) {
 	}
 	// The round the churn replay makes (bench/replay -churn -moves), with
 	// the same search.
-	round := defrag.NewRound(mode, moves, a.MovesPerPod, 0)
+	round := defrag.NewRound(mode, moves, *a.MovesPerPod, 0)
 	round.Timeout = a.SearchTimeout.Duration
 	if mode == defrag.RoundGiveBack {
 		cost, err := sc.FragmentationCost(sc.WorkloadClasses(pods))

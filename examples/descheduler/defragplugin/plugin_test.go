@@ -140,7 +140,7 @@ Then train/job-2 goes to gpu-b, train/job-2b goes to gpu-a.
 warning: pod group train/pair has 2 pending pods, more than args.maxPods (1): not planned for
 `,
 	} {
-		plugin, _ := newPlugin(t, ctx, &Args{ConfigMap: &ConfigMapRef{Namespace: "kube-system", Name: "resfit-scheduler-config"}, Mode: ModeMakeRoom, MaxPods: maxPods},
+		plugin, _ := newPlugin(t, ctx, &Args{ConfigMap: &ConfigMapRef{Namespace: "kube-system", Name: "resfit-scheduler-config"}, Mode: ModeMakeRoom, MaxPods: &maxPods},
 			append(objects, schedulerConfigMap(t))...)
 		plan, err := plugin.Plan(ctx, nodes)
 		if err != nil {
@@ -157,7 +157,8 @@ warning: pod group train/pair has 2 pending pods, more than args.maxPods (1): no
 func TestArgs(t *testing.T) {
 	a := &Args{ConfigFile: "resfit.yaml", Mode: ModeGiveBack}
 	SetDefaults(a)
-	if a.Order != OrderQueue || a.MovesPerPod != 2 || a.MaxMoves != 4 || a.MaxPods != 8 || a.SearchTimeout.Duration != 10*time.Second || a.ReplacementTimeout.Duration != 2*time.Minute {
+	if a.Order != OrderQueue || *a.MovesPerPod != 2 || *a.MaxMoves != 4 || *a.MaxPods != 8 || a.SearchTimeout.Duration != 10*time.Second || a.ReplacementTimeout.Duration != 2*time.Minute ||
+		a.StarveAfter.Duration != 10*time.Minute || a.Patience.Duration != 30*time.Minute || a.HoldFor.Duration != 10*time.Minute {
 		t.Errorf("defaults: %+v", a)
 	}
 	if err := Validate(a); err != nil {
@@ -172,11 +173,18 @@ func TestArgs(t *testing.T) {
 		{func(a *Args) { a.ConfigFile, a.ConfigMap = "", &ConfigMapRef{Name: "x"} }, "args.configMap.namespace: Required value"},
 		{func(a *Args) { a.Mode = "spread" }, `args.mode: Unsupported value: "spread": supported values: "make-room", "give-back"`},
 		{func(a *Args) { a.Order = "newest" }, `args.order: Unsupported value: "newest"`},
-		{func(a *Args) { a.MovesPerPod = -1 }, "args.movesPerPod: Invalid value: -1: must be at least 1"},
-		{func(a *Args) { a.MaxMoves = 5000 }, "args.maxMoves: Invalid value: 5000: must be at most 1000"},
-		{func(a *Args) { a.MaxMovesPerNode = -2 }, "args.maxMovesPerNode: Invalid value: -2: must be at least 0"},
-		{func(a *Args) { a.ReplacementTimeout.Duration = -time.Second }, `args.replacementTimeout: Invalid value: "-1s": must be above 0`},
-		{func(a *Args) { a.MaxMovesPerHour = "1" }, `args.maxMovesPerHour: Invalid value: "1": must be a percentage in (0%, 100%]`},
+		{func(a *Args) { a.MovesPerPod = new(-1) }, "args.movesPerPod: Invalid value: -1: must be at least 1 and at most 8"},
+		{func(a *Args) { a.MovesPerPod = new(0) }, "args.movesPerPod: Invalid value: 0: must be at least 1 and at most 8"},
+		{func(a *Args) { a.MovesPerPod = new(1_000_000_000) }, "args.movesPerPod: Invalid value: 1000000000: must be at least 1 and at most 8"},
+		{func(a *Args) { a.MaxPods = new(0) }, "args.maxPods: Invalid value: 0: must be at least 1 and at most 1000"},
+		{func(a *Args) { a.MaxPods = new(1_000_000_000) }, "args.maxPods: Invalid value: 1000000000: must be at least 1 and at most 1000"},
+		{func(a *Args) { a.SearchTimeout = &metav1.Duration{Duration: 100000 * time.Hour} }, `args.searchTimeout: Invalid value: "100000h0m0s": must be above 0 and at most 10m0s`},
+		{func(a *Args) { a.SearchTimeout = &metav1.Duration{} }, `args.searchTimeout: Invalid value: "0s": must be above 0`},
+		{func(a *Args) { a.MaxMovesPerHour = "1e-300%" }, `args.maxMovesPerHour: Invalid value: "1e-300%": must be a percentage in [0.001%, 100%]`},
+		{func(a *Args) { a.MaxMoves = new(5000) }, "args.maxMoves: Invalid value: 5000: must be at least 0 and at most 1000"},
+		{func(a *Args) { a.MaxMovesPerNode = -2 }, "args.maxMovesPerNode: Invalid value: -2: must be at least 0 and at most 1000"},
+		{func(a *Args) { a.ReplacementTimeout = &metav1.Duration{Duration: -time.Second} }, `args.replacementTimeout: Invalid value: "-1s": must be above 0`},
+		{func(a *Args) { a.MaxMovesPerHour = "1" }, `args.maxMovesPerHour: Invalid value: "1": must be a percentage in [0.001%, 100%]`},
 		{func(a *Args) { a.MaxMovesPerHour = "0%" }, `args.maxMovesPerHour: Invalid value: "0%"`},
 	} {
 		b := *a
@@ -271,7 +279,7 @@ func TestCarryOut(t *testing.T) {
 			ctx := t.Context()
 			nodes, objects := defragCluster()
 			args := &Args{ConfigMap: &ConfigMapRef{Namespace: "kube-system", Name: "resfit-scheduler-config"}, Mode: ModeMakeRoom,
-				ReplacementTimeout: metav1.Duration{Duration: time.Second}}
+				ReplacementTimeout: &metav1.Duration{Duration: time.Second}}
 			plugin, client := newPlugin(t, ctx, args, append(objects, schedulerConfigMap(t))...)
 			w := &world{client: client, landOn: c.landOn, bindTo: c.bindTo, rooms: &fakeRooms{}}
 			plugin.rooms = w.rooms
@@ -338,7 +346,7 @@ func TestClusterChangedSincePlan(t *testing.T) {
 	ctx := t.Context()
 	nodes, objects := defragCluster()
 	args := &Args{ConfigMap: &ConfigMapRef{Namespace: "kube-system", Name: "resfit-scheduler-config"}, Mode: ModeMakeRoom,
-		ReplacementTimeout: metav1.Duration{Duration: time.Second}}
+		ReplacementTimeout: &metav1.Duration{Duration: time.Second}}
 	plugin, client := newPlugin(t, ctx, args, append(objects, schedulerConfigMap(t))...)
 	plugin.rooms = &fakeRooms{}
 	plan, err := plugin.Plan(ctx, nodes)

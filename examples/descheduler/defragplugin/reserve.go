@@ -164,7 +164,7 @@ func (p *Plugin) Reserve(ctx context.Context, nodes []*v1.Node, now time.Time) (
 	if !h.Overdue(now, p.args.Patience.Duration) || p.args.DryRun {
 		return res, nil
 	}
-	budget := p.args.MaxMoves
+	budget := *p.args.MaxMoves
 	if p.allowance != nil {
 		budget = min(budget, p.allowance.Accrue(running(w.pods), 0))
 	}
