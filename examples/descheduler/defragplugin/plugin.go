@@ -19,7 +19,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -513,7 +512,7 @@ func (p *Plugin) loadConfig(ctx context.Context) (*config.Config, error) {
 		data, source = []byte(text), source+" key "+key
 	} else {
 		var err error
-		if data, err = os.ReadFile(a.ConfigFile); err != nil {
+		if data, err = kubebridge.ReadFile(a.ConfigFile, kubebridge.MaxConfigBytes); err != nil {
 			return nil, fmt.Errorf("args.configFile: %w", err)
 		}
 	}

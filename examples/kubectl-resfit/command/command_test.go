@@ -166,6 +166,10 @@ func TestUserErrors(t *testing.T) {
 	_ = os.WriteFile(noNodes, []byte(`{"kind":"List","apiVersion":"v1","items":[]}`), 0o644)
 	unknown := filepath.Join(dir, "unknown.yaml")
 	_ = os.WriteFile(unknown, []byte("kind: Deployment\napiVersion: apps/v1\n"), 0o644)
+	huge := filepath.Join(dir, "huge.json") // sparse: its size alone refuses it
+	if f, err := os.Create(huge); err != nil || f.Truncate(1<<30+1) != nil || f.Close() != nil {
+		t.Fatal("making a sparse file of 1 GiB and a byte:", err)
+	}
 	t.Setenv("KUBECONFIG", filepath.Join(dir, "no-kubeconfig"))
 	t.Setenv("HOME", dir)
 	for _, tc := range []struct {
@@ -200,6 +204,9 @@ func TestUserErrors(t *testing.T) {
 		{"defrag no timeout", []string{"defrag", "--config", rsf, "--timeout", "0s"}, 2, "error: --timeout must be above 0, got 0s"},
 		{"defrag running pod", []string{"defrag", "--config", rsf, "--snapshot", defragSnapshot, "--for", "train/job-0"}, 1,
 			"error: pod train/job-0 runs on gpu-a already; defrag makes room for a pending pod"},
+		{"config that never ends", []string{"validate", "--config", "/dev/zero"}, 1, "error: config: /dev/zero: larger than 8 MiB, the most read of such a file"},
+		{"snapshot too large", []string{"whatif", "--config", rsf, "--snapshot", huge}, 1, "error: snapshot " + huge + ": " + huge + ": larger than 1024 MiB, the most read of such a file"},
+		{"pod file that never ends", []string{"whatif", "--config", rsf, "--snapshot", snapshot, "-f", "/dev/zero"}, 1, "error: pod file /dev/zero: larger than 64 MiB, the most read of such a file"},
 		{"defrag empty group", []string{"defrag", "--config", rsf, "--snapshot", defragSnapshot, "--for", "podgroup/train/solo"}, 1,
 			"error: pod group train/solo has no pending pods in snapshot ../testdata/defrag-cluster.json (0 pods of it)"},
 	} {

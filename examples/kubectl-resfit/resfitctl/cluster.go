@@ -73,7 +73,7 @@ func (c *Cluster) dra() (*kubebridge.DRA, error) {
 // (a v1 List; YAML, and a NodeList or PodList, are read too). Items of
 // other kinds are left out; a snapshot without nodes is an error.
 func ReadSnapshot(path string) (*Cluster, error) {
-	data, err := os.ReadFile(path)
+	data, err := kubebridge.ReadFile(path, kubebridge.MaxSnapshotBytes)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("snapshot %s does not exist; make one with: kubectl get nodes,pods -A -o json > %s", path, path)
@@ -379,12 +379,18 @@ func ReadPods(path string) ([]*v1.Pod, error) {
 		return nil, fmt.Errorf("pod file: %v", err)
 	}
 	defer f.Close()
-	decoder := kyaml.NewYAMLOrJSONDecoder(f, 4096)
+	r, err := kubebridge.LimitedReader("pod file "+path, f, kubebridge.MaxPodFileBytes)
+	if err != nil {
+		return nil, err
+	}
+	decoder := kyaml.NewYAMLOrJSONDecoder(r, 4096)
 	var pods []*v1.Pod
 	for i := 1; ; i++ {
 		var doc json.RawMessage
 		if err := decoder.Decode(&doc); err == io.EOF {
 			break
+		} else if tooLarge := r.Exceeded(); tooLarge != nil {
+			return nil, tooLarge
 		} else if err != nil {
 			return nil, fmt.Errorf("pod file %s, document %d: not JSON or YAML (%v)", path, i, firstLine(err))
 		}

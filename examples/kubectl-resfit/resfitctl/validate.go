@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
+	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/scoring/config"
 )
 
@@ -24,7 +24,7 @@ func (e *ConfigError) Error() string {
 // LoadConfig reads a configuration file in any form resfit reads (bare,
 // inside a ConfigMap, or the one configuration among manifests).
 func LoadConfig(path string, opts config.Options) (*config.Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := kubebridge.ReadFile(path, kubebridge.MaxConfigBytes)
 	if err != nil {
 		return nil, fmt.Errorf("config: %v", err)
 	}
