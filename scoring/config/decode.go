@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	// The YAML engine behind sigs.k8s.io/yaml, through that module's own
 	// re-export: decoding into a MapSlice keeps each mapping's keys in order
@@ -31,10 +32,40 @@ type FieldError struct {
 
 func (e *FieldError) Error() string {
 	if !e.hasVal {
-		return fmt.Sprintf("%s: %s", e.Path, e.Detail)
+		return fmt.Sprintf("%s: %s", clip(e.Path), e.Detail)
 	}
-	return fmt.Sprintf("%s: %s, got %s", e.Path, e.Detail, formatValue(e.Value))
+	return fmt.Sprintf("%s: %s, got %s", clip(e.Path), e.Detail, formatValue(e.Value))
 }
+
+// maxEcho is the most of a value or a path a message repeats: a
+// configuration is untrusted, and a value of megabytes under a wrong key
+// would be echoed whole.
+const maxEcho = 200
+
+// clip is s, or its first maxEcho bytes (whole runes) and how long it is.
+func clip(s string) string {
+	if len(s) <= maxEcho {
+		return s
+	}
+	return fmt.Sprintf("%s… (%d bytes)", runeCut(s), len(s))
+}
+
+// runeCut is the longest start of s of at most maxEcho bytes that ends
+// between runes.
+func runeCut(s string) string {
+	if len(s) <= maxEcho {
+		return s
+	}
+	cut := maxEcho
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}
+
+// maxErrors is the most errors ConfigError.Error lists; it says how many
+// more there are.
+const maxErrors = 100
 
 // ConfigError lists every bad value found in one configuration.
 type ConfigError struct {
@@ -42,16 +73,28 @@ type ConfigError struct {
 }
 
 func (e *ConfigError) Error() string {
-	msgs := make([]string, len(e.Errors))
-	for i, fe := range e.Errors {
-		msgs[i] = fe.Error()
+	return strings.Join(e.Lines(), "\n")
+}
+
+// Lines are the errors' messages, one a line, at most maxErrors of them
+// and a last line saying how many more there are.
+func (e *ConfigError) Lines() []string {
+	msgs := make([]string, 0, min(len(e.Errors), maxErrors+1))
+	for _, fe := range e.Errors[:min(len(e.Errors), maxErrors)] {
+		msgs = append(msgs, fe.Error())
 	}
-	return strings.Join(msgs, "\n")
+	if n := len(e.Errors) - maxErrors; n > 0 {
+		msgs = append(msgs, fmt.Sprintf("and %d more", n))
+	}
+	return msgs
 }
 
 func formatValue(v any) string {
 	switch x := v.(type) {
 	case string:
+		if len(x) > maxEcho {
+			return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(runeCut(x)), len(x))
+		}
 		return strconv.Quote(x)
 	case json.Number:
 		return x.String()

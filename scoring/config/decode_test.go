@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -285,4 +286,27 @@ tiers:
 		`tiers[0].plugins[0].arguments.resources["nvidia.com/gpu"]["Type"]: unknown field`,
 		`tiers[0].plugins[0].arguments.sra["Enable"]: unknown field`,
 		`tiers[0].plugins[1].arguments["binpack.cpu"]: must be a whole number, got 2.5`)
+}
+
+// An untrusted configuration's values and keys are echoed at most 200
+// bytes each, and at most 100 errors are listed, the last line saying how
+// many more: a megabyte under a wrong key is not a megabyte of message.
+func TestErrorsEchoLittle(t *testing.T) {
+	long := strings.Repeat("x", 1<<20)
+	got := loadErr(t, `{"profiles": [{"pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "`+long+`"}}}]}]}`, Options{})
+	want := `profiles[0].pluginConfig[0].args.scoringStrategy.type: unsupported scoring strategy type, want MostAllocated, LeastAllocated or RequestedToCapacityRatio, got "` +
+		long[:200] + `"… (1048576 bytes)`
+	if got != want {
+		t.Errorf("a 1 MiB value: %d bytes of message, want %d:\n%.400s", len(got), len(want), got)
+	}
+	var many strings.Builder
+	many.WriteString("profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n      scoringStrategy:\n        type: MostAllocated\n        resources:\n")
+	for i := range 150 {
+		many.WriteString("        - {name: cpu" + strconv.Itoa(i) + ", weight: -1}\n")
+	}
+	got = loadErr(t, many.String(), Options{})
+	lines := strings.Split(got, "\n")
+	if len(lines) != 101 || lines[100] != "and 50 more" || !strings.HasPrefix(lines[99], "profiles[0].pluginConfig[0].args.scoringStrategy.resources[99]") {
+		t.Errorf("150 errors: %d lines, the last two %q", len(lines), lines[len(lines)-2:])
+	}
 }

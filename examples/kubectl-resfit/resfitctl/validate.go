@@ -35,8 +35,8 @@ func LoadConfig(path string, opts config.Options) (*config.Config, error) {
 			return nil, fmt.Errorf("config %s: %v", path, err)
 		}
 		e := &ConfigError{File: path}
-		for _, fe := range ce.Errors {
-			e.Lines = append(e.Lines, path+": "+fe.Error())
+		for _, line := range ce.Lines() {
+			e.Lines = append(e.Lines, path+": "+line)
 		}
 		return nil, e
 	}
