@@ -63,7 +63,8 @@ type nodeDevices struct {
 	// index maps a registered GPU's UUID to its device in the view; nil
 	// when the node has no registration.
 	index map[string]int
-	// err says why a registration could not be read (count is then 0).
+	// err says why a registration could not be read (count is then 0), or
+	// that the node has more DRA devices than resfit reads of a node.
 	err error
 	// fromDRA says the devices are DRA's (DRA.NodeDevices): left says
 	// what is left of each, as a share of the whole (draNodeDevices),

@@ -438,6 +438,12 @@ func (d *DRA) readSlices(newest []*resourcev1.ResourceSlice, cache, next map[*re
 	type poolKey struct{ driver, pool string }
 	published, complete := map[poolKey]int64{}, map[poolKey]bool{}
 	for _, s := range newest {
+		if n := len(s.Spec.Devices); n > resourcev1.ResourceSliceMaxDevices {
+			return fmt.Errorf("resourceslice %s: spec.devices: %d devices, more than the API's %d", s.Name, n, resourcev1.ResourceSliceMaxDevices)
+		}
+		if n := len(s.Spec.SharedCounters); n > resourcev1.ResourceSliceMaxDevices {
+			return fmt.Errorf("resourceslice %s: spec.sharedCounters: %d counter sets, more than the API's %d", s.Name, n, resourcev1.ResourceSliceMaxDevices)
+		}
 		published[poolKey{s.Spec.Driver, s.Spec.Pool.Name}]++
 	}
 	pools := map[poolKey][]*resourcev1.ResourceSlice{}

@@ -710,3 +710,34 @@ func TestAllocatedClaimBindsThePod(t *testing.T) {
 		}
 	}
 }
+
+// A node with more GPUs in its ResourceSlices than resfit reads of a node
+// (resource.MaxDevicesPerNode) has the first of them read, and an error
+// saying so that the hosts show as a warning (Scene.Warnings); a slice
+// with more devices than the API allows is an error naming it.
+func TestDevicesPastWhatIsRead(t *testing.T) {
+	var slices []*resourcev1.ResourceSlice
+	for i := range 9 { // 9 × 128 = 1152 GPUs
+		s := dratest.NVIDIASlice("node-a", "H100", 128, 0)
+		s.Name = fmt.Sprintf("node-a-%d", i)
+		s.Spec.Pool.ResourceSliceCount = 9
+		for j := range s.Spec.Devices {
+			s.Spec.Devices[j].Name = fmt.Sprintf("gpu-%d", i*128+j)
+		}
+		slices = append(slices, s)
+	}
+	d, err := ReadDRA(DRAObjects{Slices: slices, Classes: dratest.NVIDIAClasses()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nd := d.draNodeDevices("node-a", resource.GPU)
+	want := "node node-a: 1152 devices of nvidia.com/gpu in its ResourceSlices, more than the 1024 resfit reads of a node: the first 1024 are counted"
+	if nd.count != resource.MaxDevicesPerNode || nd.err == nil || nd.err.Error() != want {
+		t.Errorf("%d devices, error %v; want 1024 and %q", nd.count, nd.err, want)
+	}
+	big := dratest.NVIDIASlice("node-b", "H100", 129, 0)
+	if _, err := ReadDRA(DRAObjects{Slices: []*resourcev1.ResourceSlice{big}, Classes: dratest.NVIDIAClasses()}); err == nil ||
+		err.Error() != "resourceslice node-b-gpu.nvidia.com-0: spec.devices: 129 devices, more than the API's 128" {
+		t.Errorf("a slice of 129 devices: %v", err)
+	}
+}

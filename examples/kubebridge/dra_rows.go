@@ -400,8 +400,13 @@ func (d *DRA) draNodeDevices(node, name string) nodeDevices {
 	nd := nodeDevices{fromDRA: true}
 	var seen unitSet
 	units := make([]*DRADevice, 0, len(devs))
+	past := 0 // units past resource.MaxDevicesPerNode
 	for _, dev := range devs {
-		if dev.unusable || len(nd.left) == resource.MaxDevicesPerNode || !seen.add(dev) {
+		if dev.unusable || !seen.add(dev) {
+			continue
+		}
+		if len(nd.left) == resource.MaxDevicesPerNode {
+			past++
 			continue
 		}
 		units = append(units, dev)
@@ -418,6 +423,9 @@ func (d *DRA) draNodeDevices(node, name string) nodeDevices {
 	}
 	nd.count = len(nd.left)
 	nd.parts, nd.partsKey = d.partitioned(node, units)
+	if past > 0 {
+		nd.err = fmt.Errorf("node %s: %d devices of %s in its ResourceSlices, more than the %d resfit reads of a node: the first %d are counted", node, nd.count+past, name, resource.MaxDevicesPerNode, resource.MaxDevicesPerNode)
+	}
 	return nd
 }
 
