@@ -280,6 +280,7 @@ type explainOptions struct {
 	config  string
 	podFile string
 	top     int
+	timeout time.Duration
 	printer printer
 	pods    []string // the pod named on the command line
 }
@@ -300,6 +301,7 @@ func newExplain(ctx context.Context, g *globalOptions, stdout io.Writer) *cobra.
 	cmd.Flags().StringVar(&o.config, "config", "", "the configuration file")
 	cmd.Flags().StringVarP(&o.podFile, "filename", "f", "", "a pod manifest to score instead of a pod of the cluster")
 	cmd.Flags().IntVar(&o.top, "top", 10, "show the best N nodes and N rejected ones; 0 for all")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", DefaultRunTimeout, "how long to score before giving up")
 	o.printer.bind(cmd)
 	return cmd
 }
@@ -322,7 +324,7 @@ func (o *explainOptions) Validate() error {
 	if o.top < 0 {
 		return usagef("--top must be 0 (every node) or more, got %d", o.top)
 	}
-	return nil
+	return validTimeout(o.timeout)
 }
 
 func (o *explainOptions) Run() error {
@@ -347,7 +349,9 @@ func (o *explainOptions) Run() error {
 	} else if pod, err = cluster.FindPod(o.pods[0], namespace); err != nil {
 		return err
 	}
-	e, err := resfitctl.Explain(cluster, cfg, o.configName(o.config), pod)
+	e, err := within(o.timeout, "explain", func() (*resfitctl.Explanation, error) {
+		return resfitctl.Explain(cluster, cfg, o.configName(o.config), pod)
+	})
 	if err != nil {
 		return err
 	}
@@ -362,6 +366,7 @@ type whatIfOptions struct {
 	configs  []string
 	podFile  string
 	quiet    bool
+	timeout  time.Duration
 	printer  printer
 }
 
@@ -380,6 +385,7 @@ func newWhatIf(ctx context.Context, g *globalOptions, stdout, stderr io.Writer) 
 	cmd.Flags().StringArrayVar(&o.configs, "config", nil, "a configuration file; give several to compare them")
 	cmd.Flags().StringVarP(&o.podFile, "filename", "f", "", "pods to place instead of the cluster's pending ones (YAML or JSON; several documents or a List)")
 	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines on stderr")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", DefaultRunTimeout, "how long to place the pods before giving up")
 	o.printer.bind(cmd)
 	return cmd
 }
@@ -393,7 +399,7 @@ func (o *whatIfOptions) Validate() error {
 	if len(o.configs) == 0 {
 		return usagef("whatif needs at least one --config FILE")
 	}
-	return nil
+	return validTimeout(o.timeout)
 }
 
 func (o *whatIfOptions) Run() error {
@@ -419,7 +425,9 @@ func (o *whatIfOptions) Run() error {
 	if !o.quiet {
 		opts.Progress = o.err
 	}
-	r, err := resfitctl.WhatIf(cluster, cfgs, pods, opts)
+	r, err := within(o.timeout, "whatif", func() (*resfitctl.WhatIfReport, error) {
+		return resfitctl.WhatIf(cluster, cfgs, pods, opts)
+	})
 	if err != nil {
 		return err
 	}
@@ -609,4 +617,41 @@ func (g *globalOptions) cluster(ctx context.Context, budgets bool) (*resfitctl.C
 		err = c.ListBudgets(ctx, cs)
 	}
 	return c, namespace, err
+}
+
+// DefaultRunTimeout bounds explain's and whatif's work after the cluster
+// is read: a configuration or a cluster built to make it slow (selectors
+// near the CEL cost limit on thousands of devices) ends in an error, not a
+// command that never returns.
+const DefaultRunTimeout = 5 * time.Minute
+
+// validTimeout checks a --timeout.
+func validTimeout(d time.Duration) error {
+	if d <= 0 {
+		return usagef("--timeout must be above 0, got %s", d)
+	}
+	return nil
+}
+
+// within runs f, giving up after d with an error naming the command and
+// the flag; the work left running ends with the process.
+func within[T any](d time.Duration, what string, f func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := f()
+		done <- result{v, err}
+	}()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-timer.C:
+		var zero T
+		return zero, fmt.Errorf("%s did not finish within %s (--timeout)", what, d)
+	}
 }
