@@ -77,6 +77,13 @@ type Room struct {
 // MaxInTheWay bounds a node-wide room's pods in the way.
 const MaxInTheWay = 1024
 
+// MaxRoomLife is the longest a room may hold from when it was made (its
+// creationTimestamp): a room that says it expires later is read as
+// malformed and holds nothing, so that a room written by mistake or
+// malice cannot pin its pod for years. The descheduler renews its rooms
+// every run, each for at most its longest duration (30 days).
+const MaxRoomLife = 31 * 24 * time.Hour
+
 // RoomResource is the Room custom resource.
 var RoomResource = schema.GroupVersionResource{Group: "resfit.io", Version: "v1alpha1", Resource: "rooms"}
 
@@ -122,6 +129,9 @@ func ReadRoom(u *unstructured.Unstructured) (Room, error) {
 		return bad("spec.expiresAt", err.Error())
 	}
 	r.ExpiresAt = t
+	if made := u.GetCreationTimestamp(); !made.IsZero() && t.Sub(made.Time) > MaxRoomLife {
+		return bad("spec.expiresAt", fmt.Sprintf("%s is more than %v after the room was made (%s)", expires, MaxRoomLife, made.UTC().Format(time.RFC3339)))
+	}
 	if v, present := spec["nodeWide"]; present {
 		wide, ok := v.(bool)
 		if !ok {
@@ -166,6 +176,9 @@ func ReadRoom(u *unstructured.Unstructured) (Room, error) {
 		q, err := kres.ParseQuantity(s)
 		if err != nil || q.Sign() < 0 {
 			return bad("spec.requests."+name, fmt.Sprintf("%q is not a quantity ≥ 0", s))
+		}
+		if SchedulerAmount(v1.ResourceName(name), q) == resource.MaxAmount {
+			return bad("spec.requests."+name, fmt.Sprintf("%s is more than any node has", s))
 		}
 		r.Requests[v1.ResourceName(name)] = q
 	}
@@ -283,15 +296,15 @@ func (r Room) Backfills(pod *v1.Pod, end time.Time, declared bool, alloc, used m
 			continue
 		}
 		for name, q := range PodRequests(p) {
-			staying[name] -= amountOf(name, q)
+			staying[name] -= SchedulerAmount(name, q)
 		}
 	}
 	for name, q := range PodRequests(pod) {
-		need := amountOf(name, q)
+		need := SchedulerAmount(name, q)
 		if need == 0 {
 			continue
 		}
-		held := amountOf(name, r.Requests[name])
+		held := SchedulerAmount(name, r.Requests[name])
 		if staying[name]+held+need > alloc[name] {
 			return false
 		}
@@ -299,10 +312,10 @@ func (r Room) Backfills(pod *v1.Pod, end time.Time, declared bool, alloc, used m
 	return true
 }
 
-// amountOf is a quantity in the unit kube-scheduler counts its resource
+// SchedulerAmount is a quantity in the unit kube-scheduler counts its resource
 // in: millicores for cpu, else the value rounded up; past MaxAmount it
 // counts as MaxAmount, so that sums of a few do not wrap.
-func amountOf(name v1.ResourceName, q kres.Quantity) int64 {
+func SchedulerAmount(name v1.ResourceName, q kres.Quantity) int64 {
 	v := q.Value()
 	if name == v1.ResourceCPU {
 		v = q.MilliValue()

@@ -98,6 +98,14 @@ func TestReadRoomErrors(t *testing.T) {
 		{func(s, o map[string]any) { s["nodeWide"], s["inTheWay"] = true, make([]any, MaxInTheWay+1) }, "spec.inTheWay: must be a list of at most 1024"},
 		{func(s, o map[string]any) { s["freeAt"] = "2026-11-26T22:00:00Z" }, "spec.nodeWide: freeAt and inTheWay belong to a node-wide room"},
 		{func(s, o map[string]any) { s["nodeWide"], s["controllerUID"] = true, "c"; delete(s, "podUID") }, "spec.nodeWide: freeAt and inTheWay belong to a node-wide room, which is for a pod"},
+		// Past what any node has: kube-scheduler's int64 sums would wrap.
+		{func(s, o map[string]any) { s["requests"] = map[string]any{"nvidia.com/gpu": "1e19"} }, "room ns/r: spec.requests.nvidia.com/gpu: 1e19 is more than any node has"},
+		{func(s, o map[string]any) { s["requests"] = map[string]any{"nvidia.com/gpu": "5e18"} }, "room ns/r: spec.requests.nvidia.com/gpu: 5e18 is more than any node has"},
+		// A room that would hold past its longest life from when it was made.
+		{func(s, o map[string]any) {
+			o["metadata"].(map[string]any)["creationTimestamp"] = "2026-11-26T21:00:00Z"
+			s["expiresAt"] = "9999-01-01T00:00:00Z"
+		}, "room ns/r: spec.expiresAt: 9999-01-01T00:00:00Z is more than 744h0m0s after the room was made (2026-11-26T21:00:00Z)"},
 	} {
 		obj := good()
 		c.change(obj["spec"].(map[string]any), obj)

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
-	kres "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -22,6 +22,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/resource"
 )
 
 // RoomsName is the plugin that honours rooms (kubebridge.Room).
@@ -92,7 +93,10 @@ func (r *Rooms) Name() string { return RoomsName }
 // others hold on each node.
 type roomsState struct {
 	takes []kubebridge.Room
-	held  map[string]v1.ResourceList
+	// held is what the rooms hold on each node, in the units
+	// kube-scheduler counts (kubebridge.SchedulerAmount), summed up to
+	// resource.MaxAmount.
+	held  map[string]map[v1.ResourceName]int64
 	names map[string][]string // the rooms held on each node, for messages
 	// wide are the node-wide rooms held for other pods, by node; end is
 	// the pod's declared end, if it declares one.
@@ -136,25 +140,43 @@ func (r *Rooms) holding() []kubebridge.Room {
 	return out
 }
 
-// SignPod signs a pod by its requests while no room holds, and refuses to
-// sign any pod while one does: rooms are not cluster events that end
-// kube-scheduler's reuse of a ranking, and a pod a room is for is ranked
-// as no other pod is.
+// SignPod signs a pod by its requests and the rooms that hold (the
+// signature changes when they do: rooms are not cluster events that end
+// kube-scheduler's reuse of a ranking). It refuses a pod a room is for,
+// ranked as no other pod is, and, while a node-wide room holds, a pod that
+// declares its end (where the room lets it in depends on that end): every
+// other pod is signed, so a held room does not turn batching off for the
+// whole cluster.
 func (r *Rooms) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
-	if len(r.holding()) > 0 {
-		return nil, fwk.NewStatus(fwk.Unschedulable, "rooms are held")
-	}
 	requests, err := kubebridge.PodOf(pod)
 	if err != nil {
 		return nil, fwk.NewStatus(fwk.Unschedulable, err.Error())
 	}
-	return []fwk.SignFragment{{Key: RequestsSignerName, Value: requests}}, nil
+	fragments := []fwk.SignFragment{{Key: RequestsSignerName, Value: requests}}
+	rooms := r.holding()
+	if len(rooms) == 0 {
+		return fragments, nil
+	}
+	held := make([]string, 0, len(rooms))
+	for _, room := range rooms {
+		if room.Takes(pod) {
+			return nil, fwk.NewStatus(fwk.Unschedulable, "a room is held for this pod")
+		}
+		if room.NodeWide {
+			if _, declared, err := kubebridge.DeclaredEnd(pod, r.jobs, r.now()); err != nil || declared {
+				return nil, fwk.NewStatus(fwk.Unschedulable, "a node-wide room holds, and this pod's declared end decides where it may go")
+			}
+		}
+		held = append(held, fmt.Sprintf("%s %s %s", room.UID, room.ExpiresAt.UTC().Format(time.RFC3339), room.FreeAt.UTC().Format(time.RFC3339)))
+	}
+	slices.Sort(held)
+	return append(fragments, fwk.SignFragment{Key: RoomsName + ".heldRooms", Value: strings.Join(held, ",")}), nil
 }
 
 // PreFilter reads the rooms: a pod some room is for goes to those rooms'
 // nodes only.
-func (r *Rooms) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
-	s := &roomsState{held: map[string]v1.ResourceList{}, names: map[string][]string{}, wide: map[string][]kubebridge.Room{}}
+func (r *Rooms) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, infos []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+	s := &roomsState{held: map[string]map[v1.ResourceName]int64{}, names: map[string][]string{}, wide: map[string][]kubebridge.Room{}}
 	for _, room := range r.holding() {
 		if room.NodeWide {
 			if !room.Takes(pod) {
@@ -170,13 +192,11 @@ func (r *Rooms) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, 
 		}
 		held := s.held[room.Node]
 		if held == nil {
-			held = v1.ResourceList{}
+			held = map[v1.ResourceName]int64{}
 			s.held[room.Node] = held
 		}
 		for name, q := range room.Requests {
-			sum := held[name]
-			sum.Add(q)
-			held[name] = sum
+			held[name] = resource.Clamp(held[name] + kubebridge.SchedulerAmount(name, q))
 		}
 		s.names[room.Node] = append(s.names[room.Node], room.Namespace+"/"+room.Name)
 	}
@@ -188,9 +208,17 @@ func (r *Rooms) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, 
 		s.end, s.declared = end, declared
 	}
 	state.Write(roomsStateKey, s)
+	// A pod a room is for goes to the rooms' nodes that exist: a room on a
+	// node that does not pins its pod nowhere.
+	exists := make(map[string]bool, len(infos))
+	for _, info := range infos {
+		if n := info.Node(); n != nil {
+			exists[n.Name] = true
+		}
+	}
 	nodes := sets.New[string]()
 	for _, room := range s.takes {
-		if !room.NodeWide {
+		if !room.NodeWide && exists[room.Node] {
 			nodes.Insert(room.Node)
 		}
 	}
@@ -246,11 +274,19 @@ func (r *Rooms) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, inf
 		if !ok || q.IsZero() {
 			continue
 		}
-		if amount(alloc, name)-amount(used, name)-value(name, h) < value(name, q) {
-			return fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("room for another pod is held here (%v): not enough %s left", s.names[node], name))
+		if amount(alloc, name)-amount(used, name)-h < kubebridge.SchedulerAmount(name, q) {
+			return fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("room for another pod is held here (%s): not enough %s left", someNames(s.names[node]), name))
 		}
 	}
 	return nil
+}
+
+// someNames are the first three rooms' names, and how many more there are.
+func someNames(names []string) string {
+	if len(names) <= 3 {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:3], ", "), len(names)-3)
 }
 
 // amount is a NodeInfo resource's amount in the unit kube-scheduler counts
@@ -267,14 +303,6 @@ func amount(r fwk.Resource, name v1.ResourceName) int64 {
 		return int64(r.GetAllowedPodNumber())
 	}
 	return r.GetScalarResources()[name]
-}
-
-// value is a quantity in the unit kube-scheduler counts the resource in.
-func value(name v1.ResourceName, q kres.Quantity) int64 {
-	if name == v1.ResourceCPU {
-		return q.MilliValue()
-	}
-	return q.Value()
 }
 
 // Reserve marks the room the pod takes on the node as taken: it holds no

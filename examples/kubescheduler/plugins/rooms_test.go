@@ -57,7 +57,7 @@ func TestRoomsByHand(t *testing.T) {
 	check := func(pod *v1.Pod, wantNodes string, fits map[string]bool) *framework.CycleState {
 		t.Helper()
 		state := framework.NewCycleState()
-		res, status := r.PreFilter(t.Context(), state, pod, nil)
+		res, status := r.PreFilter(t.Context(), state, pod, []fwk.NodeInfo{nodes["gpu-a"], nodes["gpu-b"]})
 		if !status.IsSuccess() {
 			t.Fatal(status)
 		}
@@ -85,8 +85,24 @@ func TestRoomsByHand(t *testing.T) {
 	r.Unreserve(t.Context(), state, pending, "gpu-b")
 	check(roomsPod("two", "two-uid", "2", ""), "", map[string]bool{"gpu-b": false})
 	if _, status := r.SignPod(t.Context(), pending); status.IsSuccess() {
-		t.Error("a pod signed while a room holds")
+		t.Error("a pod signed while a room is held for it")
 	}
+	// Another pod is signed, by its requests and the rooms that hold.
+	frags, status := r.SignPod(t.Context(), roomsPod("one", "one-uid", "1", ""))
+	if !status.IsSuccess() || len(frags) != 2 || frags[1].Key != "ResfitRooms.heldRooms" || frags[1].Value != "room-uid 2026-11-26T22:01:00Z 0001-01-01T00:00:00Z" {
+		t.Errorf("a pod no room is for, while one holds: %v, %v", frags, status)
+	}
+	// A room on a node that does not exist narrows its pod to no node.
+	elsewhere, err := kubebridge.RoomFor(roomsPod("lost", "lost-uid", "1", ""), "gone", true, now.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := elsewhere.Object()
+	lost.SetUID("lost-room-uid")
+	if err := store.Add(lost); err != nil {
+		t.Fatal(err)
+	}
+	check(roomsPod("lost", "lost-uid", "1", ""), "", map[string]bool{"gpu-a": true})
 	clock = now.Add(time.Minute)
 	check(pending, "", map[string]bool{"gpu-a": true})
 	check(roomsPod("two", "two-uid", "2", ""), "", map[string]bool{"gpu-b": true})
@@ -208,6 +224,10 @@ func TestNodeWideRoom(t *testing.T) {
 		status := r.Filter(t.Context(), state, c.pod, nodes["gpu-b"])
 		if status.IsSuccess() != c.onB || !c.onB && !strings.Contains(status.Message(), c.want) {
 			t.Errorf("%s on gpu-b: %v, want fits %v (%q)", c.pod.Name, status, c.onB, c.want)
+		}
+		// Signed only where its end does not decide where it may go.
+		if _, status := r.SignPod(t.Context(), c.pod); status.IsSuccess() != (c.pod.Name == "silent") {
+			t.Errorf("%s signed: %v", c.pod.Name, status)
 		}
 	}
 	if _, status := r.PreFilter(t.Context(), framework.NewCycleState(), runsFor("garbled", "soon"), nil); status.IsSuccess() || !strings.Contains(status.Message(), `annotation resfit.io/runs-for: "soon"`) {
