@@ -56,7 +56,9 @@ func TestRoom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !held.Takes(job) || held.Takes(replacement) {
+	twin := job.DeepCopy() // the same namespace and requests, another pod
+	twin.Name, twin.UID = "job-2-twin", "twin-uid"
+	if !held.Takes(job) || held.Takes(replacement) || held.Takes(twin) {
 		t.Error("a pending pod's room: taken by another pod, or not by the pod")
 	}
 	if _, err := RoomFor(pod("bare", "gpu-b", "cpu", "1"), "gpu-a", false, roomExpiry); err == nil {

@@ -78,6 +78,11 @@ func TestRoomsByHand(t *testing.T) {
 	state := check(pending, "gpu-b", map[string]bool{"gpu-b": true})
 	check(roomsPod("two", "two-uid", "2", ""), "", map[string]bool{"gpu-a": true, "gpu-b": false})
 	check(roomsPod("one", "one-uid", "1", ""), "", map[string]bool{"gpu-a": true, "gpu-b": true})
+	// Reserved on another node (as a nominated pod's cycle may), the pod
+	// takes no room: gpu-b's still holds.
+	if status := r.Reserve(t.Context(), state, pending, "gpu-a"); !status.IsSuccess() || len(r.holding()) != 1 {
+		t.Fatalf("reserved on gpu-a: %v, %d rooms hold, want 1", status, len(r.holding()))
+	}
 	if status := r.Reserve(t.Context(), state, pending, "gpu-b"); !status.IsSuccess() {
 		t.Fatal(status)
 	}
