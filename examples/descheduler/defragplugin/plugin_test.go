@@ -9,6 +9,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -279,8 +280,14 @@ func TestCarryOut(t *testing.T) {
 			ctx := t.Context()
 			nodes, objects := defragCluster()
 			args := &Args{ConfigMap: &ConfigMapRef{Namespace: "kube-system", Name: "resfit-scheduler-config"}, Mode: ModeMakeRoom,
-				ReplacementTimeout: &metav1.Duration{Duration: time.Second}}
+				ReplacementTimeout: &metav1.Duration{Duration: time.Second}, MaxMovesPerHour: "100%"}
 			plugin, client := newPlugin(t, ctx, args, append(objects, schedulerConfigMap(t))...)
+			plugin.lastRun = plugin.lastRun.Add(-time.Hour) // an hour's worth held: a move for each running pod
+			pods, err := plugin.pods.List(labels.Everything())
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := running(pods)
 			w := &world{client: client, landOn: c.landOn, bindTo: c.bindTo, rooms: &fakeRooms{}}
 			plugin.rooms = w.rooms
 			for _, o := range objects {
@@ -305,6 +312,10 @@ func TestCarryOut(t *testing.T) {
 			}
 			if len(w.rooms.held) > 0 {
 				t.Errorf("rooms still held after the run: %v", w.rooms.held)
+			}
+			// The move made is spent from the hourly allowance.
+			if held := plugin.allowance.Accrue(before+1, 0); c.err == "" && held != before-1 {
+				t.Errorf("the allowance holds %d moves after one of %d was made, want %d", held, before, before-1)
 			}
 		})
 	}
