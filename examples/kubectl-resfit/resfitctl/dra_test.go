@@ -3,6 +3,7 @@ package resfitctl
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -200,5 +201,49 @@ func TestExplainPartitionSnapshot(t *testing.T) {
 				t.Errorf("%s on %s: takes %s (GPUs %s), want %s (GPUs %s)", pod, name, got, n.GPUs, want, gpus[name])
 			}
 		}
+	}
+}
+
+// One pod that cannot be scored does not fail whatif: job-3's claim has a
+// selector that fails as kube's allocator runs it (an attribute no device
+// has), so job-3 stays pending with the reason, a warning says so, and
+// the other pods are placed as they are without job-3.
+func TestWhatIfOnePodFailsAlone(t *testing.T) {
+	c, cfg := draTestdata(t, "rsf.yaml")
+	without, err := WhatIf(c, []NamedConfig{{"rsf.yaml", cfg}}, nil, WhatIfOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"train/job-3": ""}
+	for _, pl := range without.Outcomes[0].Placements {
+		want[pl.Pod] = pl.Node
+	}
+	job3 := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "job-3-gpus"},
+		Spec: dratest.ClaimSpec(dratest.Exactly("gpus", "gpu.nvidia.com", 1, `device.attributes["gpu.nvidia.com"].nosuch == "x"`))}
+	c.Claims = append(c.Claims, job3)
+	job1, err := c.FindPod("train/job-1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := job1.DeepCopy()
+	p.Name, p.CreationTimestamp = "job-3", metav1.NewTime(job1.CreationTimestamp.Add(1))
+	p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpus", ResourceClaimName: &job3.Name}}
+	c.Pods = append(c.Pods, p)
+	r, err := WhatIf(c, []NamedConfig{{"rsf.yaml", cfg}}, nil, WhatIfOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, pl := range r.Outcomes[0].Placements {
+		got[pl.Pod] = pl.Node
+		if pl.Pod == "train/job-3" && !strings.HasPrefix(pl.Reason, "not scored: ") {
+			t.Errorf("job-3 pending for %q", pl.Reason)
+		}
+	}
+	if !cmp.Equal(got, want) || len(got) != 5 {
+		t.Errorf("placements %v, want %v", got, want)
+	}
+	if !slices.ContainsFunc(r.Outcomes[0].Warnings, func(w string) bool { return strings.HasPrefix(w, "pod train/job-3 not scored: ") }) {
+		t.Errorf("no warning of job-3: %v", r.Outcomes[0].Warnings)
 	}
 }

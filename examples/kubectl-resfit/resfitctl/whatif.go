@@ -124,21 +124,31 @@ func place(c *Cluster, nc NamedConfig, pods []*v1.Pod, opts WhatIfOptions) (*Out
 	every := cmp.Or(opts.Every, 1000)
 	start := time.Now()
 	for i, p := range pods {
-		task, err := sc.Task(p)
-		if err != nil {
-			return nil, err
-		}
-		row, total, err := sc.best(placer, task, &scores)
-		if err != nil {
-			return nil, fmt.Errorf("scoring pod %s/%s: %v", p.Namespace, p.Name, err)
-		}
 		pl := Placement{Pod: p.Namespace + "/" + p.Name}
-		if row < 0 {
+		// A pod that cannot be scored (its own objects are malformed, a
+		// selector of its claims fails) stays pending with the reason, and
+		// the others are placed: one pod does not fail the run.
+		notScored := func(err error) {
+			pl.Reason = "not scored: " + firstLine(err)
+			o.Pending++
+			o.Warnings = append(o.Warnings, fmt.Sprintf("pod %s not scored: %s", pl.Pod, firstLine(err)))
+		}
+		task, err := sc.Task(p)
+		row, total := -1, 0.0
+		if err == nil {
+			row, total, err = sc.best(placer, task, &scores)
+		}
+		switch {
+		case err != nil:
+			notScored(err)
+		case row < 0:
 			if pl.Reason, err = sc.pendingReason(task, batch); err != nil {
-				return nil, fmt.Errorf("scoring pod %s/%s: %v", p.Namespace, p.Name, err)
+				pl.Reason = ""
+				notScored(err)
+				break
 			}
 			o.Pending++
-		} else {
+		default:
 			pl.Node, pl.Score = table.Name(row), total
 			if err := sc.Snapshot().Assume(p, pl.Node); err != nil {
 				return nil, fmt.Errorf("placing pod %s on %s: %v", pl.Pod, pl.Node, err)
