@@ -235,6 +235,7 @@ func (d *decoder) resourceNames(path string, raw any, defaults []string, known .
 // default-scheduler, as kube-scheduler names it).
 func (d *decoder) kubeConf(doc map[string]any, profileName string) *Config {
 	c := &Config{NoHostDeviceShare: true}
+	d.kubeOuter(doc)
 	profiles, _ := d.list(d.at("profiles"), doc["profiles"])
 	if len(profiles) == 0 && (profileName == "" || profileName == "default-scheduler") {
 		profiles = []any{map[string]any{}} // kube-scheduler's default profile
@@ -464,5 +465,130 @@ func (d *decoder) ignored(path string, m map[string]any, a *NodeResourcesFitArgs
 				*f.dst = append(*f.dst, s)
 			}
 		}
+	}
+}
+
+// The fields of kube-scheduler v1.37's KubeSchedulerConfiguration
+// (kubescheduler.config.k8s.io/v1), its profiles, their plugins (the
+// extension points), plugin sets, plugins and plugin configs, as its
+// loader decodes them strictly: any other key is an error there, and here.
+var (
+	kubeConfigFields = []string{"parallelism", "leaderElection", "clientConnection", "enableProfiling", "enableContentionProfiling",
+		"percentageOfNodesToScore", "podInitialBackoffSeconds", "podMaxBackoffSeconds", "profiles", "extenders", "delayCacheUntilActive"}
+	kubeProfileFields   = []string{"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"}
+	kubeExtensionPoints = []string{"preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score", "reserve", "permit",
+		"preBind", "bind", "postBind", "multiPoint", "placementGenerate", "placementScore", "podGroupPostFilter"}
+	kubePluginSetFields    = []string{"enabled", "disabled"}
+	kubePluginFields       = []string{"name", "weight"}
+	kubePluginConfigFields = []string{"name", "args"}
+)
+
+// KubeSchedulerAPIVersion is the one version of KubeSchedulerConfiguration
+// kube-scheduler v1.37 reads.
+const KubeSchedulerAPIVersion = "kubescheduler.config.k8s.io/v1"
+
+// kubeOuter checks a KubeSchedulerConfiguration's outer layer as
+// kube-scheduler's loader does (strict decoding, then
+// ValidateKubeSchedulerConfiguration): its version and kind where given
+// (a document of profiles alone, without either, is read as a
+// configuration's body), every key at every level down to the plugins and
+// their configs, the profiles' names (defaulted to default-scheduler, none
+// twice), each profile's plugin configs (none twice), and the numbers kube
+// validates. The plugins' arguments are checked where each is read.
+func (d *decoder) kubeOuter(doc map[string]any) {
+	if v, ok := doc["apiVersion"]; ok && v != KubeSchedulerAPIVersion {
+		d.fail(d.at("apiVersion"), "kube-scheduler v1.37 reads "+KubeSchedulerAPIVersion+" only", v)
+	}
+	if v, ok := doc["kind"]; ok && v != "KubeSchedulerConfiguration" {
+		d.fail(d.at("kind"), "must be KubeSchedulerConfiguration", v)
+	}
+	d.only(d.root, doc, strictFields, kubeConfigFields...)
+	d.kubePercentage(d.at("percentageOfNodesToScore"), doc["percentageOfNodesToScore"])
+	backoff := map[string]int64{"podInitialBackoffSeconds": 1, "podMaxBackoffSeconds": 10} // kube's defaults
+	for _, f := range []string{"parallelism", "podInitialBackoffSeconds", "podMaxBackoffSeconds"} {
+		if v, ok := doc[f]; ok {
+			n, ok := d.weight(d.at(f), v, strictInt)
+			if ok && n <= 0 && f != "podMaxBackoffSeconds" {
+				d.fail(d.at(f), "must be greater than 0", v)
+			}
+			if ok {
+				backoff[f] = n
+			}
+		}
+	}
+	if backoff["podMaxBackoffSeconds"] < backoff["podInitialBackoffSeconds"] {
+		d.fail(d.at("podMaxBackoffSeconds"), fmt.Sprintf("must be at least podInitialBackoffSeconds (%v)", backoff["podInitialBackoffSeconds"]), backoff["podMaxBackoffSeconds"])
+	}
+	profiles, _ := d.list(d.at("profiles"), doc["profiles"])
+	seen := map[string]bool{}
+	for i, p := range profiles {
+		path := index(d.at("profiles"), i)
+		m, ok := d.object(path, p)
+		if !ok {
+			continue
+		}
+		d.only(path, m, strictFields, kubeProfileFields...)
+		name := "default-scheduler" // kube names the one profile so, where it is the only one
+		if _, present := m["schedulerName"]; !present && len(profiles) > 1 {
+			d.missing(join(path, "schedulerName"), "required where there are several profiles")
+		}
+		if v, present := m["schedulerName"]; present {
+			if s, ok := d.str(join(path, "schedulerName"), v); ok {
+				name = s
+				if s == "" {
+					d.fail(join(path, "schedulerName"), "must not be empty", v)
+				}
+			}
+		}
+		if seen[name] {
+			d.fail(join(path, "schedulerName"), "appears in two profiles", name)
+		}
+		seen[name] = true
+		d.kubePercentage(join(path, "percentageOfNodesToScore"), m["percentageOfNodesToScore"])
+		plugins, _ := d.object(join(path, "plugins"), m["plugins"])
+		d.only(join(path, "plugins"), plugins, strictFields, kubeExtensionPoints...)
+		for _, point := range slices.Sorted(maps.Keys(plugins)) {
+			ppath := join(join(path, "plugins"), point)
+			set, ok := d.object(ppath, plugins[point])
+			if !ok {
+				continue
+			}
+			d.only(ppath, set, strictFields, kubePluginSetFields...)
+			for _, which := range kubePluginSetFields {
+				list, _ := d.list(join(ppath, which), set[which])
+				for j, item := range list {
+					if pm, ok := d.object(index(join(ppath, which), j), item); ok {
+						d.only(index(join(ppath, which), j), pm, strictFields, kubePluginFields...)
+					}
+				}
+			}
+		}
+		configs, _ := d.list(join(path, "pluginConfig"), m["pluginConfig"])
+		named := map[string]bool{}
+		for j, pc := range configs {
+			cpath := index(join(path, "pluginConfig"), j)
+			pm, ok := d.object(cpath, pc)
+			if !ok {
+				continue
+			}
+			d.only(cpath, pm, strictFields, kubePluginConfigFields...)
+			if name, ok := pm["name"].(string); ok {
+				if named[name] {
+					d.fail(join(cpath, "name"), "configured twice in the profile", name)
+				}
+				named[name] = true
+			}
+		}
+	}
+}
+
+// kubePercentage checks a percentageOfNodesToScore: a whole number in
+// [0, 100], as kube validates it; absent is kube's default.
+func (d *decoder) kubePercentage(path string, v any) {
+	if v == nil {
+		return
+	}
+	if n, ok := d.weight(path, v, strictInt); ok && (n < 0 || n > 100) {
+		d.fail(path, "must be in [0, 100]", v)
 	}
 }

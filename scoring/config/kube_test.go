@@ -145,7 +145,7 @@ profiles:
       plugins:
       - name: NodeResourcesBalancedAllocation
         args: {resources: [{name: cpu, weight: 1}, {name: nvidia.com/gpu, weight: 1}]}
-- {}
+- schedulerName: default-scheduler # kube requires a name where there are several profiles
 `
 
 // The configuration resfit's kube-scheduler plugins run is the one Load
@@ -221,6 +221,30 @@ func TestKubeSchedulerName(t *testing.T) {
 		}
 		if cfg.SchedulerName != c.want {
 			t.Errorf("profile %q of %.40q: scheduler %q, want %q", c.profile, c.doc, cfg.SchedulerName, c.want)
+		}
+	}
+}
+
+// The outer layer of a KubeSchedulerConfiguration is read as strictly as
+// kube-scheduler's loader reads it (TestKubeSchedulerConfigurationAsKubesLoader
+// in examples/kubescheduler holds the two together on generated documents):
+// the findings of a user's mistakes, each an error naming the field.
+func TestKubeSchedulerConfigurationOuterLayer(t *testing.T) {
+	for _, c := range []struct{ doc, want string }{
+		{"apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    multipoint: {enabled: [{name: FGD}]}\n",
+			`profiles[0].plugins["multipoint"]: unknown field; known are preEnqueue, queueSort, preFilter, filter, postFilter, preScore, score, reserve, permit, preBind, bind, postBind, multiPoint, placementGenerate, placementScore, podGroupPostFilter, got an object`},
+		{"apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerNme: resfit\n",
+			`profiles[0]["schedulerNme"]: unknown field; known are schedulerName, percentageOfNodesToScore, plugins, pluginConfig, got "resfit"`},
+		{"apiVersion: kubescheduler.config.k8s.io/v1beta9\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: resfit\n",
+			`apiVersion: kube-scheduler v1.37 reads kubescheduler.config.k8s.io/v1 only, got "kubescheduler.config.k8s.io/v1beta9"`},
+		{"apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: resfit\n- schedulerName: resfit\n",
+			`profiles[1].schedulerName: appears in two profiles, got "resfit"`},
+		{"apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\npercentageOfNodesToScore: 101\nprofiles:\n- schedulerName: resfit\n",
+			`percentageOfNodesToScore: must be in [0, 100], got 101`},
+	} {
+		_, err := Load([]byte(c.doc), Options{Profile: "resfit"})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v\nwant %s", c.doc, err, c.want)
 		}
 	}
 }
