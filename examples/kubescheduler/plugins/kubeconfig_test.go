@@ -76,7 +76,7 @@ func drawKubeConfig(t *rapid.T) (map[string]any, string) {
 	}
 	doc["profiles"] = profiles
 	// One key misspelt, at some level: the objects a user writes keys in.
-	if rapid.IntRange(0, 2).Draw(t, "misspell") == 0 {
+	if rapid.IntRange(0, 2).Draw(t, "misspell") > 0 {
 		var objects []map[string]any
 		var walk func(v any)
 		walk = func(v any) {
