@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/descheduler/pkg/descheduler/evictions"
 	"sigs.k8s.io/descheduler/pkg/framework/plugins/defaultevictor"
 	frameworktesting "sigs.k8s.io/descheduler/pkg/framework/testing"
+	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
 	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/examples/kubebridge/examplecluster"
@@ -382,6 +383,39 @@ func TestClusterChangedSincePlan(t *testing.T) {
 	made, err := plugin.carryOut(ctx, nodes, plan)
 	if err != nil || made != 0 {
 		t.Fatalf("carried out: %d moves, %v", made, err)
+	}
+	if _, err := client.CoreV1().Pods("notebook").Get(ctx, "notebook-0", metav1.GetOptions{}); err != nil {
+		t.Errorf("notebook-0 was evicted: %v", err)
+	}
+}
+
+// refusingHandle is a descheduler handle whose evictor's last check, made
+// right before an eviction, refuses every pod; its filter accepts them.
+type refusingHandle struct{ frameworktypes.Handle }
+
+func (h refusingHandle) Evictor() frameworktypes.Evictor { return refusingEvictor{h.Handle.Evictor()} }
+
+type refusingEvictor struct{ frameworktypes.Evictor }
+
+func (refusingEvictor) PreEvictionFilter(*v1.Pod) bool { return false }
+
+// The evictor's PreEvictionFilter is asked at act time, right before each
+// eviction: when it refuses, nothing is evicted and the run says why.
+func TestPreEvictionFilterAtActTime(t *testing.T) {
+	ctx := t.Context()
+	nodes, objects := defragCluster()
+	args := &Args{ConfigMap: &ConfigMapRef{Namespace: "kube-system", Name: "resfit-scheduler-config"}, Mode: ModeMakeRoom,
+		ReplacementTimeout: &metav1.Duration{Duration: time.Second}}
+	plugin, client := newPlugin(t, ctx, args, append(objects, schedulerConfigMap(t))...)
+	plugin.rooms = &fakeRooms{}
+	plan, err := plugin.Plan(ctx, nodes)
+	if err != nil || len(plan.Moves) != 1 {
+		t.Fatalf("plan %v, %v", plan, err)
+	}
+	plugin.handle = refusingHandle{plugin.handle}
+	made, err := plugin.carryOut(ctx, nodes, plan)
+	if made != 0 || err == nil || err.Error() != "move 1: the evictor refuses to evict notebook/notebook-0 now" {
+		t.Errorf("carried out %d moves, %v", made, err)
 	}
 	if _, err := client.CoreV1().Pods("notebook").Get(ctx, "notebook-0", metav1.GetOptions{}); err != nil {
 		t.Errorf("notebook-0 was evicted: %v", err)
