@@ -356,18 +356,7 @@ func TestHourlyAllowance(t *testing.T) {
 // in, so nothing is evicted.
 func TestClusterChangedSincePlan(t *testing.T) {
 	ctx := t.Context()
-	nodes, objects := defragCluster()
-	args := &Args{ConfigMap: &ConfigMapRef{Namespace: "kube-system", Name: "resfit-scheduler-config"}, Mode: ModeMakeRoom,
-		ReplacementTimeout: &metav1.Duration{Duration: time.Second}}
-	plugin, client := newPlugin(t, ctx, args, append(objects, schedulerConfigMap(t))...)
-	plugin.rooms = &fakeRooms{}
-	plan, err := plugin.Plan(ctx, nodes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(plan.Moves) != 1 {
-		t.Fatalf("plan %s", plan)
-	}
+	plugin, client, nodes, plan := plannedOneMove(t)
 	req := examplecluster.Resources("cpu", "2", "memory", "4Gi", examplecluster.GPU, "2")
 	newcomer := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "newcomer", UID: "uid-newcomer"}, Spec: v1.PodSpec{NodeName: "gpu-b",
 		Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{Requests: req, Limits: req}}}}, Status: v1.PodStatus{Phase: v1.PodRunning}}
@@ -403,15 +392,7 @@ func (refusingEvictor) PreEvictionFilter(*v1.Pod) bool { return false }
 // eviction: when it refuses, nothing is evicted and the run says why.
 func TestPreEvictionFilterAtActTime(t *testing.T) {
 	ctx := t.Context()
-	nodes, objects := defragCluster()
-	args := &Args{ConfigMap: &ConfigMapRef{Namespace: "kube-system", Name: "resfit-scheduler-config"}, Mode: ModeMakeRoom,
-		ReplacementTimeout: &metav1.Duration{Duration: time.Second}}
-	plugin, client := newPlugin(t, ctx, args, append(objects, schedulerConfigMap(t))...)
-	plugin.rooms = &fakeRooms{}
-	plan, err := plugin.Plan(ctx, nodes)
-	if err != nil || len(plan.Moves) != 1 {
-		t.Fatalf("plan %v, %v", plan, err)
-	}
+	plugin, client, nodes, plan := plannedOneMove(t)
 	plugin.handle = refusingHandle{plugin.handle}
 	made, err := plugin.carryOut(ctx, nodes, plan)
 	if made != 0 || err == nil || err.Error() != "move 1: the evictor refuses to evict notebook/notebook-0 now" {
@@ -420,4 +401,20 @@ func TestPreEvictionFilterAtActTime(t *testing.T) {
 	if _, err := client.CoreV1().Pods("notebook").Get(ctx, "notebook-0", metav1.GetOptions{}); err != nil {
 		t.Errorf("notebook-0 was evicted: %v", err)
 	}
+}
+
+// plannedOneMove is make-room's plugin on the defrag example, rooms held
+// in memory, with its plan of one move (notebook-0 to gpu-a for job-2).
+func plannedOneMove(t *testing.T) (*Plugin, *fake.Clientset, []*v1.Node, *Plan) {
+	t.Helper()
+	nodes, objects := defragCluster()
+	args := &Args{ConfigMap: &ConfigMapRef{Namespace: "kube-system", Name: "resfit-scheduler-config"}, Mode: ModeMakeRoom,
+		ReplacementTimeout: &metav1.Duration{Duration: time.Second}}
+	plugin, client := newPlugin(t, t.Context(), args, append(objects, schedulerConfigMap(t))...)
+	plugin.rooms = &fakeRooms{}
+	plan, err := plugin.Plan(t.Context(), nodes)
+	if err != nil || len(plan.Moves) != 1 {
+		t.Fatalf("plan %v, %v", plan, err)
+	}
+	return plugin, client, nodes, plan
 }

@@ -131,17 +131,7 @@ func TestExplainDRASnapshot(t *testing.T) {
 // then gpu-b (16/32 free after, cpu-b none).
 func TestWhatIfDRASnapshot(t *testing.T) {
 	c, cfg := draTestdata(t, "rsf.yaml")
-	job3 := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "job-3-gpus"},
-		Spec: dratest.ClaimSpec(dratest.Exactly("gpus", "gpu.nvidia.com", 2))}
-	c.Claims = append(c.Claims, job3)
-	job1, err := c.FindPod("train/job-1", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := job1.DeepCopy()
-	p.Name, p.CreationTimestamp = "job-3", metav1.NewTime(job1.CreationTimestamp.Add(1))
-	p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpus", ResourceClaimName: &job3.Name}}
-	c.Pods = append(c.Pods, p)
+	addJob3(t, c, dratest.Exactly("gpus", "gpu.nvidia.com", 2))
 	r, err := WhatIf(c, []NamedConfig{{"rsf.yaml", cfg}}, nil, WhatIfOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -218,17 +208,7 @@ func TestWhatIfOnePodFailsAlone(t *testing.T) {
 	for _, pl := range without.Outcomes[0].Placements {
 		want[pl.Pod] = pl.Node
 	}
-	job3 := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "job-3-gpus"},
-		Spec: dratest.ClaimSpec(dratest.Exactly("gpus", "gpu.nvidia.com", 1, `device.attributes["gpu.nvidia.com"].nosuch == "x"`))}
-	c.Claims = append(c.Claims, job3)
-	job1, err := c.FindPod("train/job-1", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := job1.DeepCopy()
-	p.Name, p.CreationTimestamp = "job-3", metav1.NewTime(job1.CreationTimestamp.Add(1))
-	p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpus", ResourceClaimName: &job3.Name}}
-	c.Pods = append(c.Pods, p)
+	addJob3(t, c, dratest.Exactly("gpus", "gpu.nvidia.com", 1, `device.attributes["gpu.nvidia.com"].nosuch == "x"`))
 	r, err := WhatIf(c, []NamedConfig{{"rsf.yaml", cfg}}, nil, WhatIfOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -246,4 +226,20 @@ func TestWhatIfOnePodFailsAlone(t *testing.T) {
 	if !slices.ContainsFunc(r.Outcomes[0].Warnings, func(w string) bool { return strings.HasPrefix(w, "pod train/job-3 not scored: ") }) {
 		t.Errorf("no warning of job-3: %v", r.Outcomes[0].Warnings)
 	}
+}
+
+// addJob3 adds train/job-3, job-1's like, queued after it, with a claim of
+// its own (train/job-3-gpus) for the request.
+func addJob3(t *testing.T, c *Cluster, request resourcev1.DeviceRequest) {
+	t.Helper()
+	job3 := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "job-3-gpus"}, Spec: dratest.ClaimSpec(request)}
+	c.Claims = append(c.Claims, job3)
+	job1, err := c.FindPod("train/job-1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := job1.DeepCopy()
+	p.Name, p.CreationTimestamp = "job-3", metav1.NewTime(job1.CreationTimestamp.Add(1))
+	p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpus", ResourceClaimName: &job3.Name}}
+	c.Pods = append(c.Pods, p)
 }
