@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/csv"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -134,6 +137,24 @@ func TestRunChurnSynthetic(t *testing.T) {
 	rows, err := csv.NewReader(f).ReadAll()
 	if err != nil || len(rows) != 1+2*2*2*2 {
 		t.Fatalf("churn.csv: %d rows, %v", len(rows), err)
+	}
+	// Each row of the table is the mean of its replays in churn.csv: the
+	// idle GPU while GPU pods wait, to the digit printed.
+	col := slices.Index(rows[0], "idle_while_waiting_pct")
+	sums := map[string]float64{}
+	for _, r := range rows[1:] {
+		v, err := strconv.ParseFloat(r[col], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		load, _ := strconv.ParseFloat(r[2], 64)
+		sums[fmt.Sprintf("| %s | %s | %v | **", r[0], r[1], load)] += v / 2
+	}
+	for prefix, mean := range sums {
+		want := prefix + fmt.Sprintf("%.2f ± ", mean)
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the table has no row %q:\n%s", want, out.String())
+		}
 	}
 	for _, load := range []string{"0.9", "1.3"} {
 		svg, err := os.ReadFile(filepath.Join(dir, "churn-load-"+load+".svg"))
