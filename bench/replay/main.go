@@ -279,8 +279,8 @@ func runSustainable(in sim.Input, only string, moves []sim.ChurnMoves, seeds int
 		run.Moves = m
 		found, err := sim.SustainableLoads(in, policies, sim.Seeds(42, seeds), run, s, sim.Options{Tiebreak: tiebreak}, workers,
 			func(done, total int, r sim.Sustainable) {
-				fmt.Fprintf(stderr, "[%3d/%d] %-18s %s, seed %d: sustains %.2f (%d replays, %.1fs)\n",
-					done, total, r.Policy, r.Moves, r.Seed, r.Load, r.Replays, time.Since(start).Seconds())
+				fmt.Fprintf(stderr, "[%3d/%d] %-18s %s, seed %d: sustains %s (%d replays, %.1fs)\n",
+					done, total, r.Policy, r.Moves, r.Seed, r, r.Replays, time.Since(start).Seconds())
 			})
 		if err != nil {
 			return err
@@ -290,7 +290,7 @@ func runSustainable(in sim.Input, only string, moves []sim.ChurnMoves, seeds int
 			by := make([]string, seeds)
 			for i := range seeds {
 				loads[i] = found[p*seeds+i].Load
-				by[i] = strconv.FormatFloat(loads[i], 'f', 2, 64)
+				by[i] = found[p*seeds+i].String() // <From or ≥To where a bound of the search is the answer
 			}
 			fmt.Fprintf(stdout, "| %s | %s | %s (%.2f–%.2f) | %s |\n", policies[p].Name, m.Name(), sim.IntervalOf(loads), slices.Min(loads), slices.Max(loads), strings.Join(by, " "))
 		}

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"strconv"
 )
 
 // Sustainable is a policy's sustainable load on one seed: the highest
@@ -16,6 +17,23 @@ type Sustainable struct {
 	Seed          uint64
 	Load          float64
 	Replays       int
+	// Below says the search's From is not sustained: the sustainable
+	// load is below Load, which is From; Above that To is, and it is at
+	// least Load, which is To.
+	Below, Above bool
+}
+
+// String is the load found, with < or ≥ where the search's bounds are the
+// answer.
+func (s Sustainable) String() string {
+	v := strconv.FormatFloat(s.Load, 'f', 2, 64)
+	switch {
+	case s.Below:
+		return "<" + v
+	case s.Above:
+		return "≥" + v
+	}
+	return v
 }
 
 // SustainSpec bounds the search: From is taken to be sustained and To
@@ -41,29 +59,41 @@ func sustained(r *ChurnResult) bool { return r.WaitingAtEnd <= r.WaitingAtStart 
 // replays are RunChurn's at the spec's window and moves, the load on the
 // grid From + k·Step.
 func SustainableLoad(policy Policy, in Input, l *Lifetimes, spec ChurnSpec, s SustainSpec, seed uint64, opts Options) (Sustainable, error) {
-	out := Sustainable{Policy: policy.Name, Moves: spec.Moves.Name(), Seed: seed}
+	out, err := s.search(func(load float64) (bool, error) {
+		run := spec
+		run.Load = load
+		r, err := RunChurn(policy, in, l, run, seed, opts, nil)
+		if err != nil {
+			return false, err
+		}
+		return sustained(r), nil
+	})
+	out.Policy, out.Moves, out.Seed = policy.Name, spec.Moves.Name(), seed
+	return out, err
+}
+
+// search is the bisection on the grid From + k·Step between From, taken
+// to be sustained, and To, taken not to be (each tried first), for the
+// highest load at which sustains answers true, taking the answers to be
+// monotone (true below some load, false above).
+func (s SustainSpec) search(sustains func(load float64) (bool, error)) (Sustainable, error) {
+	var out Sustainable
 	if err := s.Check(); err != nil {
 		return out, err
 	}
 	steps := int(math.Round((s.To - s.From) / s.Step))
 	at := func(k int) float64 { return math.Round((s.From+float64(k)*s.Step)/s.Step) * s.Step }
 	try := func(k int) (bool, error) {
-		run := spec
-		run.Load = at(k)
-		r, err := RunChurn(policy, in, l, run, seed, opts, nil)
 		out.Replays++
-		if err != nil {
-			return false, err
-		}
-		return sustained(r), nil
+		return sustains(at(k))
 	}
 	ok, err := try(0)
 	if err != nil || !ok {
-		out.Load = at(0)
+		out.Load, out.Below = at(0), err == nil
 		return out, err
 	}
 	if ok, err := try(steps); err != nil || ok {
-		out.Load = at(steps)
+		out.Load, out.Above = at(steps), err == nil
 		return out, err
 	}
 	lo, hi := 0, steps // lo sustained, hi not
