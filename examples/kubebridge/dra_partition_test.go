@@ -741,3 +741,38 @@ func TestDevicesPastWhatIsRead(t *testing.T) {
 		t.Errorf("a slice of 129 devices: %v", err)
 	}
 }
+
+// A claim asking a GPU with admin access beside one for itself needs two
+// devices, as kube's allocator gives them (one claim does not get one
+// device twice), yet takes only the one from the node (admin access takes
+// nothing from others, and may take a device in use): on node-a, gpu-0
+// held by another claim, the pod's task asks one GPU; on node-b, of one
+// GPU, it does not fit, though the node's amounts leave that GPU free.
+func TestAdminAccessNeedsADeviceOfItsOwn(t *testing.T) {
+	admin := dratest.Exactly("admin", "gpu.nvidia.com", 1)
+	admin.Exactly.AdminAccess = new(true)
+	d, err := ReadDRA(DRAObjects{Slices: []*resourcev1.ResourceSlice{dratest.NVIDIASlice("node-a", "H100", 2, 0), dratest.NVIDIASlice("node-b", "H100", 1, 0)},
+		Classes: dratest.NVIDIAClasses(), Claims: []*resourcev1.ResourceClaim{
+			held("other", onDevice("node-a", "gpu-0")),
+			newClaim("watch", admin, dratest.Exactly("gpu", "gpu.nvidia.com", 1)),
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := claimPod("p", "watch")
+	schema, err := d.SchemaFor(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slot, _ := schema.Slot(resource.GPU)
+	pt, err := d.NewPodTask(schema, pod, scoring.TaskOptions{Devices: resource.GPU})
+	if err != nil || pt.Uniform() {
+		t.Fatalf("task %+v, %v: want one that depends on the node", pt, err)
+	}
+	if task, ok, err := pt.On("node-a"); err != nil || !ok || task.Requests[slot] != 1000 {
+		t.Errorf("on node-a: %+v, %v, %v; want 1000 of %s", task, ok, err, resource.GPU)
+	}
+	if _, ok, err := pt.On("node-b"); err != nil || ok {
+		t.Errorf("on node-b of one GPU: fits %v (%v)", ok, err)
+	}
+}

@@ -271,7 +271,7 @@ func (d *DRA) fitParts(node string, claims []pendingClaim) (take []int64, types 
 	for i, c := range claims {
 		for _, r := range results[i].Devices.Results {
 			class, ok := d.classIndex(requestClass(c.claim, r.Request))
-			if !ok {
+			if !ok || (r.AdminAccess != nil && *r.AdminAccess) { // admin access takes nothing from others
 				continue
 			}
 			id := DeviceID{r.Driver, r.Pool, r.Device}

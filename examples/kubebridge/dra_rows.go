@@ -464,6 +464,15 @@ func (d *DRA) demand(pod *v1.Pod) (podDemand, error) {
 	if dd.pinned != nil {
 		dd.uniform = false // the nodes it is not bound to cannot take it
 	}
+	for _, c := range claims {
+		for _, r := range c.claim.Spec.Devices.Requests {
+			if r.Exactly != nil && r.Exactly.AdminAccess != nil && *r.Exactly.AdminAccess {
+				// It takes nothing from others, yet a device of its own
+				// within the claim, which the node's amounts do not say.
+				dd.uniform = false
+			}
+		}
+	}
 	for _, r := range requests {
 		first := r.Alternatives[0]
 		if len(r.Alternatives) != 1 || first.All || len(first.selectors) > 0 || first.capacity || !d.classes[first.class].Simple {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -23,6 +24,8 @@ import (
 
 	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/examples/kubebridge/dratest"
+	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
 )
 
 // kubeAllocatorFeatures are the allocator's features kube-scheduler runs
@@ -38,7 +41,7 @@ type draCase struct {
 	nodes   []string
 	slices  []*resourcev1.ResourceSlice
 	claims  []*resourcev1.ResourceClaim // allocated
-	pending *resourcev1.ResourceClaim
+	pending []*resourcev1.ResourceClaim // the pod's, in its order
 	pod     *v1.Pod
 }
 
@@ -46,10 +49,10 @@ type draCase struct {
 // of NVIDIA's: A100s with dynamic MIG (partitionable devices, a counter
 // set per GPU; now and then a pool missing one of its two slices),
 // shareable H100s (consumable capacity: memory with a request policy),
-// or plain GPUs; claims holding random devices of them (MIG placements,
-// whole GPUs, shares with the memory they consumed); and a pending claim
-// for whole GPUs, a MIG profile, a share of memory, every GPU of a node,
-// a profile from a list of alternatives, or two MIG devices at once.
+// or plain GPUs (now and then a pool missing a slice); claims holding
+// random devices of them (MIG placements, whole GPUs, shares with the
+// memory they consumed); and a pod with one or two pending claims
+// (drawPendingClaim).
 func drawDRACase(t *rapid.T) draCase {
 	var c draCase
 	var allocated int
@@ -92,6 +95,9 @@ func drawDRACase(t *rapid.T) draCase {
 			}
 		default:
 			s := dratest.NVIDIASlice(name, "NVIDIA A100-SXM4-80GB", rapid.IntRange(1, 4).Draw(t, name+" gpus"), 0)
+			if rapid.IntRange(0, 5).Draw(t, name+" incomplete") == 0 {
+				s.Spec.Pool.ResourceSliceCount = 2 // its other slice missing
+			}
 			c.slices = append(c.slices, s)
 			for _, dev := range s.Spec.Devices {
 				if rapid.Bool().Draw(t, dev.Name+" held") {
@@ -101,8 +107,30 @@ func drawDRACase(t *rapid.T) draCase {
 		}
 	}
 	profile := func() string { return rapid.SampledFrom(dratest.A100MIG).Draw(t, "profile").Name }
+	c.pending = append(c.pending, drawPendingClaim(t, "pending", profile))
+	if rapid.IntRange(0, 3).Draw(t, "second claim") == 0 {
+		c.pending = append(c.pending, drawPendingClaim(t, "pending-2", profile))
+	}
+	c.pod = &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "uid-p"}}
+	for i, claim := range c.pending {
+		c.pod.Spec.ResourceClaims = append(c.pod.Spec.ResourceClaims, v1.PodResourceClaim{Name: fmt.Sprint("c", i), ResourceClaimName: &claim.Name})
+	}
+	return c
+}
+
+// drawPendingClaim draws a claim not allocated yet: whole GPUs, a MIG
+// profile, a share of memory, every GPU of a node, a profile from a list
+// of alternatives, two MIG devices at once, two requests of one class, or
+// a request with admin access beside one for a GPU.
+func drawPendingClaim(t *rapid.T, name string, profile func() string) *resourcev1.ResourceClaim {
 	var requests []resourcev1.DeviceRequest
-	switch rapid.SampledFrom([]string{"gpus", "mig", "share", "all", "first", "two"}).Draw(t, "pending") {
+	switch rapid.SampledFrom([]string{"gpus", "mig", "share", "all", "first", "two", "twice", "admin"}).Draw(t, name) {
+	case "twice":
+		requests = append(requests, dratest.Exactly("one", "gpu.nvidia.com", 1), dratest.Exactly("more", "gpu.nvidia.com", int64(rapid.IntRange(1, 2).Draw(t, "count"))))
+	case "admin":
+		admin := dratest.Exactly("admin", "gpu.nvidia.com", 1)
+		admin.Exactly.AdminAccess = new(true)
+		requests = append(requests, admin, dratest.Exactly("gpu", "gpu.nvidia.com", 1))
 	case "gpus":
 		requests = append(requests, dratest.Exactly("gpus", "gpu.nvidia.com", int64(rapid.IntRange(1, 3).Draw(t, "count"))))
 	case "mig":
@@ -123,12 +151,8 @@ func drawDRACase(t *rapid.T) draCase {
 	default:
 		requests = append(requests, dratest.MIGRequest("a", profile()), dratest.MIGRequest("b", profile()))
 	}
-	c.pending = &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pending", UID: "uid-pending"},
+	return &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID("uid-" + name)},
 		Spec: dratest.ClaimSpec(requests...)}
-	claimName := "pending"
-	c.pod = &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "uid-p"},
-		Spec: v1.PodSpec{ResourceClaims: []v1.PodResourceClaim{{Name: "c", ResourceClaimName: &claimName}}}}
-	return c
 }
 
 // pick is an allocation result as compared: each device by request,
@@ -167,7 +191,10 @@ func pick(r *resourcev1.AllocationResult) string {
 func kubeAllocations(t *testing.T, c draCase) map[string]string {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	objects := []runtime.Object{c.pending}
+	var objects []runtime.Object
+	for _, p := range c.pending {
+		objects = append(objects, p)
+	}
 	for _, s := range c.slices {
 		objects = append(objects, s)
 	}
@@ -194,15 +221,19 @@ func kubeAllocations(t *testing.T, c draCase) map[string]string {
 	}
 	out := map[string]string{}
 	for _, name := range c.nodes {
-		results, err := allocator.Allocate(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, []*resourcev1.ResourceClaim{c.pending})
+		results, err := allocator.Allocate(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, c.pending)
 		switch {
 		case err != nil && !errors.Is(err, structured.ErrFailedAllocationOnNode):
 			// Not the node's failure: kube-scheduler's filter fails the
 			// scheduling cycle (a request for all devices of a pool that is
 			// being updated, say).
 			out[name] = "error"
-		case len(results) == 1:
-			out[name] = pick(&results[0])
+		case len(results) == len(c.pending):
+			var each []string
+			for i := range results {
+				each = append(each, pick(&results[i]))
+			}
+			out[name] = strings.Join(each, " + ")
 		default:
 			out[name] = pick(nil)
 		}
@@ -215,7 +246,7 @@ func kubeAllocations(t *testing.T, c draCase) map[string]string {
 // with the features given).
 func resfitAllocations(t *testing.T, c draCase, features *structured.Features) map[string]string {
 	r := kubebridge.DRAReader{Features: features}
-	d, err := r.Read(kubebridge.DRAObjects{Slices: c.slices, Classes: dratest.NVIDIAClasses(), Claims: append(slices.Clone(c.claims), c.pending)})
+	d, err := r.Read(kubebridge.DRAObjects{Slices: c.slices, Classes: dratest.NVIDIAClasses(), Claims: append(slices.Clone(c.claims), c.pending...)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +259,11 @@ func resfitAllocations(t *testing.T, c draCase, features *structured.Features) m
 		case !ok:
 			out[name] = pick(nil)
 		default:
-			out[name] = pick(&claims[0].Result)
+			var each []string
+			for i := range claims {
+				each = append(each, pick(&claims[i].Result))
+			}
+			out[name] = strings.Join(each, " + ")
 		}
 	}
 	return out
@@ -257,5 +292,40 @@ func TestDRAAllocationIsKubeAllocators(t *testing.T) {
 				rt.Fatalf("resfit (features %+v) allocates %v\nkube's allocator %v", *features, got, want)
 			}
 		}
+		// resfit's own reading, where it does not ask the allocator: a
+		// pod whose task is the same on every node (whole devices of a
+		// simple class) fits a node by the node's amounts alone, as the
+		// hosts' filters read them; it fits where the allocator finds
+		// devices.
+		for node, fits := range uniformFits(t, c) {
+			if allocated := want[node] != "-" && want[node] != "error"; fits != allocated {
+				rt.Fatalf("on %s, resfit's amounts say the pod fits: %v; kube's allocator gives %s", node, fits, want[node])
+			}
+		}
 	})
+}
+
+// uniformFits says, for a pod whose task is uniform (kubebridge.PodTask),
+// on which nodes its nvidia.com/gpu request is within what the node's
+// amounts leave free (DRA.Amounts, whole GPUs); nil for another pod.
+func uniformFits(t *testing.T, c draCase) map[string]bool {
+	d, err := kubebridge.ReadDRA(kubebridge.DRAObjects{Slices: c.slices, Classes: dratest.NVIDIAClasses(), Claims: append(slices.Clone(c.claims), c.pending...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema, err := d.SchemaFor(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt, err := d.NewPodTask(schema, c.pod, scoring.TaskOptions{Devices: resource.GPU})
+	if err != nil || !pt.Uniform() {
+		return nil
+	}
+	slot, _ := schema.Slot(resource.GPU)
+	out := map[string]bool{}
+	for _, node := range c.nodes {
+		a, u := d.Amounts(node, "gpu.nvidia.com")
+		out[node] = (a-u)*1000 >= pt.Task.Requests[slot]
+	}
+	return out
 }
