@@ -43,12 +43,30 @@ type draCase struct {
 	claims  []*resourcev1.ResourceClaim // allocated
 	pending []*resourcev1.ResourceClaim // the pod's, in its order
 	pod     *v1.Pod
+	fills   []int // Gi left on the shared GPUs that hold shares
+}
+
+// drawSharePolicy draws a shareable GPU's memory request policy other than
+// NVIDIA's (nil: NVIDIA's, steps of 1Mi from 1Mi): valid values, a range
+// in steps of 5Gi from 1Gi, or a range without steps.
+func drawSharePolicy(t *rapid.T, node string) *resourcev1.CapacityRequestPolicy {
+	gi := func(n int) *kres.Quantity { return new(kres.MustParse(strconv.Itoa(n) + "Gi")) }
+	switch rapid.IntRange(0, 5).Draw(t, node+" policy") {
+	case 0:
+		return &resourcev1.CapacityRequestPolicy{Default: gi(80), ValidValues: []kres.Quantity{*gi(10), *gi(20), *gi(40), *gi(80)}}
+	case 1:
+		return &resourcev1.CapacityRequestPolicy{Default: gi(80), ValidRange: &resourcev1.CapacityRequestPolicyRange{Min: gi(1), Max: gi(80), Step: gi(5)}}
+	case 2:
+		return &resourcev1.CapacityRequestPolicy{Default: gi(40), ValidRange: &resourcev1.CapacityRequestPolicyRange{Min: gi(8)}}
+	}
+	return nil
 }
 
 // drawDRACase draws a cluster of one to three nodes, each with one pool
 // of NVIDIA's: A100s with dynamic MIG (partitionable devices, a counter
 // set per GPU; now and then a pool missing one of its two slices),
-// shareable H100s (consumable capacity: memory with a request policy),
+// shareable H100s (consumable capacity: memory with NVIDIA's request
+// policy or another, drawSharePolicy),
 // or plain GPUs (now and then a pool missing a slice); claims holding
 // random devices of them (MIG placements, whole GPUs, shares with the
 // memory they consumed); and a pod with one or two pending claims
@@ -85,13 +103,28 @@ func drawDRACase(t *rapid.T) draCase {
 			}
 		case "shared":
 			s := dratest.NVIDIAShareableSlice(name, rapid.IntRange(1, 2).Draw(t, name+" gpus"), 0)
+			policy := drawSharePolicy(t, name)
+			for i := range s.Spec.Devices {
+				if policy != nil {
+					s.Spec.Devices[i].Capacity["memory"] = resourcev1.DeviceCapacity{Value: kres.MustParse("80Gi"), RequestPolicy: policy}
+				}
+			}
 			c.slices = append(c.slices, s)
+			held := map[string]int{} // Gi held on each device
 			for i := range rapid.IntRange(0, 4).Draw(t, name+" shares") {
-				r := result(name, rapid.SampledFrom(s.Spec.Devices).Draw(t, "device").Name)
+				dev := rapid.SampledFrom(s.Spec.Devices).Draw(t, "device").Name
+				r := result(name, dev)
 				share := types.UID(fmt.Sprintf("%s-share-%d", name, i))
 				r.ShareID = &share
-				r.ConsumedCapacity = map[resourcev1.QualifiedName]kres.Quantity{"memory": kres.MustParse(strconv.Itoa(rapid.IntRange(1, 80).Draw(t, "memory")) + "Gi")}
+				gi := rapid.IntRange(1, 80).Draw(t, "memory")
+				held[dev] += gi
+				r.ConsumedCapacity = map[resourcev1.QualifiedName]kres.Quantity{"memory": kres.MustParse(strconv.Itoa(gi) + "Gi")}
 				hold(r)
+			}
+			for _, gi := range held {
+				if gi < 80 {
+					c.fills = append(c.fills, 80-gi) // a share that exactly fills what is left
+				}
 			}
 		default:
 			s := dratest.NVIDIASlice(name, "NVIDIA A100-SXM4-80GB", rapid.IntRange(1, 4).Draw(t, name+" gpus"), 0)
@@ -106,10 +139,19 @@ func drawDRACase(t *rapid.T) draCase {
 			}
 		}
 	}
+	if rapid.IntRange(0, 4).Draw(t, "pool for every node") == 0 {
+		// A pool that names no node: GPUs any node reaches (spec.allNodes).
+		s := dratest.NVIDIASlice("fabric", "NVIDIA A100-SXM4-80GB", rapid.IntRange(1, 2).Draw(t, "fabric gpus"), 0)
+		s.Spec.NodeName, s.Spec.AllNodes = nil, new(true)
+		c.slices = append(c.slices, s)
+		if rapid.Bool().Draw(t, "fabric held") {
+			hold(result("fabric", "gpu-0"))
+		}
+	}
 	profile := func() string { return rapid.SampledFrom(dratest.A100MIG).Draw(t, "profile").Name }
-	c.pending = append(c.pending, drawPendingClaim(t, "pending", profile))
+	c.pending = append(c.pending, drawPendingClaim(t, "pending", profile, c.fills))
 	if rapid.IntRange(0, 3).Draw(t, "second claim") == 0 {
-		c.pending = append(c.pending, drawPendingClaim(t, "pending-2", profile))
+		c.pending = append(c.pending, drawPendingClaim(t, "pending-2", profile, c.fills))
 	}
 	c.pod = &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "uid-p"}}
 	for i, claim := range c.pending {
@@ -119,10 +161,11 @@ func drawDRACase(t *rapid.T) draCase {
 }
 
 // drawPendingClaim draws a claim not allocated yet: whole GPUs, a MIG
-// profile, a share of memory, every GPU of a node, a profile from a list
+// profile, a share of memory (now and then exactly what a shared GPU has
+// left, fills), every GPU of a node, a profile from a list
 // of alternatives, two MIG devices at once, two requests of one class, or
 // a request with admin access beside one for a GPU.
-func drawPendingClaim(t *rapid.T, name string, profile func() string) *resourcev1.ResourceClaim {
+func drawPendingClaim(t *rapid.T, name string, profile func() string, fills []int) *resourcev1.ResourceClaim {
 	var requests []resourcev1.DeviceRequest
 	switch rapid.SampledFrom([]string{"gpus", "mig", "share", "all", "first", "two", "twice", "admin"}).Draw(t, name) {
 	case "twice":
@@ -136,7 +179,11 @@ func drawPendingClaim(t *rapid.T, name string, profile func() string) *resourcev
 	case "mig":
 		requests = append(requests, dratest.MIGRequest("mig", profile()))
 	case "share":
-		requests = append(requests, dratest.ShareRequest("share", strconv.Itoa(rapid.IntRange(1, 90).Draw(t, "memory"))+"Gi"))
+		gi := rapid.IntRange(1, 90).Draw(t, "memory")
+		if len(fills) > 0 && rapid.Bool().Draw(t, "fill") {
+			gi = rapid.SampledFrom(fills).Draw(t, "fill memory")
+		}
+		requests = append(requests, dratest.ShareRequest("share", strconv.Itoa(gi)+"Gi"))
 	case "all":
 		requests = append(requests, resourcev1.DeviceRequest{Name: "all", Exactly: &resourcev1.ExactDeviceRequest{
 			DeviceClassName: "gpu.nvidia.com", AllocationMode: resourcev1.DeviceAllocationModeAll}})
