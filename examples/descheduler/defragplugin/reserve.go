@@ -132,9 +132,20 @@ func (p *Plugin) Reserve(ctx context.Context, nodes []*v1.Node, now time.Time) (
 			continue
 		}
 		for k, n := range sn {
-			if n.Name == hr.room.Node {
-				h, err = starvation.Plan(waiting[i], n, k, now, gpu)
-				ok = err == nil
+			if n.Name != hr.room.Node {
+				continue
+			}
+			h, err = starvation.Plan(waiting[i], n, k, now, gpu)
+			ok = err == nil
+			if !ok && fitsEmpty(waiting[i].Pod, n) {
+				// What the node counts as used is more than its pods ask
+				// (a pod the cluster still counts while it ends): the
+				// node stays held, every pod on it in the way, rather
+				// than the hold moving for a moment's books.
+				h, ok = starvation.Hold{Target: waiting[i].Name, Node: n.Name, Index: k, Request: waiting[i].Request, Devices: waiting[i].Devices}, true
+				for j := range n.Pods {
+					h.InTheWay = append(h.InTheWay, j)
+				}
 			}
 		}
 	}

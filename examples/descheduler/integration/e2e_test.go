@@ -112,7 +112,6 @@ func startCluster(t *testing.T, flags ...string) *cluster {
 	// kube-controller-manager's controllers, in-process.
 	f := informers.NewSharedInformerFactory(kubernetes.NewForConfigOrDie(rest.AddUserAgent(c.config, "informers")), 0)
 	controllers := kubernetes.NewForConfigOrDie(rest.AddUserAgent(c.config, "controllers"))
-	rsc := replicaset.NewReplicaSetController(ctx, f.Apps().V1().ReplicaSets(), f.Core().V1().Pods(), controllers, replicaset.BurstReplicas)
 	dc, err := deployment.NewDeploymentController(ctx, f.Apps().V1().Deployments(), f.Apps().V1().ReplicaSets(), f.Core().V1().Pods(), controllers)
 	if err != nil {
 		t.Fatal(err)
@@ -124,8 +123,9 @@ func startCluster(t *testing.T, flags ...string) *cluster {
 	}
 	pdbc := disruption.NewDisruptionController(ctx, f.Core().V1().Pods(), f.Policy().V1().PodDisruptionBudgets(), f.Core().V1().ReplicationControllers(),
 		f.Apps().V1().ReplicaSets(), f.Apps().V1().Deployments(), f.Apps().V1().StatefulSets(), controllers, mapper, scaleClient, controllers.Discovery())
-	// Made only when started: a controller that never runs leaves its
-	// queue's goroutines behind.
+	// The ReplicaSet and resourceclaim controllers are made only when
+	// started: a controller that never runs leaves its queue's goroutines
+	// behind.
 	c.startClaims = func() {
 		claims, err := resourceclaim.NewController(klog.FromContext(ctx), controllers, f.Core().V1().Pods(), f.Scheduling().V1beta1().PodGroups(),
 			f.Resource().V1().ResourceClaims(), f.Resource().V1().ResourceClaimTemplates())
@@ -138,7 +138,11 @@ func startCluster(t *testing.T, flags ...string) *cluster {
 	f.Start(ctx.Done())
 	go dc.Run(ctx, 2)
 	go pdbc.Run(ctx, 1)
-	c.startReplicaSets = func() { go rsc.Run(ctx, 2) }
+	c.startReplicaSets = func() {
+		rsc := replicaset.NewReplicaSetController(ctx, f.Apps().V1().ReplicaSets(), f.Core().V1().Pods(), controllers, replicaset.BurstReplicas)
+		f.Start(ctx.Done())
+		go rsc.Run(ctx, 2)
+	}
 
 	// The scheduler, with the shipped profile and ResfitRooms.
 	// The scheduler's ConfigMap, which the descheduler reads too.

@@ -26,7 +26,8 @@ import (
 
 // Whole-node pods where short ones come and go, end to end: two nodes of
 // 8 GPUs, kept busy by two Jobs of 1-GPU pods run by the real Job
-// controller (8 at a time each; a pod says it runs 1 s, or 8 s, by
+// controller (12 short and 8 long at a time, four more than the GPUs, so
+// that some always wait; a pod says it runs 1 s, or 8 s, by
 // resfit.io/runs-for, and the test, playing the kubelet, ends it within
 // that), and a pod of 8 GPUs, big, that never finds a node free: each pod
 // that ends is followed by another at once.
@@ -165,10 +166,15 @@ func (c *cluster) startStream() *stream {
 	go jc.Run(ctx, 2)
 	s := &stream{started: map[types.UID]start{}}
 	go s.kubelet(ctx, cs)
-	for _, j := range []struct{ name, runsFor string }{{"short", "1s"}, {"long", "8s"}} {
+	// 12 short pods and 8 long ones for 16 GPUs: four are always pending,
+	// so a GPU that frees is taken at once and no node empties by chance.
+	for _, j := range []struct {
+		name, runsFor string
+		parallel      int32
+	}{{"short", "1s", 12}, {"long", "8s", 8}} {
 		spec := gpuPodSpec("1")
 		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: j.name}, Spec: batchv1.JobSpec{
-			Parallelism: ptr.To[int32](8), Completions: ptr.To[int32](100000), BackoffLimit: ptr.To[int32](1000),
+			Parallelism: ptr.To(j.parallel), Completions: ptr.To[int32](100000), BackoffLimit: ptr.To[int32](1000),
 			Template: v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{kubebridge.RunsForAnnotation: j.runsFor}}, Spec: spec}}}
 		_, err := cs.BatchV1().Jobs("train").Create(ctx, job, metav1.CreateOptions{})
 		c.must(err)
