@@ -46,6 +46,18 @@ type Rooms struct {
 	now   func() time.Time
 	mu    sync.Mutex
 	taken map[types.UID]bool // rooms a reserved pod took
+	// read are the room objects read, by object: an informer replaces an
+	// object that changes, so each is read once (a room that does not
+	// read is logged once); pass tells this listing's from the last.
+	read map[*unstructured.Unstructured]*readRoom
+	pass uint64
+}
+
+// readRoom is a room object as read, and the listing that last saw it.
+type readRoom struct {
+	room kubebridge.Room
+	err  error
+	pass uint64
 }
 
 var (
@@ -83,7 +95,7 @@ func NewRooms(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, 
 
 // newRooms is the plugin over a store of room objects.
 func newRooms(store cache.Store, now func() time.Time) *Rooms {
-	return &Rooms{rooms: store, now: now, taken: map[types.UID]bool{}}
+	return &Rooms{rooms: store, now: now, taken: map[types.UID]bool{}, read: map[*unstructured.Unstructured]*readRoom{}}
 }
 
 // Name is RoomsName.
@@ -97,7 +109,7 @@ type roomsState struct {
 	// kube-scheduler counts (kubebridge.SchedulerAmount), summed up to
 	// resource.MaxAmount.
 	held  map[string]map[v1.ResourceName]int64
-	names map[string][]string // the rooms held on each node, for messages
+	names map[string]roomNames // the rooms held on each node, for messages
 	// wide are the node-wide rooms held for other pods, by node; end is
 	// the pod's declared end, if it declares one.
 	wide     map[string][]kubebridge.Room
@@ -116,20 +128,39 @@ func (r *Rooms) holding() []kubebridge.Room {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []kubebridge.Room
-	present := map[types.UID]bool{}
-	for _, obj := range r.rooms.List() {
+	var present map[types.UID]bool
+	if len(r.taken) > 0 {
+		present = map[types.UID]bool{}
+	}
+	r.pass++
+	listed := r.rooms.List()
+	for _, obj := range listed {
 		u, ok := obj.(*unstructured.Unstructured)
 		if !ok {
 			continue
 		}
-		present[u.GetUID()] = true
-		room, err := kubebridge.ReadRoom(u)
-		if err != nil {
-			klog.ErrorS(err, "a room holds nothing", "plugin", RoomsName)
-			continue
+		if present != nil {
+			present[u.GetUID()] = true
 		}
-		if !room.Expired(now) && !r.taken[room.UID] {
-			out = append(out, room)
+		rr := r.read[u]
+		if rr == nil {
+			rr = &readRoom{}
+			rr.room, rr.err = kubebridge.ReadRoom(u)
+			if rr.err != nil {
+				klog.ErrorS(rr.err, "a room holds nothing", "plugin", RoomsName)
+			}
+			r.read[u] = rr
+		}
+		rr.pass = r.pass
+		if rr.err == nil && !rr.room.Expired(now) && !r.taken[rr.room.UID] {
+			out = append(out, rr.room)
+		}
+	}
+	if len(r.read) > len(listed) { // objects replaced or deleted are forgotten
+		for u, rr := range r.read {
+			if rr.pass != r.pass {
+				delete(r.read, u)
+			}
 		}
 	}
 	for uid := range r.taken { // deleted rooms are forgotten
@@ -176,7 +207,7 @@ func (r *Rooms) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fw
 // PreFilter reads the rooms: a pod some room is for goes to those rooms'
 // nodes only.
 func (r *Rooms) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, infos []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
-	s := &roomsState{held: map[string]map[v1.ResourceName]int64{}, names: map[string][]string{}, wide: map[string][]kubebridge.Room{}}
+	s := &roomsState{held: map[string]map[v1.ResourceName]int64{}, names: map[string]roomNames{}, wide: map[string][]kubebridge.Room{}}
 	for _, room := range r.holding() {
 		if room.NodeWide {
 			if !room.Takes(pod) {
@@ -198,7 +229,12 @@ func (r *Rooms) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, 
 		for name, q := range room.Requests {
 			held[name] = resource.Clamp(held[name] + kubebridge.SchedulerAmount(name, q))
 		}
-		s.names[room.Node] = append(s.names[room.Node], room.Namespace+"/"+room.Name)
+		names := s.names[room.Node]
+		names.n++
+		if len(names.first) < 3 { // a message names three
+			names.first = append(names.first, room.Namespace+"/"+room.Name)
+		}
+		s.names[room.Node] = names
 	}
 	if len(s.wide) > 0 {
 		end, declared, err := kubebridge.DeclaredEnd(pod, r.jobs, r.now())
@@ -275,18 +311,24 @@ func (r *Rooms) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, inf
 			continue
 		}
 		if amount(alloc, name)-amount(used, name)-h < kubebridge.SchedulerAmount(name, q) {
-			return fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("room for another pod is held here (%s): not enough %s left", someNames(s.names[node]), name))
+			return fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("room for another pod is held here (%s): not enough %s left", s.names[node], name))
 		}
 	}
 	return nil
 }
 
-// someNames are the first three rooms' names, and how many more there are.
-func someNames(names []string) string {
-	if len(names) <= 3 {
-		return strings.Join(names, ", ")
+// roomNames are the first three rooms held on a node, by name, and how
+// many there are: a message names three.
+type roomNames struct {
+	first []string
+	n     int
+}
+
+func (r roomNames) String() string {
+	if r.n <= len(r.first) {
+		return strings.Join(r.first, ", ")
 	}
-	return fmt.Sprintf("%s and %d more", strings.Join(names[:3], ", "), len(names)-3)
+	return fmt.Sprintf("%s and %d more", strings.Join(r.first, ", "), r.n-len(r.first))
 }
 
 // amount is a NodeInfo resource's amount in the unit kube-scheduler counts
