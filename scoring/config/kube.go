@@ -244,10 +244,7 @@ func (d *decoder) kubeConf(doc map[string]any, profileName string) *Config {
 	pi := -1
 	for i, p := range profiles {
 		m, _ := p.(map[string]any)
-		name, _ := m["schedulerName"].(string)
-		if m != nil && m["schedulerName"] == nil {
-			name = "default-scheduler" // kube-scheduler's default
-		}
+		name := kubeProfileName(m)
 		names = append(names, formatValue(name))
 		if pi < 0 && m != nil && (profileName == "" || name == profileName) {
 			pi = i
@@ -263,10 +260,7 @@ func (d *decoder) kubeConf(doc map[string]any, profileName string) *Config {
 	}
 	path := index(d.at("profiles"), pi)
 	profile, _ := d.object(path, profiles[pi])
-	c.SchedulerName, _ = profile["schedulerName"].(string)
-	if profile["schedulerName"] == nil {
-		c.SchedulerName = "default-scheduler"
-	}
+	c.SchedulerName = kubeProfileName(profile)
 	args := map[string]any{}
 	cfgPath := map[string]string{}
 	pcs, _ := d.list(join(path, "pluginConfig"), profile["pluginConfig"])
@@ -528,16 +522,13 @@ func (d *decoder) kubeOuter(doc map[string]any) {
 			continue
 		}
 		d.only(path, m, strictFields, kubeProfileFields...)
-		name := "default-scheduler" // kube names the one profile so, where it is the only one
-		if _, present := m["schedulerName"]; !present && len(profiles) > 1 {
+		name := kubeProfileName(m)
+		switch v, present := m["schedulerName"]; {
+		case !present && len(profiles) > 1: // kube names only a lone profile
 			d.missing(join(path, "schedulerName"), "required where there are several profiles")
-		}
-		if v, present := m["schedulerName"]; present {
-			if s, ok := d.str(join(path, "schedulerName"), v); ok {
-				name = s
-				if s == "" {
-					d.fail(join(path, "schedulerName"), "must not be empty", v)
-				}
+		case present:
+			if s, ok := d.str(join(path, "schedulerName"), v); ok && s == "" {
+				d.fail(join(path, "schedulerName"), "must not be empty", v)
 			}
 		}
 		if seen[name] {
@@ -591,4 +582,15 @@ func (d *decoder) kubePercentage(path string, v any) {
 	if n, ok := d.weight(path, v, strictInt); ok && (n < 0 || n > 100) {
 		d.fail(path, "must be in [0, 100]", v)
 	}
+}
+
+// kubeProfileName is a profile's schedulerName, default-scheduler where it
+// has none (kube-scheduler's default; "" where it is not a string).
+func kubeProfileName(m map[string]any) string {
+	v, present := m["schedulerName"]
+	if !present || v == nil {
+		return "default-scheduler"
+	}
+	name, _ := v.(string)
+	return name
 }

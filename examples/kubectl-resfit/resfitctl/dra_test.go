@@ -132,16 +132,9 @@ func TestExplainDRASnapshot(t *testing.T) {
 func TestWhatIfDRASnapshot(t *testing.T) {
 	c, cfg := draTestdata(t, "rsf.yaml")
 	addJob3(t, c, dratest.Exactly("gpus", "gpu.nvidia.com", 2))
-	r, err := WhatIf(c, []NamedConfig{{"rsf.yaml", cfg}}, nil, WhatIfOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]string{}
-	for _, pl := range r.Outcomes[0].Placements {
-		got[pl.Pod] = pl.Node
-		if pl.Pod == "train/job-2" && pl.Reason != "0/4 nodes can take it: 4 "+claimsUnsatisfiable {
-			t.Errorf("job-2 pending for %q", pl.Reason)
-		}
+	r, got, reasons := whatIfNodes(t, c, cfg)
+	if reasons["train/job-2"] != "0/4 nodes can take it: 4 "+claimsUnsatisfiable {
+		t.Errorf("job-2 pending for %q", reasons["train/job-2"])
 	}
 	want := map[string]string{"train/job-1": "gpu-a", "train/job-3": "gpu-b", "train/job-2": "", "web/api-1": "cpu-b", "web/api-2": "gpu-b"}
 	if !cmp.Equal(got, want) {
@@ -200,25 +193,12 @@ func TestExplainPartitionSnapshot(t *testing.T) {
 // the other pods are placed as they are without job-3.
 func TestWhatIfOnePodFailsAlone(t *testing.T) {
 	c, cfg := draTestdata(t, "rsf.yaml")
-	without, err := WhatIf(c, []NamedConfig{{"rsf.yaml", cfg}}, nil, WhatIfOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]string{"train/job-3": ""}
-	for _, pl := range without.Outcomes[0].Placements {
-		want[pl.Pod] = pl.Node
-	}
+	_, want, _ := whatIfNodes(t, c, cfg)
+	want["train/job-3"] = ""
 	addJob3(t, c, dratest.Exactly("gpus", "gpu.nvidia.com", 1, `device.attributes["gpu.nvidia.com"].nosuch == "x"`))
-	r, err := WhatIf(c, []NamedConfig{{"rsf.yaml", cfg}}, nil, WhatIfOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]string{}
-	for _, pl := range r.Outcomes[0].Placements {
-		got[pl.Pod] = pl.Node
-		if pl.Pod == "train/job-3" && !strings.HasPrefix(pl.Reason, "not scored: ") {
-			t.Errorf("job-3 pending for %q", pl.Reason)
-		}
+	r, got, reasons := whatIfNodes(t, c, cfg)
+	if !strings.HasPrefix(reasons["train/job-3"], "not scored: ") {
+		t.Errorf("job-3 pending for %q", reasons["train/job-3"])
 	}
 	if !cmp.Equal(got, want) || len(got) != 5 {
 		t.Errorf("placements %v, want %v", got, want)
@@ -242,4 +222,22 @@ func addJob3(t *testing.T, c *Cluster, request resourcev1.DeviceRequest) {
 	p.Name, p.CreationTimestamp = "job-3", metav1.NewTime(job1.CreationTimestamp.Add(1))
 	p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpus", ResourceClaimName: &job3.Name}}
 	c.Pods = append(c.Pods, p)
+}
+
+// whatIfNodes is whatif's report of one configuration on the cluster, each
+// pod's node ("" pending) and each pending pod's reason.
+func whatIfNodes(t *testing.T, c *Cluster, cfg *config.Config) (r *WhatIfReport, nodes, reasons map[string]string) {
+	t.Helper()
+	r, err := WhatIf(c, []NamedConfig{{"rsf.yaml", cfg}}, nil, WhatIfOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, reasons = map[string]string{}, map[string]string{}
+	for _, pl := range r.Outcomes[0].Placements {
+		nodes[pl.Pod] = pl.Node
+		if pl.Node == "" {
+			reasons[pl.Pod] = pl.Reason
+		}
+	}
+	return r, nodes, reasons
 }
