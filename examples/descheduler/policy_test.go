@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/kubernetes/fake"
 	"sigs.k8s.io/descheduler/pkg/descheduler"
@@ -53,6 +54,11 @@ func TestShippedPolicyLoads(t *testing.T) {
 	}
 	if err := load(strings.Replace(shipped, "maxMoves: 4", "maxMovez: 4", 1)); err == nil || !strings.Contains(err.Error(), "maxMovez") {
 		t.Errorf("an unknown argument: %v", err)
+	}
+	// Reserve mode with the arguments the README shows.
+	if err := load(strings.Replace(shipped, "mode: make-room", "mode: reserve\n      starveAfter: 10m\n      patience: 30m\n      holdFor: 10m\n      maxMovesPerHour: \"1%\"", 1)); err != nil ||
+		read.Mode != defragplugin.ModeReserve || read.Patience.Duration != 30*time.Minute || read.MaxMovesPerHour != "1%" {
+		t.Errorf("reserve mode as the README writes it: %+v, %v", read, err)
 	}
 	// maxMoves: 0, written to stop evictions, is 0, not the default.
 	if err := load(strings.Replace(shipped, "maxMoves: 4", "maxMoves: 0", 1)); err != nil || read.MaxMoves == nil || *read.MaxMoves != 0 {
