@@ -5,14 +5,17 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
 	"k8s.io/component-base/cli"
 	"sigs.k8s.io/descheduler/cmd/descheduler/app"
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
+	"sigs.k8s.io/yaml"
 
 	"github.com/resfit/resfit/examples/descheduler/defragplugin"
+	"github.com/resfit/resfit/examples/kubebridge"
 )
 
 func main() {
@@ -20,12 +23,18 @@ func main() {
 }
 
 // command is the descheduler's command with the plugin registered after
-// the command's own set-up, which makes the registry afresh.
+// the command's own set-up, which makes the registry afresh, and the
+// policy file checked first (checkPolicyFile).
 func command() *cobra.Command {
 	cmd := app.NewDeschedulerCommand(os.Stdout)
 	cmd.AddCommand(app.NewVersionCommand())
 	setUp := cmd.PreRunE
 	cmd.PreRunE = func(c *cobra.Command, args []string) error {
+		if path, _ := c.Flags().GetString("policy-config-file"); path != "" {
+			if err := checkPolicyFile(path); err != nil {
+				return err
+			}
+		}
 		if err := setUp(c, args); err != nil {
 			return err
 		}
@@ -33,4 +42,20 @@ func command() *cobra.Command {
 		return nil
 	}
 	return cmd
+}
+
+// checkPolicyFile holds the policy file to what the descheduler's loader
+// lets through unseen: a file of at most kubebridge.MaxConfigBytes (the
+// loader reads any size), and no key given twice in one mapping (the
+// loader keeps the last, so "maxMoves: 0" above a forgotten "maxMoves: 4"
+// evicts 4 a run; kubectl's strict validation refuses it).
+func checkPolicyFile(path string) error {
+	data, err := kubebridge.ReadFile(path, kubebridge.MaxConfigBytes)
+	if err != nil {
+		return fmt.Errorf("policy config file: %w", err)
+	}
+	if _, err := yaml.YAMLToJSONStrict(data); err != nil {
+		return fmt.Errorf("policy config file %s: %w", path, err)
+	}
+	return nil
 }

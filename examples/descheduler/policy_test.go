@@ -75,3 +75,33 @@ func TestShippedPolicyLoads(t *testing.T) {
 		}
 	}
 }
+
+// The command refuses a policy file the descheduler's loader would read
+// with a key given twice (the loader keeps the last: "maxMoves: 0" above a
+// forgotten "maxMoves: 4" would evict 4 a run), or larger than a
+// configuration may be, before it runs; the shipped policy passes.
+func TestPolicyFileChecked(t *testing.T) {
+	shipped := manifesttest.ConfigMap(t, "manifests/policy.yaml").Data["policy.yaml"]
+	preRun := func(text string) error {
+		path := filepath.Join(t.TempDir(), "policy.yaml")
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cmd := command()
+		if err := cmd.Flags().Set("policy-config-file", path); err != nil {
+			t.Fatal(err)
+		}
+		return cmd.PreRunE(cmd, nil)
+	}
+	if err := preRun(shipped); err != nil {
+		t.Fatalf("the shipped policy: %v", err)
+	}
+	twice := strings.Replace(shipped, "maxMoves: 4", "maxMoves: 0\n      maxMoves: 4", 1)
+	if err := preRun(twice); err == nil || !strings.Contains(err.Error(), `key "maxMoves" already set`) {
+		t.Errorf("maxMoves given twice: %v", err)
+	}
+	huge := shipped + "\n#" + strings.Repeat("x", 8<<20)
+	if err := preRun(huge); err == nil || !strings.Contains(err.Error(), "policy config file") {
+		t.Errorf("a policy of 8 MiB: %v", err)
+	}
+}
