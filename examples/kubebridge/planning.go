@@ -185,7 +185,7 @@ func (p *Planning) tasks(pods []*v1.Pod) ([]*scoring.Task, error) {
 			return nil, err
 		}
 		if !pt.Uniform() {
-			return nil, fmt.Errorf("pod %s/%s: %s", pod.Namespace, pod.Name, notUniform)
+			return nil, fmt.Errorf("pod %s/%s: %s", pod.Namespace, pod.Name, p.unplannable(pt))
 		}
 		tasks[n] = pt.Task
 	}
@@ -194,6 +194,20 @@ func (p *Planning) tasks(pods []*v1.Pod) ([]*scoring.Task, error) {
 
 // notUniform is why a planner leaves a pod out.
 const notUniform = "its DRA claims take different devices on different nodes; the planner does not plan for such a pod"
+
+// unplannable says why the planner leaves out a pod whose task is not
+// uniform: its claims cannot be evaluated on some node (a selector that
+// fails as kube's allocator runs it: the cause, which kube-scheduler
+// reports as the node's Filter error), or else notUniform.
+func (p *Planning) unplannable(pt *PodTask) string {
+	table := p.cluster.Table
+	for i := range table.Len() {
+		if _, _, err := pt.On(table.Name(i)); err != nil {
+			return "its claims cannot be evaluated: " + err.Error()
+		}
+	}
+	return notUniform
+}
 
 // MakeRoom plans the fewest moves after which the pending pods, a gang
 // placed in queue order (QueueOrder), all fit (defrag.MakeRoomGang),
@@ -250,21 +264,22 @@ func (p *Planning) SettlePending(pending []*v1.Pod) (*Settled, error) {
 	for _, gang := range Gangs(pending) {
 		tasks := make([]*scoring.Task, len(gang))
 		var odd *v1.Pod
+		var why string
 		for n, m := range gang {
 			pt, err := p.scene.Task(m)
 			if err != nil {
 				return nil, err
 			}
 			if !pt.Uniform() && odd == nil {
-				odd = m
+				odd, why = m, p.unplannable(pt)
 			}
 			tasks[n] = pt.Task
 		}
 		if odd != nil {
 			for _, m := range gang {
-				why := notUniform
+				why := why
 				if m != odd {
-					why = fmt.Sprintf("%s/%s of its pod group %s: %s", odd.Namespace, odd.Name, PodGroup(m), notUniform)
+					why = fmt.Sprintf("%s/%s of its pod group %s: %s", odd.Namespace, odd.Name, PodGroup(m), why)
 				}
 				out.Left = append(out.Left, fmt.Sprintf("pending pod %s/%s: %s; left out", m.Namespace, m.Name, why))
 			}

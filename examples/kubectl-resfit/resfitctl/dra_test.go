@@ -241,3 +241,67 @@ func whatIfNodes(t *testing.T, c *Cluster, cfg *config.Config) (r *WhatIfReport,
 	}
 	return r, nodes, reasons
 }
+
+// A pod whose claim's selector fails as kube's allocator runs it is
+// explained, not an error: every node is rejected with the cause, and a
+// warning says so, as whatif leaves it pending; with the fault in the
+// class instead, job-2 (a claim) and job-1 (nvidia.com/gpu through the
+// class) are both explained, each with the fault in a warning. defrag
+// names the fault as why it leaves the pod out, not the devices' shape.
+func TestOnePodsFaultIsExplained(t *testing.T) {
+	const fails = `device.attributes["gpu.nvidia.com"].nosuch == "x"`
+	c, cfg := draTestdata(t, "rsf.yaml")
+	addJob3(t, c, dratest.Exactly("gpus", "gpu.nvidia.com", 1, fails))
+	explain := func(c *Cluster, name string) *Explanation {
+		t.Helper()
+		p, err := c.FindPod(name, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := Explain(c, cfg, "rsf.yaml", p)
+		if err != nil {
+			t.Fatalf("explain %s: %v", name, err)
+		}
+		return e
+	}
+	e := explain(c, "train/job-3")
+	if e.Feasible != 0 || e.Rejected != 4 || len(e.Nodes) != 4 {
+		t.Errorf("job-3: %d feasible, %d rejected, %d nodes", e.Feasible, e.Rejected, len(e.Nodes))
+	}
+	for _, n := range e.Nodes {
+		if !strings.HasPrefix(n.Reason, "not scored: ") || !strings.Contains(n.Reason, "CEL runtime error: no such key: nosuch") {
+			t.Errorf("job-3 on %s: %q", n.Name, n.Reason)
+		}
+	}
+	if !slices.ContainsFunc(e.Warnings, func(w string) bool { return strings.HasPrefix(w, "pod train/job-3 not scored: ") }) {
+		t.Errorf("no warning of job-3: %v", e.Warnings)
+	}
+
+	for _, p := range []string{"train/job-3"} {
+		pod, _ := c.FindPod(p, "")
+		_, err := Defrag(c, cfg, "rsf.yaml", DefragOptions{For: []*v1.Pod{pod}})
+		if err == nil || !strings.Contains(err.Error(), "its claims cannot be evaluated: ") || !strings.Contains(err.Error(), "CEL runtime error") {
+			t.Errorf("defrag --for %s: %v", p, err)
+		}
+	}
+	r, err := Defrag(c, cfg, "rsf.yaml", DefragOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(r.Warnings, func(w string) bool {
+		return strings.HasPrefix(w, "pending pod train/job-3: its claims cannot be evaluated: ") && strings.Contains(w, "CEL runtime error")
+	}) {
+		t.Errorf("defrag's warnings: %v", r.Warnings)
+	}
+
+	c, _ = draTestdata(t, "rsf.yaml")
+	for _, cl := range c.Classes {
+		cl.Spec.Selectors = append(cl.Spec.Selectors, resourcev1.DeviceSelector{CEL: &resourcev1.CELDeviceSelector{Expression: fails}})
+	}
+	for _, name := range []string{"train/job-1", "train/job-2"} {
+		e := explain(c, name)
+		if !slices.ContainsFunc(e.Warnings, func(w string) bool { return strings.Contains(w, "CEL runtime error: no such key: nosuch") }) {
+			t.Errorf("%s: no warning of the fault: %v", name, e.Warnings)
+		}
+	}
+}

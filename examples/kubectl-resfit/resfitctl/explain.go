@@ -96,22 +96,53 @@ func Explain(c *Cluster, cfg *config.Config, configName string, pod *v1.Pod) (*E
 	if err != nil {
 		return nil, err
 	}
+	e := &Explanation{
+		Pod: pod.Namespace + "/" + pod.Name, Config: configName, BoundTo: pod.Spec.NodeName,
+		MaxScore: sc.Pipeline().MaxScore(), Plugins: sc.Pipeline().ScorerNames(), Warnings: sc.warnings(cfg),
+		DRA: sc.Snapshot().DRA() != nil,
+	}
+	if err := sc.explain(e, pod); err != nil {
+		// The pod cannot be scored (a claim's selector fails as kube's
+		// allocator runs it: kube-scheduler's Filter reports an error on
+		// each node): every node is rejected with the cause, as whatif
+		// leaves such a pod pending, whichever part of the pod fails.
+		why := "not scored: " + firstLine(err)
+		e.Warnings = append(e.Warnings, "pod "+e.Pod+" "+why)
+		table := sc.Snapshot().Table()
+		e.Nodes, e.Feasible, e.Rejected, e.Claims = nil, 0, table.Len(), false
+		for i := range table.Len() {
+			e.Nodes = append(e.Nodes, NodeExplanation{Name: table.Name(i), Reason: why, Scores: map[string]float64{}})
+		}
+	}
+	slices.SortStableFunc(e.Nodes, func(a, b NodeExplanation) int {
+		if a.Feasible != b.Feasible {
+			if a.Feasible {
+				return -1
+			}
+			return 1
+		}
+		if c := cmp.Compare(b.Total, a.Total); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return e, nil
+}
+
+// explain scores the pod on every node into e: its requests, its claims'
+// requests, and each node's scores or why it is rejected.
+func (sc *scene) explain(e *Explanation, pod *v1.Pod) error {
 	schema, table := sc.Snapshot().Schema(), sc.Snapshot().Table()
 	task, err := sc.Task(pod)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	batch := sc.Pipeline().NewBatch(table.Len())
-	e := &Explanation{
-		Pod: pod.Namespace + "/" + pod.Name, Config: configName, BoundTo: pod.Spec.NodeName,
-		Requests: kubebridge.Quantities(schema, task.Task.Requests), MaxScore: sc.Pipeline().MaxScore(),
-		Plugins: sc.Pipeline().ScorerNames(), Warnings: sc.warnings(cfg),
-	}
-	e.DRA = sc.Snapshot().DRA() != nil
+	e.Requests = kubebridge.Quantities(schema, task.Task.Requests)
 	if e.DRA {
 		requests, err := sc.Snapshot().DRA().PodRequests(pod)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, r := range requests {
 			e.ClaimRequests = append(e.ClaimRequests, requestDescription(r))
@@ -149,22 +180,7 @@ func Explain(c *Cluster, cfg *config.Config, configName string, pod *v1.Pod) (*E
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("scoring pod %s/%s: %v", pod.Namespace, pod.Name, err)
-	}
-	slices.SortStableFunc(e.Nodes, func(a, b NodeExplanation) int {
-		if a.Feasible != b.Feasible {
-			if a.Feasible {
-				return -1
-			}
-			return 1
-		}
-		if c := cmp.Compare(b.Total, a.Total); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
-	return e, nil
+	return err
 }
 
 // Top keeps the best n feasible nodes and the first n rejected ones (all
