@@ -123,6 +123,13 @@ func (d *DRA) pendingClaims(pod *v1.Pod) ([]pendingClaim, error) {
 			return nil, fmt.Errorf("%s: neither resourceClaimName nor resourceClaimTemplateName", field)
 		}
 	}
+	ext, err := d.extendedClaim(pod)
+	if err != nil {
+		return nil, err
+	}
+	if ext != nil {
+		out = append(out, *ext) // last, as kube-scheduler allocates it
+	}
 	return out, nil
 }
 
@@ -298,6 +305,16 @@ func (d *DRA) fitParts(node string, claims []pendingClaim) (take []int64, types 
 	for c, n := range devices {
 		if n != 1 {
 			types[c] = ""
+		}
+		// The allocator found the devices: what they take of the node is
+		// within what it has left. Counting each part by its largest
+		// counter overstates parts that fit together (two 2g.20gb beside
+		// a 3g.40gb: 286 thousandths each, where the A100 has 500 left by
+		// its memory), which the node's amounts would refuse.
+		if take[c] > 0 {
+			if a, u := d.canonicalAmounts(node, c); take[c] > a-u {
+				take[c] = max(a-u, 0)
+			}
 		}
 	}
 	return take, types, true, nil

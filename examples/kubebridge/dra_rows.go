@@ -145,7 +145,11 @@ func (d *DRA) takeOf(node string, r resourcev1.DeviceRequestAllocationResult) *b
 		}
 		return most
 	}
-	return big.NewRat(1, 1) // a device on no node's list (offered to many): one unit
+	// A device on no node's list (a pool offered to many nodes) is not
+	// in the node's amounts, and takes nothing of them: charged a unit,
+	// a node whose own GPUs are all held would refuse a pod the
+	// allocator gives a GPU of the pool.
+	return new(big.Rat)
 }
 
 // unitClasses are the classes that select a device of the same counter

@@ -625,3 +625,33 @@ func TestInUnitsKeepsAPartShortOfTheWhole(t *testing.T) {
 		}
 	}
 }
+
+// A GPU of a pool offered to every node (spec.allNodes) is in no node's
+// amounts, so a claim the allocator gives one takes nothing of the
+// node's: node-0's two A100s stay free for the pod's task there, and the
+// pod fits node-0 by its row as the allocator says it does.
+func TestPoolForEveryNodeTakesNothingOfTheNode(t *testing.T) {
+	fabric := dratest.NVIDIASlice("fabric", "NVIDIA H100 80GB HBM3", 1, 0)
+	fabric.Spec.NodeName, fabric.Spec.AllNodes = nil, new(true)
+	claim := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "h100"},
+		Spec: dratest.ClaimSpec(dratest.Exactly("gpu", "gpu.nvidia.com", 1, `device.attributes["gpu.nvidia.com"].productName == "NVIDIA H100 80GB HBM3"`))}
+	d, err := ReadDRA(DRAObjects{Slices: []*resourcev1.ResourceSlice{dratest.NVIDIASlice("node-0", "NVIDIA A100-SXM4-80GB", 2, 0), fabric},
+		Classes: dratest.NVIDIAClasses(), Claims: []*resourcev1.ResourceClaim{claim}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSnapshot([]*v1.Node{node("node-0", "cpu", "64", "memory", "512Gi", "pods", "110")}, nil, Options{DRA: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := podWithClaims("p", v1.PodResourceClaim{Name: "gpu", ResourceClaimName: new("h100")})
+	pt, err := d.NewPodTask(s.Schema(), p, scoring.TaskOptions{Devices: gpu})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, ok, err := pt.On("node-0")
+	slot, _ := s.Schema().Slot(gpu)
+	if err != nil || !ok || task.Requests[slot] != 0 || task.Devices.Count != 0 {
+		t.Errorf("on node-0: %v, %v; takes %d of nvidia.com/gpu, devices %+v", ok, err, task.Requests[slot], task.Devices)
+	}
+}

@@ -46,6 +46,13 @@ func (d *DRA) NewPodTask(schema *resource.Schema, pod *v1.Pod, opts scoring.Task
 	if pt.demand, err = d.demand(pod); err != nil {
 		return nil, err
 	}
+	if ext := d.extendedClasses(pod); len(ext) > 0 {
+		// Its requests of these classes' extended resources are a claim's
+		// (extendedClaim), which demand holds: the claim's take stands in
+		// for them.
+		base = withoutClasses(base, schema, d, ext, opts.Devices)
+		pt.Task, pt.base = base, base
+	}
 	if len(pt.demand.requests) == 0 {
 		return pt, nil
 	}
@@ -125,6 +132,29 @@ func (pt *PodTask) Placed(node string) *scoring.Task {
 		return t
 	}
 	return pt.Task
+}
+
+// withoutClasses is a task without what it asks of the classes'
+// resources, in their slots and, for the view's class, in its devices.
+func withoutClasses(task *scoring.Task, schema *resource.Schema, d *DRA, classes []int, view string) *scoring.Task {
+	t := *task
+	t.Requests = slices.Clone(t.Requests)
+	t.NonZeroRequests = slices.Clone(t.NonZeroRequests)
+	t.KoordinatorRequests = slices.Clone(t.KoordinatorRequests)
+	for _, c := range classes {
+		name := d.classes[c].Resource
+		if slot, ok := schema.Slot(name); ok {
+			for _, v := range []resource.Vector{t.Requests, t.NonZeroRequests, t.KoordinatorRequests} {
+				if v != nil {
+					v[slot] = 0
+				}
+			}
+		}
+		if name == view {
+			t.Devices, t.Partition = resource.DeviceRequest{}, ""
+		}
+	}
+	return &t
 }
 
 // with is the base task with a take (in the classes' resources' canonical

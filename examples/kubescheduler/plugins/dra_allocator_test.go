@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -68,9 +69,13 @@ func drawSharePolicy(t *rapid.T, node string) *resourcev1.CapacityRequestPolicy 
 // shareable H100s (consumable capacity: memory with NVIDIA's request
 // policy or another, drawSharePolicy),
 // or plain GPUs (now and then a pool missing a slice); claims holding
-// random devices of them (MIG placements, whole GPUs, shares with the
-// memory they consumed); and a pod with one or two pending claims
-// (drawPendingClaim).
+// random devices of them (MIG placements that fit together, whole GPUs,
+// shares with the memory they consumed); and a pod with one or two
+// pending claims (drawPendingClaim), or asking for nvidia.com/gpu, the
+// extended resource of class gpu.nvidia.com (KEP-5004: on shareable GPUs
+// a share of the policy's default, on MIG GPUs a whole GPU over shared
+// counters), from a container and an init container or a sidecar before
+// it, alone or beside claims.
 func drawDRACase(t *rapid.T) draCase {
 	var c draCase
 	var allocated int
@@ -98,8 +103,32 @@ func drawDRACase(t *rapid.T) draCase {
 			if len(devices) == 0 {
 				devices = dratest.NVIDIAMIGSlices(name, 1, 0)[1].Spec.Devices
 			}
+			// Held devices that fit together, as the allocator gives them:
+			// each within what the others leave of its counter set.
+			capacity := map[string]map[string]int64{}
+			for _, set := range pool[0].Spec.SharedCounters {
+				capacity[set.Name] = map[string]int64{}
+				for n, c := range set.Counters {
+					capacity[set.Name][n] = c.Value.Value()
+				}
+			}
 			for range rapid.IntRange(0, 3).Draw(t, name+" held") {
-				hold(result(name, rapid.SampledFrom(devices).Draw(t, "device").Name))
+				dev := rapid.SampledFrom(devices).Draw(t, "device")
+				fits := true
+				for _, cc := range dev.ConsumesCounters {
+					for n, c := range cc.Counters {
+						fits = fits && capacity[cc.CounterSet][n] >= c.Value.Value()
+					}
+				}
+				if !fits {
+					continue
+				}
+				for _, cc := range dev.ConsumesCounters {
+					for n, c := range cc.Counters {
+						capacity[cc.CounterSet][n] -= c.Value.Value()
+					}
+				}
+				hold(result(name, dev.Name))
 			}
 		case "shared":
 			s := dratest.NVIDIAShareableSlice(name, rapid.IntRange(1, 2).Draw(t, name+" gpus"), 0)
@@ -154,6 +183,25 @@ func drawDRACase(t *rapid.T) draCase {
 		c.pending = append(c.pending, drawPendingClaim(t, "pending-2", profile, c.fills))
 	}
 	c.pod = &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "uid-p"}}
+	if rapid.IntRange(0, 2).Draw(t, "extended resource") == 0 {
+		// nvidia.com/gpu, the extended resource of class gpu.nvidia.com
+		// (KEP-5004), beside the claims or alone: a container's, and now
+		// and then an init container's before it, or one of its sidecar's.
+		gpus := func(n int) v1.ResourceRequirements {
+			return v1.ResourceRequirements{Requests: v1.ResourceList{"cpu": kres.MustParse("1"), "nvidia.com/gpu": *kres.NewQuantity(int64(n), kres.DecimalSI)}}
+		}
+		c.pod.Spec.Containers = []v1.Container{{Name: "main", Resources: gpus(rapid.IntRange(1, 2).Draw(t, "main gpus"))}}
+		switch rapid.IntRange(0, 3).Draw(t, "init container") {
+		case 0:
+			c.pod.Spec.InitContainers = []v1.Container{{Name: "init", Resources: gpus(rapid.IntRange(1, 3).Draw(t, "init gpus"))}}
+		case 1:
+			always := v1.ContainerRestartPolicyAlways
+			c.pod.Spec.InitContainers = []v1.Container{{Name: "sidecar", RestartPolicy: &always, Resources: gpus(1)}}
+		}
+		if rapid.Bool().Draw(t, "claims too") {
+			c.pending = nil
+		}
+	}
 	for i, claim := range c.pending {
 		c.pod.Spec.ResourceClaims = append(c.pod.Spec.ResourceClaims, v1.PodResourceClaim{Name: fmt.Sprint("c", i), ResourceClaimName: &claim.Name})
 	}
@@ -162,12 +210,13 @@ func drawDRACase(t *rapid.T) draCase {
 
 // drawPendingClaim draws a claim not allocated yet: whole GPUs, a MIG
 // profile, a share of memory (now and then exactly what a shared GPU has
-// left, fills), every GPU of a node, a profile from a list
+// left, fills), every GPU of a node, every MIG device of a profile
+// (allocationMode All over partitions), a profile from a list
 // of alternatives, two MIG devices at once, two requests of one class, or
 // a request with admin access beside one for a GPU.
 func drawPendingClaim(t *rapid.T, name string, profile func() string, fills []int) *resourcev1.ResourceClaim {
 	var requests []resourcev1.DeviceRequest
-	switch rapid.SampledFrom([]string{"gpus", "mig", "share", "all", "first", "two", "twice", "admin"}).Draw(t, name) {
+	switch rapid.SampledFrom([]string{"gpus", "mig", "share", "all", "all mig", "first", "two", "twice", "admin"}).Draw(t, name) {
 	case "twice":
 		requests = append(requests, dratest.Exactly("one", "gpu.nvidia.com", 1), dratest.Exactly("more", "gpu.nvidia.com", int64(rapid.IntRange(1, 2).Draw(t, "count"))))
 	case "admin":
@@ -187,6 +236,12 @@ func drawPendingClaim(t *rapid.T, name string, profile func() string, fills []in
 	case "all":
 		requests = append(requests, resourcev1.DeviceRequest{Name: "all", Exactly: &resourcev1.ExactDeviceRequest{
 			DeviceClassName: "gpu.nvidia.com", AllocationMode: resourcev1.DeviceAllocationModeAll}})
+	case "all mig":
+		// Every MIG device of a profile: on a GPU with partitions, more
+		// of them than fit at once.
+		m := dratest.MIGRequest("all", profile()).Exactly
+		m.AllocationMode, m.Count = resourcev1.DeviceAllocationModeAll, 0
+		requests = append(requests, resourcev1.DeviceRequest{Name: "all", Exactly: m})
 	case "first":
 		var subs []resourcev1.DeviceSubRequest
 		for i := range rapid.IntRange(1, 3).Draw(t, "alternatives") {
@@ -252,9 +307,30 @@ func kubeAllocations(t *testing.T, c draCase) map[string]string {
 		objects = append(objects, cl)
 	}
 	m, _ := draManager(t, ctx, objects...)
-	state, err := m.ResourceClaims().GatherAllocatedState()
-	if err != nil {
-		t.Fatal(err)
+	// The tracker counts a claim's devices when its informer's handler
+	// has run, which may be after the claim is listed: gather until the
+	// state holds every allocated device (or the tracker, in the middle
+	// of an update, says so), as kube-scheduler's next cycle would.
+	whole, shares := map[string]bool{}, 0
+	for _, cl := range c.claims {
+		for _, r := range cl.Status.Allocation.Devices.Results {
+			if r.ShareID != nil {
+				shares++
+			} else {
+				whole[r.Pool+"/"+r.Device] = true
+			}
+		}
+	}
+	var state *structured.AllocatedState
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		var err error
+		state, err = m.ResourceClaims().GatherAllocatedState()
+		if err == nil && len(state.AllocatedDevices) == len(whole) && len(state.AllocatedSharedDeviceIDs) == shares {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the claim tracker never held the %d devices and %d shares allocated: %v", len(whole), shares, err)
+		}
 	}
 	listed, err := m.ResourceSlices().ListWithDeviceTaintRules()
 	if err != nil {
@@ -266,16 +342,20 @@ func kubeAllocations(t *testing.T, c draCase) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	toAllocate := c.pending
+	if ext := kubeExtendedClaim(c.pod); ext != nil {
+		toAllocate = append(slices.Clone(c.pending), ext) // last, as kube-scheduler's claim store holds it
+	}
 	out := map[string]string{}
 	for _, name := range c.nodes {
-		results, err := allocator.Allocate(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, c.pending)
+		results, err := allocator.Allocate(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, toAllocate)
 		switch {
 		case err != nil && !errors.Is(err, structured.ErrFailedAllocationOnNode):
 			// Not the node's failure: kube-scheduler's filter fails the
 			// scheduling cycle (a request for all devices of a pool that is
 			// being updated, say).
 			out[name] = "error"
-		case len(results) == len(c.pending):
+		case len(results) == len(toAllocate):
 			var each []string
 			for i := range results {
 				each = append(each, pick(&results[i]))
@@ -286,6 +366,55 @@ func kubeAllocations(t *testing.T, c draCase) map[string]string {
 		}
 	}
 	return out
+}
+
+// kubeExtendedClaim is the claim kube-scheduler's DynamicResources plugin
+// allocates for the pod's nvidia.com/gpu (its Filter, on a node that
+// reports no nvidia.com/gpu of its own, as none here does), as v1.37.2's
+// createRequestsAndMappings writes it for the pods drawn: a request for
+// each long-lived container (a sidecar or a container) that asks, named
+// by the container's index among init containers and containers and
+// the resource's index among its sorted requests; an init container
+// that runs to completion asks only for what the containers after it
+// do not cover. nil when the pod asks for none.
+func kubeExtendedClaim(pod *v1.Pod) *resourcev1.ResourceClaim {
+	containers := slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers)
+	counts := make([]int64, len(containers))
+	for i, ct := range containers {
+		q := ct.Resources.Requests["nvidia.com/gpu"]
+		counts[i] = q.Value()
+	}
+	request := func(i int, n int64) resourcev1.DeviceRequest {
+		// "cpu" sorts before "nvidia.com/gpu": the resource's index is 1.
+		return resourcev1.DeviceRequest{Name: fmt.Sprintf("container-%d-request-1", i), Exactly: &resourcev1.ExactDeviceRequest{
+			DeviceClassName: "gpu.nvidia.com", AllocationMode: resourcev1.DeviceAllocationModeExactCount, Count: n}}
+	}
+	var requests []resourcev1.DeviceRequest
+	for i, ct := range containers {
+		shortLived := i < len(pod.Spec.InitContainers) && ct.RestartPolicy == nil
+		if counts[i] == 0 {
+			continue
+		}
+		if !shortLived {
+			requests = append(requests, request(i, counts[i]))
+			continue
+		}
+		var after int64
+		for j := i + 1; j < len(containers); j++ {
+			if j >= len(pod.Spec.InitContainers) || containers[j].RestartPolicy != nil {
+				after += counts[j]
+			}
+		}
+		if after < counts[i] {
+			requests = append(requests, request(i, counts[i]-after))
+		}
+	}
+	if len(requests) == 0 {
+		return nil
+	}
+	slices.SortFunc(requests, func(a, b resourcev1.DeviceRequest) int { return strings.Compare(a.Name, b.Name) })
+	return &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: "special", UID: "uid-special"},
+		Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{Requests: requests}}}
 }
 
 // resfitAllocations are what resfit says the pending claim takes on each
@@ -324,8 +453,12 @@ func resfitAllocations(t *testing.T, c draCase, features *structured.Features) m
 // gathers, finds devices for it, and the devices (and the capacity a
 // share takes) it predicts are the ones the allocator picks — under
 // kube-scheduler's features, and under kubebridge's defaults, which every
-// host without kube-scheduler's gates uses. CI draws rapid's default 100
-// clusters; the full run draws 10000:
+// host without kube-scheduler's gates uses; a pod's nvidia.com/gpu is the
+// claim kube-scheduler makes for it (kubeExtendedClaim). resfit's own
+// reading is held to the allocator too: on each node, the task its hosts
+// filter (PodTask.On) fits the node's row where the allocator finds
+// devices. CI draws rapid's default 100 clusters (1.5 s); the full run
+// draws 10000 (about 2 minutes):
 //
 //	go test ./plugins -run TestDRAAllocationIsKubeAllocators -rapid.checks=10000
 func TestDRAAllocationIsKubeAllocators(t *testing.T) {
@@ -349,7 +482,50 @@ func TestDRAAllocationIsKubeAllocators(t *testing.T) {
 				rt.Fatalf("on %s, resfit's amounts say the pod fits: %v; kube's allocator gives %s", node, fits, want[node])
 			}
 		}
+		// Every pod: the task resfit's hosts filter on each node (what its
+		// claims take there, PodTask.On) is within what the node's row
+		// leaves free, where the allocator finds devices.
+		for node, fits := range taskFits(t, c) {
+			if allocated := want[node] != "-" && want[node] != "error"; fits != allocated {
+				rt.Fatalf("on %s, resfit's task says the pod fits: %v; kube's allocator gives %s", node, fits, want[node])
+			}
+		}
 	})
+}
+
+// taskFits says on which nodes the pod's task there (PodTask.On) is
+// satisfiable and its every request within what the node's row in a
+// snapshot of the cluster leaves free, as the hosts' NodeResourcesFit
+// filter reads them.
+func taskFits(t *testing.T, c draCase) map[string]bool {
+	d, err := kubebridge.ReadDRA(kubebridge.DRAObjects{Slices: c.slices, Classes: dratest.NVIDIAClasses(), Claims: append(slices.Clone(c.claims), c.pending...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nodes []*v1.Node
+	for _, name := range c.nodes {
+		nodes = append(nodes, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Status: v1.NodeStatus{Allocatable: v1.ResourceList{"cpu": kres.MustParse("64"), "memory": kres.MustParse("512Gi"), "pods": kres.MustParse("110")}}})
+	}
+	snap, err := kubebridge.NewSnapshot(nodes, nil, kubebridge.Options{DRA: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt, err := d.NewPodTask(snap.Schema(), c.pod, scoring.TaskOptions{Devices: resource.GPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, out := snap.Table(), map[string]bool{}
+	for row := range table.Len() {
+		task, ok, err := pt.On(table.Name(row))
+		ok = ok && err == nil // an error: kube-scheduler's filter fails the cycle ("error")
+		alloc, used := table.Allocatable(row), table.Used(row)
+		for i := 0; ok && i < len(task.Requests); i++ {
+			ok = task.Requests[i] == 0 || used[i]+task.Requests[i] <= alloc[i]
+		}
+		out[table.Name(row)] = ok
+	}
+	return out
 }
 
 // uniformFits says, for a pod whose task is uniform (kubebridge.PodTask),
