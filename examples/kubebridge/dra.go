@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	resourcev1 "k8s.io/api/resource/v1"
 	kres "k8s.io/apimachinery/pkg/api/resource"
@@ -24,6 +25,10 @@ import (
 // as the ResourceClaims' allocations hold. The objects are written by
 // drivers and users and read as untrusted: an error names the object and
 // the field.
+
+// DefaultFilterTimeout is kube-scheduler's default DynamicResources
+// filterTimeout (v1.37: 10s), DRAReader.FilterTimeout's default.
+const DefaultFilterTimeout = 10 * time.Second
 
 // ImplicitResourcePrefix names the resource of a device class without an
 // extendedResourceName, as KEP-5004 names its implicit extended resource:
@@ -123,8 +128,9 @@ type DRA struct {
 	// What kube's allocator is made from: its features, the classes, the
 	// newest slices of every pool; and the reading's allocator, made once
 	// (a reading Allocate or Unallocate makes has its own).
-	features  structured.Features
-	classObjs classList
+	features      structured.Features
+	filterTimeout time.Duration
+	classObjs     classList
 	sliceObjs []*resourcev1.ResourceSlice
 	alloc     *draAllocator
 	// sets are the counter sets of every pool, by driver/pool/set; units
@@ -202,6 +208,13 @@ type DRAReader struct {
 	// gates, as its DynamicResources plugin turns them into the
 	// allocator's); nil is DefaultAllocatorFeatures.
 	Features *structured.Features
+	// FilterTimeout bounds the allocator's search for one pod's claims on
+	// one node, as kube-scheduler's DynamicResources filterTimeout does
+	// (its selectors' CEL may cost up to kube's limit on every device): 0
+	// is kube-scheduler's default, DefaultFilterTimeout. A search that
+	// runs out is an error for the pod on that node, as kube-scheduler's
+	// Filter fails the scheduling cycle with it.
+	FilterTimeout time.Duration
 
 	last       *DRA
 	classObjs  []*resourcev1.DeviceClass
@@ -261,6 +274,7 @@ const maxClaimChanges = 256
 func (r *DRAReader) Read(objects DRAObjects) (*DRA, error) {
 	d := &DRA{templates: map[string]*resourcev1.ResourceClaimTemplate{}, alloc: new(draAllocator), units: new(usageOnce), serial: newSerial()} // readClaims makes the claims' tables
 	d.features = DefaultAllocatorFeatures()
+	d.filterTimeout = cmp.Or(r.FilterTimeout, DefaultFilterTimeout)
 	if r.Features != nil {
 		d.features = *r.Features
 	}

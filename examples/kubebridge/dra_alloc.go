@@ -362,10 +362,14 @@ func (d *DRA) allocate(node string, claims []pendingClaim) (results []resourcev1
 		for i, c := range claims {
 			objs[i] = c.claim
 		}
-		results, err := a.Allocate(context.Background(), &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, objs)
+		ctx, cancel := context.WithTimeout(context.Background(), d.filterTimeout)
+		defer cancel()
+		results, err := a.Allocate(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, objs)
 		switch {
 		case errors.Is(err, structured.ErrFailedAllocationOnNode), err == nil && len(results) == 0:
 			// the allocator found no devices for them here
+		case errors.Is(err, context.DeadlineExceeded):
+			r.err = fmt.Errorf("node %s: timed out trying to allocate devices (after %v, kube-scheduler's DynamicResources filterTimeout)", node, d.filterTimeout)
 		case err != nil:
 			r.err = fmt.Errorf("node %s: %w", node, err)
 		case len(results) != len(claims):

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -483,6 +484,44 @@ func TestFailingClassSelectorIsReported(t *testing.T) {
 					t.Errorf("%s: classes %v", dev.ID, dev.Classes)
 				}
 			}
+		}
+	}
+}
+
+// The allocator's search for a pod's claims on a node is bounded in time,
+// as kube-scheduler's DynamicResources filterTimeout bounds it: a
+// selector that costs its limit on each of a node's devices ends in an
+// error for the pod there, naming the node and the bound.
+func TestAllocationTimesOut(t *testing.T) {
+	var slices []*resourcev1.ResourceSlice
+	for i := range 8 {
+		s := dratest.NVIDIASlice("node-0", "NVIDIA A100-SXM4-80GB", 128, 0)
+		s.Name = fmt.Sprintf("node-0-%d", i)
+		s.Spec.Pool.ResourceSliceCount = 8
+		for j := range s.Spec.Devices {
+			s.Spec.Devices[j].Name = fmt.Sprintf("gpu-%d-%d", i, j)
+		}
+		slices = append(slices, s)
+	}
+	slow := `device.attributes["gpu.nvidia.com"].productName.matches("^(A|B|C|D|E|F|G|H)*[0-9]+Z$")`
+	claim := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "c"},
+		Spec: dratest.ClaimSpec(dratest.Exactly("gpu", "gpu.nvidia.com", 1, slow))}
+	p := podWithClaims("p", v1.PodResourceClaim{Name: "gpu", ResourceClaimName: new("c")})
+	for _, c := range []struct {
+		timeout time.Duration
+		want    string
+	}{
+		{time.Millisecond, "node node-0: timed out trying to allocate devices (after 1ms, kube-scheduler's DynamicResources filterTimeout)"},
+		{0, ""}, // the default, 10s: the search ends, finding no device
+	} {
+		r := DRAReader{FilterTimeout: c.timeout}
+		d, err := r.Read(DRAObjects{Slices: slices, Classes: dratest.NVIDIAClasses(), Claims: []*resourcev1.ResourceClaim{claim}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, ok, err := d.Allocation(p, "node-0")
+		if got := fmt.Sprint(err); ok || (c.want == "" && err != nil) || (c.want != "" && !strings.Contains(got, c.want)) {
+			t.Errorf("timeout %v: fits %v, error %v; want %q", c.timeout, ok, err, c.want)
 		}
 	}
 }
