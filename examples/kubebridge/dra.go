@@ -131,8 +131,8 @@ type DRA struct {
 	features      structured.Features
 	filterTimeout time.Duration
 	classObjs     classList
-	sliceObjs []*resourcev1.ResourceSlice
-	alloc     *draAllocator
+	sliceObjs     []*resourcev1.ResourceSlice
+	alloc         *draAllocator
 	// sets are the counter sets of every pool, by driver/pool/set; units
 	// is what the claims consume of units, worked out once (usage).
 	sets  map[string]map[string]resourcev1.Counter
