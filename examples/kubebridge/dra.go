@@ -67,13 +67,25 @@ type DRADevice struct {
 	unusable  bool
 	consumes  map[string]resourcev1.Counter
 	// partType is the device's partition type (partType), otherSets
-	// reports a device that consumes from more than one counter set.
+	// reports a device that consumes from more than one counter set, and
+	// also what it consumes of those after the first (its unit), by
+	// driver/pool/set.
 	partType  string
 	otherSets bool
+	also      map[string]map[string]resourcev1.Counter
 	// capacity is a shareable device's capacity, by name.
 	capacity map[resourcev1.QualifiedName]kres.Quantity
 	// cel is the device as CEL selectors see it.
 	cel dracel.Device
+}
+
+// eachUse calls use with each counter set the device consumes from (its
+// unit first) and what it consumes of it.
+func (dev *DRADevice) eachUse(use func(set string, counters map[string]resourcev1.Counter)) {
+	use(dev.unit, dev.consumes)
+	for set, counters := range dev.also {
+		use(set, counters)
+	}
 }
 
 // DRAClass is a device class as read.
@@ -455,8 +467,11 @@ func (d *DRA) readSlices(newest []*resourcev1.ResourceSlice, cache, next map[*re
 		if n := len(s.Spec.Devices); n > resourcev1.ResourceSliceMaxDevices {
 			return fmt.Errorf("resourceslice %s: spec.devices: %d devices, more than the API's %d", s.Name, n, resourcev1.ResourceSliceMaxDevices)
 		}
-		if n := len(s.Spec.SharedCounters); n > resourcev1.ResourceSliceMaxDevices {
-			return fmt.Errorf("resourceslice %s: spec.sharedCounters: %d counter sets, more than the API's %d", s.Name, n, resourcev1.ResourceSliceMaxDevices)
+		if n := len(s.Spec.SharedCounters); n > resourcev1.ResourceSliceMaxCounterSets {
+			return fmt.Errorf("resourceslice %s: spec.sharedCounters: %d counter sets, more than the API's %d", s.Name, n, resourcev1.ResourceSliceMaxCounterSets)
+		}
+		if s.Spec.SharedCounters != nil && s.Spec.Devices != nil {
+			return fmt.Errorf("resourceslice %s: spec: both sharedCounters and devices; the API allows one of them in a slice", s.Name)
 		}
 		published[poolKey{s.Spec.Driver, s.Spec.Pool.Name}]++
 	}
@@ -592,6 +607,12 @@ func (d *DRA) sliceDevices(s *resourcev1.ResourceSlice) ([]DRADevice, error) {
 			use := dev.ConsumesCounters[0]
 			device.unit, device.consumes = id.Driver+"/"+id.Pool+"/"+use.CounterSet, use.Counters
 			device.partType, device.otherSets = partType(s, dev), len(dev.ConsumesCounters) > 1
+			for _, other := range dev.ConsumesCounters[1:] {
+				if device.also == nil {
+					device.also = map[string]map[string]resourcev1.Counter{}
+				}
+				device.also[id.Driver+"/"+id.Pool+"/"+other.CounterSet] = other.Counters
+			}
 		}
 		if device.Shared {
 			device.capacity = map[resourcev1.QualifiedName]kres.Quantity{}

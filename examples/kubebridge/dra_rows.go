@@ -72,7 +72,7 @@ func (d *DRA) amounts(node string, class int) (allocatable, used int64) {
 			if busy == nil {
 				busy = map[string]bool{}
 			}
-			busy[dev.unit] = true
+			dev.eachUse(func(set string, _ map[string]resourcev1.Counter) { busy[set] = true })
 		}
 	}
 	var counted map[string]bool // counter sets counted already

@@ -655,3 +655,25 @@ func TestPoolForEveryNodeTakesNothingOfTheNode(t *testing.T) {
 		t.Errorf("on node-0: %v, %v; takes %d of nvidia.com/gpu, devices %+v", ok, err, task.Requests[slot], task.Devices)
 	}
 }
+
+// A device that consumes from two counter sets uses both: with span
+// (half of set a, half of set b) held, neither gpu-a nor gpu-b is wholly
+// free, and the node's row holds half of each GPU as used.
+func TestDeviceOverTwoCounterSetsUsesBoth(t *testing.T) {
+	held := dratest.AllocatedClaim("train", "span", "node-0", "span")
+	d, err := ReadDRA(DRAObjects{Slices: dratest.TwoCounterSetSlices("node-0"), Classes: dratest.NVIDIAClasses(), Claims: []*resourcev1.ResourceClaim{held}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, u := d.Amounts("node-0", "gpu.nvidia.com"); a != 2 || u != 2 {
+		t.Errorf("Amounts: %d allocatable, %d used; want 2, 2", a, u)
+	}
+	s, err := NewSnapshot([]*v1.Node{node("node-0", "cpu", "64", "memory", "512Gi", "pods", "110")}, nil, Options{DRA: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slot, _ := s.Schema().Slot(gpu)
+	if a, u := s.Table().Allocatable(0)[slot], s.Table().Used(0)[slot]; a != 2000 || u != 1000 {
+		t.Errorf("row: %d allocatable, %d used; want 2000, 1000", a, u)
+	}
+}

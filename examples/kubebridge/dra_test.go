@@ -99,6 +99,18 @@ func TestReadDRAErrors(t *testing.T) {
 			t.Name = "other"
 			return []*resourcev1.ResourceSlice{s, t}
 		}, want: "resourceslice other: spec.devices[0].name: device gpu.nvidia.com/n/gpu-0 is published by resourceslice n-gpu.nvidia.com-0 too"},
+		{name: "counters beside devices", slices: func() []*resourcev1.ResourceSlice {
+			pool := dratest.TwoCounterSetSlices("n")
+			pool[1].Spec.SharedCounters = pool[0].Spec.SharedCounters
+			return pool[1:]
+		}, want: "resourceslice n-devices: spec: both sharedCounters and devices; the API allows one of them in a slice"},
+		{name: "nine counter sets", slices: func() []*resourcev1.ResourceSlice {
+			pool := dratest.TwoCounterSetSlices("n")
+			for i := range 7 {
+				pool[0].Spec.SharedCounters = append(pool[0].Spec.SharedCounters, resourcev1.CounterSet{Name: fmt.Sprint("set-", i), Counters: pool[0].Spec.SharedCounters[0].Counters})
+			}
+			return pool
+		}, want: "resourceslice n-counters: spec.sharedCounters: 9 counter sets, more than the API's 8"},
 		{name: "bad CEL", classes: []*resourcev1.DeviceClass{dratest.DeviceClass("broken", "device.driver ==", "")},
 			want: "deviceclass broken: spec.selectors[0].cel.expression:"},
 		{name: "CEL not boolean", classes: []*resourcev1.DeviceClass{dratest.DeviceClass("number", "1 + 1", "")},

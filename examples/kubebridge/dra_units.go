@@ -119,12 +119,14 @@ func (d *DRA) usage() *draUsage {
 			switch {
 			case dev == nil: // on no node's list
 			case dev.unit != "":
-				if counters[dev.unit] == nil {
-					counters[dev.unit] = map[string]*big.Rat{}
-				}
-				for name, c := range dev.consumes {
-					add(counters[dev.unit], name, c.Value, 1)
-				}
+				dev.eachUse(func(set string, consumes map[string]resourcev1.Counter) {
+					if counters[set] == nil {
+						counters[set] = map[string]*big.Rat{}
+					}
+					for name, c := range consumes {
+						add(counters[set], name, c.Value, 1)
+					}
+				})
 			case r.ShareID != nil && d.features.ConsumableCapacity:
 				if capacity[id] == nil {
 					capacity[id] = map[resourcev1.QualifiedName]*big.Rat{}
@@ -163,14 +165,16 @@ func (d *DRA) usageFrom(u *draUsage, removed, added []*resourcev1.ResourceClaim)
 			switch {
 			case dev == nil:
 			case dev.unit != "":
-				m := maps.Clone(out.counters.at(dev.unit))
-				if m == nil {
-					m = map[string]*big.Rat{}
-				}
-				for name, c := range dev.consumes {
-					add(m, name, c.Value, sign)
-				}
-				out.counters.set(dev.unit, m)
+				dev.eachUse(func(set string, consumes map[string]resourcev1.Counter) {
+					m := maps.Clone(out.counters.at(set))
+					if m == nil {
+						m = map[string]*big.Rat{}
+					}
+					for name, c := range consumes {
+						add(m, name, c.Value, sign)
+					}
+					out.counters.set(set, m)
+				})
 			case r.ShareID != nil && d.features.ConsumableCapacity:
 				m := maps.Clone(out.capacity.at(id))
 				if m == nil {

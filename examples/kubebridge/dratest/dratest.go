@@ -240,3 +240,34 @@ func ShareRequest(name, memory string) resourcev1.DeviceRequest {
 	r.Exactly.Capacity = &resourcev1.CapacityRequirements{Requests: map[resourcev1.QualifiedName]kres.Quantity{"memory": kres.MustParse(memory)}}
 	return r
 }
+
+// TwoCounterSetSlices are a node's pool of devices over two counter sets,
+// a and b, of 4 units of memory each, in two slices (the API allows a
+// slice sharedCounters or devices, not both): gpu-a and gpu-b take all of
+// theirs, half-a (a MIG device) half of a, and span half of each
+// (KEP-4815 lets a device consume from several sets).
+func TwoCounterSetSlices(node string) []*resourcev1.ResourceSlice {
+	counters := func(n int64) map[string]resourcev1.Counter {
+		return map[string]resourcev1.Counter{"memory": {Value: *kres.NewQuantity(n, kres.DecimalSI)}}
+	}
+	device := func(name, typ string, consumes ...resourcev1.DeviceCounterConsumption) resourcev1.Device {
+		return resourcev1.Device{Name: name, ConsumesCounters: consumes, Attributes: map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{
+			"type": {StringValue: new(typ)}, "productName": {StringValue: new("NVIDIA A100-SXM4-80GB")}}}
+	}
+	of := func(set string, n int64) resourcev1.DeviceCounterConsumption {
+		return resourcev1.DeviceCounterConsumption{CounterSet: set, Counters: counters(n)}
+	}
+	pool := resourcev1.ResourcePool{Name: node, ResourceSliceCount: 2}
+	return []*resourcev1.ResourceSlice{{
+		ObjectMeta: metav1.ObjectMeta{Name: node + "-counters"},
+		Spec: resourcev1.ResourceSliceSpec{Driver: "gpu.nvidia.com", NodeName: new(node), Pool: pool,
+			SharedCounters: []resourcev1.CounterSet{{Name: "a", Counters: counters(4)}, {Name: "b", Counters: counters(4)}}},
+	}, {
+		ObjectMeta: metav1.ObjectMeta{Name: node + "-devices"},
+		Spec: resourcev1.ResourceSliceSpec{Driver: "gpu.nvidia.com", NodeName: new(node), Pool: pool,
+			Devices: []resourcev1.Device{
+				device("gpu-a", "gpu", of("a", 4)), device("gpu-b", "gpu", of("b", 4)),
+				device("half-a", "mig", of("a", 2)), device("span", "gpu", of("a", 2), of("b", 2)),
+			}},
+	}}
+}

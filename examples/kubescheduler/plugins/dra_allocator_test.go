@@ -92,7 +92,7 @@ func drawDRACase(t *rapid.T) draCase {
 	for n := range rapid.IntRange(1, 3).Draw(t, "nodes") {
 		name := fmt.Sprintf("node-%d", n)
 		c.nodes = append(c.nodes, name)
-		switch rapid.SampledFrom([]string{"mig", "shared", "plain"}).Draw(t, name) {
+		switch rapid.SampledFrom([]string{"mig", "shared", "plain", "two sets"}).Draw(t, name) {
 		case "mig":
 			pool := dratest.NVIDIAMIGSlices(name, rapid.IntRange(1, 2).Draw(t, name+" gpus"), 0)
 			if rapid.IntRange(0, 5).Draw(t, name+" incomplete") == 0 {
@@ -103,33 +103,14 @@ func drawDRACase(t *rapid.T) draCase {
 			if len(devices) == 0 {
 				devices = dratest.NVIDIAMIGSlices(name, 1, 0)[1].Spec.Devices
 			}
-			// Held devices that fit together, as the allocator gives them:
-			// each within what the others leave of its counter set.
-			capacity := map[string]map[string]int64{}
-			for _, set := range pool[0].Spec.SharedCounters {
-				capacity[set.Name] = map[string]int64{}
-				for n, c := range set.Counters {
-					capacity[set.Name][n] = c.Value.Value()
-				}
-			}
-			for range rapid.IntRange(0, 3).Draw(t, name+" held") {
-				dev := rapid.SampledFrom(devices).Draw(t, "device")
-				fits := true
-				for _, cc := range dev.ConsumesCounters {
-					for n, c := range cc.Counters {
-						fits = fits && capacity[cc.CounterSet][n] >= c.Value.Value()
-					}
-				}
-				if !fits {
-					continue
-				}
-				for _, cc := range dev.ConsumesCounters {
-					for n, c := range cc.Counters {
-						capacity[cc.CounterSet][n] -= c.Value.Value()
-					}
-				}
-				hold(result(name, dev.Name))
-			}
+			holdFitting(t, name, pool[0].Spec.SharedCounters, devices, func(dev string) { hold(result(name, dev)) })
+		case "two sets":
+			// Devices over two counter sets (KEP-4815 allows a device to
+			// consume from several): a GPU of each set, half of one, and
+			// one spanning both, which takes half of each.
+			pool := dratest.TwoCounterSetSlices(name)
+			c.slices = append(c.slices, pool...)
+			holdFitting(t, name, pool[0].Spec.SharedCounters, pool[1].Spec.Devices, func(dev string) { hold(result(name, dev)) })
 		case "shared":
 			s := dratest.NVIDIAShareableSlice(name, rapid.IntRange(1, 2).Draw(t, name+" gpus"), 0)
 			policy := drawSharePolicy(t, name)
@@ -206,6 +187,37 @@ func drawDRACase(t *rapid.T) draCase {
 		c.pod.Spec.ResourceClaims = append(c.pod.Spec.ResourceClaims, v1.PodResourceClaim{Name: fmt.Sprint("c", i), ResourceClaimName: &claim.Name})
 	}
 	return c
+}
+
+// holdFitting holds some of the devices, drawn, that fit together as the
+// allocator gives them: each within what the others leave of the
+// counters it consumes.
+func holdFitting(t *rapid.T, node string, sets []resourcev1.CounterSet, devices []resourcev1.Device, hold func(device string)) {
+	left := map[string]map[string]int64{}
+	for _, set := range sets {
+		left[set.Name] = map[string]int64{}
+		for n, c := range set.Counters {
+			left[set.Name][n] = c.Value.Value()
+		}
+	}
+	for range rapid.IntRange(0, 3).Draw(t, node+" held") {
+		dev := rapid.SampledFrom(devices).Draw(t, "device")
+		fits := true
+		for _, cc := range dev.ConsumesCounters {
+			for n, c := range cc.Counters {
+				fits = fits && left[cc.CounterSet][n] >= c.Value.Value()
+			}
+		}
+		if !fits {
+			continue
+		}
+		for _, cc := range dev.ConsumesCounters {
+			for n, c := range cc.Counters {
+				left[cc.CounterSet][n] -= c.Value.Value()
+			}
+		}
+		hold(dev.Name)
+	}
 }
 
 // drawPendingClaim draws a claim not allocated yet: whole GPUs, a MIG
