@@ -185,7 +185,8 @@ func (p *Planning) tasks(pods []*v1.Pod) ([]*scoring.Task, error) {
 			return nil, err
 		}
 		if !pt.Uniform() {
-			return nil, fmt.Errorf("pod %s/%s: %s", pod.Namespace, pod.Name, p.unplannable(pt))
+			why, _ := p.unplannable(pt)
+			return nil, fmt.Errorf("pod %s/%s: %s", pod.Namespace, pod.Name, why)
 		}
 		tasks[n] = pt.Task
 	}
@@ -198,15 +199,15 @@ const notUniform = "its DRA claims take different devices on different nodes; th
 // unplannable says why the planner leaves out a pod whose task is not
 // uniform: its claims cannot be evaluated on some node (a selector that
 // fails as kube's allocator runs it: the cause, which kube-scheduler
-// reports as the node's Filter error), or else notUniform.
-func (p *Planning) unplannable(pt *PodTask) string {
+// reports as the node's Filter error; fault is true), or else notUniform.
+func (p *Planning) unplannable(pt *PodTask) (why string, fault bool) {
 	table := p.cluster.Table
 	for i := range table.Len() {
 		if _, _, err := pt.On(table.Name(i)); err != nil {
-			return "its claims cannot be evaluated: " + err.Error()
+			return "its claims cannot be evaluated: " + err.Error(), true
 		}
 	}
-	return notUniform
+	return notUniform, false
 }
 
 // MakeRoom plans the fewest moves after which the pending pods, a gang
@@ -236,11 +237,14 @@ type Placement struct {
 
 // Settled is what SettlePending did: the pending pods that fit with no
 // move, placed where the scheduler puts them, and those that wait, in
-// queue order; Left are the pods it left out, each with why.
+// queue order; Left are the pods it left out, each with why, and Faults
+// those of them left out for a fault in their objects (a claim that
+// cannot be evaluated), which a host reports as bad input.
 type Settled struct {
 	Fit     []Placement
 	Waiting []*v1.Pod
 	Left    []string
+	Faults  []string
 }
 
 // SettlePending places the pending pods that fit now, in queue order, each
@@ -265,13 +269,15 @@ func (p *Planning) SettlePending(pending []*v1.Pod) (*Settled, error) {
 		tasks := make([]*scoring.Task, len(gang))
 		var odd *v1.Pod
 		var why string
+		var fault bool
 		for n, m := range gang {
 			pt, err := p.scene.Task(m)
 			if err != nil {
 				return nil, err
 			}
 			if !pt.Uniform() && odd == nil {
-				odd, why = m, p.unplannable(pt)
+				odd = m
+				why, fault = p.unplannable(pt)
 			}
 			tasks[n] = pt.Task
 		}
@@ -282,6 +288,9 @@ func (p *Planning) SettlePending(pending []*v1.Pod) (*Settled, error) {
 					why = fmt.Sprintf("%s/%s of its pod group %s: %s", odd.Namespace, odd.Name, PodGroup(m), why)
 				}
 				out.Left = append(out.Left, fmt.Sprintf("pending pod %s/%s: %s; left out", m.Namespace, m.Name, why))
+				if fault && m == odd {
+					out.Faults = append(out.Faults, fmt.Sprintf("pod %s/%s: %s", m.Namespace, m.Name, why))
+				}
 			}
 			continue
 		}

@@ -41,6 +41,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cmd, err := root.ExecuteC()
 	var ue usageError
 	var ce *resfitctl.ConfigError
+	var faults inputFaults
 	switch {
 	case err == nil:
 		return 0
@@ -49,6 +50,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	case errors.As(err, &ce):
 		fmt.Fprintln(stderr, ce.Error())
+		return 1
+	case errors.As(err, &faults):
+		for _, f := range faults {
+			fmt.Fprintf(stderr, "error: %s\n", f)
+		}
 		return 1
 	default:
 		fmt.Fprintf(stderr, "error: %v\n", err)
@@ -564,12 +570,28 @@ func (p *printer) validate() error {
 	return nil
 }
 
+// print writes the report; a report that found faults in its input (a
+// pod whose claims cannot be evaluated, InputFaults) is printed whole, and
+// then its faults are the command's error: bad input, exit 1.
 func (p *printer) print(w io.Writer, r report) error {
+	write := r.WriteTable
 	if p.output == "json" {
-		return r.WriteJSON(w)
+		write = r.WriteJSON
 	}
-	return r.WriteTable(w)
+	if err := write(w); err != nil {
+		return err
+	}
+	if f, ok := r.(interface{ InputFaults() []string }); ok && len(f.InputFaults()) > 0 {
+		return inputFaults(f.InputFaults())
+	}
+	return nil
 }
+
+// inputFaults are the faults in its input a command found after it
+// printed its report; each is printed on a line of its own.
+type inputFaults []string
+
+func (f inputFaults) Error() string { return strings.Join(f, "\n") }
 
 // loadConfig reads a configuration file as the --compat and --profile
 // flags say.

@@ -344,3 +344,37 @@ func TestHelp(t *testing.T) {
 		}
 	}
 }
+
+// A pod whose claim's selector fails as kube's allocator runs it is bad
+// input: explain, whatif and defrag print their report whole (the pod
+// rejected everywhere, left pending, left out), then the fault, naming
+// the pod, the claim and the selector, and exit 1.
+func TestFaultyClaimExitsOne(t *testing.T) {
+	data, err := os.ReadFile("../testdata/dra-cluster.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	faulty := strings.Replace(string(data), `device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'`, `device.attributes['gpu.nvidia.com'].nosuch == 'x'`, 1)
+	if faulty == string(data) {
+		t.Fatal("job-2's selector not found in dra-cluster.json")
+	}
+	path := filepath.Join(t.TempDir(), "faulty.json")
+	if err := os.WriteFile(path, []byte(faulty), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const fault = "error: pod train/job-2: "
+	for _, c := range []struct {
+		args []string
+		out  string
+	}{
+		{[]string{"explain", "train/job-2"}, "not scored: "},
+		{[]string{"whatif", "-q"}, "not scored: "},
+		{[]string{"defrag"}, "pending pod train/job-2: its claims cannot be evaluated: "},
+	} {
+		code, out, errOut := kubectlResfit(t, append(c.args, "--config", rsf, "--snapshot", path)...)
+		if code != 1 || !strings.Contains(out, c.out) || !strings.HasPrefix(errOut, fault) || !strings.Contains(errOut, "claim train/job-2-gpus") ||
+			!strings.Contains(errOut, "no such key: nosuch") || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", c.args[0], code, out, errOut)
+		}
+	}
+}

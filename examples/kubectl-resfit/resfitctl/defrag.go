@@ -100,6 +100,10 @@ type DefragReport struct {
 	Unmovable map[string]int `json:"unmovable"`
 	Budgets   []DefragBudget `json:"budgets,omitempty"`
 	Warnings  []string       `json:"warnings,omitempty"`
+	// Faults are the faults in pending pods' objects that left them out
+	// (a claim that cannot be evaluated): bad input, which kubectl resfit
+	// reports after the plan.
+	Faults []string `json:"faults,omitempty"`
 }
 
 // Defrag plans moves of the cluster's placed pods under a configuration:
@@ -204,6 +208,7 @@ func (d *planning) free(c *Cluster) error {
 		return err
 	}
 	d.r.Warnings = append(d.r.Warnings, settled.Left...)
+	d.r.Faults = append(d.r.Faults, settled.Faults...)
 	for _, f := range settled.Fit {
 		d.r.FitsNow = append(d.r.FitsNow, Placement{Pod: f.Pod.Namespace + "/" + f.Pod.Name, Node: f.Node})
 	}
@@ -271,6 +276,9 @@ func (d *planning) budgetsUsed() {
 
 // WriteJSON writes the report as one JSON object.
 func (r *DefragReport) WriteJSON(w io.Writer) error { return writeJSON(w, r) }
+
+// InputFaults are Faults (a report's faults in its input).
+func (r *DefragReport) InputFaults() []string { return r.Faults }
 
 // WriteTable writes the plan for people.
 func (r *DefragReport) WriteTable(w io.Writer) error {

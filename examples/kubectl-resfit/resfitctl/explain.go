@@ -30,6 +30,10 @@ type Explanation struct {
 	Rejected int               `json:"rejected"`
 	Nodes    []NodeExplanation `json:"nodes"`
 	Warnings []string          `json:"warnings,omitempty"`
+	// Faults are the faults in the pod's objects that kept it from being
+	// scored (a claim's selector that fails as kube's allocator runs it):
+	// bad input, which kubectl resfit reports after the explanation.
+	Faults []string `json:"faults,omitempty"`
 	// DRA says the cluster publishes devices through Dynamic Resource
 	// Allocation: the table then shows each node's GPUs.
 	DRA bool `json:"dra,omitempty"`
@@ -108,6 +112,7 @@ func Explain(c *Cluster, cfg *config.Config, configName string, pod *v1.Pod) (*E
 		// leaves such a pod pending, whichever part of the pod fails.
 		why := "not scored: " + firstLine(err)
 		e.Warnings = append(e.Warnings, "pod "+e.Pod+" "+why)
+		e.Faults = append(e.Faults, "pod "+e.Pod+": "+firstLine(err))
 		table := sc.Snapshot().Table()
 		e.Nodes, e.Feasible, e.Rejected, e.Claims = nil, 0, table.Len(), false
 		for i := range table.Len() {
@@ -203,6 +208,9 @@ func (e *Explanation) Top(n int) *Explanation {
 	}
 	return &out
 }
+
+// InputFaults are Faults (a report's faults in its input).
+func (e *Explanation) InputFaults() []string { return e.Faults }
 
 // WriteJSON writes the explanation as one JSON object.
 func (e *Explanation) WriteJSON(w io.Writer) error {

@@ -53,6 +53,10 @@ type Outcome struct {
 	GPUAllocated  *float64 `json:"gpuAllocated"`
 	GPUFragmented *float64 `json:"gpuFragmented"`
 	Warnings      []string `json:"warnings,omitempty"`
+	// Faults are the faults in pods' objects that kept them from being
+	// scored (left pending): bad input, which kubectl resfit reports
+	// after the report.
+	Faults []string `json:"faults,omitempty"`
 }
 
 // WhatIfReport compares configurations placing the same pods.
@@ -132,6 +136,7 @@ func place(c *Cluster, nc NamedConfig, pods []*v1.Pod, opts WhatIfOptions) (*Out
 			pl.Reason = "not scored: " + firstLine(err)
 			o.Pending++
 			o.Warnings = append(o.Warnings, fmt.Sprintf("pod %s not scored: %s", pl.Pod, firstLine(err)))
+			o.Faults = append(o.Faults, fmt.Sprintf("pod %s: %s", pl.Pod, firstLine(err)))
 		}
 		task, err := sc.Task(p)
 		row, total := -1, 0.0
@@ -221,6 +226,20 @@ func (sc *scene) pendingReason(pt *kubebridge.PodTask, b *scoring.Batch) (string
 		parts[i] = fmt.Sprintf("%d %s", counts[k], k)
 	}
 	return fmt.Sprintf("0/%d nodes can take it: %s", b.Len(), strings.Join(parts, ", ")), nil
+}
+
+// InputFaults are the outcomes' faults in their input: each pod's once,
+// as every configuration finds it.
+func (r *WhatIfReport) InputFaults() []string {
+	var out []string
+	for _, o := range r.Outcomes {
+		for _, f := range o.Faults {
+			if !slices.Contains(out, f) {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
 }
 
 // WriteJSON writes the report as one JSON object.
