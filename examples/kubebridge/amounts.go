@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	kres "k8s.io/apimachinery/pkg/api/resource"
@@ -50,6 +51,10 @@ func fieldAmount(path string, name v1.ResourceName, q kres.Quantity) (int64, err
 	v, err := Amount(string(name), q)
 	if err != nil {
 		return 0, fmt.Errorf("%s[%s]: %w", path, name, err)
+	}
+	if strings.Contains(path, "containers[") && extendedResource(string(name)) && !wholeNumber(q) {
+		// The API server refuses it in a container's requests and limits.
+		return 0, fmt.Errorf("%s[%s]: quantity %q: an extended resource is a whole number", path, name, q.String())
 	}
 	return v, nil
 }

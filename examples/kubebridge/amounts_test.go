@@ -200,3 +200,27 @@ func TestOverflowingQuantitiesAreErrors(t *testing.T) {
 		})
 	}
 }
+
+// An extended resource in a container's requests is a whole number, as
+// the API server holds it (it refuses nvidia.com/gpu: 0.5, which resfit
+// read as a whole GPU); cpu and a hugepage size stay fractional, and so
+// does an extended resource a pod's overhead names.
+func TestExtendedResourceIsWhole(t *testing.T) {
+	for _, c := range []struct {
+		name, quantity, want string
+	}{
+		{"nvidia.com/gpu", "0.5", `pod ns/p: spec.containers[0].resources.requests[nvidia.com/gpu]: quantity "500m": an extended resource is a whole number`},
+		{"example.com/dongle", "1500m", `pod ns/p: spec.containers[0].resources.requests[example.com/dongle]: quantity "1500m": an extended resource is a whole number`},
+		{"nvidia.com/gpu", "2", ""},
+		{"nvidia.com/gpu", "2000m", ""},
+		{"cpu", "0.5", ""},
+		{"hugepages-2Mi", "1Mi", ""},
+	} {
+		p := pod("p", "", c.name, c.quantity)
+		p.Namespace = "ns"
+		_, err := PodOf(p)
+		if got := fmt.Sprint(err); (c.want == "" && err != nil) || (c.want != "" && got != c.want) {
+			t.Errorf("%s: %s: %v, want %q", c.name, c.quantity, err, c.want)
+		}
+	}
+}

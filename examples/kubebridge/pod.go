@@ -1,12 +1,15 @@
 package kubebridge
 
 import (
+	"errors"
 	"fmt"
 	"iter"
 	"maps"
 	"slices"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	kres "k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
@@ -36,12 +39,28 @@ func amounts(field string, index int, l v1.ResourceList) (map[string]int64, erro
 	m := make(map[string]int64, len(l))
 	for n, q := range l {
 		v, err := Amount(string(n), q)
+		if err == nil && index != -1 && extendedResource(string(n)) && !wholeNumber(q) {
+			err = errors.New("an extended resource is a whole number") // fieldAmount says where
+		}
 		if err != nil {
 			return nil, firstAmountError(fieldPath(field, index), l, err)
 		}
 		m[string(n)] = v
 	}
 	return m, nil
+}
+
+// extendedResource reports a name the API server takes for an extended
+// resource (v1helper.IsExtendedResourceName): one outside kubernetes.io,
+// with a domain, not a quota's requests.*.
+func extendedResource(name string) bool {
+	return strings.Contains(name, "/") && !strings.Contains(name, "kubernetes.io/") && !strings.HasPrefix(name, "requests.")
+}
+
+// wholeNumber reports a quantity with no fraction (as its ceiling, Value,
+// is).
+func wholeNumber(q kres.Quantity) bool {
+	return q.Cmp(*kres.NewQuantity(q.Value(), kres.DecimalSI)) == 0
 }
 
 func fieldPath(field string, index int) string {

@@ -667,13 +667,17 @@ func within[T any](d time.Duration, what string, f func() (T, error)) (T, error)
 		v, err := f()
 		done <- result{v, err}
 	}()
+	start := time.Now()
 	timer := time.NewTimer(d)
 	defer timer.Stop()
+	var r result
 	select {
-	case r := <-done:
-		return r.v, r.err
+	case r = <-done:
 	case <-timer.C:
+	}
+	if time.Since(start) > d { // the timer's, or a result that came late
 		var zero T
 		return zero, fmt.Errorf("%s did not finish within %s (--timeout)", what, d)
 	}
+	return r.v, r.err
 }

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -22,9 +23,11 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	kres "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/resfit/resfit/examples/kubebridge"
@@ -104,49 +107,61 @@ func ParseSnapshot(data []byte) (*Cluster, error) {
 		if kind == "" { // a NodeList's or PodList's items carry no kind
 			kind = strings.TrimSuffix(list.Kind, "List")
 		}
+		if item.Name == "" {
+			return nil, fmt.Errorf("items[%d] (a %s): metadata.name: Required value", i, kindOrNothing(kind))
+		}
+		if item.Namespace == "" && namespaced[kind] {
+			return nil, fmt.Errorf("items[%d] (%s %s): metadata.namespace: Required value", i, kind, item.Name)
+		}
+		object := item.Name
+		if item.Namespace != "" {
+			object = item.Namespace + "/" + item.Name
+		}
 		switch kind {
 		case "Node":
 			n := &v1.Node{TypeMeta: item.TypeMeta, ObjectMeta: item.ObjectMeta}
 			if err := item.decode(&n.Spec, &n.Status); err != nil {
-				return nil, fmt.Errorf("items[%d] (a Node): %v", i, err)
+				return nil, fmt.Errorf("items[%d] (Node %s): %v", i, object, err)
 			}
 			c.Nodes = append(c.Nodes, n)
 		case "Pod":
 			p := &v1.Pod{TypeMeta: item.TypeMeta, ObjectMeta: item.ObjectMeta}
 			if err := item.decode(&p.Spec, &p.Status); err != nil {
-				return nil, fmt.Errorf("items[%d] (a Pod): %v", i, err)
+				return nil, fmt.Errorf("items[%d] (Pod %s): %v", i, object, err)
 			}
 			c.Pods = append(c.Pods, p)
 		case "ResourceSlice":
 			o := &resourcev1.ResourceSlice{TypeMeta: item.TypeMeta, ObjectMeta: item.ObjectMeta}
 			if err := item.decode(&o.Spec, nil); err != nil {
-				return nil, fmt.Errorf("items[%d] (a ResourceSlice): %v", i, err)
+				return nil, fmt.Errorf("items[%d] (ResourceSlice %s): %v", i, object, err)
 			}
 			c.Slices = append(c.Slices, o)
 		case "DeviceClass":
 			o := &resourcev1.DeviceClass{TypeMeta: item.TypeMeta, ObjectMeta: item.ObjectMeta}
 			if err := item.decode(&o.Spec, nil); err != nil {
-				return nil, fmt.Errorf("items[%d] (a DeviceClass): %v", i, err)
+				return nil, fmt.Errorf("items[%d] (DeviceClass %s): %v", i, object, err)
 			}
 			c.Classes = append(c.Classes, o)
 		case "ResourceClaim":
 			o := &resourcev1.ResourceClaim{TypeMeta: item.TypeMeta, ObjectMeta: item.ObjectMeta}
 			if err := item.decode(&o.Spec, &o.Status); err != nil {
-				return nil, fmt.Errorf("items[%d] (a ResourceClaim): %v", i, err)
+				return nil, fmt.Errorf("items[%d] (ResourceClaim %s): %v", i, object, err)
 			}
 			c.Claims = append(c.Claims, o)
 		case "PodDisruptionBudget":
 			o := &policyv1.PodDisruptionBudget{TypeMeta: item.TypeMeta, ObjectMeta: item.ObjectMeta}
 			if err := item.decode(&o.Spec, &o.Status); err != nil {
-				return nil, fmt.Errorf("items[%d] (a PodDisruptionBudget): %v", i, err)
+				return nil, fmt.Errorf("items[%d] (PodDisruptionBudget %s): %v", i, object, err)
 			}
 			c.Budgets = append(c.Budgets, o)
 		case "ResourceClaimTemplate":
 			o := &resourcev1.ResourceClaimTemplate{TypeMeta: item.TypeMeta, ObjectMeta: item.ObjectMeta}
 			if err := item.decode(&o.Spec, nil); err != nil {
-				return nil, fmt.Errorf("items[%d] (a ResourceClaimTemplate): %v", i, err)
+				return nil, fmt.Errorf("items[%d] (ResourceClaimTemplate %s): %v", i, object, err)
 			}
 			c.Templates = append(c.Templates, o)
+		default:
+			return nil, fmt.Errorf("items[%d] (%s): kind %q is not one a snapshot holds (%s); make it with kubectl get nodes,pods -A -o json", i, object, kind, strings.Join(snapshotKinds, ", "))
 		}
 	}
 	if len(c.Nodes) == 0 {
@@ -156,13 +171,21 @@ func ParseSnapshot(data []byte) (*Cluster, error) {
 	return c, nil
 }
 
+// snapshotKinds are the kinds a snapshot's items may be, and namespaced
+// those of them that live in a namespace.
+var (
+	snapshotKinds = []string{"Node", "Pod", "ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "PodDisruptionBudget"}
+	namespaced    = map[string]bool{"Pod": true, "ResourceClaim": true, "ResourceClaimTemplate": true, "PodDisruptionBudget": true}
+)
+
 // snapshotList is a List whose items are decoded once into what every
 // object has (kind, metadata) and its spec and status kept raw, to be
 // decoded by kind: a snapshot of 25,000 objects reads in a third of the
 // time that decoding each item twice takes.
 type snapshotList struct {
-	Kind  string         `json:"kind"`
-	Items []snapshotItem `json:"items"`
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata"`
+	Items           []snapshotItem `json:"items"`
 }
 
 type snapshotItem struct {
@@ -173,14 +196,25 @@ type snapshotItem struct {
 }
 
 func (it *snapshotItem) decode(spec, status any) error {
+	part := func(js []byte, v any, name string) error {
+		err := strictUnmarshal(js, v, name)
+		var fields *strictFields
+		if err != nil && !errors.As(err, &fields) {
+			return fmt.Errorf("%s: %v", name, err)
+		}
+		return err
+	}
 	if len(it.Spec) > 0 {
-		if err := json.Unmarshal(it.Spec, spec); err != nil {
-			return fmt.Errorf("spec: %v", firstLine(err))
+		if err := part(it.Spec, spec, "spec"); err != nil {
+			return err
 		}
 	}
-	if len(it.Status) > 0 && status != nil {
-		if err := json.Unmarshal(it.Status, status); err != nil {
-			return fmt.Errorf("status: %v", firstLine(err))
+	if len(it.Status) > 0 {
+		if status == nil {
+			return errors.New(`unknown field "status"`)
+		}
+		if err := part(it.Status, status, "status"); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -192,13 +226,13 @@ func decodeJSONOrYAML(data []byte, list *snapshotList) error {
 	trimmed := bytes.TrimSpace(data)
 	var jsonErr error // the file starts as JSON but is not
 	if len(trimmed) > 0 && trimmed[0] == '{' {
-		err := json.Unmarshal(data, list)
-		var syntax *json.SyntaxError
-		if !errors.As(err, &syntax) {
-			if err != nil {
-				return fmt.Errorf("not a List of nodes and pods (%v); make it with kubectl get nodes,pods -A -o json", firstLine(err))
-			}
+		err := strictList(data, list)
+		if err == nil {
 			return nil
+		}
+		var syntax *json.SyntaxError
+		if !errors.As(json.Unmarshal(data, new(any)), &syntax) { // where it is not JSON, if it is not
+			return err
 		}
 		line, col := lineColumn(data, syntax.Offset-1) // the byte read last
 		jsonErr = fmt.Errorf("not valid JSON: line %d, column %d (byte %d of %d): %v; make it with kubectl get nodes,pods -A -o json", line, col, syntax.Offset, len(data), syntax)
@@ -211,10 +245,20 @@ func decodeJSONOrYAML(data []byte, list *snapshotList) error {
 	if err != nil {
 		return fmt.Errorf("not JSON or YAML (%v); make it with kubectl get nodes,pods -A -o json", firstLine(err))
 	}
-	if err := json.Unmarshal(js, list); err != nil {
-		return fmt.Errorf("not a List of nodes and pods (%v); make it with kubectl get nodes,pods -A -o json", firstLine(err))
+	return strictList(js, list)
+}
+
+// strictList decodes a snapshot's JSON strictly (strictUnmarshal): a key
+// a List, an item or its metadata does not have is an error naming it.
+// Fields of a document that is not a List are not looked at: that it is
+// not one is the error (ParseSnapshot's).
+func strictList(js []byte, list *snapshotList) error {
+	err := strictUnmarshal(js, list, "")
+	var fields *strictFields
+	if err == nil || (errors.As(err, &fields) && !strings.HasSuffix(list.Kind, "List")) {
+		return nil
 	}
-	return nil
+	return fmt.Errorf("not a List of nodes and pods (%v); make it with kubectl get nodes,pods -A -o json", err)
 }
 
 // lineColumn is where the byte at an offset lies in data: its line and
@@ -451,8 +495,13 @@ func readPod(js []byte) (*v1.Pod, error) {
 		return nil, fmt.Errorf("a %s, not a Pod", meta.Kind)
 	}
 	p := &v1.Pod{}
-	if err := json.Unmarshal(js, p); err != nil {
-		return nil, errors.New(firstLine(err))
+	if err := strictUnmarshal(js, p, ""); err != nil {
+		return nil, err
+	}
+	// What resfit refuses of its requests (a quantity past what it counts,
+	// a fraction of an extended resource), as written in the file.
+	if _, err := kubebridge.PodOf(p); err != nil {
+		return nil, asWritten(err, js)
 	}
 	if p.Namespace == "" {
 		p.Namespace = metav1.NamespaceDefault
@@ -466,6 +515,152 @@ func kindOrNothing(kind string) string {
 	}
 	return kind
 }
+
+// strictUnmarshal decodes JSON as the API server decodes what kubectl
+// sends with strict field validation (sigs.k8s.io/json, as apimachinery's
+// strict decoder): a field the type does not have, or one given twice, is
+// an error naming the field by its path, prefixed by where (the first
+// three, and how many more).
+func strictUnmarshal(js []byte, v any, where string) error {
+	strict, err := kjson.UnmarshalStrict(js, v, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+	if err != nil {
+		if path, value, ok := badQuantity(js, where); ok {
+			return &strictFields{fmt.Sprintf("%s: %q is not a quantity (such as 500m, 2, 1.5Gi, 64Mi)", path, value)}
+		}
+		return errors.New(firstLine(err))
+	}
+	if len(strict) == 0 {
+		return nil
+	}
+	var msgs []string
+	for i, e := range strict {
+		if i == 3 {
+			msgs = append(msgs, fmt.Sprintf("and %d more", len(strict)-3))
+			break
+		}
+		msg := e.Error()
+		if where != "" {
+			msg = strings.Replace(msg, `field "`, `field "`+where+".", 1)
+		}
+		msgs = append(msgs, msg)
+	}
+	return &strictFields{strings.Join(msgs, "; ")}
+}
+
+// asWritten is an error about a pod's quantity (kubebridge.PodOf's: "pod
+// ns/p: spec.containers[0].resources.requests[nvidia.com/gpu]: quantity
+// "500m": ...") with the quantity as the document writes it ("0.5"), and
+// without the pod's name, which the document's place says.
+func asWritten(err error, js []byte) error {
+	msg := err.Error()
+	if _, rest, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(msg, "pod ") {
+		msg = rest
+	}
+	path, rest, ok := strings.Cut(msg, ": quantity ")
+	if !ok {
+		return errors.New(msg)
+	}
+	var doc any
+	if json.Unmarshal(js, &doc) != nil {
+		return errors.New(msg)
+	}
+	v := doc
+	for _, part := range pathParts(path) {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[part]
+		case []any:
+			var i int
+			if _, err := fmt.Sscan(part, &i); err != nil || i < 0 || i >= len(x) {
+				return errors.New(msg)
+			}
+			v = x[i]
+		default:
+			return errors.New(msg)
+		}
+	}
+	if _, reason, ok := strings.Cut(rest, ": "); ok && v != nil {
+		return fmt.Errorf("%s: quantity %q: %s", path, fmt.Sprint(v), reason)
+	}
+	return errors.New(msg)
+}
+
+// pathParts splits a field path (spec.containers[0].resources.requests[
+// nvidia.com/gpu]) into its fields, indices and keys; a key in brackets
+// may hold dots.
+func pathParts(path string) []string {
+	var parts []string
+	for path != "" {
+		switch path[0] {
+		case '.':
+			path = path[1:]
+		case '[':
+			key, rest, _ := strings.Cut(path[1:], "]")
+			parts, path = append(parts, key), rest
+		default:
+			end := strings.IndexAny(path, ".[")
+			if end < 0 {
+				end = len(path)
+			}
+			parts, path = append(parts, path[:end]), path[end:]
+		}
+	}
+	return parts
+}
+
+// badQuantity finds, in a document that did not decode, the first string
+// under a field of quantities (resources' requests and limits, a node's
+// capacity and allocatable, a pod's overhead) that is not a quantity: its
+// path (from where) and what it holds, as written. apimachinery's message
+// gives neither, only the regular expression.
+func badQuantity(js []byte, where string) (path, value string, ok bool) {
+	var doc any
+	if json.Unmarshal(js, &doc) != nil {
+		return "", "", false
+	}
+	quantities := map[string]bool{"requests": true, "limits": true, "capacity": true, "allocatable": true, "overhead": true}
+	var walk func(v any, path string, inQuantities bool) bool
+	walk = func(v any, at string, inQuantities bool) bool {
+		switch x := v.(type) {
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(x)) {
+				sub := at + "." + k
+				if inQuantities {
+					sub = at + "[" + k + "]"
+				}
+				if s, isString := x[k].(string); inQuantities && isString {
+					if _, err := kres.ParseQuantity(s); err != nil {
+						path, value = strings.TrimPrefix(sub, "."), s
+						return true
+					}
+					continue
+				}
+				if walk(x[k], sub, !inQuantities && quantities[k]) {
+					return true
+				}
+			}
+		case []any:
+			for i, e := range x {
+				if walk(e, fmt.Sprintf("%s[%d]", at, i), false) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	start := ""
+	if where != "" {
+		start = "." + where
+	}
+	return path, value, walk(doc, start, false)
+}
+
+// strictFields is strictUnmarshal's error that names its fields by their
+// paths: fields unknown or given twice (the value decoded otherwise), a
+// value that is not a quantity.
+type strictFields struct{ msg string }
+
+func (e *strictFields) Error() string { return e.msg }
 
 // firstLine keeps an error message to one line.
 func firstLine(err error) string {

@@ -56,8 +56,18 @@ func TestSnapshotErrors(t *testing.T) {
 		{write("pod.json", `{"kind":"Pod","metadata":{"name":"p"}}`), "a Pod, not a List of nodes and pods; make it with kubectl get nodes,pods -A -o json"},
 		{write("nokind.yaml", "foo: bar\n"), "a document without kind, not a List of nodes and pods"},
 		{write("empty.json", `{"kind":"List","items":[]}`), "no nodes in it (0 items); make it with kubectl get nodes,pods -A -o json"},
-		{write("podsonly.json", `{"kind":"PodList","items":[{"metadata":{"name":"p"}}]}`), "no nodes in it (1 item)"},
-		{write("badnode.json", `{"kind":"List","items":[{"kind":"Node","metadata":{"name":"n"},"status":{"allocatable":{"cpu":"lots"}}}]}`), "items[0] (a Node): "},
+		{write("podsonly.json", `{"kind":"PodList","items":[{"metadata":{"namespace":"x","name":"p"}}]}`), "no nodes in it (1 item)"},
+		{write("badnode.json", `{"kind":"List","items":[{"kind":"Node","metadata":{"name":"n"},"status":{"allocatable":{"cpu":"lots"}}}]}`),
+			`items[0] (Node n): status.allocatable[cpu]: "lots" is not a quantity (such as 500m, 2, 1.5Gi, 64Mi)`},
+		{write("typo.json", `{"kind":"List","items":[{"kind":"Node","metadata":{"name":"n"},"status":{"allocatible":{"cpu":"4"}}}]}`),
+			`items[0] (Node n): unknown field "status.allocatible"`},
+		{write("twice.json", `{"kind":"List","items":[{"kind":"Node","metadata":{"name":"n"},"status":{"allocatable":{"cpu":"4"},"allocatable":{"cpu":"8"}}}]}`),
+			`items[0] (Node n): duplicate field "status.allocatable"`},
+		{write("nod.json", `{"kind":"List","items":[{"kind":"Nod","metadata":{"name":"n"}}]}`),
+			`items[0] (n): kind "Nod" is not one a snapshot holds (Node, Pod, ResourceSlice, DeviceClass, ResourceClaim, ResourceClaimTemplate, PodDisruptionBudget)`},
+		{write("nameless.json", `{"kind":"List","items":[{"kind":"Node","metadata":{}}]}`), "items[0] (a Node): metadata.name: Required value"},
+		{write("nowhere.json", `{"kind":"List","items":[{"kind":"Pod","metadata":{"name":"p"}}]}`), "items[0] (Pod p): metadata.namespace: Required value"},
+		{write("itemkey.json", `{"kind":"List","items":[{"kind":"Node","metadata":{"name":"n"},"stauts":{}}]}`), `unknown field "items[0].stauts"`},
 		{write("scalar.json", `"hello"`), "not a List of nodes and pods ("},
 	} {
 		_, err := ReadSnapshot(tc.path)
@@ -122,6 +132,14 @@ items:
 		"none.yaml":   {"# nothing\n", "holds no pods"},
 		"bad.yaml":    {"kind: Pod\n---\nkind: [\n", "document 2: not JSON or YAML"},
 		"list.yaml":   {"kind: List\nitems:\n- {kind: Service}\n", "document 1, items[0]: a Service, not a Pod"},
+		"typo.yaml": {"kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {request: {cpu: 1}}}]}\n",
+			`document 1: unknown field "spec.containers[0].resources.request"`},
+		"half.yaml": {"kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {nvidia.com/gpu: \"0.5\"}}}]}\n",
+			`document 1: spec.containers[0].resources.requests[nvidia.com/gpu]: quantity "0.5": an extended resource is a whole number`},
+		"huge.yaml": {"kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {cpu: \"1e16\"}}}]}\n",
+			`document 1: spec.containers[0].resources.requests[cpu]: quantity "1e16": `},
+		"lots.yaml": {"kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {cpu: lots}}}]}\n",
+			`document 1: spec.containers[0].resources.requests[cpu]: "lots" is not a quantity`},
 	} {
 		p := filepath.Join(dir, name)
 		_ = os.WriteFile(p, []byte(tc.content), 0o644)
