@@ -74,7 +74,8 @@ func (c *Cluster) dra() (*kubebridge.DRA, error) {
 //
 // or, for a cluster with Dynamic Resource Allocation, SnapshotCommand's
 // (a v1 List; YAML, and a NodeList or PodList, are read too). Items of
-// other kinds are left out; a snapshot without nodes is an error.
+// other kinds, unknown fields and objects without names are errors, as is
+// a snapshot without nodes.
 func ReadSnapshot(path string) (*Cluster, error) {
 	data, err := kubebridge.ReadFile(path, kubebridge.MaxSnapshotBytes)
 	if err != nil {
@@ -661,6 +662,12 @@ func badQuantity(js []byte, where string) (path, value string, ok bool) {
 type strictFields struct{ msg string }
 
 func (e *strictFields) Error() string { return e.msg }
+
+// podError is the first line of an error about a pod, without the "pod
+// namespace/name: " it may start with, for a message that names the pod.
+func podError(pod string, err error) string {
+	return strings.TrimPrefix(firstLine(err), "pod "+pod+": ")
+}
 
 // firstLine keeps an error message to one line.
 func firstLine(err error) string {

@@ -305,3 +305,29 @@ func TestOnePodsFaultIsExplained(t *testing.T) {
 		}
 	}
 }
+
+// A snapshot of nodes and pods alone (the README's first command) holds no
+// ResourceClaims: a pod that names one is not scored, with the claim said
+// missing and the command that takes a snapshot with it, where it was
+// explained as asking for cpu and memory alone; a warning counts the pods
+// whose devices go uncounted.
+func TestClaimsMissingFromTheSnapshot(t *testing.T) {
+	c, cfg := draTestdata(t, "rsf.yaml")
+	c.Slices, c.Classes, c.Claims = nil, nil, nil
+	p, err := c.FindPod("train/job-1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Explain(c, cfg, "rsf.yaml", p)
+	want := "pod train/job-1: spec.resourceClaims[0]: claim job-1-gpus is missing: no ResourceClaim, ResourceSlice or DeviceClass was read; a snapshot with them is made by " + SnapshotCommand
+	if err != nil || e.Feasible != 0 || !slices.Equal(e.Faults, []string{want}) {
+		t.Errorf("explain: %v, %d feasible, faults %q", err, e.Feasible, e.Faults)
+	}
+	if !slices.ContainsFunc(e.Warnings, func(w string) bool { return strings.Contains(w, ": 3 pods name DRA resource claims, but no ResourceClaim") }) {
+		t.Errorf("warnings %q", e.Warnings)
+	}
+	r, err := WhatIf(c, []NamedConfig{{"rsf.yaml", cfg}}, nil, WhatIfOptions{})
+	if err != nil || len(r.InputFaults()) != 2 || r.InputFaults()[0] != want {
+		t.Errorf("whatif: %v, faults %q", err, r.InputFaults())
+	}
+}

@@ -110,9 +110,9 @@ func Explain(c *Cluster, cfg *config.Config, configName string, pod *v1.Pod) (*E
 		// allocator runs it: kube-scheduler's Filter reports an error on
 		// each node): every node is rejected with the cause, as whatif
 		// leaves such a pod pending, whichever part of the pod fails.
-		why := "not scored: " + firstLine(err)
+		why := "not scored: " + podError(e.Pod, err)
 		e.Warnings = append(e.Warnings, "pod "+e.Pod+" "+why)
-		e.Faults = append(e.Faults, "pod "+e.Pod+": "+firstLine(err))
+		e.Faults = append(e.Faults, "pod "+e.Pod+": "+podError(e.Pod, err))
 		table := sc.Snapshot().Table()
 		e.Nodes, e.Feasible, e.Rejected, e.Claims = nil, 0, table.Len(), false
 		for i := range table.Len() {

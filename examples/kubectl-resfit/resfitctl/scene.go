@@ -63,10 +63,32 @@ func newScene(c *Cluster, cfg *config.Config, extra []*v1.Pod) (*scene, error) {
 		return nil, err
 	}
 	sc := &scene{Scene: s, clusterWarnings: c.Warnings}
+	if d == nil {
+		if n := len(slices.DeleteFunc(slices.Clone(c.Pods), func(p *v1.Pod) bool { return len(p.Spec.ResourceClaims) == 0 })); n > 0 {
+			sc.clusterWarnings = append(slices.Clone(sc.clusterWarnings), fmt.Sprintf(
+				"%s: %d pods name DRA resource claims, but no ResourceClaim, ResourceSlice or DeviceClass was read: their devices are not counted; a snapshot with them is made by %s", c.Source, n, SnapshotCommand))
+		}
+	}
 	if cfg.NoHostDeviceShare && slices.ContainsFunc(pods, sharesGPU) {
 		sc.clusterWarnings = append(slices.Clone(sc.clusterWarnings), sharingUnderKubeFit)
 	}
 	return sc, nil
+}
+
+// Task is the pod's task (kubebridge.Scene.Task); a pod that names DRA
+// resource claims where none was read (a snapshot of nodes and pods alone)
+// is an error saying so, not a pod asking for its cpu and memory alone.
+func (sc *scene) Task(pod *v1.Pod) (*kubebridge.PodTask, error) {
+	if sc.Snapshot().DRA() == nil && len(pod.Spec.ResourceClaims) > 0 {
+		pc := pod.Spec.ResourceClaims[0]
+		name := pc.Name
+		if pc.ResourceClaimName != nil {
+			name = *pc.ResourceClaimName
+		}
+		return nil, fmt.Errorf("pod %s/%s: spec.resourceClaims[0]: claim %s is missing: no ResourceClaim, ResourceSlice or DeviceClass was read; a snapshot with them is made by %s",
+			pod.Namespace, pod.Name, name, SnapshotCommand)
+	}
+	return sc.Scene.Task(pod)
 }
 
 // sharingUnderKubeFit warns that a kube-scheduler profile's own

@@ -133,10 +133,10 @@ func place(c *Cluster, nc NamedConfig, pods []*v1.Pod, opts WhatIfOptions) (*Out
 		// selector of its claims fails) stays pending with the reason, and
 		// the others are placed: one pod does not fail the run.
 		notScored := func(err error) {
-			pl.Reason = "not scored: " + firstLine(err)
+			pl.Reason = "not scored: " + podError(pl.Pod, err)
 			o.Pending++
-			o.Warnings = append(o.Warnings, fmt.Sprintf("pod %s not scored: %s", pl.Pod, firstLine(err)))
-			o.Faults = append(o.Faults, fmt.Sprintf("pod %s: %s", pl.Pod, firstLine(err)))
+			o.Warnings = append(o.Warnings, fmt.Sprintf("pod %s not scored: %s", pl.Pod, podError(pl.Pod, err)))
+			o.Faults = append(o.Faults, fmt.Sprintf("pod %s: %s", pl.Pod, podError(pl.Pod, err)))
 		}
 		task, err := sc.Task(p)
 		row, total := -1, 0.0
