@@ -323,7 +323,9 @@ func TestClaimsMissingFromTheSnapshot(t *testing.T) {
 	if err != nil || e.Feasible != 0 || !slices.Equal(e.Faults, []string{want}) {
 		t.Errorf("explain: %v, %d feasible, faults %q", err, e.Feasible, e.Faults)
 	}
-	if !slices.ContainsFunc(e.Warnings, func(w string) bool { return strings.Contains(w, ": 3 pods name DRA resource claims, but no ResourceClaim") }) {
+	if !slices.ContainsFunc(e.Warnings, func(w string) bool {
+		return strings.Contains(w, ": 3 pods name DRA resource claims, but no ResourceClaim")
+	}) {
 		t.Errorf("warnings %q", e.Warnings)
 	}
 	r, err := WhatIf(c, []NamedConfig{{"rsf.yaml", cfg}}, nil, WhatIfOptions{})
