@@ -17,6 +17,7 @@ import (
 
 	"k8s.io/component-base/cli"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"github.com/resfit/resfit/examples/kubescheduler/plugins"
 )
@@ -28,14 +29,23 @@ func main() {
 			return
 		}
 	}
-	command := app.NewSchedulerCommand(
-		app.WithPlugin(plugins.NodeResourcesFitPlusName, plugins.NewNodeResourcesFitPlus),
-		app.WithPlugin(plugins.ScarceResourceAvoidanceName, plugins.NewScarceResourceAvoidance),
-		app.WithPlugin(plugins.ResourceStrategyFitName, plugins.NewResourceStrategyFit),
-		app.WithPlugin(plugins.FGDName, plugins.NewFGD),
-		app.WithPlugin(plugins.RoomsName, plugins.NewRooms),
-	)
-	os.Exit(cli.Run(command))
+	var options []app.Option
+	for _, p := range resfitPlugins {
+		options = append(options, app.WithPlugin(p.name, p.factory))
+	}
+	os.Exit(cli.Run(app.NewSchedulerCommand(options...)))
+}
+
+// resfitPlugins are the plugins registered, which --version names.
+var resfitPlugins = []struct {
+	name    string
+	factory frameworkruntime.PluginFactory
+}{
+	{plugins.NodeResourcesFitPlusName, plugins.NewNodeResourcesFitPlus},
+	{plugins.ScarceResourceAvoidanceName, plugins.NewScarceResourceAvoidance},
+	{plugins.ResourceStrategyFitName, plugins.NewResourceStrategyFit},
+	{plugins.FGDName, plugins.NewFGD},
+	{plugins.RoomsName, plugins.NewRooms},
 }
 
 // version is what --version prints: resfit's build (its commit, when the
@@ -59,5 +69,9 @@ func version() string {
 			resfit += ", commit " + s.Value[:min(len(s.Value), 12)]
 		}
 	}
-	return fmt.Sprintf("resfit's kube-scheduler: kube-scheduler of k8s.io/kubernetes %s with resfit's plugins (NodeResourcesFitPlus, ScarceResourceAvoidance, ResourceStrategyFit, FGD); resfit %s; %s", kube, resfit, info.GoVersion)
+	var names []string
+	for _, p := range resfitPlugins {
+		names = append(names, p.name)
+	}
+	return fmt.Sprintf("resfit's kube-scheduler: kube-scheduler of k8s.io/kubernetes %s with resfit's plugins (%s); resfit %s; %s", kube, strings.Join(names, ", "), resfit, info.GoVersion)
 }

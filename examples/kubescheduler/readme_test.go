@@ -26,7 +26,9 @@ import (
 // wrote) and at Reserve, ResourceStrategyFit and FGD filter at PreFilter
 // and Filter, and the ResfitFrag profile weighs FGD 101 against
 // ResourceStrategyFit 1 (its packing tie-breaker), with no other score,
-// and scores every feasible node.
+// and scores every feasible node. No profile leaves kube's resource
+// scores (NodeResourcesFit, BalancedAllocation) beside resfit's, and the
+// configuration names the cluster's kubeconfig.
 func TestREADMESchedulerConfigEnablesEveryPoint(t *testing.T) {
 	metrics.Register() // the framework runtime records into them
 	text, err := os.ReadFile("README.md")
@@ -48,6 +50,9 @@ func TestREADMESchedulerConfigEnablesEveryPoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := obj.(*config.KubeSchedulerConfiguration)
+	if cfg.ClientConnection.Kubeconfig == "" {
+		t.Error("the configuration names no kubeconfig: kube-scheduler, given --config, ignores --kubeconfig and finds no cluster")
+	}
 	registry := frameworkplugins.NewInTreeRegistry()
 	if err := registry.Merge(frameworkruntime.Registry{
 		plugins.NodeResourcesFitPlusName:    plugins.NewNodeResourcesFitPlus,
@@ -92,6 +97,11 @@ func TestREADMESchedulerConfigEnablesEveryPoint(t *testing.T) {
 			}
 			if (name == plugins.ResourceStrategyFitName || name == plugins.FGDName) && (!slices.Contains(names(enabled.PreFilter), name) || !slices.Contains(names(enabled.Filter), name)) {
 				t.Errorf("profile %s: %s does not filter", profile.SchedulerName, name)
+			}
+		}
+		for _, name := range names(enabled.Score) {
+			if (name == "NodeResourcesFit" || name == "NodeResourcesBalancedAllocation") && scorers > 0 {
+				t.Errorf("profile %s: kube's %s scores resources beside resfit's, against its arguments", profile.SchedulerName, name)
 			}
 		}
 		if scorers == 0 {
