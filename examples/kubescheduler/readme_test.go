@@ -18,6 +18,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
 
 	"github.com/resfit/resfit/examples/kubescheduler/plugins"
+	resfitconfig "github.com/resfit/resfit/scoring/config"
 )
 
 // The README's scheduler-config.yaml builds, with kube-scheduler's own
@@ -119,5 +120,50 @@ func TestREADMESchedulerConfigEnablesEveryPoint(t *testing.T) {
 				t.Errorf("ResfitFrag's profile scores a sample of the nodes: percentageOfNodesToScore %v", p)
 			}
 		}
+	}
+}
+
+// The plugins resfit's configuration reader knows as kube-scheduler's
+// (config.KubeInTreePlugins) are v1.37.2's in-tree registry, and those it
+// lists as scoring in a default profile beside NodeResourcesFit and
+// NodeResourcesBalancedAllocation are what kube-scheduler's default profile
+// enables at Score.
+func TestInTreePluginsAreKubes(t *testing.T) {
+	metrics.Register()
+	registry := frameworkplugins.NewInTreeRegistry()
+	var kube []string
+	for name := range registry {
+		kube = append(kube, name)
+	}
+	slices.Sort(kube)
+	ours := slices.Sorted(slices.Values(resfitconfig.KubeInTreePlugins()))
+	if !slices.Equal(ours, kube) {
+		t.Errorf("resfit's list of kube's plugins %v, kube-scheduler v1.37.2's registry %v", ours, kube)
+	}
+	obj, _, err := schedulerscheme.Codecs.UniversalDecoder().Decode([]byte("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	profile := &obj.(*config.KubeSchedulerConfiguration).Profiles[0]
+	client := fake.NewClientset()
+	fw, err := frameworkruntime.NewFramework(context.Background(), registry, profile,
+		frameworkruntime.WithClientSet(client),
+		frameworkruntime.WithInformerFactory(informers.NewSharedInformerFactory(client, 0)),
+		frameworkruntime.WithSnapshotSharedLister(cache.NewEmptySnapshot()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var scores []string
+	for _, p := range fw.ListPlugins().Score.Enabled {
+		if p.Name != "NodeResourcesFit" && p.Name != "NodeResourcesBalancedAllocation" {
+			scores = append(scores, p.Name)
+		}
+	}
+	cfg, err := resfitconfig.Load([]byte("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"), resfitconfig.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(slices.Sorted(slices.Values(cfg.KubeScorers)), slices.Sorted(slices.Values(scores))) {
+		t.Errorf("resfit reads kube's default scorers as %v, kube-scheduler's default profile scores with %v", cfg.KubeScorers, scores)
 	}
 }

@@ -96,6 +96,13 @@ type Config struct {
 	// scheduler whose pods the configuration scores. It is empty in the
 	// other forms.
 	SchedulerName string
+	// KubeScorers are, for a KubeSchedulerConfiguration profile, kube's own
+	// plugins that score in it beside resfit's (its default profile's
+	// TaintToleration, NodeAffinity, VolumeBinding, PodTopologySpread,
+	// InterPodAffinity, DynamicResources and ImageLocality unless
+	// disabled, and those it enables): they run
+	// in kube-scheduler, and resfit leaves them out of what it scores.
+	KubeScorers []string
 }
 
 // FilterConfig enables one filter.

@@ -327,10 +327,22 @@ func (d *decoder) kubeConf(doc map[string]any, profileName string) *Config {
 			(slices.ContainsFunc(filterEnabled, func(e enabledPlugin) bool { return e.name == name }) ||
 				slices.ContainsFunc(multiEnabled, func(e enabledPlugin) bool { return e.name == name }))
 	}
+	var notResfits []string // kube's plugins that score beside resfit's
+	for _, def := range kubeDefaultScores {
+		if !off(def, disabled, multiDisabled) && !slices.ContainsFunc(order, func(e entry) bool { return e.name == def }) {
+			notResfits = append(notResfits, def)
+		}
+	}
 	for _, e := range order {
 		a, notes, known := fitArgs, fitNotes, true
 		var filtersOff bool
 		switch {
+		case e.name == KubeRooms:
+			continue // it scores nothing
+		case slices.Contains(kubeInTree, e.name) && e.name != NodeResourcesFit && e.name != NodeResourcesBalancedAllocation:
+			notResfits = append(notResfits, e.name)
+			continue
+
 		case slices.Contains(kubePlugins, e.name):
 			// resfit's own kube-scheduler plugins, decoded as the plugin
 			// decodes its arguments.
@@ -348,14 +360,20 @@ func (d *decoder) kubeConf(doc map[string]any, profileName string) *Config {
 			a, notes, known = d.plugin(cfgPath[e.name], e.name, args[e.name])
 		}
 		if !known {
-			d.warn("%s: score plugin %q has no resfit scorer; skipped", join(path, "plugins"), e.name)
+			// kube-scheduler does not start with it.
+			d.fail(join(e.source, "name"), fmt.Sprintf("no such plugin: kube-scheduler v1.37.2 builds in %s, and resfit's build adds %s",
+				strings.Join(kubeInTree, ", "), strings.Join(append(slices.Clone(kubePlugins), KubeRooms), ", ")), e.name)
 			continue
+		}
+		if !slices.Contains(kubeInTree, e.name) && !slices.Contains(kubePlugins, e.name) {
+			d.warn("%s: %s is a resfit plugin that resfit's kube-scheduler does not register (it registers %s): kubectl resfit reads it, kube-scheduler does not start with it", join(e.source, "name"), e.name, strings.Join(append(slices.Clone(kubePlugins), KubeRooms), ", "))
 		}
 		notes = maps.Clone(notes)
 		notes[""], notes["weight"] = e.source, e.weighs
 		d.weightProduct(e.weighs, e.weight, a)
 		c.Scorers = append(c.Scorers, ScorerConfig{Name: e.name, Weight: e.weight, Args: a, Sources: notes, FiltersOff: filtersOff})
 	}
+	c.KubeScorers = notResfits
 	if !off(NodeResourcesFit, filterDisabled, multiDisabled) {
 		fa, _ := fitArgs.(NodeResourcesFitArgs)
 		c.Filters = append(c.Filters, FilterConfig{Name: NodeResourcesFit, Args: NodeResourcesFitArgs{IgnoredResources: fa.IgnoredResources, IgnoredResourceGroups: fa.IgnoredResourceGroups}, Source: defaultProfile})

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -44,8 +45,7 @@ profiles:
 - plugins:
     multiPoint: {disabled: [{name: NodeResourcesBalancedAllocation}]}
     score: {disabled: [{name: NodeResourcesFit}], enabled: [{name: ImageLocality, weight: 2}]}
-    filter: {disabled: [{name: "*"}]}`,
-			warns: []string{`profiles[0].plugins: score plugin "ImageLocality" has no resfit scorer; skipped`}},
+    filter: {disabled: [{name: "*"}]}`},
 		{name: "RequestedToCapacityRatio", doc: `
 profiles:
 - pluginConfig:
@@ -245,6 +245,50 @@ func TestKubeSchedulerConfigurationOuterLayer(t *testing.T) {
 		_, err := Load([]byte(c.doc), Options{Profile: "resfit"})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v\nwant %s", c.doc, err, c.want)
+		}
+	}
+}
+
+// A profile's plugins as kube-scheduler v1.37.2 and resfit's build know
+// them: kube's own scorers (its default profile's, and those enabled) are
+// listed apart, not warned about as if misspelt; ResfitRooms scores
+// nothing; a name neither knows is an error, as kube-scheduler refuses to
+// start with it; a resfit plugin resfit's kube-scheduler does not register
+// is read with a warning saying so.
+func TestKubeProfilePlugins(t *testing.T) {
+	for _, c := range []struct {
+		name, plugins string
+		kube          []string
+		warn, err     string
+	}{
+		{name: "default", plugins: `{}`,
+			kube: []string{"TaintToleration", "NodeAffinity", "VolumeBinding", "PodTopologySpread", "InterPodAffinity", "DynamicResources", "ImageLocality"}},
+		{name: "ImageLocality enabled, one default off", plugins: `{score: {disabled: [{name: TaintToleration}], enabled: [{name: ImageLocality, weight: 2}]}}`,
+			kube: []string{"NodeAffinity", "VolumeBinding", "PodTopologySpread", "InterPodAffinity", "DynamicResources", "ImageLocality"}},
+		{name: "all off", plugins: `{score: {disabled: [{name: "*"}], enabled: [{name: NodeResourcesFit}]}}`},
+		{name: "rooms", plugins: `{multiPoint: {enabled: [{name: NodeResourcesFit}, {name: ResfitRooms}]}, score: {disabled: [{name: "*"}]}}`},
+		{name: "misspelt", plugins: `{multiPoint: {enabled: [{name: ResourceStrategyFitt}]}}`,
+			err: `profiles[0].plugins.multiPoint.enabled[0].name: no such plugin: kube-scheduler v1.37.2 builds in DefaultBinder, `},
+		{name: "resfit's, not registered", plugins: `{score: {disabled: [{name: "*"}], enabled: [{name: PackLeastUsed}]}}`,
+			warn: `profiles[0].plugins.score.enabled[0].name: PackLeastUsed is a resfit plugin that resfit's kube-scheduler does not register`},
+	} {
+		doc := "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins: " + c.plugins + "\n"
+		cfg, err := Load([]byte(doc), Options{})
+		switch {
+		case c.err != "":
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: %v, want %q", c.name, err, c.err)
+			}
+			continue
+		case err != nil:
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if !slices.Equal(cfg.KubeScorers, c.kube) {
+			t.Errorf("%s: kube's scorers %v, want %v", c.name, cfg.KubeScorers, c.kube)
+		}
+		if got := strings.Join(cfg.Warnings, "\n"); (c.warn == "") != (got == "") || !strings.Contains(got, c.warn) {
+			t.Errorf("%s: warnings %q, want %q", c.name, got, c.warn)
 		}
 	}
 }

@@ -24,6 +24,32 @@ const KubeResourceStrategyFit = "ResourceStrategyFit"
 // and the plugins that run one resfit plugin alone under its own name.
 var kubePlugins = []string{KubeResourceStrategyFit, FGD, NodeResourcesFitPlus, ScarceResourceAvoidance}
 
+// KubeRooms is resfit's kube-scheduler plugin that honours the rooms its
+// descheduler holds (PreFilter, Filter, Reserve): it scores nothing, and
+// explain leaves it out.
+const KubeRooms = "ResfitRooms"
+
+// kubeInTree are the plugins kube-scheduler v1.37.2 builds in
+// (frameworkplugins.NewInTreeRegistry; held to it by
+// examples/kubescheduler's TestInTreePluginsAreKubes), and kubeDefaultScores
+// those its default profile enables at score with their weights
+// (getDefaultPlugins) beside NodeResourcesFit and
+// NodeResourcesBalancedAllocation, which resfit reads.
+var (
+	kubeInTree = []string{
+		"DefaultBinder", "DefaultPreemption", "DeferredPodScheduling", "DynamicResources", "GangScheduling",
+		"ImageLocality", "InterPodAffinity", "NodeAffinity", "NodeDeclaredFeatures", "NodeName", "NodePorts",
+		NodeResourcesBalancedAllocation, NodeResourcesFit, "NodeUnschedulable", "NodeVolumeLimits",
+		"PodGroupPodsCount", "PodTopologySpread", "PrioritySort", "SchedulingGates", "TaintToleration",
+		"TopologyPlacementGenerator", "VolumeBinding", "VolumeRestrictions", "VolumeZone",
+	}
+	kubeDefaultScores = []string{"TaintToleration", "NodeAffinity", "VolumeBinding", "PodTopologySpread", "InterPodAffinity", "DynamicResources", "ImageLocality"}
+)
+
+// KubeInTreePlugins are kubeInTree, for the test that holds them to
+// kube-scheduler's registry.
+func KubeInTreePlugins() []string { return slices.Clone(kubeInTree) }
+
 // KubeScale is the score scale of a kube-scheduler plugin (fwk.MaxNodeScore).
 const KubeScale = 100
 

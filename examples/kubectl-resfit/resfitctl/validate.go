@@ -44,13 +44,17 @@ func LoadConfig(path string, opts config.Options) (*config.Config, error) {
 }
 
 // Validate writes what resfit understood of a loaded configuration: its
-// canonical form (every plugin, weight and default, each value's source)
-// and its warnings.
+// canonical form (every plugin, weight and default, each value's source),
+// its warnings, and kube's own plugins that score beside resfit's in a
+// KubeSchedulerConfiguration profile.
 func Validate(w io.Writer, path string, cfg *config.Config) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s is valid.\n", path)
 	for _, warning := range cfg.Warnings {
 		fmt.Fprintf(&b, "# warning: %s\n", warning)
+	}
+	if len(cfg.KubeScorers) > 0 {
+		fmt.Fprintf(&b, "# kube's own plugins score in this profile too: %s. They are not resfit's: kube-scheduler runs them, and explain and whatif leave them out.\n", strings.Join(cfg.KubeScorers, ", "))
 	}
 	b.Write(cfg.Canonical())
 	_, err := io.WriteString(w, b.String())
