@@ -33,7 +33,8 @@ import (
 	"time"
 )
 
-// Read decodes every document of a manifest file.
+// Read decodes every document of a manifest file but a
+// CustomResourceDefinition (InstallRoomCRD installs the Room CRD).
 func Read(t testing.TB, path string) []runtime.Object {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -51,6 +52,10 @@ func Read(t testing.TB, path string) []runtime.Object {
 			t.Fatalf("%s: %v", path, err)
 		}
 		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		var meta metav1.TypeMeta
+		if err := yaml.Unmarshal(doc, &meta); err == nil && meta.Kind == "CustomResourceDefinition" {
 			continue
 		}
 		obj, _, err := clientscheme.Codecs.UniversalDeserializer().Decode(doc, nil, nil)

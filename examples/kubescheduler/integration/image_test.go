@@ -6,7 +6,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	testutils "k8s.io/kubernetes/test/integration/util"
 
 	"github.com/resfit/resfit/examples/internal/imagetest"
 	"github.com/resfit/resfit/examples/kubebridge/manifesttest"
@@ -28,10 +27,12 @@ func TestSchedulerImageFromManifests(t *testing.T) {
 	image := container.Image
 	imagetest.BuildStatic(t, "..", "kube-scheduler", "../Dockerfile", image) // as the README builds it
 
-	testCtx := testutils.InitTestAPIServer(t, "resfit-image", nil)
+	testCtx := roomsAPIServer(t, "--authorization-mode=RBAC") // the Room CRD served
 	admin, ctx, ns := testCtx.ClientSet, testCtx.Ctx, testCtx.NS.Name
-	manifesttest.Apply(t, ctx, admin, manifesttest.Read(t, "../manifests/rbac.yaml"))
-	manifesttest.Apply(t, ctx, admin, manifesttest.Read(t, "../manifests/configmap.yaml"))
+	manifesttest.InstallRoomCRD(t, ctx, testCtx.KubeConfig, admin, "../manifests/rooms.yaml")
+	for _, file := range []string{"rbac.yaml", "rooms.yaml", "configmap.yaml"} {
+		manifesttest.Apply(t, ctx, admin, manifesttest.Read(t, "../manifests/"+file))
+	}
 	cm, err := admin.CoreV1().ConfigMaps(deployment.Namespace).Get(ctx, spec.Volumes[0].ConfigMap.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

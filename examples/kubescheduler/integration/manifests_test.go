@@ -23,7 +23,8 @@ import (
 
 // TestSecondSchedulerFromManifests deploys resfit's scheduler as the
 // manifests describe, on a real kube-apiserver with RBAC: it applies
-// rbac.yaml and configmap.yaml, reads the KubeSchedulerConfiguration back
+// rbac.yaml, rooms.yaml (the Room CRD, and the rooms and Jobs ResfitRooms
+// reads) and configmap.yaml, reads the KubeSchedulerConfiguration back
 // from the ConfigMap, and runs kube-scheduler with resfit's plugins under
 // the ServiceAccount's own token. The ServiceAccount can run its leader
 // election on its lease, and the scheduler binds the pods that name it:
@@ -37,10 +38,13 @@ func TestSecondSchedulerFromManifests(t *testing.T) {
 		t.Fatalf("deployment.yaml does not run as resfit-scheduler with its ConfigMap: %+v", deployment)
 	}
 
-	testCtx := testutils.InitTestAPIServer(t, "resfit-deploy", nil) // cleans up after itself
+	// The whole server chain (the Room CRD served), RBAC on.
+	testCtx := roomsAPIServer(t, "--authorization-mode=RBAC")
 	admin, ctx, ns := testCtx.ClientSet, testCtx.Ctx, testCtx.NS.Name
-	manifesttest.Apply(t, ctx, admin, manifesttest.Read(t, "../manifests/rbac.yaml"))
-	manifesttest.Apply(t, ctx, admin, manifesttest.Read(t, "../manifests/configmap.yaml"))
+	manifesttest.InstallRoomCRD(t, ctx, testCtx.KubeConfig, admin, "../manifests/rooms.yaml")
+	for _, file := range []string{"rbac.yaml", "rooms.yaml", "configmap.yaml"} {
+		manifesttest.Apply(t, ctx, admin, manifesttest.Read(t, "../manifests/"+file))
+	}
 
 	cm, err := admin.CoreV1().ConfigMaps("kube-system").Get(ctx, "resfit-scheduler-config", metav1.GetOptions{})
 	if err != nil {
@@ -74,7 +78,7 @@ func TestSecondSchedulerFromManifests(t *testing.T) {
 
 	// The scheduler talks to the apiserver only as the ServiceAccount.
 	schedCtx := &testutils.TestContext{Ctx: ctx, NS: testCtx.NS, ClientSet: sa, KubeConfig: saConfig, CloseFn: func() {}}
-	registry := frameworkruntime.Registry{plugins.ResourceStrategyFitName: plugins.NewResourceStrategyFit}
+	registry := frameworkruntime.Registry{plugins.ResourceStrategyFitName: plugins.NewResourceStrategyFit, plugins.RoomsName: plugins.NewRooms}
 	testutils.InitTestSchedulerWithOptions(t, schedCtx, 0,
 		scheduler.WithProfiles(cfg.Profiles...), scheduler.WithFrameworkOutOfTreeRegistry(registry))
 	// What the ServiceAccount may not list and watch never syncs: say which.

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	kubeschedulerconfigv1 "k8s.io/kube-scheduler/config/v1"
 	kubeapiservertesting "k8s.io/kubernetes/cmd/kube-apiserver/app/testing"
 	"k8s.io/kubernetes/pkg/scheduler"
@@ -28,16 +30,18 @@ import (
 // that custom resources are served (Kubernetes' own integration test of
 // custom resources in the scheduler starts it so), and a namespace to
 // test in.
-func roomsAPIServer(t *testing.T) *testutils.TestContext {
+func roomsAPIServer(t *testing.T, flags ...string) *testutils.TestContext {
 	t.Helper()
 	server := kubeapiservertesting.StartTestServerOrDie(t, kubeapiservertesting.NewDefaultTestServerOptions(),
-		[]string{"--disable-admission-plugins=ServiceAccount,TaintNodesByCondition,Priority"}, framework.SharedEtcd())
+		append([]string{"--disable-admission-plugins=ServiceAccount,TaintNodesByCondition,Priority"}, flags...), framework.SharedEtcd())
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() {
 		cancel()
 		server.TearDownFn()
 	})
-	testCtx := &testutils.TestContext{Ctx: ctx, KubeConfig: server.ClientConfig, ClientSet: kubernetes.NewForConfigOrDie(server.ClientConfig)}
+	config := rest.CopyConfig(server.ClientConfig)
+	config.CAFile = filepath.Join(server.TmpDir, "apiserver.crt") // the serving certificate's CA, for a client of its own
+	testCtx := &testutils.TestContext{Ctx: ctx, KubeConfig: config, ClientSet: kubernetes.NewForConfigOrDie(config)}
 	ns, err := testCtx.ClientSet.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "rooms"}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
