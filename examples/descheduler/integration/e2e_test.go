@@ -144,7 +144,7 @@ func startCluster(t *testing.T, flags ...string) *cluster {
 		go rsc.Run(ctx, 2)
 	}
 
-	// The scheduler, with the shipped profile and ResfitRooms.
+	// The scheduler, with the shipped profile (ResfitRooms in it).
 	// The scheduler's ConfigMap, which the descheduler reads too.
 	cm := manifesttest.ConfigMap(t, "../../kubescheduler/manifests/configmap.yaml")
 	c.poll("namespace kube-system", func() (bool, error) {
@@ -160,7 +160,9 @@ func startCluster(t *testing.T, flags ...string) *cluster {
 	}
 	cfg := obj.(*schedconfig.KubeSchedulerConfiguration)
 	profile := &cfg.Profiles[0]
-	profile.Plugins.MultiPoint.Enabled = append(profile.Plugins.MultiPoint.Enabled, schedconfig.Plugin{Name: plugins.RoomsName})
+	if !slices.ContainsFunc(profile.Plugins.MultiPoint.Enabled, func(p schedconfig.Plugin) bool { return p.Name == plugins.RoomsName }) {
+		t.Fatal("the shipped profile does not enable ResfitRooms, which the descheduler needs")
+	}
 	registry := frameworkruntime.Registry{plugins.ResourceStrategyFitName: plugins.NewResourceStrategyFit, plugins.RoomsName: plugins.NewRooms}
 	ns, err := c.cs.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "scheduler"}}, metav1.CreateOptions{})
 	if err != nil {
