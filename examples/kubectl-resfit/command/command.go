@@ -109,6 +109,8 @@ or, for GPUs claimed through Dynamic Resource Allocation,
 			return usagef("unknown command %q for %q%s", args[0], cmd.CommandPath(), hint)
 		},
 	}
+	root.Version = Version()
+	root.SetVersionTemplate("{{.Version}}\n") // kubectl resfit --version, as kubectl resfit version
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
@@ -181,7 +183,7 @@ func newOptions(kube *pflag.FlagSet, stdout io.Writer) *cobra.Command {
 
 // newVersion says which kubectl-resfit this is.
 func newVersion(stdout io.Writer) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print kubectl-resfit's version",
 		Args:  cobra.NoArgs,
@@ -190,6 +192,12 @@ func newVersion(stdout io.Writer) *cobra.Command {
 			return err
 		},
 	}
+	// It takes no flags: its help lists none of the others' (the cluster,
+	// the configuration).
+	cmd.SetHelpFunc(func(c *cobra.Command, _ []string) {
+		fmt.Fprintf(c.OutOrStdout(), "%s\n\nUsage:\n  %s\n\nkubectl resfit --version prints the same.\n", c.Short, c.CommandPath())
+	})
+	return cmd
 }
 
 // Version is kubectl-resfit's version line: its module's version and, for
@@ -450,6 +458,9 @@ type defragOptions struct {
 	maxMoves int
 	timeout  time.Duration
 	printer  printer
+	// movesGiven reports --max-moves on the command line (0 is its
+	// default's stand-in, not a value a user may give).
+	movesGiven func() bool
 }
 
 func newDefrag(ctx context.Context, g *globalOptions, stdout io.Writer) *cobra.Command {
@@ -493,6 +504,7 @@ eviction, which keeps the budgets) and let the scheduler place it.`,
 	cmd.Flags().StringVar(&o.forRef, "for", "", "the pending pod to make room for (namespace/name, or a name with -n), or podgroup/NAME for a gang")
 	cmd.Flags().IntVar(&o.maxMoves, "max-moves", 0, fmt.Sprintf("the most moves (default %d with --for, %d without)", resfitctl.DefaultRoomMoves, resfitctl.DefaultFreeMoves))
 	cmd.Flags().DurationVar(&o.timeout, "timeout", resfitctl.DefaultTimeout, "how long to search for room before giving up")
+	o.movesGiven = func() bool { return cmd.Flags().Changed("max-moves") }
 	o.printer.bind(cmd)
 	return cmd
 }
@@ -506,7 +518,7 @@ func (o *defragOptions) Validate() error {
 	switch {
 	case o.config == "":
 		return usagef("defrag needs --config FILE")
-	case o.maxMoves < 0 || o.maxMoves > resfitctl.MaxDefragMoves:
+	case o.maxMoves < 0 || o.maxMoves > resfitctl.MaxDefragMoves || (o.maxMoves == 0 && o.movesGiven != nil && o.movesGiven()):
 		return usagef("--max-moves must be in [1, %d], got %d", resfitctl.MaxDefragMoves, o.maxMoves)
 	case o.timeout <= 0:
 		return usagef("--timeout must be above 0, got %s", o.timeout)

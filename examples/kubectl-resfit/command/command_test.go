@@ -187,7 +187,7 @@ func TestUserErrors(t *testing.T) {
 		{"pod not in the snapshot", []string{"explain", "--config", rsf, "--snapshot", snapshot, "jb-1"}, 1,
 			"error: pod default/jb-1 is not in snapshot ../testdata/cluster.json (7 pods); check the name and the namespace (-n), or give the pod's manifest with -f"},
 		{"config in no known form", []string{"validate", "--config", unknown}, 1, unknown + ": (root): "},
-		{"config missing", []string{"validate", "--config", "nope.yaml"}, 1, "error: config: open nope.yaml: no such file or directory"},
+		{"config missing", []string{"validate", "--config", "nope.yaml"}, 1, "error: config nope.yaml does not exist"},
 		{"no cluster", []string{"explain", "--config", rsf, "train/job-1"}, 1,
 			"error: no cluster to read: give --snapshot FILE, or a kubeconfig (--kubeconfig or KUBECONFIG)"},
 		{"no config", []string{"explain", "--snapshot", snapshot, "train/job-1"}, 2, "error: explain needs --config FILE"},
@@ -201,6 +201,7 @@ func TestUserErrors(t *testing.T) {
 		{"whatif without config", []string{"whatif"}, 2, "error: whatif needs at least one --config FILE"},
 		{"defrag without config", []string{"defrag", "--for", "job-2"}, 2, "error: defrag needs --config FILE"},
 		{"defrag negative moves", []string{"defrag", "--config", rsf, "--max-moves", "-1"}, 2, "error: --max-moves must be in [1, 1000], got -1"},
+		{"defrag no moves", []string{"defrag", "--config", rsf, "--max-moves", "0"}, 2, "error: --max-moves must be in [1, 1000], got 0"},
 		{"explain no timeout", []string{"explain", "--config", rsf, "--snapshot", snapshot, "--timeout", "0s", "train/job-1"}, 2, "error: --timeout must be above 0, got 0s"},
 		{"explain out of time", []string{"explain", "--config", rsf, "--snapshot", snapshot, "--timeout", "1ns", "train/job-1"}, 1, "error: explain did not finish within 1ns (--timeout)"},
 		{"whatif out of time", []string{"whatif", "--config", rsf, "--snapshot", snapshot, "--timeout", "1ns", "-q"}, 1, "error: whatif did not finish within 1ns (--timeout)"},
@@ -391,5 +392,19 @@ func TestFaultyClaimExitsOne(t *testing.T) {
 			!strings.Contains(errOut, "no such key: nosuch") || strings.Count(errOut, "\n") != 1 {
 			t.Errorf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", c.args[0], code, out, errOut)
 		}
+	}
+}
+
+// kubectl resfit --version prints what the version command prints, and
+// the version command's help lists no flag it does not take.
+func TestVersionFlag(t *testing.T) {
+	code, flag, _ := kubectlResfit(t, "--version")
+	_, cmd, _ := kubectlResfit(t, "version")
+	if code != 0 || flag != cmd || !strings.HasPrefix(flag, "kubectl-resfit ") {
+		t.Errorf("--version: exit %d, %q; version: %q", code, flag, cmd)
+	}
+	code, help, _ := kubectlResfit(t, "version", "--help")
+	if code != 0 || strings.Contains(help, "--snapshot") || strings.Contains(help, "--profile") || !strings.Contains(help, "kubectl resfit version") {
+		t.Errorf("version --help: exit %d:\n%s", code, help)
 	}
 }

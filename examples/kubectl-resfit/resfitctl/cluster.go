@@ -448,6 +448,14 @@ func ReadPods(path string) ([]*v1.Pod, error) {
 	if len(pods) == 0 {
 		return nil, fmt.Errorf("pod file %s holds no pods", path)
 	}
+	seen := map[string]bool{}
+	for _, p := range pods {
+		key := p.Namespace + "/" + p.Name
+		if seen[key] {
+			return nil, fmt.Errorf("pod file %s: pod %s appears twice; a pod's namespace and name are its own", path, key)
+		}
+		seen[key] = true
+	}
 	return pods, nil
 }
 

@@ -138,6 +138,8 @@ items:
 			`document 1: spec.containers[0].resources.requests[nvidia.com/gpu]: quantity "0.5": an extended resource is a whole number`},
 		"huge.yaml": {"kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {cpu: \"1e16\"}}}]}\n",
 			`document 1: spec.containers[0].resources.requests[cpu]: quantity "1e16": `},
+		"twice.yaml": {"kind: Pod\nmetadata: {name: p}\n---\nkind: Pod\nmetadata: {name: p, namespace: default}\n",
+			"pod default/p appears twice"},
 		"lots.yaml": {"kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {cpu: lots}}}]}\n",
 			`document 1: spec.containers[0].resources.requests[cpu]: "lots" is not a quantity`},
 	} {

@@ -23,6 +23,9 @@ type Explanation struct {
 	// BoundTo is the node the pod runs on, when it does; it is scored as
 	// before it was placed there (its own requests taken off the node).
 	BoundTo  string            `json:"boundTo,omitempty"`
+	// Finished is the phase of a pod that has finished (Succeeded,
+	// Failed): it uses nothing on BoundTo now.
+	Finished string `json:"finished,omitempty"`
 	Requests map[string]string `json:"requests"`
 	MaxScore float64           `json:"maxScore"`
 	Plugins  []string          `json:"plugins"`
@@ -101,7 +104,7 @@ func Explain(c *Cluster, cfg *config.Config, configName string, pod *v1.Pod) (*E
 		return nil, err
 	}
 	e := &Explanation{
-		Pod: pod.Namespace + "/" + pod.Name, Config: configName, BoundTo: pod.Spec.NodeName,
+		Pod: pod.Namespace + "/" + pod.Name, Config: configName, BoundTo: pod.Spec.NodeName, Finished: finishedPhase(pod),
 		MaxScore: sc.Pipeline().MaxScore(), Plugins: sc.Pipeline().ScorerNames(), Warnings: sc.warnings(cfg),
 		DRA: sc.Snapshot().DRA() != nil,
 	}
@@ -132,6 +135,15 @@ func Explain(c *Cluster, cfg *config.Config, configName string, pod *v1.Pod) (*E
 		return strings.Compare(a.Name, b.Name)
 	})
 	return e, nil
+}
+
+// finishedPhase is a finished pod's phase (kubebridge.Finished), "" for
+// another.
+func finishedPhase(pod *v1.Pod) string {
+	if kubebridge.Finished(pod) {
+		return string(pod.Status.Phase)
+	}
+	return ""
 }
 
 // explain scores the pod on every node into e: its requests, its claims'
@@ -227,7 +239,9 @@ func (e *Explanation) WriteTable(w io.Writer) error {
 	if len(e.ClaimRequests) > 0 {
 		fmt.Fprintf(&b, "Its claims ask for %s.\n", strings.Join(e.ClaimRequests, "; "))
 	}
-	if e.BoundTo != "" {
+	if e.BoundTo != "" && e.Finished != "" {
+		fmt.Fprintf(&b, "It ran on %s and has finished (%s): it uses nothing there now; it is scored as before it was placed there.\n", e.BoundTo, e.Finished)
+	} else if e.BoundTo != "" {
 		fmt.Fprintf(&b, "It runs on %s; it is scored as before it was placed there.\n", e.BoundTo)
 	}
 	for _, w := range e.Warnings {

@@ -397,3 +397,24 @@ func TestExplainReadsTheSchedulersConfigMap(t *testing.T) {
 		t.Errorf("no warning of sharing pods: %q", e.Warnings)
 	}
 }
+
+// A pod that has finished is said to have run, not to run: it uses nothing
+// on its node now.
+func TestExplainFinishedPod(t *testing.T) {
+	c, cfg := testdata(t, "rsf.yaml")
+	p, err := c.FindPod("batch/done-0", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Explain(c, cfg, "rsf.yaml", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := e.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	if want := "It ran on cpu-b and has finished (Succeeded): it uses nothing there now;"; e.Finished != "Succeeded" || !strings.Contains(b.String(), want) || strings.Contains(b.String(), "It runs on") {
+		t.Errorf("finished %q:\n%s\nwant %q", e.Finished, b.String(), want)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 
 	"github.com/resfit/resfit/examples/kubebridge"
@@ -25,6 +26,9 @@ func (e *ConfigError) Error() string {
 // inside a ConfigMap, or the one configuration among manifests).
 func LoadConfig(path string, opts config.Options) (*config.Config, error) {
 	data, err := kubebridge.ReadFile(path, kubebridge.MaxConfigBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("config %s does not exist", path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("config: %v", err)
 	}
