@@ -22,10 +22,10 @@ type Explanation struct {
 	Config string `json:"config"`
 	// BoundTo is the node the pod runs on, when it does; it is scored as
 	// before it was placed there (its own requests taken off the node).
-	BoundTo  string            `json:"boundTo,omitempty"`
+	BoundTo string `json:"boundTo,omitempty"`
 	// Finished is the phase of a pod that has finished (Succeeded,
 	// Failed): it uses nothing on BoundTo now.
-	Finished string `json:"finished,omitempty"`
+	Finished string            `json:"finished,omitempty"`
 	Requests map[string]string `json:"requests"`
 	MaxScore float64           `json:"maxScore"`
 	Plugins  []string          `json:"plugins"`
