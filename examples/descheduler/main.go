@@ -7,6 +7,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 	"k8s.io/component-base/cli"
@@ -27,7 +28,7 @@ func main() {
 // policy file checked first (checkPolicyFile).
 func command() *cobra.Command {
 	cmd := app.NewDeschedulerCommand(os.Stdout)
-	cmd.AddCommand(app.NewVersionCommand())
+	cmd.AddCommand(versionCommand())
 	setUp := cmd.PreRunE
 	cmd.PreRunE = func(c *cobra.Command, args []string) error {
 		if path, _ := c.Flags().GetString("policy-config-file"); path != "" {
@@ -42,6 +43,42 @@ func command() *cobra.Command {
 		return nil
 	}
 	return cmd
+}
+
+// versionCommand says which build this is: the descheduler module it
+// carries, with ResfitDefrag, and resfit's version and commit. (The
+// descheduler's own version command prints the fields its release build
+// stamps in, which a go build leaves empty.)
+func versionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Version of resfit's descheduler",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintln(cmd.OutOrStdout(), version())
+		},
+	}
+}
+
+// version is what the version command prints.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "resfit's descheduler (no build information)"
+	}
+	descheduler := "unknown"
+	for _, d := range info.Deps {
+		if d.Path == "sigs.k8s.io/descheduler" {
+			descheduler = d.Version
+		}
+	}
+	resfit := info.Main.Version
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" {
+			resfit += ", commit " + s.Value[:min(len(s.Value), 12)]
+		}
+	}
+	return fmt.Sprintf("resfit's descheduler: sigs.k8s.io/descheduler %s with resfit's %s plugin; resfit %s; %s", descheduler, defragplugin.PluginName, resfit, info.GoVersion)
 }
 
 // checkPolicyFile holds the policy file to what the descheduler's loader

@@ -105,3 +105,18 @@ func TestPolicyFileChecked(t *testing.T) {
 		t.Errorf("a policy of 8 MiB: %v", err)
 	}
 }
+
+// The version command says what was built: the descheduler module and
+// resfit's plugin (the descheduler's own printed empty fields).
+func TestVersionCommand(t *testing.T) {
+	cmd := command()
+	var out strings.Builder
+	cmd.SetOut(&out)
+	cmd.SetArgs([]string{"version"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); !strings.HasPrefix(got, "resfit's descheduler: sigs.k8s.io/descheduler v0.36.0 with resfit's ResfitDefrag plugin; resfit ") {
+		t.Errorf("version: %q", got)
+	}
+}
