@@ -67,7 +67,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 type globalOptions struct {
 	snapshot   string
 	compat     bool
-	profile    string
+	profiles   []string
 	kubeconfig string
 	overrides  clientcmd.ConfigOverrides
 }
@@ -116,7 +116,7 @@ or, for GPUs claimed through Dynamic Resource Allocation,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	flags := root.PersistentFlags()
 	flags.StringVar(&g.snapshot, "snapshot", "", "read the cluster from this file (kubectl get nodes,pods -A -o json) instead of the live cluster")
-	flags.StringVar(&g.profile, "profile", "", "the KubeSchedulerConfiguration profile to read, by its schedulerName (needed when the file has several)")
+	flags.StringArrayVar(&g.profiles, "profile", nil, "the KubeSchedulerConfiguration profile to read, by its schedulerName (needed when the file has several); whatif takes one for every --config, or one per --config in order")
 	flags.BoolVar(&g.compat, "compat", false, "read the configuration as Volcano does, warning where it changes a bad value, instead of failing")
 	// The flags that choose the live cluster, client-go's, as kubectl has
 	// them: listed apart (kubectl resfit options), as kubectl lists its own.
@@ -275,15 +275,15 @@ func (o *validateOptions) Validate() error {
 	if o.config == "" {
 		return usagef("validate needs --config FILE")
 	}
-	return nil
+	return o.profilesFor(1)
 }
 
 func (o *validateOptions) Run() error {
-	cfg, err := o.loadConfig(o.config)
+	cfg, err := o.loadConfig(o.config, o.profile(0, 1))
 	if err != nil {
 		return err
 	}
-	return resfitctl.Validate(o.out, o.configName(o.config), cfg)
+	return resfitctl.Validate(o.out, configName(o.config, o.profile(0, 1)), cfg)
 }
 
 // explainOptions are explain's.
@@ -332,6 +332,9 @@ func (o *explainOptions) Validate() error {
 	if err := o.printer.validate(); err != nil {
 		return err
 	}
+	if err := o.profilesFor(1); err != nil {
+		return err
+	}
 	if o.config == "" {
 		return usagef("explain needs --config FILE")
 	}
@@ -342,7 +345,7 @@ func (o *explainOptions) Validate() error {
 }
 
 func (o *explainOptions) Run() error {
-	cfg, err := o.loadConfig(o.config)
+	cfg, err := o.loadConfig(o.config, o.profile(0, 1))
 	if err != nil {
 		return err
 	}
@@ -364,7 +367,7 @@ func (o *explainOptions) Run() error {
 		return err
 	}
 	e, err := within(o.timeout, "explain", func() (*resfitctl.Explanation, error) {
-		return resfitctl.Explain(cluster, cfg, o.configName(o.config), pod)
+		return resfitctl.Explain(cluster, cfg, configName(o.config, o.profile(0, 1)), pod)
 	})
 	if err != nil {
 		return err
@@ -413,17 +416,21 @@ func (o *whatIfOptions) Validate() error {
 	if len(o.configs) == 0 {
 		return usagef("whatif needs at least one --config FILE")
 	}
+	if err := o.profilesFor(len(o.configs)); err != nil {
+		return err
+	}
 	return validTimeout(o.timeout)
 }
 
 func (o *whatIfOptions) Run() error {
 	var cfgs []resfitctl.NamedConfig
-	for _, path := range o.configs {
-		cfg, err := o.loadConfig(path)
+	for i, path := range o.configs {
+		profile := o.profile(i, len(o.configs))
+		cfg, err := o.loadConfig(path, profile)
 		if err != nil {
 			return err
 		}
-		cfgs = append(cfgs, resfitctl.NamedConfig{Name: o.configName(path), Config: cfg})
+		cfgs = append(cfgs, resfitctl.NamedConfig{Name: configName(path, profile), Config: cfg})
 	}
 	cluster, _, err := o.cluster(o.ctx, false)
 	if err != nil {
@@ -518,6 +525,8 @@ func (o *defragOptions) Validate() error {
 	switch {
 	case o.config == "":
 		return usagef("defrag needs --config FILE")
+	case o.profilesFor(1) != nil:
+		return o.profilesFor(1)
 	case o.maxMoves < 0 || o.maxMoves > resfitctl.MaxDefragMoves || (o.maxMoves == 0 && o.movesGiven != nil && o.movesGiven()):
 		return usagef("--max-moves must be in [1, %d], got %d", resfitctl.MaxDefragMoves, o.maxMoves)
 	case o.timeout <= 0:
@@ -527,7 +536,7 @@ func (o *defragOptions) Validate() error {
 }
 
 func (o *defragOptions) Run() error {
-	cfg, err := o.loadConfig(o.config)
+	cfg, err := o.loadConfig(o.config, o.profile(0, 1))
 	if err != nil {
 		return err
 	}
@@ -548,7 +557,7 @@ func (o *defragOptions) Run() error {
 		}
 		opts.For = []*v1.Pod{pod}
 	}
-	r, err := resfitctl.Defrag(cluster, cfg, o.configName(o.config), opts)
+	r, err := resfitctl.Defrag(cluster, cfg, configName(o.config, o.profile(0, 1)), opts)
 	if err != nil {
 		return err
 	}
@@ -605,19 +614,49 @@ type inputFaults []string
 
 func (f inputFaults) Error() string { return strings.Join(f, "\n") }
 
-// loadConfig reads a configuration file as the --compat and --profile
-// flags say.
-func (g *globalOptions) loadConfig(path string) (*config.Config, error) {
-	return resfitctl.LoadConfig(path, config.Options{Compat: g.compat, Profile: g.profile})
+// profile is the --profile for the i-th of n configurations: none, the one
+// given for all, or the i-th when one is given for each (profilesFor
+// checks the count).
+func (g *globalOptions) profile(i, n int) string {
+	switch {
+	case len(g.profiles) == 0:
+		return ""
+	case len(g.profiles) == n:
+		return g.profiles[i]
+	}
+	return g.profiles[0]
 }
 
-// configName names a configuration file read with the flags: the file, and
-// the profile chosen.
-func (g *globalOptions) configName(path string) string {
-	if g.profile == "" {
+// profilesFor checks that --profile is given at most once, or, for a
+// command that reads n configurations, once for each.
+func (g *globalOptions) profilesFor(n int) error {
+	if len(g.profiles) <= 1 || len(g.profiles) == n {
+		return nil
+	}
+	if n == 1 {
+		return usagef("--profile given %d times; the command reads one configuration", len(g.profiles))
+	}
+	return usagef("--profile given %d times for %d configurations: give one for all, or one per --config, in order", len(g.profiles), n)
+}
+
+// loadConfig reads a configuration file as the --compat flag and a
+// profile say; a profile for a configuration that has none (resfit's own
+// form, a volcano-scheduler.conf) is an error.
+func (g *globalOptions) loadConfig(path, profile string) (*config.Config, error) {
+	cfg, err := resfitctl.LoadConfig(path, config.Options{Compat: g.compat, Profile: profile})
+	if err == nil && profile != "" && cfg.SchedulerName == "" {
+		return nil, fmt.Errorf("config %s: --profile %q names a KubeSchedulerConfiguration profile, but this configuration is not one and has no profiles", path, profile)
+	}
+	return cfg, err
+}
+
+// configName names a configuration file read with a profile: the file,
+// and the profile chosen.
+func configName(path, profile string) string {
+	if profile == "" {
 		return path
 	}
-	return path + " (profile " + g.profile + ")"
+	return path + " (profile " + profile + ")"
 }
 
 // cluster reads the snapshot file, or else the live cluster of the

@@ -299,6 +299,27 @@ profiles:
 	if code != 0 || !strings.Contains(out, "under "+path+" (profile resfit): scores run from 0 to 100.") || !hasRow(out, "1", "gpu-a", "75", "75") || !hasRow(out, "RANK", "NODE", "TOTAL", "ResourceStrategyFit") {
 		t.Errorf("exit %d, stderr %q:\n%s", code, errOut, out)
 	}
+	// whatif compares two profiles of one file: one --profile per --config.
+	code, out, errOut = kubectlResfit(t, "--snapshot", snapshot, "whatif", "-q", "--config", path, "--config", path, "--profile", "packing", "--profile", "resfit", "-o", "json")
+	if code != 0 || !strings.Contains(out, `"config": "`+path+` (profile packing)"`) || !strings.Contains(out, `"config": "`+path+` (profile resfit)"`) {
+		t.Errorf("two profiles compared: exit %d, stderr %q:\n%s", code, errOut, out)
+	}
+	for _, bad := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"whatif", "--config", path, "--config", path, "--profile", "a", "--profile", "b", "--profile", "c"}, 2,
+			"error: --profile given 3 times for 2 configurations: give one for all, or one per --config, in order"},
+		{[]string{"validate", "--config", path, "--profile", "a", "--profile", "b"}, 2, "error: --profile given 2 times; the command reads one configuration"},
+		{[]string{"validate", "--config", rsf, "--profile", "resfit"}, 1,
+			`error: config ` + rsf + `: --profile "resfit" names a KubeSchedulerConfiguration profile, but this configuration is not one and has no profiles`},
+	} {
+		code, _, errOut := kubectlResfit(t, bad.args...)
+		if code != bad.code || !strings.HasPrefix(errOut, bad.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", bad.args, code, errOut, bad.code, bad.want)
+		}
+	}
 	code, _, errOut = kubectlResfit(t, "validate", "--config", path, "--profile", "volcano")
 	if want := `profiles: no profile named "volcano"; the profiles are "packing", "resfit"`; code != 1 || !strings.Contains(errOut, want) {
 		t.Errorf("exit %d, stderr %q; want 1 and %q", code, errOut, want)
