@@ -64,6 +64,9 @@ func TestMovable(t *testing.T) {
 		if ok != (c.want == "") || why != c.want {
 			t.Errorf("%s: %v %q, want %q", name, ok, why, c.want)
 		}
+		if !ok && unmovableReasons[why] == "" {
+			t.Errorf("%s: %q has no stable identifier (UnmovableCounts)", name, why)
+		}
 	}
 }
 

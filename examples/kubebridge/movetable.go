@@ -1,6 +1,7 @@
 package kubebridge
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -103,6 +104,44 @@ func Quantities(schema *resource.Schema, v resource.Vector) map[string]string {
 			out[schema.Name(i)] = resource.FormatAmount(schema.Name(i), x)
 		}
 	}
+	return out
+}
+
+// UnmovableCount is how many pods may not move for one reason: a stable
+// identifier (UpperCamelCase, as Kubernetes writes a condition's reason)
+// for programs, and the text for people.
+type UnmovableCount struct {
+	Reason string `json:"reason"`
+	Text   string `json:"text"`
+	Pods   int    `json:"pods"`
+}
+
+// unmovableReasons are the identifiers of the reasons Movable, the
+// planner and the descheduler's evictor give, by their text.
+var unmovableReasons = map[string]string{
+	"finished or being deleted":                        "Finished",
+	"system-critical or in kube-system":                "SystemCritical",
+	"annotated " + SafeToEvictAnnotation + `: "false"`: "NotSafeToEvict",
+	"a static pod":                                             "StaticPod",
+	"no controller to recreate it":                             "NoController",
+	"a DaemonSet's pod":                                        "DaemonSetPod",
+	"it shares a DRA resource claim":                           "SharedClaim",
+	"its GPUs are not held as it asks for them":                "DevicesNotFollowed",
+	"its DRA claims take different devices on different nodes": "ClaimsDifferByNode",
+	"covered by more than one PodDisruptionBudget":             "SeveralBudgets",
+	"the descheduler's evictor refuses it":                     "EvictorRefuses",
+}
+
+// UnmovableCounts are the counts by reason (Planning.Unmovable), sorted
+// by identifier; a reason without one (a host's own) is Other.
+func UnmovableCounts(unmovable map[string]int) []UnmovableCount {
+	out := []UnmovableCount{}
+	for text, n := range unmovable {
+		out = append(out, UnmovableCount{Reason: cmp.Or(unmovableReasons[text], "Other"), Text: text, Pods: n})
+	}
+	slices.SortFunc(out, func(a, b UnmovableCount) int {
+		return cmp.Or(cmp.Compare(a.Reason, b.Reason), cmp.Compare(a.Text, b.Text))
+	})
 	return out
 }
 

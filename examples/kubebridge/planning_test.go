@@ -269,3 +269,14 @@ func TestPlanningDRADefragExample(t *testing.T) {
 		t.Errorf("unmovable %v", pl.Unmovable())
 	}
 }
+
+// The reasons pods may not move have stable identifiers beside their
+// text, for programs reading a plan (TestMovable checks that every text
+// Movable gives has one).
+func TestUnmovableReasonsHaveIdentifiers(t *testing.T) {
+	got := UnmovableCounts(map[string]int{"a DaemonSet's pod": 2, "no controller to recreate it": 1, "a host's own": 3})
+	want := []UnmovableCount{{"DaemonSetPod", "a DaemonSet's pod", 2}, {"NoController", "no controller to recreate it", 1}, {"Other", "a host's own", 3}}
+	if !slices.Equal(got, want) {
+		t.Errorf("counts %v, want %v", got, want)
+	}
+}

@@ -96,8 +96,9 @@ type DefragReport struct {
 	// after the moves; nil without GPUs.
 	GPUFragmentedBefore *float64 `json:"gpuFragmentedBefore,omitempty"`
 	GPUFragmentedAfter  *float64 `json:"gpuFragmentedAfter,omitempty"`
-	// Unmovable counts the placed pods that may not move, by reason.
-	Unmovable map[string]int `json:"unmovable"`
+	// Unmovable counts the placed pods that may not move, by reason: a
+	// stable identifier and the text (kubebridge.UnmovableCounts).
+	Unmovable []kubebridge.UnmovableCount `json:"unmovable"`
 	Budgets   []DefragBudget `json:"budgets,omitempty"`
 	Warnings  []string       `json:"warnings,omitempty"`
 	// Faults are the faults in pending pods' objects that left them out
@@ -130,7 +131,7 @@ func Defrag(c *Cluster, cfg *config.Config, name string, opts DefragOptions) (*D
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", c.Source, err)
 	}
-	r := &DefragReport{Config: name, Group: opts.Group, Unmovable: pl.Unmovable(), Warnings: sc.warnings(cfg)}
+	r := &DefragReport{Config: name, Group: opts.Group, Unmovable: kubebridge.UnmovableCounts(pl.Unmovable()), Warnings: sc.warnings(cfg)}
 	d := &planning{sc: sc, r: r, pl: pl}
 	if len(opts.For) > 0 {
 		r.MaxMoves = cmp.Or(opts.MaxMoves, DefaultRoomMoves)
@@ -333,7 +334,11 @@ func (r *DefragReport) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "\nGPU idle but fragmented for the workload's pods: %s before, %s after the moves and the pods they let in.\n", percent(r.GPUFragmentedBefore), percent(r.GPUFragmentedAfter))
 	}
 	b.WriteString("\n")
-	if text := kubebridge.UnmovableText(r.Unmovable); text != "" {
+	unmovable := map[string]int{}
+	for _, u := range r.Unmovable {
+		unmovable[u.Text] = u.Pods
+	}
+	if text := kubebridge.UnmovableText(unmovable); text != "" {
 		b.WriteString(text + "\n")
 	}
 	for _, bu := range r.Budgets {

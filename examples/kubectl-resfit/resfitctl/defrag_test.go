@@ -51,7 +51,7 @@ func TestDefragWorked(t *testing.T) {
 	if got := plainPlan(r); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
-	if got := fmt.Sprint(r.Unmovable, r.Budgets); got != "map[a DaemonSet's pod:2 system-critical or in kube-system:1] [{infer/infer 0 0}]" {
+	if got := fmt.Sprint(r.Unmovable, r.Budgets); got != "[{DaemonSetPod a DaemonSet's pod 2} {SystemCritical system-critical or in kube-system 1}] [{infer/infer 0 0}]" {
 		t.Errorf("unmovable and budgets: %s", got)
 	}
 	var b bytes.Buffer
