@@ -99,8 +99,8 @@ type DefragReport struct {
 	// Unmovable counts the placed pods that may not move, by reason: a
 	// stable identifier and the text (kubebridge.UnmovableCounts).
 	Unmovable []kubebridge.UnmovableCount `json:"unmovable"`
-	Budgets   []DefragBudget `json:"budgets,omitempty"`
-	Warnings  []string       `json:"warnings,omitempty"`
+	Budgets   []DefragBudget              `json:"budgets,omitempty"`
+	Warnings  []string                    `json:"warnings,omitempty"`
 	// Faults are the faults in pending pods' objects that left them out
 	// (a claim that cannot be evaluated): bad input, which kubectl resfit
 	// reports after the plan.
