@@ -113,9 +113,16 @@ func TestExplainDRASnapshot(t *testing.T) {
 	if e.Feasible != 0 || e.Rejected != 4 {
 		t.Errorf("job-2: %d feasible, %d rejected", e.Feasible, e.Rejected)
 	}
+	// Why, as far as resfit can tell: the claim and request, and what the
+	// node has of what it asks for (job-2 asks for 4 H100s).
+	const none = "DRA: claim train/job-2-gpus, request gpus: deviceclass gpu.nvidia.com and the request's selectors select no device on the node"
 	for _, n := range e.Nodes {
-		if n.Reason != claimsUnsatisfiable {
-			t.Errorf("job-2 on %s: %q", n.Name, n.Reason)
+		want := map[string]string{"gpu-a": "DRA: claim train/job-2-gpus, request gpus: it asks for 4; deviceclass gpu.nvidia.com and the request's selectors select 8 devices on the node, 2 of them wholly free (no claim holds it or a part of it)"}[n.Name]
+		if want == "" {
+			want = none
+		}
+		if n.Reason != want {
+			t.Errorf("job-2 on %s: %q, want %q", n.Name, n.Reason, want)
 		}
 	}
 	if n := node(t, explain(c, "train/job-0"), "gpu-a"); !near(n.Total, 750) || n.GPUs != "8/8 NVIDIA-H100-80GB-HBM3" {
@@ -157,6 +164,13 @@ func TestWhatIfDRASnapshot(t *testing.T) {
 func TestExplainPartitionSnapshot(t *testing.T) {
 	c, cfg := readTestdata(t, "partition-cluster.json", "rsf.yaml")
 	gpus := map[string]string{"mig-a": "0/1 +0.5 NVIDIA-A100-SXM4-80GB", "mig-b": "1/1 NVIDIA-A100-SXM4-80GB", "share-a": "1/2 +0.25 NVIDIA-H100-80GB-HBM3"}
+	notShared := "request share: it asks for a share of a device, and none of the 1 device deviceclass gpu.nvidia.com selects on the node may be shared (allowMultipleAllocations)"
+	reasons := map[string]string{
+		"train/mig-1 share-a": "DRA: claim train/mig-1-gpu, request mig: deviceclass mig.nvidia.com and the request's selectors select no device on the node",
+		"infer/infer-1 mig-a": "DRA: claim infer/infer-1-gpu, " + notShared,
+		"infer/infer-2 mig-a": "DRA: claim infer/infer-2-gpu, " + notShared,
+		"train/full-1 mig-a":  "DRA: claim train/full-1-gpu, request gpu: it asks for 1; deviceclass gpu.nvidia.com selects 1 device on the node, 0 of them wholly free (no claim holds it or a part of it)",
+	}
 	for pod, takes := range map[string]map[string]string{
 		"train/mig-1":   {"mig-a": "gpu-0-mig-3g40gb-9-4", "mig-b": "gpu-0-mig-3g40gb-9-0", "share-a": "rejected"},
 		"infer/infer-1": {"mig-a": "rejected", "mig-b": "gpu-0", "share-a": "gpu-0 memory=10Gi"},
@@ -176,8 +190,8 @@ func TestExplainPartitionSnapshot(t *testing.T) {
 			got := claimsText(n.Claims)
 			if !n.Feasible {
 				got = "rejected"
-				if n.Reason != claimsUnsatisfiable {
-					t.Errorf("%s on %s rejected: %s", pod, name, n.Reason)
+				if !strings.HasPrefix(n.Reason, "DRA: claim ") || n.Reason != reasons[pod+" "+name] {
+					t.Errorf("%s on %s rejected: %q, want %q", pod, name, n.Reason, reasons[pod+" "+name])
 				}
 			}
 			if got != want || n.GPUs != gpus[name] {

@@ -189,6 +189,11 @@ func (sc *scene) explain(e *Explanation, pod *v1.Pod) error {
 			case t == nil:
 				e.Rejected++
 				n.Reason = claimsUnsatisfiable
+				if why, err := sc.Snapshot().DRA().Unsatisfied(pod, n.Name); err != nil {
+					return err
+				} else if why != "" {
+					n.Reason = "DRA: " + why
+				}
 			default:
 				e.Rejected++
 				n.Reason = batch.RejectedBy(i) + ": " + batch.Reason(i)
