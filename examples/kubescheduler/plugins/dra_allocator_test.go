@@ -446,6 +446,10 @@ func resfitAllocations(t *testing.T, c draCase, features *structured.Features) m
 			out[name] = "error"
 		case !ok:
 			out[name] = pick(nil)
+			// A node that cannot satisfy the claims is said why.
+			if why, err := d.Unsatisfied(c.pod, name); err != nil || why == "" {
+				out[name] = fmt.Sprintf("unexplained (%q, %v)", why, err)
+			}
 		default:
 			var each []string
 			for i := range claims {
