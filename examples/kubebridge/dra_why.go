@@ -37,7 +37,9 @@ func (d *DRA) Unsatisfied(pod *v1.Pod, node string) (string, error) {
 			one.Spec.Devices.Requests, one.Spec.Devices.Constraints, one.Spec.Devices.Config = []resourcev1.DeviceRequest{r}, nil, nil
 			one.UID = types.UID(string(one.UID) + "/" + r.Name)
 			if _, ok, err := d.allocate(node, []pendingClaim{{key: c.key, claim: one}}); err != nil {
-				return "", err
+				// Alone, the request meets a device its selectors fail on
+				// (all of them together stopped before it).
+				return fmt.Sprintf("claim %s, request %s: %v", c.key, r.Name, err), nil
 			} else if !ok {
 				return fmt.Sprintf("claim %s, request %s: %s", c.key, r.Name, d.shortage(node, c.key, r)), nil
 			}

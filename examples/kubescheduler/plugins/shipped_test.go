@@ -7,9 +7,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	k8scache "k8s.io/client-go/tools/cache"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	schedulerscheme "k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
@@ -116,6 +119,12 @@ func profileFramework(t testing.TB, ctx context.Context, profile *config.KubeSch
 		ScarceResourceAvoidanceName: NewScarceResourceAvoidance,
 		ResourceStrategyFitName:     NewResourceStrategyFit,
 		FGDName:                     NewFGD,
+		// The shipped profile enables ResfitRooms; the fake clientset
+		// serves no Room CRD, and the cluster here holds no rooms: the
+		// plugin over an empty store, which lets every pod anywhere.
+		RoomsName: func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
+			return newRooms(k8scache.NewStore(k8scache.MetaNamespaceKeyFunc), time.Now), nil
+		},
 	}); err != nil {
 		t.Fatal(err)
 	}
