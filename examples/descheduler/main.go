@@ -7,7 +7,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 	"k8s.io/component-base/cli"
@@ -62,23 +61,11 @@ func versionCommand() *cobra.Command {
 
 // version is what the version command prints.
 func version() string {
-	info, ok := debug.ReadBuildInfo()
+	b, ok := kubebridge.ReadBuild("sigs.k8s.io/descheduler")
 	if !ok {
 		return "resfit's descheduler (no build information)"
 	}
-	descheduler := "unknown"
-	for _, d := range info.Deps {
-		if d.Path == "sigs.k8s.io/descheduler" {
-			descheduler = d.Version
-		}
-	}
-	resfit := info.Main.Version
-	for _, s := range info.Settings {
-		if s.Key == "vcs.revision" {
-			resfit += ", commit " + s.Value[:min(len(s.Value), 12)]
-		}
-	}
-	return fmt.Sprintf("resfit's descheduler: sigs.k8s.io/descheduler %s with resfit's %s plugin; resfit %s; %s", descheduler, defragplugin.PluginName, resfit, info.GoVersion)
+	return fmt.Sprintf("resfit's descheduler: sigs.k8s.io/descheduler %s with resfit's %s plugin; resfit %s; %s", b.Dependency, defragplugin.PluginName, b.Resfit, b.Go)
 }
 
 // checkPolicyFile holds the policy file to what the descheduler's loader

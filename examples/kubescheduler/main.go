@@ -12,13 +12,13 @@ package main
 import (
 	"fmt"
 	"os"
-	"runtime/debug"
 	"strings"
 
 	"k8s.io/component-base/cli"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
+	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/examples/kubescheduler/plugins"
 )
 
@@ -53,25 +53,13 @@ var resfitPlugins = []struct {
 // it carries; kube-scheduler's own --version would print the version its
 // release build stamps in, which a go build does not.
 func version() string {
-	info, ok := debug.ReadBuildInfo()
+	b, ok := kubebridge.ReadBuild("k8s.io/kubernetes")
 	if !ok {
 		return "resfit's kube-scheduler (no build information)"
-	}
-	kube := "unknown"
-	for _, d := range info.Deps {
-		if d.Path == "k8s.io/kubernetes" {
-			kube = d.Version
-		}
-	}
-	resfit := info.Main.Version
-	for _, s := range info.Settings {
-		if s.Key == "vcs.revision" {
-			resfit += ", commit " + s.Value[:min(len(s.Value), 12)]
-		}
 	}
 	var names []string
 	for _, p := range resfitPlugins {
 		names = append(names, p.name)
 	}
-	return fmt.Sprintf("resfit's kube-scheduler: kube-scheduler of k8s.io/kubernetes %s with resfit's plugins (%s); resfit %s; %s", kube, strings.Join(names, ", "), resfit, info.GoVersion)
+	return fmt.Sprintf("resfit's kube-scheduler: kube-scheduler of k8s.io/kubernetes %s with resfit's plugins (%s); resfit %s; %s", b.Dependency, strings.Join(names, ", "), b.Resfit, b.Go)
 }

@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/examples/kubectl-resfit/resfitctl"
 	"github.com/resfit/resfit/scoring/config"
 )
@@ -204,26 +204,11 @@ func newVersion(stdout io.Writer) *cobra.Command {
 // a build from a checkout, the commit (as the Go toolchain records them),
 // and the Go version it was built with.
 func Version() string {
-	info, ok := debug.ReadBuildInfo()
+	b, ok := kubebridge.ReadBuild("")
 	if !ok {
 		return "kubectl-resfit (no build information)"
 	}
-	version := info.Main.Version
-	var revision, modified string
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			revision = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				modified = ", with local changes"
-			}
-		}
-	}
-	if revision != "" {
-		version += ", commit " + revision[:min(len(revision), 12)] + modified
-	}
-	return fmt.Sprintf("kubectl-resfit %s (%s)", version, info.GoVersion)
+	return fmt.Sprintf("kubectl-resfit %s (%s)", b.Resfit, b.Go)
 }
 
 // command is what each command's options do, in kubectl's order.
