@@ -19,6 +19,11 @@ func ReadBuild(dependency string) (Build, bool) {
 	if !ok {
 		return Build{}, false
 	}
+	return buildOf(info, dependency), true
+}
+
+// buildOf is ReadBuild's Build of a binary's build information.
+func buildOf(info *debug.BuildInfo, dependency string) Build {
 	b := Build{Resfit: info.Main.Version, Dependency: "unknown", Go: info.GoVersion}
 	for _, d := range info.Deps {
 		if d.Path == dependency {
@@ -39,5 +44,5 @@ func ReadBuild(dependency string) (Build, bool) {
 	if revision != "" {
 		b.Resfit += ", commit " + revision[:min(len(revision), 12)] + modified
 	}
-	return b, true
+	return b
 }

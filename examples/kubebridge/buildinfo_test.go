@@ -1,18 +1,25 @@
 package kubebridge
 
 import (
+	"runtime/debug"
 	"strings"
 	"testing"
 )
 
-// A test binary carries build information: the version of a module it
-// depends on (rapid), "unknown" for one it does not, and the toolchain.
+// A build's version output: the dependency's version, "unknown" for one
+// it does not carry, resfit's commit (12 characters) and its local
+// changes, the toolchain; and the running test binary's reads.
 func TestReadBuild(t *testing.T) {
-	b, ok := ReadBuild("pgregory.net/rapid")
-	if !ok || !strings.HasPrefix(b.Dependency, "v1.") || !strings.HasPrefix(b.Go, "go1.") {
-		t.Errorf("ReadBuild: %+v, %v", b, ok)
+	info := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v0.3.0"},
+		Deps:     []*debug.Module{{Path: "sigs.k8s.io/descheduler", Version: "v0.36.0"}},
+		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef"}, {Key: "vcs.modified", Value: "true"}}}
+	if got, want := buildOf(info, "sigs.k8s.io/descheduler"), (Build{Resfit: "v0.3.0, commit 0123456789ab, with local changes", Dependency: "v0.36.0", Go: "go1.26.8"}); got != want {
+		t.Errorf("buildOf: %+v, want %+v", got, want)
 	}
-	if b, _ := ReadBuild("example.com/nothing"); b.Dependency != "unknown" {
-		t.Errorf("a module not depended on: %+v", b)
+	if got := buildOf(info, "example.com/nothing").Dependency; got != "unknown" {
+		t.Errorf("a module not depended on: %q", got)
+	}
+	if b, ok := ReadBuild(""); !ok || !strings.HasPrefix(b.Go, "go1.") {
+		t.Errorf("ReadBuild: %+v, %v", b, ok)
 	}
 }
