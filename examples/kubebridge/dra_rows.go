@@ -63,11 +63,11 @@ func (d *DRA) ResourceNames() []string {
 	return names
 }
 
-// amounts are Amounts by class index.
-func (d *DRA) amounts(node string, class int) (allocatable, used int64) {
-	devices := d.devices[node]
-	var busy map[string]bool // units with a part held, when any has counters
-	for _, dev := range devices {
+// busySets are the counter sets of a node's devices that a claim holds a
+// part of (any device consuming from them is held); nil when none is.
+func (d *DRA) busySets(node string) map[string]bool {
+	var busy map[string]bool
+	for _, dev := range d.devices[node] {
 		if dev.unit != "" && d.allocated.at(dev.ID) != "" {
 			if busy == nil {
 				busy = map[string]bool{}
@@ -75,6 +75,13 @@ func (d *DRA) amounts(node string, class int) (allocatable, used int64) {
 			dev.eachUse(func(set string, _ map[string]resourcev1.Counter) { busy[set] = true })
 		}
 	}
+	return busy
+}
+
+// amounts are Amounts by class index.
+func (d *DRA) amounts(node string, class int) (allocatable, used int64) {
+	devices := d.devices[node]
+	busy := d.busySets(node)
 	var counted map[string]bool // counter sets counted already
 	for _, dev := range devices {
 		if dev.unusable || !slices.Contains(dev.Classes, class) {

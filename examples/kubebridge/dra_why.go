@@ -66,12 +66,7 @@ func (d *DRA) shortage(node string, key string, r resourcev1.DeviceRequest) stri
 		own = req.Alternatives[0].selectors
 	}
 	u := d.usage()
-	busy := map[string]bool{}
-	for _, dev := range d.devices[node] {
-		if dev.unit != "" && d.allocated.at(dev.ID) != "" {
-			dev.eachUse(func(set string, _ map[string]resourcev1.Counter) { busy[set] = true })
-		}
-	}
+	busy := d.busySets(node)
 	var selected, unlisted, free, shareable int
 	for _, dev := range d.devices[node] {
 		if !slices.Contains(dev.Classes, class) || !selectsAll(own, dev.cel) {
