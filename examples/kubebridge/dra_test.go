@@ -501,23 +501,28 @@ func TestFailingClassSelectorIsReported(t *testing.T) {
 }
 
 // The allocator's search for a pod's claims on a node is bounded in time,
-// as kube-scheduler's DynamicResources filterTimeout bounds it: a
-// selector that costs its limit on each of a node's devices ends in an
-// error for the pod there, naming the node and the bound.
+// as kube-scheduler's DynamicResources filterTimeout bounds it: a claim
+// for two of a node's 256 GPUs that must share a UUID, which no two do,
+// makes the allocator try every pair (32,640, each first GPU a new step
+// of its search, where it looks at the clock), and ends in an error for
+// the pod there, naming the node and the bound. The search takes about
+// 100 ms (1 s under the race detector): far more than the 1 ms bound,
+// far less than the default 10 s.
 func TestAllocationTimesOut(t *testing.T) {
 	var slices []*resourcev1.ResourceSlice
-	for i := range 8 {
+	for i := range 2 {
 		s := dratest.NVIDIASlice("node-0", "NVIDIA A100-SXM4-80GB", 128, 0)
 		s.Name = fmt.Sprintf("node-0-%d", i)
-		s.Spec.Pool.ResourceSliceCount = 8
+		s.Spec.Pool.ResourceSliceCount = 2
 		for j := range s.Spec.Devices {
 			s.Spec.Devices[j].Name = fmt.Sprintf("gpu-%d-%d", i, j)
+			s.Spec.Devices[j].Attributes["uuid"] = resourcev1.DeviceAttribute{StringValue: new(fmt.Sprintf("GPU-%d-%d", i, j))}
 		}
 		slices = append(slices, s)
 	}
-	slow := `device.attributes["gpu.nvidia.com"].productName.matches("^(A|B|C|D|E|F|G|H)*[0-9]+Z$")`
-	claim := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "c"},
-		Spec: dratest.ClaimSpec(dratest.Exactly("gpu", "gpu.nvidia.com", 1, slow))}
+	spec := dratest.ClaimSpec(dratest.Exactly("gpu", "gpu.nvidia.com", 2))
+	spec.Devices.Constraints = []resourcev1.DeviceConstraint{{MatchAttribute: new(resourcev1.FullyQualifiedName("gpu.nvidia.com/uuid"))}}
+	claim := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "c"}, Spec: spec}
 	p := podWithClaims("p", v1.PodResourceClaim{Name: "gpu", ResourceClaimName: new("c")})
 	for _, c := range []struct {
 		timeout time.Duration
