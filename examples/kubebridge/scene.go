@@ -53,7 +53,7 @@ func NewScene(snap *Snapshot, cfg *config.Config, running []*v1.Pod) (*Scene, er
 		for _, p := range running {
 			if Counts(p) {
 				if t, err := sc.Task(p); err == nil {
-					pipe.Observe(t.Task)
+					pipe.Observe(sc.classTask(p, t))
 				}
 			}
 		}
@@ -128,13 +128,14 @@ func (sc *Scene) Score(pt *PodTask, batch *scoring.Batch, visit func(task *scori
 }
 
 // WorkloadClasses are the pod classes of a workload, for FGD's measure:
-// each distinct cpu request, device request and set of accepted device
-// models among the pods (each pod once, finished ones and those whose
-// task cannot be read left out), weighted by the share of the pods that
-// have it (FGD's class popularity), so that a node's fragmentation is the
-// device amount a pod drawn from the workload expects not to be able to
-// use. They are in a fixed order: cpu, device count, device amount,
-// models.
+// each distinct class of the pods' tasks as the FGD scorer keys them
+// (frag.ClassOf: cpu request, device request, accepted device models,
+// type of part; a pod's task where it runs, a pending pod's where it
+// first fits: classTask), each pod once, finished ones and those whose task cannot
+// be read left out, weighted by the share of the pods that have it (FGD's
+// class popularity), so that a node's fragmentation is the device amount a
+// pod drawn from the workload expects not to be able to use. They are in a
+// fixed order: cpu, device count, device amount, models, type of part.
 func (sc *Scene) WorkloadClasses(pods []*v1.Pod) []frag.Class {
 	count := map[frag.Class]float64{}
 	seen := map[string]bool{}
@@ -150,7 +151,7 @@ func (sc *Scene) WorkloadClasses(pods []*v1.Pod) []frag.Class {
 		if err != nil {
 			continue
 		}
-		count[frag.Class{CPU: task.Task.Requests[cpu], Devices: task.Task.Devices, Models: task.Task.Models}]++
+		count[frag.ClassOf(sc.classTask(p, task), cpu)]++
 		total++
 	}
 	var out []frag.Class
@@ -159,17 +160,36 @@ func (sc *Scene) WorkloadClasses(pods []*v1.Pod) []frag.Class {
 		out = append(out, c)
 	}
 	slices.SortFunc(out, func(a, b frag.Class) int {
-		return cmp.Or(cmp.Compare(a.CPU, b.CPU), cmp.Compare(a.Devices.Count, b.Devices.Count), cmp.Compare(a.Devices.Each, b.Devices.Each), cmp.Compare(a.Models, b.Models))
+		return cmp.Or(cmp.Compare(a.CPU, b.CPU), cmp.Compare(a.Devices.Count, b.Devices.Count), cmp.Compare(a.Devices.Each, b.Devices.Each), cmp.Compare(a.Models, b.Models), cmp.Compare(a.Partition, b.Partition))
 	})
 	return out
 }
 
+// classTask is the task a pod is counted as among a workload's classes,
+// as a host's learning scorer counts the pods it places: where the pod
+// runs, its task there (PodTask.Placed: a MIG part of its profile, say);
+// a pending pod's, its task on the first node its claims can be
+// satisfied on, or its base task where none can.
+func (sc *Scene) classTask(p *v1.Pod, pt *PodTask) *scoring.Task {
+	if p.Spec.NodeName != "" {
+		return pt.Placed(p.Spec.NodeName)
+	}
+	if pt.Uniform() {
+		return pt.Task
+	}
+	if order, _, _, err := pt.Rows(sc.snap.Table()); err == nil && len(order) > 0 {
+		return order[0]
+	}
+	return pt.Task
+}
+
 // FragmentationCost is FGD's measure of a node for the workload's pod
-// classes (WorkloadClasses), GPU models included: the device amount idle
-// on the node that a pod drawn from the workload expects not to be able to
-// use, read from the snapshot's table and device view as they are when
-// called. It is the cost give-back lowers (defrag.GiveBack). An error says
-// the classes do not make a measure (none, say).
+// classes (WorkloadClasses), as the FGD scorer measures it (frag.Measure.Row:
+// GPU models, and the parts left on GPUs that divide into them): the device
+// amount idle on the node that a pod drawn from the workload expects not
+// to be able to use, read from the snapshot's table and device view as
+// they are when called. It is the cost give-back lowers (defrag.GiveBack).
+// An error says the classes do not make a measure (none, say).
 func (sc *Scene) FragmentationCost(classes []frag.Class) (func(row int) float64, error) {
 	devices := sc.snap.Devices()
 	if devices == nil {
@@ -181,9 +201,7 @@ func (sc *Scene) FragmentationCost(classes []frag.Class) (func(row int) float64,
 	}
 	table := sc.snap.Table()
 	cpu, _ := table.Schema().Slot(resource.CPU)
-	return func(row int) float64 {
-		return m.NodeModel(table.Allocatable(row)[cpu]-table.Used(row)[cpu], devices.Free(row), devices.Model(row))
-	}, nil
+	return func(row int) float64 { return m.Row(table, cpu, devices, row) }, nil
 }
 
 // DeviceShares are the allocated and the fragmented share of the

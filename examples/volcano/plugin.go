@@ -258,7 +258,7 @@ func newSessionView(c *Config, ssn *framework.Session) (*sessionView, error) {
 				continue
 			}
 			if t, err := d.NewPodTask(schema, p, s.opts); err == nil {
-				s.scores.Observe(t.Task)
+				s.scores.Observe(t.Placed(p.Spec.NodeName))
 			}
 		}
 	}

@@ -169,6 +169,14 @@ func (m *Measure) NodeModel(freeCPU int64, free []int64, model string) float64 {
 	return frag
 }
 
+// Row is the fragmentation of a table's row as the Scorer measures a node
+// before it places a task there: NodeParts of the row's cpu left (cpu is
+// the schema's cpu slot) and the device view's free amounts, devices that
+// divide into parts and model. The view's rows match the table's.
+func (m *Measure) Row(t *resource.Table, cpu int, devices *resource.Devices, row int) float64 {
+	return m.NodeParts(t.Allocatable(row)[cpu]-t.Used(row)[cpu], devices.Free(row), devices.Partitioned(row), devices.Model(row))
+}
+
 // NodeParts is NodeModel for a node some of whose devices divide into parts
 // (resource.Devices.Partitioned: their layouts and counters left, in the
 // order an allocator tries them), which a class of parts (Class.Partition)

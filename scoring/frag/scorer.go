@@ -71,7 +71,17 @@ type classKey struct {
 }
 
 func keyOf(task *scoring.Task, cpu int) classKey {
-	return classKey{cpu: task.Requests[cpu], req: task.Devices, models: task.Models, partition: task.Partition}
+	c := ClassOf(task, cpu)
+	return classKey{cpu: c.CPU, req: c.Devices, models: c.Models, partition: c.Partition}
+}
+
+// ClassOf is the class a task is of, as the Scorer keys what it
+// remembers, a learning Scorer counts the tasks it observes and a host
+// counts its workload's classes: the task's request of the schema's cpu
+// (cpu is that slot), its device request, the models it accepts and its
+// type of part. Its Weight is 0.
+func ClassOf(task *scoring.Task, cpu int) Class {
+	return Class{CPU: task.Requests[cpu], Devices: task.Devices, Models: task.Models, Partition: task.Partition}
 }
 
 // entry is a remembered result, valid while both versions match.
@@ -161,7 +171,7 @@ func (s *Scorer) Observe(task *scoring.Task) {
 	if s.learned == nil || s.cpu >= len(task.Requests) || s.devices.Check(task.Devices) != nil {
 		return
 	}
-	s.learned.Observe(Class{CPU: task.Requests[s.cpu], Devices: task.Devices, Models: task.Models, Partition: task.Partition})
+	s.learned.Observe(ClassOf(task, s.cpu))
 	if s.pending++; s.pending >= s.refresh {
 		s.pending = 0
 		if err := s.remeasure(); err != nil {
@@ -281,16 +291,17 @@ func (s *Scorer) Device(task *scoring.Task, nodes *resource.Table, row int) int 
 	return device
 }
 
-// current is row's fragmentation as it stands (its devices of the model,
-// those that divide into parts), remembered in now (nil: computed afresh).
-func (s *Scorer) current(freeCPU int64, free []int64, parts []resource.Partitioned, model string, row int, tv, dv uint64, now []entry) float64 {
+// current is row's fragmentation as it stands (Measure.Row), remembered
+// in now (nil: computed afresh).
+func (s *Scorer) current(t *resource.Table, row int, now []entry) float64 {
 	if now == nil {
-		return s.measure.NodeParts(freeCPU, free, parts, model)
+		return s.measure.Row(t, s.cpu, s.devices, row)
 	}
+	tv, dv := t.Version(row), s.devices.Version(row)
 	if e := now[row]; e.valid && e.table == tv && e.devices == dv {
 		return e.score
 	}
-	f := s.measure.NodeParts(freeCPU, free, parts, model)
+	f := s.measure.Row(t, s.cpu, s.devices, row)
 	now[row] = entry{table: tv, devices: dv, valid: true, score: f}
 	return f
 }
@@ -317,7 +328,7 @@ func (s *Scorer) evaluate(t *resource.Table, row int, key classKey, now []entry)
 	}
 	after = append(after, free...)
 	left := freeCPU - key.cpu
-	before := s.current(freeCPU, free, parts, model, row, t.Version(row), s.devices.Version(row), now)
+	before := s.current(t, row, now)
 	if key.partition != "" {
 		return s.evaluateParts(before, left, free, parts, model, key)
 	}
