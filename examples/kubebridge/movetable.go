@@ -2,6 +2,7 @@ package kubebridge
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -10,55 +11,119 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring/defrag"
 )
 
-// MoveRow is one move of a plan as people read it: kubectl resfit
-// defrag's table, and a descheduler's plan in its log.
-type MoveRow struct {
-	Pod, From, To string
-	// Frees are the pod's requests, which it leaves free on From, by
-	// resource; FreesGPUs the GPUs it held there, TakesGPUs those it takes
-	// on To (indices on the nodes).
+// Move is one move of a plan as every host carries it out and shows it
+// (kubectl resfit defrag's report, the descheduler's plan): the pod, the
+// node it leaves and the one its replacement is to land on, what it
+// leaves free on From (its requests, by resource, and the GPUs it held
+// there, their indices on the node) and the GPUs it takes on To.
+type Move struct {
+	Pod                  *v1.Pod
+	From, To             string
 	Frees                map[string]string
 	FreesGPUs, TakesGPUs []int
-	// Lowered, for a move that frees GPU, is how much it lowers the GPU
-	// the workload's pods cannot use, in GPUs; nil otherwise.
+	// Lowered, for a move of a give-back round, is how much it lowers the
+	// GPU the workload's pods cannot use, in GPUs; nil otherwise.
 	Lowered *float64
-	// LetsIn are the pending pods placed after the move, each as
-	// "namespace/name → node".
-	LetsIn []string
+	// LetsIn are the pending pods placed once the move is made, before the
+	// next, and where.
+	LetsIn []Placement
 }
+
+// moveJSON is a Move as JSON: the pods by namespace/name.
+type moveJSON struct {
+	Pod                  string            `json:"pod"`
+	From                 string            `json:"from"`
+	To                   string            `json:"to"`
+	Frees                map[string]string `json:"frees"`
+	FreesGPUs            []int             `json:"freesGPUs,omitempty"`
+	TakesGPUs            []int             `json:"takesGPUs,omitempty"`
+	FragmentedGPULowered *float64          `json:"fragmentedGPULowered,omitempty"`
+	LetsIn               []Placement       `json:"letsIn,omitempty"`
+}
+
+// MarshalJSON writes the move as kubectl resfit defrag's JSON has it:
+// pod, from, to, frees, freesGPUs, takesGPUs, fragmentedGPULowered and
+// letsIn, the pods by namespace/name.
+func (m Move) MarshalJSON() ([]byte, error) {
+	return json.Marshal(moveJSON{Pod: PodName(m.Pod), From: m.From, To: m.To, Frees: m.Frees, FreesGPUs: m.FreesGPUs, TakesGPUs: m.TakesGPUs,
+		FragmentedGPULowered: m.Lowered, LetsIn: m.LetsIn})
+}
+
+// MarshalJSON writes the placement as {"pod": namespace/name, "node": …}.
+func (p Placement) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Pod  string `json:"pod"`
+		Node string `json:"node,omitempty"`
+	}{PodName(p.Pod), p.Node})
+}
+
+// PodName is a pod's namespace/name.
+func PodName(p *v1.Pod) string { return p.Namespace + "/" + p.Name }
 
 // WriteMoveTable writes a plan's moves as a table, one row each: the pod,
 // the node it leaves, the node (and GPUs) it goes to, what it frees; with
 // the GPU it lowers and the pods it lets in when the first move says what
-// it lowers (the moves that free GPU).
-func WriteMoveTable(w io.Writer, rows []MoveRow) error {
+// it lowers (the moves of a give-back round).
+func WriteMoveTable(w io.Writer, moves []Move) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	free := len(rows) > 0 && rows[0].Lowered != nil
+	free := len(moves) > 0 && moves[0].Lowered != nil
 	fmt.Fprint(tw, "MOVE\tPOD\tFROM\tTO\tFREES ON FROM")
 	if free {
 		fmt.Fprint(tw, "\tFRAGMENTED GPU LOWERED\tLETS IN")
 	}
 	fmt.Fprintln(tw)
-	for n, m := range rows {
+	for n, m := range moves {
 		var frees []string
 		for _, name := range slices.Sorted(maps.Keys(m.Frees)) {
 			frees = append(frees, name+" "+m.Frees[name])
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s%s\t%s%s", n+1, m.Pod, m.From, m.To, GPUsText(m.TakesGPUs), strings.Join(frees, ", "), GPUsText(m.FreesGPUs))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s%s\t%s%s", n+1, PodName(m.Pod), m.From, m.To, GPUsText(m.TakesGPUs), strings.Join(frees, ", "), GPUsText(m.FreesGPUs))
 		if free {
 			lowered := ""
 			if m.Lowered != nil {
 				lowered = Rounded(*m.Lowered)
 			}
-			fmt.Fprintf(tw, "\t%s\t%s", lowered, strings.Join(m.LetsIn, ", "))
+			var in []string
+			for _, p := range m.LetsIn {
+				in = append(in, PodName(p.Pod)+" → "+p.Node)
+			}
+			fmt.Fprintf(tw, "\t%s\t%s", lowered, strings.Join(in, ", "))
 		}
 		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
+}
+
+// WritePlanMoves writes what a plan does after its header line, as every
+// host shows a plan: the pending pods that fit with no move, the moves'
+// table (WriteMoveTable) after a blank line, and then where the pods the
+// moves make room for go.
+func WritePlanMoves(w io.Writer, fitsNow []Placement, moves []Move, then []Placement) error {
+	var b strings.Builder
+	for _, f := range fitsNow {
+		fmt.Fprintf(&b, "Pending %s fits with no move: on %s.\n", PodName(f.Pod), f.Node)
+	}
+	if len(moves) > 0 {
+		b.WriteString("\n")
+		if err := WriteMoveTable(&b, moves); err != nil {
+			return err
+		}
+	}
+	var in []string
+	for _, p := range then {
+		in = append(in, PodName(p.Pod)+" goes to "+p.Node)
+	}
+	if len(in) > 0 {
+		fmt.Fprintf(&b, "\nThen %s.\n", strings.Join(in, ", "))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // GPUsText names a node's GPUs by index: " (GPU 1)", " (GPUs 2, 3)", ""
@@ -85,13 +150,13 @@ func Rounded(v float64) string {
 	return strings.TrimSuffix(s, ".")
 }
 
-// MoveRow is a planner's move on the cluster as a plan's table shows it:
-// the pod, its nodes, its requests (what it frees) and the GPUs it held
-// and takes. Lowered and LetsIn are left for the caller.
-func (p *Planning) MoveRow(m defrag.Move) MoveRow {
-	pod, moved := p.Pod(m.Pod), p.cluster.Pods[m.Pod]
+// Move is a planner's move on the cluster as a host shows it: the pod,
+// its nodes, its requests (what it frees) and the GPUs it held and takes.
+// Lowered and LetsIn are a round's (Round).
+func (p *Planning) Move(m defrag.Move) Move {
+	moved := p.cluster.Pods[m.Pod]
 	table := p.cluster.Table
-	return MoveRow{Pod: pod.Namespace + "/" + pod.Name, From: table.Name(m.From), To: table.Name(m.To),
+	return Move{Pod: p.Pod(m.Pod), From: table.Name(m.From), To: table.Name(m.To),
 		Frees: Quantities(table.Schema(), moved.Task.Requests), FreesGPUs: p.Held(m.Pod), TakesGPUs: m.Holds}
 }
 

@@ -243,8 +243,11 @@ type Placement struct {
 type Settled struct {
 	Fit     []Placement
 	Waiting []*v1.Pod
-	Left    []string
-	Faults  []string
+	// WaitingForDevices are the waiting pods that ask for devices of the
+	// view (GPUs), in order: those a round of moves plans for.
+	WaitingForDevices []*v1.Pod
+	Left              []string
+	Faults            []string
 }
 
 // SettlePending places the pending pods that fit now, in queue order, each
@@ -300,6 +303,11 @@ func (p *Planning) SettlePending(pending []*v1.Pod) (*Settled, error) {
 		}
 		if fit == nil {
 			out.Waiting = append(out.Waiting, gang...)
+			for n, pod := range gang {
+				if tasks[n].Devices.Count > 0 {
+					out.WaitingForDevices = append(out.WaitingForDevices, pod)
+				}
+			}
 			continue
 		}
 		out.Fit = append(out.Fit, fit...)
@@ -362,25 +370,39 @@ func Gangs(pods []*v1.Pod) [][]*v1.Pod {
 
 // Round makes a round of moves for the waiting pods, in the order given
 // (defrag.PlanRound), within the Budgets unless the round's say
-// otherwise: the rule a descheduler's run and the
-// churn replay's rounds follow. The pods it places become pods of the
-// cluster (Pod gives them back). The cluster is left as the round left
-// it.
-func (p *Planning) Round(waiting []*v1.Pod, r defrag.Round) (*defrag.RoundPlan, error) {
+// otherwise: the rule a descheduler's run and the churn replay's rounds
+// follow. It returns the round's plan and its moves as the hosts carry
+// them out (Move), each with the fragmented GPU it lowers in give-back
+// mode (its gain over the view's amount per device) and the waiting pods
+// it lets in. The pods it places become pods of the cluster (Pod gives
+// them back). The cluster is left as the round left it.
+func (p *Planning) Round(waiting []*v1.Pod, r defrag.Round) (*defrag.RoundPlan, []Move, error) {
 	tasks, err := p.tasks(waiting)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if r.Budgets == nil {
 		r.Budgets = p.budgets
 	}
 	plan, err := defrag.PlanRound(p.cluster, tasks, r)
-	if plan != nil {
-		for _, pl := range plan.Placed {
-			p.pods, p.held = append(p.pods, waiting[pl.Task]), append(p.held, nil)
-		}
+	if plan == nil {
+		return nil, nil, err
 	}
-	return plan, err
+	for _, in := range plan.Placed() {
+		p.pods, p.held = append(p.pods, waiting[in.Task]), append(p.held, nil)
+	}
+	var moves []Move
+	for _, step := range plan.Steps {
+		m := p.Move(step.Move)
+		if r.Mode == defrag.RoundGiveBack {
+			m.Lowered = new(step.Gain / float64(p.cluster.Devices.PerDevice()))
+		}
+		for _, in := range step.LetsIn {
+			m.LetsIn = append(m.LetsIn, Placement{Pod: waiting[in.Task], Node: p.cluster.Table.Name(in.Row)})
+		}
+		moves = append(moves, m)
+	}
+	return plan, moves, err
 }
 
 // QueueOrder sorts pods as kube-scheduler's default queue does

@@ -63,19 +63,19 @@ func TestPlannerTakesTheGPUsKubesAllocatorGives(t *testing.T) {
 		if err != nil {
 			rt.Fatal(err)
 		}
-		round, err := pl.Round([]*v1.Pod{p}, defrag.Round{Mode: defrag.RoundMakeRoom, Moves: 1})
+		round, _, err := pl.Round([]*v1.Pod{p}, defrag.Round{Mode: defrag.RoundMakeRoom, Moves: 1})
 		if err != nil {
 			rt.Fatal(err)
 		}
 		var planned []string
-		if len(round.Placed) == 1 {
-			for _, j := range round.Placed[0].Holds {
+		if placed := round.Placed(); len(placed) == 1 {
+			for _, j := range placed[0].Holds {
 				planned = append(planned, fmt.Sprintf("gpu-%d", j))
 			}
 		}
 		slices.Sort(kube)
 		slices.Sort(planned)
-		if !slices.Equal(kube, planned) || ok != (len(round.Placed) == 1) {
+		if !slices.Equal(kube, planned) || ok != (len(round.Placed()) == 1) {
 			rt.Fatalf("kube's allocator gives %v (found %v); the planner takes %v", kube, ok, planned)
 		}
 	})

@@ -106,12 +106,15 @@ func TestPlanning(t *testing.T) {
 		table.Name(plan.Row) != "gpu-a" || order[0].Name != "train" {
 		t.Fatalf("plan %+v", plan)
 	}
-	round, err := pl.Round(pods[2:], defrag.Round{Mode: defrag.RoundMakeRoom, Moves: 1})
+	round, moves, err := pl.Round(pods[2:], defrag.Round{Mode: defrag.RoundMakeRoom, Moves: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(round.Moves) != 1 || len(round.Placed) != 1 || pl.Pod(round.Placed[0].Pod).Name != "train" || table.Name(round.Placed[0].Row) != "gpu-a" {
-		t.Fatalf("round %+v", round)
+	placed := round.Placed()
+	if len(moves) != 1 || len(placed) != 1 || pl.Pod(placed[0].Pod).Name != "train" || table.Name(placed[0].Row) != "gpu-a" ||
+		PodName(moves[0].Pod) != "default/web-0" || moves[0].To != "gpu-b" || moves[0].Lowered != nil ||
+		len(moves[0].LetsIn) != 1 || moves[0].LetsIn[0].Pod.Name != "train" || moves[0].LetsIn[0].Node != "gpu-a" {
+		t.Fatalf("round %+v, moves %+v", round, moves)
 	}
 
 	sc, pods = planningScene(t)
@@ -186,17 +189,17 @@ func TestPlanningGang(t *testing.T) {
 	if used := table.Used(0)[slot] + table.Used(1)[slot]; used != 4000 {
 		t.Fatalf("GPU used after settling: %d, want web's 4 (none of the pair's)", used)
 	}
-	round, err := pl.Round(settled.Waiting, defrag.Round{Mode: defrag.RoundMakeRoom, Moves: 1})
+	round, moves, err := pl.Round(settled.Waiting, defrag.Round{Mode: defrag.RoundMakeRoom, Moves: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var placed []string
-	for _, p := range round.Placed {
+	for _, p := range round.Placed() {
 		placed = append(placed, pl.Pod(p.Pod).Name+" on "+table.Name(p.Row))
 	}
-	if len(round.Moves) != 1 || !slices.Equal(placed, []string{"pair-0 on " + table.Name(round.Moves[0].From), "pair-1 on " + table.Name(round.Moves[0].From)}) ||
-		round.Placed[0].After != 1 || round.Placed[1].After != 1 {
-		t.Fatalf("round: moves %+v, placed %v", round.Moves, placed)
+	if len(moves) != 1 || len(round.Fit) != 0 || !slices.Equal(placed, []string{"pair-0 on " + moves[0].From, "pair-1 on " + moves[0].From}) ||
+		len(moves[0].LetsIn) != 2 || moves[0].LetsIn[1].Pod.Name != "pair-1" {
+		t.Fatalf("round: moves %+v, placed %v", moves, placed)
 	}
 }
 

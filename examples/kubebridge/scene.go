@@ -204,6 +204,17 @@ func (sc *Scene) FragmentationCost(classes []frag.Class) (func(row int) float64,
 	return func(row int) float64 { return m.Row(table, cpu, devices, row) }, nil
 }
 
+// GiveBackCost is the cost a give-back round lowers for the workload
+// (defrag.Round.Cost): FragmentationCost over the workload's classes
+// (WorkloadClasses). An error says the workload's classes make no measure.
+func (sc *Scene) GiveBackCost(workload []*v1.Pod) (func(row int) float64, error) {
+	cost, err := sc.FragmentationCost(sc.WorkloadClasses(workload))
+	if err != nil {
+		return nil, fmt.Errorf("the workload's pod classes: %v", err)
+	}
+	return cost, nil
+}
+
 // DeviceShares are the allocated and the fragmented share of the
 // cluster's device amount (nil without any): allocated from the table,
 // fragmented by FragmentationCost over the workload's classes, the same

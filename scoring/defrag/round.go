@@ -103,28 +103,61 @@ func (r Round) Check() error {
 	return nil
 }
 
-// RoundPlan is what a round did, in order: the moves, and the pending
-// tasks it placed.
+// RoundPlan is what a round did, in order: the pending tasks it placed
+// before any move (none, when the host placed first the pods that fit),
+// then its steps.
 type RoundPlan struct {
-	// Moves index Cluster.Pods as they were when each was made: a task
-	// the round placed is a pod of the cluster from then on (the pods
-	// before the round, then the tasks placed, in order), which a later
-	// move may move.
-	Moves  []Move
-	Placed []RoundPlaced
-	// Gains are, in give-back mode, how much each move lowered the cost
-	// summed over the nodes (Step.Gain).
-	Gains []float64
+	Fit   []RoundPlaced
+	Steps []RoundStep
+}
+
+// RoundStep is a move of a round and what it did: the move (its Pod
+// indexes Cluster.Pods as they were when it was made: a task the round
+// placed is a pod of the cluster from then on, the pods before the round
+// then the tasks placed, in order, which a later move may move); in
+// give-back mode how much it lowered the cost summed over the nodes
+// (Step.Gain); and the pending tasks placed once it was made, before the
+// next move.
+type RoundStep struct {
+	Move   Move
+	Gain   float64
+	LetsIn []RoundPlaced
 }
 
 // RoundPlaced is a pending task a round placed: its index among the
 // pending tasks, its pod's index in Cluster.Pods, where it went and the
-// devices it took there, and how many of the round's moves were made
-// before it.
+// devices it took there.
 type RoundPlaced struct {
 	Task, Pod, Row int
 	Holds          []int
-	After          int
+}
+
+// Moves are the plan's moves, in order.
+func (p *RoundPlan) Moves() []Move {
+	out := make([]Move, len(p.Steps))
+	for i, s := range p.Steps {
+		out[i] = s.Move
+	}
+	return out
+}
+
+// Placed are the pending tasks the plan placed, in order.
+func (p *RoundPlan) Placed() []RoundPlaced {
+	out := slices.Clone(p.Fit)
+	for _, s := range p.Steps {
+		out = append(out, s.LetsIn...)
+	}
+	return out
+}
+
+// placed adds a task placed after the plan's moves so far.
+func (p *RoundPlan) placed(t RoundPlaced) {
+	if len(p.Steps) == 0 {
+		p.Fit = append(p.Fit, t)
+		return
+	}
+	last := &p.Steps[len(p.Steps)-1]
+	last.LetsIn = append(last.LetsIn, t)
 }
 
 // PlanRound makes a round of moves on the cluster (Round), as Apply makes
@@ -160,7 +193,7 @@ func PlanRound(c *Cluster, pending []*scoring.Task, r Round) (*RoundPlan, error)
 		planned[n] = cut[task.Job]
 	}
 	for n := range pending {
-		left := r.Moves - len(plan.Moves)
+		left := r.Moves - len(plan.Steps)
 		if left < 1 {
 			break
 		}
@@ -186,13 +219,15 @@ func PlanRound(c *Cluster, pending []*scoring.Task, r Round) (*RoundPlan, error)
 		for _, m := range p.Moves {
 			c.Pods[m.Pod].spendOn(budgets, 1)
 		}
-		plan.Moves = append(plan.Moves, p.Moves...)
+		for _, m := range p.Moves {
+			plan.Steps = append(plan.Steps, RoundStep{Move: m})
+		}
 		for i, m := range gang {
 			if err := place(c, pending[m], p.Rows[i], r.Movable, r.Group); err != nil {
 				return plan, err
 			}
 			last := len(c.Pods) - 1
-			plan.Placed = append(plan.Placed, RoundPlaced{Task: m, Pod: last, Row: p.Rows[i], Holds: c.Pods[last].Holds, After: len(plan.Moves)})
+			plan.placed(RoundPlaced{Task: m, Pod: last, Row: p.Rows[i], Holds: c.Pods[last].Holds})
 		}
 	}
 	return plan, nil
@@ -234,10 +269,10 @@ func giveBackRound(c *Cluster, pending []*scoring.Task, cut map[string]bool, r R
 	plan := &RoundPlan{}
 	next := before
 	for _, s := range steps {
-		plan.Moves, plan.Gains = append(plan.Moves, s.Move), append(plan.Gains, s.Gain)
+		plan.Steps = append(plan.Steps, RoundStep{Move: s.Move, Gain: s.Gain})
 		for _, i := range s.Placed {
 			p := c.Pods[next]
-			plan.Placed = append(plan.Placed, RoundPlaced{Task: alone[i], Pod: next, Row: p.Row, Holds: p.Holds, After: len(plan.Moves)})
+			plan.placed(RoundPlaced{Task: alone[i], Pod: next, Row: p.Row, Holds: p.Holds})
 			next++
 		}
 	}

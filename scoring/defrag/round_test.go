@@ -36,7 +36,6 @@ func carryCluster(t testing.TB, c *Cluster) *Cluster {
 // plan alone, in its order: each move as Apply makes it, each placed task
 // bound on its row to the devices the plan gives it.
 func carryOut(t *rapid.T, c *Cluster, pending []*scoring.Task, plan *RoundPlan) {
-	placed := 0
 	bind := func(p RoundPlaced) {
 		task := pending[p.Task]
 		if p.Pod != len(c.Pods) {
@@ -52,17 +51,30 @@ func carryOut(t *rapid.T, c *Cluster, pending []*scoring.Task, plan *RoundPlan) 
 		}
 		c.Pods = append(c.Pods, Pod{Task: task, Row: p.Row, Holds: p.Holds})
 	}
-	for n, m := range plan.Moves {
-		for ; placed < len(plan.Placed) && plan.Placed[placed].After <= n; placed++ {
-			bind(plan.Placed[placed])
-		}
-		if err := Apply(c, Plan{Moves: []Move{m}}); err != nil {
-			t.Fatalf("move %d %+v: %v", n, m, err)
-		}
-	}
-	for _, p := range plan.Placed[placed:] {
+	for _, p := range plan.Fit {
 		bind(p)
 	}
+	for n, step := range plan.Steps {
+		if err := Apply(c, Plan{Moves: []Move{step.Move}}); err != nil {
+			t.Fatalf("move %d %+v: %v", n, step.Move, err)
+		}
+		for _, p := range step.LetsIn {
+			bind(p)
+		}
+	}
+}
+
+// placedAfter is a plan's placed tasks in order, and for each how many of
+// the plan's moves were made before it.
+func placedAfter(plan *RoundPlan) ([]RoundPlaced, []int) {
+	placed := slices.Clone(plan.Fit)
+	after := make([]int, len(placed))
+	for n, step := range plan.Steps {
+		for _, p := range step.LetsIn {
+			placed, after = append(placed, p), append(after, n+1)
+		}
+	}
+	return placed, after
 }
 
 // A make-room round, on small clusters with budgets, against the
@@ -112,8 +124,10 @@ func TestPlanRound(t *testing.T) {
 				rt.Fatalf("pod %d: the round left it on %d %v, the plan carried out on %d %v", i, p.Row, p.Holds, q.Row, q.Holds)
 			}
 		}
-		if len(plan.Moves) > round.Moves {
-			rt.Fatalf("%d moves, at most %d", len(plan.Moves), round.Moves)
+		moves := plan.Moves()
+		placed, afters := placedAfter(plan)
+		if len(moves) > round.Moves {
+			rt.Fatalf("%d moves, at most %d", len(moves), round.Moves)
 		}
 		// The gangs: each job's tasks, in order, at its first task; a job
 		// with tasks beyond the round's Tasks is none of the round's.
@@ -138,7 +152,7 @@ func TestPlanRound(t *testing.T) {
 			return gangs[job]
 		}
 		if round.Mode == RoundGiveBack {
-			for _, p := range plan.Placed {
+			for _, p := range placed {
 				if g := gangOf(p.Task); len(g) != 1 {
 					rt.Fatalf("give-back placed task %d of gang %v", p.Task, g)
 				}
@@ -162,28 +176,28 @@ func TestPlanRound(t *testing.T) {
 			w.moved = make([]bool, len(w.moved)) // each plan moves a pod at most once
 			fewest := w.fewest(t, tasks, min(cmp.Or(round.PerTask, DefaultMaxMoves), round.Moves-made))
 			if fewest < 0 {
-				if next < len(plan.Placed) && slices.Contains(gang, plan.Placed[next].Task) {
-					rt.Fatalf("gang %v: %+v placed; no plan within the moves makes room for it", gang, plan.Placed[next])
+				if next < len(placed) && slices.Contains(gang, placed[next].Task) {
+					rt.Fatalf("gang %v: %+v placed; no plan within the moves makes room for it", gang, placed[next])
 				}
 				passedOver++
 				continue
 			}
-			if next+len(gang) > len(plan.Placed) {
+			if next+len(gang) > len(placed) {
 				rt.Fatalf("gang %v not placed; %d moves make room for it (%d made of %d)", gang, fewest, made, round.Moves)
 			}
-			after := plan.Placed[next].After
+			after := afters[next]
 			if after-made != fewest {
 				rt.Fatalf("gang %v placed after %d moves; the fewest are %d", gang, after-made, fewest)
 			}
-			for _, m := range plan.Moves[made:after] {
+			for _, m := range moves[made:after] {
 				if to, holds := w.destination(t, m.Pod); to != m.To || !slices.Equal(holds, m.Holds) || m.From != w.rows[m.Pod] || !before.Pods[m.Pod].Movable {
 					rt.Fatalf("gang %v, move %+v: the pipeline puts the pod on %d, devices %v", gang, m, to, holds)
 				}
 				w = w.moveTo(t, m.Pod, m.To, m.Holds)
 			}
 			for _, m := range gang {
-				p := plan.Placed[next]
-				if p.Task != m || p.After != after {
+				p := placed[next]
+				if p.Task != m || afters[next] != after {
 					rt.Fatalf("gang %v: placed %+v, want task %d after %d moves", gang, p, m, after)
 				}
 				if row := w.fits(t, pending[m]); row != p.Row {
@@ -198,8 +212,8 @@ func TestPlanRound(t *testing.T) {
 			}
 			made = after
 		}
-		if next != len(plan.Placed) || made != len(plan.Moves) {
-			rt.Fatalf("the reference places %d tasks after %d moves; the round %d after %d", next, made, len(plan.Placed), len(plan.Moves))
+		if next != len(placed) || made != len(moves) {
+			rt.Fatalf("the reference places %d tasks after %d moves; the round %d after %d", next, made, len(placed), len(moves))
 		}
 		for g, n := range round.Budgets {
 			if w.spent[g] > n {

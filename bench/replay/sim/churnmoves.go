@@ -2,7 +2,6 @@ package sim
 
 import (
 	"cmp"
-	"container/heap"
 	"fmt"
 	"math"
 	"slices"
@@ -275,19 +274,21 @@ func (r *churn) planRound(heads []int, budget int) (int, error) {
 	}
 	c := r.c
 	plan, err := defrag.PlanRound(dc, pending, r.spec.Moves.Round(budget, func(row int) float64 {
-		return r.measure.NodeModel(c.FreeCPU(row), c.GPUs.Free(row), c.GPUs.Model(row))
+		return c.NodeFragmentation(r.measure, row)
 	}))
 	if err != nil {
 		return 0, err
 	}
 	var left []int
-	placed := 0
-	for n, mv := range plan.Moves {
-		for placed < len(plan.Placed) && plan.Placed[placed].After <= n {
-			r.startPlaced(heads, plan.Placed[placed])
-			index = append(index, heads[plan.Placed[placed].Task])
-			placed++
+	start := func(placed []defrag.RoundPlaced) {
+		for _, p := range placed {
+			r.startPlaced(heads, p)
+			index = append(index, heads[p.Task])
 		}
+	}
+	start(plan.Fit)
+	for _, step := range plan.Steps {
+		mv := step.Move
 		k := index[mv.Pod]
 		r.offRow(k, mv.From)
 		r.onRow[mv.To] = append(r.onRow[mv.To], k)
@@ -296,11 +297,9 @@ func (r *churn) planRound(heads []int, budget int) (int, error) {
 		r.refreshFrag(mv.From)
 		r.refreshFrag(mv.To)
 		left = append(left, mv.From)
+		start(step.LetsIn)
 	}
-	for _, p := range plan.Placed[placed:] {
-		r.startPlaced(heads, p)
-	}
-	return len(plan.Moves), r.retryRows(left)
+	return len(plan.Steps), r.retryRows(left)
 }
 
 // startPlaced starts a waiting head a round placed, where it put it.
@@ -369,38 +368,16 @@ func (r *churn) fragMultiPodRound(budget int) (int, error) {
 			onRow[row] = append(onRow[row], k)
 		}
 	}
-	h := make(fragHeap, 0, c.Table.Len())
-	for row := range c.Table.Len() {
-		h = append(h, nodeFrag{row, r.nodeFrag[row]})
-	}
-	heap.Init(&h)
-	var evicted, left []int
-	for budget > 0 && h.Len() > 0 {
-		top := heap.Pop(&h).(nodeFrag)
-		victim, drop := -1, int64(0)
-		for _, k := range onRow[top.row] {
-			cp := &r.pods[k]
-			if err := c.Remove(top.row, cp.pod, cp.holds); err != nil {
-				return 0, err
-			}
-			f := r.measure.NodeModel(c.FreeCPU(top.row), c.GPUs.Free(top.row), c.GPUs.Model(top.row))
-			if err := c.Restore(top.row, cp.pod, cp.holds); err != nil {
-				return 0, err
-			}
-			if d := int64(top.frag - f); d > drop {
-				victim, drop = k, d
-			}
-		}
-		if victim < 0 {
-			continue
-		}
-		if err := r.evict(victim); err != nil {
+	evicted, left, err := fragMultiPod(slices.Clone(r.nodeFrag), onRow, budget, func(k, row int) (float64, error) {
+		cp := &r.pods[k]
+		if err := c.Remove(row, cp.pod, cp.holds); err != nil {
 			return 0, err
 		}
-		onRow[top.row] = slices.DeleteFunc(onRow[top.row], func(k int) bool { return k == victim })
-		evicted, left = append(evicted, victim), append(left, top.row)
-		heap.Push(&h, nodeFrag{top.row, r.nodeFrag[top.row]})
-		budget--
+		f := c.NodeFragmentation(r.measure, row)
+		return f, c.Restore(row, cp.pod, cp.holds)
+	}, func(k, _ int) error { return r.evict(k) })
+	if err != nil {
+		return 0, err
 	}
 	for _, k := range evicted {
 		r.pods[k].pod.Task(&r.task)

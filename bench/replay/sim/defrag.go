@@ -321,7 +321,7 @@ func (p *pass) reclaim(moves int) error {
 func (p *pass) giveBack(moves int) error {
 	c := p.c
 	steps, err := defrag.GiveBack(p.dc, func(row int) float64 {
-		return p.measure.NodeModel(c.FreeCPU(row), c.GPUs.Free(row), c.GPUs.Model(row))
+		return c.NodeFragmentation(p.measure, row)
 	}, defrag.GiveBackOptions{Moves: moves, Candidates: c.Table.Len(), Pending: p.tasks(), Movable: true})
 	if err != nil {
 		return err
@@ -377,50 +377,79 @@ func (h *fragHeap) Pop() any {
 	return x
 }
 
-func (p *pass) fragMultiPod(evictions int) error {
-	c := p.c
-	nodeFragOf := func(row int) float64 {
-		return p.measure.NodeModel(c.FreeCPU(row), c.GPUs.Free(row), c.GPUs.Model(row))
-	}
-	onRow := make([][]int, c.Table.Len()) // indices into dc.Pods
-	for i, pod := range p.dc.Pods {
-		onRow[pod.Row] = append(onRow[pod.Row], i)
-	}
-	h := make(fragHeap, 0, c.Table.Len())
-	for row := range c.Table.Len() {
-		h = append(h, nodeFrag{row, nodeFragOf(row)})
+// fragMultiPod is the FGD paper's simulator's descheduler (FragMultiPod)
+// within the budget: the most fragmented node (frag holds each node's
+// fragmentation; the lower row first among equals) gives up the pod whose
+// leaving lowers its fragmentation most, by a whole milli-GPU at least
+// (the simulator truncates the drop to an int64), and goes back to the
+// heap at its fragmentation without it, until the budget is spent or no
+// node gains; a node no removal lowers leaves the heap. onRow are the
+// pods on each node (the victims are taken out of it); without is a
+// node's fragmentation with one of its pods taken off and put back, and
+// evict takes the victim off. It returns the pods evicted and their
+// nodes, in order.
+func fragMultiPod(frag []float64, onRow [][]int, budget int, without func(pod, row int) (float64, error), evict func(pod, row int) error) (pods, rows []int, err error) {
+	h := make(fragHeap, 0, len(frag))
+	for row, f := range frag {
+		h = append(h, nodeFrag{row, f})
 	}
 	heap.Init(&h)
-	var evicted []int // workload indices, in eviction order
-	for evictions > 0 && h.Len() > 0 {
+	for budget > 0 && h.Len() > 0 {
 		top := heap.Pop(&h).(nodeFrag)
-		// The victim lowers the node's fragmentation most, in whole
-		// milli-GPU (the simulator truncates the drop to an int64), and
-		// by at least one.
 		victim, drop, after := -1, int64(0), top.frag
-		for _, i := range onRow[top.row] {
-			if err := p.take(i, true); err != nil {
-				return err
-			}
-			f := nodeFragOf(top.row)
-			if err := p.take(i, false); err != nil {
-				return err
+		for _, k := range onRow[top.row] {
+			f, err := without(k, top.row)
+			if err != nil {
+				return nil, nil, err
 			}
 			if d := int64(top.frag - f); d > drop {
-				victim, drop, after = i, d, f
+				victim, drop, after = k, d, f
 			}
 		}
 		if victim < 0 {
 			continue // no removal lowers it: the node leaves the heap
 		}
-		if err := p.take(victim, true); err != nil {
-			return err
+		if err := evict(victim, top.row); err != nil {
+			return nil, nil, err
 		}
-		onRow[top.row] = slices.DeleteFunc(onRow[top.row], func(i int) bool { return i == victim })
-		evicted = append(evicted, p.index[victim])
-		p.dc.Pods[victim].Row = -1 // off the cluster
+		onRow[top.row] = slices.DeleteFunc(onRow[top.row], func(k int) bool { return k == victim })
+		pods, rows = append(pods, victim), append(rows, top.row)
 		heap.Push(&h, nodeFrag{top.row, after})
-		evictions--
+		budget--
+	}
+	return pods, rows, nil
+}
+
+// fragMultiPod is the arrival-only pass's FragMultiPod (the package's
+// fragMultiPod): the evicted pods placed again in eviction order, where
+// the policy puts them; those that fit nowhere are lost (pending).
+func (p *pass) fragMultiPod(evictions int) error {
+	c := p.c
+	onRow := make([][]int, c.Table.Len()) // indices into dc.Pods
+	for i, pod := range p.dc.Pods {
+		onRow[pod.Row] = append(onRow[pod.Row], i)
+	}
+	frag := make([]float64, c.Table.Len())
+	for row := range frag {
+		frag[row] = c.NodeFragmentation(p.measure, row)
+	}
+	victims, _, err := fragMultiPod(frag, onRow, evictions, func(i, row int) (float64, error) {
+		if err := p.take(i, true); err != nil {
+			return 0, err
+		}
+		f := c.NodeFragmentation(p.measure, row)
+		return f, p.take(i, false)
+	}, func(i, _ int) error {
+		err := p.take(i, true)
+		p.dc.Pods[i].Row = -1 // off the cluster
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	var evicted []int // workload indices, in eviction order
+	for _, i := range victims {
+		evicted = append(evicted, p.index[i])
 	}
 	p.res.Moves = len(evicted)
 	// Drop the evicted from the planner's pods, then place them again.

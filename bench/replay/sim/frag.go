@@ -29,9 +29,16 @@ func Measure(classes []Class) (*frag.Measure, error) {
 func Fragmented(m *frag.Measure, c *Cluster) float64 {
 	total := 0.0
 	for i := range c.Table.Len() {
-		total += m.NodeModel(c.FreeCPU(i), c.GPUs.Free(i), c.GPUs.Model(i))
+		total += c.NodeFragmentation(m, i)
 	}
 	return total
+}
+
+// NodeFragmentation is row i's fragmentation under the measure, as the FGD
+// scorer measures a node (frag.Measure.Row: its cpu left, its GPUs' free
+// amounts and model), in milli-GPU.
+func (c *Cluster) NodeFragmentation(m *frag.Measure, i int) float64 {
+	return m.Row(c.Table, slotCPU, c.GPUs, i)
 }
 
 // fragConfig is a resfit configuration of one fragmentation plugin (FGD

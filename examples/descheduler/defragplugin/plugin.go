@@ -196,19 +196,12 @@ func running(pods []*v1.Pod) int {
 	return n
 }
 
-// Move is one move of a plan: the pod, the node it leaves and the one its
-// replacement is to land on, with the GPUs (indices on the nodes) it frees
-// and takes.
-type Move struct {
-	Pod                *v1.Pod
-	From, To           string
-	Frees, Takes       []int
-	LetsIn             []Placement
-	FragmentedLowered  float64 // give-back: the GPU the move frees for the workload's classes
-	fragmentedLowering bool
-	// row is the move as kubectl resfit defrag's table shows it.
-	row kubebridge.MoveRow
-}
+// Move is one move of a plan (kubebridge.Move, as kubectl resfit defrag
+// has it): the pod, the node it leaves and the one its replacement is to
+// land on, with the GPUs (indices on the nodes) it frees and takes, the
+// fragmented GPU it lowers in give-back mode and the pending pods it lets
+// in.
+type Move = kubebridge.Move
 
 // Placement is a pending pod the plan lets in, and the node it goes to.
 type Placement = kubebridge.Placement
@@ -247,24 +240,13 @@ func (pl *Plan) String() string {
 	default:
 		fmt.Fprintf(&b, "Plan (%s) for %s: %s.\n", pl.Mode, strings.Join(waiting, ", "), plural(len(pl.Moves), "move"))
 	}
-	for _, f := range pl.FitsNow {
-		fmt.Fprintf(&b, "Pending %s/%s fits with no move: on %s.\n", f.Pod.Namespace, f.Pod.Name, f.Node)
-	}
-	if len(pl.Moves) > 0 {
-		rows := make([]kubebridge.MoveRow, len(pl.Moves))
-		var then []string
-		for n, m := range pl.Moves {
-			rows[n] = m.row
-			for _, in := range m.LetsIn {
-				then = append(then, in.Pod.Namespace+"/"+in.Pod.Name+" goes to "+in.Node)
-			}
-		}
-		b.WriteString("\n")
-		_ = kubebridge.WriteMoveTable(&b, rows) // a strings.Builder does not fail
-		if pl.Mode == ModeMakeRoom && len(then) > 0 {
-			fmt.Fprintf(&b, "\nThen %s.\n", strings.Join(then, ", "))
+	var then []Placement // make-room: where the pods it makes room for go
+	for _, m := range pl.Moves {
+		if pl.Mode == ModeMakeRoom {
+			then = append(then, m.LetsIn...)
 		}
 	}
+	_ = kubebridge.WritePlanMoves(&b, pl.FitsNow, pl.Moves, then) // a strings.Builder does not fail
 	if text := kubebridge.UnmovableText(pl.Unmovable); text != "" {
 		b.WriteString("\n" + text + "\n")
 	}
@@ -300,11 +282,7 @@ func (p *Plugin) Plan(ctx context.Context, nodes []*v1.Node) (*Plan, error) {
 		return nil, err
 	}
 	plan.FitsNow, plan.Warnings = settled.Fit, append(plan.Warnings, settled.Left...)
-	for _, pod := range settled.Waiting {
-		if pt, err := sc.Task(pod); err == nil && pt.Task.Devices.Count > 0 {
-			plan.Waiting = append(plan.Waiting, pod)
-		}
-	}
+	plan.Waiting = settled.WaitingForDevices
 	order(plan.Waiting, a.Order, sc)
 	var kept []*v1.Pod // the first maxPods, a gang whole or not at all
 	for _, gang := range kubebridge.Gangs(plan.Waiting) {
@@ -341,30 +319,12 @@ func (p *Plugin) Plan(ctx context.Context, nodes []*v1.Node) (*Plan, error) {
 	round := defrag.NewRound(mode, moves, *a.MovesPerPod, 0)
 	round.Timeout = a.SearchTimeout.Duration
 	if mode == defrag.RoundGiveBack {
-		cost, err := sc.FragmentationCost(sc.WorkloadClasses(pods))
-		if err != nil {
-			return nil, fmt.Errorf("the workload's pod classes: %v", err)
+		if round.Cost, err = sc.GiveBackCost(pods); err != nil {
+			return nil, err
 		}
-		round.Cost = cost
 	}
-	rp, err := pl.Round(plan.Waiting, round)
-	if err != nil {
+	if _, plan.Moves, err = pl.Round(plan.Waiting, round); err != nil {
 		return nil, err
-	}
-	table, devices := pl.Cluster().Table, pl.Cluster().Devices
-	placed := 0
-	for n, m := range rp.Moves {
-		mv := Move{Pod: pl.Pod(m.Pod), From: table.Name(m.From), To: table.Name(m.To), Frees: pl.Held(m.Pod), Takes: m.Holds, row: pl.MoveRow(m)}
-		if rp.Gains != nil {
-			mv.FragmentedLowered, mv.fragmentedLowering = rp.Gains[n]/float64(devices.PerDevice()), true
-			mv.row.Lowered = &mv.FragmentedLowered
-		}
-		for ; placed < len(rp.Placed) && rp.Placed[placed].After == n+1; placed++ {
-			in := Placement{Pod: plan.Waiting[rp.Placed[placed].Task], Node: table.Name(rp.Placed[placed].Row)}
-			mv.LetsIn = append(mv.LetsIn, in)
-			mv.row.LetsIn = append(mv.row.LetsIn, in.Pod.Namespace+"/"+in.Pod.Name+" → "+in.Node)
-		}
-		plan.Moves = append(plan.Moves, mv)
 	}
 	return plan, nil
 }

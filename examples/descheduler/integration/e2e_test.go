@@ -739,10 +739,10 @@ func TestDRAMoveLandsOnThePlannedGPU(t *testing.T) {
 		}, &defragplugin.Plugin{}, &defragplugin.Args{}, defragplugin.Validate, defragplugin.SetDefaults, registry)
 	}
 	c.deschedule()
-	if plan == nil || len(plan.Moves) != 1 || len(plan.Moves[0].Takes) != 1 {
+	if plan == nil || len(plan.Moves) != 1 || len(plan.Moves[0].TakesGPUs) != 1 {
 		t.Fatalf("the run's plan: %v", plan)
 	}
-	planned := fmt.Sprintf("%s: gpu-%d", plan.Moves[0].To, plan.Moves[0].Takes[0])
+	planned := fmt.Sprintf("%s: gpu-%d", plan.Moves[0].To, plan.Moves[0].TakesGPUs[0])
 	cs, ctx := c.cs, c.ctx
 	list, err := cs.CoreV1().Pods("notebook").List(ctx, metav1.ListOptions{LabelSelector: labels.Set{"app": "notebook"}.String()})
 	c.must(err)

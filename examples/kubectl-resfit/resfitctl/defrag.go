@@ -39,24 +39,6 @@ const (
 	MaxDefragMoves   = 1000
 )
 
-// DefragMove is one move of a plan.
-type DefragMove struct {
-	Pod  string `json:"pod"`
-	From string `json:"from"`
-	To   string `json:"to"`
-	// Frees is what the pod leaves free on From: its requests, and the
-	// GPUs it held there (their indices on the node).
-	Frees     map[string]string `json:"frees"`
-	FreesGPUs []int             `json:"freesGPUs,omitempty"`
-	// TakesGPUs are the GPUs it takes on To.
-	TakesGPUs []int `json:"takesGPUs,omitempty"`
-	// FragmentedGPULowered is how much the move lowers the GPU the
-	// workload cannot use, in GPUs (the moves that free GPU).
-	FragmentedGPULowered *float64 `json:"fragmentedGPULowered,omitempty"`
-	// LetsIn are the pending pods placed after this move, and where.
-	LetsIn []Placement `json:"letsIn,omitempty"`
-}
-
 // DefragBudget is a PodDisruptionBudget a plan keeps: the disruptions it
 // allows and those the plan's moves use.
 type DefragBudget struct {
@@ -78,17 +60,20 @@ type DefragReport struct {
 	// Found says a plan was found; Minimal that no plan has fewer moves
 	// (each pod moving once, to where the scheduler would put it); Bound
 	// the fewest moves a plan may have as far as the search proved.
-	Found   bool         `json:"found"`
-	Minimal bool         `json:"minimal"`
-	Bound   int          `json:"bound"`
-	Moves   []DefragMove `json:"moves"`
+	Found   bool `json:"found"`
+	Minimal bool `json:"minimal"`
+	Bound   int  `json:"bound"`
+	// Moves are the plan's moves, in order (each with the fragmented GPU
+	// it lowers and the pending pods it lets in, for the moves that free
+	// GPU).
+	Moves []kubebridge.Move `json:"moves"`
 	// Then are where the For pods go after the moves.
-	Then []Placement `json:"then,omitempty"`
+	Then []kubebridge.Placement `json:"then,omitempty"`
 	// Reason says why there is no plan.
 	Reason string `json:"reason,omitempty"`
 	// FitsNow are pending pods that fit with no move: the moves that free
 	// GPU are planned after they are placed.
-	FitsNow []Placement `json:"fitsNow,omitempty"`
+	FitsNow []kubebridge.Placement `json:"fitsNow,omitempty"`
 	// Pending is how many pending pods the moves that free GPU worked for.
 	Pending int `json:"pending"`
 	// GPUFragmented is the share of the cluster's GPUs idle but fragmented
@@ -178,18 +163,12 @@ func (d *planning) room(pods []*v1.Pod, timeout time.Duration) error {
 		return nil
 	}
 	for _, m := range plan.Moves {
-		d.r.Moves = append(d.r.Moves, d.move(m))
+		d.r.Moves = append(d.r.Moves, d.pl.Move(m))
 	}
 	for n, row := range plan.Rows {
-		d.r.Then = append(d.r.Then, Placement{Pod: d.r.For[n], Node: table.Name(row)})
+		d.r.Then = append(d.r.Then, kubebridge.Placement{Pod: ordered[n], Node: table.Name(row)})
 	}
 	return nil
-}
-
-// move is a planner's move as the report says it.
-func (d *planning) move(m defrag.Move) DefragMove {
-	r := d.pl.MoveRow(m)
-	return DefragMove{Pod: r.Pod, From: r.From, To: r.To, Frees: r.Frees, FreesGPUs: r.FreesGPUs, TakesGPUs: r.TakesGPUs}
 }
 
 // free plans the moves that free the most GPU: the pending pods that fit
@@ -210,39 +189,20 @@ func (d *planning) free(c *Cluster) error {
 	}
 	d.r.Warnings = append(d.r.Warnings, settled.Left...)
 	d.r.Faults = append(d.r.Faults, settled.Faults...)
-	for _, f := range settled.Fit {
-		d.r.FitsNow = append(d.r.FitsNow, Placement{Pod: f.Pod.Namespace + "/" + f.Pod.Name, Node: f.Node})
-	}
-	var waiting []*v1.Pod
-	for _, p := range settled.Waiting {
-		if pt, err := sc.Task(p); err == nil && pt.Task.Devices.Count > 0 {
-			waiting = append(waiting, p)
-		}
-	}
+	d.r.FitsNow = settled.Fit
+	waiting := settled.WaitingForDevices
 	d.r.Pending = len(waiting)
-	cost, err := sc.FragmentationCost(sc.WorkloadClasses(c.Pods))
-	if err != nil {
-		return fmt.Errorf("the workload's pod classes: %v", err)
-	}
-	dc := d.pl.Cluster()
-	table, devices := dc.Table, dc.Devices
-	_, d.r.GPUFragmentedBefore = sc.DeviceShares(c.Pods)
-	plan, err := d.pl.Round(waiting, defrag.Round{Mode: defrag.RoundGiveBack, Moves: d.r.MaxMoves, Cost: cost, Candidates: table.Len()})
+	cost, err := sc.GiveBackCost(c.Pods)
 	if err != nil {
 		return err
 	}
-	d.r.Found = len(plan.Moves) > 0
-	placed := 0
-	for n, mv := range plan.Moves {
-		m := d.move(mv)
-		lowered := plan.Gains[n] / float64(devices.PerDevice())
-		m.FragmentedGPULowered = &lowered
-		for ; placed < len(plan.Placed) && plan.Placed[placed].After == n+1; placed++ {
-			p := waiting[plan.Placed[placed].Task]
-			m.LetsIn = append(m.LetsIn, Placement{Pod: p.Namespace + "/" + p.Name, Node: table.Name(plan.Placed[placed].Row)})
-		}
-		d.r.Moves = append(d.r.Moves, m)
+	_, d.r.GPUFragmentedBefore = sc.DeviceShares(c.Pods)
+	_, moves, err := d.pl.Round(waiting, defrag.Round{Mode: defrag.RoundGiveBack, Moves: d.r.MaxMoves, Cost: cost, Candidates: d.pl.Cluster().Table.Len()})
+	if err != nil {
+		return err
 	}
+	d.r.Found = len(moves) > 0
+	d.r.Moves = moves
 	_, d.r.GPUFragmentedAfter = sc.DeviceShares(c.Pods)
 	if !d.r.Found {
 		if len(waiting) > 0 {
@@ -260,7 +220,7 @@ func (d *planning) budgetsUsed() {
 	disruptions := d.pl.Disruptions()
 	used := map[string]int{}
 	for _, m := range d.r.Moves {
-		if b := disruptions.Budget[m.Pod]; b != "" {
+		if b := disruptions.Budget[kubebridge.PodName(m.Pod)]; b != "" {
 			used[b]++
 		}
 	}
@@ -307,28 +267,8 @@ func (r *DefragReport) WriteTable(w io.Writer) error {
 			fmt.Fprintf(&b, " (at most %d).\n", r.MaxMoves)
 		}
 	}
-	for _, p := range r.FitsNow {
-		fmt.Fprintf(&b, "Pending %s fits with no move: on %s.\n", p.Pod, p.Node)
-	}
-	if len(r.Moves) > 0 {
-		b.WriteString("\n")
-		rows := make([]kubebridge.MoveRow, len(r.Moves))
-		for n, m := range r.Moves {
-			rows[n] = kubebridge.MoveRow{Pod: m.Pod, From: m.From, To: m.To, Frees: m.Frees, FreesGPUs: m.FreesGPUs, TakesGPUs: m.TakesGPUs, Lowered: m.FragmentedGPULowered}
-			for _, p := range m.LetsIn {
-				rows[n].LetsIn = append(rows[n].LetsIn, p.Pod+" → "+p.Node)
-			}
-		}
-		if err := kubebridge.WriteMoveTable(&b, rows); err != nil {
-			return err
-		}
-	}
-	if len(r.Then) > 0 {
-		var then []string
-		for _, p := range r.Then {
-			then = append(then, p.Pod+" goes to "+p.Node)
-		}
-		fmt.Fprintf(&b, "\nThen %s.\n", strings.Join(then, ", "))
+	if err := kubebridge.WritePlanMoves(&b, r.FitsNow, r.Moves, r.Then); err != nil {
+		return err
 	}
 	if r.GPUFragmentedBefore != nil && len(r.For) == 0 {
 		fmt.Fprintf(&b, "\nGPU idle but fragmented for the workload's pods: %s before, %s after the moves and the pods they let in.\n", percent(r.GPUFragmentedBefore), percent(r.GPUFragmentedAfter))

@@ -12,6 +12,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/examples/kubebridge/examplecluster"
 )
 
@@ -19,9 +20,13 @@ import (
 func plainPlan(r *DefragReport) string {
 	var moves []string
 	for _, m := range r.Moves {
-		moves = append(moves, fmt.Sprintf("%s %s→%s frees %v GPUs %v takes %v", m.Pod, m.From, m.To, m.Frees, m.FreesGPUs, m.TakesGPUs))
+		moves = append(moves, fmt.Sprintf("%s %s→%s frees %v GPUs %v takes %v", kubebridge.PodName(m.Pod), m.From, m.To, m.Frees, m.FreesGPUs, m.TakesGPUs))
 	}
-	return fmt.Sprintf("found %v minimal %v bound %d; %s; then %v; %s", r.Found, r.Minimal, r.Bound, strings.Join(moves, "; "), r.Then, r.Reason)
+	var then []string
+	for _, p := range r.Then {
+		then = append(then, kubebridge.PodName(p.Pod)+" on "+p.Node)
+	}
+	return fmt.Sprintf("found %v minimal %v bound %d; %s; then %v; %s", r.Found, r.Minimal, r.Bound, strings.Join(moves, "; "), then, r.Reason)
 }
 
 // The defrag example worked by hand (testdata/defrag-cluster.json,
@@ -47,7 +52,7 @@ func TestDefragWorked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "found true minimal true bound 1; notebook/notebook-0 gpu-b→gpu-a frees map[cpu:2 memory:8Gi nvidia.com/gpu:1] GPUs [1] takes [6]; then [{train/job-2 gpu-b 0 }]; "
+	want := "found true minimal true bound 1; notebook/notebook-0 gpu-b→gpu-a frees map[cpu:2 memory:8Gi nvidia.com/gpu:1] GPUs [1] takes [6]; then [train/job-2 on gpu-b]; "
 	if got := plainPlan(r); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
@@ -77,7 +82,7 @@ kubectl resfit defrag plans; it evicts nothing.
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = "found true minimal true bound 1; infer/infer-1 gpu-b→gpu-a frees map[cpu:4 memory:16Gi nvidia.com/gpu:1] GPUs [0] takes [6]; then [{train/job-2 gpu-b 0 }]; "
+	want = "found true minimal true bound 1; infer/infer-1 gpu-b→gpu-a frees map[cpu:4 memory:16Gi nvidia.com/gpu:1] GPUs [0] takes [6]; then [train/job-2 on gpu-b]; "
 	if got := plainPlan(r); got != want {
 		t.Errorf("without the budget:\ngot  %s\nwant %s", got, want)
 	}
@@ -108,7 +113,7 @@ func TestDefragGangAndNone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "found true minimal true bound 1; notebook/notebook-0 gpu-b→gpu-a frees map[cpu:2 memory:8Gi nvidia.com/gpu:1] GPUs [1] takes [6]; then [{train/pair-0 gpu-b 0 } {train/pair-1 gpu-a 0 }]; "
+	want := "found true minimal true bound 1; notebook/notebook-0 gpu-b→gpu-a frees map[cpu:2 memory:8Gi nvidia.com/gpu:1] GPUs [1] takes [6]; then [train/pair-0 on gpu-b train/pair-1 on gpu-a]; "
 	if got := plainPlan(r); got != want {
 		t.Errorf("gang:\ngot  %s\nwant %s", got, want)
 	}
@@ -149,8 +154,8 @@ func TestDefragFreesGPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Moves) != 1 || r.Moves[0].Pod != "notebook/notebook-0" || !slices.Equal(r.Moves[0].FreesGPUs, []int{1}) ||
-		fmt.Sprint(r.Moves[0].LetsIn) != "[{train/job-2 gpu-b 0 }]" || r.Pending != 1 || r.MaxMoves != DefaultFreeMoves {
+	if len(r.Moves) != 1 || kubebridge.PodName(r.Moves[0].Pod) != "notebook/notebook-0" || !slices.Equal(r.Moves[0].FreesGPUs, []int{1}) ||
+		len(r.Moves[0].LetsIn) != 1 || kubebridge.PodName(r.Moves[0].LetsIn[0].Pod) != "train/job-2" || r.Moves[0].LetsIn[0].Node != "gpu-b" || r.Pending != 1 || r.MaxMoves != DefaultFreeMoves {
 		t.Errorf("%+v", r)
 	}
 	if got := percent(r.GPUFragmentedBefore) + " " + percent(r.GPUFragmentedAfter); got != "22.22% 4.86%" {
@@ -170,7 +175,7 @@ func TestDefragFreesGPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Moves) != 1 || r.Moves[0].Pod != "notebook/notebook-0" || *r.Moves[0].FragmentedGPULowered != 0.125 || r.Pending != 0 {
+	if len(r.Moves) != 1 || kubebridge.PodName(r.Moves[0].Pod) != "notebook/notebook-0" || *r.Moves[0].Lowered != 0.125 || r.Pending != 0 {
 		t.Errorf("%s %+v", plainPlan(r), r.Moves)
 	}
 	if got := percent(r.GPUFragmentedBefore) + " " + percent(r.GPUFragmentedAfter); got != "21.09% 20.31%" {
