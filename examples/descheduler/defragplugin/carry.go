@@ -20,8 +20,6 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/component-base/metrics"
-	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/descheduler/pkg/descheduler/evictions"
 
@@ -29,26 +27,6 @@ import (
 )
 
 var getOptions = metav1.GetOptions{}
-
-// The results of a move, as the moves metric counts them.
-const (
-	resultLanded    = "landed"    // the replacement is bound where the plan put it
-	resultElsewhere = "elsewhere" // it is bound elsewhere
-	resultTimeout   = "timeout"   // it is not bound within the timeout
-	resultRefused   = "refused"   // the evictor refused the eviction
-	resultChanged   = "changed"   // the cluster changed since the plan was made
-	resultDrained   = "drained"   // reserve mode evicted a pod in a held node's way
-)
-
-// moves counts the moves the plugin made or stopped at, by result.
-var moves = metrics.NewCounterVec(&metrics.CounterOpts{
-	Subsystem:      "resfit_descheduler",
-	Name:           "moves_total",
-	Help:           "Moves resfit's descheduler plugin made, by result: landed (the replacement bound where the plan put it), elsewhere, timeout, refused (the evictor would not evict), changed (the cluster changed since the plan was made), drained (reserve mode evicted a pod in a held node's way).",
-	StabilityLevel: metrics.ALPHA,
-}, []string{"result"})
-
-func init() { legacyregistry.MustRegister(moves) }
 
 // eventSink records events on pods.
 type eventSink interface {
