@@ -11,11 +11,11 @@ import (
 	kres "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"pgregory.net/rapid"
 
 	"github.com/resfit/resfit/examples/kubebridge/dratest"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
-	"pgregory.net/rapid"
 )
 
 // claimPod is a pod in namespace ns naming one claim.
