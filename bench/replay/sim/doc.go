@@ -13,4 +13,34 @@
 // implementations here (Random, BestFit, DotProd, GpuPacking). Run places
 // a workload one pod at a time, with no departures, and records the GPU
 // allocation as the arrived load grows.
+//
+// # Replays with departures
+//
+// In a replay with departures (RunChurn) pods arrive over time and leave
+// when their lifetime is over, so GPUs free up in the middle of busy
+// nodes, as they do in a cluster that runs for days.
+//
+//   - Pods are drawn from the pod list as the paper draws them (uniformly,
+//     with replacement), and arrive as a Poisson process.
+//   - Each gets a lifetime drawn from the lifetimes of the list's pods of
+//     its size (Lifetimes): CPU-only, a share of a GPU, one GPU, or more
+//     (the list's 2-, 4- and 8-GPU pods together: 74 ran). Pods that never
+//     ran (Pending) give no lifetime; the 34 still running at the trace's
+//     end give theirs up to it, a lower bound, as they are.
+//   - The arrival rate makes the offered GPU load (rate × E[GPUs ×
+//     lifetime]) Load × the cluster's GPU capacity.
+//   - The run starts in the steady state of an unbounded cluster: the pods
+//     alive at time 0 had arrived by the same process (their lifetimes
+//     length-biased, their ages uniform over them), and are placed in the
+//     order they arrived. The trace's lifetimes are heavy-tailed (a few
+//     pods ran for months and hold most of its GPU-hours), so that a run
+//     that started empty would take months to fill.
+//   - A pod that fits nowhere waits. The queue is first in, first out and
+//     without backoff, and a waiting pod does not block the ones behind it
+//     (kube-scheduler's order by arrival, without its backoff): when a pod
+//     leaves a node, the waiting pods that fit there now are placed, the
+//     earliest first, each where the policy puts it. Nothing else can make
+//     room, so a pod waits for nothing but a departure.
+//   - A warm-up is discarded; the metrics are averaged over the window
+//     after it (ChurnResult).
 package sim
