@@ -34,6 +34,30 @@
 //     are what kubectl-resfit's defrag and the descheduler plan with, and
 //     QueueOrder the order pending pods are planned for.
 //
+// # How DRA enters a host's table, device view and tasks
+//
+// Every host calls these.
+//
+// A row: a device class's resource that the node does not report itself
+// (its allocatable amount of that name is 0, as kube-scheduler's
+// NodeResourcesFit decides that a resource is backed by DRA) holds the
+// class's units on the node (allocatable: devices, a GPU with partitions
+// once) and what claims use of them (used), in the resource's canonical
+// unit (RowWriter.WithDRA, canonicalAmounts). The device view: a node
+// that has no devices of the view's resource otherwise (no device-plugin
+// amount, no GPU-sharing registration) has the units of the class whose
+// resource it is (nvidia.com/gpu for NVIDIA's chart), each with what is
+// left of it (unitLeft), of their productName's model when all of them
+// agree (DRA.NodeDevices). A pod holds nothing on such a node
+// by guessing: its claims' allocations say what it holds.
+//
+// A task: a pod's claims not yet allocated add what they take on a node to
+// its requests in the classes' slots, and, for the device view's class, to
+// the devices it asks for (PodTask). When what they take is the same on
+// every node (every request one exact count of one simple class, without
+// its own selectors), the task is one; otherwise a node that cannot satisfy the
+// claims is infeasible and each distinct take is a task of its own.
+//
 // Amounts are in resfit's canonical units (resource.UnitOf): millicores,
 // milli-units of extended resources, bytes.
 package kubebridge

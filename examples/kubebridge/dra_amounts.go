@@ -1,0 +1,287 @@
+package kubebridge
+
+import (
+	"math/big"
+	"slices"
+
+	resourcev1 "k8s.io/api/resource/v1"
+
+	"github.com/resfit/resfit/resource"
+)
+
+// classSlot is a device class whose resource a schema has.
+type classSlot struct {
+	slot, class int
+	name        string
+}
+
+// classSlots are the classes whose resources the schema has.
+func (d *DRA) classSlots(schema *resource.Schema) []classSlot {
+	var out []classSlot
+	for i, c := range d.classes {
+		if slot, ok := schema.Slot(c.Resource); ok {
+			out = append(out, classSlot{slot: slot, class: i, name: c.Resource})
+		}
+	}
+	return out
+}
+
+// ResourceNames are the resources of the device classes, sorted: what a
+// schema needs beside the nodes' and pods' (SchemaFor's).
+func (d *DRA) ResourceNames() []string {
+	names := make([]string, len(d.classes))
+	for i, c := range d.classes {
+		names[i] = c.Resource
+	}
+	slices.Sort(names)
+	return names
+}
+
+// busySets are the counter sets of a node's devices that a claim holds a
+// part of (any device consuming from them is held); nil when none is.
+func (d *DRA) busySets(node string) map[string]bool {
+	var busy map[string]bool
+	for _, dev := range d.devices[node] {
+		if dev.unit != "" && d.allocated.at(dev.ID) != "" {
+			if busy == nil {
+				busy = map[string]bool{}
+			}
+			dev.eachUse(func(set string, _ map[string]resourcev1.Counter) { busy[set] = true })
+		}
+	}
+	return busy
+}
+
+// amounts are Amounts by class index.
+func (d *DRA) amounts(node string, class int) (allocatable, used int64) {
+	devices := d.devices[node]
+	busy := d.busySets(node)
+	var counted map[string]bool // counter sets counted already
+	for _, dev := range devices {
+		if dev.unusable || !slices.Contains(dev.Classes, class) {
+			continue
+		}
+		if dev.unit == "" {
+			allocatable++
+			if d.allocated.at(dev.ID) != "" {
+				used++
+			}
+			continue
+		}
+		if counted[dev.unit] {
+			continue
+		}
+		if counted == nil {
+			counted = map[string]bool{}
+		}
+		counted[dev.unit] = true
+		allocatable++
+		if busy[dev.unit] {
+			used++
+		}
+	}
+	return allocatable, used
+}
+
+// takeOf is how much of its unit an allocation result takes, as a share
+// of the whole (Amounts' units): all of it for a device that consumes no
+// counters held whole, or for a device that consumes all of its counter
+// set; for a share of a device, the largest share of a capacity it
+// consumes; for a partition, the largest share of a counter of its set it
+// consumes (slots aside, as unitLeft counts them).
+func (d *DRA) takeOf(node string, r resourcev1.DeviceRequestAllocationResult) *big.Rat {
+	id := DeviceID{r.Driver, r.Pool, r.Device}
+	for _, dev := range d.devices[node] {
+		if dev.ID != id {
+			continue
+		}
+		most := new(big.Rat)
+		larger := func(whole, used *big.Rat) {
+			if whole.Sign() > 0 {
+				if share := new(big.Rat).Quo(used, whole); share.Cmp(most) > 0 {
+					most = share
+				}
+			}
+		}
+		switch {
+		case dev.unit != "" && !dev.wholeUnit:
+			set := d.sets[dev.unit]
+			slots := isSlots(set)
+			for name, c := range set {
+				if use, ok := dev.consumes[name]; ok && (slots || !isSlot(c)) {
+					larger(ratOf(c.Value), ratOf(use.Value))
+				}
+			}
+		case dev.unit == "" && r.ShareID != nil:
+			for name, value := range dev.capacity {
+				if q, ok := r.ConsumedCapacity[name]; ok {
+					larger(ratOf(value), ratOf(q))
+				}
+			}
+		default:
+			return big.NewRat(1, 1)
+		}
+		if most.Cmp(big.NewRat(1, 1)) > 0 {
+			most = big.NewRat(1, 1)
+		}
+		return most
+	}
+	// A device on no node's list (a pool offered to many nodes) is not
+	// in the node's amounts, and takes nothing of them: charged a unit,
+	// a node whose own GPUs are all held would refuse a pod the
+	// allocator gives a GPU of the pool.
+	return new(big.Rat)
+}
+
+// unitClasses are the classes that select a device of the same counter
+// set as a device (a GPU with partitions); none for a device of no set.
+func (d *DRA) unitClasses(node string, id DeviceID) []int {
+	unit := ""
+	for _, dev := range d.devices[node] {
+		if dev.ID == id {
+			unit = dev.unit
+		}
+	}
+	if unit == "" {
+		return nil
+	}
+	var out []int
+	for _, dev := range d.devices[node] {
+		if dev.unit != unit {
+			continue
+		}
+		for _, c := range dev.Classes {
+			if !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// inUnits is a share of a unit in a class's resource's canonical units:
+// thousandths, rounded up, for a resource counted in milli-units (an
+// extended resource: nvidia.com/gpu), so that what a claim takes is not
+// understated, but short of a whole unit for a part short of all of it (a
+// share of 81839Mi of an 80Gi GPU is 999, a part, as kube's allocator
+// gives it, not the whole device); whole units otherwise, a part counting
+// none.
+func inUnits(resourceName string, share *big.Rat) int64 {
+	one := resource.FromWhole(resourceName, 1)
+	whole := share.Cmp(ratOne) >= 0
+	if one == 1 {
+		if whole {
+			return 1
+		}
+		return 0
+	}
+	f := new(big.Rat).Mul(share, new(big.Rat).SetInt64(one))
+	q, r := new(big.Int).QuoRem(f.Num(), f.Denom(), new(big.Int))
+	if r.Sign() > 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	if !whole {
+		return min(q.Int64(), one-1)
+	}
+	return q.Int64()
+}
+
+// canonicalAmounts are a class's Amounts on a node in its resource's
+// canonical units: for a resource counted in milli-units, what is left of
+// each unit counts to the thousandth (a GPU with half its memory shared
+// out is 500 used of 1000); otherwise in whole units (Amounts).
+func (d *DRA) canonicalAmounts(node string, class int) (allocatable, used int64) {
+	name := d.classes[class].Resource
+	if resource.FromWhole(name, 1) == 1 {
+		return d.amounts(node, class)
+	}
+	one := resource.FromWhole(name, 1)
+	var seen unitSet
+	devs := d.devices[node]
+	for i := range devs {
+		dev := &devs[i]
+		if dev.unusable || !slices.Contains(dev.Classes, class) || !seen.add(dev) {
+			continue
+		}
+		allocatable += one
+		used += one - floorTimes(d.unitLeft(dev, d.sets), one)
+	}
+	return allocatable, used
+}
+
+// viewDevices are a node's devices of the class whose resource is named,
+// in order.
+func (d *DRA) viewDevices(node, name string) []*DRADevice {
+	devs := d.devices[node]
+	out := make([]*DRADevice, 0, len(devs))
+	for i, c := range d.classes {
+		if c.Resource != name {
+			continue
+		}
+		for j := range devs {
+			if slices.Contains(devs[j].Classes, i) {
+				out = append(out, &devs[j])
+			}
+		}
+	}
+	return out
+}
+
+// unitKey names a device's unit: the counter set it consumes, or the
+// device itself when it consumes none.
+type unitKey struct {
+	set string
+	id  DeviceID
+}
+
+// unitSet is the units of one node's devices seen so far: a short list
+// (on its user's stack), and a map as well once there are many. The zero
+// unitSet is empty.
+type unitSet struct {
+	n    int
+	list [unitSetListed]unitKey
+	m    map[unitKey]bool
+}
+
+// unitSetListed is how many units a unitSet keeps in its list alone.
+const unitSetListed = 16
+
+// add notes dev's unit, and reports whether it was not seen before.
+func (s *unitSet) add(dev *DRADevice) bool {
+	k := unitKey{set: dev.unit}
+	if dev.unit == "" {
+		k.id = dev.ID
+	}
+	if s.m != nil {
+		if s.m[k] {
+			return false
+		}
+		s.m[k] = true
+		return true
+	}
+	if slices.Contains(s.list[:s.n], k) {
+		return false
+	}
+	if s.n < unitSetListed {
+		s.list[s.n] = k
+		s.n++
+		return true
+	}
+	s.m = make(map[unitKey]bool, 4*unitSetListed)
+	for _, k := range s.list {
+		s.m[k] = true
+	}
+	s.m[k] = true
+	return true
+}
+
+// floorTimes is ⌊l·n⌋ for a share l of a unit (in [0, 1], n a unit's
+// amount): scaled's answer, with no big arithmetic for all of it or none
+// (most devices).
+func floorTimes(l *big.Rat, n int64) int64 {
+	if l.IsInt() {
+		return l.Num().Int64() * n
+	}
+	v, _ := scaled(l, big.NewInt(n))
+	return v
+}

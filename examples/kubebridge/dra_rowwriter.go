@@ -1,0 +1,76 @@
+package kubebridge
+
+import (
+	"github.com/resfit/resfit/resource"
+)
+
+// WithDRA makes the writer hold each device class's resource as DRA says,
+// on every node that does not report that resource itself: allocatable,
+// the class's devices on the node; used, those claims hold. Call it before
+// writing rows, and again with each new reading of DRA; then write the
+// rows again, but for a reading Allocate or Unallocate made from the last
+// one (the same classes and devices), whose changed rows' used amounts
+// are enough.
+func (w *RowWriter) WithDRA(d *DRA) *RowWriter {
+	if w.dra != nil && d != nil && sameDevices(w.dra, d) {
+		w.dra = d
+		return w
+	}
+	w.dra, w.draSlots, w.backed = d, nil, map[string]uint64{}
+	if d != nil {
+		w.draSlots = d.classSlots(w.schema)
+	}
+	return w
+}
+
+// sameDevices reports whether two readings share their classes and
+// devices (one was made from the other by Allocate or Unallocate).
+func sameDevices(a, b *DRA) bool { return a.read == b.read }
+
+// DRAAllocatable puts what DRA says into a node's allocatable amounts, for
+// a host that reads them itself (as Allocatable does): each class's
+// resource that the node leaves at 0. Call it for a row before DRAUsed.
+func (w *RowWriter) DRAAllocatable(node string, alloc resource.Vector) {
+	w.amendAllocatable(node, alloc)
+}
+
+// DRAUsed puts what DRA says into a node's used amounts, for a host that
+// reads them itself (as SetUsed does): the resources DRA backs there.
+func (w *RowWriter) DRAUsed(node string, used resource.Vector) { w.amendUsed(node, used) }
+
+// amendAllocatable puts DRA's allocatable amounts in the slots of a node's
+// allocatable vector that the node leaves at 0, and remembers which.
+func (w *RowWriter) amendAllocatable(node string, alloc resource.Vector) {
+	if len(w.draSlots) == 0 {
+		return
+	}
+	var backed uint64
+	for _, cs := range w.draSlots {
+		if alloc[cs.slot] != 0 {
+			continue
+		}
+		if a, _ := w.dra.canonicalAmounts(node, cs.class); a > 0 {
+			alloc[cs.slot] = resource.Clamp(a)
+			backed |= 1 << cs.slot
+		}
+	}
+	if backed == 0 {
+		delete(w.backed, node)
+	} else {
+		w.backed[node] = backed
+	}
+}
+
+// amendUsed puts DRA's used amounts in a node's slots that DRA backs.
+func (w *RowWriter) amendUsed(node string, used resource.Vector) {
+	backed := w.backed[node]
+	if backed == 0 {
+		return
+	}
+	for _, cs := range w.draSlots {
+		if backed&(1<<cs.slot) != 0 {
+			_, u := w.dra.canonicalAmounts(node, cs.class)
+			used[cs.slot] = resource.Clamp(u)
+		}
+	}
+}
