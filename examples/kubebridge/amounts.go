@@ -63,14 +63,9 @@ func fieldAmount(path string, name v1.ResourceName, q kres.Quantity) (int64, err
 // memory, ephemeral-storage and pods, then, sorted, every other resource a
 // node offers or a pod requests. A name Kubernetes would not accept, or
 // more than resource.MaxResources names, is an error that says which
-// object has it.
-func SchemaFor(nodes []*v1.Node, pods []*v1.Pod) (*resource.Schema, error) {
-	return (*DRA)(nil).SchemaFor(nodes, pods)
-}
-
-// SchemaFor is the package's SchemaFor with the resources of DRA's device
-// classes (ResourceNames); d may be nil: no DRA.
-func (d *DRA) SchemaFor(nodes []*v1.Node, pods []*v1.Pod) (*resource.Schema, error) {
+// object has it. With DRA (d not nil), the resources of its device
+// classes too (ResourceNames).
+func SchemaFor(d *DRA, nodes []*v1.Node, pods []*v1.Pod) (*resource.Schema, error) {
 	seen := map[string]string{} // name → the object that has it
 	if d != nil {
 		for _, c := range d.classes {

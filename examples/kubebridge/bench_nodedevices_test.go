@@ -37,7 +37,7 @@ func BenchmarkNodeDevices(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		schema, err := d.SchemaFor(nodes, nil)
+		schema, err := SchemaFor(d, nodes, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -60,7 +60,7 @@ func BenchmarkNodeDevices(b *testing.B) {
 				if i >= v.Len() {
 					row, _ = v.AddNode(0)
 				}
-				if err := d.NodeDevices(v, row, node, nil); err != nil {
+				if err := NodeDevices(d, v, row, node, nil); err != nil {
 					b.Fatal(err)
 				}
 				clear(amounts)
@@ -73,7 +73,7 @@ func BenchmarkNodeDevices(b *testing.B) {
 			every(b, v)
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := d.NodeDevices(v, 3, nodes[3], nil); err != nil {
+				if err := NodeDevices(d, v, 3, nodes[3], nil); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -433,7 +433,7 @@ func checkDevices(t *rapid.T, s, fresh *Snapshot) {
 		one, _ := resource.NewDevices(gpu, 1000)
 		one.AddNode(3) // whatever it held before
 		one.Take(0, 1, 400)
-		if err := NodeDevices(one, 0, fresh.Node(name), pods); err != nil {
+		if err := NodeDevices(nil, one, 0, fresh.Node(name), pods); err != nil {
 			t.Fatal(err)
 		}
 		if !slices.Equal(one.Free(0), f.Free(frow)) || one.Model(0) != f.Model(frow) {
@@ -627,11 +627,11 @@ func TestSnapshotReadsSharingStacks(t *testing.T) {
 	// NodeDevices reads the node the same way.
 	d, _ := resource.NewDevices(gpu, 1000)
 	d.AddNode(0)
-	if err := NodeDevices(d, 0, hami, pods[:4]); err != nil || !slices.Equal(d.Free(0), []int64{0, 0, 200}) {
+	if err := NodeDevices(nil, d, 0, hami, pods[:4]); err != nil || !slices.Equal(d.Free(0), []int64{0, 0, 200}) {
 		t.Errorf("NodeDevices: %v, %v", d.Free(0), err)
 	}
 	var re *RegistrationError
-	if err := NodeDevices(d, 0, broken, nil); !errors.As(err, &re) || re.Node != "broken" || len(d.Free(0)) != 0 {
+	if err := NodeDevices(nil, d, 0, broken, nil); !errors.As(err, &re) || re.Node != "broken" || len(d.Free(0)) != 0 {
 		t.Errorf("NodeDevices of a broken registration: %v, %v", d.Free(0), err)
 	}
 	// HAMi re-registers GPU-c healthy: the node's devices change, and its

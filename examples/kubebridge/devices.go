@@ -185,9 +185,15 @@ func (h Held) Holds() bool { return len(h.parts) > 0 }
 // HoldDevices takes a pod's devices on its node's row of a device view, by
 // the rule above, as a host does for a pod it places or finds on the node.
 // A node whose registration cannot be read has no devices: the pod holds
-// none.
-func HoldDevices(d *resource.Devices, row int, node *v1.Node, p *v1.Pod) (Held, error) {
-	return (*DRA)(nil).HoldDevices(d, row, node, p)
+// none. With DRA (dra not nil), on a node whose devices DRA publishes a
+// pod holds what its claims hold, which the host reads with DRA again,
+// and nothing here.
+func HoldDevices(dra *DRA, view *resource.Devices, row int, node *v1.Node, p *v1.Pod) (Held, error) {
+	pod, err := PodOf(p)
+	if err != nil {
+		return Held{}, err
+	}
+	return readNodeDevices(node, view.Name(), dra).hold(view, row, p, resource.DeviceRequestOf(pod, view.Name()))
 }
 
 // holdDevices takes a request on a row, tightest first: nothing when it
@@ -232,9 +238,12 @@ func DeviceAmounts(d *resource.Devices, row int) (allocatable, used int64) {
 // theirs, by the rule above. It is the rule a fresh Snapshot follows, for
 // a host that reads a node's pods at once. A registration that cannot be
 // read is a *RegistrationError, returned once the row is written (without
-// devices): the host may report it and go on.
-func NodeDevices(d *resource.Devices, row int, node *v1.Node, pods []*v1.Pod) error {
-	return (*DRA)(nil).NodeDevices(d, row, node, pods)
+// devices): the host may report it and go on. With DRA (dra not nil), a
+// node without devices of the view's resource otherwise has the units of
+// its class, each with what is left of it, and its pods hold nothing by
+// guessing.
+func NodeDevices(dra *DRA, view *resource.Devices, row int, node *v1.Node, pods []*v1.Pod) error {
+	return writeNodeDevices(view, row, node, readNodeDevices(node, view.Name(), dra), pods)
 }
 
 // writeNodeDevices writes a node's devices as read (nd) into its row, and

@@ -9,25 +9,6 @@ import (
 	"github.com/resfit/resfit/resource"
 )
 
-// NodeDevices is the package's NodeDevices with DRA: a node without
-// devices of the view's resource otherwise has the units of its class,
-// each with what is left of it, and its pods hold nothing by guessing.
-// d may be nil: no DRA.
-func (d *DRA) NodeDevices(view *resource.Devices, row int, node *v1.Node, pods []*v1.Pod) error {
-	return writeNodeDevices(view, row, node, readNodeDevices(node, view.Name(), d), pods)
-}
-
-// HoldDevices is the package's HoldDevices with DRA: on a node whose
-// devices DRA publishes, a pod holds what its claims hold, which the
-// host reads with DRA again, and nothing here. d may be nil: no DRA.
-func (d *DRA) HoldDevices(view *resource.Devices, row int, node *v1.Node, p *v1.Pod) (Held, error) {
-	pod, err := PodOf(p)
-	if err != nil {
-		return Held{}, err
-	}
-	return readNodeDevices(node, view.Name(), d).hold(view, row, p, resource.DeviceRequestOf(pod, view.Name()))
-}
-
 // draNodeDevices reads a node's devices of a view's resource from DRA:
 // its units (Amounts': a device, or a GPU with partitions once), each with
 // what is left of it (unitLeft), and those that divide into parts with

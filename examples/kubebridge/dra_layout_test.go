@@ -43,7 +43,7 @@ func migView(t fataler, d *DRA, node string) *resource.Devices {
 		t.Fatal(err)
 	}
 	row, _ := view.AddNode(0)
-	if err := d.NodeDevices(view, row, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, nil); err != nil {
+	if err := NodeDevices(d, view, row, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	return view
@@ -254,11 +254,11 @@ func TestShareFitIsKubesAllocators(t *testing.T) {
 // classes, with the view nvidia.com/gpu; nil where its claims do not fit.
 func taskOn(t fataler, d *DRA, pod *v1.Pod, node string) *scoring.Task {
 	t.Helper()
-	schema, err := d.SchemaFor(nil, nil)
+	schema, err := SchemaFor(d, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pt, err := d.NewPodTask(schema, pod, scoring.TaskOptions{Devices: resource.GPU})
+	pt, err := NewPodTask(d, schema, pod, scoring.TaskOptions{Devices: resource.GPU})
 	if err != nil {
 		t.Fatal(err)
 	}

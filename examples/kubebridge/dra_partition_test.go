@@ -365,7 +365,7 @@ func TestAUnitCountsOnceInAClassOfItsParts(t *testing.T) {
 		t.Fatal(err)
 	}
 	row, _ := view.AddNode(0)
-	if err := d.NodeDevices(view, row, node("node-a"), nil); err != nil {
+	if err := NodeDevices(d, view, row, node("node-a"), nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := fmt.Sprint(view.Free(row)); got != "[857 1000 1000]" {
@@ -417,7 +417,7 @@ func TestDeviceViewHoldsWhatIsLeft(t *testing.T) {
 				t.Fatal(err)
 			}
 			node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}}
-			if err := d.NodeDevices(view, row, node, nil); err != nil {
+			if err := NodeDevices(d, view, row, node, nil); err != nil {
 				t.Fatal(err)
 			}
 			if got := fmt.Sprint(view.Free(row)); got != c.free {
@@ -622,7 +622,7 @@ func TestTwoRequestsOfOneClassAdd(t *testing.T) {
 	if got := devicesOn(t, d, pod, "node-a"); got != "gpu-0,gpu-1,gpu-2" {
 		t.Errorf("kube's allocator gives %s on node-a, want three GPUs", got)
 	}
-	schema, err := d.SchemaFor(nil, nil)
+	schema, err := SchemaFor(d, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -630,7 +630,7 @@ func TestTwoRequestsOfOneClassAdd(t *testing.T) {
 	if !ok {
 		t.Fatalf("no %s in %v", resource.GPU, schema.Names())
 	}
-	pt, err := d.NewPodTask(schema, pod, scoring.TaskOptions{Devices: resource.GPU})
+	pt, err := NewPodTask(d, schema, pod, scoring.TaskOptions{Devices: resource.GPU})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -686,11 +686,11 @@ func TestAllocatedClaimBindsThePod(t *testing.T) {
 		{both, ""},
 		{claimPod("p", "by-label"), "node-a node-b"},
 	} {
-		schema, err := d.SchemaFor(nil, nil)
+		schema, err := SchemaFor(d, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pt, err := d.NewPodTask(schema, c.pod, scoring.TaskOptions{Devices: resource.GPU})
+		pt, err := NewPodTask(d, schema, c.pod, scoring.TaskOptions{Devices: resource.GPU})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -760,12 +760,12 @@ func TestAdminAccessNeedsADeviceOfItsOwn(t *testing.T) {
 		t.Fatal(err)
 	}
 	pod := claimPod("p", "watch")
-	schema, err := d.SchemaFor(nil, nil)
+	schema, err := SchemaFor(d, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	slot, _ := schema.Slot(resource.GPU)
-	pt, err := d.NewPodTask(schema, pod, scoring.TaskOptions{Devices: resource.GPU})
+	pt, err := NewPodTask(d, schema, pod, scoring.TaskOptions{Devices: resource.GPU})
 	if err != nil || pt.Uniform() {
 		t.Fatalf("task %+v, %v: want one that depends on the node", pt, err)
 	}

@@ -135,7 +135,7 @@ func (r *DRAReader) Read(objects DRAObjects) (*DRA, error) {
 	if err := r.readClaims(d, objects.Claims); err != nil {
 		return nil, err
 	}
-	if d.read == r.last.readOrNil() && d.changedFrom != 0 && d.changedFrom == r.last.serial {
+	if r.last != nil && d.read == r.last.read && d.changedFrom != 0 && d.changedFrom == r.last.serial {
 		d.alloc.carry(r.last.alloc, d.changed) // the other nodes' allocators stay
 	}
 	for _, t := range objects.Templates {
@@ -148,14 +148,6 @@ func (r *DRAReader) Read(objects DRAObjects) (*DRA, error) {
 		r.slices.keep(objects.Slices)
 	}
 	return d, nil
-}
-
-// readOrNil is a reading's devices' identity; nil for no reading.
-func (d *DRA) readOrNil() *draRead {
-	if d == nil {
-		return nil
-	}
-	return d.read
 }
 
 // samePointers reports whether two lists hold the same objects, in any

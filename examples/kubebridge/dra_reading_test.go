@@ -101,7 +101,7 @@ func TestSnapshotWithDRA(t *testing.T) {
 	opts := scoring.TaskOptions{Devices: gpu, Models: s.Models()}
 	scores := func(p *v1.Pod, gpuType string) string {
 		pipe := gpuStrategy(t, schema, gpuType)
-		pt, err := s.DRA().NewPodTask(schema, p, opts)
+		pt, err := NewPodTask(s.DRA(), schema, p, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +131,7 @@ func TestSnapshotWithDRA(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []*v1.Pod{claimed, extended, onlyA100} {
-		pt, err := s.DRA().NewPodTask(schema, p, opts)
+		pt, err := NewPodTask(s.DRA(), schema, p, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,7 +170,7 @@ func TestSnapshotWithDRA(t *testing.T) {
 			t.Errorf("%s, LeastAllocated: %s; want %s", c.pod.Name, got, c.least)
 		}
 	}
-	pt, err := s.DRA().NewPodTask(schema, claimed, opts)
+	pt, err := NewPodTask(s.DRA(), schema, claimed, opts)
 	if err != nil || !pt.Uniform() || pt.Task.Requests[slot] != 1000 || pt.Task.Devices != (resource.DeviceRequest{Count: 1, Each: 1000}) {
 		t.Errorf("the 1-GPU claim's task: %+v, %v", pt, err)
 	}
@@ -577,11 +577,11 @@ func TestFiltersNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	var d *DRA
-	cpuPod, err := d.NewPodTask(schema, pod("cpu-pod", "", "cpu", "4"), scoring.TaskOptions{Devices: "nvidia.com/gpu"})
+	cpuPod, err := NewPodTask(d, schema, pod("cpu-pod", "", "cpu", "4"), scoring.TaskOptions{Devices: "nvidia.com/gpu"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	gpuPod, err := d.NewPodTask(schema, pod("gpu-pod", "", "cpu", "4", "nvidia.com/gpu", "1"), scoring.TaskOptions{Devices: "nvidia.com/gpu"})
+	gpuPod, err := NewPodTask(d, schema, pod("gpu-pod", "", "cpu", "4", "nvidia.com/gpu", "1"), scoring.TaskOptions{Devices: "nvidia.com/gpu"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -645,7 +645,7 @@ func TestPoolForEveryNodeTakesNothingOfTheNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := podWithClaims("p", v1.PodResourceClaim{Name: "gpu", ResourceClaimName: new("h100")})
-	pt, err := d.NewPodTask(s.Schema(), p, scoring.TaskOptions{Devices: gpu})
+	pt, err := NewPodTask(d, s.Schema(), p, scoring.TaskOptions{Devices: gpu})
 	if err != nil {
 		t.Fatal(err)
 	}

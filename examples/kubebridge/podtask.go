@@ -33,8 +33,8 @@ type PodTask struct {
 }
 
 // NewPodTask turns a pod into a task as NewTask does, with what its DRA
-// claims take; d may be nil (no DRA). An error names the pod.
-func (d *DRA) NewPodTask(schema *resource.Schema, pod *v1.Pod, opts scoring.TaskOptions) (*PodTask, error) {
+// claims take as d says; d may be nil (no DRA). An error names the pod.
+func NewPodTask(d *DRA, schema *resource.Schema, pod *v1.Pod, opts scoring.TaskOptions) (*PodTask, error) {
 	base, err := NewTask(schema, pod, opts)
 	if err != nil {
 		return nil, err

@@ -77,7 +77,7 @@ func (sc *Scene) Pipeline() *scoring.Pipeline { return sc.pipe }
 // claims take (PodTask: per node when that differs). An error names the
 // pod, on one line.
 func (sc *Scene) Task(p *v1.Pod) (*PodTask, error) {
-	t, err := sc.snap.DRA().NewPodTask(sc.snap.Schema(), p, sc.opts)
+	t, err := NewPodTask(sc.snap.DRA(), sc.snap.Schema(), p, sc.opts)
 	if err != nil {
 		return nil, fmt.Errorf("%v", firstLine(err))
 	}
@@ -266,7 +266,7 @@ func (sc *Scene) ownClaims(pod *v1.Pod) (pt *PodTask, units []int, found, held b
 	if len(units) == 0 && ok {
 		return nil, nil, false, false, nil
 	}
-	pt, err = d.Unallocate(pod).NewPodTask(sc.snap.Schema(), pod, sc.opts)
+	pt, err = NewPodTask(d.Unallocate(pod), sc.snap.Schema(), pod, sc.opts)
 	if err != nil {
 		return nil, nil, false, false, fmt.Errorf("%v", firstLine(err))
 	}

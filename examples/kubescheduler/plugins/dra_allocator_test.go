@@ -527,7 +527,7 @@ func taskFits(t *testing.T, c draCase) map[string]bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pt, err := d.NewPodTask(snap.Schema(), c.pod, scoring.TaskOptions{Devices: resource.GPU})
+	pt, err := kubebridge.NewPodTask(d, snap.Schema(), c.pod, scoring.TaskOptions{Devices: resource.GPU})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -552,11 +552,11 @@ func uniformFits(t *testing.T, c draCase) map[string]bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema, err := d.SchemaFor(nil, nil)
+	schema, err := kubebridge.SchemaFor(d, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pt, err := d.NewPodTask(schema, c.pod, scoring.TaskOptions{Devices: resource.GPU})
+	pt, err := kubebridge.NewPodTask(d, schema, c.pod, scoring.TaskOptions{Devices: resource.GPU})
 	if err != nil || !pt.Uniform() {
 		return nil
 	}

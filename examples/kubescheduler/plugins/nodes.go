@@ -253,7 +253,7 @@ func (n *nodes) read(row int32, info fwk.NodeInfo) error {
 			pods[i] = p.GetPod()
 		}
 		var unreadable *kubebridge.RegistrationError
-		if err := n.dra.NodeDevices(n.devices, int(row), info.Node(), pods); errors.As(err, &unreadable) {
+		if err := kubebridge.NodeDevices(n.dra, n.devices, int(row), info.Node(), pods); errors.As(err, &unreadable) {
 			klog.ErrorS(err, "GPU registration unreadable", "node", info.Node().Name)
 		} else if err != nil {
 			return err
@@ -444,7 +444,7 @@ func evaluateOne(cfg *config.Config, withDevices bool, s *cycleState, info fwk.N
 	pt := s.podTask
 	if one.schema.Len() != s.schema.Len() {
 		var err error
-		if pt, err = s.dra.NewPodTask(one.schema, s.pod, s.opts); err != nil {
+		if pt, err = kubebridge.NewPodTask(s.dra, one.schema, s.pod, s.opts); err != nil {
 			return nodeResult{}, err
 		}
 	}

@@ -133,7 +133,7 @@ func (pr *profile) prepare(h fwk.Handle, state fwk.CycleState, pod *v1.Pod, give
 		return err
 	}
 	opts := n.taskOptions()
-	pt, err := n.dra.NewPodTask(n.schema, pod, opts)
+	pt, err := kubebridge.NewPodTask(n.dra, n.schema, pod, opts)
 	if err != nil {
 		return err
 	}
