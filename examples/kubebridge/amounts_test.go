@@ -180,7 +180,7 @@ func TestOverflowingQuantitiesAreErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			bound := tc.pod.DeepCopy()
 			bound.Spec.NodeName = "gpu-a"
-			_, err := NewSnapshot([]*v1.Node{tc.node}, []*v1.Pod{bound}, Options{})
+			_, err := NewCache([]*v1.Node{tc.node}, []*v1.Pod{bound}, Options{})
 			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 				t.Errorf("snapshot: %v\nwant an error starting %q", err, tc.want)
 			}
@@ -190,7 +190,7 @@ func TestOverflowingQuantitiesAreErrors(t *testing.T) {
 			if _, err := PodOf(tc.pod); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 				t.Errorf("PodOf: %v", err)
 			}
-			snap, err := NewSnapshot([]*v1.Node{tc.node}, []*v1.Pod{tc.pod}, Options{}) // pending
+			snap, err := NewCache([]*v1.Node{tc.node}, []*v1.Pod{tc.pod}, Options{}) // pending
 			if err != nil {
 				t.Fatal(err)
 			}

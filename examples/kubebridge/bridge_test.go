@@ -105,10 +105,10 @@ func TestNewTaskFollowsEachRule(t *testing.T) {
 // add their plain requests to used and one to "pods"; non-zero used adds
 // the defaults to cpu and memory only; finished pods use nothing; pods
 // without a node are pending.
-func TestSnapshotCountsLikeNodeInfo(t *testing.T) {
+func TestCacheCountsLikeNodeInfo(t *testing.T) {
 	done := pod("done", "n1", "cpu", "30")
 	done.Status.Phase = v1.PodSucceeded
-	s, err := NewSnapshot(
+	s, err := NewCache(
 		[]*v1.Node{node("n1", "cpu", "32", "memory", "64Gi", "pods", "110", gpu, "4"), node("n2", "cpu", "8", "memory", "16Gi", "pods", "10")},
 		[]*v1.Pod{pod("a", "n1", "cpu", "2", gpu, "1"), pod("b", "n1", "memory", "1Gi"), done, pod("waiting", "", "cpu", "1"), pod("ghost", "n9", "cpu", "1")},
 		Options{})
@@ -141,8 +141,8 @@ func TestSnapshotCountsLikeNodeInfo(t *testing.T) {
 
 // A bad object is an error that names it, and the snapshot stays as it
 // was.
-func TestSnapshotRefusesBadObjects(t *testing.T) {
-	s, err := NewSnapshot([]*v1.Node{node("n1", "cpu", "4", "memory", "8Gi")}, nil, Options{})
+func TestCacheRefusesBadObjects(t *testing.T) {
+	s, err := NewCache([]*v1.Node{node("n1", "cpu", "4", "memory", "8Gi")}, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,10 +178,10 @@ type row struct {
 	alloc, used, nonZero string
 }
 
-func tableOf(s *Snapshot) map[string]row { return tableWithout(s, "") }
+func tableOf(s *Cache) map[string]row { return tableWithout(s, "") }
 
 // tableWithout is tableOf with the named resource's used amounts left out.
-func tableWithout(s *Snapshot, skip string) map[string]row {
+func tableWithout(s *Cache, skip string) map[string]row {
 	t, names := s.Table(), s.Schema().Names()
 	out := map[string]row{}
 	alloc := func(v resource.Vector) string {
@@ -210,15 +210,15 @@ func tableWithout(s *Snapshot, skip string) map[string]row {
 
 func mapsEqual(a, b map[string]row) bool { return maps.Equal(a, b) }
 
-// TestSnapshotMatchesRebuildAfterAnyEvents: after any sequence of node and
+// TestCacheMatchesRebuildAfterAnyEvents: after any sequence of node and
 // pod events (adds, updates that resize a node, relabel its model or move,
 // bind or finish a pod, deletes, pods on nodes not yet known, resources
 // that appear only later) and assumptions (Assume, Forget), the snapshot's
-// table is the table NewSnapshot builds from the objects as they then are
+// table is the table NewCache builds from the objects as they then are
 // (an assumed pod bound to its node), and so are its device view's nodes:
 // their devices, models, and the devices its pods hold (which depend on
 // the events' order, so they are checked against the pods that hold them).
-func TestSnapshotMatchesRebuildAfterAnyEvents(t *testing.T) {
+func TestCacheMatchesRebuildAfterAnyEvents(t *testing.T) {
 	nodeNames := []string{"n0", "n1", "n2", "n3"}
 	podNames := []string{"p0", "p1", "p2", "p3", "p4", "p5"}
 	extras := []string{gpu, "example.com/fpga", "hugepages-2Mi", resource.HAMiCoresResource}
@@ -287,7 +287,7 @@ func TestSnapshotMatchesRebuildAfterAnyEvents(t *testing.T) {
 		pods := map[string]*v1.Pod{}   // as the snapshot should hold them
 		assumed := map[string]bool{}   // pods assumed, by name
 		before := map[string]*v1.Pod{} // an assumed pod as it was before, when known
-		s, err := NewSnapshot(nil, nil, Options{})
+		s, err := NewCache(nil, nil, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -363,7 +363,7 @@ func TestSnapshotMatchesRebuildAfterAnyEvents(t *testing.T) {
 					delete(pods, name)
 				}
 			}
-			fresh, err := NewSnapshot(slices.Collect(maps.Values(nodes)), slices.Collect(maps.Values(pods)), Options{})
+			fresh, err := NewCache(slices.Collect(maps.Values(nodes)), slices.Collect(maps.Values(pods)), Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -385,7 +385,7 @@ func TestSnapshotMatchesRebuildAfterAnyEvents(t *testing.T) {
 // checkDevices compares a snapshot's device view with a fresh one's: the
 // same devices and model per node, and on each node the amount the
 // snapshot's pods hold taken, each holding pod's devices distinct.
-func checkDevices(t *rapid.T, s, fresh *Snapshot) {
+func checkDevices(t *rapid.T, s, fresh *Cache) {
 	taken := map[string]int64{}
 	for _, e := range s.pods {
 		if !e.held.Holds() {
@@ -445,8 +445,8 @@ func checkDevices(t *rapid.T, s, fresh *Snapshot) {
 // Assume counts a pod on a node as kube-scheduler's cache assumes it, with
 // its devices; Forget takes it back; the pod's binding event replaces the
 // assumption.
-func TestSnapshotAssumeAndForget(t *testing.T) {
-	s, err := NewSnapshot([]*v1.Node{node("gpu-a", "cpu", "32", "pods", "110", gpu, "4")}, []*v1.Pod{pod("train", "", "cpu", "4", gpu, "2")}, Options{})
+func TestCacheAssumeAndForget(t *testing.T) {
+	s, err := NewCache([]*v1.Node{node("gpu-a", "cpu", "32", "pods", "110", gpu, "4")}, []*v1.Pod{pod("train", "", "cpu", "4", gpu, "2")}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -508,7 +508,7 @@ func TestSnapshotAssumeAndForget(t *testing.T) {
 // holds none. The table holds the GPUs as the view does: the shared pod
 // uses 300 of node a's 4000, not the whole GPU its nvidia.com/gpu: 1
 // says.
-func TestSnapshotDevices(t *testing.T) {
+func TestCacheDevices(t *testing.T) {
 	a := node("a", "cpu", "64", gpu, "4")
 	a.Labels = map[string]string{"nvidia.com/gpu.product": "Tesla-T4"}
 	b := node("b", "cpu", "64", gpu, "2")
@@ -518,7 +518,7 @@ func TestSnapshotDevices(t *testing.T) {
 	whole := pod("whole", "a", "cpu", "1", gpu, "2")
 	done := pod("done", "b", "cpu", "1", gpu, "2")
 	done.Status.Phase = v1.PodSucceeded
-	s, err := NewSnapshot([]*v1.Node{a, b, c}, []*v1.Pod{shared, whole, done}, Options{})
+	s, err := NewCache([]*v1.Node{a, b, c}, []*v1.Pod{shared, whole, done}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -580,7 +580,7 @@ func TestSnapshotDevices(t *testing.T) {
 // before "infer" by name. Node volcano has Volcano's vGPU registration of
 // two GPUs and a pod holding 25% of the second. Node broken's
 // registration cannot be read: it has no GPUs, and the snapshot says why.
-func TestSnapshotReadsSharingStacks(t *testing.T) {
+func TestCacheReadsSharingStacks(t *testing.T) {
 	hami := node("hami", "cpu", "64", "pods", "110", gpu, "40")
 	hami.Annotations = map[string]string{resource.HAMiNodeRegisterAnnotation: `[` +
 		`{"id":"GPU-a","count":10,"devmem":15360,"devcore":100,"type":"NVIDIA-Tesla T4","health":true},` +
@@ -602,7 +602,7 @@ func TestSnapshotReadsSharingStacks(t *testing.T) {
 		annotated(pod("gone", "hami", "cpu", "1", gpu, "1", resource.HAMiCoresResource, "20"), resource.HAMiPodDevicesAnnotation, "GPU-c,NVIDIA,3000,20:;"),
 		annotated(pod("vgpu", "volcano", "cpu", "1", "volcano.sh/vgpu-number", "1", "volcano.sh/vgpu-cores", "25"), resource.VolcanoPodDevicesAnnotation, "GPU-v1,NVIDIA,3000,25:;"),
 	}
-	s, err := NewSnapshot([]*v1.Node{hami, volcano, broken}, pods, Options{})
+	s, err := NewCache([]*v1.Node{hami, volcano, broken}, pods, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

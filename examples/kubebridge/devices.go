@@ -22,7 +22,7 @@ import (
 // (resource.NodeModel of its labels). A registration that cannot be read
 // leaves the node without devices, as the stack's own scheduler leaves
 // it, and the host is told why (NodeDevices' error,
-// Snapshot.DeviceErrors).
+// Cache.DeviceErrors).
 //
 // Its pods' devices: a pod the stack has given devices
 // (resource.PodDeviceHoldings: which GPU, and how much of it) holds
@@ -32,8 +32,8 @@ import (
 // what the view has left) takes what it asks for (resource.DeviceRequestOf)
 // tightest first, and a pod whose devices do not fit holds none. Which
 // device inside the node is the stack's choice; resfit reads it where the
-// stack writes it and guesses the tightest otherwise. A Snapshot takes
-// pods in the order of their events (a fresh snapshot: as NodeDevices);
+// stack writes it and guesses the tightest otherwise. A Cache takes
+// pods in the order of their events (a fresh cache: as NodeDevices);
 // NodeDevices, for a host that reads a node's pods at once, the pods with
 // exact holdings first, then the others, each in the order of their
 // namespaces and names.
@@ -235,7 +235,7 @@ func DeviceAmounts(d *resource.Devices, row int) (allocatable, used int64) {
 // NodeDevices writes a node's devices into its row of a device view, as
 // kube-scheduler's NodeInfo shows the node and its pods: the node's
 // devices of its model, and the pods that count on it (Counts) holding
-// theirs, by the rule above. It is the rule a fresh Snapshot follows, for
+// theirs, by the rule above. It is the rule a fresh Cache follows, for
 // a host that reads a node's pods at once. A registration that cannot be
 // read is a *RegistrationError, returned once the row is written (without
 // devices): the host may report it and go on. With DRA (dra not nil), a

@@ -116,13 +116,13 @@ func ReadDisruptions(budgets []*policyv1.PodDisruptionBudget, pods []*v1.Pod) (D
 	return d, nil
 }
 
-// Holding reports where the snapshot counts a placed pod: its node's row,
+// Holding reports where the cache counts a placed pod: its node's row,
 // and the devices of the device view it holds there, each holding its
 // device request's share (resource.DeviceRequestOf). ok is false for a
-// pod the snapshot does not count on a node of its table, or whose
+// pod the cache does not count on a node of its table, or whose
 // holdings are not its request's (a sharing stack's allocation that gives
 // the devices other shares, a request the devices could not hold).
-func (s *Snapshot) Holding(pod *v1.Pod) (row int, devices []int, ok bool) {
+func (s *Cache) Holding(pod *v1.Pod) (row int, devices []int, ok bool) {
 	e := s.pods[podKey(pod)]
 	if e == nil || e.plain == nil || e.pod.Spec.NodeName == "" {
 		return -1, nil, false

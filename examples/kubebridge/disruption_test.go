@@ -131,7 +131,7 @@ func TestHolding(t *testing.T) {
 	cpu := pod("cpu", "a", "cpu", "1")
 	pending := pod("pending", "", gpu, "1")
 	lost := pod("lost", "gone", gpu, "1")
-	s, err := NewSnapshot([]*v1.Node{a}, []*v1.Pod{shared, whole, cpu, pending, lost}, Options{})
+	s, err := NewCache([]*v1.Node{a}, []*v1.Pod{shared, whole, cpu, pending, lost}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,9 +13,9 @@
 //     scoring annotations, its pod group, the devices it asks for and the
 //     GPU models it accepts.
 //   - A cluster's resource names become its schema (SchemaFor); a node's
-//     allocatable, a NodeInfo's report or a snapshot's sums become a table
+//     allocatable, a NodeInfo's report or a cache's sums become a table
 //     row (Allocatable, RowWriter), in canonical units, clamped.
-//   - v1.Nodes and their pods become a Snapshot, a cache as
+//   - v1.Nodes and their pods become a Cache, a cache as
 //     kube-scheduler's is: a resource.Table (allocatable, used plain and
 //     non-zero, the "pods" slot, as NodeInfo counts them) and a device view
 //     with each node's GPU model, kept up to date by node and pod events
@@ -25,7 +25,7 @@
 //   - A pod with its DRA claims becomes a PodTask: the task it is on each
 //     node, what the claims take added.
 //   - A host that reads a whole cluster at once (kubectl-resfit, a
-//     descheduler) builds a Scene: the snapshot and a configuration's
+//     descheduler) builds a Scene: the cache and a configuration's
 //     pipeline, as every host builds it, with the workload's pod classes
 //     and FGD's cost over them. A Planning over the scene is the cluster
 //     as resfit's planners (scoring/defrag) see it: the running pods,

@@ -51,7 +51,7 @@ plugins:
 // 1/8 × 2 + 63/64: 411.5), spreading onto node-b (gpu 7/8 free × 2 + cpu
 // 63/64: 911.5, against node-a's 1/8 × 2 + 55/64: 369.8); a pod whose claim
 // accepts only A100s fits node-b alone.
-func TestSnapshotWithDRA(t *testing.T) {
+func TestCacheWithDRA(t *testing.T) {
 	name := func(s string) *string { return &s }
 	a100 := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "one-a100"},
 		Spec: dratest.ClaimSpec(dratest.Exactly("gpu", "gpu.nvidia.com", 1, "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA A100-SXM4-80GB'"))}
@@ -67,7 +67,7 @@ func TestSnapshotWithDRA(t *testing.T) {
 	onlyA100.Namespace = "train"
 	onlyA100.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: name("one-a100")}}
 	nodes := []*v1.Node{node("node-a", "cpu", "64", "memory", "512Gi", "pods", "110"), node("node-b", "cpu", "64", "memory", "512Gi", "pods", "110")}
-	s, err := NewSnapshot(nodes, []*v1.Pod{filler, claimed, extended, onlyA100}, Options{DRA: d})
+	s, err := NewCache(nodes, []*v1.Pod{filler, claimed, extended, onlyA100}, Options{DRA: d})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -640,7 +640,7 @@ func TestPoolForEveryNodeTakesNothingOfTheNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewSnapshot([]*v1.Node{node("node-0", "cpu", "64", "memory", "512Gi", "pods", "110")}, nil, Options{DRA: d})
+	s, err := NewCache([]*v1.Node{node("node-0", "cpu", "64", "memory", "512Gi", "pods", "110")}, nil, Options{DRA: d})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -668,7 +668,7 @@ func TestDeviceOverTwoCounterSetsUsesBoth(t *testing.T) {
 	if a, u := d.Amounts("node-0", "gpu.nvidia.com"); a != 2 || u != 2 {
 		t.Errorf("Amounts: %d allocatable, %d used; want 2, 2", a, u)
 	}
-	s, err := NewSnapshot([]*v1.Node{node("node-0", "cpu", "64", "memory", "512Gi", "pods", "110")}, nil, Options{DRA: d})
+	s, err := NewCache([]*v1.Node{node("node-0", "cpu", "64", "memory", "512Gi", "pods", "110")}, nil, Options{DRA: d})
 	if err != nil {
 		t.Fatal(err)
 	}

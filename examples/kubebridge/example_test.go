@@ -52,8 +52,8 @@ plugins:
 // packs onto the GPU node that already runs a GPU job (gpu 8/8 × 2, cpu
 // 40/64 free: 2.625/3 × 1000 = 875; on gpu-b, 0.5 + 0.875 → 458.3), and the
 // CPU node, without GPUs, is filtered out.
-func ExampleNewSnapshot() {
-	snap, err := kubebridge.NewSnapshot(
+func ExampleNewCache() {
+	snap, err := kubebridge.NewCache(
 		[]*v1.Node{
 			newNode("gpu-a", "cpu", "64", "memory", "512Gi", "pods", "110", "nvidia.com/gpu", "8"),
 			newNode("gpu-b", "cpu", "64", "memory", "512Gi", "pods", "110", "nvidia.com/gpu", "8"),
@@ -92,8 +92,8 @@ func ExampleNewSnapshot() {
 }
 
 // Events, as an informer delivers them, change only the rows they touch.
-func ExampleSnapshot_AddPod() {
-	snap, _ := kubebridge.NewSnapshot([]*v1.Node{newNode("n1", "cpu", "8", "memory", "32Gi", "pods", "110")}, nil, kubebridge.Options{})
+func ExampleCache_AddPod() {
+	snap, _ := kubebridge.NewCache([]*v1.Node{newNode("n1", "cpu", "8", "memory", "32Gi", "pods", "110")}, nil, kubebridge.Options{})
 	row, _ := snap.Row("n1")
 	show := func(event string) {
 		fmt.Printf("%-7s used cpu %dm, pods %d\n", event, snap.Table().Used(row)[0], snap.Table().Used(row)[3])
@@ -122,7 +122,7 @@ func ExampleSnapshot_AddPod() {
 // says why; of the two others the pod packs onto the A100 node, whose
 // running job leaves 2 of 8 GPUs (gpu 8/8 × 2, cpu 40/64 free: 2.625/3 ×
 // 1000 = 875; on the idle V100 node 2/8 × 2 + 60/64 = 1.4375 → 479.2).
-func ExampleSnapshot_Devices() {
+func ExampleCache_Devices() {
 	gpuNode := func(name, product, gpus string) *v1.Node {
 		n := newNode(name, "cpu", "64", "memory", "512Gi", "pods", "110", "nvidia.com/gpu", gpus)
 		n.Labels = map[string]string{"nvidia.com/gpu.product": product}
@@ -130,7 +130,7 @@ func ExampleSnapshot_Devices() {
 	}
 	train := newPod("train-0", "", "cpu", "4", "memory", "32Gi", "nvidia.com/gpu", "2")
 	train.Annotations = map[string]string{"nvidia.com/use-gputype": "a100,V100"}
-	snap, err := kubebridge.NewSnapshot(
+	snap, err := kubebridge.NewCache(
 		[]*v1.Node{
 			gpuNode("a100", "NVIDIA-A100-SXM4-80GB", "8"),
 			gpuNode("v100", "Tesla-V100-SXM2-32GB", "8"),

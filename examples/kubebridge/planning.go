@@ -49,7 +49,7 @@ type Limits struct {
 // them), when its DRA claims take different devices on different nodes,
 // or when more than one budget covers it (the eviction API refuses it).
 //
-// Planning changes the scene's snapshot (the pods it places) and is not
+// Planning changes the scene's cache (the pods it places) and is not
 // safe for concurrent use.
 type Planning struct {
 	scene       *Scene
@@ -62,7 +62,7 @@ type Planning struct {
 }
 
 // NewPlanning builds the planners' cluster from the scene and the
-// cluster's pods (those that count on a node the snapshot has).
+// cluster's pods (those that count on a node the cache has).
 func NewPlanning(sc *Scene, pods []*v1.Pod, opts PlanningOptions) (*Planning, error) {
 	disruptions, err := ReadDisruptions(opts.Budgets, pods)
 	if err != nil {
@@ -75,7 +75,7 @@ func NewPlanning(sc *Scene, pods []*v1.Pod, opts PlanningOptions) (*Planning, er
 	if l := opts.Limits; l.PerNode < 0 || l.PerNamespace < 0 || l.PerWorkload < 0 {
 		return nil, fmt.Errorf("planning limits %+v: each must be ≥ 0", l)
 	}
-	snap := sc.snap
+	snap := sc.cache
 	p := &Planning{scene: sc, disruptions: disruptions, unmovable: map[string]int{}, budgets: maps.Clone(disruptions.Allowed),
 		cluster: &defrag.Cluster{Pipeline: sc.pipe, Table: snap.Table(), Devices: snap.Devices()}}
 	for _, pod := range pods {
@@ -157,7 +157,7 @@ func controllerOf(pod *v1.Pod) *metav1.OwnerReference {
 func (p *Planning) Budgets() map[string]int { return p.budgets }
 
 // Cluster is the planners' cluster. A plan's moves and placements change
-// it (defrag.Apply, defrag.PlanRound), with the scene's snapshot's table
+// it (defrag.Apply, defrag.PlanRound), with the scene's cache's table
 // and device view.
 func (p *Planning) Cluster() *defrag.Cluster { return p.cluster }
 
@@ -252,7 +252,7 @@ type Settled struct {
 
 // SettlePending places the pending pods that fit now, in queue order, each
 // on the node the pipeline ranks first, as the scheduler will (assumed in
-// the scene's snapshot: Snapshot.Assume), so that plans are made on the
+// the scene's cache: Cache.Assume), so that plans are made on the
 // cluster as it will be, and returns the others, which wait. A pod group's
 // pending pods (PodGroup) are a gang, placed at its first pod's turn: all
 // of them, in queue order, or none (they all wait), as kube-scheduler's
@@ -322,7 +322,7 @@ func (p *Planning) assumeAll(placer *scoring.Placer, gang []*v1.Pod, tasks []*sc
 	var fit []Placement
 	undo := func() error {
 		for _, f := range slices.Backward(fit) {
-			if err := p.scene.snap.Forget(f.Pod); err != nil {
+			if err := p.scene.cache.Forget(f.Pod); err != nil {
 				return err
 			}
 		}
@@ -337,11 +337,11 @@ func (p *Planning) assumeAll(placer *scoring.Placer, gang []*v1.Pod, tasks []*sc
 			return nil, undo()
 		}
 		node := table.Name(row)
-		if err := p.scene.snap.Assume(pod, node); err != nil {
+		if err := p.scene.cache.Assume(pod, node); err != nil {
 			return nil, errors.Join(fmt.Errorf("placing pod %s/%s on %s: %v", pod.Namespace, pod.Name, node, err), undo())
 		}
 		fit = append(fit, Placement{Pod: pod, Node: node})
-		if p.scene.snap.Table() != table {
+		if p.scene.cache.Table() != table {
 			return nil, fmt.Errorf("placing pod %s/%s changed the cluster's resources", pod.Namespace, pod.Name)
 		}
 	}

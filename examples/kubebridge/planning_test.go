@@ -67,7 +67,7 @@ func planningScene(t *testing.T) (*Scene, []*v1.Pod) {
 // packScene is the scene of the nodes and pods under packGPUsConfig.
 func packScene(t *testing.T, nodes []*v1.Node, pods []*v1.Pod, opts Options) *Scene {
 	t.Helper()
-	snap, err := NewSnapshot(nodes, pods, opts)
+	snap, err := NewCache(nodes, pods, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestPlanningGang(t *testing.T) {
 		t.Fatalf("settled: fit %v, waiting %v", settled.Fit, settled.Waiting)
 	}
 	table := pl.Cluster().Table
-	slot, _ := sc.snap.Schema().Slot(gpu)
+	slot, _ := sc.cache.Schema().Slot(gpu)
 	if used := table.Used(0)[slot] + table.Used(1)[slot]; used != 4000 {
 		t.Fatalf("GPU used after settling: %d, want web's 4 (none of the pair's)", used)
 	}

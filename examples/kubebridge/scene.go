@@ -17,8 +17,8 @@ import (
 
 // Scene is a cluster ready to score and plan under one configuration, as
 // a host that reads a whole cluster at once (kubectl-resfit, a
-// descheduler) reads it: a Snapshot of its nodes and pods, and the
-// configuration's pipeline built for the snapshot's schema and device view
+// descheduler) reads it: a Cache of its nodes and pods, and the
+// configuration's pipeline built for the cache's schema and device view
 // as every host with a device view builds it (config.Config.BuildFor: the
 // DeviceShare filter after the configured ones, so that a pod that shares
 // a GPU needs one GPU with its share free and a pod restricted to some GPU
@@ -27,26 +27,26 @@ import (
 // that learns from the pods a host places has seen the cluster's running
 // pods.
 //
-// A Scene is not safe for concurrent use: its snapshot is a cache that
-// placing pods (Snapshot.Assume) changes, and a learning pipeline learns.
+// A Scene is not safe for concurrent use: placing pods (Cache.Assume)
+// changes its cache, and a learning pipeline learns.
 type Scene struct {
-	snap *Snapshot
+	cache *Cache
 	pipe *scoring.Pipeline
 	opts scoring.TaskOptions
 }
 
-// NewScene builds the configuration's pipeline for the snapshot (made with
+// NewScene builds the configuration's pipeline for the cache (made with
 // Options.Devices set to the device resource, resource.GPU most often),
 // and has a pipeline that learns observe the running pods, in the order
 // given (kubectl-resfit gives them by namespace and name). An error says
 // the configuration does not build for the cluster's resources.
-func NewScene(snap *Snapshot, cfg *config.Config, running []*v1.Pod) (*Scene, error) {
-	pipe, err := cfg.BuildFor(snap.Schema(), config.Host{Devices: snap.Devices()})
+func NewScene(cache *Cache, cfg *config.Config, running []*v1.Pod) (*Scene, error) {
+	pipe, err := cfg.BuildFor(cache.Schema(), config.Host{Devices: cache.Devices()})
 	if err != nil {
 		return nil, fmt.Errorf("the configuration does not build for this cluster's resources: %v", firstLine(err))
 	}
-	sc := &Scene{snap: snap, pipe: pipe, opts: scoring.TaskOptions{Models: snap.Models()}}
-	if d := snap.Devices(); d != nil {
+	sc := &Scene{cache: cache, pipe: pipe, opts: scoring.TaskOptions{Models: cache.Models()}}
+	if d := cache.Devices(); d != nil {
 		sc.opts.Devices = d.Name()
 	}
 	if pipe.Volatile() {
@@ -67,8 +67,8 @@ func firstLine(err error) string {
 	return line
 }
 
-// Snapshot is the scene's snapshot.
-func (sc *Scene) Snapshot() *Snapshot { return sc.snap }
+// Cache is the scene's cache.
+func (sc *Scene) Cache() *Cache { return sc.cache }
 
 // Pipeline is the scene's pipeline.
 func (sc *Scene) Pipeline() *scoring.Pipeline { return sc.pipe }
@@ -77,7 +77,7 @@ func (sc *Scene) Pipeline() *scoring.Pipeline { return sc.pipe }
 // claims take (PodTask: per node when that differs). An error names the
 // pod, on one line.
 func (sc *Scene) Task(p *v1.Pod) (*PodTask, error) {
-	t, err := NewPodTask(sc.snap.DRA(), sc.snap.Schema(), p, sc.opts)
+	t, err := NewPodTask(sc.cache.DRA(), sc.cache.Schema(), p, sc.opts)
 	if err != nil {
 		return nil, fmt.Errorf("%v", firstLine(err))
 	}
@@ -90,10 +90,10 @@ func (sc *Scene) Task(p *v1.Pod) (*PodTask, error) {
 // selects no device), why.
 func (sc *Scene) Warnings() []string {
 	var w []string
-	for _, err := range sc.snap.DeviceErrors() {
+	for _, err := range sc.cache.DeviceErrors() {
 		w = append(w, err.Error())
 	}
-	if d := sc.snap.DRA(); d != nil {
+	if d := sc.cache.DRA(); d != nil {
 		for _, err := range d.ClassErrors() {
 			w = append(w, err.Error())
 		}
@@ -108,7 +108,7 @@ func (sc *Scene) Warnings() []string {
 // nodes whose devices cannot satisfy the claims (which batch does not
 // hold).
 func (sc *Scene) Score(pt *PodTask, batch *scoring.Batch, visit func(task *scoring.Task, rows []int) error) error {
-	table := sc.snap.Table()
+	table := sc.cache.Table()
 	order, byTask, none, err := pt.Rows(table)
 	if err != nil {
 		return err
@@ -140,7 +140,7 @@ func (sc *Scene) WorkloadClasses(pods []*v1.Pod) []frag.Class {
 	count := map[frag.Class]float64{}
 	seen := map[string]bool{}
 	total := 0.0
-	cpu, _ := sc.snap.Schema().Slot(resource.CPU)
+	cpu, _ := sc.cache.Schema().Slot(resource.CPU)
 	for _, p := range pods {
 		key := p.Namespace + "/" + p.Name
 		if seen[key] || Finished(p) {
@@ -177,7 +177,7 @@ func (sc *Scene) classTask(p *v1.Pod, pt *PodTask) *scoring.Task {
 	if pt.Uniform() {
 		return pt.Task
 	}
-	if order, _, _, err := pt.Rows(sc.snap.Table()); err == nil && len(order) > 0 {
+	if order, _, _, err := pt.Rows(sc.cache.Table()); err == nil && len(order) > 0 {
 		return order[0]
 	}
 	return pt.Task
@@ -187,19 +187,19 @@ func (sc *Scene) classTask(p *v1.Pod, pt *PodTask) *scoring.Task {
 // classes (WorkloadClasses), as the FGD scorer measures it (frag.Measure.Row:
 // GPU models, and the parts left on GPUs that divide into them): the device
 // amount idle on the node that a pod drawn from the workload expects not
-// to be able to use, read from the snapshot's table and device view as
+// to be able to use, read from the cache's table and device view as
 // they are when called. It is the cost give-back lowers (defrag.GiveBack).
 // An error says the classes do not make a measure (none, say).
 func (sc *Scene) FragmentationCost(classes []frag.Class) (func(row int) float64, error) {
-	devices := sc.snap.Devices()
+	devices := sc.cache.Devices()
 	if devices == nil {
-		return nil, errors.New("the snapshot has no device view (Options.Devices)")
+		return nil, errors.New("the cache has no device view (Options.Devices)")
 	}
 	m, err := frag.NewMeasure(classes, devices.PerDevice())
 	if err != nil {
 		return nil, err
 	}
-	table := sc.snap.Table()
+	table := sc.cache.Table()
 	cpu, _ := table.Schema().Slot(resource.CPU)
 	return func(row int) float64 { return m.Row(table, cpu, devices, row) }, nil
 }
@@ -221,11 +221,11 @@ func (sc *Scene) GiveBackCost(workload []*v1.Pod) (func(row int) float64, error)
 // classes whatever classes an FGD configuration scores with, so that two
 // configurations' placements compare.
 func (sc *Scene) DeviceShares(workload []*v1.Pod) (allocated, fragmented *float64) {
-	table := sc.snap.Table()
-	if sc.snap.Devices() == nil {
+	table := sc.cache.Table()
+	if sc.cache.Devices() == nil {
 		return nil, nil
 	}
-	slot, ok := table.Schema().Slot(sc.snap.Devices().Name())
+	slot, ok := table.Schema().Slot(sc.cache.Devices().Name())
 	if !ok {
 		return nil, nil
 	}
@@ -258,7 +258,7 @@ func (sc *Scene) DeviceShares(workload []*v1.Pod) (allocated, fragmented *float6
 // hold none; held is false when they hold anything but whole devices of
 // the view, as many as the task asks for.
 func (sc *Scene) ownClaims(pod *v1.Pod) (pt *PodTask, units []int, found, held bool, err error) {
-	d, view := sc.snap.DRA(), sc.snap.Devices()
+	d, view := sc.cache.DRA(), sc.cache.Devices()
 	if d == nil || view == nil || len(pod.Spec.ResourceClaims) == 0 {
 		return nil, nil, false, false, nil
 	}
@@ -266,7 +266,7 @@ func (sc *Scene) ownClaims(pod *v1.Pod) (pt *PodTask, units []int, found, held b
 	if len(units) == 0 && ok {
 		return nil, nil, false, false, nil
 	}
-	pt, err = NewPodTask(d.Unallocate(pod), sc.snap.Schema(), pod, sc.opts)
+	pt, err = NewPodTask(d.Unallocate(pod), sc.cache.Schema(), pod, sc.opts)
 	if err != nil {
 		return nil, nil, false, false, fmt.Errorf("%v", firstLine(err))
 	}

@@ -83,12 +83,12 @@ func TestGiveBackCostIsFGDScorersMeasure(t *testing.T) {
 		sc := packScene(t, nodes, pods, Options{DRA: d})
 
 		// The classes FGD's learning scorer counts from the same tasks.
-		view := sc.Snapshot().Devices()
+		view := sc.Cache().Devices()
 		h, err := frag.NewHistogram(4096, math.MaxInt32)
 		if err != nil {
 			rt.Fatal(err)
 		}
-		scorer, err := frag.NewLearningScorer(sc.Snapshot().Schema(), view, h, len(pods), frag.Options{})
+		scorer, err := frag.NewLearningScorer(sc.Cache().Schema(), view, h, len(pods), frag.Options{})
 		if err != nil {
 			rt.Fatal(err)
 		}
@@ -104,7 +104,7 @@ func TestGiveBackCostIsFGDScorersMeasure(t *testing.T) {
 				scorer.Observe(task.Placed(p.Spec.NodeName))
 				continue
 			}
-			order, _, _, err := task.Rows(sc.Snapshot().Table())
+			order, _, _, err := task.Rows(sc.Cache().Table())
 			if err != nil {
 				rt.Fatal(err)
 			}
@@ -142,7 +142,7 @@ func TestGiveBackCostIsFGDScorersMeasure(t *testing.T) {
 		if err != nil {
 			rt.Fatal(err)
 		}
-		table := sc.Snapshot().Table()
+		table := sc.Cache().Table()
 		cpu, _ := table.Schema().Slot(resource.CPU)
 		for row := range table.Len() {
 			if got, want := cost(row), m.Row(table, cpu, view, row); got != want {

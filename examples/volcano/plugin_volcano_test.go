@@ -460,7 +460,7 @@ plugins:
 // every host shares), within Volcano's float units, and its predicate
 // rejects exactly the nodes the pipeline's filters reject there; and so
 // again after the session allocates a first pending task (its devices
-// held on its node, as the snapshot's Assume holds them).
+// held on its node, as the cache's Assume holds them).
 func TestOnePodOneClusterOneAnswerInVolcano(t *testing.T) {
 	options.Default()
 	for name, arguments := range oneAnswerPlugins {
@@ -529,7 +529,7 @@ func oneAnswer(t *testing.T, plugin, arguments string) {
 		for i, p := range pods {
 			copies[i] = p.DeepCopy()
 		}
-		snap, err := kubebridge.NewSnapshot(nodes, copies, kubebridge.Options{})
+		snap, err := kubebridge.NewCache(nodes, copies, kubebridge.Options{})
 		if err != nil {
 			rt.Fatal(err)
 		}
@@ -595,7 +595,7 @@ func oneAnswer(t *testing.T, plugin, arguments string) {
 		if len(feasible) == 0 {
 			return
 		}
-		// The session allocates the first task; the snapshot assumes it.
+		// The session allocates the first task; the cache assumes it.
 		on := rapid.SampledFrom(feasible).Draw(rt, "allocate on")
 		if err := framework.NewStatement(ssn).Allocate(vtask[first.Name], ssn.Nodes[on]); err != nil {
 			return // Volcano's node info has no room for it: rolled back

@@ -192,7 +192,7 @@ func (p *Plugin) read(ctx context.Context, nodes []*v1.Node) (*reading, error) {
 	if err != nil {
 		return nil, err
 	}
-	snap, err := kubebridge.NewSnapshot(nodes, pods, kubebridge.Options{Devices: resource.GPU, DRA: d})
+	snap, err := kubebridge.NewCache(nodes, pods, kubebridge.Options{Devices: resource.GPU, DRA: d})
 	if err != nil {
 		return nil, err
 	}

@@ -82,7 +82,7 @@ func (p *Plugin) Reserve(ctx context.Context, nodes []*v1.Node, now time.Time) (
 	if err != nil {
 		return Reservation{}, err
 	}
-	gpu, _ := w.sc.Snapshot().Schema().Slot(resource.GPU)
+	gpu, _ := w.sc.Cache().Schema().Slot(resource.GPU)
 	var waiting []starvation.Waiting
 	var pods []*v1.Pod
 	for _, pod := range settled.Waiting {

@@ -106,7 +106,7 @@ func Explain(c *Cluster, cfg *config.Config, configName string, pod *v1.Pod) (*E
 	e := &Explanation{
 		Pod: pod.Namespace + "/" + pod.Name, Config: configName, BoundTo: pod.Spec.NodeName, Finished: finishedPhase(pod),
 		MaxScore: sc.Pipeline().MaxScore(), Plugins: sc.Pipeline().ScorerNames(), Warnings: sc.warnings(cfg),
-		DRA: sc.Snapshot().DRA() != nil,
+		DRA: sc.Cache().DRA() != nil,
 	}
 	if err := sc.explain(e, pod); err != nil {
 		// The pod cannot be scored (a claim's selector fails as kube's
@@ -116,7 +116,7 @@ func Explain(c *Cluster, cfg *config.Config, configName string, pod *v1.Pod) (*E
 		why := "not scored: " + podError(e.Pod, err)
 		e.Warnings = append(e.Warnings, "pod "+e.Pod+" "+why)
 		e.Faults = append(e.Faults, "pod "+e.Pod+": "+podError(e.Pod, err))
-		table := sc.Snapshot().Table()
+		table := sc.Cache().Table()
 		e.Nodes, e.Feasible, e.Rejected, e.Claims = nil, 0, table.Len(), false
 		for i := range table.Len() {
 			e.Nodes = append(e.Nodes, NodeExplanation{Name: table.Name(i), Reason: why, Scores: map[string]float64{}})
@@ -149,7 +149,7 @@ func finishedPhase(pod *v1.Pod) string {
 // explain scores the pod on every node into e: its requests, its claims'
 // requests, and each node's scores or why it is rejected.
 func (sc *scene) explain(e *Explanation, pod *v1.Pod) error {
-	schema, table := sc.Snapshot().Schema(), sc.Snapshot().Table()
+	schema, table := sc.Cache().Schema(), sc.Cache().Table()
 	task, err := sc.Task(pod)
 	if err != nil {
 		return err
@@ -157,7 +157,7 @@ func (sc *scene) explain(e *Explanation, pod *v1.Pod) error {
 	batch := sc.Pipeline().NewBatch(table.Len())
 	e.Requests = kubebridge.Quantities(schema, task.Task.Requests)
 	if e.DRA {
-		requests, err := sc.Snapshot().DRA().PodRequests(pod)
+		requests, err := sc.Cache().DRA().PodRequests(pod)
 		if err != nil {
 			return err
 		}
@@ -189,7 +189,7 @@ func (sc *scene) explain(e *Explanation, pod *v1.Pod) error {
 			case t == nil:
 				e.Rejected++
 				n.Reason = claimsUnsatisfiable
-				if why, err := sc.Snapshot().DRA().Unsatisfied(pod, n.Name); err != nil {
+				if why, err := sc.Cache().DRA().Unsatisfied(pod, n.Name); err != nil {
 					return err
 				} else if why != "" {
 					n.Reason = "DRA: " + why

@@ -54,7 +54,7 @@ func newScene(c *Cluster, cfg *config.Config, extra []*v1.Pod) (*scene, error) {
 			d = d.Unallocate(p)
 		}
 	}
-	snap, err := kubebridge.NewSnapshot(c.Nodes, pods, kubebridge.Options{Devices: GPU, DRA: d})
+	snap, err := kubebridge.NewCache(c.Nodes, pods, kubebridge.Options{Devices: GPU, DRA: d})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", c.Source, err)
 	}
@@ -79,7 +79,7 @@ func newScene(c *Cluster, cfg *config.Config, extra []*v1.Pod) (*scene, error) {
 // resource claims where none was read (a snapshot of nodes and pods alone)
 // is an error saying so, not a pod asking for its cpu and memory alone.
 func (sc *scene) Task(pod *v1.Pod) (*kubebridge.PodTask, error) {
-	if sc.Snapshot().DRA() == nil && len(pod.Spec.ResourceClaims) > 0 {
+	if sc.Cache().DRA() == nil && len(pod.Spec.ResourceClaims) > 0 {
 		pc := pod.Spec.ResourceClaims[0]
 		name := pc.Name
 		if pc.ResourceClaimName != nil {
@@ -117,7 +117,7 @@ const claimsUnsatisfiable = "DRA: the node's devices cannot satisfy the pod's re
 // claimDevices are the devices a pod's claims not allocated yet take on a
 // node, as kube's allocator picks them (kubebridge.DRA.Allocation).
 func (sc *scene) claimDevices(pod *v1.Pod, node string) ([]ClaimDevices, error) {
-	d := sc.Snapshot().DRA()
+	d := sc.Cache().DRA()
 	if d == nil {
 		return nil, nil
 	}
@@ -148,7 +148,7 @@ func (sc *scene) claimDevices(pod *v1.Pod, node string) ([]ClaimDevices, error) 
 // or shares taken: "1/2 +0.5"), and their model when known ("2/8
 // NVIDIA-H100-80GB-HBM3"); "" without.
 func (sc *scene) gpuText(row int) string {
-	d := sc.Snapshot().Devices()
+	d := sc.Cache().Devices()
 	free := d.Free(row)
 	if len(free) == 0 {
 		return ""

@@ -108,14 +108,14 @@ func WhatIf(c *Cluster, cfgs []NamedConfig, pods []*v1.Pod, opts WhatIfOptions) 
 // place runs one configuration: each pod in turn to the node the
 // pipeline scores best (ties to the first row, nodes in name order), as
 // scoring every node for every pod would, through a scoring.Placer, and
-// then assumed there in the snapshot (kubebridge.Snapshot.Assume), which
+// then assumed there in the cache (kubebridge.Cache.Assume), which
 // counts its requests and devices on the node as a binding would.
 func place(c *Cluster, nc NamedConfig, pods []*v1.Pod, opts WhatIfOptions) (*Outcome, error) {
 	sc, err := newScene(c, nc.Config, pods)
 	if err != nil {
 		return nil, err
 	}
-	table := sc.Snapshot().Table()
+	table := sc.Cache().Table()
 	o := &Outcome{Config: nc.Name, Warnings: sc.warnings(nc.Config)}
 	// The placer scores a node again for pods alike only when it changed;
 	// a pending pod's reasons need every node scored.
@@ -155,10 +155,10 @@ func place(c *Cluster, nc NamedConfig, pods []*v1.Pod, opts WhatIfOptions) (*Out
 			o.Pending++
 		default:
 			pl.Node, pl.Score = table.Name(row), total
-			if err := sc.Snapshot().Assume(p, pl.Node); err != nil {
+			if err := sc.Cache().Assume(p, pl.Node); err != nil {
 				return nil, fmt.Errorf("placing pod %s on %s: %v", pl.Pod, pl.Node, err)
 			}
-			if sc.Snapshot().Table() != table { // the schema was built with every pod's resources
+			if sc.Cache().Table() != table { // the schema was built with every pod's resources
 				return nil, fmt.Errorf("placing pod %s changed the cluster's resources", pl.Pod)
 			}
 			sc.Pipeline().Observe(task.Placed(pl.Node))
@@ -185,7 +185,7 @@ func (sc *scene) best(placer *scoring.Placer, pt *kubebridge.PodTask, scores *ku
 		row, err := placer.Best(pt.Task)
 		return row, placer.Total(), err
 	}
-	if err := pt.Score(placer, sc.Snapshot().Table(), scores); err != nil {
+	if err := pt.Score(placer, sc.Cache().Table(), scores); err != nil {
 		return -1, 0, err
 	}
 	best, total := -1, 0.0

@@ -523,7 +523,7 @@ func taskFits(t *testing.T, c draCase) map[string]bool {
 		nodes = append(nodes, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name},
 			Status: v1.NodeStatus{Allocatable: v1.ResourceList{"cpu": kres.MustParse("64"), "memory": kres.MustParse("512Gi"), "pods": kres.MustParse("110")}}})
 	}
-	snap, err := kubebridge.NewSnapshot(nodes, nil, kubebridge.Options{DRA: d})
+	snap, err := kubebridge.NewCache(nodes, nil, kubebridge.Options{DRA: d})
 	if err != nil {
 		t.Fatal(err)
 	}

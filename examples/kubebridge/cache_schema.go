@@ -12,7 +12,7 @@ import (
 
 // learnDRA records the resources of DRA's device classes and returns the
 // new ones; on an error it records none.
-func (s *Snapshot) learnDRA() ([]string, error) {
+func (s *Cache) learnDRA() ([]string, error) {
 	if s.dra == nil {
 		return nil, nil
 	}
@@ -30,14 +30,14 @@ func (s *Snapshot) learnDRA() ([]string, error) {
 	return added, nil
 }
 
-// SetDRA replaces what the snapshot reads of DRA, after a change to a
+// SetDRA replaces what the cache reads of DRA, after a change to a
 // ResourceSlice, DeviceClass or ResourceClaim (or a pod's claims allocated,
 // as Assume does). When the classes bring no resource the schema lacks,
 // every node's row and devices are written again in place (the table
 // stays, and a node whose devices changed has its pods counted again);
 // otherwise the schema, table and device view are built again
 // (SchemaChanges counts it). nil drops DRA.
-func (s *Snapshot) SetDRA(d *DRA) error {
+func (s *Cache) SetDRA(d *DRA) error {
 	before := s.dra
 	s.dra = d
 	added, err := s.learnDRA()
@@ -66,7 +66,7 @@ func (s *Snapshot) SetDRA(d *DRA) error {
 }
 
 // readNodeDevices reads again what every node says of its devices.
-func (s *Snapshot) readNodeDevices() {
+func (s *Cache) readNodeDevices() {
 	for name, n := range s.nodes {
 		s.nodeDevs[name] = readNodeDevices(n, s.device, s.dra)
 	}
@@ -75,7 +75,7 @@ func (s *Snapshot) readNodeDevices() {
 // learn records the resource names an object brings and returns the new
 // ones. A name Kubernetes would not accept is an error, and then nothing is
 // recorded.
-func (s *Snapshot) learn(names []string, owner string) ([]string, error) {
+func (s *Cache) learn(names []string, owner string) ([]string, error) {
 	var added []string
 	for _, name := range names {
 		if _, ok := s.names[name]; ok || slices.Contains(added, name) {
@@ -103,7 +103,7 @@ func nodeResourceNames(n *v1.Node) []string {
 
 // rebuild makes the schema, table and device view from scratch, keeping
 // the rows' order.
-func (s *Snapshot) rebuild() error {
+func (s *Cache) rebuild() error {
 	schema, err := resource.SchemaOf(s.names)
 	if err != nil {
 		return err
@@ -131,7 +131,7 @@ func (s *Snapshot) rebuild() error {
 		rows[name] = r
 	}
 	// Work out every counted pod's requests before changing anything, so
-	// that a failure leaves the snapshot as it was.
+	// that a failure leaves the cache as it was.
 	counted := map[*podEntry]*podEntry{}
 	for _, key := range slices.Sorted(maps.Keys(s.pods)) {
 		e := s.pods[key]
@@ -159,7 +159,7 @@ func (s *Snapshot) rebuild() error {
 		bound[node][key] = e
 	}
 	// From here a failure leaves derived state half made; grow rebuilds
-	// again without the change, and NewSnapshot returns no snapshot.
+	// again without the change, and NewCache returns no cache.
 	s.schema, s.table, s.writer, s.devices, s.rows, s.bound = schema, table, writer, devices, rows, bound
 	s.scratch = make(resource.Vector, schema.Len())
 	for row, name := range s.order {
@@ -175,7 +175,7 @@ func (s *Snapshot) rebuild() error {
 
 // grow applies a change that brings new resource names and rebuilds; when
 // the rebuild fails, it undoes the change and forgets the names.
-func (s *Snapshot) grow(added []string, apply, undo func()) error {
+func (s *Cache) grow(added []string, apply, undo func()) error {
 	apply()
 	if err := s.rebuild(); err != nil {
 		undo()

@@ -12,7 +12,7 @@ import (
 
 // addDevices appends a new row's devices, free (DRA's: as its claims
 // hold them), of the node's model, and writes DRA's used amounts.
-func (s *Snapshot) addDevices(row int, name string) error {
+func (s *Cache) addDevices(row int, name string) error {
 	if _, err := s.devices.AddNode(s.nodeDevs[name].count); err != nil {
 		return err
 	}
@@ -29,7 +29,7 @@ func (s *Snapshot) addDevices(row int, name string) error {
 
 // writeUsed writes a row's used amounts again as they are, which puts
 // DRA's and the device view's in (RowWriter.SetUsed).
-func (s *Snapshot) writeUsed(row int) error {
+func (s *Cache) writeUsed(row int) error {
 	used := s.scratch
 	copy(used, s.table.Used(row))
 	cpu, _ := s.schema.Slot(resource.CPU)
@@ -42,7 +42,7 @@ func (s *Snapshot) writeUsed(row int) error {
 // devices hold none of them: when the node has devices for them to take
 // (the order decides which), in the order a host that reads a node's pods
 // at once takes them (NodeDevices).
-func (s *Snapshot) countPods(name string) error {
+func (s *Cache) countPods(name string) error {
 	row, ok := s.rows[name]
 	if !ok {
 		return nil
@@ -70,7 +70,7 @@ func (s *Snapshot) countPods(name string) error {
 
 // account adds (sign +1) or takes away (−1) a counted pod's requests on a
 // row and its devices, or changes nothing and reports why.
-func (s *Snapshot) account(row int, e *podEntry, sign int64) error {
+func (s *Cache) account(row int, e *podEntry, sign int64) error {
 	used := s.scratch
 	copy(used, s.table.Used(row))
 	for i := range used {

@@ -8,14 +8,14 @@ import (
 
 // Assume counts a pod on a node before its binding is seen, as
 // kube-scheduler's cache assumes a pod it has chosen a node for: the pod
-// (pending, or not known to the snapshot) uses the node's resources and
+// (pending, or not known to the cache) uses the node's resources and
 // devices from now on, until an event for the pod replaces it or Forget
-// takes it back. The pod is not changed; the snapshot holds a copy bound
-// to the node. A pod the snapshot holds as bound, or already assumed, a
+// takes it back. The pod is not changed; the cache holds a copy bound
+// to the node. A pod the cache holds as bound, or already assumed, a
 // finished pod and a node it does not know are errors.
-func (s *Snapshot) Assume(p *v1.Pod, node string) error {
+func (s *Cache) Assume(p *v1.Pod, node string) error {
 	if _, ok := s.nodes[node]; !ok {
-		return fmt.Errorf("assuming pod %s/%s: node %s is not in the snapshot", p.Namespace, p.Name, node)
+		return fmt.Errorf("assuming pod %s/%s: node %s is not in the cache", p.Namespace, p.Name, node)
 	}
 	if Finished(p) {
 		return fmt.Errorf("assuming pod %s/%s: it has finished", p.Namespace, p.Name)
@@ -51,10 +51,10 @@ func (s *Snapshot) Assume(p *v1.Pod, node string) error {
 	return nil
 }
 
-// Forget takes back an assumed pod (Assume): the snapshot holds the pod as
+// Forget takes back an assumed pod (Assume): the cache holds the pod as
 // it was before, or no longer holds it when it did not then. A pod that is
 // not assumed is an error.
-func (s *Snapshot) Forget(p *v1.Pod) error {
+func (s *Cache) Forget(p *v1.Pod) error {
 	e, ok := s.pods[podKey(p)]
 	if !ok || !e.assumed {
 		return fmt.Errorf("forgetting pod %s/%s: it is not assumed", p.Namespace, p.Name)

@@ -10,7 +10,7 @@ import (
 )
 
 // AddNode adds a node, or replaces the node of that name (an update).
-func (s *Snapshot) AddNode(n *v1.Node) error {
+func (s *Cache) AddNode(n *v1.Node) error {
 	if err := checkNode(n); err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func (s *Snapshot) AddNode(n *v1.Node) error {
 // updateNode replaces a known node: its allocatable, its devices' model,
 // and when its devices change (their number, or the GPUs a sharing stack
 // registers), its devices, which its pods then take again.
-func (s *Snapshot) updateNode(row int, n *v1.Node, alloc resource.Vector) error {
+func (s *Cache) updateNode(row int, n *v1.Node, alloc resource.Vector) error {
 	before := s.nodeDevs[n.Name]
 	s.putNode(n)
 	if err := s.table.SetAllocatable(row, alloc); err != nil {
@@ -81,10 +81,10 @@ func (s *Snapshot) updateNode(row int, n *v1.Node, alloc resource.Vector) error 
 }
 
 // UpdateNode is AddNode.
-func (s *Snapshot) UpdateNode(n *v1.Node) error { return s.AddNode(n) }
+func (s *Cache) UpdateNode(n *v1.Node) error { return s.AddNode(n) }
 
 // putNode keeps a node and what it says of its devices.
-func (s *Snapshot) putNode(n *v1.Node) {
+func (s *Cache) putNode(n *v1.Node) {
 	if _, known := s.nodes[n.Name]; !known {
 		s.order = append(s.order, n.Name)
 	}
@@ -94,10 +94,10 @@ func (s *Snapshot) putNode(n *v1.Node) {
 
 // DeleteNode removes a node's row; its pods stay, and count again if the
 // node comes back.
-func (s *Snapshot) DeleteNode(name string) error {
+func (s *Cache) DeleteNode(name string) error {
 	row, ok := s.rows[name]
 	if !ok {
-		return fmt.Errorf("node %s is not in the snapshot", name)
+		return fmt.Errorf("node %s is not in the cache", name)
 	}
 	if _, err := s.table.Remove(row); err != nil {
 		return err
@@ -123,12 +123,12 @@ func (s *Snapshot) DeleteNode(name string) error {
 // AddPod adds a pod, or replaces the pod with its key (its UID, else its
 // namespace and name): an update, a binding, a finish. A pod that was
 // assumed is the pod as its event now says.
-func (s *Snapshot) AddPod(p *v1.Pod) error {
+func (s *Cache) AddPod(p *v1.Pod) error {
 	return s.replacePod(&podEntry{pod: p})
 }
 
 // replacePod puts a pod's entry in place of the one with its key.
-func (s *Snapshot) replacePod(next *podEntry) error {
+func (s *Cache) replacePod(next *podEntry) error {
 	p := next.pod
 	key := podKey(p)
 	added, err := s.learn(ResourceNames(p), "pod "+p.Namespace+"/"+p.Name)
@@ -171,12 +171,12 @@ func (s *Snapshot) replacePod(next *podEntry) error {
 // podName is a pod's namespace and name.
 type podName struct{ namespace, name string }
 
-func (s *Snapshot) putPod(key string, e *podEntry) {
+func (s *Cache) putPod(key string, e *podEntry) {
 	s.pods[key] = e
 	s.byName[podName{e.pod.Namespace, e.pod.Name}] = key
 }
 
-func (s *Snapshot) dropPod(key string) {
+func (s *Cache) dropPod(key string) {
 	if e, ok := s.pods[key]; ok {
 		if n := (podName{e.pod.Namespace, e.pod.Name}); s.byName[n] == key {
 			delete(s.byName, n)
@@ -186,7 +186,7 @@ func (s *Snapshot) dropPod(key string) {
 }
 
 // bind adds a counted pod's requests and devices to its node.
-func (s *Snapshot) bind(key string, e *podEntry) error {
+func (s *Cache) bind(key string, e *podEntry) error {
 	if e.plain == nil {
 		return nil
 	}
@@ -204,13 +204,13 @@ func (s *Snapshot) bind(key string, e *podEntry) error {
 }
 
 // UpdatePod is AddPod.
-func (s *Snapshot) UpdatePod(p *v1.Pod) error { return s.AddPod(p) }
+func (s *Cache) UpdatePod(p *v1.Pod) error { return s.AddPod(p) }
 
 // DeletePod removes a pod (by its key, as AddPod).
-func (s *Snapshot) DeletePod(p *v1.Pod) error {
+func (s *Cache) DeletePod(p *v1.Pod) error {
 	key := podKey(p)
 	if _, ok := s.pods[key]; !ok {
-		return fmt.Errorf("pod %s/%s is not in the snapshot", p.Namespace, p.Name)
+		return fmt.Errorf("pod %s/%s is not in the cache", p.Namespace, p.Name)
 	}
 	if err := s.unbind(key); err != nil {
 		return err
@@ -220,7 +220,7 @@ func (s *Snapshot) DeletePod(p *v1.Pod) error {
 }
 
 // unbind takes a known pod's requests and devices off its node.
-func (s *Snapshot) unbind(key string) error {
+func (s *Cache) unbind(key string) error {
 	old, ok := s.pods[key]
 	if !ok || old.plain == nil {
 		return nil

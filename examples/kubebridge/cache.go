@@ -11,8 +11,10 @@ import (
 	"github.com/resfit/resfit/resource"
 )
 
-// Snapshot is a cluster as resfit scores it, kept up to date from node and
-// pod events as kube-scheduler's cache is: a resource.Table with a row per
+// Cache is a cluster as resfit scores it, kept up to date from node and
+// pod events as kube-scheduler's cache is (and named as kube-scheduler
+// names it: a Cache takes events, assumes and forgets pods; a snapshot is
+// a copy that does not change): a resource.Table with a row per
 // node (allocatable; used, the plain requests of the pods that count on
 // it, with the "pods" slot their number; non-zero used, whose cpu and
 // memory add kube-scheduler's non-zero defaults, as NodeInfo's
@@ -25,30 +27,30 @@ import (
 // pod holds, so the view is what placing the pods in the order of their
 // events leaves; a pod whose devices do not fit holds none); a node's
 // allocatable replaces its row's; a deleted node's row is refilled by the
-// last row (resource.Table.Remove). A pod bound to a node the snapshot does
+// last row (resource.Table.Remove). A pod bound to a node the cache does
 // not know yet counts once the node arrives, as in kube-scheduler's cache.
 // Assume counts a pod on a node before its binding is seen, as
 // kube-scheduler's AssumePod, and Forget takes it back.
 //
-// When an event brings a resource name the schema lacks, the snapshot
+// When an event brings a resource name the schema lacks, the cache
 // builds a new schema, table and device view (SchemaChanges counts these;
 // a pipeline built for the old schema must be rebuilt); the view then
 // places each node's pods in the order of their namespaces and names, as
-// NewSnapshot does.
+// NewCache does.
 //
-// A Snapshot is stateful and not safe for concurrent use: informer
+// A Cache is stateful and not safe for concurrent use: informer
 // handlers run on several goroutines, so serialise events and scoring
 // (one mutex); Table's and Devices' results are valid until the next
 // event.
-type Snapshot struct {
-	objects // what the events said (snapshot_events.go, snapshot_assume.go)
-	dense   // what is scored, worked out from them (snapshot_rows.go, snapshot_schema.go)
+type Cache struct {
+	objects // what the events said (cache_events.go, cache_assume.go)
+	dense   // what is scored, worked out from them (cache_rows.go, cache_schema.go)
 	device  string
 	dra     *DRA
 	changes int
 }
 
-// objects are the Kubernetes objects a Snapshot knows, as the events
+// objects are the Kubernetes objects a Cache knows, as the events
 // delivered them (kube-scheduler's cache's side): the nodes and pods, the
 // pods that count on each node, what each node says of its devices, and
 // the resource names they bring. The events change them first; the dense
@@ -64,11 +66,11 @@ type objects struct {
 	bound    map[string]map[string]*podEntry // node name → its counted pods, known node or not
 }
 
-// dense is what a Snapshot's objects come to as resfit scores them (the
-// snapshot's side): the schema, the table with a row per node (rows finds
+// dense is what a Cache's objects come to as resfit scores them: the
+// schema, the table with a row per node (rows finds
 // it), the device view, and the writer that puts a node into its row.
-// An event changes the rows it touches (snapshot_rows.go); a new resource
-// name builds them again (snapshot_schema.go).
+// An event changes the rows it touches (cache_rows.go); a new resource
+// name builds them again (cache_schema.go).
 type dense struct {
 	schema  *resource.Schema
 	table   *resource.Table
@@ -109,9 +111,9 @@ func (e *podEntry) count(schema *resource.Schema, device string) error {
 	return nil
 }
 
-// Options say what a Snapshot keeps beside its table.
+// Options say what a Cache keeps beside its table.
 type Options struct {
-	// Devices is the device resource whose device view the snapshot keeps;
+	// Devices is the device resource whose device view the cache keeps;
 	// empty means resource.GPU.
 	Devices string
 	// DRA, when not nil, is what the cluster's DRA objects say (ReadDRA):
@@ -121,10 +123,10 @@ type Options struct {
 	DRA *DRA
 }
 
-// NewSnapshot builds a snapshot of the nodes and pods (bound and pending;
+// NewCache builds a cache of the nodes and pods (bound and pending;
 // finished pods are kept but use nothing).
-func NewSnapshot(nodes []*v1.Node, pods []*v1.Pod, opts Options) (*Snapshot, error) {
-	s := &Snapshot{
+func NewCache(nodes []*v1.Node, pods []*v1.Pod, opts Options) (*Cache, error) {
+	s := &Cache{
 		device: cmp.Or(opts.Devices, resource.GPU),
 		dra:    opts.DRA,
 		objects: objects{
@@ -168,14 +170,14 @@ func NewSnapshot(nodes []*v1.Node, pods []*v1.Pod, opts Options) (*Snapshot, err
 	return s, nil
 }
 
-// DRA is what the snapshot reads of DRA (Options.DRA), nil without.
-func (s *Snapshot) DRA() *DRA { return s.dra }
+// DRA is what the cache reads of DRA (Options.DRA), nil without.
+func (s *Cache) DRA() *DRA { return s.dra }
 
 // Schema is the schema of Table.
-func (s *Snapshot) Schema() *resource.Schema { return s.schema }
+func (s *Cache) Schema() *resource.Schema { return s.schema }
 
 // Table is the cluster's table; it is replaced when the schema changes.
-func (s *Snapshot) Table() *resource.Table { return s.table }
+func (s *Cache) Table() *resource.Table { return s.table }
 
 // Devices is the device view of the device resource (Options.Devices),
 // its rows the table's: a node has as many devices of 1000 milli-units as
@@ -183,23 +185,23 @@ func (s *Snapshot) Table() *resource.Table { return s.table }
 // resource.MaxDevicesPerNode), of its GPU model (Model), and the pods that
 // count on it hold theirs (scoring.TaskOptions.Devices reads what a pod
 // asks of devices). It is replaced with the table.
-func (s *Snapshot) Devices() *resource.Devices { return s.devices }
+func (s *Cache) Devices() *resource.Devices { return s.devices }
 
-// SchemaChanges counts the times a new resource name made the snapshot
-// build a new schema and table since NewSnapshot.
-func (s *Snapshot) SchemaChanges() int { return s.changes }
+// SchemaChanges counts the times a new resource name made the cache
+// build a new schema and table since NewCache.
+func (s *Cache) SchemaChanges() int { return s.changes }
 
 // Row returns a node's row in Table.
-func (s *Snapshot) Row(node string) (int, bool) {
+func (s *Cache) Row(node string) (int, bool) {
 	r, ok := s.rows[node]
 	return r, ok
 }
 
 // Node returns a node by name, or nil.
-func (s *Snapshot) Node(name string) *v1.Node { return s.nodes[name] }
+func (s *Cache) Node(name string) *v1.Node { return s.nodes[name] }
 
-// Pod returns the snapshot's pod by namespace and name, or nil.
-func (s *Snapshot) Pod(namespace, name string) *v1.Pod {
+// Pod returns the cache's pod by namespace and name, or nil.
+func (s *Cache) Pod(namespace, name string) *v1.Pod {
 	if e := s.pods[s.byName[podName{namespace, name}]]; e != nil {
 		return e.pod
 	}
@@ -208,7 +210,7 @@ func (s *Snapshot) Pod(namespace, name string) *v1.Pod {
 
 // Pending returns the pods without a node (and not finished), by namespace
 // and name.
-func (s *Snapshot) Pending() []*v1.Pod {
+func (s *Cache) Pending() []*v1.Pod {
 	var out []*v1.Pod
 	for _, e := range s.pods {
 		if e.pod.Spec.NodeName == "" && !Finished(e.pod) {
@@ -226,16 +228,16 @@ func byNamespaceAndName(a, b *v1.Pod) int {
 // Model returns a node's GPU model (resource.NodeModel of its labels, or
 // its DRA devices' productName when they agree on one), "" when it is not
 // known or there is no such node.
-func (s *Snapshot) Model(node string) string {
+func (s *Cache) Model(node string) string {
 	if n := s.nodes[node]; n != nil {
 		return s.nodeDevs[node].modelOf(n)
 	}
 	return ""
 }
 
-// Models returns the GPU models of the snapshot's nodes, sorted, each
+// Models returns the GPU models of the cache's nodes, sorted, each
 // once: what scoring.TaskOptions.Models resolves pods' annotations among.
-func (s *Snapshot) Models() []string {
+func (s *Cache) Models() []string {
 	models := make([]string, 0, len(s.nodes))
 	for name := range s.nodes {
 		models = append(models, s.Model(name))
@@ -246,7 +248,7 @@ func (s *Snapshot) Models() []string {
 // DeviceErrors says, for each node whose GPU-sharing registration cannot
 // be read (such a node has no devices here), why; in the order of the
 // nodes' names.
-func (s *Snapshot) DeviceErrors() []error {
+func (s *Cache) DeviceErrors() []error {
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(s.nodeDevs)) {
 		if err := s.nodeDevs[name].err; err != nil {
