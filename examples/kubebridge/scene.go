@@ -31,8 +31,8 @@ import (
 // changes its cache, and a learning pipeline learns.
 type Scene struct {
 	cache *Cache
-	pipe *scoring.Pipeline
-	opts scoring.TaskOptions
+	pipe  *scoring.Pipeline
+	opts  scoring.TaskOptions
 }
 
 // NewScene builds the configuration's pipeline for the cache (made with
