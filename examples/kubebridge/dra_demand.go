@@ -71,7 +71,7 @@ func (d *DRA) demand(pod *v1.Pod) (podDemand, error) {
 	if err != nil {
 		return podDemand{}, err
 	}
-	requests, err := d.PodRequests(pod)
+	requests, err := d.ClaimRequests(pod)
 	if err != nil {
 		return podDemand{}, err
 	}

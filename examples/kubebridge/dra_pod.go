@@ -41,7 +41,7 @@ type DRAAlternative struct {
 	Capacity map[resourcev1.QualifiedName]kres.Quantity
 }
 
-// PodRequests are the device requests of a pod's claims that are not
+// ClaimRequests are the device requests of a pod's claims that are not
 // allocated yet, in the order of spec.resourceClaims and of the requests in
 // each claim. A claim named by the pod is looked up among the claims read;
 // one made from a template is the claim the pod's status names, or while
@@ -50,7 +50,7 @@ type DRAAlternative struct {
 // request with admin access takes nothing. A claim or template that is
 // missing or malformed is an error naming the pod, or the claim, and the
 // field.
-func (d *DRA) PodRequests(pod *v1.Pod) ([]DRARequest, error) {
+func (d *DRA) ClaimRequests(pod *v1.Pod) ([]DRARequest, error) {
 	claims, err := d.pendingClaims(pod)
 	if err != nil {
 		return nil, err

@@ -257,13 +257,13 @@ func TestDRAAllocate(t *testing.T) {
 			t.Errorf("%s held by %q, want %q", device, held, claim)
 		}
 	}
-	if r, err := after.PodRequests(podWithClaims("q", v1.PodResourceClaim{Name: "gpu", ResourceClaimName: name("one-gpu")})); err != nil || len(r) != 0 {
+	if r, err := after.ClaimRequests(podWithClaims("q", v1.PodResourceClaim{Name: "gpu", ResourceClaimName: name("one-gpu")})); err != nil || len(r) != 0 {
 		t.Errorf("the allocated claim still asks %v (%v)", r, err)
 	}
-	if r, err := after.PodRequests(p); err != nil || len(r) != 0 {
+	if r, err := after.ClaimRequests(p); err != nil || len(r) != 0 {
 		t.Errorf("the placed pod still asks %v (%v)", r, err)
 	}
-	if r, err := after.Unallocate(p).PodRequests(p); err != nil || len(r) != 2 {
+	if r, err := after.Unallocate(p).ClaimRequests(p); err != nil || len(r) != 2 {
 		t.Errorf("the pod unallocated asks %v (%v), want its two claims' requests", r, err)
 	}
 	if _, err := d.Allocate(p, "node-a"); err == nil || !strings.Contains(err.Error(), "cannot be satisfied on node node-a") {
@@ -276,7 +276,7 @@ func TestDRAAllocate(t *testing.T) {
 	if a, u := d.Unallocate(filler).Amounts("node-a", "gpu.nvidia.com"); a != 8 || u != 0 {
 		t.Errorf("node-a without the filler's claim: %d of %d used, want 0 of 8", u, a)
 	}
-	if r, err := d.Unallocate(filler).PodRequests(filler); err != nil || len(r) != 1 || r[0].Alternatives[0].Count != 6 {
+	if r, err := d.Unallocate(filler).ClaimRequests(filler); err != nil || len(r) != 1 || r[0].Alternatives[0].Count != 6 {
 		t.Errorf("the filler asks %+v (%v), want its 6 GPUs", r, err)
 	}
 	shared := d.claims.at("train/six-gpus").DeepCopy()

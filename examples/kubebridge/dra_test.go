@@ -298,7 +298,7 @@ func FuzzReadDRA(f *testing.F) {
 			if p == nil {
 				continue
 			}
-			if _, err := d.PodRequests(p); err != nil {
+			if _, err := d.ClaimRequests(p); err != nil {
 				continue
 			}
 			for _, node := range d.Nodes() {
@@ -386,7 +386,7 @@ func TestDRAPodRequestsAndFit(t *testing.T) {
 		{podWithClaims("either", v1.PodResourceClaim{Name: "gpus", ResourceClaimName: name("either")}), "train/either:gpus", "2", "4"},
 		{podWithClaims("all", v1.PodResourceClaim{Name: "node", ResourceClaimName: name("all")}), "train/all:node", "-", "8"},
 	} {
-		reqs, err := d.PodRequests(c.pod)
+		reqs, err := d.ClaimRequests(c.pod)
 		if err != nil {
 			t.Fatalf("%s: %v", c.pod.Name, err)
 		}
@@ -450,7 +450,7 @@ func TestDRAPodRequestErrors(t *testing.T) {
 		{v1.PodResourceClaim{Name: "c", ResourceClaimName: name("both")}, "resourceclaim train/both: spec.devices.requests[0]: exactly one of exactly and firstAvailable"},
 		{v1.PodResourceClaim{Name: "c", ResourceClaimName: name("sub-class")}, `resourceclaim train/sub-class: spec.devices.requests[0].firstAvailable[1].deviceClassName: no deviceclass "nope"`},
 	} {
-		_, err := d.PodRequests(podWithClaims("p", c.claim))
+		_, err := d.ClaimRequests(podWithClaims("p", c.claim))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("error %v, want %q", err, c.want)
 		}

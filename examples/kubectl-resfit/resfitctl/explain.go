@@ -157,7 +157,7 @@ func (sc *scene) explain(e *Explanation, pod *v1.Pod) error {
 	batch := sc.Pipeline().NewBatch(table.Len())
 	e.Requests = kubebridge.Quantities(schema, task.Task.Requests)
 	if e.DRA {
-		requests, err := sc.Cache().DRA().PodRequests(pod)
+		requests, err := sc.Cache().DRA().ClaimRequests(pod)
 		if err != nil {
 			return err
 		}
