@@ -257,7 +257,7 @@ func MakeRoomGang(c *Cluster, gang []*scoring.Task, opts Options) (Plan, error) 
 			found, err = s.gangFrom(0)
 		}
 		if err == nil && !found && !s.stopped && exhaustible(movable, k, opts.ExactStates) {
-			if found, err = s.every(k); err == nil && !found && !s.stopped && proved == k {
+			if found, err = s.tryEveryPod(k); err == nil && !found && !s.stopped && proved == k {
 				proved = k + 1
 			}
 		}
@@ -307,10 +307,10 @@ func Apply(c *Cluster, plan Plan) error {
 		if m.Pod < 0 || m.Pod >= len(c.Pods) || c.Pods[m.Pod].Row != m.From || m.To < 0 || m.To >= c.Table.Len() {
 			return fmt.Errorf("defrag: move %+v is not one of the cluster's pods from its row to a row of the table", m)
 		}
-		if err := s.off(m.Pod); err != nil {
+		if err := s.takeOff(m.Pod); err != nil {
 			return err
 		}
-		if err := s.on(m.Pod, m.To, m.Holds); err != nil {
+		if err := s.putOn(m.Pod, m.To, m.Holds); err != nil {
 			return err
 		}
 		c.Pods[m.Pod].Row, c.Pods[m.Pod].Holds = m.To, s.holds[m.Pod]

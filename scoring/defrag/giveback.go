@@ -175,7 +175,7 @@ func (g *giveBack) round(moves int) ([]Step, error) {
 	// take the most, then place them.
 	for len(steps) > keep {
 		m := steps[len(steps)-1]
-		if err := s.back(); err != nil {
+		if err := s.undoLast(); err != nil {
 			return steps, err
 		}
 		c.Pods[m.Pod].Row, c.Pods[m.Pod].Holds = s.row[m.Pod], s.holds[m.Pod]
@@ -194,7 +194,7 @@ func (g *giveBack) round(moves int) ([]Step, error) {
 	for k, n := range in {
 		placed[n] = true
 		steps[keep-1].Placed = append(steps[keep-1].Placed, g.waiting[n])
-		s.keep(bound[k], g.opts.Movable, g.opts.Group)
+		s.addPlaced(bound[k], g.opts.Movable, g.opts.Group)
 	}
 	still := g.waiting[:0]
 	for n, i := range g.waiting {
@@ -213,7 +213,7 @@ func (g *giveBack) bestMove(rows []int, costs []float64) (Step, bool, error) {
 	best, found := Step{}, false
 	for _, row := range rows {
 		for _, i := range slices.Clone(s.onRow[row]) {
-			if !s.may(i) {
+			if !s.mayMove(i) {
 				continue
 			}
 			ok, err := s.move(i)
@@ -228,7 +228,7 @@ func (g *giveBack) bestMove(rows []int, costs []float64) (Step, bool, error) {
 			if gain > best.Gain {
 				best, found = Step{Move: Move{Pod: m.Pod, From: m.From, To: m.To, Holds: slices.Clone(m.Holds)}, Gain: gain}, true
 			}
-			if err := s.back(); err != nil {
+			if err := s.undoLast(); err != nil {
 				return best, false, err
 			}
 		}

@@ -119,7 +119,7 @@ func (s *search) need(task *scoring.Task, row int) int {
 func (s *search) cover(row int, deficit int64, slot, j int) int {
 	sizes := s.buf[:0]
 	for _, i := range s.onRow[row] {
-		if !s.may(i) {
+		if !s.mayMove(i) {
 			continue
 		}
 		var amount int64

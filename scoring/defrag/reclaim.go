@@ -141,6 +141,6 @@ func place(c *Cluster, task *scoring.Task, row int, movable bool, group string) 
 	if err != nil {
 		return err
 	}
-	s.keep(b, movable, group)
+	s.addPlaced(b, movable, group)
 	return nil
 }

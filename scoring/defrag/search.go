@@ -13,8 +13,8 @@ import (
 )
 
 // search is MakeRoom's state: the cluster as the moves so far leave it.
-// Every method leaves the state as it found it, but for move, which back
-// undoes.
+// Every method leaves the state as it found it, but for move, which
+// undoLast undoes.
 type search struct {
 	c       *Cluster
 	placer  *scoring.Placer
@@ -156,14 +156,14 @@ func (s *search) tick() bool {
 	return s.stopped
 }
 
-// may reports whether pod i may move now.
-func (s *search) may(i int) bool {
+// mayMove reports whether pod i may move now.
+func (s *search) mayMove(i int) bool {
 	return !s.moved[i] && s.c.Pods[i].Movable && s.c.Pods[i].allowedBy(s.budgets)
 }
 
-// every looks for a plan of exactly k more moves from the current state,
-// trying every movable pod at each step.
-func (s *search) every(k int) (bool, error) {
+// tryEveryPod looks for a plan of exactly k more moves from the current
+// state, trying every movable pod at each step.
+func (s *search) tryEveryPod(k int) (bool, error) {
 	if s.tick() {
 		return false, nil
 	}
@@ -174,7 +174,7 @@ func (s *search) every(k int) (bool, error) {
 		return false, nil
 	}
 	for i := range s.c.Pods {
-		if !s.may(i) {
+		if !s.mayMove(i) {
 			continue
 		}
 		ok, err := s.move(i)
@@ -184,8 +184,8 @@ func (s *search) every(k int) (bool, error) {
 			}
 			continue
 		}
-		found, err := s.every(k - 1)
-		if undo := s.back(); err == nil {
+		found, err := s.tryEveryPod(k - 1)
+		if undo := s.undoLast(); err == nil {
 			err = undo
 		}
 		if found || err != nil || s.stopped {
@@ -196,7 +196,7 @@ func (s *search) every(k int) (bool, error) {
 }
 
 // gangFrom places the gang's tasks from n on, each where the pipeline
-// puts it, and makes room (open) for one that fits nowhere; with every
+// puts it, and makes room (roomOffOneRow) for one that fits nowhere; with every
 // task placed it takes them off again and checks that the gang fits after
 // the moves alone (settle).
 func (s *search) gangFrom(n int) (bool, error) {
@@ -230,7 +230,7 @@ func (s *search) gangFrom(n int) (bool, error) {
 		}
 		return placeAt(row)
 	}
-	return s.open(task, s.shapeKey(task), -1, func() (bool, error) {
+	return s.roomOffOneRow(task, s.shapeKey(task), -1, func() (bool, error) {
 		row, err := s.placer.Best(task)
 		if err != nil || row < 0 {
 			return false, err
@@ -239,12 +239,12 @@ func (s *search) gangFrom(n int) (bool, error) {
 	})
 }
 
-// open makes room for task off one row other than avoid (-1: any): for
-// each row whose need is within the moves left (the plan's limit less
+// roomOffOneRow makes room for task off one row other than avoid (-1:
+// any): for each row whose need is within the moves left (the plan's limit less
 // those made and those owed), fewest first, each set of its movable pods
 // whose leaving leaves room, moved in order (moveAll); then it calls
 // then, and goes on while then says no. It returns then's answer.
-func (s *search) open(task *scoring.Task, key string, avoid int, then func() (bool, error)) (bool, error) {
+func (s *search) roomOffOneRow(task *scoring.Task, key string, avoid int, then func() (bool, error)) (bool, error) {
 	left := s.limit - len(s.path) - s.owed
 	if s.owed > 0 {
 		left = min(left, s.chains-s.chained)
@@ -271,7 +271,7 @@ func (s *search) open(task *scoring.Task, key string, avoid int, then func() (bo
 	for _, r := range rows {
 		pods = pods[:0]
 		for _, i := range s.onRow[r.row] {
-			if s.may(i) {
+			if s.mayMove(i) {
 				pods = append(pods, i)
 			}
 		}
@@ -308,7 +308,7 @@ func (s *search) subsets(task *scoring.Task, row int, pods, picked []int, k int,
 
 // moveAll moves the pods in order, each where the pipeline puts it; for
 // one that fits nowhere else it first makes room off the other rows
-// (open), keeping a move for it and each after it. Then it calls then.
+// (roomOffOneRow), keeping a move for it and each after it. Then it calls then.
 func (s *search) moveAll(pods []int, then func() (bool, error)) (bool, error) {
 	if len(pods) == 0 {
 		return then()
@@ -320,7 +320,7 @@ func (s *search) moveAll(pods []int, then func() (bool, error)) (bool, error) {
 	// moveOn moves pod i to row to (where the pipeline puts it now), then
 	// the rest.
 	moveOn := func(to int) (bool, error) {
-		if !s.may(i) { // a chain before it spent its group's budget
+		if !s.mayMove(i) { // a chain before it spent its group's budget
 			return false, nil
 		}
 		if err := s.moveTo(i, to); err != nil {
@@ -334,7 +334,7 @@ func (s *search) moveAll(pods []int, then func() (bool, error)) (bool, error) {
 		if chain {
 			s.chained--
 		}
-		return found, errors.Join(err, s.back())
+		return found, errors.Join(err, s.undoLast())
 	}
 	to, err := s.target(i, s.row[i])
 	if err != nil || to >= 0 {
@@ -345,7 +345,7 @@ func (s *search) moveAll(pods []int, then func() (bool, error)) (bool, error) {
 	}
 	// Owe the pods' moves while room is made for the first, in a chain.
 	s.owed += len(pods)
-	found, err := s.open(s.c.Pods[i].Task, s.key(i), s.row[i], func() (bool, error) {
+	found, err := s.roomOffOneRow(s.c.Pods[i].Task, s.key(i), s.row[i], func() (bool, error) {
 		to, err := s.target(i, s.row[i])
 		if err != nil || to < 0 {
 			return false, err
@@ -423,7 +423,7 @@ func (s *search) settleReplayed() (bool, error) {
 	}
 	saved, held, guided := clonePath(s.path), slices.Clone(s.left), slices.Clone(s.guided)
 	for range saved {
-		if err := s.back(); err != nil {
+		if err := s.undoLast(); err != nil {
 			return false, err
 		}
 	}
@@ -435,7 +435,7 @@ func (s *search) settleReplayed() (bool, error) {
 		}
 		if !ok || !sameMove(s.path[len(s.path)-1], m) {
 			if ok {
-				if err := s.back(); err != nil {
+				if err := s.undoLast(); err != nil {
 					return false, err
 				}
 			}
@@ -449,7 +449,7 @@ func (s *search) settleReplayed() (bool, error) {
 		found, err = s.settle()
 	}
 	for len(s.path) > 0 {
-		err = errors.Join(err, s.back())
+		err = errors.Join(err, s.undoLast())
 	}
 	for n, m := range saved {
 		err = errors.Join(err, s.redo(m, held[n], guided[n]))
@@ -463,10 +463,10 @@ func sameMove(a, b Move) bool {
 
 // redo makes move m again as it was made, pod m.Pod having held held.
 func (s *search) redo(m Move, held []int, guided bool) error {
-	if err := s.off(m.Pod); err != nil {
+	if err := s.takeOff(m.Pod); err != nil {
 		return err
 	}
-	if err := s.on(m.Pod, m.To, m.Holds); err != nil {
+	if err := s.putOn(m.Pod, m.To, m.Holds); err != nil {
 		return err
 	}
 	s.moved[m.Pod] = true
@@ -562,10 +562,10 @@ func (s *search) move(i int) (bool, error) {
 // there, as the path's next move.
 func (s *search) moveTo(i, to int) error {
 	from, held := s.row[i], s.holds[i]
-	if err := s.off(i); err != nil {
+	if err := s.takeOff(i); err != nil {
 		return err
 	}
-	if err := s.on(i, to, nil); err != nil {
+	if err := s.putOn(i, to, nil); err != nil {
 		return err
 	}
 	s.moved[i] = true
@@ -576,9 +576,9 @@ func (s *search) moveTo(i, to int) error {
 	return nil
 }
 
-// keep adds a bound task to the cluster's pods (a placed pending task),
+// addPlaced adds a bound task to the cluster's pods (a placed pending task),
 // and to the search's, as one that has not moved.
-func (s *search) keep(b binding, movable bool, group string) {
+func (s *search) addPlaced(b binding, movable bool, group string) {
 	holds := b.holds
 	if s.c.Devices == nil || b.task.Devices.Count == 0 {
 		holds = nil
@@ -589,17 +589,17 @@ func (s *search) keep(b binding, movable bool, group string) {
 	s.onRow[b.row] = append(s.onRow[b.row], i)
 }
 
-// back takes the last move back.
-func (s *search) back() error {
+// undoLast takes the last move back.
+func (s *search) undoLast() error {
 	m := s.path[len(s.path)-1]
 	held := s.left[len(s.left)-1]
 	s.path, s.left, s.guided = s.path[:len(s.path)-1], s.left[:len(s.left)-1], s.guided[:len(s.guided)-1]
 	s.moved[m.Pod] = false
 	s.spend(m.Pod, -1)
-	if err := s.off(m.Pod); err != nil {
+	if err := s.takeOff(m.Pod); err != nil {
 		return err
 	}
-	return s.on(m.Pod, m.From, held)
+	return s.putOn(m.Pod, m.From, held)
 }
 
 func (s *search) spend(i, n int) {
@@ -629,8 +629,8 @@ func (s *search) target(i, from int) (int, error) {
 	return best, nil
 }
 
-// off takes pod i off its row: its requests and devices.
-func (s *search) off(i int) error {
+// takeOff takes pod i off its row: its requests and devices.
+func (s *search) takeOff(i int) error {
 	row := s.row[i]
 	if err := s.unbind(binding{task: s.c.Pods[i].Task, row: row, holds: s.holds[i]}); err != nil {
 		return err
@@ -641,9 +641,9 @@ func (s *search) off(i int) error {
 	return nil
 }
 
-// on puts pod i on row: its requests, and its devices, those given
+// putOn puts pod i on row: its requests, and its devices, those given
 // (holds) or as the scheduler chooses them.
-func (s *search) on(i, row int, holds []int) error {
+func (s *search) putOn(i, row int, holds []int) error {
 	b, err := s.bind(s.c.Pods[i].Task, row, holds)
 	if err != nil {
 		return err
