@@ -94,6 +94,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	patience := fs.Duration("patience", 2*time.Hour, "with -starve and -moves drain: how long a hold waits for its node to free before it drains it")
 	sustain := fs.String("sustainable", "", "with -churn: instead of -loads, search each policy's sustainable load on each seed, FROM:TO:STEP (such as 0.8:1.3:0.01): the highest load at which the waiting GPU demand ends the window no higher than it starts it")
 	declare := fs.String("declare", string(sim.DeclareNone), "with -churn: what the pods declare of their lifetimes: none, exact, or noisy (× e^N(0,1))")
+	png := fs.Bool("png", false, "write each plot as a PNG too, beside its SVG")
 	floor := fs.Float64("floor", 0, "with -churn: every 10 minutes, bound what any plan of this share of the running pods in moves could leave idle, and what the shares leave unused on the GPUs they share after any plan (0: none)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -110,7 +111,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(stderr, "input:", in.Name)
 	if *defrags {
-		return runDefrags(in, *only, *seeds, *ratio, sim.Tiebreak(*tiebreak), *workers, *out, stdout, stderr)
+		return runDefrags(in, *only, *seeds, *ratio, sim.Tiebreak(*tiebreak), *workers, *out, *png, stdout, stderr)
 	}
 	if *churn {
 		spec := sim.ChurnSpec{WarmUp: warmUp.Seconds(), Window: window.Seconds(), Floor: *floor, Declare: sim.Declaration(*declare)}
@@ -134,7 +135,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if *sustain != "" {
 			return runSustainable(in, *only, ms, *seeds, *sustain, spec, sim.Tiebreak(*tiebreak), *workers, stdout, stderr)
 		}
-		return runChurn(in, *only, ms, *seeds, *loads, spec, sim.Tiebreak(*tiebreak), *workers, *out, stdout, stderr)
+		return runChurn(in, *only, ms, *seeds, *loads, spec, sim.Tiebreak(*tiebreak), *workers, *out, *png, stdout, stderr)
 	}
 	policies, err := sim.Select(sim.Policies(), *only)
 	if err != nil {
@@ -159,13 +160,20 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err := sim.WriteFiles(*out, results, summary); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "wrote %s\n", strings.Join([]string{*out + "/replay.csv", *out + "/summary.csv", *out + "/allocation.svg"}, ", "))
+	written := []string{*out + "/replay.csv", *out + "/summary.csv", *out + "/allocation.svg"}
+	if *png {
+		if err := sim.Plot(*out+"/allocation.png", summary); err != nil {
+			return err
+		}
+		written = append(written, *out+"/allocation.png")
+	}
+	fmt.Fprintf(stderr, "wrote %s\n", strings.Join(written, ", "))
 	return nil
 }
 
 // runDefrags is -defrag: the passes of moves after the arrivals, for one
 // policy.
-func runDefrags(in sim.Input, only string, seeds int, ratio float64, tiebreak sim.Tiebreak, workers int, out string, stdout, stderr io.Writer) error {
+func runDefrags(in sim.Input, only string, seeds int, ratio float64, tiebreak sim.Tiebreak, workers int, out string, png bool, stdout, stderr io.Writer) error {
 	if only == "" {
 		only = sim.ResfitFrag
 	}
@@ -203,13 +211,20 @@ func runDefrags(in sim.Input, only string, seeds int, ratio float64, tiebreak si
 	if err := sim.WriteDefragFiles(out, results, sums); err != nil {
 		return err
 	}
+	if png {
+		if err := sim.PlotDefrags(out+"/defrag.png", sums); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "wrote %s/defrag.csv, %s/defrag.svg, %s/defrag.png\n", out, out, out)
+		return nil
+	}
 	fmt.Fprintf(stderr, "wrote %s/defrag.csv, %s/defrag.svg\n", out, out)
 	return nil
 }
 
 // runChurn is -churn: every policy (or those of -policies) with
 // departures, at every load.
-func runChurn(in sim.Input, only string, moves []sim.ChurnMoves, seeds int, loadList string, spec sim.ChurnSpec, tiebreak sim.Tiebreak, workers int, out string, stdout, stderr io.Writer) error {
+func runChurn(in sim.Input, only string, moves []sim.ChurnMoves, seeds int, loadList string, spec sim.ChurnSpec, tiebreak sim.Tiebreak, workers int, out string, png bool, stdout, stderr io.Writer) error {
 	policies, err := sim.Select(sim.Policies(), only)
 	if err != nil {
 		return err
@@ -241,12 +256,18 @@ func runChurn(in sim.Input, only string, moves []sim.ChurnMoves, seeds int, load
 		return err
 	}
 	written := []string{out + "/churn.csv", out + "/churn-summary.csv"}
+	exts := []string{".svg"}
+	if png {
+		exts = append(exts, ".png")
+	}
 	for _, load := range loads {
-		path := fmt.Sprintf("%s/churn-load-%g.svg", out, load)
-		if err := sim.PlotChurn(path, results, load); err != nil {
-			return err
+		for _, ext := range exts {
+			path := fmt.Sprintf("%s/churn-load-%g%s", out, load, ext)
+			if err := sim.PlotChurn(path, results, load); err != nil {
+				return err
+			}
+			written = append(written, path)
 		}
-		written = append(written, path)
 	}
 	fmt.Fprintf(stderr, "wrote %s\n", strings.Join(written, ", "))
 	return nil

@@ -67,8 +67,8 @@ func TestChurnByHand(t *testing.T) {
 		t.Errorf("idle %v, idle while waiting %v, waiting %v%%, %d events, %d arrivals; want 42.5, 15, 45, 6, 3",
 			res.Idle, res.IdleWhileWaiting, res.WaitingShare, res.Events, res.Arrivals)
 	}
-	if len(res.Hourly) != 1 || res.Hourly[0] != 42.5 {
-		t.Errorf("hourly %v, want [42.5] (the window is 20 s of one hour)", res.Hourly)
+	if len(res.Hourly) != 1 || res.Hourly[0] != 42.5 || len(res.HourlyWhileWaiting) != 1 || res.HourlyWhileWaiting[0] != 15 {
+		t.Errorf("hourly %v, while waiting %v; want [42.5], [15] (the window is 20 s of one hour)", res.Hourly, res.HourlyWhileWaiting)
 	}
 	if w := res.Waits[Size1]; w != (WaitStats{Arrived: 2, Started: 2}) {
 		t.Errorf("1-GPU waits %+v", w)

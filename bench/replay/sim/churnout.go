@@ -232,18 +232,19 @@ func WriteChurnFiles(dir string, results []*ChurnResult, sums []ChurnSummary) er
 	return writeCSV(filepath.Join(dir, "churn-summary.csv"), rows)
 }
 
-// PlotChurn draws, for one load, the idle GPU over the window (hourly
-// means, averaged over the seeds) of each policy and its moves, one line
-// and marker per series, as an SVG file; each legend entry gives the
-// series' time average.
+// PlotChurn draws, for one load, the idle GPU while GPU pods wait over
+// the window (HourlyWhileWaiting, averaged over the seeds) of each policy
+// and its moves, one line and marker per series, as an SVG file (or PNG,
+// save); each legend entry gives the series' IdleWhileWaiting, the
+// table's headline, and its Idle.
 func PlotChurn(path string, results []*ChurnResult, load float64) error {
-	p := unallocatedPlot(fmt.Sprintf("Idle GPU as pods come and go, offered load %.1f (hourly, mean over seeds)", load), "hours into the measured window")
-	p.Y.Label.Text = "GPU idle, % of capacity"
+	p := unallocatedPlot(fmt.Sprintf("Idle GPU while GPU pods wait, offered load %.1f (hourly, mean over seeds)", load), "hours into the measured window")
+	p.Y.Label.Text = "GPU idle while GPU pods wait, % of capacity"
 	type series struct {
-		name  string
-		sum   []float64
-		n     int
-		total float64
+		name        string
+		sum         []float64
+		n           int
+		idle, total float64
 	}
 	var all []*series
 	byName := map[string]*series{}
@@ -261,14 +262,15 @@ func PlotChurn(path string, results []*ChurnResult, load float64) error {
 			byName[name] = s
 			all = append(all, s)
 		}
-		for len(s.sum) < len(r.Hourly) {
+		for len(s.sum) < len(r.HourlyWhileWaiting) {
 			s.sum = append(s.sum, 0)
 		}
-		for h, x := range r.Hourly {
+		for h, x := range r.HourlyWhileWaiting {
 			s.sum[h] += x
 		}
 		s.n++
-		s.total += r.Idle
+		s.total += r.IdleWhileWaiting
+		s.idle += r.Idle
 	}
 	if len(all) == 0 {
 		return fmt.Errorf("churn plot: no replay at load %v", load)
@@ -288,7 +290,7 @@ func PlotChurn(path string, results []*ChurnResult, load float64) error {
 			return err
 		}
 		p.Add(line, scatter)
-		entries = append(entries, legendEntry{label: fmt.Sprintf("%s: %.2f%%", s.name, s.total/float64(s.n)), thumbs: []plot.Thumbnailer{line, scatter}})
+		entries = append(entries, legendEntry{label: fmt.Sprintf("%s: %.2f%% while GPU pods wait (%.2f%% in all)", s.name, s.total/float64(s.n), s.idle/float64(s.n)), thumbs: []plot.Thumbnailer{line, scatter}})
 	}
 	zoom(&p.Y, lo, hi, 1)
 	p.X.Min = 0

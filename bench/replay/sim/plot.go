@@ -13,11 +13,12 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // The plots are drawn for the comparison a reader makes: each series in a
-// colour and a marker of its own, the legend in a column beside the plot
+// colour and a marker of its own, the legend in columns under the plot
 // (never over the data, never past the edge), the axes zoomed to the data.
 
 // palette holds 12 colours told apart on screen and in print (Tableau's
@@ -42,44 +43,84 @@ func seriesStyle(i int) (draw.LineStyle, draw.GlyphStyle) {
 }
 
 // legendEntry is one line of a legend: its text and what it shows.
+// thumbs draw in the legend only; the plot draws its own series.
 type legendEntry struct {
 	label  string
 	thumbs []plot.Thumbnailer
 }
 
-// legendGap is the space between the plot and its legend's column.
+// legendGap is the space around a legend's block and between its columns.
 const legendGap = 8
 
-// legendLayout is where save puts a legend of these entries on a canvas
-// of w × h: its column at the right, as wide as its widest entry, and
-// the rectangle the entries take from the top down.
-func legendLayout(entries []legendEntry, w, h vg.Length) (plot.Legend, vg.Rectangle) {
+// legendBlock is a legend laid out in columns under the plot, as wide as
+// the canvas allows: each column's entries and the rectangle they take,
+// and the height the block takes from the bottom of the canvas.
+type legendBlock struct {
+	columns []plot.Legend
+	rects   []vg.Rectangle
+	height  vg.Length
+}
+
+// legendLayout lays the entries out under a plot on a canvas w wide:
+// as many columns as fit side by side, each as wide as the widest entry,
+// filled top down and left to right, centred. A column beside the plot
+// would take a third of the width from the data; a legend over the plot
+// would hide some of it.
+func legendLayout(entries []legendEntry, w vg.Length) legendBlock {
+	if len(entries) == 0 {
+		return legendBlock{}
+	}
 	leg := plot.NewLegend()
 	leg.Top, leg.Left = true, true
 	var width vg.Length
 	for _, e := range entries {
-		leg.Add(e.label, e.thumbs...)
 		// A quarter more than measured: a viewer without Liberation Serif
 		// or Times may set the text in a wider font (DejaVu Sans: a sixth).
 		width = max(width, leg.ThumbnailWidth+leg.TextStyle.Width(" "+e.label)*5/4)
 	}
-	entryHeight := leg.TextStyle.Height(" ")
-	height := vg.Length(len(entries))*(entryHeight+leg.Padding) - leg.Padding
-	r := vg.Rectangle{Min: vg.Point{X: w - width - legendGap/2, Y: h - height - legendGap}, Max: vg.Point{X: w - legendGap/2, Y: h - legendGap}}
-	return leg, r
+	column := width + legendGap
+	cols := max(1, min(len(entries), int((w-legendGap)/column)))
+	rows := (len(entries) + cols - 1) / cols
+	cols = (len(entries) + rows - 1) / rows // as few as the rows need
+	rowHeight := leg.TextStyle.Height(" ") + leg.Padding
+	height := vg.Length(rows)*rowHeight - leg.Padding
+	left := (w - vg.Length(cols)*column + legendGap) / 2
+	b := legendBlock{height: height + 2*legendGap}
+	for c := range cols {
+		l := plot.NewLegend()
+		l.Top, l.Left = true, true
+		for _, e := range entries[c*rows : min(len(entries), (c+1)*rows)] {
+			l.Add(e.label, e.thumbs...)
+		}
+		x := left + vg.Length(c)*column
+		b.columns = append(b.columns, l)
+		b.rects = append(b.rects, vg.Rectangle{Min: vg.Point{X: x, Y: legendGap}, Max: vg.Point{X: x + width, Y: legendGap + height}})
+	}
+	return b
 }
 
-// save writes the plot as an SVG of w × h with the entries' legend in a
-// column at its right (legendLayout).
+// save writes the plot, with the entries' legend under it
+// (legendLayout), as an image of w × h: an SVG, or a PNG where the
+// path ends in .png (to look at a plot where no SVG viewer is).
 func save(p *plot.Plot, entries []legendEntry, w, h vg.Length, path string) error {
-	leg, r := legendLayout(entries, w, h)
-	// The text is Liberation Serif, metrically Times New Roman, which a
-	// browser sets it in; the legend's column leaves room for a wider font.
-	img := vgsvg.New(w, h)
+	b := legendLayout(entries, w)
+	var img vg.CanvasWriterTo
+	switch {
+	case strings.HasSuffix(path, ".png"):
+		img = vgimg.PngCanvas{Canvas: vgimg.New(w, h)}
+	default:
+		// The text is Liberation Serif, metrically Times New Roman, which a
+		// browser sets it in; the legend's columns leave room for a wider
+		// font.
+		img = vgsvg.New(w, h)
+	}
 	dc := draw.New(img)
-	// A little room above the title, for a viewer's taller font.
-	p.Draw(draw.Crop(dc, 0, -(w - r.Min.X + legendGap), 0, -legendGap))
-	leg.Draw(draw.Canvas{Canvas: dc.Canvas, Rectangle: r})
+	// A little room above the title, for a viewer's taller font, and to
+	// the right of the last tick label.
+	p.Draw(draw.Crop(dc, 0, -legendGap, b.height, -legendGap))
+	for i, l := range b.columns {
+		l.Draw(draw.Canvas{Canvas: dc.Canvas, Rectangle: b.rects[i]})
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -253,16 +294,24 @@ func PlotDefrags(path string, sums []DefragSummary) error {
 		// A method whose points lie on an earlier one's (make-room's and
 		// reclaim's, which make the same few moves) stays visible: its
 		// marker is a larger ring around the earlier one's.
-		if slices.ContainsFunc(order[:i], func(earlier DefragMethod) bool { return near(byMethod[earlier], pts) }) {
-			gs.Shape, gs.Radius = draw.RingGlyph{}, vg.Points(7)
+		ring := slices.ContainsFunc(order[:i], func(earlier DefragMethod) bool { return near(byMethod[earlier], pts) })
+		if ring {
+			gs.Shape = draw.RingGlyph{}
 		}
 		scatter, err := plotter.NewScatter(pts)
 		if err != nil {
 			return err
 		}
+		// The legend shows the marker at its usual size, which fits a row.
 		scatter.GlyphStyle = gs
-		p.Add(scatter)
 		thumbs := []plot.Thumbnailer{scatter}
+		if ring {
+			big := *scatter
+			big.GlyphStyle.Radius = vg.Points(7)
+			p.Add(&big)
+		} else {
+			p.Add(scatter)
+		}
 		if len(pts) > 1 {
 			line, err := plotter.NewLine(pts)
 			if err != nil {
@@ -285,8 +334,7 @@ func PlotDefrags(path string, sums []DefragSummary) error {
 		}
 		line.LineStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(6), vg.Points(4)}}
 		p.Add(line)
-		entries = append(entries, legendEntry{label: "floor: the least any plan", thumbs: []plot.Thumbnailer{line}},
-			legendEntry{label: "of as many moves leaves"})
+		entries = append(entries, legendEntry{label: "floor: the least any plan of as many moves leaves", thumbs: []plot.Thumbnailer{line}})
 		lo = min(lo, TargetUnallocated)
 	}
 	p.X.Min, p.X.Max = 1, most*1.5

@@ -6,13 +6,15 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 )
 
-// The legend's column lies inside the canvas, beside the plot: every
-// entry of the replay's policies fits, the longest label too (policies
-// with the same curve share an entry, their names joined), with room for
-// a viewer's wider font.
+// The legend's columns lie inside the canvas, under the plot, side by
+// side without overlap: every entry of the replay's policies fits its
+// column, the longest label too (policies with the same curve share an
+// entry, their names joined), with room for a viewer's wider font; and
+// the legend takes at most a third of the height.
 func TestLegendInsideTheCanvas(t *testing.T) {
 	w, h := 10*vg.Inch, 6*vg.Inch
 	var entries []legendEntry
@@ -20,13 +22,22 @@ func TestLegendInsideTheCanvas(t *testing.T) {
 		entries = append(entries, legendEntry{label: p.Name + ": 12.34%"})
 	}
 	entries = append(entries, legendEntry{label: "RSF = RSF+retention = RSF+proportional: 12.34%"})
-	leg, r := legendLayout(entries, w, h)
-	if r.Min.X < w/2 || r.Max.X > w || r.Min.Y < 0 || r.Max.Y > h {
-		t.Fatalf("legend at %v on a canvas of %v × %v", r, w, h)
+	b := legendLayout(entries, w)
+	if len(b.columns) < 2 || b.height > h/3 {
+		t.Fatalf("%d columns, %v high on a canvas of %v × %v", len(b.columns), b.height, w, h)
 	}
+	for i, r := range b.rects {
+		if r.Min.X < 0 || r.Max.X > w || r.Min.Y < 0 || r.Max.Y > b.height {
+			t.Errorf("column %d at %v, outside %v × %v", i, r, w, b.height)
+		}
+		if i > 0 && r.Min.X < b.rects[i-1].Max.X {
+			t.Errorf("column %d at %v overlaps %v", i, r, b.rects[i-1])
+		}
+	}
+	leg := plot.NewLegend()
 	for _, e := range entries {
-		if need := leg.ThumbnailWidth + leg.TextStyle.Width(" "+e.label); need > r.Size().X {
-			t.Errorf("%q needs %v, the column is %v wide", e.label, need, r.Size().X)
+		if need := leg.ThumbnailWidth + leg.TextStyle.Width(" "+e.label); need > b.rects[0].Size().X {
+			t.Errorf("%q needs %v, a column is %v wide", e.label, need, b.rects[0].Size().X)
 		}
 	}
 }
