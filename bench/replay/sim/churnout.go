@@ -292,7 +292,7 @@ func PlotChurn(path string, results []*ChurnResult, load float64) error {
 		p.Add(line, scatter)
 		entries = append(entries, legendEntry{label: fmt.Sprintf("%s: %.2f%% while GPU pods wait (%.2f%% in all)", s.name, s.total/float64(s.n), s.idle/float64(s.n)), thumbs: []plot.Thumbnailer{line, scatter}})
 	}
-	zoom(&p.Y, lo, hi, 1)
+	zoom(&p.Y, lo, hi, niceStep(lo, hi))
 	p.X.Min = 0
 	return save(p, entries, 14*vg.Inch, 6*vg.Inch, path)
 }

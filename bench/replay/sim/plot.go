@@ -142,9 +142,10 @@ func zoom(a *plot.Axis, lo, hi, step float64) {
 		a.Max = a.Min + step
 	}
 	n := int(math.Round((a.Max - a.Min) / step))
+	scale := math.Pow(10, max(0, math.Ceil(-math.Log10(step)))) // the step's decimals
 	var ticks []plot.Tick
 	for i := 0; i <= n; i++ {
-		v := a.Min + float64(i)*step
+		v := math.Round((a.Min+float64(i)*step)*scale) / scale
 		t := plot.Tick{Value: v}
 		if n <= 10 || i%2 == 0 {
 			t.Label = strconv.FormatFloat(v, 'f', -1, 64)
@@ -152,6 +153,22 @@ func zoom(a *plot.Axis, lo, hi, step float64) {
 		ticks = append(ticks, t)
 	}
 	a.Tick.Marker = plot.ConstantTicks(ticks)
+}
+
+// niceStep is the step of 1, 2 or 5 times a power of ten that divides
+// [lo, hi] into 4 to 10 steps, so that the axis spans the data closely.
+func niceStep(lo, hi float64) float64 {
+	span := hi - lo
+	if !(span > 0) {
+		return 1
+	}
+	for step := math.Pow(10, math.Floor(math.Log10(span/10))); ; step *= 10 {
+		for _, m := range []float64{1, 2, 5} {
+			if span/(step*m) <= 10 {
+				return step * m
+			}
+		}
+	}
 }
 
 // unallocatedPlot is a plot of the unallocated GPU, in percent of

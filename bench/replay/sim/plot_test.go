@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,5 +65,17 @@ func TestPlotSharesIdenticalCurves(t *testing.T) {
 	text := string(svg)
 	if !strings.Contains(text, "RSF = RSF+retention: 0.00%") || !strings.Contains(text, "FGD: 0.00%") || strings.Count(text, "RSF+retention") != 1 {
 		t.Errorf("legend entries not as expected")
+	}
+}
+
+// niceStep divides a span into 4 to 10 steps of 1, 2 or 5 times a power
+// of ten.
+func TestNiceStep(t *testing.T) {
+	for _, c := range []struct{ lo, hi, want float64 }{
+		{2.7, 3.1, 0.05}, {0, 10, 1}, {4.2, 13.9, 1}, {0, 30, 5}, {3, 3, 1}, {0, 0.9, 0.1},
+	} {
+		if got := niceStep(c.lo, c.hi); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("niceStep(%v, %v) = %v, want %v", c.lo, c.hi, got, c.want)
+		}
 	}
 }
