@@ -9,10 +9,6 @@ import (
 	"github.com/resfit/resfit/resource"
 )
 
-// Volcano: volcano-scheduler.conf, and the arguments of its
-// resource-strategy-fit (scarce-resource avoidance is in sra.go) and binpack
-// plugins.
-
 // volcanoConf reads a volcano-scheduler.conf: every plugin of every tier.
 // Volcano adds the node-order scores of all of them, unweighted, behind the
 // fit check its allocate action makes; resfit does the same with the
