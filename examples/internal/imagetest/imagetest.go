@@ -151,14 +151,20 @@ func Logs(t *testing.T, id string) string {
 // BuildStatic builds a host's image as its README does: the static binary
 // of the Go package at pkg (CGO_ENABLED=0) written as binary into a build
 // directory of its own, then the image from dockerfile there, tagged image.
-// Nothing is pulled. The README's -trimpath (which leaves the build
-// machine's paths out of the binary) is left out: without it the build
-// reuses what tests compiled with CGO_ENABLED=0 (.ci/test) compiled
-// already, where -trimpath would compile Kubernetes once more.
+// Nothing is pulled. The binary is built in the mode that compiles least:
+// without the race detector, without the README's -trimpath (which only
+// leaves the build machine's paths out of the binary), so that it links
+// what the tests compiled with CGO_ENABLED=0 (.ci/test's first run);
+// under it (CI), with -trimpath as the README builds it, so that the
+// fresh-clone check's build of the README's line reuses it.
 func BuildStatic(t *testing.T, pkg, binary, dockerfile, image string) {
 	t.Helper()
 	build := t.TempDir()
-	goBuild := exec.Command("go", "build", "-o", filepath.Join(build, binary), pkg)
+	args := []string{"build", "-o", filepath.Join(build, binary), pkg}
+	if race {
+		args = append(args[:1], append([]string{"-trimpath"}, args[1:]...)...)
+	}
+	goBuild := exec.Command("go", args...)
 	goBuild.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := goBuild.CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, out)

@@ -1,0 +1,6 @@
+//go:build race
+
+package imagetest
+
+// race is whether the tests run under the race detector (CI's mode).
+const race = true
