@@ -75,14 +75,14 @@ func NewPlanning(sc *Scene, pods []*v1.Pod, opts PlanningOptions) (*Planning, er
 	if l := opts.Limits; l.PerNode < 0 || l.PerNamespace < 0 || l.PerWorkload < 0 {
 		return nil, fmt.Errorf("planning limits %+v: each must be ≥ 0", l)
 	}
-	snap := sc.cache
+	cache := sc.cache
 	p := &Planning{scene: sc, disruptions: disruptions, unmovable: map[string]int{}, budgets: maps.Clone(disruptions.Allowed),
-		cluster: &defrag.Cluster{Pipeline: sc.pipe, Table: snap.Table(), Devices: snap.Devices()}}
+		cluster: &defrag.Cluster{Pipeline: sc.pipe, Table: cache.Table(), Devices: cache.Devices()}}
 	for _, pod := range pods {
 		if pod.Spec.NodeName == "" || !Counts(pod) {
 			continue
 		}
-		row, holds, held := snap.Holding(pod)
+		row, holds, held := cache.Holding(pod)
 		if row < 0 {
 			continue // on a node the cluster does not have
 		}

@@ -142,7 +142,7 @@ func (sc *Scene) WorkloadClasses(pods []*v1.Pod) []frag.Class {
 	total := 0.0
 	cpu, _ := sc.cache.Schema().Slot(resource.CPU)
 	for _, p := range pods {
-		key := p.Namespace + "/" + p.Name
+		key := PodName(p)
 		if seen[key] || Finished(p) {
 			continue
 		}

@@ -291,17 +291,16 @@ func (s *Scorer) Device(task *scoring.Task, nodes *resource.Table, row int) int 
 	return device
 }
 
-// current is row's fragmentation as it stands (Measure.Row), remembered
-// in now (nil: computed afresh).
-func (s *Scorer) current(t *resource.Table, row int, now []entry) float64 {
+// current is row's fragmentation as it stands, from what evaluate read of
+// it (Measure.Row's reads), remembered in now (nil: computed afresh).
+func (s *Scorer) current(freeCPU int64, free []int64, parts []resource.Partitioned, model string, row int, tv, dv uint64, now []entry) float64 {
 	if now == nil {
-		return s.measure.Row(t, s.cpu, s.devices, row)
+		return s.measure.NodeParts(freeCPU, free, parts, model)
 	}
-	tv, dv := t.Version(row), s.devices.Version(row)
 	if e := now[row]; e.valid && e.table == tv && e.devices == dv {
 		return e.score
 	}
-	f := s.measure.Row(t, s.cpu, s.devices, row)
+	f := s.measure.NodeParts(freeCPU, free, parts, model)
 	now[row] = entry{table: tv, devices: dv, valid: true, score: f}
 	return f
 }
@@ -328,7 +327,7 @@ func (s *Scorer) evaluate(t *resource.Table, row int, key classKey, now []entry)
 	}
 	after = append(after, free...)
 	left := freeCPU - key.cpu
-	before := s.current(t, row, now)
+	before := s.current(freeCPU, free, parts, model, row, t.Version(row), s.devices.Version(row), now)
 	if key.partition != "" {
 		return s.evaluateParts(before, left, free, parts, model, key)
 	}

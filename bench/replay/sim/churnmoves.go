@@ -368,7 +368,7 @@ func (r *churn) fragMultiPodRound(budget int) (int, error) {
 			onRow[row] = append(onRow[row], k)
 		}
 	}
-	evicted, left, err := fragMultiPod(slices.Clone(r.nodeFrag), onRow, budget, func(k, row int) (float64, error) {
+	evicted, left, err := fragMultiPod(r.nodeFrag, onRow, budget, func(k, row int) (float64, error) {
 		cp := &r.pods[k]
 		if err := c.Remove(row, cp.pod, cp.holds); err != nil {
 			return 0, err

@@ -379,7 +379,8 @@ func (h *fragHeap) Pop() any {
 
 // fragMultiPod is the FGD paper's simulator's descheduler (FragMultiPod)
 // within the budget: the most fragmented node (frag holds each node's
-// fragmentation; the lower row first among equals) gives up the pod whose
+// fragmentation, which it reads only; the lower row first among equals)
+// gives up the pod whose
 // leaving lowers its fragmentation most, by a whole milli-GPU at least
 // (the simulator truncates the drop to an int64), and goes back to the
 // heap at its fragmentation without it, until the budget is spent or no

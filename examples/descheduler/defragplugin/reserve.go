@@ -153,10 +153,10 @@ func (p *Plugin) Reserve(ctx context.Context, nodes []*v1.Node, now time.Time) (
 		h, ok = starvation.Choose(waiting[i], sn, now, gpu, func(k int) bool { return fitsEmpty(waiting[i].Pod, sn[k]) })
 	}
 	if !ok {
-		return Reservation{Target: podName(target)}, p.letGo(ctx, held, "")
+		return Reservation{Target: kubebridge.PodName(target)}, p.letGo(ctx, held, "")
 	}
 	node := sn[h.Index]
-	res := Reservation{Target: podName(target), Node: h.Node, FreeAt: h.FreeAt}
+	res := Reservation{Target: kubebridge.PodName(target), Node: h.Node, FreeAt: h.FreeAt}
 	room := kubebridge.Room{Namespace: target.Namespace, Name: "hold-" + target.Name, Node: h.Node, PodUID: target.UID,
 		Requests: kubebridge.PodRequests(target), ExpiresAt: now.Add(p.args.HoldFor.Duration), NodeWide: true, FreeAt: h.FreeAt}
 	byUID := map[string]*v1.Pod{}
@@ -166,7 +166,7 @@ func (p *Plugin) Reserve(ctx context.Context, nodes []*v1.Node, now time.Time) (
 	for _, k := range h.InTheWay {
 		if pod := byUID[node.Pods[k].Name]; pod != nil {
 			room.InTheWay = append(room.InTheWay, pod.UID)
-			res.InTheWay = append(res.InTheWay, podName(pod))
+			res.InTheWay = append(res.InTheWay, kubebridge.PodName(pod))
 		}
 	}
 	if err := p.holdRoom(ctx, room, held); err != nil {
@@ -190,14 +190,14 @@ func (p *Plugin) Reserve(ctx context.Context, nodes []*v1.Node, now time.Time) (
 		if ok, _ := p.movable(pod); !ok || !p.handle.Evictor().PreEvictionFilter(pod) {
 			continue
 		}
-		reason := fmt.Sprintf("resfit: drained off %s, held for %s", h.Node, podName(target))
+		reason := fmt.Sprintf("resfit: drained off %s, held for %s", h.Node, kubebridge.PodName(target))
 		if err := p.handle.Evictor().Evict(ctx, pod, evictions.EvictOptions{StrategyName: PluginName, Reason: reason}); err != nil {
 			klog.FromContext(ctx).Info("not evicted", "plugin", PluginName, "pod", klog.KObj(pod), "error", err.Error())
 			continue
 		}
 		moves.WithLabelValues(resultDrained).Inc()
-		p.events.Eventf(pod, target, v1.EventTypeNormal, "Drained", "Reserve", "resfit drained %s for %s, which has waited since %s", h.Node, podName(target), target.CreationTimestamp.UTC().Format(time.RFC3339))
-		res.Evicted = append(res.Evicted, podName(pod))
+		p.events.Eventf(pod, target, v1.EventTypeNormal, "Drained", "Reserve", "resfit drained %s for %s, which has waited since %s", h.Node, kubebridge.PodName(target), target.CreationTimestamp.UTC().Format(time.RFC3339))
+		res.Evicted = append(res.Evicted, kubebridge.PodName(pod))
 	}
 	if p.allowance != nil {
 		p.allowance.Spend(len(res.Evicted))
@@ -270,6 +270,3 @@ func (p *Plugin) letGo(ctx context.Context, before []heldRoom, keep string) erro
 	}
 	return nil
 }
-
-// podName is namespace/name.
-func podName(pod *v1.Pod) string { return pod.Namespace + "/" + pod.Name }

@@ -160,11 +160,11 @@ func Logs(t *testing.T, id string) string {
 func BuildStatic(t *testing.T, pkg, binary, dockerfile, image string) {
 	t.Helper()
 	build := t.TempDir()
-	args := []string{"build", "-o", filepath.Join(build, binary), pkg}
+	args := []string{"build"}
 	if race {
-		args = append(args[:1], append([]string{"-trimpath"}, args[1:]...)...)
+		args = append(args, "-trimpath")
 	}
-	goBuild := exec.Command("go", args...)
+	goBuild := exec.Command("go", append(args, "-o", filepath.Join(build, binary), pkg)...)
 	goBuild.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := goBuild.CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, out)

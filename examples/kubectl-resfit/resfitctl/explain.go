@@ -104,7 +104,7 @@ func Explain(c *Cluster, cfg *config.Config, configName string, pod *v1.Pod) (*E
 		return nil, err
 	}
 	e := &Explanation{
-		Pod: pod.Namespace + "/" + pod.Name, Config: configName, BoundTo: pod.Spec.NodeName, Finished: finishedPhase(pod),
+		Pod: kubebridge.PodName(pod), Config: configName, BoundTo: pod.Spec.NodeName, Finished: finishedPhase(pod),
 		MaxScore: sc.Pipeline().MaxScore(), Plugins: sc.Pipeline().ScorerNames(), Warnings: sc.warnings(cfg),
 		DRA: sc.Cache().DRA() != nil,
 	}
