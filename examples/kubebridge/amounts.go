@@ -11,6 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	kres "k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/resource"
 )
 
@@ -65,10 +66,10 @@ func fieldAmount(path string, name v1.ResourceName, q kres.Quantity) (int64, err
 // more than resource.MaxResources names, is an error that says which
 // object has it. With DRA (d not nil), the resources of its device
 // classes too (ResourceNames).
-func SchemaFor(d *DRA, nodes []*v1.Node, pods []*v1.Pod) (*resource.Schema, error) {
+func SchemaFor(d *dra.Reading, nodes []*v1.Node, pods []*v1.Pod) (*resource.Schema, error) {
 	seen := map[string]string{} // name → the object that has it
 	if d != nil {
-		for _, c := range d.classes {
+		for _, c := range d.Classes() {
 			seen[c.Resource] = "deviceclass " + c.Name
 		}
 	}
@@ -142,8 +143,8 @@ type RowWriter struct {
 	// dra, when set (WithDRA), backs the resources of its classes in
 	// draSlots; backed says, per node, which slots (bits by slot) DRA
 	// backs there.
-	dra      *DRA
-	draSlots []classSlot
+	dra      *dra.Reading
+	draSlots []dra.ClassSlot
 	backed   map[string]uint64
 }
 

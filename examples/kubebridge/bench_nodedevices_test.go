@@ -6,6 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/examples/kubebridge/dratest"
 	"github.com/resfit/resfit/resource"
 )
@@ -19,7 +20,7 @@ import (
 //     and used), as a Volcano session opens.
 func BenchmarkNodeDevices(b *testing.B) {
 	for _, n := range []int{1000, 5000, 20000} {
-		o := DRAObjects{Classes: dratest.NVIDIAClasses()}
+		o := dra.Objects{Classes: dratest.NVIDIAClasses()}
 		var nodes []*v1.Node
 		for i := range n {
 			name := fmt.Sprintf("node-%05d", i)
@@ -33,7 +34,7 @@ func BenchmarkNodeDevices(b *testing.B) {
 				o.Claims = append(o.Claims, dratest.AllocatedClaim("default", "gpus-"+name, name, devices...))
 			}
 		}
-		d, err := ReadDRA(o)
+		d, err := dra.Read(o)
 		if err != nil {
 			b.Fatal(err)
 		}

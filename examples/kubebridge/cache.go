@@ -8,6 +8,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/resource"
 )
 
@@ -46,7 +47,7 @@ type Cache struct {
 	objects // what the events said (cache_events.go, cache_assume.go)
 	dense   // what is scored, worked out from them (cache_rows.go, cache_schema.go)
 	device  string
-	dra     *DRA
+	dra     *dra.Reading
 	changes int
 }
 
@@ -93,7 +94,7 @@ type podEntry struct {
 	// changed, for Forget to give back.
 	assumed bool
 	before  *v1.Pod
-	claims  draChange
+	claims  dra.Change
 }
 
 // count works out what a counted pod uses: its requests in the schema and
@@ -116,11 +117,11 @@ type Options struct {
 	// Devices is the device resource whose device view the cache keeps;
 	// empty means resource.GPU.
 	Devices string
-	// DRA, when not nil, is what the cluster's DRA objects say (ReadDRA):
+	// DRA, when not nil, is what the cluster's DRA objects say (dra.Read):
 	// the classes' resources are in the schema, each node's rows and
 	// devices as DRA says where it does not report them itself (see
-	// RowWriter.WithDRA, DRA.NodeDevices). SetDRA replaces it.
-	DRA *DRA
+	// RowWriter.WithDRA, dra.Reading.NodeDevices). SetDRA replaces it.
+	DRA *dra.Reading
 }
 
 // NewCache builds a cache of the nodes and pods (bound and pending;
@@ -171,7 +172,7 @@ func NewCache(nodes []*v1.Node, pods []*v1.Pod, opts Options) (*Cache, error) {
 }
 
 // DRA is what the cache reads of DRA (Options.DRA), nil without.
-func (s *Cache) DRA() *DRA { return s.dra }
+func (s *Cache) DRA() *dra.Reading { return s.dra }
 
 // Schema is the schema of Table.
 func (s *Cache) Schema() *resource.Schema { return s.schema }

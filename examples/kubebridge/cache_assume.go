@@ -3,6 +3,7 @@ package kubebridge
 import (
 	"fmt"
 
+	"github.com/resfit/resfit/examples/kubebridge/dra"
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -39,7 +40,7 @@ func (s *Cache) Assume(p *v1.Pod, node string) error {
 	}
 	after, err := s.dra.Allocate(e.pod, node)
 	if err == nil {
-		e.claims = s.dra.changeTo(after)
+		e.claims = s.dra.ChangeTo(after)
 		err = s.SetDRA(after)
 	}
 	if err != nil {
@@ -59,11 +60,11 @@ func (s *Cache) Forget(p *v1.Pod) error {
 	if !ok || !e.assumed {
 		return fmt.Errorf("forgetting pod %s/%s: it is not assumed", p.Namespace, p.Name)
 	}
-	if !e.claims.empty() {
-		if err := s.SetDRA(s.dra.undo(e.claims)); err != nil {
+	if !e.claims.Empty() {
+		if err := s.SetDRA(s.dra.Undo(e.claims)); err != nil {
 			return err
 		}
-		e.claims = draChange{}
+		e.claims = dra.Change{}
 	}
 	if e.before != nil {
 		return s.AddPod(e.before)

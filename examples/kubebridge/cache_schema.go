@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/resource"
 )
 
@@ -37,7 +38,7 @@ func (s *Cache) learnDRA() ([]string, error) {
 // stays, and a node whose devices changed has its pods counted again);
 // otherwise the schema, table and device view are built again
 // (SchemaChanges counts it). nil drops DRA.
-func (s *Cache) SetDRA(d *DRA) error {
+func (s *Cache) SetDRA(d *dra.Reading) error {
 	before := s.dra
 	s.dra = d
 	added, err := s.learnDRA()

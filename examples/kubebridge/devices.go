@@ -3,11 +3,11 @@ package kubebridge
 import (
 	"fmt"
 	"maps"
-	"math/big"
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/resource"
 )
 
@@ -66,21 +66,14 @@ type nodeDevices struct {
 	// err says why a registration could not be read (count is then 0), or
 	// that the node has more DRA devices than resfit reads of a node.
 	err error
-	// fromDRA says the devices are DRA's (DRA.NodeDevices): left says
-	// what is left of each, as a share of the whole (draNodeDevices),
-	// model is theirs ("" when they differ).
+	// fromDRA says the devices are DRA's units (dra.Reading.NodeUnits).
 	fromDRA bool
-	left    []*big.Rat
-	model   string
-	// parts are the units that divide into parts (DRA.partitioned), and
-	// partsKey tells two readings' apart.
-	parts    []resource.Partitioned
-	partsKey string
+	units   dra.NodeUnits
 }
 
 // readNodeDevices reads a node's devices of the named resource; with DRA
 // (d not nil), a node that has none otherwise has its DRA devices.
-func readNodeDevices(node *v1.Node, device string, d *DRA) nodeDevices {
+func readNodeDevices(node *v1.Node, device string, d *dra.Reading) nodeDevices {
 	if device == resource.GPU {
 		registered, from, err := resource.RegisteredDevices(node.Annotations)
 		if err != nil {
@@ -102,7 +95,10 @@ func readNodeDevices(node *v1.Node, device string, d *DRA) nodeDevices {
 	}
 	nd := nodeDevices{count: int(min(a/1000, resource.MaxDevicesPerNode))}
 	if nd.count == 0 && d != nil {
-		return d.draNodeDevices(node.Name, device)
+		if u := d.NodeUnits(node.Name, device); len(u.Left) > 0 {
+			return nodeDevices{count: len(u.Left), err: u.Err, fromDRA: true, units: u}
+		}
+		return nodeDevices{}
 	}
 	return nd
 }
@@ -110,15 +106,14 @@ func readNodeDevices(node *v1.Node, device string, d *DRA) nodeDevices {
 // same reports whether two readings give the same devices.
 func (nd nodeDevices) same(o nodeDevices) bool {
 	return nd.count == o.count && (nd.index == nil) == (o.index == nil) && maps.Equal(nd.index, o.index) &&
-		nd.fromDRA == o.fromDRA && slices.EqualFunc(nd.left, o.left, func(a, b *big.Rat) bool { return a.Cmp(b) == 0 }) && nd.model == o.model &&
-		nd.partsKey == o.partsKey
+		nd.fromDRA == o.fromDRA && nd.units.Same(o.units)
 }
 
 // modelOf is a node's GPU model: its DRA devices' when they agree on one,
 // else its labels' (resource.NodeModel).
 func (nd nodeDevices) modelOf(node *v1.Node) string {
-	if nd.fromDRA && nd.model != "" {
-		return nd.model
+	if nd.fromDRA && nd.units.Model != "" {
+		return nd.units.Model
 	}
 	return resource.NodeModel(node.Labels)
 }
@@ -185,15 +180,15 @@ func (h Held) Holds() bool { return len(h.parts) > 0 }
 // HoldDevices takes a pod's devices on its node's row of a device view, by
 // the rule above, as a host does for a pod it places or finds on the node.
 // A node whose registration cannot be read has no devices: the pod holds
-// none. With DRA (dra not nil), on a node whose devices DRA publishes a
+// none. With DRA (d not nil), on a node whose devices DRA publishes a
 // pod holds what its claims hold, which the host reads with DRA again,
 // and nothing here.
-func HoldDevices(dra *DRA, view *resource.Devices, row int, node *v1.Node, p *v1.Pod) (Held, error) {
+func HoldDevices(d *dra.Reading, view *resource.Devices, row int, node *v1.Node, p *v1.Pod) (Held, error) {
 	pod, err := PodOf(p)
 	if err != nil {
 		return Held{}, err
 	}
-	return readNodeDevices(node, view.Name(), dra).hold(view, row, p, resource.DeviceRequestOf(pod, view.Name()))
+	return readNodeDevices(node, view.Name(), d).hold(view, row, p, resource.DeviceRequestOf(pod, view.Name()))
 }
 
 // holdDevices takes a request on a row, tightest first: nothing when it
@@ -238,12 +233,12 @@ func DeviceAmounts(d *resource.Devices, row int) (allocatable, used int64) {
 // theirs, by the rule above. It is the rule a fresh Cache follows, for
 // a host that reads a node's pods at once. A registration that cannot be
 // read is a *RegistrationError, returned once the row is written (without
-// devices): the host may report it and go on. With DRA (dra not nil), a
+// devices): the host may report it and go on. With DRA (d not nil), a
 // node without devices of the view's resource otherwise has the units of
 // its class, each with what is left of it, and its pods hold nothing by
 // guessing.
-func NodeDevices(dra *DRA, view *resource.Devices, row int, node *v1.Node, pods []*v1.Pod) error {
-	return writeNodeDevices(view, row, node, readNodeDevices(node, view.Name(), dra), pods)
+func NodeDevices(d *dra.Reading, view *resource.Devices, row int, node *v1.Node, pods []*v1.Pod) error {
+	return writeNodeDevices(view, row, node, readNodeDevices(node, view.Name(), d), pods)
 }
 
 // writeNodeDevices writes a node's devices as read (nd) into its row, and
@@ -266,15 +261,11 @@ func writeNodeDevices(d *resource.Devices, row int, node *v1.Node, nd nodeDevice
 		return nd.err
 	}
 	if nd.fromDRA {
-		free := make([]int64, nd.count)
-		for j, l := range nd.left {
-			free[j] = floorTimes(l, d.PerDevice()) // floor: whole only when nothing is used
-		}
-		if err := d.SetFree(row, free); err != nil {
+		if err := d.SetFree(row, nd.units.Free(d.PerDevice())); err != nil {
 			return err
 		}
-		if nd.parts != nil || d.Partitioned(row) != nil {
-			return d.SetPartitioned(row, nd.parts)
+		if nd.units.Parts != nil || d.Partitioned(row) != nil {
+			return d.SetPartitioned(row, nd.units.Parts)
 		}
 		return nil
 	}

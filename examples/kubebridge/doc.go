@@ -43,12 +43,12 @@
 // NodeResourcesFit decides that a resource is backed by DRA) holds the
 // class's units on the node (allocatable: devices, a GPU with partitions
 // once) and what claims use of them (used), in the resource's canonical
-// unit (RowWriter.WithDRA, canonicalAmounts). The device view: a node
+// unit (RowWriter.WithDRA, dra.Reading.CanonicalAmounts). The device view: a node
 // that has no devices of the view's resource otherwise (no device-plugin
 // amount, no GPU-sharing registration) has the units of the class whose
 // resource it is (nvidia.com/gpu for NVIDIA's chart), each with what is
 // left of it (unitLeft), of their productName's model when all of them
-// agree (DRA.NodeDevices). A pod holds nothing on such a node
+// agree (dra.Reading.NodeDevices). A pod holds nothing on such a node
 // by guessing: its claims' allocations say what it holds.
 //
 // A task: a pod's claims not yet allocated add what they take on a node to

@@ -10,13 +10,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"pgregory.net/rapid"
 
+	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/examples/kubebridge/dratest"
 	"github.com/resfit/resfit/scoring/defrag"
 )
 
 // Where a planner puts a pod whose claim asks for whole GPUs through DRA,
 // it takes the GPUs kube's allocator gives the claim there
-// (DRA.Allocation, kube's structured allocator): on a node of 1 to 8 GPUs
+// (dra.Reading.Allocation, kube's structured allocator): on a node of 1 to 8 GPUs
 // that claims hold at random, a pending pod's claim from a template asks
 // for 1 to 8 of them; the planner places it (a round of make-room) on the
 // GPUs the allocator picks, or not at all when the allocator finds none.
@@ -24,7 +25,7 @@ import (
 func TestPlannerTakesTheGPUsKubesAllocatorGives(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		gpus := rapid.IntRange(1, 8).Draw(rt, "gpus")
-		objects := DRAObjects{Slices: []*resourcev1.ResourceSlice{dratest.NVIDIASlice("gpu-a", "NVIDIA H100 80GB HBM3", gpus, 0)}, Classes: dratest.NVIDIAClasses()}
+		objects := dra.Objects{Slices: []*resourcev1.ResourceSlice{dratest.NVIDIASlice("gpu-a", "NVIDIA H100 80GB HBM3", gpus, 0)}, Classes: dratest.NVIDIAClasses()}
 		var held []string
 		for i := range gpus {
 			if rapid.Bool().Draw(rt, fmt.Sprint("held ", i)) {
@@ -43,7 +44,7 @@ func TestPlannerTakesTheGPUsKubesAllocatorGives(t *testing.T) {
 		p := pod("job", "", "cpu", "1")
 		p.Namespace = "train"
 		p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpus", ResourceClaimTemplateName: &template}}
-		d, err := ReadDRA(objects)
+		d, err := dra.Read(objects)
 		if err != nil {
 			rt.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/examples/kubebridge/examplecluster"
 	"github.com/resfit/resfit/scoring/config"
 	"github.com/resfit/resfit/scoring/defrag"
@@ -211,7 +212,7 @@ func TestPlanningGang(t *testing.T) {
 // fits gpu-b. A claim the pod shares keeps it where it is.
 func TestPlanningDRADefragExample(t *testing.T) {
 	nodes, pods, budgets, objects := examplecluster.DRADefragCluster()
-	var o DRAObjects
+	var o dra.Objects
 	for _, obj := range objects {
 		switch x := obj.(type) {
 		case *resourcev1.ResourceSlice:
@@ -224,7 +225,7 @@ func TestPlanningDRADefragExample(t *testing.T) {
 			o.Templates = append(o.Templates, x)
 		}
 	}
-	d, err := ReadDRA(o)
+	d, err := dra.Read(o)
 	if err != nil {
 		t.Fatal(err)
 	}

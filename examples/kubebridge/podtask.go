@@ -9,6 +9,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 )
@@ -24,39 +25,43 @@ type PodTask struct {
 	// host shows it, and counts the pod's class by it), and On says what it
 	// takes on each node.
 	Task   *scoring.Task
-	demand podDemand
-	base   *scoring.Task
-	schema *resource.Schema
-	view   string
-	mu     sync.Mutex
-	byTake map[string]*scoring.Task
+	demand dra.Demand
+	// classes are the reading's device classes, which the demand's takes
+	// are counted in.
+	classes []dra.Class
+	base    *scoring.Task
+	schema  *resource.Schema
+	view    string
+	mu      sync.Mutex
+	byTake  map[string]*scoring.Task
 }
 
 // NewPodTask turns a pod into a task as NewTask does, with what its DRA
 // claims take as d says; d may be nil (no DRA). An error names the pod.
-func NewPodTask(d *DRA, schema *resource.Schema, pod *v1.Pod, opts scoring.TaskOptions) (*PodTask, error) {
+func NewPodTask(d *dra.Reading, schema *resource.Schema, pod *v1.Pod, opts scoring.TaskOptions) (*PodTask, error) {
 	base, err := NewTask(schema, pod, opts)
 	if err != nil {
 		return nil, err
 	}
-	pt := &PodTask{Task: base, base: base, schema: schema, view: opts.Devices, demand: podDemand{uniform: true}}
+	pt := &PodTask{Task: base, base: base, schema: schema, view: opts.Devices}
 	if d == nil {
 		return pt, nil
 	}
-	if pt.demand, err = d.demand(pod); err != nil {
+	pt.classes = d.Classes()
+	if pt.demand, err = d.DemandOf(pod); err != nil {
 		return nil, err
 	}
-	if ext := d.extendedClasses(pod); len(ext) > 0 {
+	if ext := d.ExtendedClasses(pod); len(ext) > 0 {
 		// Its requests of these classes' extended resources are a claim's
 		// (extendedClaim), which demand holds: the claim's take stands in
 		// for them.
 		base = withoutClasses(base, schema, d, ext, opts.Devices)
 		pt.Task, pt.base = base, base
 	}
-	if len(pt.demand.requests) == 0 {
+	if !pt.demand.Pending() {
 		return pt, nil
 	}
-	if pt.Task, err = pt.with(pt.demand.nominal, nil); err != nil {
+	if pt.Task, err = pt.with(pt.demand.Nominal(), nil); err != nil {
 		return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	pt.byTake = map[string]*scoring.Task{}
@@ -64,7 +69,7 @@ func NewPodTask(d *DRA, schema *resource.Schema, pod *v1.Pod, opts scoring.TaskO
 }
 
 // Uniform reports whether Task stands for the pod on every node.
-func (pt *PodTask) Uniform() bool { return pt.demand.uniform }
+func (pt *PodTask) Uniform() bool { return pt.demand.Uniform() }
 
 // OnlyDeviceShare reports whether a pipeline's filters are DeviceShare
 // alone, or none: filters that pass every node for a task that asks for no
@@ -88,15 +93,15 @@ func (pt *PodTask) FiltersNothing(onlyDeviceShare bool) bool {
 
 // On is the pod's task on a node, and whether the node can satisfy its
 // claims (false: the node is infeasible for it, among them a node its
-// claims allocated already do not bind it to, DRA.boundNodes).
+// claims allocated already do not bind it to, dra.Demand.Allows).
 func (pt *PodTask) On(node string) (*scoring.Task, bool, error) {
-	if pt.demand.pinned != nil && !pt.demand.pinned[node] {
+	if !pt.demand.Allows(node) {
 		return nil, false, nil // its claims allocated already bind it elsewhere
 	}
 	if pt.Uniform() || pt.byTake == nil { // byTake: nil where no claim is pending
 		return pt.Task, true, nil
 	}
-	take, types, ok, err := pt.demand.dra.fitParts(node, pt.demand.claims)
+	take, types, ok, err := pt.demand.Take(node)
 	if err != nil {
 		return nil, false, fmt.Errorf("pod task %s: %w", pt.base.Name, err)
 	}
@@ -136,13 +141,13 @@ func (pt *PodTask) Placed(node string) *scoring.Task {
 
 // withoutClasses is a task without what it asks of the classes'
 // resources, in their slots and, for the view's class, in its devices.
-func withoutClasses(task *scoring.Task, schema *resource.Schema, d *DRA, classes []int, view string) *scoring.Task {
+func withoutClasses(task *scoring.Task, schema *resource.Schema, d *dra.Reading, classes []int, view string) *scoring.Task {
 	t := *task
 	t.Requests = slices.Clone(t.Requests)
 	t.NonZeroRequests = slices.Clone(t.NonZeroRequests)
 	t.KoordinatorRequests = slices.Clone(t.KoordinatorRequests)
 	for _, c := range classes {
-		name := d.classes[c].Resource
+		name := d.Classes()[c].Resource
 		if slot, ok := schema.Slot(name); ok {
 			for _, v := range []resource.Vector{t.Requests, t.NonZeroRequests, t.KoordinatorRequests} {
 				if v != nil {
@@ -170,7 +175,7 @@ func (pt *PodTask) with(take []int64, types []string) (*scoring.Task, error) {
 		if n == 0 {
 			continue
 		}
-		class := pt.demand.dra.classes[c]
+		class := pt.classes[c]
 		slot, ok := pt.schema.Slot(class.Resource)
 		if !ok {
 			return nil, fmt.Errorf("its claims take %d of deviceclass %s, whose resource %s the schema lacks", n, class.Name, class.Resource)

@@ -253,7 +253,7 @@ func (sc *Scene) DeviceShares(workload []*v1.Pod) (allocated, fragmented *float6
 // ownClaims reads a placed pod whose DRA claims hold devices of the view
 // on its node (a node whose devices DRA publishes) as a planner moves it:
 // its task as its replacement will ask (its claims as their templates
-// make them, not allocated: DRA.Unallocate), and the devices its claims
+// make them, not allocated: dra.Reading.Unallocate), and the devices its claims
 // hold there (the view's indices). found is false for a pod whose claims
 // hold none; held is false when they hold anything but whole devices of
 // the view, as many as the task asks for.
@@ -262,7 +262,7 @@ func (sc *Scene) ownClaims(pod *v1.Pod) (pt *PodTask, units []int, found, held b
 	if d == nil || view == nil || len(pod.Spec.ResourceClaims) == 0 {
 		return nil, nil, false, false, nil
 	}
-	units, ok := d.unitsHeld(pod, pod.Spec.NodeName, view.Name())
+	units, ok := d.UnitsHeld(pod, pod.Spec.NodeName, view.Name())
 	if len(units) == 0 && ok {
 		return nil, nil, false, false, nil
 	}

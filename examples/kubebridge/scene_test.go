@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"pgregory.net/rapid"
 
+	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/examples/kubebridge/dratest"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring/frag"
@@ -28,7 +29,7 @@ import (
 // dropped the profile and the cost read free amounts alone.
 func TestGiveBackCostIsFGDScorersMeasure(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		objects := DRAObjects{Classes: dratest.NVIDIAClasses()}
+		objects := dra.Objects{Classes: dratest.NVIDIAClasses()}
 		var nodes []*v1.Node
 		for i := range rapid.IntRange(1, 3).Draw(rt, "nodes") {
 			name := fmt.Sprint("node-", i)
@@ -60,7 +61,7 @@ func TestGiveBackCostIsFGDScorersMeasure(t *testing.T) {
 			p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "c", ResourceClaimName: &claim.Name}}
 			pods = append(pods, p)
 		}
-		d, err := ReadDRA(objects)
+		d, err := dra.Read(objects)
 		if err != nil {
 			rt.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 	"volcano.sh/volcano/pkg/scheduler/framework"
 
 	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/config"
@@ -71,10 +72,10 @@ type sessionView struct {
 	tasks sync.Map // api.TaskID → taskOf
 	// dra is what the session's DRA objects say (Session.SharedDRAManager,
 	// read when the session opens; nil without), with the claims of the
-	// tasks the session allocates allocated as kubebridge.DRA.Allocate
+	// tasks the session allocates allocated as dra.Reading.Allocate
 	// chooses; writer puts its amounts into rows (kubebridge.RowWriter's
 	// DRAAllocatable and DRAUsed).
-	dra    *kubebridge.DRA
+	dra    *dra.Reading
 	writer *kubebridge.RowWriter
 }
 
@@ -278,7 +279,7 @@ func (s *sessionView) allocated(e *framework.Event) {
 	}
 	s.held[t.UID] = held
 	if s.dra != nil && len(t.Pod.Spec.ResourceClaims) > 0 {
-		s.setDRA(row, n, func() (*kubebridge.DRA, error) { return s.dra.Allocate(t.Pod, t.NodeName) })
+		s.setDRA(row, n, func() (*dra.Reading, error) { return s.dra.Allocate(t.Pod, t.NodeName) })
 	}
 	if err == nil && s.scores.Volatile() {
 		s.scores.Observe(task.Placed(t.NodeName))
@@ -303,7 +304,7 @@ func (s *sessionView) deallocated(e *framework.Event) {
 			klog.Errorf("%s: task %s/%s on node %s: %v", s.name, t.Namespace, t.Name, t.NodeName, err)
 		}
 		if s.dra != nil && t.Pod != nil && len(t.Pod.Spec.ResourceClaims) > 0 && n.Node != nil {
-			s.setDRA(row, n, func() (*kubebridge.DRA, error) { return s.dra.Unallocate(t.Pod), nil })
+			s.setDRA(row, n, func() (*dra.Reading, error) { return s.dra.Unallocate(t.Pod), nil })
 		}
 	}
 }
@@ -312,7 +313,7 @@ func (s *sessionView) deallocated(e *framework.Event) {
 // allocated or gave back on a node, and writes the node's devices again
 // from it (its row's amounts are read after the event). The caller holds
 // s.mu.
-func (s *sessionView) setDRA(row int, n *api.NodeInfo, next func() (*kubebridge.DRA, error)) {
+func (s *sessionView) setDRA(row int, n *api.NodeInfo, next func() (*dra.Reading, error)) {
 	d, err := next()
 	if err != nil {
 		klog.Errorf("%s: node %s: %v", s.name, n.Name, err)
@@ -327,7 +328,7 @@ func (s *sessionView) setDRA(row int, n *api.NodeInfo, next func() (*kubebridge.
 }
 
 // task is a Volcano task as resfit scores it, made once per session from
-// its pod by the host layer's rule (kubebridge.DRA.NewPodTask: NewTask
+// its pod by the host layer's rule (dra.Reading.NewPodTask: NewTask
 // with what its DRA claims take).
 func (s *sessionView) task(t *api.TaskInfo) (*kubebridge.PodTask, error) {
 	if v, ok := s.tasks.Load(t.UID); ok {
@@ -371,14 +372,14 @@ func (s *sessionView) borrow(r int, n *api.NodeInfo) (restore func(), err error)
 }
 
 // readDRA reads the session's DRA objects from the scheduler cache's
-// SharedDRAManager by the host layer's rule (kubebridge.DRAReader.ReadFrom:
+// SharedDRAManager by the host layer's rule (dra.Reader.ReadFrom:
 // ResourceSlices with device taint rules applied, DeviceClasses, and the
 // claims with the allocations made in memory and not yet written); nil
 // when the cache has none (DRA off) or the cluster has no DRA objects.
 // Volcano builds its plugins again for every session, so the reader that
 // reuses the compiled classes and the slices' devices from one session to
 // the next is kept by plugin name (sessionReaders).
-func readDRA(plugin string, ssn *framework.Session) (*kubebridge.DRA, error) {
+func readDRA(plugin string, ssn *framework.Session) (*dra.Reading, error) {
 	m := ssn.SharedDRAManager()
 	if m == nil {
 		return nil, nil
@@ -387,7 +388,7 @@ func readDRA(plugin string, ssn *framework.Session) (*kubebridge.DRA, error) {
 	r := v.(*sessionReader)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.reader.ReadFrom(kubebridge.DRAListers{
+	return r.reader.ReadFrom(dra.Listers{
 		Slices: m.ResourceSlices().ListWithDeviceTaintRules, Classes: m.DeviceClasses().List,
 		Claims: m.ResourceClaims().List, Pending: m.ResourceClaims().GetPendingAllocation,
 	})
@@ -400,5 +401,5 @@ var sessionReaders sync.Map // plugin name → *sessionReader
 
 type sessionReader struct {
 	mu     sync.Mutex
-	reader kubebridge.DRAReader
+	reader dra.Reader
 }

@@ -17,6 +17,7 @@ import (
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
 	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/scoring/config"
 	"github.com/resfit/resfit/scoring/defrag"
 )
@@ -34,7 +35,7 @@ type Plugin struct {
 	// dra lists the DRA objects; draReader reads them, reusing what has
 	// not changed since the last run.
 	dra       draListers
-	draReader kubebridge.DRAReader
+	draReader dra.Reader
 	events    eventSink
 	rooms     roomClient
 	// allowance is the hourly allowance of moves (Args.MaxMovesPerHour),
@@ -92,9 +93,9 @@ type draListers struct {
 
 // readDRA reads what the cluster's DRA objects say; nil for a cluster
 // without slices or classes.
-func (p *Plugin) readDRA() (*kubebridge.DRA, error) {
+func (p *Plugin) readDRA() (*dra.Reading, error) {
 	all := labels.Everything()
-	return p.draReader.ReadFrom(kubebridge.DRAListers{
+	return p.draReader.ReadFrom(dra.Listers{
 		Slices:    func() ([]*resourcev1.ResourceSlice, error) { return p.dra.slices.List(all) },
 		Classes:   func() ([]*resourcev1.DeviceClass, error) { return p.dra.classes.List(all) },
 		Claims:    func() ([]*resourcev1.ResourceClaim, error) { return p.dra.claims.List(all) },

@@ -271,3 +271,9 @@ func TwoCounterSetSlices(node string) []*resourcev1.ResourceSlice {
 			}},
 	}}
 }
+
+// TB is what a test helper needs of a *testing.T or a *rapid.T.
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+}

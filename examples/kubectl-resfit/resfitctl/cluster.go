@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/dra"
 )
 
 // Cluster is the nodes and pods a command works on, and the cluster's
@@ -46,12 +47,12 @@ type Cluster struct {
 const SnapshotCommand = "kubectl get nodes,pods,resourceslices.resource.k8s.io,resourceclaims.resource.k8s.io,resourceclaimtemplates.resource.k8s.io,deviceclasses.resource.k8s.io -A -o json"
 
 // dra reads the cluster's DRA objects by the host layer's rules
-// (kubebridge.ReadDRA); nil when there are no device classes or slices.
-func (c *Cluster) dra() (*kubebridge.DRA, error) {
+// (dra.Read); nil when there are no device classes or slices.
+func (c *Cluster) dra() (*dra.Reading, error) {
 	if len(c.Slices) == 0 && len(c.Classes) == 0 {
 		return nil, nil
 	}
-	d, err := kubebridge.ReadDRA(kubebridge.DRAObjects{Slices: c.Slices, Classes: c.Classes, Claims: c.Claims, Templates: c.Templates})
+	d, err := dra.Read(dra.Objects{Slices: c.Slices, Classes: c.Classes, Claims: c.Claims, Templates: c.Templates})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", c.Source, firstLine(err))
 	}
@@ -123,7 +124,7 @@ func (c *Cluster) listDRA(ctx context.Context, cs kubernetes.Interface) error {
 	if stop, err := skip("resourceclaimtemplates", err); stop {
 		return err
 	}
-	o := kubebridge.DRAObjectsFromLists(slices, classes, claims, templates)
+	o := dra.ObjectsFromLists(slices, classes, claims, templates)
 	c.Slices, c.Classes, c.Claims, c.Templates = o.Slices, o.Classes, o.Claims, o.Templates
 	return nil
 }

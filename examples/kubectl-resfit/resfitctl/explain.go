@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/config"
 )
@@ -310,7 +311,7 @@ func (e *Explanation) WriteTable(w io.Writer) error {
 // requestDescription is a claim's request as people read it: each
 // alternative's count (or all) of its class, its own selectors counted,
 // the capacity it asks of a device; alternatives joined by "or".
-func requestDescription(r kubebridge.DRARequest) string {
+func requestDescription(r dra.Request) string {
 	var alts []string
 	for _, a := range r.Alternatives {
 		text := fmt.Sprintf("%d %s", a.Count, a.Class)

@@ -115,7 +115,7 @@ func (sc *scene) warnings(cfg *config.Config) []string {
 const claimsUnsatisfiable = "DRA: the node's devices cannot satisfy the pod's resource claims"
 
 // claimDevices are the devices a pod's claims not allocated yet take on a
-// node, as kube's allocator picks them (kubebridge.DRA.Allocation).
+// node, as kube's allocator picks them (dra.Reading.Allocation).
 func (sc *scene) claimDevices(pod *v1.Pod, node string) ([]ClaimDevices, error) {
 	d := sc.Cache().DRA()
 	if d == nil {

@@ -16,7 +16,7 @@ import (
 	testutils "k8s.io/kubernetes/test/integration/util"
 	"k8s.io/utils/ptr"
 
-	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/examples/kubebridge/dratest"
 	"github.com/resfit/resfit/examples/kubescheduler/plugins"
 )
@@ -208,7 +208,7 @@ func (c *draScene) predict(p *v1.Pod, node string) string {
 	c.must(err)
 	rc, err := c.cs.ResourceV1().ResourceClaims(c.ns).List(c.ctx, metav1.ListOptions{})
 	c.must(err)
-	d, err := kubebridge.ReadDRA(kubebridge.DRAObjectsFromLists(sl, cl, rc, nil))
+	d, err := dra.Read(dra.ObjectsFromLists(sl, cl, rc, nil))
 	c.must(err)
 	claims, ok, err := d.Allocation(p, node)
 	if err != nil || !ok || len(claims) != 1 {

@@ -28,7 +28,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
 	"k8s.io/utils/ptr"
 
-	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/examples/kubebridge/dratest"
 	"github.com/resfit/resfit/examples/kubebridge/inturn"
 )
@@ -271,7 +271,7 @@ func draBenchFramework(b *testing.B, ctx context.Context, snapshot *cache.Snapsh
 // the tracker or taking the allocation back:
 //   - told: the plugins' way, told by Reserve which claim changed: that
 //     claim got from kube's SharedDRAManager and read into the last reading
-//     (DRAReader.ReadClaims);
+//     (dra.Reader.ReadClaims);
 //   - listed: every DRA object listed from the SharedDRAManager and read
 //     with the reader that read them before (the classes and devices
 //     reused, the changed claims found and read), as after a slice's event;
@@ -294,7 +294,7 @@ func BenchmarkDRAReadAfterAClaim(b *testing.B) {
 		allocated := claim.DeepCopy()
 		allocated.Status.Allocation = dratest.AllocatedClaim("default", "train-gpu", "node-00000", "gpu-7").Status.Allocation
 		for _, way := range []string{"told", "listed", "lists"} {
-			var r kubebridge.DRAReader
+			var r dra.Reader
 			var w draWatch
 			last, err := readDRA(&r, m)
 			if err != nil {
@@ -310,7 +310,7 @@ func BenchmarkDRAReadAfterAClaim(b *testing.B) {
 						b.Fatal(err)
 					}
 					on = !on
-					var d *kubebridge.DRA
+					var d *dra.Reading
 					var err error
 					switch way {
 					case "told":

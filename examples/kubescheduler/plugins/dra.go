@@ -19,18 +19,19 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/util/assumecache"
 
 	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/dra"
 )
 
 // DRA in the plugins: what the framework's SharedDRAManager holds
 // (ResourceSlices with device taint rules applied, DeviceClasses, and the
 // ResourceClaims with the allocations the DynamicResources plugin has
-// made in memory) is read by the host layer's rules (kubebridge.DRAReader,
+// made in memory) is read by the host layer's rules (dra.Reader,
 // which reuses the classes and devices while their objects stay), kept
 // across cycles like the node table, and read again only after something
 // changed. A slice or class event has every object listed and read again;
 // a claim's event, or a pod with claims reserved or unreserved (its
 // claim's allocation is then in the tracker before any event), has that
-// claim alone read again (DRAReader.ReadClaims), so that the cycle after a
+// claim alone read again (dra.Reader.ReadClaims), so that the cycle after a
 // claim's allocation lists nothing. A reading with the same devices has the
 // rows of the nodes whose allocations changed read again; any other
 // rebuilds the table.
@@ -163,7 +164,7 @@ func (pr *profile) watchDRA(name string, h fwk.Handle) error {
 // them now (its assume cache: the informer's object, or the one the
 // scheduler wrote since), with what the informer's event said when that is
 // newer (the event can reach this handler before the assume cache's).
-func readDRAChanges(r *kubebridge.DRAReader, w *draWatch, m fwk.SharedDRAManager) (*kubebridge.DRA, error) {
+func readDRAChanges(r *dra.Reader, w *draWatch, m fwk.SharedDRAManager) (*dra.Reading, error) {
 	all, changes := w.take()
 	if all {
 		return readDRA(r, m)
@@ -203,9 +204,9 @@ func newer(a, b *resourcev1.ResourceClaim) bool {
 }
 
 // readDRA reads the DRA objects the framework holds, by the host layer's
-// rule (kubebridge.DRAReader.ReadFrom).
-func readDRA(r *kubebridge.DRAReader, m fwk.SharedDRAManager) (*kubebridge.DRA, error) {
-	return r.ReadFrom(kubebridge.DRAListers{
+// rule (dra.Reader.ReadFrom).
+func readDRA(r *dra.Reader, m fwk.SharedDRAManager) (*dra.Reading, error) {
+	return r.ReadFrom(dra.Listers{
 		Slices: m.ResourceSlices().ListWithDeviceTaintRules, Classes: m.DeviceClasses().List,
 		Claims: m.ResourceClaims().List, Pending: m.ResourceClaims().GetPendingAllocation,
 	})
@@ -214,7 +215,7 @@ func readDRA(r *kubebridge.DRAReader, m fwk.SharedDRAManager) (*kubebridge.DRA, 
 // setDRA takes a new reading of DRA: with the same devices, the rows of
 // the nodes whose allocations changed are queued to be read again (as
 // hinted nodes are); otherwise the table is rebuilt.
-func (n *nodes) setDRA(d *kubebridge.DRA) {
+func (n *nodes) setDRA(d *dra.Reading) {
 	if d == nil || n.dra == nil {
 		if d != n.dra {
 			n.dra, n.schema = d, nil // rows and schema again
@@ -239,7 +240,7 @@ func (n *nodes) setDRA(d *kubebridge.DRA) {
 // usesDRA reports whether a pod's placement changes what DRA holds: it
 // has claims, or asks for a resource a device class backs (KEP-5004: the
 // scheduler allocates a claim for it).
-func usesDRA(pod *v1.Pod, d *kubebridge.DRA) bool {
+func usesDRA(pod *v1.Pod, d *dra.Reading) bool {
 	if len(pod.Spec.ResourceClaims) > 0 {
 		return true
 	}

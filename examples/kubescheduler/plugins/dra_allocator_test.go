@@ -24,6 +24,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/examples/kubebridge/dratest"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
@@ -433,8 +434,8 @@ func kubeExtendedClaim(pod *v1.Pod) *resourcev1.ResourceClaim {
 // node (kubebridge's DRA, read from the objects as every host reads them,
 // with the features given).
 func resfitAllocations(t *testing.T, c draCase, features *structured.Features) map[string]string {
-	r := kubebridge.DRAReader{Features: features}
-	d, err := r.Read(kubebridge.DRAObjects{Slices: c.slices, Classes: dratest.NVIDIAClasses(), Claims: append(slices.Clone(c.claims), c.pending...)})
+	r := dra.Reader{Features: features}
+	d, err := r.Read(dra.Objects{Slices: c.slices, Classes: dratest.NVIDIAClasses(), Claims: append(slices.Clone(c.claims), c.pending...)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -478,7 +479,7 @@ func resfitAllocations(t *testing.T, c draCase, features *structured.Features) m
 //
 //	go test ./plugins -run TestDRAAllocationIsKubeAllocators -rapid.checks=10000
 func TestDRAAllocationIsKubeAllocators(t *testing.T) {
-	defaults := kubebridge.DefaultAllocatorFeatures()
+	defaults := dra.DefaultAllocatorFeatures()
 	kube := kubeAllocatorFeatures()
 	rapid.Check(t, func(rt *rapid.T) {
 		c := drawDRACase(rt)
@@ -514,7 +515,7 @@ func TestDRAAllocationIsKubeAllocators(t *testing.T) {
 // snapshot of the cluster leaves free, as the hosts' NodeResourcesFit
 // filter reads them.
 func taskFits(t *testing.T, c draCase) map[string]bool {
-	d, err := kubebridge.ReadDRA(kubebridge.DRAObjects{Slices: c.slices, Classes: dratest.NVIDIAClasses(), Claims: append(slices.Clone(c.claims), c.pending...)})
+	d, err := dra.Read(dra.Objects{Slices: c.slices, Classes: dratest.NVIDIAClasses(), Claims: append(slices.Clone(c.claims), c.pending...)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -548,7 +549,7 @@ func taskFits(t *testing.T, c draCase) map[string]bool {
 // on which nodes its nvidia.com/gpu request is within what the node's
 // amounts leave free (DRA.Amounts, whole GPUs); nil for another pod.
 func uniformFits(t *testing.T, c draCase) map[string]bool {
-	d, err := kubebridge.ReadDRA(kubebridge.DRAObjects{Slices: c.slices, Classes: dratest.NVIDIAClasses(), Claims: append(slices.Clone(c.claims), c.pending...)})
+	d, err := dra.Read(dra.Objects{Slices: c.slices, Classes: dratest.NVIDIAClasses(), Claims: append(slices.Clone(c.claims), c.pending...)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/examples/kubebridge/dratest"
 )
 
@@ -43,15 +43,15 @@ func TestReadDRAChangesFollowsEvents(t *testing.T) {
 		c.Status.Allocation = dratest.AllocatedClaim("ns", name, "node-a", devices...).Status.Allocation
 		return c
 	}
-	var r kubebridge.DRAReader
+	var r dra.Reader
 	var w draWatch
 	w.readAll()
 	last, err := readDRAChanges(&r, &w, m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	gpu := func(d *kubebridge.DRA, name string) string {
-		return d.HeldBy(kubebridge.DeviceID{Driver: "gpu.nvidia.com", Pool: "node-a", Device: name})
+	gpu := func(d *dra.Reading, name string) string {
+		return d.HeldBy(dra.DeviceID{Driver: "gpu.nvidia.com", Pool: "node-a", Device: name})
 	}
 	step := func(what string, held map[string]string) {
 		t.Helper()

@@ -15,6 +15,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/config"
@@ -65,7 +66,7 @@ type nodes struct {
 
 	// dra is what the cluster's DRA objects said when last read (nil:
 	// none read), at the plugin's draWatch count draRead.
-	dra     *kubebridge.DRA
+	dra     *dra.Reading
 	draRead uint64
 }
 

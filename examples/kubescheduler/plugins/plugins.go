@@ -34,6 +34,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/config"
@@ -208,7 +209,7 @@ type cycleState struct {
 	// podTask is the pod with what its DRA claims take (task is its Task),
 	// dra what DRA said in the cycle.
 	podTask *kubebridge.PodTask
-	dra     *kubebridge.DRA
+	dra     *dra.Reading
 	// schema is the schema the task was made for, opts how it was read.
 	schema *resource.Schema
 	opts   scoring.TaskOptions
@@ -358,14 +359,14 @@ func (p *Plugin) noteDRA(state fwk.CycleState, pod *v1.Pod) {
 	if p.profile.draWatch == nil {
 		return
 	}
-	var d *kubebridge.DRA
+	var d *dra.Reading
 	if s, ok := p.stateOf(state); ok {
 		d = s.dra
 	}
 	if !usesDRA(pod, d) {
 		return
 	}
-	keys, complete := kubebridge.PodClaimKeys(pod)
+	keys, complete := dra.PodClaimKeys(pod)
 	if !complete || len(keys) == 0 { // a claim not named yet, or one the scheduler makes (KEP-5004)
 		p.profile.draWatch.readAll()
 		return

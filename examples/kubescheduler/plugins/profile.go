@@ -8,6 +8,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/scoring"
 )
 
@@ -39,7 +40,7 @@ type profile struct {
 	// draWatch counts changes to DRA objects (dra.go); nil without a
 	// SharedDRAManager. draReader reads them, under mu.
 	draWatch  *draWatch
-	draReader kubebridge.DRAReader
+	draReader dra.Reader
 }
 
 // cycleReads counts the cycles prepare read the nodes and the pod for,

@@ -1,4 +1,4 @@
-package kubebridge
+package dra
 
 import (
 	"cmp"
@@ -12,8 +12,8 @@ import (
 	"k8s.io/dynamic-resource-allocation/structured"
 )
 
-// DRAReader reads a cluster's DRA objects again and again, as a host that
-// keeps them across scheduling cycles does (ReadDRA's rules), reusing what
+// Reader reads a cluster's DRA objects again and again, as a host that
+// keeps them across scheduling cycles does (Read's rules), reusing what
 // did not change: the classes while the same DeviceClass objects are
 // listed, a slice's devices and the classes that select them while the
 // same ResourceSlice object is listed (informers replace an object that
@@ -22,7 +22,7 @@ import (
 // last reading's tables, which the new reading shares (layered). ReadClaims
 // reads claims a host was told changed, listing nothing. The zero value is
 // ready; it is not safe for concurrent use (the readings it returns are).
-type DRAReader struct {
+type Reader struct {
 	// Features are the allocator's features (kube-scheduler's feature
 	// gates, as its DynamicResources plugin turns them into the
 	// allocator's); nil is DefaultAllocatorFeatures.
@@ -35,10 +35,10 @@ type DRAReader struct {
 	// Filter fails the scheduling cycle with it.
 	FilterTimeout time.Duration
 
-	last       *DRA
+	last       *Reading
 	classObjs  []*resourcev1.DeviceClass
 	sliceObjs  []*resourcev1.ResourceSlice // the newest generation's, as last read
-	sliceCache map[*resourcev1.ResourceSlice][]DRADevice
+	sliceCache map[*resourcev1.ResourceSlice][]Device
 	slices     listed[resourcev1.ResourceSlice] // every slice last listed
 	// claimObjs are the claims last read, each with what it holds; holders
 	// counts the claims holding each held device, and sharers are the keys
@@ -60,7 +60,7 @@ type pendingCopy struct{ of, copy *resourcev1.ResourceClaim }
 // keepPending is the copy of claim c with a pending allocation to read:
 // copied, or the copy kept in prev when it is of the same object with the
 // same allocation. It keeps the copy in r.pending.
-func (r *DRAReader) keepPending(prev map[string]pendingCopy, c, copied *resourcev1.ResourceClaim) *resourcev1.ResourceClaim {
+func (r *Reader) keepPending(prev map[string]pendingCopy, c, copied *resourcev1.ResourceClaim) *resourcev1.ResourceClaim {
 	key := c.Namespace + "/" + c.Name
 	if k, ok := prev[key]; ok && k.of == c && k.copy.Status.Allocation == copied.Status.Allocation {
 		copied = k.copy
@@ -87,11 +87,11 @@ type claimRead struct {
 // Read applies to a copy of its tables; more, and it reads every claim.
 const maxClaimChanges = 256
 
-// Read reads the objects (ReadDRA). A reading that keeps the last one's
-// classes and devices shares them (DRA.ChangedNodes tells which nodes'
+// Read reads the objects (Read). A reading that keeps the last one's
+// classes and devices shares them (Reading.ChangedNodes tells which nodes'
 // allocations changed).
-func (r *DRAReader) Read(objects DRAObjects) (*DRA, error) {
-	d := &DRA{templates: map[string]*resourcev1.ResourceClaimTemplate{}, alloc: new(draAllocator), units: new(usageOnce), serial: newSerial()} // readClaims makes the claims' tables
+func (r *Reader) Read(objects Objects) (*Reading, error) {
+	d := &Reading{templates: map[string]*resourcev1.ResourceClaimTemplate{}, alloc: new(draAllocator), units: new(usageOnce), serial: newSerial()} // readClaims makes the claims' tables
 	d.features = DefaultAllocatorFeatures()
 	d.filterTimeout = cmp.Or(r.FilterTimeout, DefaultFilterTimeout)
 	if r.Features != nil {
@@ -122,9 +122,9 @@ func (r *DRAReader) Read(objects DRAObjects) (*DRA, error) {
 	} else {
 		cache := r.sliceCache
 		if !sameClasses || cache == nil {
-			cache = map[*resourcev1.ResourceSlice][]DRADevice{}
+			cache = map[*resourcev1.ResourceSlice][]Device{}
 		}
-		next := make(map[*resourcev1.ResourceSlice][]DRADevice, len(newest))
+		next := make(map[*resourcev1.ResourceSlice][]Device, len(newest))
 		d.classErrs = slices.Clone(d.classErrs) // the last reading's are its own
 		if err := d.readSlices(newest, cache, next); err != nil {
 			return nil, err
@@ -171,7 +171,7 @@ func samePointers[T any](a, b []*T) bool {
 // ChangedNodes are the nodes whose devices' allocations differ between an
 // earlier reading and this one, when both share their classes and devices
 // (same reports it); a host then writes only those rows again.
-func (d *DRA) ChangedNodes(earlier *DRA) (nodes []string, same bool) {
+func (d *Reading) ChangedNodes(earlier *Reading) (nodes []string, same bool) {
 	if earlier == nil || d.read != earlier.read {
 		return nil, false
 	}
@@ -221,11 +221,11 @@ func withPending(claims []*resourcev1.ResourceClaim, pending func(types.UID) *re
 	return out
 }
 
-// DRAListers are how a scheduler lists its DRA objects: kube-scheduler's
+// Listers are how a scheduler lists its DRA objects: kube-scheduler's
 // and Volcano's SharedDRAManager give them as method values
 // (ResourceSlices().ListWithDeviceTaintRules, DeviceClasses().List,
 // ResourceClaims().List and ResourceClaims().GetPendingAllocation).
-type DRAListers struct {
+type Listers struct {
 	Slices  func() ([]*resourcev1.ResourceSlice, error)
 	Classes func() ([]*resourcev1.DeviceClass, error)
 	Claims  func() ([]*resourcev1.ResourceClaim, error)
@@ -239,7 +239,7 @@ type DRAListers struct {
 // ReadFrom reads what a scheduler holds (Read): its slices, classes, and
 // claims with the allocations it made in memory (WithPendingAllocations);
 // nil when it holds no slices and no classes (a cluster without DRA).
-func (r *DRAReader) ReadFrom(l DRAListers) (*DRA, error) {
+func (r *Reader) ReadFrom(l Listers) (*Reading, error) {
 	slices, err := l.Slices()
 	if err != nil {
 		return nil, fmt.Errorf("listing resourceslices: %w", err)
@@ -255,7 +255,7 @@ func (r *DRAReader) ReadFrom(l DRAListers) (*DRA, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing resourceclaims: %w", err)
 	}
-	o := DRAObjects{Slices: slices, Classes: classes, Claims: claims}
+	o := Objects{Slices: slices, Classes: classes, Claims: claims}
 	if l.Pending != nil {
 		prev := r.pending
 		r.pending = nil

@@ -1,4 +1,4 @@
-package kubebridge
+package dra
 
 import (
 	"errors"
@@ -16,7 +16,7 @@ import (
 // which also tells which nodes changed (ChangedNodes); otherwise every
 // claim. Finding the changes takes a map probe per listed claim and, when
 // some claim is gone, a pass over the last ones; nothing is copied.
-func (r *DRAReader) readClaims(d *DRA, claims []*resourcev1.ResourceClaim) error {
+func (r *Reader) readClaims(d *Reading, claims []*resourcev1.ResourceClaim) error {
 	if r.claimObjs == nil || r.last == nil {
 		return r.readEveryClaim(d, claims)
 	}
@@ -69,7 +69,7 @@ func (r *DRAReader) readClaims(d *DRA, claims []*resourcev1.ResourceClaim) error
 // allocations changed. It reports false, having changed nothing, when a
 // removed claim holds whole a device another claim holds too (no state of
 // a cluster; a full reading says what it makes of it).
-func (r *DRAReader) applyClaims(d *DRA, added []*resourcev1.ResourceClaim, reads []*claimRead, removed []*resourcev1.ResourceClaim) bool {
+func (r *Reader) applyClaims(d *Reading, added []*resourcev1.ResourceClaim, reads []*claimRead, removed []*resourcev1.ResourceClaim) bool {
 	for _, c := range removed {
 		read := r.claimObjs[c]
 		for i, id := range read.held {
@@ -136,7 +136,7 @@ func (r *DRAReader) applyClaims(d *DRA, added []*resourcev1.ResourceClaim, reads
 
 // noteHolder counts one more claim, of that key, holding a device whose
 // holder so far (the only one, when there is one) is first.
-func (r *DRAReader) noteHolder(id DeviceID, key, first string) {
+func (r *Reader) noteHolder(id DeviceID, key, first string) {
 	switch r.holders[id]++; r.holders[id] {
 	case 1:
 	case 2:
@@ -156,15 +156,15 @@ func (r *DRAReader) noteHolder(id DeviceID, key, first string) {
 // informer's events, the claims of a pod it reserved) reads DRA again in
 // the time of what changed, listing nothing. Claims that did not change
 // may be given. A claim the scheduler has allocated in memory (pending, as
-// in DRAListers, non-nil for it) reads with that allocation
+// in Listers, non-nil for it) reads with that allocation
 // (WithPendingAllocations). The reading shares the last one's classes and
 // devices (ChangedNodes). A claim under another key, or a malformed
 // allocation, is an error naming the claim, and so is calling it before
 // any reading.
-func (r *DRAReader) ReadClaims(claims map[string]*resourcev1.ResourceClaim, pending func(types.UID) *resourcev1.AllocationResult) (*DRA, error) {
+func (r *Reader) ReadClaims(claims map[string]*resourcev1.ResourceClaim, pending func(types.UID) *resourcev1.AllocationResult) (*Reading, error) {
 	last := r.last
 	if last == nil || r.claimObjs == nil {
-		return nil, errors.New("DRAReader.ReadClaims: no reading to start from")
+		return nil, errors.New("Reader.ReadClaims: no reading to start from")
 	}
 	r.listing++
 	given := claims
@@ -225,7 +225,7 @@ func (r *DRAReader) ReadClaims(claims map[string]*resourcev1.ResourceClaim, pend
 
 // readEveryClaim reads every claim into d's tables. On an error the reader
 // forgets the claims, and reads every one the next time.
-func (r *DRAReader) readEveryClaim(d *DRA, claims []*resourcev1.ResourceClaim) error {
+func (r *Reader) readEveryClaim(d *Reading, claims []*resourcev1.ResourceClaim) error {
 	d.changedFrom, d.changed = 0, nil
 	byKey, allocated := map[string]*resourcev1.ResourceClaim{}, map[DeviceID]string{}
 	objs := make(map[*resourcev1.ResourceClaim]*claimRead, len(claims))

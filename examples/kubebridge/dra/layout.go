@@ -1,4 +1,4 @@
-package kubebridge
+package dra
 
 import (
 	"fmt"
@@ -13,30 +13,6 @@ import (
 
 	"github.com/resfit/resfit/resource"
 )
-
-// A counter set (a GPU with partitions) is, for FGD, a resource.Layout:
-// its counters, and the devices that consume from it that are of a
-// partition type, each a part of that type. A device's partition type is
-// the value of the attribute its slice names in partitionTypeAttribute
-// (KEP-4815, Kubernetes v1.37) or, in a slice that names none, of its
-// driver's "profile" attribute, which NVIDIA's DRA driver gives every MIG
-// device ("3g.40gb"); a device with neither (the whole GPU) is not a part,
-// and a pod that takes it takes the whole unit.
-//
-// A layout counts in whole numbers: each counter in the smallest unit in
-// which its total and every device's consumption are whole (bytes for
-// memory). A set whose counters cannot be so counted within
-// resource.MaxAmount, whose slot (a counter of at most 1) is not 0 or 1,
-// or with a device consuming from a second set, has no layout: FGD then
-// measures the GPU by its free amount alone.
-
-// A device that claims share (KEP-5075's allowMultipleAllocations, under
-// the allocator's consumable capacity feature) is a share layout
-// (resource.NewShareLayout) of its capacities, in thousandths of their
-// units (in whole units where thousandths pass resource.MaxAmount): a
-// share's type is what it consumes of each, "memory=10Gi" (shareType), as
-// kube's allocator works it out from the request and the capacity's
-// request policy.
 
 // draRead holds what is worked out once per reading of the classes and
 // devices (readings that share them share it): the layouts, by unit.
@@ -88,7 +64,7 @@ func partitionTypeAttribute(spec resourcev1.ResourceSliceSpec) string {
 
 // layoutOf is a node's unit as a layout, made once per reading; units
 // alike (GPUs of one kind) share one.
-func (d *DRA) layoutOf(node, unit string) *unitLayout {
+func (d *Reading) layoutOf(node, unit string) *unitLayout {
 	if d.read == nil {
 		return d.makeLayout(node, unit)
 	}
@@ -126,10 +102,10 @@ func (ul *unitLayout) signature() string {
 
 // makeLayout makes a unit's layout from its set and the node's devices
 // that consume from it.
-func (d *DRA) makeLayout(node, unit string) *unitLayout {
+func (d *Reading) makeLayout(node, unit string) *unitLayout {
 	set := d.sets[unit]
 	ul := &unitLayout{}
-	var devs []DRADevice
+	var devs []Device
 	for _, dev := range d.devices[node] {
 		if dev.unit != unit {
 			continue
@@ -232,7 +208,7 @@ func scaled(r *big.Rat, m *big.Int) (int64, bool) {
 // have layouts, as the device view records them
 // (resource.Devices.SetPartitioned), by their index among the node's
 // units; and a key that tells two readings' apart.
-func (d *DRA) partitioned(node string, units []*DRADevice) ([]resource.Partitioned, string) {
+func (d *Reading) partitioned(node string, units []*Device) ([]resource.Partitioned, string) {
 	var out []resource.Partitioned
 	var key strings.Builder
 	for j, dev := range units {
@@ -259,7 +235,7 @@ func (d *DRA) partitioned(node string, units []*DRADevice) ([]resource.Partition
 
 // shareLayoutOf is a shareable device as a share layout, made once per
 // reading.
-func (d *DRA) shareLayoutOf(dev DRADevice) *unitLayout {
+func (d *Reading) shareLayoutOf(dev Device) *unitLayout {
 	key := "share:" + dev.ID.String()
 	if d.read == nil {
 		return makeShareLayout(dev.capacity)

@@ -1,100 +1,160 @@
-package kubebridge
+package dra
 
 import (
 	"fmt"
 	"maps"
+	"math/big"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/resfit/resfit/resource"
 )
 
-// draNodeDevices reads a node's devices of a view's resource from DRA:
-// its units (Amounts': a device, or a GPU with partitions once), each with
-// what is left of it (unitLeft), and those that divide into parts with
-// their layouts and counters left (partitioned).
-func (d *DRA) draNodeDevices(node, name string) nodeDevices {
+// NodeUnits is what a node's DRA devices of a device view's resource are
+// (Reading.NodeUnits): its units (Amounts': a device, or a GPU with
+// partitions once), each with what is left of it, and those that divide
+// into parts. The zero value is a node without such devices.
+type NodeUnits struct {
+	// Left is what is left of each unit, as a share of the whole
+	// (unitLeft).
+	Left []*big.Rat
+	// Model is the units' productName model, "" when they differ or one is
+	// not a model resfit reads (resource.ValidateModel).
+	Model string
+	// Parts are the units that divide into parts, with their layouts and
+	// counters left (partitioned); PartsKey tells two readings' apart.
+	Parts    []resource.Partitioned
+	PartsKey string
+	// Err says that the node publishes more units than resfit reads of a
+	// node (resource.MaxDevicesPerNode): the first are counted.
+	Err error
+}
+
+// Free is what is left of each unit in a device view where a device is
+// per: ⌊left·per⌋, whole only when nothing of it is used.
+func (u NodeUnits) Free(per int64) []int64 {
+	free := make([]int64, len(u.Left))
+	for j, l := range u.Left {
+		free[j] = floorTimes(l, per)
+	}
+	return free
+}
+
+// Same reports whether two readings of a node give the same units.
+func (u NodeUnits) Same(o NodeUnits) bool {
+	return slices.EqualFunc(u.Left, o.Left, func(a, b *big.Rat) bool { return a.Cmp(b) == 0 }) && u.Model == o.Model && u.PartsKey == o.PartsKey
+}
+
+// NodeUnits reads a node's devices of a view's resource.
+func (d *Reading) NodeUnits(node, name string) NodeUnits {
 	devs := d.viewDevices(node, name)
-	nd := nodeDevices{fromDRA: true}
+	var u NodeUnits
 	var seen unitSet
-	units := make([]*DRADevice, 0, len(devs))
+	units := make([]*Device, 0, len(devs))
 	past := 0 // units past resource.MaxDevicesPerNode
 	for _, dev := range devs {
 		if dev.unusable || !seen.add(dev) {
 			continue
 		}
-		if len(nd.left) == resource.MaxDevicesPerNode {
+		if len(u.Left) == resource.MaxDevicesPerNode {
 			past++
 			continue
 		}
 		units = append(units, dev)
-		if len(nd.left) == 0 {
-			nd.model = dev.Model
+		if len(u.Left) == 0 {
+			u.Model = dev.Model
 		}
-		if dev.Model != nd.model || resource.ValidateModel(dev.Model) != nil {
-			nd.model = ""
+		if dev.Model != u.Model || resource.ValidateModel(dev.Model) != nil {
+			u.Model = ""
 		}
-		nd.left = append(nd.left, d.unitLeft(dev, d.sets))
+		u.Left = append(u.Left, d.unitLeft(dev, d.sets))
 	}
-	if len(nd.left) == 0 {
-		return nodeDevices{}
+	if len(u.Left) == 0 {
+		return NodeUnits{}
 	}
-	nd.count = len(nd.left)
-	nd.parts, nd.partsKey = d.partitioned(node, units)
+	u.Parts, u.PartsKey = d.partitioned(node, units)
 	if past > 0 {
-		nd.err = fmt.Errorf("node %s: %d devices of %s in its ResourceSlices, more than the %d resfit reads of a node: the first %d are counted", node, nd.count+past, name, resource.MaxDevicesPerNode, resource.MaxDevicesPerNode)
+		u.Err = fmt.Errorf("node %s: %d devices of %s in its ResourceSlices, more than the %d resfit reads of a node: the first %d are counted", node, len(u.Left)+past, name, resource.MaxDevicesPerNode, resource.MaxDevicesPerNode)
 	}
-	return nd
+	return u
 }
 
-// podDemand is what a pod's claims that are not allocated yet take.
-type podDemand struct {
-	dra      *DRA
+// Demand is what a pod's claims that are not allocated yet take
+// (Reading.DemandOf). The zero value takes nothing, the same on every
+// node.
+type Demand struct {
+	dra      *Reading
 	claims   []pendingClaim
-	requests []DRARequest
-	// uniform says the take is the same on every node that can satisfy the
-	// requests, and that the node's amounts decide whether it can (none,
-	// or each one exact count of one simple class without its own
-	// selectors, DRAClass.Simple); nominal is each request's first
-	// alternative's count (All counts none, as its count depends on the
-	// node, and so does a share of a device).
-	uniform bool
+	requests []Request
+	// varies says the take is not the same on every node that can satisfy
+	// the requests, or that the node's amounts do not decide whether it
+	// can: it is the same (Uniform) with no requests, or each one exact
+	// count of one simple class without its own selectors (Class.Simple).
+	// nominal is each request's first alternative's count (All counts
+	// none, as its count depends on the node, and so does a share of a
+	// device).
+	varies  bool
 	nominal []int64
 	// pinned are the nodes the pod's claims already allocated bind it to
 	// (boundNodes); nil where none does.
 	pinned map[string]bool
 }
 
-// demand reads a pod's demand (PodRequests).
-func (d *DRA) demand(pod *v1.Pod) (podDemand, error) {
+// Uniform reports whether the take is the same on every node that can
+// satisfy the claims and the node's amounts decide whether it can.
+func (dd Demand) Uniform() bool { return !dd.varies }
+
+// Pending reports whether the pod has claims that ask for devices.
+func (dd Demand) Pending() bool { return len(dd.requests) > 0 }
+
+// Nominal is, by class (Reading.Classes), what the requests' first
+// alternatives take in the class resource's canonical units: their exact
+// counts.
+func (dd Demand) Nominal() []int64 { return dd.nominal }
+
+// Allows reports whether the pod may run on node as far as its claims
+// already allocated say: they bind it to no node, or to this one.
+func (dd Demand) Allows(node string) bool { return dd.pinned == nil || dd.pinned[node] }
+
+// Take is what the claims take on node, by class, as kube's allocator
+// allocates them there, with the partition type of the part they take
+// in a class (Reading.Fit); ok is false where the node cannot satisfy
+// them.
+func (dd Demand) Take(node string) (take []int64, types []string, ok bool, err error) {
+	return dd.dra.fitParts(node, dd.claims)
+}
+
+// DemandOf reads what a pod's claims not allocated yet take.
+func (d *Reading) DemandOf(pod *v1.Pod) (Demand, error) {
 	claims, err := d.pendingClaims(pod)
 	if err != nil {
-		return podDemand{}, err
+		return Demand{}, err
 	}
 	requests, err := d.ClaimRequests(pod)
 	if err != nil {
-		return podDemand{}, err
+		return Demand{}, err
 	}
-	dd := podDemand{dra: d, claims: claims, requests: requests, uniform: true, nominal: make([]int64, len(d.classes))}
+	dd := Demand{dra: d, claims: claims, requests: requests, nominal: make([]int64, len(d.classes))}
 	if dd.pinned, err = d.boundNodes(pod); err != nil {
-		return podDemand{}, err
+		return Demand{}, err
 	}
 	if dd.pinned != nil {
-		dd.uniform = false // the nodes it is not bound to cannot take it
+		dd.varies = true // the nodes it is not bound to cannot take it
 	}
 	for _, c := range claims {
 		for _, r := range c.claim.Spec.Devices.Requests {
 			if r.Exactly != nil && r.Exactly.AdminAccess != nil && *r.Exactly.AdminAccess {
 				// It takes nothing from others, yet a device of its own
 				// within the claim, which the node's amounts do not say.
-				dd.uniform = false
+				dd.varies = true
 			}
 		}
 	}
 	for _, r := range requests {
 		first := r.Alternatives[0]
 		if len(r.Alternatives) != 1 || first.All || len(first.selectors) > 0 || first.capacity || !d.classes[first.class].Simple {
-			dd.uniform = false
+			dd.varies = true
 		}
 		if !first.All && !first.capacity { // a share's part of a device is the node's to say
 			dd.nominal[first.class] += resource.FromWhole(d.classes[first.class].Resource, first.Count)
@@ -103,12 +163,12 @@ func (d *DRA) demand(pod *v1.Pod) (podDemand, error) {
 	return dd, nil
 }
 
-// unitsHeld are the units of the view's resource on node (draNodeDevices'
+// UnitsHeld are the units of the view's resource on node (NodeUnits'
 // order, as the device view numbers them) that a pod's claims hold whole,
 // each a device of its own (no partitions, not shared); ok is false when
 // a claim of the pod holds anything else there: a partition, a share of
 // a device, a device outside the view.
-func (d *DRA) unitsHeld(pod *v1.Pod, node, name string) (units []int, ok bool) {
+func (d *Reading) UnitsHeld(pod *v1.Pod, node, name string) (units []int, ok bool) {
 	mine := map[string]bool{}
 	held := 0 // the devices the pod's claims hold on the node
 	for _, key := range d.podClaimKeys(pod) {
@@ -147,7 +207,7 @@ func (d *DRA) unitsHeld(pod *v1.Pod, node, name string) (units []int, ok bool) {
 // form kube's allocator writes for a node's devices; one that selects by
 // labels (devices of a pool offered to many nodes) is left to the
 // scheduler, which has the nodes' labels. nil: no claim binds the pod.
-func (d *DRA) boundNodes(pod *v1.Pod) (map[string]bool, error) {
+func (d *Reading) boundNodes(pod *v1.Pod) (map[string]bool, error) {
 	var nodes map[string]bool
 	for _, key := range d.podClaimKeys(pod) {
 		c := d.claims.at(key)

@@ -1,4 +1,4 @@
-package kubebridge
+package dra
 
 import (
 	"cmp"
@@ -20,7 +20,7 @@ import (
 // compiled. A nameless class, one listed twice, two classes of one
 // resource, a bad extended resource name or a selector that does not
 // compile is an error naming the class and the field.
-func (d *DRA) readClasses(classes []*resourcev1.DeviceClass) error {
+func (d *Reading) readClasses(classes []*resourcev1.DeviceClass) error {
 	compiler := dracel.GetCompiler(d.celFeatures())
 	resources, names := map[string]string{}, map[string]bool{}
 	d.classObjs = classList{}
@@ -37,7 +37,7 @@ func (d *DRA) readClasses(classes []*resourcev1.DeviceClass) error {
 		}
 		names[name] = true
 		d.classObjs[name] = c
-		class := DRAClass{Name: name, Resource: ImplicitResourcePrefix + name, Simple: true}
+		class := Class{Name: name, Resource: ImplicitResourcePrefix + name, Simple: true}
 		if r := c.Spec.ExtendedResourceName; r != nil {
 			if !resource.IsExtended(*r) {
 				return fmt.Errorf("deviceclass %s: spec.extendedResourceName: %q is not an extended resource name (domain/name)", name, *r)
@@ -63,12 +63,12 @@ func (d *DRA) readClasses(classes []*resourcev1.DeviceClass) error {
 		}
 		d.classes = append(d.classes, class)
 	}
-	slices.SortFunc(d.classes, func(a, b DRAClass) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(d.classes, func(a, b Class) int { return cmp.Compare(a.Name, b.Name) })
 	return nil
 }
 
 // celFeatures are the CEL features the allocator compiles selectors with.
-func (d *DRA) celFeatures() dracel.Features {
+func (d *Reading) celFeatures() dracel.Features {
 	return dracel.Features{EnableConsumableCapacity: d.features.ConsumableCapacity}
 }
 
@@ -107,8 +107,8 @@ func newestSlices(list []*resourcev1.ResourceSlice) ([]*resourcev1.ResourceSlice
 // readSlices reads the devices of the newest slices into the device
 // table, each slice's from cache when it holds them (the classes
 // unchanged), recording every slice's in next.
-func (d *DRA) readSlices(newest []*resourcev1.ResourceSlice, cache, next map[*resourcev1.ResourceSlice][]DRADevice) error {
-	d.devices, d.nodeOf = map[string][]DRADevice{}, map[DeviceID]string{}
+func (d *Reading) readSlices(newest []*resourcev1.ResourceSlice, cache, next map[*resourcev1.ResourceSlice][]Device) error {
+	d.devices, d.nodeOf = map[string][]Device{}, map[DeviceID]string{}
 	seen := map[DeviceID]string{}
 	// A pool is complete when all the slices its newest generation counts
 	// are listed; the allocator uses no device of one that is not.
@@ -206,7 +206,7 @@ func consumesAll(consumes, set map[string]resourcev1.Counter) bool {
 // working is classes without those whose selectors failed (a device read
 // before its class failed on another, or cached from an earlier reading);
 // classes itself when it has none of them.
-func (d *DRA) working(classes []int) []int {
+func (d *Reading) working(classes []int) []int {
 	if !slices.ContainsFunc(classes, func(c int) bool { return d.classErrs[c] != nil }) {
 		return classes
 	}
@@ -220,7 +220,7 @@ func (d *DRA) working(classes []int) []int {
 // evaluated again on other devices, so that one expensive selector costs
 // one evaluation. kube-scheduler's allocator fails a pod that claims such
 // a class with the same runtime error.
-func (d *DRA) ClassErrors() []error {
+func (d *Reading) ClassErrors() []error {
 	var errs []error
 	for _, err := range d.classErrs {
 		if err != nil {
@@ -232,8 +232,8 @@ func (d *DRA) ClassErrors() []error {
 
 // sliceDevices reads a slice's devices that count on a node, with the
 // classes that select them.
-func (d *DRA) sliceDevices(s *resourcev1.ResourceSlice) ([]DRADevice, error) {
-	var out []DRADevice
+func (d *Reading) sliceDevices(s *resourcev1.ResourceSlice) ([]Device, error) {
+	var out []Device
 	perDevice := s.Spec.PerDeviceNodeSelection != nil && *s.Spec.PerDeviceNodeSelection
 	for i, dev := range s.Spec.Devices {
 		if dev.Name == "" {
@@ -252,7 +252,7 @@ func (d *DRA) sliceDevices(s *resourcev1.ResourceSlice) ([]DRADevice, error) {
 		}
 		// A device offered to many nodes (allNodes, a node selector) counts
 		// on none (Node ""), but its classes are not simple.
-		device := DRADevice{ID: id, Node: node, Shared: dev.AllowMultipleAllocations != nil && *dev.AllowMultipleAllocations,
+		device := Device{ID: id, Node: node, Shared: dev.AllowMultipleAllocations != nil && *dev.AllowMultipleAllocations,
 			Counters: len(dev.ConsumesCounters) > 0}
 		if device.Counters {
 			use := dev.ConsumesCounters[0]

@@ -1,4 +1,4 @@
-package kubebridge
+package dra
 
 import (
 	"fmt"
@@ -17,7 +17,7 @@ const extendedClaimName = ":extended-resources"
 
 // extendedClaim is the claim kube-scheduler's DynamicResources plugin
 // allocates for a pod's requests of the extended resources of device
-// classes whose take the node's amounts do not say (not DRAClass.Simple:
+// classes whose take the node's amounts do not say (not Class.Simple:
 // a share of a shareable device, a device over shared counters), as its
 // createRequestsAndMappings writes it: one exact-count request a
 // container, named container-<index among init containers and
@@ -29,8 +29,8 @@ const extendedClaimName = ":extended-resources"
 // amounts decide as NodeResourcesFit does (the same answer: a whole
 // device each). A claim the pod's status names (made for it already) is
 // read instead while it is not allocated.
-func (d *DRA) extendedClaim(pod *v1.Pod) (*pendingClaim, error) {
-	classes := d.extendedClasses(pod)
+func (d *Reading) extendedClaim(pod *v1.Pod) (*pendingClaim, error) {
+	classes := d.ExtendedClasses(pod)
 	if len(classes) == 0 {
 		return nil, nil
 	}
@@ -106,9 +106,9 @@ func (d *DRA) extendedClaim(pod *v1.Pod) (*pendingClaim, error) {
 	return &pendingClaim{key: key, claim: claim}, nil
 }
 
-// extendedClasses are the indices of the classes whose extended resource
+// ExtendedClasses are the indices of the classes whose extended resource
 // (explicit or implicit) the pod asks for.
-func (d *DRA) extendedClasses(pod *v1.Pod) []int {
+func (d *Reading) ExtendedClasses(pod *v1.Pod) []int {
 	var out []int
 	for i, c := range d.classes {
 		name := v1.ResourceName(c.Resource)

@@ -1,6 +1,7 @@
 package kubebridge
 
 import (
+	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/resource"
 )
 
@@ -11,21 +12,17 @@ import (
 // rows again, but for a reading Allocate or Unallocate made from the last
 // one (the same classes and devices), whose changed rows' used amounts
 // are enough.
-func (w *RowWriter) WithDRA(d *DRA) *RowWriter {
-	if w.dra != nil && d != nil && sameDevices(w.dra, d) {
+func (w *RowWriter) WithDRA(d *dra.Reading) *RowWriter {
+	if w.dra != nil && d != nil && w.dra.SameDevices(d) {
 		w.dra = d
 		return w
 	}
 	w.dra, w.draSlots, w.backed = d, nil, map[string]uint64{}
 	if d != nil {
-		w.draSlots = d.classSlots(w.schema)
+		w.draSlots = d.ClassSlots(w.schema)
 	}
 	return w
 }
-
-// sameDevices reports whether two readings share their classes and
-// devices (one was made from the other by Allocate or Unallocate).
-func sameDevices(a, b *DRA) bool { return a.read == b.read }
 
 // DRAAllocatable puts what DRA says into a node's allocatable amounts, for
 // a host that reads them itself (as Allocatable does): each class's
@@ -46,12 +43,12 @@ func (w *RowWriter) amendAllocatable(node string, alloc resource.Vector) {
 	}
 	var backed uint64
 	for _, cs := range w.draSlots {
-		if alloc[cs.slot] != 0 {
+		if alloc[cs.Slot] != 0 {
 			continue
 		}
-		if a, _ := w.dra.canonicalAmounts(node, cs.class); a > 0 {
-			alloc[cs.slot] = resource.Clamp(a)
-			backed |= 1 << cs.slot
+		if a, _ := w.dra.CanonicalAmounts(node, cs.Class); a > 0 {
+			alloc[cs.Slot] = resource.Clamp(a)
+			backed |= 1 << cs.Slot
 		}
 	}
 	if backed == 0 {
@@ -68,9 +65,9 @@ func (w *RowWriter) amendUsed(node string, used resource.Vector) {
 		return
 	}
 	for _, cs := range w.draSlots {
-		if backed&(1<<cs.slot) != 0 {
-			_, u := w.dra.canonicalAmounts(node, cs.class)
-			used[cs.slot] = resource.Clamp(u)
+		if backed&(1<<cs.Slot) != 0 {
+			_, u := w.dra.CanonicalAmounts(node, cs.Class)
+			used[cs.Slot] = resource.Clamp(u)
 		}
 	}
 }

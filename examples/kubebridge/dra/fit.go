@@ -1,4 +1,4 @@
-package kubebridge
+package dra
 
 import (
 	"fmt"
@@ -19,7 +19,7 @@ import (
 // on the node; an error is the allocator's about the claims or classes
 // themselves (a CEL runtime error), or a claim the pod names that is
 // missing (PodRequests).
-func (d *DRA) Fit(node string, pod *v1.Pod) (take []int64, ok bool, err error) {
+func (d *Reading) Fit(node string, pod *v1.Pod) (take []int64, ok bool, err error) {
 	claims, err := d.pendingClaims(pod)
 	if err != nil {
 		return nil, false, err
@@ -28,7 +28,7 @@ func (d *DRA) Fit(node string, pod *v1.Pod) (take []int64, ok bool, err error) {
 }
 
 // fit is Fit for the claims.
-func (d *DRA) fit(node string, claims []pendingClaim) (take []int64, ok bool, err error) {
+func (d *Reading) fit(node string, claims []pendingClaim) (take []int64, ok bool, err error) {
 	take, _, ok, err = d.fitParts(node, claims)
 	return take, ok, err
 }
@@ -36,7 +36,7 @@ func (d *DRA) fit(node string, claims []pendingClaim) (take []int64, ok bool, er
 // fitParts is fit with, by class, the partition type of the part the
 // claims take in it (partType) when they take one device in it and that
 // device is a part of a unit with a layout; "" otherwise.
-func (d *DRA) fitParts(node string, claims []pendingClaim) (take []int64, types []string, ok bool, err error) {
+func (d *Reading) fitParts(node string, claims []pendingClaim) (take []int64, types []string, ok bool, err error) {
 	results, ok, err := d.allocate(node, claims)
 	if !ok || err != nil {
 		return nil, nil, false, err
@@ -80,7 +80,7 @@ func (d *DRA) fitParts(node string, claims []pendingClaim) (take []int64, types 
 		// a 3g.40gb: 286 thousandths each, where the A100 has 500 left by
 		// its memory), which the node's amounts would refuse.
 		if take[c] > 0 {
-			if a, u := d.canonicalAmounts(node, c); take[c] > a-u {
+			if a, u := d.CanonicalAmounts(node, c); take[c] > a-u {
 				take[c] = max(a-u, 0)
 			}
 		}
@@ -90,7 +90,7 @@ func (d *DRA) fitParts(node string, claims []pendingClaim) (take []int64, types 
 
 // shareOn is the type of a share of a device of a node (shareType) when
 // the device is a share layout that can resolve it; "" otherwise.
-func (d *DRA) shareOn(node string, id DeviceID, consumed map[resourcev1.QualifiedName]kres.Quantity) string {
+func (d *Reading) shareOn(node string, id DeviceID, consumed map[resourcev1.QualifiedName]kres.Quantity) string {
 	for _, dev := range d.devices[node] {
 		if dev.ID == id && dev.unit == "" && dev.Shared && d.features.ConsumableCapacity {
 			ul := d.shareLayoutOf(dev)
@@ -109,7 +109,7 @@ func (d *DRA) shareOn(node string, id DeviceID, consumed map[resourcev1.Qualifie
 
 // layoutPart is the partition type of a device of a node when it is a part
 // of a unit that has a layout; "" otherwise.
-func (d *DRA) layoutPart(node string, id DeviceID) string {
+func (d *Reading) layoutPart(node string, id DeviceID) string {
 	for _, dev := range d.devices[node] {
 		if dev.ID == id {
 			if dev.partType == "" || dev.unit == "" || d.layoutOf(node, dev.unit).layout == nil {
@@ -135,7 +135,7 @@ type ClaimAllocation struct {
 // order (devices, and for a share its share ID and the capacity it
 // consumes); ok false where the node cannot satisfy them. An error is as
 // Fit's.
-func (d *DRA) Allocation(pod *v1.Pod, node string) (claims []ClaimAllocation, ok bool, err error) {
+func (d *Reading) Allocation(pod *v1.Pod, node string) (claims []ClaimAllocation, ok bool, err error) {
 	pending, err := d.pendingClaims(pod)
 	if err != nil {
 		return nil, false, err
@@ -162,7 +162,7 @@ func (d *DRA) Allocation(pod *v1.Pod, node string) (claims []ClaimAllocation, ok
 // not made yet is kept as made (madeClaimKey). A node that cannot satisfy
 // them is an error. It is how a host that places pods itself (a what-if)
 // counts a placed pod's devices.
-func (d *DRA) Allocate(pod *v1.Pod, node string) (*DRA, error) {
+func (d *Reading) Allocate(pod *v1.Pod, node string) (*Reading, error) {
 	claims, err := d.pendingClaims(pod)
 	if err != nil {
 		return nil, err
@@ -200,7 +200,7 @@ func (d *DRA) Allocate(pod *v1.Pod, node string) (*DRA, error) {
 
 // copyClaims is a new reading with the same classes and devices, and
 // copies of the claims' tables to change, whose allocator is its own.
-func (d *DRA) copyClaims() *DRA {
+func (d *Reading) copyClaims() *Reading {
 	out := *d
 	out.allocated = d.allocated.next()
 	out.claims = d.claims.next()
@@ -209,19 +209,19 @@ func (d *DRA) copyClaims() *DRA {
 	return &out
 }
 
-// draChange is what Allocate changed: the devices it made held, and the
+// Change is what Allocate changed: the devices it made held, and the
 // claims it replaced, as they were.
-type draChange struct {
+type Change struct {
 	devices []DeviceID
 	claims  map[string]*resourcev1.ResourceClaim
 }
 
-func (c draChange) empty() bool { return len(c.devices) == 0 && len(c.claims) == 0 }
+func (c Change) Empty() bool { return len(c.devices) == 0 && len(c.claims) == 0 }
 
-// changeTo is what tells this reading from after, a reading Allocate made
+// ChangeTo is what tells this reading from after, a reading Allocate made
 // from it.
-func (d *DRA) changeTo(after *DRA) draChange {
-	var c draChange
+func (d *Reading) ChangeTo(after *Reading) Change {
+	var c Change
 	eachDifference(&after.allocated, &d.allocated, func(id DeviceID) {
 		if d.allocated.at(id) == "" {
 			c.devices = append(c.devices, id)
@@ -239,9 +239,9 @@ func (d *DRA) changeTo(after *DRA) draChange {
 	return c
 }
 
-// undo is a new reading without a change: its devices free, its claims
+// Undo is a new reading without a change: its devices free, its claims
 // as they were.
-func (d *DRA) undo(c draChange) *DRA {
+func (d *Reading) Undo(c Change) *Reading {
 	out := d.copyClaims()
 	for _, id := range c.devices {
 		out.allocated.del(id)
@@ -261,8 +261,8 @@ func (d *DRA) undo(c draChange) *DRA {
 // claims it names or its templates made, reserved for no other pod, are
 // free, and the claims ask again. It is how a host scores a running pod
 // as before it was placed.
-func (d *DRA) Unallocate(pod *v1.Pod) *DRA {
-	var c draChange
+func (d *Reading) Unallocate(pod *v1.Pod) *Reading {
+	var c Change
 	released := map[string]bool{}
 	for _, key := range d.podClaimKeys(pod) {
 		claim := d.claims.at(key)
@@ -282,5 +282,5 @@ func (d *DRA) Unallocate(pod *v1.Pod) *DRA {
 			c.devices = append(c.devices, id)
 		}
 	}
-	return d.undo(c)
+	return d.Undo(c)
 }

@@ -1,4 +1,4 @@
-package kubebridge
+package dra
 
 import (
 	"context"
@@ -17,24 +17,12 @@ import (
 	"k8s.io/dynamic-resource-allocation/structured"
 )
 
-// Which devices a pod's claims take on a node is what kube-scheduler's own
-// structured allocator (k8s.io/dynamic-resource-allocation/structured)
-// picks there: resfit calls it, with the features kube-scheduler runs it
-// with, on the slices, classes and allocated state the reading holds, as
-// kube-scheduler's DynamicResources plugin gathers them. So counters of
-// partitionable devices (KEP-4815: a device is available while every
-// counter it consumes has room), pools that are incomplete, consumable
-// capacity (KEP-5075: request policies, what each share consumed), the
-// request's own selectors, firstAvailable and All are decided as kube
-// decides them, and the devices resfit says a claim takes are the ones
-// kube's allocator will give it.
-
 // DefaultAllocatorFeatures are the allocator's features that Kubernetes
 // v1.37 enables by default and that every version of the allocator
 // resfit's hosts are built with knows: admin access, prioritized lists,
 // partitionable devices, device taints, binding conditions with device
 // status, and consumable capacity. A host running kube-scheduler passes
-// its own (DRAReader.Features).
+// its own (Reader.Features).
 func DefaultAllocatorFeatures() structured.Features {
 	return structured.Features{
 		AdminAccess:            true,
@@ -143,7 +131,7 @@ type nodeAllocator struct {
 }
 
 // allocator is the allocator for a node.
-func (d *DRA) allocator(node string) (structured.Allocator, error) {
+func (d *Reading) allocator(node string) (structured.Allocator, error) {
 	a := d.alloc
 	a.once.Do(func() {
 		a.cache = dracel.NewCache(10, d.celFeatures())
@@ -224,7 +212,7 @@ func stateOf(all structured.AllocatedState, pools map[poolID]bool) structured.Al
 // claim tracker gathers it: a device held whole by a result without a
 // share ID (admin access holds nothing), or, with consumable capacity, a
 // share of a device (its share ID) and the capacity it consumed.
-func (d *DRA) allocatedState() structured.AllocatedState {
+func (d *Reading) allocatedState() structured.AllocatedState {
 	state := newAllocatedState()
 	d.eachHeld(func(r resourcev1.DeviceRequestAllocationResult) {
 		id := structured.MakeDeviceID(r.Driver, r.Pool, r.Device)
@@ -251,7 +239,7 @@ func newAllocatedState() structured.AllocatedState {
 
 // eachHeld calls held with every allocation result of the reading's claims
 // that holds a device (admin access holds none).
-func (d *DRA) eachHeld(held func(resourcev1.DeviceRequestAllocationResult)) {
+func (d *Reading) eachHeld(held func(resourcev1.DeviceRequestAllocationResult)) {
 	for _, c := range d.claims.all() {
 		if c.Status.Allocation == nil {
 			continue
@@ -287,7 +275,7 @@ func madeClaimKey(pod *v1.Pod, claimName string) string {
 // node here; kube-scheduler's filter fails the pod's whole scheduling
 // cycle with that error on the node of that device, so no node takes the
 // pod, which an error on every node says too.
-func (d *DRA) failedClass(claims []pendingClaim) error {
+func (d *Reading) failedClass(claims []pendingClaim) error {
 	failed := func(name string) error {
 		if i, ok := d.classIndex(name); ok {
 			return d.classErrs[i]
@@ -335,7 +323,7 @@ func resultKey(node string, claims []pendingClaim) (string, error) {
 // themselves (a CEL runtime error, say), not the node. Asked again for the
 // same claims on the same node, it answers from what it gave (the results
 // are shared: not to be changed).
-func (d *DRA) allocate(node string, claims []pendingClaim) (results []resourcev1.AllocationResult, ok bool, err error) {
+func (d *Reading) allocate(node string, claims []pendingClaim) (results []resourcev1.AllocationResult, ok bool, err error) {
 	if len(claims) == 0 {
 		return nil, true, nil
 	}

@@ -1,4 +1,4 @@
-package kubebridge
+package dra
 
 import (
 	"maps"

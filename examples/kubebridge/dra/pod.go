@@ -1,4 +1,4 @@
-package kubebridge
+package dra
 
 import (
 	"fmt"
@@ -12,9 +12,9 @@ import (
 	dracel "k8s.io/dynamic-resource-allocation/cel"
 )
 
-// DRARequest is one device request of a pod's claims that the pod still
+// Request is one device request of a pod's claims that the pod still
 // has to be given: the claim is not allocated yet.
-type DRARequest struct {
+type Request struct {
 	// Claim is the claim, namespace/name, or for a claim its template
 	// has not made yet, the template's.
 	Claim string
@@ -22,17 +22,17 @@ type DRARequest struct {
 	Name string
 	// Alternatives are what the request accepts, in order of preference:
 	// one for exactly, the subrequests of firstAvailable.
-	Alternatives []DRAAlternative
+	Alternatives []Alternative
 }
 
-// DRAAlternative is one way to satisfy a request: Count devices of a class
+// Alternative is one way to satisfy a request: Count devices of a class
 // (every device of it on the node with All), each selected by the
 // request's own selectors too.
-type DRAAlternative struct {
+type Alternative struct {
 	Class     string
 	Count     int64
 	All       bool
-	class     int // Class's index in DRA.Classes
+	class     int // Class's index in Reading.Classes
 	selectors []dracel.CompilationResult
 	// capacity reports capacity requests (KEP-5075): a share of a device.
 	capacity bool
@@ -50,12 +50,12 @@ type DRAAlternative struct {
 // request with admin access takes nothing. A claim or template that is
 // missing or malformed is an error naming the pod, or the claim, and the
 // field.
-func (d *DRA) ClaimRequests(pod *v1.Pod) ([]DRARequest, error) {
+func (d *Reading) ClaimRequests(pod *v1.Pod) ([]Request, error) {
 	claims, err := d.pendingClaims(pod)
 	if err != nil {
 		return nil, err
 	}
-	var out []DRARequest
+	var out []Request
 	for _, c := range claims {
 		key := c.key
 		if c.template != "" {
@@ -78,7 +78,7 @@ func (d *DRA) ClaimRequests(pod *v1.Pod) ([]DRARequest, error) {
 // spec.resourceClaims (PodRequests' rules); a template's claim not made
 // yet is made from the template, as the ResourceClaim controller makes it,
 // unless a what-if allocation made it already (madeClaimKey).
-func (d *DRA) pendingClaims(pod *v1.Pod) ([]pendingClaim, error) {
+func (d *Reading) pendingClaims(pod *v1.Pod) ([]pendingClaim, error) {
 	var out []pendingClaim
 	generated := generatedClaims(pod)
 	for i, pc := range pod.Spec.ResourceClaims {
@@ -176,8 +176,8 @@ func withDefaults(c *resourcev1.ResourceClaim) *resourcev1.ResourceClaim {
 
 // request reads one request of a claim (or template) key; nil when it
 // takes nothing (admin access).
-func (d *DRA) request(r resourcev1.DeviceRequest, key, field string) (*DRARequest, error) {
-	req := &DRARequest{Claim: key, Name: r.Name}
+func (d *Reading) request(r resourcev1.DeviceRequest, key, field string) (*Request, error) {
+	req := &Request{Claim: key, Name: r.Name}
 	switch {
 	case (r.Exactly == nil) == (len(r.FirstAvailable) == 0):
 		return nil, fmt.Errorf("resourceclaim %s: %s: exactly one of exactly and firstAvailable", key, field)
@@ -193,7 +193,7 @@ func (d *DRA) request(r resourcev1.DeviceRequest, key, field string) (*DRAReques
 		if alt.capacity = e.Capacity != nil && len(e.Capacity.Requests) > 0; alt.capacity {
 			alt.Capacity = e.Capacity.Requests
 		}
-		req.Alternatives = []DRAAlternative{alt}
+		req.Alternatives = []Alternative{alt}
 	default:
 		for k, s := range r.FirstAvailable {
 			alt, err := d.alternative(s.DeviceClassName, s.AllocationMode, s.Count, s.Selectors, key, fmt.Sprintf("%s.firstAvailable[%d]", field, k))
@@ -209,31 +209,31 @@ func (d *DRA) request(r resourcev1.DeviceRequest, key, field string) (*DRAReques
 	return req, nil
 }
 
-func (d *DRA) alternative(class string, mode resourcev1.DeviceAllocationMode, count int64, selectors []resourcev1.DeviceSelector, key, field string) (DRAAlternative, error) {
+func (d *Reading) alternative(class string, mode resourcev1.DeviceAllocationMode, count int64, selectors []resourcev1.DeviceSelector, key, field string) (Alternative, error) {
 	index, ok := d.classIndex(class)
 	if !ok {
-		return DRAAlternative{}, fmt.Errorf("resourceclaim %s: %s.deviceClassName: no deviceclass %q", key, field, class)
+		return Alternative{}, fmt.Errorf("resourceclaim %s: %s.deviceClassName: no deviceclass %q", key, field, class)
 	}
-	alt := DRAAlternative{Class: class, class: index}
+	alt := Alternative{Class: class, class: index}
 	switch mode {
 	case "", resourcev1.DeviceAllocationModeExactCount:
 		if count < 0 {
-			return DRAAlternative{}, fmt.Errorf("resourceclaim %s: %s.count: %d is negative", key, field, count)
+			return Alternative{}, fmt.Errorf("resourceclaim %s: %s.count: %d is negative", key, field, count)
 		}
 		alt.Count = max(count, 1) // 1 when unset, as the API defaults it
 	case resourcev1.DeviceAllocationModeAll:
 		alt.All = true
 	default:
-		return DRAAlternative{}, fmt.Errorf("resourceclaim %s: %s.allocationMode: %q is neither ExactCount nor All", key, field, mode)
+		return Alternative{}, fmt.Errorf("resourceclaim %s: %s.allocationMode: %q is neither ExactCount nor All", key, field, mode)
 	}
 	compiler := dracel.GetCompiler(d.celFeatures())
 	for i, s := range selectors {
 		if s.CEL == nil {
-			return DRAAlternative{}, fmt.Errorf("resourceclaim %s: %s.selectors[%d]: no cel selector", key, field, i)
+			return Alternative{}, fmt.Errorf("resourceclaim %s: %s.selectors[%d]: no cel selector", key, field, i)
 		}
 		compiled := compiler.CompileCELExpression(s.CEL.Expression, dracel.Options{})
 		if compiled.Error != nil {
-			return DRAAlternative{}, fmt.Errorf("resourceclaim %s: %s.selectors[%d].cel.expression: %v", key, field, i, compiled.Error)
+			return Alternative{}, fmt.Errorf("resourceclaim %s: %s.selectors[%d].cel.expression: %v", key, field, i, compiled.Error)
 		}
 		alt.selectors = append(alt.selectors, compiled)
 	}
@@ -261,7 +261,7 @@ func requestClass(c *resourcev1.ResourceClaim, name string) string {
 }
 
 // Selectors is how many CEL selectors of its own the alternative has.
-func (a DRAAlternative) Selectors() int { return len(a.selectors) }
+func (a Alternative) Selectors() int { return len(a.selectors) }
 
 // generatedClaims are the names of the claims a pod's templates made, by
 // the pod's name for the claim, as its status says.
@@ -279,7 +279,7 @@ func generatedClaims(pod *v1.Pod) map[string]string {
 // names, directly or through a template (the claim its status says the
 // template made); complete is false when some template's claim is not in
 // its status yet. A host that is told which claims changed
-// (DRAReader.ReadClaims) names a reserved pod's claims by it.
+// (Reader.ReadClaims) names a reserved pod's claims by it.
 func PodClaimKeys(pod *v1.Pod) (keys []string, complete bool) {
 	return claimKeysOf(pod, nil)
 }
@@ -287,7 +287,7 @@ func PodClaimKeys(pod *v1.Pod) (keys []string, complete bool) {
 // podClaimKeys are the claims (namespace/name) a pod names, or its
 // templates made as its status says, or a what-if allocation made
 // (madeClaimKey).
-func (d *DRA) podClaimKeys(pod *v1.Pod) []string {
+func (d *Reading) podClaimKeys(pod *v1.Pod) []string {
 	keys, _ := claimKeysOf(pod, func(key string) bool { return d.claims.at(key) != nil })
 	return keys
 }

@@ -1,4 +1,4 @@
-package kubebridge
+package dra
 
 import (
 	"math/big"
@@ -9,26 +9,28 @@ import (
 	"github.com/resfit/resfit/resource"
 )
 
-// classSlot is a device class whose resource a schema has.
-type classSlot struct {
-	slot, class int
-	name        string
-}
+// ClassSlot is a device class whose resource a schema has: the class's
+// index in Reading.Classes and the resource's slot.
+type ClassSlot struct{ Slot, Class int }
 
-// classSlots are the classes whose resources the schema has.
-func (d *DRA) classSlots(schema *resource.Schema) []classSlot {
-	var out []classSlot
+// ClassSlots are the classes whose resources the schema has.
+func (d *Reading) ClassSlots(schema *resource.Schema) []ClassSlot {
+	var out []ClassSlot
 	for i, c := range d.classes {
 		if slot, ok := schema.Slot(c.Resource); ok {
-			out = append(out, classSlot{slot: slot, class: i, name: c.Resource})
+			out = append(out, ClassSlot{Slot: slot, Class: i})
 		}
 	}
 	return out
 }
 
+// SameDevices reports whether two readings share their classes and
+// devices: one was made from the other by Allocate or Unallocate.
+func (d *Reading) SameDevices(o *Reading) bool { return d.read == o.read }
+
 // ResourceNames are the resources of the device classes, sorted: what a
 // schema needs beside the nodes' and pods' (SchemaFor's).
-func (d *DRA) ResourceNames() []string {
+func (d *Reading) ResourceNames() []string {
 	names := make([]string, len(d.classes))
 	for i, c := range d.classes {
 		names[i] = c.Resource
@@ -39,7 +41,7 @@ func (d *DRA) ResourceNames() []string {
 
 // busySets are the counter sets of a node's devices that a claim holds a
 // part of (any device consuming from them is held); nil when none is.
-func (d *DRA) busySets(node string) map[string]bool {
+func (d *Reading) busySets(node string) map[string]bool {
 	var busy map[string]bool
 	for _, dev := range d.devices[node] {
 		if dev.unit != "" && d.allocated.at(dev.ID) != "" {
@@ -53,7 +55,7 @@ func (d *DRA) busySets(node string) map[string]bool {
 }
 
 // amounts are Amounts by class index.
-func (d *DRA) amounts(node string, class int) (allocatable, used int64) {
+func (d *Reading) amounts(node string, class int) (allocatable, used int64) {
 	devices := d.devices[node]
 	busy := d.busySets(node)
 	var counted map[string]bool // counter sets counted already
@@ -89,7 +91,7 @@ func (d *DRA) amounts(node string, class int) (allocatable, used int64) {
 // set; for a share of a device, the largest share of a capacity it
 // consumes; for a partition, the largest share of a counter of its set it
 // consumes (slots aside, as unitLeft counts them).
-func (d *DRA) takeOf(node string, r resourcev1.DeviceRequestAllocationResult) *big.Rat {
+func (d *Reading) takeOf(node string, r resourcev1.DeviceRequestAllocationResult) *big.Rat {
 	id := DeviceID{r.Driver, r.Pool, r.Device}
 	for _, dev := range d.devices[node] {
 		if dev.ID != id {
@@ -135,7 +137,7 @@ func (d *DRA) takeOf(node string, r resourcev1.DeviceRequestAllocationResult) *b
 
 // unitClasses are the classes that select a device of the same counter
 // set as a device (a GPU with partitions); none for a device of no set.
-func (d *DRA) unitClasses(node string, id DeviceID) []int {
+func (d *Reading) unitClasses(node string, id DeviceID) []int {
 	unit := ""
 	for _, dev := range d.devices[node] {
 		if dev.ID == id {
@@ -186,11 +188,11 @@ func inUnits(resourceName string, share *big.Rat) int64 {
 	return q.Int64()
 }
 
-// canonicalAmounts are a class's Amounts on a node in its resource's
+// CanonicalAmounts are a class's Amounts on a node in its resource's
 // canonical units: for a resource counted in milli-units, what is left of
 // each unit counts to the thousandth (a GPU with half its memory shared
 // out is 500 used of 1000); otherwise in whole units (Amounts).
-func (d *DRA) canonicalAmounts(node string, class int) (allocatable, used int64) {
+func (d *Reading) CanonicalAmounts(node string, class int) (allocatable, used int64) {
 	name := d.classes[class].Resource
 	if resource.FromWhole(name, 1) == 1 {
 		return d.amounts(node, class)
@@ -211,9 +213,9 @@ func (d *DRA) canonicalAmounts(node string, class int) (allocatable, used int64)
 
 // viewDevices are a node's devices of the class whose resource is named,
 // in order.
-func (d *DRA) viewDevices(node, name string) []*DRADevice {
+func (d *Reading) viewDevices(node, name string) []*Device {
 	devs := d.devices[node]
-	out := make([]*DRADevice, 0, len(devs))
+	out := make([]*Device, 0, len(devs))
 	for i, c := range d.classes {
 		if c.Resource != name {
 			continue
@@ -247,7 +249,7 @@ type unitSet struct {
 const unitSetListed = 16
 
 // add notes dev's unit, and reports whether it was not seen before.
-func (s *unitSet) add(dev *DRADevice) bool {
+func (s *unitSet) add(dev *Device) bool {
 	k := unitKey{set: dev.unit}
 	if dev.unit == "" {
 		k.id = dev.ID

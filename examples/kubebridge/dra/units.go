@@ -1,4 +1,4 @@
-package kubebridge
+package dra
 
 import (
 	"maps"
@@ -9,19 +9,6 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	kres "k8s.io/apimachinery/pkg/api/resource"
 )
-
-// What is left of a node's units (Amounts' units: a device that consumes
-// no counters, or a counter set, a GPU with partitions) is what the
-// device view holds for them: a unit no claim touches is whole; one a
-// claim holds whole (a dedicated device, a whole GPU beside its
-// partitions) has nothing left; a shareable device has, of each capacity,
-// what its shares have not consumed; a counter set has, of each counter,
-// what its allocated partitions have not consumed. What is left of a unit
-// is its scarcest part: the least, over its capacities or counters, of
-// what is left as a share of the whole. A counter of 1 is a slot (NVIDIA
-// publishes a GPU's memory slices so): it says where a partition goes,
-// not how much of the GPU is used, and counts only for a set of slots
-// alone.
 
 // draUsage is what a reading's claims consume: whole devices, the
 // capacity shares consumed of each device, and the counters allocated
@@ -104,10 +91,10 @@ func isSlots(set map[string]resourcev1.Counter) bool {
 }
 
 // usage is what the reading's claims consume.
-func (d *DRA) usage() *draUsage {
+func (d *Reading) usage() *draUsage {
 	d.units.once.Do(func() {
 		whole, capacity, counters := map[DeviceID]bool{}, map[DeviceID]map[resourcev1.QualifiedName]*big.Rat{}, map[string]map[string]*big.Rat{}
-		devices := map[DeviceID]*DRADevice{}
+		devices := map[DeviceID]*Device{}
 		for _, list := range d.devices {
 			for i := range list {
 				devices[list[i].ID] = &list[i]
@@ -149,8 +136,8 @@ func (d *DRA) usage() *draUsage {
 // consume taken away and the added ones' put in, as usage counts them; it
 // copies only the entries they touch. The reading's devices are u's
 // reading's, and no device a removed claim holds is held by another
-// (DRAReader.applyClaims reads every claim otherwise).
-func (d *DRA) usageFrom(u *draUsage, removed, added []*resourcev1.ResourceClaim) draUsage {
+// (Reader.applyClaims reads every claim otherwise).
+func (d *Reading) usageFrom(u *draUsage, removed, added []*resourcev1.ResourceClaim) draUsage {
 	out := draUsage{whole: u.whole.next(), capacity: u.capacity.next(), counters: u.counters.next()}
 	apply := func(c *resourcev1.ResourceClaim, sign int) {
 		if c.Status.Allocation == nil {
@@ -201,7 +188,7 @@ func (d *DRA) usageFrom(u *draUsage, removed, added []*resourcev1.ResourceClaim)
 }
 
 // device is the device of an ID, nil when it is on no node's list.
-func (d *DRA) device(id DeviceID) *DRADevice {
+func (d *Reading) device(id DeviceID) *Device {
 	node, ok := d.nodeOf[id]
 	if !ok {
 		return nil
@@ -241,7 +228,7 @@ func left(whole, used *big.Rat) *big.Rat {
 // unitLeft is what is left of a device's unit, as a share of the whole:
 // its scarcest capacity or counter. The Rat returned may be shared: it is
 // not to be changed.
-func (d *DRA) unitLeft(dev *DRADevice, sets map[string]map[string]resourcev1.Counter) *big.Rat {
+func (d *Reading) unitLeft(dev *Device, sets map[string]map[string]resourcev1.Counter) *big.Rat {
 	u := d.usage()
 	least := ratOne
 	scarcer := func(l *big.Rat) {

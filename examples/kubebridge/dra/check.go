@@ -1,4 +1,4 @@
-package kubebridge
+package dra
 
 import (
 	"fmt"
@@ -6,12 +6,6 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	kres "k8s.io/apimachinery/pkg/api/resource"
 )
-
-// The fields of partitionable devices (KEP-4815) and consumable capacity
-// (KEP-5075) that the allocator computes with are checked as read: a
-// counter, a capacity or a request policy that is malformed is an error
-// naming the slice (or claim) and the field, as the API server's
-// validation would have refused it.
 
 // checkCounters checks a pool's counter sets and what its devices
 // consume from them: every counter set named once in the pool, no

@@ -1,4 +1,4 @@
-package kubebridge
+package dra
 
 import (
 	"cmp"
@@ -11,15 +11,8 @@ import (
 	"k8s.io/dynamic-resource-allocation/structured"
 )
 
-// Dynamic Resource Allocation (resource.k8s.io/v1) as resfit reads it: a
-// device class is a resource of the schema, a node has as many of it as
-// its ResourceSlices publish devices the class selects, and uses as many
-// as the ResourceClaims' allocations hold. The objects are written by
-// drivers and users and read as untrusted: an error names the object and
-// the field.
-
 // DefaultFilterTimeout is kube-scheduler's default DynamicResources
-// filterTimeout (v1.37: 10s), DRAReader.FilterTimeout's default.
+// filterTimeout (v1.37: 10s), Reader.FilterTimeout's default.
 const DefaultFilterTimeout = 10 * time.Second
 
 // ImplicitResourcePrefix names the resource of a device class without an
@@ -32,12 +25,12 @@ type DeviceID struct{ Driver, Pool, Device string }
 
 func (id DeviceID) String() string { return id.Driver + "/" + id.Pool + "/" + id.Device }
 
-// DRADevice is a device a ResourceSlice publishes for one node.
-type DRADevice struct {
+// Device is a device a ResourceSlice publishes for one node.
+type Device struct {
 	ID   DeviceID
 	Node string
 	// Classes are the device classes that select it: their indices in
-	// DRA.Classes, in order.
+	// Reading.Classes, in order.
 	Classes []int
 	// Model is the device's productName attribute (NVIDIA's driver
 	// publishes one per GPU) with spaces as hyphens, as GPU feature
@@ -73,15 +66,15 @@ type DRADevice struct {
 
 // eachUse calls use with each counter set the device consumes from (its
 // unit first) and what it consumes of it.
-func (dev *DRADevice) eachUse(use func(set string, counters map[string]resourcev1.Counter)) {
+func (dev *Device) eachUse(use func(set string, counters map[string]resourcev1.Counter)) {
 	use(dev.unit, dev.consumes)
 	for set, counters := range dev.also {
 		use(set, counters)
 	}
 }
 
-// DRAClass is a device class as read.
-type DRAClass struct {
+// Class is a device class as read.
+type Class struct {
 	Name string
 	// Resource is its resource in the schema: its extendedResourceName,
 	// else ImplicitResourcePrefix + its name.
@@ -100,15 +93,15 @@ type DRAClass struct {
 	selectors []dracel.CompilationResult
 }
 
-// DRA is what a cluster's DeviceClasses, ResourceSlices and
+// Reading is what a cluster's DeviceClasses, ResourceSlices and
 // ResourceClaims say about its devices. It is immutable once read.
-type DRA struct {
-	classes []DRAClass
+type Reading struct {
+	classes []Class
 	// classErrs are, per class, why its selectors could not be evaluated
 	// (a CEL runtime error, the cost limit among them), nil where they
 	// could; such a class selects no device (ClassErrors).
 	classErrs []error
-	devices   map[string][]DRADevice // by node, in slice and device order
+	devices   map[string][]Device // by node, in slice and device order
 	// allocated is the claim holding each held device (namespace/name);
 	// claims are the claims by key. Readings made one from another share
 	// most of them (layered).
@@ -119,14 +112,14 @@ type DRA struct {
 	nodeOf map[DeviceID]string
 	// serial tells readings apart. changed, when changedFrom is not 0, are
 	// the nodes whose allocations differ from those of the reading of that
-	// serial, the one a DRAReader made this one from by applying the
+	// serial, the one a Reader made this one from by applying the
 	// claims that changed (a serial, so that a reading does not keep every
 	// earlier one).
 	serial      uint64
 	changedFrom uint64
 	changed     []string
 	// read stands for the reading of the classes and devices: readings
-	// made from one by Allocate and Unallocate, or by a DRAReader that
+	// made from one by Allocate and Unallocate, or by a Reader that
 	// found them unchanged, share it.
 	read *draRead
 	// What kube's allocator is made from: its features, the classes, the
@@ -143,18 +136,18 @@ type DRA struct {
 	units *usageOnce
 }
 
-// DRAObjects are the objects ReadDRA reads, as listed from a cluster.
-type DRAObjects struct {
+// Objects are the objects Read reads, as listed from a cluster.
+type Objects struct {
 	Slices    []*resourcev1.ResourceSlice
 	Classes   []*resourcev1.DeviceClass
 	Claims    []*resourcev1.ResourceClaim
 	Templates []*resourcev1.ResourceClaimTemplate
 }
 
-// DRAObjectsFromLists are the objects of lists as a client lists them; a
+// ObjectsFromLists are the objects of lists as a client lists them; a
 // nil list gives none.
-func DRAObjectsFromLists(slices *resourcev1.ResourceSliceList, classes *resourcev1.DeviceClassList, claims *resourcev1.ResourceClaimList, templates *resourcev1.ResourceClaimTemplateList) DRAObjects {
-	var o DRAObjects
+func ObjectsFromLists(slices *resourcev1.ResourceSliceList, classes *resourcev1.DeviceClassList, claims *resourcev1.ResourceClaimList, templates *resourcev1.ResourceClaimTemplateList) Objects {
+	var o Objects
 	if slices != nil {
 		o.Slices = pointersTo(slices.Items)
 	}
@@ -179,7 +172,7 @@ func pointersTo[T any](items []T) []*T {
 	return out
 }
 
-// ReadDRA reads the objects. For each pool (driver and pool name) only the
+// Read reads the objects. For each pool (driver and pool name) only the
 // slices of its newest generation count, as the allocator reads them. A
 // device counts on the node its slice names (spec.nodeName) or, with
 // perDeviceNodeSelection, on the node the device names; devices offered to
@@ -192,25 +185,25 @@ func pointersTo[T any](items []T) []*T {
 // claim's own selector that fails on a device does not select it. An
 // allocation result
 // held with admin access takes nothing.
-func ReadDRA(objects DRAObjects) (*DRA, error) {
-	var r DRAReader
+func Read(objects Objects) (*Reading, error) {
+	var r Reader
 	return r.Read(objects)
 }
 
 // Classes are the device classes, by name.
-func (d *DRA) Classes() []DRAClass { return d.classes }
+func (d *Reading) Classes() []Class { return d.classes }
 
 // classIndex is the index of the class of that name in Classes.
-func (d *DRA) classIndex(name string) (int, bool) {
-	return slices.BinarySearchFunc(d.classes, name, func(c DRAClass, n string) int { return cmp.Compare(c.Name, n) })
+func (d *Reading) classIndex(name string) (int, bool) {
+	return slices.BinarySearchFunc(d.classes, name, func(c Class, n string) int { return cmp.Compare(c.Name, n) })
 }
 
 // Devices are a node's devices, in the order of their slices and of the
 // devices in them.
-func (d *DRA) Devices(node string) []DRADevice { return d.devices[node] }
+func (d *Reading) Devices(node string) []Device { return d.devices[node] }
 
 // Nodes are the nodes with devices, in order.
-func (d *DRA) Nodes() []string {
+func (d *Reading) Nodes() []string {
 	nodes := make([]string, 0, len(d.devices))
 	for n := range d.devices {
 		nodes = append(nodes, n)
@@ -222,7 +215,7 @@ func (d *DRA) Nodes() []string {
 // HeldBy is the claim (namespace/name) a device is allocated to (of
 // several sharing it, the first by namespace and name), "" when it is
 // free.
-func (d *DRA) HeldBy(id DeviceID) string { return d.allocated.at(id) }
+func (d *Reading) HeldBy(id DeviceID) string { return d.allocated.at(id) }
 
 // Amounts are how many whole units of a class a node has (allocatable)
 // and how many of them are not wholly free (used). A unit is a device
@@ -237,7 +230,7 @@ func (d *DRA) HeldBy(id DeviceID) string { return d.allocated.at(id) }
 // class's extended resource (KEP-5004), which counts a device taken by
 // a partition or a share as free (counters) or taken (shares) as its
 // devices say; resfit counts what a whole-device claim can still get.
-func (d *DRA) Amounts(node, class string) (allocatable, used int64) {
+func (d *Reading) Amounts(node, class string) (allocatable, used int64) {
 	c, ok := d.classIndex(class)
 	if !ok {
 		return 0, 0

@@ -1,4 +1,4 @@
-package kubebridge
+package dra
 
 import (
 	"encoding/json"
@@ -30,7 +30,7 @@ func TestReadDRANVIDIA(t *testing.T) {
 		dratest.AllocatedClaim("train", "six-gpus", "node-a", "gpu-0", "gpu-1", "gpu-2", "gpu-3", "gpu-4", "gpu-5"),
 		{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "pending"}}, // not allocated
 	}
-	d, err := ReadDRA(DRAObjects{Slices: []*resourcev1.ResourceSlice{stale, a, b}, Classes: dratest.NVIDIAClasses(), Claims: claims})
+	d, err := Read(Objects{Slices: []*resourcev1.ResourceSlice{stale, a, b}, Classes: dratest.NVIDIAClasses(), Claims: claims})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestReadDRAErrors(t *testing.T) {
 			if c.slices != nil {
 				slices = c.slices()
 			}
-			_, err := ReadDRA(DRAObjects{Slices: slices, Classes: c.classes, Claims: c.claims})
+			_, err := Read(Objects{Slices: slices, Classes: c.classes, Claims: c.claims})
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error %v, want %q", err, c.want)
 			}
@@ -163,7 +163,7 @@ func TestReadDRAEdges(t *testing.T) {
 	classes := append(dratest.NVIDIAClasses(),
 		// a runtime error: an int attribute compared as a string
 		dratest.DeviceClass("fails", "device.attributes['gpu.nvidia.com'].index.startsWith('1')", ""))
-	d, err := ReadDRA(DRAObjects{Slices: []*resourcev1.ResourceSlice{shared, network, perDevice}, Classes: classes,
+	d, err := Read(Objects{Slices: []*resourcev1.ResourceSlice{shared, network, perDevice}, Classes: classes,
 		Claims: []*resourcev1.ResourceClaim{dratest.AllocatedClaim("ns", "one", "n", "gpu-0"), dratest.AllocatedClaim("ns", "two", "n", "gpu-0"), admin}})
 	if err != nil {
 		t.Fatal(err)
@@ -216,7 +216,7 @@ func TestReadDRAProperty(t *testing.T) {
 			}
 			held[node] = k
 		}
-		d, err := ReadDRA(DRAObjects{Slices: list, Classes: dratest.NVIDIAClasses(), Claims: claims})
+		d, err := Read(Objects{Slices: list, Classes: dratest.NVIDIAClasses(), Claims: claims})
 		if err != nil {
 			rt.Fatal(err)
 		}
@@ -238,7 +238,7 @@ type draObjects struct {
 	Pods      []*v1.Pod                           `json:"pods"`
 }
 
-// Whatever the objects say, ReadDRA and a pod's demand do not panic, and
+// Whatever the objects say, Read and a pod's demand do not panic, and
 // what they read holds: no node uses more of a class than it has, and a
 // pod that fits a node takes no more than the node has free.
 func FuzzReadDRA(f *testing.F) {
@@ -280,7 +280,7 @@ func FuzzReadDRA(f *testing.F) {
 		if json.Unmarshal(data, &objects) != nil {
 			return
 		}
-		d, err := ReadDRA(DRAObjects{Slices: objects.Slices, Classes: objects.Classes, Claims: objects.Claims, Templates: objects.Templates})
+		d, err := Read(Objects{Slices: objects.Slices, Classes: objects.Classes, Claims: objects.Claims, Templates: objects.Templates})
 		if err != nil {
 			return
 		}
@@ -289,7 +289,7 @@ func FuzzReadDRA(f *testing.F) {
 				if alloc, used := d.Amounts(node, c.Name); used < 0 || used > alloc {
 					t.Fatalf("%s %s: %d used of %d", node, c.Name, used, alloc)
 				}
-				if alloc, used := d.canonicalAmounts(node, i); used < 0 || used > alloc {
+				if alloc, used := d.CanonicalAmounts(node, i); used < 0 || used > alloc {
 					t.Fatalf("%s %s: %d used of %d in canonical units", node, c.Name, used, alloc)
 				}
 			}
@@ -307,7 +307,7 @@ func FuzzReadDRA(f *testing.F) {
 					continue
 				}
 				for i, c := range d.Classes() {
-					alloc, _ := d.canonicalAmounts(node, i)
+					alloc, _ := d.CanonicalAmounts(node, i)
 					if take[i] < 0 || take[i] > alloc {
 						t.Fatalf("pod %s on %s takes %d of %s's %d", p.Name, node, take[i], c.Name, alloc)
 					}
@@ -317,36 +317,12 @@ func FuzzReadDRA(f *testing.F) {
 	})
 }
 
-func podWithClaims(name string, claims ...v1.PodResourceClaim) *v1.Pod {
-	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: name}, Spec: v1.PodSpec{ResourceClaims: claims}}
-}
-
-// draSlices are draCluster's slices: 8 H100s and a MIG device on node-a,
-// 8 A100s on node-b.
-func draSlices() []*resourcev1.ResourceSlice {
-	a := dratest.NVIDIASlice("node-a", "NVIDIA H100 80GB HBM3", 8, 0)
-	a.Spec.Devices = append(a.Spec.Devices, dratest.MIGDevice("gpu-7-mig-1g10gb-0"))
-	return []*resourcev1.ResourceSlice{a, dratest.NVIDIASlice("node-b", "NVIDIA A100-SXM4-80GB", 8, 0)}
-}
-
-// draCluster is TestReadDRANVIDIA's cluster with claims and templates for
-// the pods of the demand tests: node-a (H100s) has 2 GPUs free and a MIG
+// draCluster is a reading of TrainSlices, TrainClaims and TrainTemplates
+// (dratest), with more claims: node-a (H100s) has 2 GPUs free and a MIG
 // device, node-b (A100s) 8 GPUs.
-func draCluster(t *testing.T, more ...*resourcev1.ResourceClaim) *DRA {
+func draCluster(t *testing.T, more ...*resourcev1.ResourceClaim) *Reading {
 	t.Helper()
-	one := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "one-gpu"}, Spec: dratest.ClaimSpec(dratest.Exactly("gpu", "gpu.nvidia.com", 1))}
-	generated := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "p-gpus-x7k2"}, Spec: dratest.ClaimSpec(dratest.Exactly("gpus", "gpu.nvidia.com", 3))}
-	template := &resourcev1.ResourceClaimTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "two-gpus"}}
-	template.Spec.Spec = dratest.ClaimSpec(dratest.Exactly("gpus", "gpu.nvidia.com", 2))
-	claims := append([]*resourcev1.ResourceClaim{
-		dratest.AllocatedClaim("train", "six-gpus", "node-a", "gpu-0", "gpu-1", "gpu-2", "gpu-3", "gpu-4", "gpu-5"), one, generated,
-	}, more...)
-	d, err := ReadDRA(DRAObjects{
-		Slices:    draSlices(),
-		Classes:   dratest.NVIDIAClasses(),
-		Claims:    claims,
-		Templates: []*resourcev1.ResourceClaimTemplate{template},
-	})
+	d, err := Read(Objects{Slices: dratest.TrainSlices(), Classes: dratest.NVIDIAClasses(), Claims: dratest.TrainClaims(more...), Templates: dratest.TrainTemplates()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,18 +349,18 @@ func TestDRAPodRequestsAndFit(t *testing.T) {
 		requests     string
 		nodeA, nodeB string // GPUs taken, "-" where it does not fit
 	}{
-		{podWithClaims("named", v1.PodResourceClaim{Name: "gpu", ResourceClaimName: name("one-gpu")}), "train/one-gpu:gpu", "1", "1"},
-		{podWithClaims("allocated", v1.PodResourceClaim{Name: "gpu", ResourceClaimName: name("six-gpus")}), "", "0", "0"},
-		{podWithClaims("template", v1.PodResourceClaim{Name: "gpus", ResourceClaimTemplateName: name("two-gpus")}), "train/two-gpus:gpus", "2", "2"},
+		{dratest.PodWithClaims("named", v1.PodResourceClaim{Name: "gpu", ResourceClaimName: name("one-gpu")}), "train/one-gpu:gpu", "1", "1"},
+		{dratest.PodWithClaims("allocated", v1.PodResourceClaim{Name: "gpu", ResourceClaimName: name("six-gpus")}), "", "0", "0"},
+		{dratest.PodWithClaims("template", v1.PodResourceClaim{Name: "gpus", ResourceClaimTemplateName: name("two-gpus")}), "train/two-gpus:gpus", "2", "2"},
 		{func() *v1.Pod {
-			p := podWithClaims("p", v1.PodResourceClaim{Name: "gpus", ResourceClaimTemplateName: name("two-gpus")})
+			p := dratest.PodWithClaims("p", v1.PodResourceClaim{Name: "gpus", ResourceClaimTemplateName: name("two-gpus")})
 			p.Status.ResourceClaimStatuses = []v1.PodResourceClaimStatus{{Name: "gpus", ResourceClaimName: name("p-gpus-x7k2")}}
 			return p
 		}(), "train/p-gpus-x7k2:gpus", "-", "3"},
-		{podWithClaims("two", v1.PodResourceClaim{Name: "a", ResourceClaimName: name("one-gpu")}, v1.PodResourceClaim{Name: "b", ResourceClaimTemplateName: name("two-gpus")}),
+		{dratest.PodWithClaims("two", v1.PodResourceClaim{Name: "a", ResourceClaimName: name("one-gpu")}, v1.PodResourceClaim{Name: "b", ResourceClaimTemplateName: name("two-gpus")}),
 			"train/one-gpu:gpu train/two-gpus:gpus", "-", "3"},
-		{podWithClaims("either", v1.PodResourceClaim{Name: "gpus", ResourceClaimName: name("either")}), "train/either:gpus", "2", "4"},
-		{podWithClaims("all", v1.PodResourceClaim{Name: "node", ResourceClaimName: name("all")}), "train/all:node", "-", "8"},
+		{dratest.PodWithClaims("either", v1.PodResourceClaim{Name: "gpus", ResourceClaimName: name("either")}), "train/either:gpus", "2", "4"},
+		{dratest.PodWithClaims("all", v1.PodResourceClaim{Name: "node", ResourceClaimName: name("all")}), "train/all:node", "-", "8"},
 	} {
 		reqs, err := d.ClaimRequests(c.pod)
 		if err != nil {
@@ -450,7 +426,7 @@ func TestDRAPodRequestErrors(t *testing.T) {
 		{v1.PodResourceClaim{Name: "c", ResourceClaimName: name("both")}, "resourceclaim train/both: spec.devices.requests[0]: exactly one of exactly and firstAvailable"},
 		{v1.PodResourceClaim{Name: "c", ResourceClaimName: name("sub-class")}, `resourceclaim train/sub-class: spec.devices.requests[0].firstAvailable[1].deviceClassName: no deviceclass "nope"`},
 	} {
-		_, err := d.ClaimRequests(podWithClaims("p", c.claim))
+		_, err := d.ClaimRequests(dratest.PodWithClaims("p", c.claim))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("error %v, want %q", err, c.want)
 		}
@@ -469,9 +445,9 @@ func TestFailingClassSelectorIsReported(t *testing.T) {
 	classes := append(dratest.NVIDIAClasses(), dratest.DeviceClass("costly.example.com", costly, ""),
 		dratest.DeviceClass("broken.example.com", "device.attributes['gpu.nvidia.com'].noSuchAttribute == 'x'", ""))
 	slices := []*resourcev1.ResourceSlice{dratest.NVIDIASlice("node-a", "NVIDIA H100 80GB HBM3", 8, 1), dratest.NVIDIASlice("node-b", "NVIDIA H100 80GB HBM3", 8, 1)}
-	var r DRAReader
+	var r Reader
 	for range 2 {
-		d, err := r.Read(DRAObjects{Slices: slices, Classes: classes})
+		d, err := r.Read(Objects{Slices: slices, Classes: classes})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -523,7 +499,7 @@ func TestAllocationTimesOut(t *testing.T) {
 	spec := dratest.ClaimSpec(dratest.Exactly("gpu", "gpu.nvidia.com", 2))
 	spec.Devices.Constraints = []resourcev1.DeviceConstraint{{MatchAttribute: new(resourcev1.FullyQualifiedName("gpu.nvidia.com/uuid"))}}
 	claim := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "c"}, Spec: spec}
-	p := podWithClaims("p", v1.PodResourceClaim{Name: "gpu", ResourceClaimName: new("c")})
+	p := dratest.PodWithClaims("p", v1.PodResourceClaim{Name: "gpu", ResourceClaimName: new("c")})
 	for _, c := range []struct {
 		timeout time.Duration
 		want    string
@@ -531,8 +507,8 @@ func TestAllocationTimesOut(t *testing.T) {
 		{time.Millisecond, "node node-0: timed out trying to allocate devices (after 1ms, kube-scheduler's DynamicResources filterTimeout)"},
 		{0, ""}, // the default, 10s: the search ends, finding no device
 	} {
-		r := DRAReader{FilterTimeout: c.timeout}
-		d, err := r.Read(DRAObjects{Slices: slices, Classes: dratest.NVIDIAClasses(), Claims: []*resourcev1.ResourceClaim{claim}})
+		r := Reader{FilterTimeout: c.timeout}
+		d, err := r.Read(Objects{Slices: slices, Classes: dratest.NVIDIAClasses(), Claims: []*resourcev1.ResourceClaim{claim}})
 		if err != nil {
 			t.Fatal(err)
 		}

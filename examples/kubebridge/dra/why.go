@@ -1,4 +1,4 @@
-package kubebridge
+package dra
 
 import (
 	"fmt"
@@ -18,7 +18,7 @@ import (
 // many are wholly free against how many it asks. Where every request fits
 // alone, they do not fit together (the devices, counters or capacity they
 // share, or the claim's constraints). "" when the claims fit.
-func (d *DRA) Unsatisfied(pod *v1.Pod, node string) (string, error) {
+func (d *Reading) Unsatisfied(pod *v1.Pod, node string) (string, error) {
 	if pinned, err := d.boundNodes(pod); err != nil {
 		return "", err
 	} else if pinned != nil && !pinned[node] {
@@ -51,7 +51,7 @@ func (d *DRA) Unsatisfied(pod *v1.Pod, node string) (string, error) {
 // shortage says what a node has for a request: the devices its class and
 // its own selectors select there, and how many of them are wholly free
 // (no claim holds it, nor a partition or share of it).
-func (d *DRA) shortage(node string, key string, r resourcev1.DeviceRequest) string {
+func (d *Reading) shortage(node string, key string, r resourcev1.DeviceRequest) string {
 	if r.Exactly == nil {
 		return fmt.Sprintf("none of its %d alternatives (firstAvailable) fits", len(r.FirstAvailable))
 	}
