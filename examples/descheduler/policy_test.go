@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 
 	"github.com/resfit/resfit/examples/descheduler/defragplugin"
-	"github.com/resfit/resfit/examples/kubebridge/manifesttest"
+	"github.com/resfit/resfit/examples/kubebridge/testing/manifesttest"
 )
 
 // The shipped policy loads through the descheduler's own loader, with the

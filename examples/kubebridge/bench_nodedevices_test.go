@@ -7,7 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/resfit/resfit/examples/kubebridge/dra"
-	"github.com/resfit/resfit/examples/kubebridge/dratest"
+	"github.com/resfit/resfit/examples/kubebridge/testing/dratest"
 	"github.com/resfit/resfit/resource"
 )
 

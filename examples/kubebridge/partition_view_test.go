@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/resfit/resfit/examples/kubebridge/dra"
-	"github.com/resfit/resfit/examples/kubebridge/dratest"
+	"github.com/resfit/resfit/examples/kubebridge/testing/dratest"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 )

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/resfit/resfit/examples/kubebridge/examplecluster"
+	"github.com/resfit/resfit/examples/kubebridge/testing/examplecluster"
 )
 
 var update = flag.Bool("update", false, "write testdata/cluster.json, dra-cluster.json, partition-cluster.json and defrag-cluster.json from the generator")

@@ -19,7 +19,7 @@ import (
 	"volcano.sh/volcano/pkg/scheduler/uthelper"
 	"volcano.sh/volcano/pkg/scheduler/util"
 
-	"github.com/resfit/resfit/examples/kubebridge/inturn"
+	"github.com/resfit/resfit/examples/kubebridge/testing/inturn"
 )
 
 // The session benchmark: one task through what Volcano's allocate action

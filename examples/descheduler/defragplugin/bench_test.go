@@ -12,7 +12,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2"
 
-	"github.com/resfit/resfit/examples/kubebridge/examplecluster"
+	"github.com/resfit/resfit/examples/kubebridge/testing/examplecluster"
 	"github.com/resfit/resfit/examples/kubectl-resfit/resfitctl"
 )
 

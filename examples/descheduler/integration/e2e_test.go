@@ -60,8 +60,8 @@ import (
 
 	"github.com/resfit/resfit/examples/descheduler/defragplugin"
 	"github.com/resfit/resfit/examples/kubebridge"
-	"github.com/resfit/resfit/examples/kubebridge/examplecluster"
-	"github.com/resfit/resfit/examples/kubebridge/manifesttest"
+	"github.com/resfit/resfit/examples/kubebridge/testing/examplecluster"
+	"github.com/resfit/resfit/examples/kubebridge/testing/manifesttest"
 	"github.com/resfit/resfit/examples/kubescheduler/plugins"
 )
 

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/resfit/resfit/examples/internal/imagetest"
-	"github.com/resfit/resfit/examples/kubebridge/manifesttest"
+	"github.com/resfit/resfit/examples/kubebridge/testing/manifesttest"
 )
 
 // TestDeschedulerImageFromManifests builds resfit's descheduler image as

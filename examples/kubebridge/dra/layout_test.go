@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/resfit/resfit/examples/kubebridge/dratest"
+	"github.com/resfit/resfit/examples/kubebridge/testing/dratest"
 	"github.com/resfit/resfit/resource"
 	resourcev1 "k8s.io/api/resource/v1"
 	kres "k8s.io/apimachinery/pkg/api/resource"

@@ -10,7 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/resfit/resfit/examples/kubebridge/examplecluster"
+	"github.com/resfit/resfit/examples/kubebridge/testing/examplecluster"
 	"github.com/resfit/resfit/examples/kubectl-resfit/resfitctl"
 	"github.com/resfit/resfit/scoring/config"
 )

@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/resfit/resfit/examples/kubebridge"
-	"github.com/resfit/resfit/examples/kubebridge/examplecluster"
+	"github.com/resfit/resfit/examples/kubebridge/testing/examplecluster"
 )
 
 // plainPlan is a report's moves and outcome in one line.

@@ -17,7 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/resfit/resfit/examples/kubebridge/dra"
-	"github.com/resfit/resfit/examples/kubebridge/dratest"
+	"github.com/resfit/resfit/examples/kubebridge/testing/dratest"
 	"github.com/resfit/resfit/examples/kubescheduler/plugins"
 )
 

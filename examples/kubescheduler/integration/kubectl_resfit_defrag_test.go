@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	testutils "k8s.io/kubernetes/test/integration/util"
 
-	"github.com/resfit/resfit/examples/kubebridge/examplecluster"
+	"github.com/resfit/resfit/examples/kubebridge/testing/examplecluster"
 )
 
 // kubectl resfit defrag live, read by the ServiceAccount that may only

@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	testutils "k8s.io/kubernetes/test/integration/util"
 
-	"github.com/resfit/resfit/examples/kubebridge/examplecluster"
+	"github.com/resfit/resfit/examples/kubebridge/testing/examplecluster"
 )
 
 // kubectl-resfit live on a cluster whose GPUs are published through DRA

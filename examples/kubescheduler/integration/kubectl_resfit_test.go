@@ -20,7 +20,7 @@ import (
 	testutils "k8s.io/kubernetes/test/integration/util"
 	"k8s.io/utils/ptr"
 
-	"github.com/resfit/resfit/examples/kubebridge/examplecluster"
+	"github.com/resfit/resfit/examples/kubebridge/testing/examplecluster"
 	"github.com/resfit/resfit/examples/kubectl-resfit/command"
 )
 

@@ -22,7 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/resfit/resfit/examples/kubebridge"
-	"github.com/resfit/resfit/examples/kubebridge/manifesttest"
+	"github.com/resfit/resfit/examples/kubebridge/testing/manifesttest"
 	"github.com/resfit/resfit/examples/kubescheduler/plugins"
 )
 

@@ -29,8 +29,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/resfit/resfit/examples/kubebridge/dra"
-	"github.com/resfit/resfit/examples/kubebridge/dratest"
-	"github.com/resfit/resfit/examples/kubebridge/inturn"
+	"github.com/resfit/resfit/examples/kubebridge/testing/dratest"
+	"github.com/resfit/resfit/examples/kubebridge/testing/inturn"
 )
 
 // noopEverywhere is a plugin that does nothing at every point

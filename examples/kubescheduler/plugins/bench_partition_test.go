@@ -14,7 +14,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
 	"k8s.io/utils/ptr"
 
-	"github.com/resfit/resfit/examples/kubebridge/dratest"
+	"github.com/resfit/resfit/examples/kubebridge/testing/dratest"
 )
 
 // partitionBenchCluster is a generated cluster whose nodes (64 cores,

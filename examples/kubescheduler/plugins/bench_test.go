@@ -23,7 +23,7 @@ import (
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"github.com/resfit/resfit/examples/kubebridge"
-	"github.com/resfit/resfit/examples/kubebridge/inturn"
+	"github.com/resfit/resfit/examples/kubebridge/testing/inturn"
 )
 
 // noop is a Score plugin that does nothing: the framework's own cost per

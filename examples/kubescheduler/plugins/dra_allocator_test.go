@@ -25,7 +25,7 @@ import (
 
 	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/examples/kubebridge/dra"
-	"github.com/resfit/resfit/examples/kubebridge/dratest"
+	"github.com/resfit/resfit/examples/kubebridge/testing/dratest"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 )

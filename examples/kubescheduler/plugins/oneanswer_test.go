@@ -17,7 +17,7 @@ import (
 	"pgregory.net/rapid"
 	"sigs.k8s.io/yaml"
 
-	"github.com/resfit/resfit/examples/kubebridge/dratest"
+	"github.com/resfit/resfit/examples/kubebridge/testing/dratest"
 	"github.com/resfit/resfit/examples/kubectl-resfit/resfitctl"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring/config"

@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/resfit/resfit/examples/internal/imagetest"
-	"github.com/resfit/resfit/examples/kubebridge/manifesttest"
+	"github.com/resfit/resfit/examples/kubebridge/testing/manifesttest"
 )
 
 // TestVCSchedulerImageFromManifests builds resfit's vc-scheduler image as

@@ -19,7 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/resfit/resfit/examples/kubebridge/dratest"
+	"github.com/resfit/resfit/examples/kubebridge/testing/dratest"
 )
 
 // GPU is the device resource the example uses.
