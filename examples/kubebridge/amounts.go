@@ -148,6 +148,10 @@ type RowWriter struct {
 	backed   map[string]uint64
 }
 
+// DeviceSlot is the device resource's slot, which the device view holds
+// (WithDevices); -1 without a view, or where the schema lacks it.
+func (w *RowWriter) DeviceSlot() int { return w.device }
+
 // NewRowWriter returns a writer for tables of a schema that has the base
 // resources (resource.BaseResources), as resource.SchemaOf makes them.
 func NewRowWriter(schema *resource.Schema) (*RowWriter, error) {
@@ -187,13 +191,14 @@ func (w *RowWriter) WithDevices(d *resource.Devices) *RowWriter {
 func (w *RowWriter) Allocatable(node *v1.Node) (resource.Vector, error) {
 	count := 0
 	if w.devices != nil {
-		count = readNodeDevices(node, w.devices.Name(), w.dra).count
+		count = ReadDevices(w.dra, node, w.devices.Name()).count
 	}
-	return w.allocatable(node, count)
+	return w.AllocatableWith(node, count)
 }
 
-// allocatable is Allocatable for a node with count devices.
-func (w *RowWriter) allocatable(node *v1.Node, count int) (resource.Vector, error) {
+// AllocatableWith is Allocatable for a node whose devices a host has read
+// (DeviceReading.Count): count devices.
+func (w *RowWriter) AllocatableWith(node *v1.Node, count int) (resource.Vector, error) {
 	v, err := Allocatable(w.schema, node)
 	if err != nil {
 		return nil, err
@@ -205,9 +210,9 @@ func (w *RowWriter) allocatable(node *v1.Node, count int) (resource.Vector, erro
 	return v, nil
 }
 
-// checkNode reports the first of a node's allocatable amounts that is not
+// CheckNode reports the first of a node's allocatable amounts that is not
 // exact (Amount), naming the node and the field.
-func checkNode(node *v1.Node) error {
+func CheckNode(node *v1.Node) error {
 	for _, name := range slices.Sorted(maps.Keys(node.Status.Allocatable)) {
 		if _, err := fieldAmount("status.allocatable", name, node.Status.Allocatable[name]); err != nil {
 			return fmt.Errorf("node %s: %w", node.Name, err)

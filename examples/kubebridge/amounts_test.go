@@ -11,6 +11,7 @@ import (
 	kres "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 	"pgregory.net/rapid"
@@ -216,7 +217,7 @@ func TestExtendedResourceIsWhole(t *testing.T) {
 		{"cpu", "0.5", ""},
 		{"hugepages-2Mi", "1Mi", ""},
 	} {
-		p := pod("p", "", c.name, c.quantity)
+		p := kubetest.Pod("p", "", c.name, c.quantity)
 		p.Namespace = "ns"
 		_, err := PodOf(p)
 		if got := fmt.Sprint(err); (c.want == "" && err != nil) || (c.want != "" && got != c.want) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/examples/kubebridge/testing/dratest"
+	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
 	"github.com/resfit/resfit/resource"
 )
 
@@ -24,7 +25,7 @@ func BenchmarkNodeDevices(b *testing.B) {
 		var nodes []*v1.Node
 		for i := range n {
 			name := fmt.Sprintf("node-%05d", i)
-			nodes = append(nodes, node(name))
+			nodes = append(nodes, kubetest.Node(name))
 			o.Slices = append(o.Slices, dratest.NVIDIASlice(name, "NVIDIA H100 80GB HBM3", 8, 0))
 			if k := i % 8; k > 0 {
 				var devices []string

@@ -12,35 +12,13 @@ import (
 	v1 "k8s.io/api/core/v1"
 	kres "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"pgregory.net/rapid"
 
+	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/strategy"
 )
-
-const gpu = "nvidia.com/gpu"
-
-func list(kv ...string) v1.ResourceList {
-	l := v1.ResourceList{}
-	for i := 0; i < len(kv); i += 2 {
-		l[v1.ResourceName(kv[i])] = kres.MustParse(kv[i+1])
-	}
-	return l
-}
-
-func node(name string, kv ...string) *v1.Node {
-	return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: v1.NodeStatus{Allocatable: list(kv...)}}
-}
-
-func pod(name, nodeName string, kv ...string) *v1.Pod {
-	return &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
-		Spec: v1.PodSpec{NodeName: nodeName, Containers: []v1.Container{{Name: "c",
-			Resources: v1.ResourceRequirements{Requests: list(kv...)}}}},
-	}
-}
 
 // A pod with a sidecar before a larger init container: kube's rule gives
 // 6 cores (the init container runs beside the sidecar), Koordinator's 5;
@@ -49,19 +27,19 @@ func pod(name, nodeName string, kv ...string) *v1.Pod {
 // by kube's rule, do the init container and the sidecar. Volcano's annotations become the override, and an
 // unusable pair scores the pod 0 (a zero override).
 func TestNewTaskFollowsEachRule(t *testing.T) {
-	schema, err := resource.NewSchema("cpu", "memory", "pods", gpu)
+	schema, err := resource.NewSchema("cpu", "memory", "pods", kubetest.GPU)
 	if err != nil {
 		t.Fatal(err)
 	}
 	always := v1.ContainerRestartPolicyAlways
-	p := pod("train-0", "", "cpu", "2", gpu, "1")
+	p := kubetest.Pod("train-0", "", "cpu", "2", kubetest.GPU, "1")
 	p.Spec.InitContainers = []v1.Container{
-		{Name: "sidecar", RestartPolicy: &always, Resources: v1.ResourceRequirements{Requests: list("cpu", "1")}},
-		{Name: "init", Resources: v1.ResourceRequirements{Requests: list("cpu", "5")}},
+		{Name: "sidecar", RestartPolicy: &always, Resources: v1.ResourceRequirements{Requests: kubetest.Resources("cpu", "1")}},
+		{Name: "init", Resources: v1.ResourceRequirements{Requests: kubetest.Resources("cpu", "5")}},
 	}
 	p.Annotations = map[string]string{"scheduling.k8s.io/group-name": "train",
 		strategy.VolcanoScoringTypeAnnotation: "MostAllocated", strategy.VolcanoWeightAnnotation: `{"nvidia.com/gpu": 2}`}
-	task, err := NewTask(schema, p, scoring.TaskOptions{Devices: gpu})
+	task, err := NewTask(schema, p, scoring.TaskOptions{Devices: kubetest.GPU})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,12 +68,12 @@ func TestNewTaskFollowsEachRule(t *testing.T) {
 		t.Errorf("an unusable annotation gave %+v, want the zero override", task.Override)
 	}
 	// A share of one GPU, as HAMi states it.
-	shared := pod("infer", "", "cpu", "1", gpu, "1", resource.HAMiCoresResource, "30")
-	if _, err := NewTask(schema, shared, scoring.TaskOptions{Devices: gpu}); err == nil {
+	shared := kubetest.Pod("infer", "", "cpu", "1", kubetest.GPU, "1", resource.HAMiCoresResource, "30")
+	if _, err := NewTask(schema, shared, scoring.TaskOptions{Devices: kubetest.GPU}); err == nil {
 		t.Error("a resource the schema lacks was accepted")
 	}
-	schema, _ = resource.NewSchema("cpu", "memory", "pods", gpu, resource.HAMiCoresResource)
-	task, err = NewTask(schema, shared, scoring.TaskOptions{Devices: gpu})
+	schema, _ = resource.NewSchema("cpu", "memory", "pods", kubetest.GPU, resource.HAMiCoresResource)
+	task, err = NewTask(schema, shared, scoring.TaskOptions{Devices: kubetest.GPU})
 	if err != nil || task.Devices != (resource.DeviceRequest{Count: 1, Each: 300}) {
 		t.Errorf("shared GPU: %v, %v", task.Devices, err)
 	}
@@ -106,11 +84,11 @@ func TestNewTaskFollowsEachRule(t *testing.T) {
 // the defaults to cpu and memory only; finished pods use nothing; pods
 // without a node are pending.
 func TestCacheCountsLikeNodeInfo(t *testing.T) {
-	done := pod("done", "n1", "cpu", "30")
+	done := kubetest.Pod("done", "n1", "cpu", "30")
 	done.Status.Phase = v1.PodSucceeded
 	s, err := NewCache(
-		[]*v1.Node{node("n1", "cpu", "32", "memory", "64Gi", "pods", "110", gpu, "4"), node("n2", "cpu", "8", "memory", "16Gi", "pods", "10")},
-		[]*v1.Pod{pod("a", "n1", "cpu", "2", gpu, "1"), pod("b", "n1", "memory", "1Gi"), done, pod("waiting", "", "cpu", "1"), pod("ghost", "n9", "cpu", "1")},
+		[]*v1.Node{kubetest.Node("n1", "cpu", "32", "memory", "64Gi", "pods", "110", kubetest.GPU, "4"), kubetest.Node("n2", "cpu", "8", "memory", "16Gi", "pods", "10")},
+		[]*v1.Pod{kubetest.Pod("a", "n1", "cpu", "2", kubetest.GPU, "1"), kubetest.Pod("b", "n1", "memory", "1Gi"), done, kubetest.Pod("waiting", "", "cpu", "1"), kubetest.Pod("ghost", "n9", "cpu", "1")},
 		Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +109,7 @@ func TestCacheCountsLikeNodeInfo(t *testing.T) {
 		t.Errorf("pending %v", p)
 	}
 	// The ghost pod's node arrives: it counts.
-	if err := s.AddNode(node("n9", "cpu", "4", "memory", "8Gi", "pods", "10")); err != nil {
+	if err := s.AddNode(kubetest.Node("n9", "cpu", "4", "memory", "8Gi", "pods", "10")); err != nil {
 		t.Fatal(err)
 	}
 	if r, _ := s.Row("n9"); s.Table().Used(r)[0] != 1000 {
@@ -142,26 +120,26 @@ func TestCacheCountsLikeNodeInfo(t *testing.T) {
 // A bad object is an error that names it, and the snapshot stays as it
 // was.
 func TestCacheRefusesBadObjects(t *testing.T) {
-	s, err := NewCache([]*v1.Node{node("n1", "cpu", "4", "memory", "8Gi")}, nil, Options{})
+	s, err := NewCache([]*v1.Node{kubetest.Node("n1", "cpu", "4", "memory", "8Gi")}, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	before := tableOf(s)
-	bad := node("n2", "cpu", "4")
+	bad := kubetest.Node("n2", "cpu", "4")
 	bad.Status.Allocatable["Bad Name"] = kres.MustParse("1")
 	if err := s.AddNode(bad); err == nil || !strings.Contains(err.Error(), "node n2") {
 		t.Errorf("bad resource name: %v", err)
 	}
-	huge := pod("huge", "n1", "memory", "9Ei")
+	huge := kubetest.Pod("huge", "n1", "memory", "9Ei")
 	if err := s.AddPod(huge); err == nil || !strings.Contains(err.Error(), "default/huge") {
 		t.Errorf("huge pod: %v", err)
 	}
-	newRes := pod("fpga", "n1", "example.com/fpga", "1")
+	newRes := kubetest.Pod("fpga", "n1", "example.com/fpga", "1")
 	newRes.Spec.Containers[0].Resources.Requests["memory"] = kres.MustParse("9Ei")
 	if err := s.AddPod(newRes); err == nil {
 		t.Error("a huge pod with a new resource was accepted")
 	}
-	if err := s.DeletePod(pod("nobody", "n1")); err == nil {
+	if err := s.DeletePod(kubetest.Pod("nobody", "n1")); err == nil {
 		t.Error("deleting an unknown pod was accepted")
 	}
 	if err := s.DeleteNode("nobody"); err == nil {
@@ -221,7 +199,7 @@ func mapsEqual(a, b map[string]row) bool { return maps.Equal(a, b) }
 func TestCacheMatchesRebuildAfterAnyEvents(t *testing.T) {
 	nodeNames := []string{"n0", "n1", "n2", "n3"}
 	podNames := []string{"p0", "p1", "p2", "p3", "p4", "p5"}
-	extras := []string{gpu, "example.com/fpga", "hugepages-2Mi", resource.HAMiCoresResource}
+	extras := []string{kubetest.GPU, "example.com/fpga", "hugepages-2Mi", resource.HAMiCoresResource}
 	rapid.Check(t, func(t *rapid.T) {
 		drawNode := func(name string) *v1.Node {
 			kv := []string{"cpu", fmt.Sprint(rapid.IntRange(1, 64).Draw(t, "cpu")), "memory", fmt.Sprint(rapid.IntRange(1, 256).Draw(t, "mem"), "Gi"),
@@ -235,9 +213,9 @@ func TestCacheMatchesRebuildAfterAnyEvents(t *testing.T) {
 			// virtual GPUs each.
 			registered := rapid.IntRange(0, 4).Draw(t, "registered GPUs")
 			if registered > 0 {
-				kv = append(kv, gpu, fmt.Sprint(10*registered))
+				kv = append(kv, kubetest.GPU, fmt.Sprint(10*registered))
 			}
-			n := node(name, kv...)
+			n := kubetest.Node(name, kv...)
 			if model := rapid.SampledFrom([]string{"", "Tesla-T4", "NVIDIA-H20"}).Draw(t, "model"); model != "" {
 				n.Labels = map[string]string{resource.GPUProductLabel: model}
 			}
@@ -264,9 +242,9 @@ func TestCacheMatchesRebuildAfterAnyEvents(t *testing.T) {
 				}
 			}
 			if x := resource.HAMiCoresResource; rapid.Bool().Draw(t, "pod shares a GPU") {
-				kv = append(kv, gpu, "1", x, fmt.Sprint(rapid.IntRange(10, 90).Draw(t, x)))
+				kv = append(kv, kubetest.GPU, "1", x, fmt.Sprint(rapid.IntRange(10, 90).Draw(t, x)))
 			}
-			p := pod(name, where, kv...)
+			p := kubetest.Pod(name, where, kv...)
 			// The devices HAMi gave it, on any node's GPUs.
 			if rapid.IntRange(0, 2).Draw(t, "allocated by HAMi") == 0 {
 				var b strings.Builder
@@ -279,7 +257,7 @@ func TestCacheMatchesRebuildAfterAnyEvents(t *testing.T) {
 				p.Status.Phase = v1.PodSucceeded
 			}
 			if rapid.Bool().Draw(t, "init container") {
-				p.Spec.InitContainers = []v1.Container{{Name: "init", Resources: v1.ResourceRequirements{Requests: list("cpu", "3")}}}
+				p.Spec.InitContainers = []v1.Container{{Name: "init", Resources: v1.ResourceRequirements{Requests: kubetest.Resources("cpu", "3")}}}
 			}
 			return p
 		}
@@ -369,7 +347,7 @@ func TestCacheMatchesRebuildAfterAnyEvents(t *testing.T) {
 			}
 			// The GPUs' used amounts are what the pods hold (checkDevices),
 			// which depends on the events' order.
-			if got, want := tableWithout(s, gpu), tableWithout(fresh, gpu); !mapsEqual(got, want) {
+			if got, want := tableWithout(s, kubetest.GPU), tableWithout(fresh, kubetest.GPU); !mapsEqual(got, want) {
 				t.Fatalf("after the events, the snapshot holds\n%v\nwhere a fresh one holds\n%v", got, want)
 			}
 			checkDevices(t, s, fresh)
@@ -416,7 +394,7 @@ func checkDevices(t *rapid.T, s, fresh *Cache) {
 			t.Fatalf("node %s: %d taken from its devices %v, its pods hold %d", name, got, d.Free(row), taken[name])
 		}
 		// The table holds the GPUs as the view does.
-		if slot, ok := s.Schema().Slot(gpu); ok {
+		if slot, ok := s.Schema().Slot(kubetest.GPU); ok {
 			tab := s.Table()
 			if a, u, nz := tab.Allocatable(row)[slot], tab.Used(row)[slot], tab.NonZeroUsed(row)[slot]; a != int64(len(d.Free(row)))*1000 || u != taken[name] || nz != u {
 				t.Fatalf("node %s: the table holds GPUs %d allocatable, %d used (non-zero %d), the view %v", name, a, u, nz, d.Free(row))
@@ -430,7 +408,7 @@ func checkDevices(t *rapid.T, s, fresh *Cache) {
 				pods = append(pods, e.pod)
 			}
 		}
-		one, _ := resource.NewDevices(gpu, 1000)
+		one, _ := resource.NewDevices(kubetest.GPU, 1000)
 		one.AddNode(3) // whatever it held before
 		one.Take(0, 1, 400)
 		if err := NodeDevices(nil, one, 0, fresh.Node(name), pods); err != nil {
@@ -446,7 +424,7 @@ func checkDevices(t *rapid.T, s, fresh *Cache) {
 // its devices; Forget takes it back; the pod's binding event replaces the
 // assumption.
 func TestCacheAssumeAndForget(t *testing.T) {
-	s, err := NewCache([]*v1.Node{node("gpu-a", "cpu", "32", "pods", "110", gpu, "4")}, []*v1.Pod{pod("train", "", "cpu", "4", gpu, "2")}, Options{})
+	s, err := NewCache([]*v1.Node{kubetest.Node("gpu-a", "cpu", "32", "pods", "110", kubetest.GPU, "4")}, []*v1.Pod{kubetest.Pod("train", "", "cpu", "4", kubetest.GPU, "2")}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -490,7 +468,7 @@ func TestCacheAssumeAndForget(t *testing.T) {
 		t.Errorf("assuming a bound pod: %v", err)
 	}
 	// A pod the snapshot did not know is gone again once forgotten.
-	other := pod("other", "", "cpu", "1")
+	other := kubetest.Pod("other", "", "cpu", "1")
 	if err := s.Assume(other, "gpu-a"); err != nil {
 		t.Fatal(err)
 	}
@@ -509,14 +487,14 @@ func TestCacheAssumeAndForget(t *testing.T) {
 // uses 300 of node a's 4000, not the whole GPU its nvidia.com/gpu: 1
 // says.
 func TestCacheDevices(t *testing.T) {
-	a := node("a", "cpu", "64", gpu, "4")
+	a := kubetest.Node("a", "cpu", "64", kubetest.GPU, "4")
 	a.Labels = map[string]string{"nvidia.com/gpu.product": "Tesla-T4"}
-	b := node("b", "cpu", "64", gpu, "2")
+	b := kubetest.Node("b", "cpu", "64", kubetest.GPU, "2")
 	b.Labels = map[string]string{"node.koordinator.sh/gpu-model": "NVIDIA-H20"}
-	c := node("c", "cpu", "64")
-	shared := pod("shared", "a", "cpu", "1", gpu, "1", "nvidia.com/gpucores", "30")
-	whole := pod("whole", "a", "cpu", "1", gpu, "2")
-	done := pod("done", "b", "cpu", "1", gpu, "2")
+	c := kubetest.Node("c", "cpu", "64")
+	shared := kubetest.Pod("shared", "a", "cpu", "1", kubetest.GPU, "1", "nvidia.com/gpucores", "30")
+	whole := kubetest.Pod("whole", "a", "cpu", "1", kubetest.GPU, "2")
+	done := kubetest.Pod("done", "b", "cpu", "1", kubetest.GPU, "2")
 	done.Status.Phase = v1.PodSucceeded
 	s, err := NewCache([]*v1.Node{a, b, c}, []*v1.Pod{shared, whole, done}, Options{})
 	if err != nil {
@@ -540,7 +518,7 @@ func TestCacheDevices(t *testing.T) {
 			t.Errorf("node %s: model %q free %v, want %q %v", name, d.Model(row), d.Free(row), w.model, w.free)
 		}
 	}
-	slot, _ := s.Schema().Slot(gpu)
+	slot, _ := s.Schema().Slot(kubetest.GPU)
 	for name, w := range map[string][2]int64{"a": {4000, 2300}, "b": {2000, 0}, "c": {0, 0}} {
 		row, _ := s.Row(name)
 		if got := [2]int64{s.Table().Allocatable(row)[slot], s.Table().Used(row)[slot]}; got != w {
@@ -549,17 +527,17 @@ func TestCacheDevices(t *testing.T) {
 	}
 	// NewTask reads the models a pod accepts only when asked to and the
 	// pod asks for devices, and says which annotation is at fault.
-	p := pod("p", "", gpu, "1")
+	p := kubetest.Pod("p", "", kubetest.GPU, "1")
 	p.Annotations = map[string]string{"nvidia.com/use-gputype": "A100"}
-	withModels := scoring.TaskOptions{Devices: gpu, Models: s.Models()}
-	if _, err := NewTask(s.Schema(), p, scoring.TaskOptions{Devices: gpu}); err == nil {
+	withModels := scoring.TaskOptions{Devices: kubetest.GPU, Models: s.Models()}
+	if _, err := NewTask(s.Schema(), p, scoring.TaskOptions{Devices: kubetest.GPU}); err == nil {
 		t.Error("a cluster without models left the pod's A100")
 	}
 	if _, err := NewTask(s.Schema(), p, withModels); err == nil ||
 		err.Error() != "pod default/p: annotations nvidia.com/use-gputype: no GPU model of the cluster (NVIDIA-H20, Tesla-T4) is left" {
 		t.Errorf("error %v", err)
 	}
-	cpuOnly := pod("c", "", "cpu", "1")
+	cpuOnly := kubetest.Pod("c", "", "cpu", "1")
 	cpuOnly.Annotations = p.Annotations
 	if task, err := NewTask(s.Schema(), cpuOnly, withModels); err != nil || task.Models != "" {
 		t.Errorf("a pod without GPUs: %q, %v", task.Models, err)
@@ -581,32 +559,32 @@ func TestCacheDevices(t *testing.T) {
 // two GPUs and a pod holding 25% of the second. Node broken's
 // registration cannot be read: it has no GPUs, and the snapshot says why.
 func TestCacheReadsSharingStacks(t *testing.T) {
-	hami := node("hami", "cpu", "64", "pods", "110", gpu, "40")
+	hami := kubetest.Node("hami", "cpu", "64", "pods", "110", kubetest.GPU, "40")
 	hami.Annotations = map[string]string{resource.HAMiNodeRegisterAnnotation: `[` +
 		`{"id":"GPU-a","count":10,"devmem":15360,"devcore":100,"type":"NVIDIA-Tesla T4","health":true},` +
 		`{"id":"GPU-b","index":1,"count":10,"devmem":15360,"devcore":100,"type":"NVIDIA-Tesla T4","health":true},` +
 		`{"id":"GPU-c","index":2,"count":10,"devmem":15360,"devcore":100,"type":"NVIDIA-Tesla T4"},` +
 		`{"id":"GPU-d","index":3,"count":10,"devmem":15360,"devcore":100,"type":"NVIDIA-Tesla T4","health":true}]`}
-	volcano := node("volcano", "cpu", "64", "pods", "110", "volcano.sh/vgpu-number", "20")
+	volcano := kubetest.Node("volcano", "cpu", "64", "pods", "110", "volcano.sh/vgpu-number", "20")
 	volcano.Annotations = map[string]string{resource.VolcanoNodeRegisterAnnotation: "GPU-v0,10,15360,NVIDIA-Tesla T4,true,hami-core:GPU-v1,10,15360,NVIDIA-Tesla T4,true,hami-core:"}
-	broken := node("broken", "cpu", "64", "pods", "110", gpu, "80")
+	broken := kubetest.Node("broken", "cpu", "64", "pods", "110", kubetest.GPU, "80")
 	broken.Annotations = map[string]string{resource.HAMiNodeRegisterAnnotation: "GPU-x,10,15360"}
 	annotated := func(p *v1.Pod, key, value string) *v1.Pod {
 		p.Annotations = map[string]string{key: value}
 		return p
 	}
 	pods := []*v1.Pod{
-		annotated(pod("infer", "hami", "cpu", "1", gpu, "1", resource.HAMiCoresResource, "30"), resource.HAMiPodDevicesAnnotation, "GPU-d,NVIDIA,4000,30:;"),
-		annotated(pod("train", "hami", "cpu", "8", gpu, "2"), resource.HAMiPodDevicesAnnotation, "GPU-a,NVIDIA,15360,100:GPU-b,NVIDIA,15360,100:;"),
-		pod("guess", "hami", "cpu", "1", gpu, "1", resource.HAMiCoresResource, "50"),
-		annotated(pod("gone", "hami", "cpu", "1", gpu, "1", resource.HAMiCoresResource, "20"), resource.HAMiPodDevicesAnnotation, "GPU-c,NVIDIA,3000,20:;"),
-		annotated(pod("vgpu", "volcano", "cpu", "1", "volcano.sh/vgpu-number", "1", "volcano.sh/vgpu-cores", "25"), resource.VolcanoPodDevicesAnnotation, "GPU-v1,NVIDIA,3000,25:;"),
+		annotated(kubetest.Pod("infer", "hami", "cpu", "1", kubetest.GPU, "1", resource.HAMiCoresResource, "30"), resource.HAMiPodDevicesAnnotation, "GPU-d,NVIDIA,4000,30:;"),
+		annotated(kubetest.Pod("train", "hami", "cpu", "8", kubetest.GPU, "2"), resource.HAMiPodDevicesAnnotation, "GPU-a,NVIDIA,15360,100:GPU-b,NVIDIA,15360,100:;"),
+		kubetest.Pod("guess", "hami", "cpu", "1", kubetest.GPU, "1", resource.HAMiCoresResource, "50"),
+		annotated(kubetest.Pod("gone", "hami", "cpu", "1", kubetest.GPU, "1", resource.HAMiCoresResource, "20"), resource.HAMiPodDevicesAnnotation, "GPU-c,NVIDIA,3000,20:;"),
+		annotated(kubetest.Pod("vgpu", "volcano", "cpu", "1", "volcano.sh/vgpu-number", "1", "volcano.sh/vgpu-cores", "25"), resource.VolcanoPodDevicesAnnotation, "GPU-v1,NVIDIA,3000,25:;"),
 	}
 	s, err := NewCache([]*v1.Node{hami, volcano, broken}, pods, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	slot, _ := s.Schema().Slot(gpu)
+	slot, _ := s.Schema().Slot(kubetest.GPU)
 	for name, want := range map[string]struct {
 		free        []int64
 		alloc, used int64
@@ -625,7 +603,7 @@ func TestCacheReadsSharingStacks(t *testing.T) {
 		t.Errorf("device errors %v", errs)
 	}
 	// NodeDevices reads the node the same way.
-	d, _ := resource.NewDevices(gpu, 1000)
+	d, _ := resource.NewDevices(kubetest.GPU, 1000)
 	d.AddNode(0)
 	if err := NodeDevices(nil, d, 0, hami, pods[:4]); err != nil || !slices.Equal(d.Free(0), []int64{0, 0, 200}) {
 		t.Errorf("NodeDevices: %v, %v", d.Free(0), err)

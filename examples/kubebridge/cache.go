@@ -61,7 +61,7 @@ type objects struct {
 	order []string          // node names by row
 	nodes map[string]*v1.Node
 	// nodeDevs is what each known node says of its devices.
-	nodeDevs map[string]nodeDevices
+	nodeDevs map[string]DeviceReading
 	pods     map[string]*podEntry            // by podKey
 	byName   map[podName]string              // → podKey
 	bound    map[string]map[string]*podEntry // node name → its counted pods, known node or not
@@ -134,7 +134,7 @@ func NewCache(nodes []*v1.Node, pods []*v1.Pod, opts Options) (*Cache, error) {
 			names:    map[string]string{},
 			nodes:    map[string]*v1.Node{},
 			pods:     map[string]*podEntry{},
-			nodeDevs: map[string]nodeDevices{},
+			nodeDevs: map[string]DeviceReading{},
 			byName:   map[podName]string{},
 			bound:    map[string]map[string]*podEntry{},
 		},
@@ -156,7 +156,7 @@ func NewCache(nodes []*v1.Node, pods []*v1.Pod, opts Options) (*Cache, error) {
 		s.putNode(n)
 	}
 	for _, p := range pods {
-		key := podKey(p)
+		key := PodKey(p)
 		if _, dup := s.pods[key]; dup {
 			return nil, fmt.Errorf("pod %s/%s appears twice", p.Namespace, p.Name)
 		}
@@ -218,12 +218,8 @@ func (s *Cache) Pending() []*v1.Pod {
 			out = append(out, e.pod)
 		}
 	}
-	slices.SortFunc(out, byNamespaceAndName)
+	slices.SortFunc(out, ByNamespaceAndName)
 	return out
-}
-
-func byNamespaceAndName(a, b *v1.Pod) int {
-	return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 }
 
 // Model returns a node's GPU model (resource.NodeModel of its labels, or
@@ -231,7 +227,7 @@ func byNamespaceAndName(a, b *v1.Pod) int {
 // known or there is no such node.
 func (s *Cache) Model(node string) string {
 	if n := s.nodes[node]; n != nil {
-		return s.nodeDevs[node].modelOf(n)
+		return s.nodeDevs[node].Model(n)
 	}
 	return ""
 }
@@ -252,7 +248,7 @@ func (s *Cache) Models() []string {
 func (s *Cache) DeviceErrors() []error {
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(s.nodeDevs)) {
-		if err := s.nodeDevs[name].err; err != nil {
+		if err := s.nodeDevs[name].Err(); err != nil {
 			errs = append(errs, err)
 		}
 	}

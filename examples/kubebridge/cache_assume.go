@@ -23,7 +23,7 @@ func (s *Cache) Assume(p *v1.Pod, node string) error {
 	}
 	e := &podEntry{pod: p.DeepCopy(), assumed: true}
 	e.pod.Spec.NodeName = node
-	if old, ok := s.pods[podKey(p)]; ok {
+	if old, ok := s.pods[PodKey(p)]; ok {
 		switch {
 		case old.assumed:
 			return fmt.Errorf("assuming pod %s/%s: it is assumed on %s already", p.Namespace, p.Name, old.pod.Spec.NodeName)
@@ -56,7 +56,7 @@ func (s *Cache) Assume(p *v1.Pod, node string) error {
 // it was before, or no longer holds it when it did not then. A pod that is
 // not assumed is an error.
 func (s *Cache) Forget(p *v1.Pod) error {
-	e, ok := s.pods[podKey(p)]
+	e, ok := s.pods[PodKey(p)]
 	if !ok || !e.assumed {
 		return fmt.Errorf("forgetting pod %s/%s: it is not assumed", p.Namespace, p.Name)
 	}

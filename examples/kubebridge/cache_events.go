@@ -11,7 +11,7 @@ import (
 
 // AddNode adds a node, or replaces the node of that name (an update).
 func (s *Cache) AddNode(n *v1.Node) error {
-	if err := checkNode(n); err != nil {
+	if err := CheckNode(n); err != nil {
 		return err
 	}
 	added, err := s.learn(nodeResourceNames(n), "node "+n.Name)
@@ -31,7 +31,7 @@ func (s *Cache) AddNode(n *v1.Node) error {
 			}
 		})
 	}
-	alloc, err := s.writer.allocatable(n, readNodeDevices(n, s.device, s.dra).count)
+	alloc, err := s.writer.AllocatableWith(n, ReadDevices(s.dra, n, s.device).Count())
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func (s *Cache) updateNode(row int, n *v1.Node, alloc resource.Vector) error {
 		return err
 	}
 	devs := s.nodeDevs[n.Name]
-	if devs.same(before) {
+	if devs.Same(before) {
 		return s.writeUsed(row)
 	}
 	for _, e := range s.bound[n.Name] {
@@ -71,7 +71,7 @@ func (s *Cache) updateNode(row int, n *v1.Node, alloc resource.Vector) error {
 			return err
 		}
 	}
-	if err := writeNodeDevices(s.devices, row, n, devs, nil); err != nil && devs.err == nil {
+	if err := devs.Write(s.devices, row, n, nil); err != nil && devs.Err() == nil {
 		return err
 	}
 	if err := s.countPods(n.Name); err != nil {
@@ -89,7 +89,7 @@ func (s *Cache) putNode(n *v1.Node) {
 		s.order = append(s.order, n.Name)
 	}
 	s.nodes[n.Name] = n
-	s.nodeDevs[n.Name] = readNodeDevices(n, s.device, s.dra)
+	s.nodeDevs[n.Name] = ReadDevices(s.dra, n, s.device)
 }
 
 // DeleteNode removes a node's row; its pods stay, and count again if the
@@ -130,7 +130,7 @@ func (s *Cache) AddPod(p *v1.Pod) error {
 // replacePod puts a pod's entry in place of the one with its key.
 func (s *Cache) replacePod(next *podEntry) error {
 	p := next.pod
-	key := podKey(p)
+	key := PodKey(p)
 	added, err := s.learn(ResourceNames(p), "pod "+p.Namespace+"/"+p.Name)
 	if err != nil {
 		return err
@@ -208,7 +208,7 @@ func (s *Cache) UpdatePod(p *v1.Pod) error { return s.AddPod(p) }
 
 // DeletePod removes a pod (by its key, as AddPod).
 func (s *Cache) DeletePod(p *v1.Pod) error {
-	key := podKey(p)
+	key := PodKey(p)
 	if _, ok := s.pods[key]; !ok {
 		return fmt.Errorf("pod %s/%s is not in the cache", p.Namespace, p.Name)
 	}

@@ -13,11 +13,11 @@ import (
 // addDevices appends a new row's devices, free (DRA's: as its claims
 // hold them), of the node's model, and writes DRA's used amounts.
 func (s *Cache) addDevices(row int, name string) error {
-	if _, err := s.devices.AddNode(s.nodeDevs[name].count); err != nil {
+	if _, err := s.devices.AddNode(s.nodeDevs[name].Count()); err != nil {
 		return err
 	}
-	if nd := s.nodeDevs[name]; nd.fromDRA {
-		if err := writeNodeDevices(s.devices, row, s.nodes[name], nd, nil); err != nil {
+	if nd := s.nodeDevs[name]; nd.FromDRA() {
+		if err := nd.Write(s.devices, row, s.nodes[name], nil); err != nil {
 			return err
 		}
 	}
@@ -60,7 +60,7 @@ func (s *Cache) countPods(name string) error {
 	for _, e := range pods {
 		entries[e.pod] = e
 	}
-	for _, p := range s.nodeDevs[name].ordered(slices.Collect(maps.Keys(entries))) {
+	for _, p := range s.nodeDevs[name].Ordered(slices.Collect(maps.Keys(entries))) {
 		if err := s.account(row, entries[p], +1); err != nil {
 			return err
 		}
@@ -74,7 +74,7 @@ func (s *Cache) account(row int, e *podEntry, sign int64) error {
 	used := s.scratch
 	copy(used, s.table.Used(row))
 	for i := range used {
-		if i != s.writer.device { // the device view's, below
+		if i != s.writer.DeviceSlot() { // the device view's, below
 			used[i] += sign * e.plain[i]
 		}
 	}
@@ -97,7 +97,7 @@ func (s *Cache) account(row int, e *podEntry, sign int64) error {
 		e.held = Held{}
 	}
 	if sign > 0 {
-		held, err := s.nodeDevs[e.pod.Spec.NodeName].hold(s.devices, row, e.pod, e.devices)
+		held, err := s.nodeDevs[e.pod.Spec.NodeName].Hold(s.devices, row, e.pod, e.devices)
 		if err != nil {
 			return err
 		}

@@ -55,7 +55,7 @@ func (s *Cache) SetDRA(d *dra.Reading) error {
 	s.writer.WithDRA(d)
 	for row, name := range s.order {
 		n := s.nodes[name]
-		alloc, err := s.writer.allocatable(n, readNodeDevices(n, s.device, d).count)
+		alloc, err := s.writer.AllocatableWith(n, ReadDevices(d, n, s.device).Count())
 		if err != nil {
 			return err
 		}
@@ -69,7 +69,7 @@ func (s *Cache) SetDRA(d *dra.Reading) error {
 // readNodeDevices reads again what every node says of its devices.
 func (s *Cache) readNodeDevices() {
 	for name, n := range s.nodes {
-		s.nodeDevs[name] = readNodeDevices(n, s.device, s.dra)
+		s.nodeDevs[name] = ReadDevices(s.dra, n, s.device)
 	}
 }
 
@@ -121,7 +121,7 @@ func (s *Cache) rebuild() error {
 	table := resource.NewTable(schema, len(s.order))
 	rows := make(map[string]int, len(s.order))
 	for _, name := range s.order {
-		alloc, err := writer.allocatable(s.nodes[name], s.nodeDevs[name].count)
+		alloc, err := writer.AllocatableWith(s.nodes[name], s.nodeDevs[name].Count())
 		if err != nil {
 			return err
 		}

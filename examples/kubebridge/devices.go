@@ -57,8 +57,10 @@ func (e *RegistrationError) Error() string {
 
 func (e *RegistrationError) Unwrap() error { return e.Err }
 
-// nodeDevices is what a node says of its devices of a view's resource.
-type nodeDevices struct {
+// DeviceReading is what a node says of its devices of a view's resource
+// (ReadDevices), by the rule above: a host that keeps it (a Cache) writes
+// the node's row from it and holds its pods' devices by it.
+type DeviceReading struct {
 	count int
 	// index maps a registered GPU's UUID to its device in the view; nil
 	// when the node has no registration.
@@ -71,13 +73,13 @@ type nodeDevices struct {
 	units   dra.NodeUnits
 }
 
-// readNodeDevices reads a node's devices of the named resource; with DRA
-// (d not nil), a node that has none otherwise has its DRA devices.
-func readNodeDevices(node *v1.Node, device string, d *dra.Reading) nodeDevices {
+// ReadDevices reads a node's devices of the named resource; with DRA (d
+// not nil), a node that has none otherwise has its DRA devices.
+func ReadDevices(d *dra.Reading, node *v1.Node, device string) DeviceReading {
 	if device == resource.GPU {
 		registered, from, err := resource.RegisteredDevices(node.Annotations)
 		if err != nil {
-			return nodeDevices{err: &RegistrationError{Node: node.Name, Device: device, Err: err}}
+			return DeviceReading{err: &RegistrationError{Node: node.Name, Device: device, Err: err}}
 		}
 		if from != "" {
 			index := make(map[string]int, len(registered))
@@ -86,32 +88,44 @@ func readNodeDevices(node *v1.Node, device string, d *dra.Reading) nodeDevices {
 					index[d.UUID] = len(index)
 				}
 			}
-			return nodeDevices{count: len(index), index: index}
+			return DeviceReading{count: len(index), index: index}
 		}
 	}
 	a, err := Amount(device, node.Status.Allocatable[v1.ResourceName(device)])
 	if err != nil {
-		return nodeDevices{err: fmt.Errorf("node %s: status.allocatable[%s]: %w", node.Name, device, err)}
+		return DeviceReading{err: fmt.Errorf("node %s: status.allocatable[%s]: %w", node.Name, device, err)}
 	}
-	nd := nodeDevices{count: int(min(a/1000, resource.MaxDevicesPerNode))}
+	nd := DeviceReading{count: int(min(a/1000, resource.MaxDevicesPerNode))}
 	if nd.count == 0 && d != nil {
 		if u := d.NodeUnits(node.Name, device); len(u.Left) > 0 {
-			return nodeDevices{count: len(u.Left), err: u.Err, fromDRA: true, units: u}
+			return DeviceReading{count: len(u.Left), err: u.Err, fromDRA: true, units: u}
 		}
-		return nodeDevices{}
+		return DeviceReading{}
 	}
 	return nd
 }
 
-// same reports whether two readings give the same devices.
-func (nd nodeDevices) same(o nodeDevices) bool {
+// Count is how many devices the node has.
+func (nd DeviceReading) Count() int { return nd.count }
+
+// Err says why a registration could not be read (Count is then 0), or
+// that the node has more DRA devices than resfit reads of a node; nil
+// otherwise.
+func (nd DeviceReading) Err() error { return nd.err }
+
+// FromDRA reports devices that are DRA's units: their claims say what
+// the node's pods hold.
+func (nd DeviceReading) FromDRA() bool { return nd.fromDRA }
+
+// Same reports whether two readings give the same devices.
+func (nd DeviceReading) Same(o DeviceReading) bool {
 	return nd.count == o.count && (nd.index == nil) == (o.index == nil) && maps.Equal(nd.index, o.index) &&
 		nd.fromDRA == o.fromDRA && nd.units.Same(o.units)
 }
 
-// modelOf is a node's GPU model: its DRA devices' when they agree on one,
+// Model is a node's GPU model: its DRA devices' when they agree on one,
 // else its labels' (resource.NodeModel).
-func (nd nodeDevices) modelOf(node *v1.Node) string {
+func (nd DeviceReading) Model(node *v1.Node) string {
 	if nd.fromDRA && nd.units.Model != "" {
 		return nd.units.Model
 	}
@@ -121,7 +135,7 @@ func (nd nodeDevices) modelOf(node *v1.Node) string {
 // exact is what the sharing stack says a pod holds on the node's devices
 // (its holdings on registered, healthy devices), and whether it says so:
 // false without a registration or a readable annotation.
-func (nd nodeDevices) exact(p *v1.Pod) ([]part, bool) {
+func (nd DeviceReading) exact(p *v1.Pod) ([]part, bool) {
 	if nd.index == nil {
 		return nil, false
 	}
@@ -138,9 +152,9 @@ func (nd nodeDevices) exact(p *v1.Pod) ([]part, bool) {
 	return parts, true
 }
 
-// hold takes a pod's devices on a row by the rule above; r is what the
-// pod asks for (resource.DeviceRequestOf).
-func (nd nodeDevices) hold(d *resource.Devices, row int, p *v1.Pod, r resource.DeviceRequest) (Held, error) {
+// Hold takes a pod's devices on the node's row by the rule above; r is
+// what the pod asks for (resource.DeviceRequestOf).
+func (nd DeviceReading) Hold(d *resource.Devices, row int, p *v1.Pod, r resource.DeviceRequest) (Held, error) {
 	if nd.fromDRA {
 		return Held{}, nil // the claims say what it holds
 	}
@@ -177,6 +191,22 @@ type Held struct {
 // Holds reports whether the pod holds any device.
 func (h Held) Holds() bool { return len(h.parts) > 0 }
 
+// AsRequested is the devices the pod holds, when it holds r: r.Count
+// devices, each r.Each of one (a sharing stack's allocation may give the
+// devices other shares).
+func (h Held) AsRequested(r resource.DeviceRequest) (devices []int, ok bool) {
+	if len(h.parts) != r.Count {
+		return nil, false
+	}
+	for _, p := range h.parts {
+		if p.amount != r.Each {
+			return nil, false
+		}
+		devices = append(devices, p.device)
+	}
+	return devices, true
+}
+
 // HoldDevices takes a pod's devices on its node's row of a device view, by
 // the rule above, as a host does for a pod it places or finds on the node.
 // A node whose registration cannot be read has no devices: the pod holds
@@ -188,7 +218,7 @@ func HoldDevices(d *dra.Reading, view *resource.Devices, row int, node *v1.Node,
 	if err != nil {
 		return Held{}, err
 	}
-	return readNodeDevices(node, view.Name(), d).hold(view, row, p, resource.DeviceRequestOf(pod, view.Name()))
+	return ReadDevices(d, node, view.Name()).Hold(view, row, p, resource.DeviceRequestOf(pod, view.Name()))
 }
 
 // holdDevices takes a request on a row, tightest first: nothing when it
@@ -238,18 +268,18 @@ func DeviceAmounts(d *resource.Devices, row int) (allocatable, used int64) {
 // its class, each with what is left of it, and its pods hold nothing by
 // guessing.
 func NodeDevices(d *dra.Reading, view *resource.Devices, row int, node *v1.Node, pods []*v1.Pod) error {
-	return writeNodeDevices(view, row, node, readNodeDevices(node, view.Name(), d), pods)
+	return ReadDevices(d, node, view.Name()).Write(view, row, node, pods)
 }
 
-// writeNodeDevices writes a node's devices as read (nd) into its row, and
-// its pods' holdings.
-func writeNodeDevices(d *resource.Devices, row int, node *v1.Node, nd nodeDevices, pods []*v1.Pod) error {
+// Write writes the node's devices as read into its row of a device view,
+// and its pods' holdings (NodeDevices).
+func (nd DeviceReading) Write(d *resource.Devices, row int, node *v1.Node, pods []*v1.Pod) error {
 	if len(d.Free(row)) != nd.count || d.FreeTotal(row) != int64(nd.count)*d.PerDevice() {
 		if err := d.SetCount(row, nd.count); err != nil {
 			return err
 		}
 	}
-	if err := d.SetModel(row, nd.modelOf(node)); err != nil {
+	if err := d.SetModel(row, nd.Model(node)); err != nil {
 		return err
 	}
 	if !nd.fromDRA && d.Partitioned(row) != nil {
@@ -269,23 +299,23 @@ func writeNodeDevices(d *resource.Devices, row int, node *v1.Node, nd nodeDevice
 		}
 		return nil
 	}
-	for _, p := range nd.ordered(pods) {
+	for _, p := range nd.Ordered(pods) {
 		pod, err := PodOf(p)
 		if err != nil {
 			return err
 		}
-		if _, err := nd.hold(d, row, p, resource.DeviceRequestOf(pod, d.Name())); err != nil {
+		if _, err := nd.Hold(d, row, p, resource.DeviceRequestOf(pod, d.Name())); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// ordered is the pods that count (Counts) in the order they take their
+// Ordered is the pods that count (Counts) in the order they take their
 // devices when a node is read at once: those the sharing stack says hold
 // devices first, so that no guess takes what they hold, then the others;
 // each in the order of their namespaces and names.
-func (nd nodeDevices) ordered(pods []*v1.Pod) []*v1.Pod {
+func (nd DeviceReading) Ordered(pods []*v1.Pod) []*v1.Pod {
 	type entry struct {
 		pod   *v1.Pod
 		exact bool
@@ -304,7 +334,7 @@ func (nd nodeDevices) ordered(pods []*v1.Pod) []*v1.Pod {
 		case b.exact && !a.exact:
 			return 1
 		}
-		return byNamespaceAndName(a.pod, b.pod)
+		return ByNamespaceAndName(a.pod, b.pod)
 	})
 	out := make([]*v1.Pod, len(entries))
 	for i, e := range entries {

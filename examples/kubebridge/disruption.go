@@ -123,7 +123,7 @@ func ReadDisruptions(budgets []*policyv1.PodDisruptionBudget, pods []*v1.Pod) (D
 // holdings are not its request's (a sharing stack's allocation that gives
 // the devices other shares, a request the devices could not hold).
 func (s *Cache) Holding(pod *v1.Pod) (row int, devices []int, ok bool) {
-	e := s.pods[podKey(pod)]
+	e := s.pods[PodKey(pod)]
 	if e == nil || e.plain == nil || e.pod.Spec.NodeName == "" {
 		return -1, nil, false
 	}
@@ -131,14 +131,6 @@ func (s *Cache) Holding(pod *v1.Pod) (row int, devices []int, ok bool) {
 	if !ok {
 		return -1, nil, false
 	}
-	if len(e.held.parts) != e.devices.Count {
-		return row, nil, false
-	}
-	for _, p := range e.held.parts {
-		if p.amount != e.devices.Each {
-			return row, nil, false
-		}
-		devices = append(devices, p.device)
-	}
-	return row, devices, true
+	devices, ok = e.held.AsRequested(e.devices)
+	return row, devices, ok
 }

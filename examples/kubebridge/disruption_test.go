@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,38 +27,46 @@ func TestMovable(t *testing.T) {
 		pod  *v1.Pod
 		want string
 	}{
-		"a ReplicaSet's": {owned(pod("web", "a"), "ReplicaSet"), ""},
-		"kube-system":    {func() *v1.Pod { p := owned(pod("dns", "a"), "ReplicaSet"); p.Namespace = "kube-system"; return p }(), "system-critical or in kube-system"},
+		"a ReplicaSet's": {owned(kubetest.Pod("web", "a"), "ReplicaSet"), ""},
+		"kube-system": {func() *v1.Pod {
+			p := owned(kubetest.Pod("dns", "a"), "ReplicaSet")
+			p.Namespace = "kube-system"
+			return p
+		}(), "system-critical or in kube-system"},
 		"critical": {func() *v1.Pod {
-			p := owned(pod("agent", "a"), "ReplicaSet")
+			p := owned(kubetest.Pod("agent", "a"), "ReplicaSet")
 			p.Spec.PriorityClassName = "system-node-critical"
 			return p
 		}(), "system-critical or in kube-system"},
 		"not safe to evict": {func() *v1.Pod {
-			p := owned(pod("db", "a"), "StatefulSet")
+			p := owned(kubetest.Pod("db", "a"), "StatefulSet")
 			p.Annotations = map[string]string{SafeToEvictAnnotation: "false"}
 			return p
 		}(), `annotated cluster-autoscaler.kubernetes.io/safe-to-evict: "false"`},
 		"static": {func() *v1.Pod {
-			p := owned(pod("etcd", "a"), "Node")
+			p := owned(kubetest.Pod("etcd", "a"), "Node")
 			p.Annotations = map[string]string{mirrorAnnotation: "abc"}
 			return p
 		}(), "a static pod"},
-		"bare":      {pod("lonely", "a"), "no controller to recreate it"},
-		"daemonset": {owned(pod("logs", "a"), "DaemonSet"), "a DaemonSet's pod"},
+		"bare":      {kubetest.Pod("lonely", "a"), "no controller to recreate it"},
+		"daemonset": {owned(kubetest.Pod("logs", "a"), "DaemonSet"), "a DaemonSet's pod"},
 		"shared claim": {func() *v1.Pod {
-			p := owned(pod("train", "a"), "Job")
+			p := owned(kubetest.Pod("train", "a"), "Job")
 			template := "gpus"
 			p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "own", ResourceClaimTemplateName: &template}, {Name: "gpus", ResourceClaimName: &template}}
 			return p
 		}(), "it shares a DRA resource claim"},
 		"claims of its own": {func() *v1.Pod {
-			p := owned(pod("train", "a"), "Job")
+			p := owned(kubetest.Pod("train", "a"), "Job")
 			template := "gpus"
 			p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpus", ResourceClaimTemplateName: &template}}
 			return p
 		}(), ""},
-		"deleted": {func() *v1.Pod { p := owned(pod("old", "a"), "ReplicaSet"); p.DeletionTimestamp = &now; return p }(), "finished or being deleted"},
+		"deleted": {func() *v1.Pod {
+			p := owned(kubetest.Pod("old", "a"), "ReplicaSet")
+			p.DeletionTimestamp = &now
+			return p
+		}(), "finished or being deleted"},
 	}
 	for name, c := range cases {
 		ok, why := Movable(c.pod)
@@ -86,11 +95,11 @@ func budget(name, namespace string, allowed int32, selector *metav1.LabelSelecto
 // budget and field.
 func TestReadDisruptions(t *testing.T) {
 	web := func(name, namespace string) *v1.Pod {
-		p := pod(name, "a")
+		p := kubetest.Pod(name, "a")
 		p.Namespace, p.Labels = namespace, map[string]string{"app": "web"}
 		return p
 	}
-	pods := []*v1.Pod{web("web-1", "default"), web("web-2", "default"), web("web-1", "other"), pod("db-0", "a")}
+	pods := []*v1.Pod{web("web-1", "default"), web("web-2", "default"), web("web-1", "other"), kubetest.Pod("db-0", "a")}
 	app := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
 	stale := budget("stale", "other", 3, app)
 	stale.Status.ObservedGeneration = 1
@@ -125,12 +134,12 @@ func TestReadDisruptions(t *testing.T) {
 // placed it), a shared pod the device its share is on, a CPU pod none; a
 // pending pod or one on an unknown node is not held.
 func TestHolding(t *testing.T) {
-	a := node("a", "cpu", "64", gpu, "4")
-	shared := pod("shared", "a", "cpu", "1", gpu, "1", "nvidia.com/gpucores", "30")
-	whole := pod("whole", "a", "cpu", "1", gpu, "2")
-	cpu := pod("cpu", "a", "cpu", "1")
-	pending := pod("pending", "", gpu, "1")
-	lost := pod("lost", "gone", gpu, "1")
+	a := kubetest.Node("a", "cpu", "64", kubetest.GPU, "4")
+	shared := kubetest.Pod("shared", "a", "cpu", "1", kubetest.GPU, "1", "nvidia.com/gpucores", "30")
+	whole := kubetest.Pod("whole", "a", "cpu", "1", kubetest.GPU, "2")
+	cpu := kubetest.Pod("cpu", "a", "cpu", "1")
+	pending := kubetest.Pod("pending", "", kubetest.GPU, "1")
+	lost := kubetest.Pod("lost", "gone", kubetest.GPU, "1")
 	s, err := NewCache([]*v1.Node{a}, []*v1.Pod{shared, whole, cpu, pending, lost}, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/examples/kubebridge/testing/dratest"
+	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/config"
@@ -56,23 +57,23 @@ func TestCacheWithDRA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	filler := pod("filler", "node-a", "cpu", "8")
+	filler := kubetest.Pod("filler", "node-a", "cpu", "8")
 	filler.Namespace = "train"
 	filler.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpus", ResourceClaimName: name("six-gpus")}}
-	claimed := pod("claimed", "", "cpu", "1")
+	claimed := kubetest.Pod("claimed", "", "cpu", "1")
 	claimed.Namespace = "train"
 	claimed.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: name("one-gpu")}}
-	extended := pod("extended", "", "cpu", "1", gpu, "1")
-	onlyA100 := pod("only-a100", "", "cpu", "1")
+	extended := kubetest.Pod("extended", "", "cpu", "1", kubetest.GPU, "1")
+	onlyA100 := kubetest.Pod("only-a100", "", "cpu", "1")
 	onlyA100.Namespace = "train"
 	onlyA100.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: name("one-a100")}}
-	nodes := []*v1.Node{node("node-a", "cpu", "64", "memory", "512Gi", "pods", "110"), node("node-b", "cpu", "64", "memory", "512Gi", "pods", "110")}
+	nodes := []*v1.Node{kubetest.Node("node-a", "cpu", "64", "memory", "512Gi", "pods", "110"), kubetest.Node("node-b", "cpu", "64", "memory", "512Gi", "pods", "110")}
 	s, err := NewCache(nodes, []*v1.Pod{filler, claimed, extended, onlyA100}, Options{DRA: d})
 	if err != nil {
 		t.Fatal(err)
 	}
 	schema := s.Schema()
-	slot, ok := schema.Slot(gpu)
+	slot, ok := schema.Slot(kubetest.GPU)
 	mig, hasMIG := schema.Slot(dra.ImplicitResourcePrefix + "mig.nvidia.com")
 	if !ok || !hasMIG {
 		t.Fatalf("schema %v lacks the classes' resources", schema.Names())
@@ -98,7 +99,7 @@ func TestCacheWithDRA(t *testing.T) {
 			t.Errorf("%s: devices %v of %q; want %v of %q", c.node, free, s.Devices().Model(row), c.free, c.model)
 		}
 	}
-	opts := scoring.TaskOptions{Devices: gpu, Models: s.Models()}
+	opts := scoring.TaskOptions{Devices: kubetest.GPU, Models: s.Models()}
 	scores := func(p *v1.Pod, gpuType string) string {
 		pipe := gpuStrategy(t, schema, gpuType)
 		pt, err := NewPodTask(s.DRA(), schema, p, opts)
@@ -263,11 +264,11 @@ func TestFiltersNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	var d *dra.Reading
-	cpuPod, err := NewPodTask(d, schema, pod("cpu-pod", "", "cpu", "4"), scoring.TaskOptions{Devices: "nvidia.com/gpu"})
+	cpuPod, err := NewPodTask(d, schema, kubetest.Pod("cpu-pod", "", "cpu", "4"), scoring.TaskOptions{Devices: "nvidia.com/gpu"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	gpuPod, err := NewPodTask(d, schema, pod("gpu-pod", "", "cpu", "4", "nvidia.com/gpu", "1"), scoring.TaskOptions{Devices: "nvidia.com/gpu"})
+	gpuPod, err := NewPodTask(d, schema, kubetest.Pod("gpu-pod", "", "cpu", "4", "nvidia.com/gpu", "1"), scoring.TaskOptions{Devices: "nvidia.com/gpu"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,17 +315,17 @@ func TestPoolForEveryNodeTakesNothingOfTheNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewCache([]*v1.Node{node("node-0", "cpu", "64", "memory", "512Gi", "pods", "110")}, nil, Options{DRA: d})
+	s, err := NewCache([]*v1.Node{kubetest.Node("node-0", "cpu", "64", "memory", "512Gi", "pods", "110")}, nil, Options{DRA: d})
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := dratest.PodWithClaims("p", v1.PodResourceClaim{Name: "gpu", ResourceClaimName: new("h100")})
-	pt, err := NewPodTask(d, s.Schema(), p, scoring.TaskOptions{Devices: gpu})
+	pt, err := NewPodTask(d, s.Schema(), p, scoring.TaskOptions{Devices: kubetest.GPU})
 	if err != nil {
 		t.Fatal(err)
 	}
 	task, ok, err := pt.On("node-0")
-	slot, _ := s.Schema().Slot(gpu)
+	slot, _ := s.Schema().Slot(kubetest.GPU)
 	if err != nil || !ok || task.Requests[slot] != 0 || task.Devices.Count != 0 {
 		t.Errorf("on node-0: %v, %v; takes %d of nvidia.com/gpu, devices %+v", ok, err, task.Requests[slot], task.Devices)
 	}
@@ -342,11 +343,11 @@ func TestDeviceOverTwoCounterSetsUsesBoth(t *testing.T) {
 	if a, u := d.Amounts("node-0", "gpu.nvidia.com"); a != 2 || u != 2 {
 		t.Errorf("Amounts: %d allocatable, %d used; want 2, 2", a, u)
 	}
-	s, err := NewCache([]*v1.Node{node("node-0", "cpu", "64", "memory", "512Gi", "pods", "110")}, nil, Options{DRA: d})
+	s, err := NewCache([]*v1.Node{kubetest.Node("node-0", "cpu", "64", "memory", "512Gi", "pods", "110")}, nil, Options{DRA: d})
 	if err != nil {
 		t.Fatal(err)
 	}
-	slot, _ := s.Schema().Slot(gpu)
+	slot, _ := s.Schema().Slot(kubetest.GPU)
 	if a, u := s.Table().Allocatable(0)[slot], s.Table().Used(0)[slot]; a != 2000 || u != 1000 {
 		t.Errorf("row: %d allocatable, %d used; want 2000, 1000", a, u)
 	}

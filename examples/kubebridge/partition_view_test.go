@@ -13,6 +13,7 @@ import (
 
 	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/examples/kubebridge/testing/dratest"
+	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 )
@@ -43,7 +44,7 @@ func TestAUnitCountsOnceInAClassOfItsParts(t *testing.T) {
 		t.Fatal(err)
 	}
 	row, _ := view.AddNode(0)
-	if err := NodeDevices(d, view, row, node("node-a"), nil); err != nil {
+	if err := NodeDevices(d, view, row, kubetest.Node("node-a"), nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := fmt.Sprint(view.Free(row)); got != "[857 1000 1000]" {

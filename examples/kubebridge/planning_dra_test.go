@@ -12,6 +12,7 @@ import (
 
 	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/examples/kubebridge/testing/dratest"
+	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
 	"github.com/resfit/resfit/scoring/defrag"
 )
 
@@ -41,14 +42,14 @@ func TestPlannerTakesTheGPUsKubesAllocatorGives(t *testing.T) {
 		template := fmt.Sprintf("gpus-%d", want)
 		objects.Templates = []*resourcev1.ResourceClaimTemplate{{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: template},
 			Spec: resourcev1.ResourceClaimTemplateSpec{Spec: dratest.ClaimSpec(dratest.Exactly("gpus", "gpu.nvidia.com", int64(want)))}}}
-		p := pod("job", "", "cpu", "1")
+		p := kubetest.Pod("job", "", "cpu", "1")
 		p.Namespace = "train"
 		p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpus", ResourceClaimTemplateName: &template}}
 		d, err := dra.Read(objects)
 		if err != nil {
 			rt.Fatal(err)
 		}
-		nodes := []*v1.Node{node("gpu-a", "cpu", "64", "memory", "256Gi", "pods", "110")}
+		nodes := []*v1.Node{kubetest.Node("gpu-a", "cpu", "64", "memory", "256Gi", "pods", "110")}
 		sc := packScene(t, nodes, []*v1.Pod{p}, Options{DRA: d})
 		allocated, ok, err := d.Allocation(p, "gpu-a")
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/examples/kubebridge/testing/examplecluster"
+	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
 	"github.com/resfit/resfit/scoring/config"
 	"github.com/resfit/resfit/scoring/defrag"
 )
@@ -57,12 +58,12 @@ plugins:
 // ReplicaSet (web-0 on gpu-a, web-1 on gpu-b), and a pending 4-GPU pod.
 func planningScene(t *testing.T) (*Scene, []*v1.Pod) {
 	t.Helper()
-	nodes := []*v1.Node{node("gpu-a", "cpu", "16", "memory", "64Gi", "pods", "110", gpu, "4"), node("gpu-b", "cpu", "16", "memory", "64Gi", "pods", "110", gpu, "4")}
-	web0 := owned(pod("web-0", "gpu-a", "cpu", "2", gpu, "2"), "ReplicaSet")
-	web1 := owned(pod("web-1", "gpu-b", "cpu", "2", gpu, "2"), "ReplicaSet")
+	nodes := []*v1.Node{kubetest.Node("gpu-a", "cpu", "16", "memory", "64Gi", "pods", "110", kubetest.GPU, "4"), kubetest.Node("gpu-b", "cpu", "16", "memory", "64Gi", "pods", "110", kubetest.GPU, "4")}
+	web0 := owned(kubetest.Pod("web-0", "gpu-a", "cpu", "2", kubetest.GPU, "2"), "ReplicaSet")
+	web1 := owned(kubetest.Pod("web-1", "gpu-b", "cpu", "2", kubetest.GPU, "2"), "ReplicaSet")
 	web0.Labels, web1.Labels = map[string]string{"app": "web"}, map[string]string{"app": "web"}
-	pods := []*v1.Pod{web0, web1, pod("train", "", "cpu", "4", gpu, "4")}
-	return packScene(t, nodes, pods, Options{Devices: gpu}), pods
+	pods := []*v1.Pod{web0, web1, kubetest.Pod("train", "", "cpu", "4", kubetest.GPU, "4")}
+	return packScene(t, nodes, pods, Options{Devices: kubetest.GPU}), pods
 }
 
 // packScene is the scene of the nodes and pods under packGPUsConfig.
@@ -168,11 +169,11 @@ func TestPlanningGang(t *testing.T) {
 	pods = pods[:2]
 	group := "pair"
 	for _, name := range []string{"pair-0", "pair-1"} {
-		p := pod(name, "", "cpu", "1", gpu, map[string]string{"pair-0": "1", "pair-1": "3"}[name])
+		p := kubetest.Pod(name, "", "cpu", "1", kubetest.GPU, map[string]string{"pair-0": "1", "pair-1": "3"}[name])
 		p.Spec.SchedulingGroup = &v1.PodSchedulingGroup{PodGroupName: &group}
 		pods = append(pods, p)
 	}
-	solo := pod("solo", "", "cpu", "1")
+	solo := kubetest.Pod("solo", "", "cpu", "1")
 	pending := []*v1.Pod{pods[3], solo, pods[2]}
 	pl, err := NewPlanning(sc, pods[:2], PlanningOptions{})
 	if err != nil {
@@ -186,7 +187,7 @@ func TestPlanningGang(t *testing.T) {
 		t.Fatalf("settled: fit %v, waiting %v", settled.Fit, settled.Waiting)
 	}
 	table := pl.Cluster().Table
-	slot, _ := sc.cache.Schema().Slot(gpu)
+	slot, _ := sc.cache.Schema().Slot(kubetest.GPU)
 	if used := table.Used(0)[slot] + table.Used(1)[slot]; used != 4000 {
 		t.Fatalf("GPU used after settling: %d, want web's 4 (none of the pair's)", used)
 	}

@@ -1,6 +1,7 @@
 package kubebridge
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"iter"
@@ -193,8 +194,13 @@ func PodGroup(pod *v1.Pod) string {
 	return ""
 }
 
-// podKey identifies a pod across events.
-func podKey(pod *v1.Pod) string {
+// ByNamespaceAndName orders pods by namespace, then name (slices.SortFunc).
+func ByNamespaceAndName(a, b *v1.Pod) int {
+	return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+}
+
+// PodKey identifies a pod across events: its UID, else namespace/name.
+func PodKey(pod *v1.Pod) string {
 	if pod.UID != "" {
 		return string(pod.UID)
 	}

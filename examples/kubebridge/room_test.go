@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,7 +24,7 @@ var roomExpiry = time.Date(2026, 11, 26, 22, 0, 0, 0, time.UTC)
 // pending pod by that pod alone. Written and read back, a room is the
 // same; it expires at its time.
 func TestRoom(t *testing.T) {
-	web0 := owned(pod("web-0", "gpu-b", "cpu", "2", gpu, "1"), "ReplicaSet")
+	web0 := owned(kubetest.Pod("web-0", "gpu-b", "cpu", "2", kubetest.GPU, "1"), "ReplicaSet")
 	web0.OwnerReferences[0].UID = "rs-uid"
 	room, err := RoomFor(web0, "gpu-a", false, roomExpiry)
 	if err != nil {
@@ -38,9 +39,9 @@ func TestRoom(t *testing.T) {
 	}
 	replacement := web0.DeepCopy()
 	replacement.Name, replacement.UID, replacement.Spec.NodeName = "web-0x", "new", ""
-	bigger := owned(pod("web-1", "", "cpu", "3", gpu, "1"), "ReplicaSet")
+	bigger := owned(kubetest.Pod("web-1", "", "cpu", "3", kubetest.GPU, "1"), "ReplicaSet")
 	bigger.OwnerReferences[0].UID = "rs-uid"
-	stranger := owned(pod("other", "", "cpu", "2", gpu, "1"), "ReplicaSet")
+	stranger := owned(kubetest.Pod("other", "", "cpu", "2", kubetest.GPU, "1"), "ReplicaSet")
 	elsewhere := replacement.DeepCopy()
 	elsewhere.Namespace = "other"
 	for _, c := range []struct {
@@ -51,7 +52,7 @@ func TestRoom(t *testing.T) {
 			t.Errorf("room for web-0's replacement taken by %s/%s: %v, want %v", c.pod.Namespace, c.pod.Name, got, c.want)
 		}
 	}
-	job := pod("job-2", "", "cpu", "8", gpu, "4")
+	job := kubetest.Pod("job-2", "", "cpu", "8", kubetest.GPU, "4")
 	held, err := RoomFor(job, "gpu-b", true, roomExpiry)
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +62,7 @@ func TestRoom(t *testing.T) {
 	if !held.Takes(job) || held.Takes(replacement) || held.Takes(twin) {
 		t.Error("a pending pod's room: taken by another pod, or not by the pod")
 	}
-	if _, err := RoomFor(pod("bare", "gpu-b", "cpu", "1"), "gpu-a", false, roomExpiry); err == nil {
+	if _, err := RoomFor(kubetest.Pod("bare", "gpu-b", "cpu", "1"), "gpu-a", false, roomExpiry); err == nil {
 		t.Error("a room for the replacement of a pod without a controller: no error")
 	}
 	if room.Expired(roomExpiry.Add(-time.Second)) || !room.Expired(roomExpiry) {
@@ -153,11 +154,11 @@ func FuzzReadRoom(f *testing.F) {
 // same.
 func TestNodeWideRoomBackfills(t *testing.T) {
 	at := func(h int) time.Time { return time.Date(2026, 11, 28, h, 0, 0, 0, time.UTC) }
-	target := pod("train", "", "cpu", "64", gpu, "8")
+	target := kubetest.Pod("train", "", "cpu", "64", kubetest.GPU, "8")
 	target.UID = "train-uid"
-	jobA := pod("job-a", "gpu-a", "cpu", "16", gpu, "4")
+	jobA := kubetest.Pod("job-a", "gpu-a", "cpu", "16", kubetest.GPU, "4")
 	jobA.UID = "a-uid"
-	jobB := pod("job-b", "gpu-a", "cpu", "8", gpu, "2")
+	jobB := kubetest.Pod("job-b", "gpu-a", "cpu", "8", kubetest.GPU, "2")
 	jobB.UID = "b-uid"
 	room := Room{Namespace: target.Namespace, Name: "hold-train", Node: "gpu-a", PodUID: target.UID, Requests: PodRequests(target),
 		ExpiresAt: at(12), NodeWide: true, FreeAt: at(13), InTheWay: []types.UID{jobA.UID}}
@@ -165,11 +166,11 @@ func TestNodeWideRoomBackfills(t *testing.T) {
 	if err != nil || !again.NodeWide || !again.FreeAt.Equal(at(13)) || !slices.Equal(again.InTheWay, room.InTheWay) || !again.Takes(target) {
 		t.Fatalf("read back %+v, %v", again, err)
 	}
-	alloc := map[v1.ResourceName]int64{v1.ResourceCPU: 96000, v1.ResourceMemory: 1 << 40, gpu: 8}
-	used := map[v1.ResourceName]int64{v1.ResourceCPU: 24000, gpu: 6}
+	alloc := map[v1.ResourceName]int64{v1.ResourceCPU: 96000, v1.ResourceMemory: 1 << 40, kubetest.GPU: 8}
+	used := map[v1.ResourceName]int64{v1.ResourceCPU: 24000, kubetest.GPU: 6}
 	onNode := []*v1.Pod{jobA, jobB}
-	small := pod("small", "", "cpu", "1")
-	one := pod("one", "", "cpu", "1", gpu, "1")
+	small := kubetest.Pod("small", "", "cpu", "1")
+	one := kubetest.Pod("one", "", "cpu", "1", kubetest.GPU, "1")
 	for _, c := range []struct {
 		name     string
 		p        *v1.Pod
@@ -193,7 +194,7 @@ func TestNodeWideRoomBackfills(t *testing.T) {
 	if room.Backfills(one, time.Time{}, false, alloc, used, onNode) {
 		t.Error("a 1-GPU pod beside an 8-GPU target on 8 GPUs: backfills")
 	}
-	room.Requests = PodRequests(pod("six", "", "cpu", "64", gpu, "6"))
+	room.Requests = PodRequests(kubetest.Pod("six", "", "cpu", "64", kubetest.GPU, "6"))
 	if !room.Backfills(one, time.Time{}, false, alloc, used, onNode) {
 		t.Error("a 1-GPU pod beside a 6-GPU target on 8 GPUs, both pods in the way: does not backfill")
 	}
@@ -222,7 +223,7 @@ func TestDeclaredEnd(t *testing.T) {
 		return nil, false
 	}
 	mk := func(node string, deadline int64, runsFor string, ofJob bool) *v1.Pod {
-		p := pod("p", node, "cpu", "1")
+		p := kubetest.Pod("p", node, "cpu", "1")
 		p.Namespace = "default"
 		if node != "" {
 			p.Status.StartTime = &started

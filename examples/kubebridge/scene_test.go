@@ -13,6 +13,7 @@ import (
 
 	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/examples/kubebridge/testing/dratest"
+	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring/frag"
 )
@@ -39,7 +40,7 @@ func TestGiveBackCostIsFGDScorersMeasure(t *testing.T) {
 			} else {
 				objects.Slices = append(objects.Slices, dratest.NVIDIAShareableSlice(name, gpus, 0))
 			}
-			nodes = append(nodes, node(name, "cpu", "64", "memory", "256Gi", "pods", "110"))
+			nodes = append(nodes, kubetest.Node(name, "cpu", "64", "memory", "256Gi", "pods", "110"))
 		}
 		request := rapid.Custom(func(t *rapid.T) resourcev1.DeviceRequest {
 			switch rapid.IntRange(0, 2).Draw(t, "kind") {
@@ -56,7 +57,7 @@ func TestGiveBackCostIsFGDScorersMeasure(t *testing.T) {
 			claim := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID("uid-claim-" + name)},
 				Spec: dratest.ClaimSpec(request.Draw(rt, "request"))}
 			objects.Claims = append(objects.Claims, claim)
-			p := pod(name, "", "cpu", rapid.SampledFrom([]string{"1", "4"}).Draw(rt, "cpu"))
+			p := kubetest.Pod(name, "", "cpu", rapid.SampledFrom([]string{"1", "4"}).Draw(rt, "cpu"))
 			p.Namespace = "ns"
 			p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "c", ResourceClaimName: &claim.Name}}
 			pods = append(pods, p)

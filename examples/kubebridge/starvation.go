@@ -81,7 +81,7 @@ func (p *Planning) StarvationNodes(ends func(i int) time.Time) []starvation.Node
 		}
 	}
 	for i, pod := range c.Pods {
-		sp := starvation.Pod{Name: podKey(p.pods[i]), Request: pod.Task.Requests, Devices: pod.Task.Devices, End: ends(i)}
+		sp := starvation.Pod{Name: PodKey(p.pods[i]), Request: pod.Task.Requests, Devices: pod.Task.Devices, End: ends(i)}
 		for _, j := range pod.Holds {
 			sp.Holds = append(sp.Holds, starvation.DeviceHold{Device: j, Amount: pod.Task.Devices.Each})
 		}
@@ -97,6 +97,6 @@ func (sc *Scene) StarvationWaiting(pod *v1.Pod) (starvation.Waiting, error) {
 	if err != nil {
 		return starvation.Waiting{}, err
 	}
-	return starvation.Waiting{Pod: starvation.Pod{Name: podKey(pod), Request: resource.Vector(pt.Task.Requests), Devices: pt.Task.Devices},
+	return starvation.Waiting{Pod: starvation.Pod{Name: PodKey(pod), Request: resource.Vector(pt.Task.Requests), Devices: pt.Task.Devices},
 		Since: pod.CreationTimestamp.Time}, nil
 }
