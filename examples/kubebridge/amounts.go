@@ -270,3 +270,17 @@ func (w *RowWriter) read(r Amounts, pods int64, dst resource.Vector) {
 		set(string(name), resource.FromWhole(string(name), v))
 	}
 }
+
+// SchedulerAmount is a quantity in the unit kube-scheduler counts its resource
+// in: millicores for cpu, else the value rounded up; past MaxAmount it
+// counts as MaxAmount, so that sums of a few do not wrap.
+func SchedulerAmount(name v1.ResourceName, q kres.Quantity) int64 {
+	v := q.Value()
+	if name == v1.ResourceCPU {
+		v = q.MilliValue()
+	}
+	if q.Cmp(*kres.NewQuantity(resource.MaxAmount, kres.DecimalSI)) > 0 || v > resource.MaxAmount || v < 0 {
+		return resource.MaxAmount
+	}
+	return v
+}

@@ -2,6 +2,7 @@ package kubebridge
 
 import (
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 
@@ -10,39 +11,6 @@ import (
 	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/resource"
 )
-
-// How a host reads a node's devices from Kubernetes objects.
-//
-// A node's devices: when a GPU-sharing stack registers the node's GPUs
-// (resource.RegisteredDevices: HAMi's or Volcano's vGPU annotation), its
-// healthy registered GPUs, in the order registered; otherwise as many
-// whole devices as its allocatable amount of the device resource (at most
-// resource.MaxDevicesPerNode; a sharing stack's node counts virtual GPUs
-// there, devices × split). Their model is the node's
-// (resource.NodeModel of its labels). A registration that cannot be read
-// leaves the node without devices, as the stack's own scheduler leaves
-// it, and the host is told why (NodeDevices' error,
-// Cache.DeviceErrors).
-//
-// Its pods' devices: a pod the stack has given devices
-// (resource.PodDeviceHoldings: which GPU, and how much of it) holds
-// exactly those on a registered node, when they fit (its holdings on
-// devices outside the view, unhealthy ones, are not in it); any other pod
-// (no such annotation, one that cannot be read, holdings that do not fit
-// what the view has left) takes what it asks for (resource.DeviceRequestOf)
-// tightest first, and a pod whose devices do not fit holds none. Which
-// device inside the node is the stack's choice; resfit reads it where the
-// stack writes it and guesses the tightest otherwise. A Cache takes
-// pods in the order of their events (a fresh cache: as NodeDevices);
-// NodeDevices, for a host that reads a node's pods at once, the pods with
-// exact holdings first, then the others, each in the order of their
-// namespaces and names.
-//
-// With a device view, a host's table holds the device resource as the
-// view does (RowWriter.WithDevices, DeviceAmounts): a node's allocatable
-// amount is its devices, whole, and its used amount what its pods hold, a
-// share of a device counting as the share; a task asks for its share's
-// total (scoring.NewTask).
 
 // RegistrationError says why a node's GPU-sharing registration cannot be
 // read; the node then has no devices of the view.
@@ -152,6 +120,14 @@ func (nd DeviceReading) exact(p *v1.Pod) ([]part, bool) {
 	return parts, true
 }
 
+// Exact reports whether the node's sharing stack says what a pod holds on
+// its devices: the node has a registration and the pod an annotation
+// that can be read.
+func (nd DeviceReading) Exact(p *v1.Pod) bool {
+	_, ok := nd.exact(p)
+	return ok
+}
+
 // Hold takes a pod's devices on the node's row by the rule above; r is
 // what the pod asks for (resource.DeviceRequestOf).
 func (nd DeviceReading) Hold(d *resource.Devices, row int, p *v1.Pod, r resource.DeviceRequest) (Held, error) {
@@ -190,6 +166,18 @@ type Held struct {
 
 // Holds reports whether the pod holds any device.
 func (h Held) Holds() bool { return len(h.parts) > 0 }
+
+// Parts are the devices the pod holds, each with the amount it holds of
+// it, in the order it took them.
+func (h Held) Parts() iter.Seq2[int, int64] {
+	return func(yield func(int, int64) bool) {
+		for _, p := range h.parts {
+			if !yield(p.device, p.amount) {
+				return
+			}
+		}
+	}
+}
 
 // AsRequested is the devices the pod holds, when it holds r: r.Count
 // devices, each r.Each of one (a sharing stack's allocation may give the

@@ -11,6 +11,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	kres "k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
@@ -206,3 +207,13 @@ func PodKey(pod *v1.Pod) string {
 	}
 	return pod.Namespace + "/" + pod.Name
 }
+
+// PodRequests are a pod's effective requests as kube-scheduler counts
+// them (its containers, init containers and sidecars, overhead), the
+// shape a room is matched by.
+func PodRequests(pod *v1.Pod) v1.ResourceList {
+	return resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+}
+
+// PodName is a pod's namespace/name.
+func PodName(p *v1.Pod) string { return p.Namespace + "/" + p.Name }

@@ -23,6 +23,7 @@ import (
 	"volcano.sh/volcano/pkg/scheduler/util"
 
 	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/cache"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/config"
@@ -529,7 +530,7 @@ func oneAnswer(t *testing.T, plugin, arguments string) {
 		for i, p := range pods {
 			copies[i] = p.DeepCopy()
 		}
-		snap, err := kubebridge.NewCache(nodes, copies, kubebridge.Options{})
+		snap, err := cache.New(nodes, copies, cache.Options{})
 		if err != nil {
 			rt.Fatal(err)
 		}

@@ -23,7 +23,7 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/descheduler/pkg/descheduler/evictions"
 
-	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/planning"
 )
 
 var getOptions = metav1.GetOptions{}
@@ -45,24 +45,24 @@ func newEventSink(ctx context.Context, cs kubernetes.Interface) eventSink {
 	return b.NewRecorder(scheme.Scheme, "resfit-descheduler")
 }
 
-// roomClient creates, deletes and lists rooms (kubebridge.Room).
+// roomClient creates, deletes and lists rooms (planning.Room).
 type roomClient interface {
-	Create(ctx context.Context, room kubebridge.Room) (name string, err error)
+	Create(ctx context.Context, room planning.Room) (name string, err error)
 	Delete(ctx context.Context, namespace, name string) error
-	// List lists every room that reads (kubebridge.ReadRoom), by the
+	// List lists every room that reads (planning.ReadRoom), by the
 	// names of their objects.
-	List(ctx context.Context) (map[string]kubebridge.Room, error)
+	List(ctx context.Context) (map[string]planning.Room, error)
 }
 
 // restRooms is roomClient through the API, on a clientset's REST client.
 type restRooms struct{ client rest.Interface }
 
 func roomsPath(namespace string) string {
-	r := kubebridge.RoomResource
+	r := planning.RoomResource
 	return "/apis/" + r.Group + "/" + r.Version + "/namespaces/" + namespace + "/" + r.Resource
 }
 
-func (c restRooms) Create(ctx context.Context, room kubebridge.Room) (string, error) {
+func (c restRooms) Create(ctx context.Context, room planning.Room) (string, error) {
 	obj := room.Object()
 	obj.SetName("")
 	obj.SetGenerateName(room.Name + "-")
@@ -85,8 +85,8 @@ func (c restRooms) Create(ctx context.Context, room kubebridge.Room) (string, er
 	return created.GetName(), nil
 }
 
-func (c restRooms) List(ctx context.Context) (map[string]kubebridge.Room, error) {
-	r := kubebridge.RoomResource
+func (c restRooms) List(ctx context.Context) (map[string]planning.Room, error) {
+	r := planning.RoomResource
 	res := c.client.Get().AbsPath("/apis/" + r.Group + "/" + r.Version + "/" + r.Resource).Do(ctx)
 	if err := res.Error(); err != nil {
 		return nil, err
@@ -99,9 +99,9 @@ func (c restRooms) List(ctx context.Context) (map[string]kubebridge.Room, error)
 	if err := list.UnmarshalJSON(raw); err != nil {
 		return nil, err
 	}
-	out := map[string]kubebridge.Room{}
+	out := map[string]planning.Room{}
 	for i := range list.Items {
-		if room, err := kubebridge.ReadRoom(&list.Items[i]); err == nil {
+		if room, err := planning.ReadRoom(&list.Items[i]); err == nil {
 			out[list.Items[i].GetName()] = room
 		}
 	}
@@ -123,7 +123,7 @@ type held struct {
 }
 
 // hold creates a room, and keeps its name.
-func (h *held) hold(ctx context.Context, room kubebridge.Room) (string, error) {
+func (h *held) hold(ctx context.Context, room planning.Room) (string, error) {
 	name, err := h.client.Create(ctx, room)
 	if err != nil {
 		return "", fmt.Errorf("holding room on %s for %s/%s: %w", room.Node, room.Namespace, room.Name, err)
@@ -210,7 +210,7 @@ func (p *Plugin) carry(ctx context.Context, plan *Plan) (int, error) {
 		// it, and the pending pods' where the move makes room for them,
 		// held before the eviction frees anything.
 		expires := time.Now().Add(timeout + roomGrace)
-		room, err := kubebridge.RoomFor(m.Pod, m.To, false, expires)
+		room, err := planning.RoomFor(m.Pod, m.To, false, expires)
 		if err != nil {
 			return n, err
 		}
@@ -220,7 +220,7 @@ func (p *Plugin) carry(ctx context.Context, plan *Plan) (int, error) {
 		}
 		pendingRooms := make([]string, len(m.LetsIn))
 		for i, in := range m.LetsIn {
-			room, err := kubebridge.RoomFor(in.Pod, in.Node, true, expires)
+			room, err := planning.RoomFor(in.Pod, in.Node, true, expires)
 			if err != nil {
 				return n, err
 			}

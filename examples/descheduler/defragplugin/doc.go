@@ -2,7 +2,7 @@
 // (sigs.k8s.io/descheduler): each run it plans the few moves that let the
 // pending GPU pods in, or that win GPU back, under the resfit
 // configuration the scheduler runs, by the host layer's planning
-// (kubebridge.Planning: the rules kubectl resfit defrag and the churn
+// (planning.Planning: the rules kubectl resfit defrag and the churn
 // replay's rounds follow), and carries them out one at a time through the
 // descheduler's evictor, which keeps PodDisruptionBudgets (the Eviction
 // API) and its limits.

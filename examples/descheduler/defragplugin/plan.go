@@ -11,20 +11,22 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/cache"
+	"github.com/resfit/resfit/examples/kubebridge/planning"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring/config"
 	"github.com/resfit/resfit/scoring/defrag"
 )
 
-// Move is one move of a plan (kubebridge.Move, as kubectl resfit defrag
+// Move is one move of a plan (planning.Move, as kubectl resfit defrag
 // has it): the pod, the node it leaves and the one its replacement is to
 // land on, with the GPUs (indices on the nodes) it frees and takes, the
 // fragmented GPU it lowers in give-back mode and the pending pods it lets
 // in.
-type Move = kubebridge.Move
+type Move = planning.Move
 
 // Placement is a pending pod the plan lets in, and the node it goes to.
-type Placement = kubebridge.Placement
+type Placement = planning.Placement
 
 // Plan is a run's plan: the moves in order, each with the pending pods it
 // lets in; the pending pods that fit with no move; and why nothing more is
@@ -44,7 +46,7 @@ type Plan struct {
 }
 
 // String writes the plan as kubectl resfit defrag does: what it is for,
-// the moves' table (kubebridge.WriteMoveTable), where the pending pods
+// the moves' table (planning.WriteMoveTable), where the pending pods
 // go, what may not move, and the warnings.
 func (pl *Plan) String() string {
 	var b strings.Builder
@@ -66,8 +68,8 @@ func (pl *Plan) String() string {
 			then = append(then, m.LetsIn...)
 		}
 	}
-	_ = kubebridge.WritePlanMoves(&b, pl.FitsNow, pl.Moves, then) // a strings.Builder does not fail
-	if text := kubebridge.UnmovableText(pl.Unmovable); text != "" {
+	_ = planning.WritePlanMoves(&b, pl.FitsNow, pl.Moves, then) // a strings.Builder does not fail
+	if text := planning.UnmovableText(pl.Unmovable); text != "" {
 		b.WriteString("\n" + text + "\n")
 	}
 	for _, w := range pl.Warnings {
@@ -86,7 +88,7 @@ func plural(n int, word string) string {
 
 // Plan makes a run's plan on the cluster as the listers hold it, on the
 // nodes the descheduler gives (its ready nodes): the host layer's planning
-// (kubebridge.Planning) with the pods the evictor may evict movable,
+// (planning.Planning) with the pods the evictor may evict movable,
 // within the PodDisruptionBudgets and the limits, and a round of moves
 // (defrag.PlanRound) in the mode for the pending GPU pods of the
 // scheduler. It changes nothing.
@@ -105,7 +107,7 @@ func (p *Plugin) Plan(ctx context.Context, nodes []*v1.Node) (*Plan, error) {
 	plan.Waiting = settled.WaitingForDevices
 	order(plan.Waiting, a.Order, sc)
 	var kept []*v1.Pod // the first maxPods, a gang whole or not at all
-	for _, gang := range kubebridge.Gangs(plan.Waiting) {
+	for _, gang := range planning.Gangs(plan.Waiting) {
 		if len(kept)+len(gang) > *a.MaxPods {
 			if len(kept) == 0 {
 				plan.Warnings = append(plan.Warnings, fmt.Sprintf("pod group %s has %d pending pods, more than args.maxPods (%d): not planned for", kubebridge.PodGroup(gang[0]), len(gang), *a.MaxPods))
@@ -156,13 +158,13 @@ type reading struct {
 	cfg     *config.Config
 	pods    []*v1.Pod
 	pending []*v1.Pod
-	sc      *kubebridge.Scene
-	pl      *kubebridge.Planning
+	sc      *planning.Scene
+	pl      *planning.Planning
 }
 
 // read reads the cluster as the listers hold it, on the nodes the
 // descheduler gives (its ready nodes): the host layer's planning
-// (kubebridge.Planning) with the pods the evictor may evict movable,
+// (planning.Planning) with the pods the evictor may evict movable,
 // within the PodDisruptionBudgets and the limits.
 func (p *Plugin) read(ctx context.Context, nodes []*v1.Node) (*reading, error) {
 	cfg, err := p.loadConfig(ctx)
@@ -192,28 +194,28 @@ func (p *Plugin) read(ctx context.Context, nodes []*v1.Node) (*reading, error) {
 	if err != nil {
 		return nil, err
 	}
-	snap, err := kubebridge.NewCache(nodes, pods, kubebridge.Options{Devices: resource.GPU, DRA: d})
+	snap, err := cache.New(nodes, pods, cache.Options{Devices: resource.GPU, DRA: d})
 	if err != nil {
 		return nil, err
 	}
-	sc, err := kubebridge.NewScene(snap, cfg, pods)
+	sc, err := planning.NewScene(snap, cfg, pods)
 	if err != nil {
 		return nil, err
 	}
 	a := p.args
-	pl, err := kubebridge.NewPlanning(sc, pods, kubebridge.PlanningOptions{Budgets: budgets, Movable: p.movable,
-		Limits: kubebridge.Limits{PerNode: a.MaxMovesPerNode, PerNamespace: a.MaxMovesPerNamespace, PerWorkload: a.MaxMovesPerWorkload}})
+	pl, err := planning.New(sc, pods, planning.Options{Budgets: budgets, Movable: p.movable,
+		Limits: planning.Limits{PerNode: a.MaxMovesPerNode, PerNamespace: a.MaxMovesPerNamespace, PerWorkload: a.MaxMovesPerWorkload}})
 	if err != nil {
 		return nil, err
 	}
 	return &reading{cfg: cfg, pods: pods, pending: pending, sc: sc, pl: pl}, nil
 }
 
-// movable is the host layer's rule (kubebridge.Movable: a pod whose
+// movable is the host layer's rule (planning.Movable: a pod whose
 // controller recreates it, and so on) and the descheduler's evictor's
 // filter.
 func (p *Plugin) movable(pod *v1.Pod) (bool, string) {
-	if ok, why := kubebridge.Movable(pod); !ok {
+	if ok, why := planning.Movable(pod); !ok {
 		return false, why
 	}
 	if !p.handle.Evictor().Filter(pod) {
@@ -224,17 +226,17 @@ func (p *Plugin) movable(pod *v1.Pod) (bool, string) {
 
 // order sorts the pending pods for planning: the scheduler's queue order,
 // creation, or the most GPU first; a pod group's pods together, where the
-// first of them comes (kubebridge.Gangs).
-func order(pods []*v1.Pod, by string, sc *kubebridge.Scene) {
+// first of them comes (planning.Gangs).
+func order(pods []*v1.Pod, by string, sc *planning.Scene) {
 	sortPods(pods, by, sc)
 	n := 0
-	for _, gang := range kubebridge.Gangs(pods) {
+	for _, gang := range planning.Gangs(pods) {
 		n += copy(pods[n:], gang)
 	}
 }
 
-func sortPods(pods []*v1.Pod, by string, sc *kubebridge.Scene) {
-	kubebridge.QueueOrder(pods)
+func sortPods(pods []*v1.Pod, by string, sc *planning.Scene) {
+	planning.QueueOrder(pods)
 	switch by {
 	case OrderOldest:
 		slices.SortStableFunc(pods, func(a, b *v1.Pod) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) })

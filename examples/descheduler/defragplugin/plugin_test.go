@@ -20,7 +20,7 @@ import (
 	frameworktesting "sigs.k8s.io/descheduler/pkg/framework/testing"
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
-	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/planning"
 	"github.com/resfit/resfit/examples/kubebridge/testing/examplecluster"
 	"github.com/resfit/resfit/examples/kubebridge/testing/manifesttest"
 )
@@ -216,13 +216,13 @@ type fakeRooms struct {
 	all  []string
 }
 
-func (f *fakeRooms) Create(_ context.Context, room kubebridge.Room) (string, error) {
+func (f *fakeRooms) Create(_ context.Context, room planning.Room) (string, error) {
 	key := room.Namespace + "/" + room.Name + "-1 on " + room.Node
 	f.held, f.all = append(f.held, key), append(f.all, key)
 	return room.Name + "-1", nil
 }
 
-func (f *fakeRooms) List(context.Context) (map[string]kubebridge.Room, error) { return nil, nil }
+func (f *fakeRooms) List(context.Context) (map[string]planning.Room, error) { return nil, nil }
 
 func (f *fakeRooms) Delete(_ context.Context, namespace, name string) error {
 	f.held = slices.DeleteFunc(f.held, func(k string) bool { return strings.HasPrefix(k, namespace+"/"+name+" ") })

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/descheduler/pkg/descheduler/evictions"
 
 	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/planning"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring/starvation"
 )
@@ -23,8 +24,8 @@ import (
 // cluster: each run elects the pending GPU pod that has waited longer than
 // args.starveAfter, the largest first (the one elected before while it
 // still waits), holds the node it fits first (its pods leaving at the ends
-// they declare, kubebridge.DeclaredEnd) in a node-wide room
-// (kubebridge.Room), which resfit's scheduler plugin ResfitRooms honours
+// they declare, planning.DeclaredEnd) in a node-wide room
+// (planning.Room), which resfit's scheduler plugin ResfitRooms honours
 // with the backfill rule, renewed every run and lasting args.holdFor past
 // it; and, when waiting alone will not free the node within
 // args.patience, evicts the pods in the way through the descheduler's
@@ -60,7 +61,7 @@ func (r Reservation) String() string {
 }
 
 // jobLookup finds Jobs in the Job lister reserve mode registers.
-func jobLookup(jobs batchlisters.JobLister) kubebridge.JobLookup {
+func jobLookup(jobs batchlisters.JobLister) planning.JobLookup {
 	if jobs == nil {
 		return nil
 	}
@@ -109,7 +110,7 @@ func (p *Plugin) Reserve(ctx context.Context, nodes []*v1.Node, now time.Time) (
 	jobs := jobLookup(p.jobs)
 	var bad error
 	sn := w.pl.StarvationNodes(func(k int) time.Time {
-		end, declared, err := kubebridge.DeclaredEnd(w.pl.Pod(k), jobs, now)
+		end, declared, err := planning.DeclaredEnd(w.pl.Pod(k), jobs, now)
 		if err != nil && bad == nil {
 			bad = err
 		}
@@ -157,7 +158,7 @@ func (p *Plugin) Reserve(ctx context.Context, nodes []*v1.Node, now time.Time) (
 	}
 	node := sn[h.Index]
 	res := Reservation{Target: kubebridge.PodName(target), Node: h.Node, FreeAt: h.FreeAt}
-	room := kubebridge.Room{Namespace: target.Namespace, Name: "hold-" + target.Name, Node: h.Node, PodUID: target.UID,
+	room := planning.Room{Namespace: target.Namespace, Name: "hold-" + target.Name, Node: h.Node, PodUID: target.UID,
 		Requests: kubebridge.PodRequests(target), ExpiresAt: now.Add(p.args.HoldFor.Duration), NodeWide: true, FreeAt: h.FreeAt}
 	byUID := map[string]*v1.Pod{}
 	for _, pod := range w.pods {
@@ -219,7 +220,7 @@ func fitsEmpty(pod starvation.Pod, n starvation.Node) bool {
 // heldRoom is a node-wide room a run made, by its object's name.
 type heldRoom struct {
 	name string
-	room kubebridge.Room
+	room planning.Room
 }
 
 // holds are the node-wide rooms runs made (resfit's rooms are read from
@@ -244,7 +245,7 @@ func (p *Plugin) holds(ctx context.Context) ([]heldRoom, error) {
 
 // holdRoom holds the room: it creates it, then lets the rooms runs
 // before held go.
-func (p *Plugin) holdRoom(ctx context.Context, room kubebridge.Room, before []heldRoom) error {
+func (p *Plugin) holdRoom(ctx context.Context, room planning.Room, before []heldRoom) error {
 	if p.args.DryRun {
 		return nil
 	}

@@ -59,7 +59,7 @@ import (
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
 	"github.com/resfit/resfit/examples/descheduler/defragplugin"
-	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/planning"
 	"github.com/resfit/resfit/examples/kubebridge/testing/examplecluster"
 	"github.com/resfit/resfit/examples/kubebridge/testing/manifesttest"
 	"github.com/resfit/resfit/examples/kubescheduler/plugins"
@@ -491,7 +491,7 @@ func TestDeschedulerCarriesThePlanOut(t *testing.T) {
 			t.Errorf("pod %s changed (resource version %s, then %s)", name, version, after[name])
 		}
 	}
-	rooms, err := dynamic.NewForConfigOrDie(c.config).Resource(kubebridge.RoomResource).List(ctx, metav1.ListOptions{})
+	rooms, err := dynamic.NewForConfigOrDie(c.config).Resource(planning.RoomResource).List(ctx, metav1.ListOptions{})
 	c.must(err)
 	if len(rooms.Items) != 0 {
 		t.Errorf("%d rooms left held", len(rooms.Items))
@@ -689,7 +689,7 @@ func TestClusterChangedBetweenPlanAndAct(t *testing.T) {
 	if job2.Spec.NodeName != "" {
 		t.Errorf("job-2 bound to %s", job2.Spec.NodeName)
 	}
-	rooms, err := dynamic.NewForConfigOrDie(c.config).Resource(kubebridge.RoomResource).List(c.ctx, metav1.ListOptions{})
+	rooms, err := dynamic.NewForConfigOrDie(c.config).Resource(planning.RoomResource).List(c.ctx, metav1.ListOptions{})
 	c.must(err)
 	if len(rooms.Items) != 0 {
 		t.Errorf("%d rooms left held", len(rooms.Items))

@@ -21,7 +21,7 @@ import (
 	"k8s.io/kubernetes/pkg/controller/job"
 	"k8s.io/utils/ptr"
 
-	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/planning"
 )
 
 // Whole-node pods where short ones come and go, end to end: two nodes of
@@ -59,7 +59,7 @@ func TestReservationStartsTheWholeNodePod(t *testing.T) {
 				}
 				return
 			}
-			rooms := dynamic.NewForConfigOrDie(c.config).Resource(kubebridge.RoomResource)
+			rooms := dynamic.NewForConfigOrDie(c.config).Resource(planning.RoomResource)
 			reserve := func(policy string) string {
 				return strings.Replace(policy, "mode: make-room", "mode: reserve\n      starveAfter: 1s\n      patience: 1h\n      holdFor: 1m", 1)
 			}
@@ -70,7 +70,7 @@ func TestReservationStartsTheWholeNodePod(t *testing.T) {
 				list, err := rooms.List(c.ctx, metav1.ListOptions{})
 				c.must(err)
 				for _, u := range list.Items {
-					if room, err := kubebridge.ReadRoom(&u); err == nil && room.NodeWide && room.PodUID == big.UID {
+					if room, err := planning.ReadRoom(&u); err == nil && room.NodeWide && room.PodUID == big.UID {
 						if held != room.Node {
 							held, heldSince = room.Node, time.Now()
 						}
@@ -100,7 +100,7 @@ func TestReservationStartsTheWholeNodePod(t *testing.T) {
 			list, err := rooms.List(c.ctx, metav1.ListOptions{})
 			c.must(err)
 			for _, u := range list.Items {
-				if room, err := kubebridge.ReadRoom(&u); err != nil || room.PodUID == big.UID {
+				if room, err := planning.ReadRoom(&u); err != nil || room.PodUID == big.UID {
 					t.Errorf("room %s left once big is bound (%v)", u.GetName(), err)
 				}
 			}
@@ -175,7 +175,7 @@ func (c *cluster) startStream() *stream {
 		spec := gpuPodSpec("1")
 		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: j.name}, Spec: batchv1.JobSpec{
 			Parallelism: ptr.To(j.parallel), Completions: ptr.To[int32](100000), BackoffLimit: ptr.To[int32](1000),
-			Template: v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{kubebridge.RunsForAnnotation: j.runsFor}}, Spec: spec}}}
+			Template: v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{planning.RunsForAnnotation: j.runsFor}}, Spec: spec}}}
 		_, err := cs.BatchV1().Jobs("train").Create(ctx, job, metav1.CreateOptions{})
 		c.must(err)
 	}
@@ -224,7 +224,7 @@ func (s *stream) kubelet(ctx context.Context, cs kubernetes.Interface) {
 			}
 			switch p.Status.Phase {
 			case v1.PodPending, "":
-				d, _ := time.ParseDuration(p.Annotations[kubebridge.RunsForAnnotation])
+				d, _ := time.ParseDuration(p.Annotations[planning.RunsForAnnotation])
 				h := fnv.New32a()
 				h.Write([]byte(p.UID))
 				ends[p.UID] = now.Add(time.Duration(float64(d) * (0.7 + 0.3*float64(h.Sum32()%1000)/1000)))
@@ -236,7 +236,7 @@ func (s *stream) kubelet(ctx context.Context, cs kubernetes.Interface) {
 					s.mu.Unlock()
 				}
 			case v1.PodRunning:
-				if end, ok := ends[p.UID]; ok && p.Annotations[kubebridge.RunsForAnnotation] != "" && now.After(end) {
+				if end, ok := ends[p.UID]; ok && p.Annotations[planning.RunsForAnnotation] != "" && now.After(end) {
 					p.Status.Phase = v1.PodSucceeded
 					p.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionFalse}}
 					p.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "main", State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}}}

@@ -5,12 +5,13 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/resfit/resfit/examples/kubebridge/testing/dratest"
-	"github.com/resfit/resfit/resource"
 	resourcev1 "k8s.io/api/resource/v1"
 	kres "k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"pgregory.net/rapid"
+
+	"github.com/resfit/resfit/examples/kubebridge/testing/dratest"
+	"github.com/resfit/resfit/resource"
 )
 
 // migParts are an A100's MIG devices as the driver lists them (every

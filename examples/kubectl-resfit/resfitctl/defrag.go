@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/planning"
 	"github.com/resfit/resfit/scoring/config"
 	"github.com/resfit/resfit/scoring/defrag"
 )
@@ -66,14 +67,14 @@ type DefragReport struct {
 	// Moves are the plan's moves, in order (each with the fragmented GPU
 	// it lowers and the pending pods it lets in, for the moves that free
 	// GPU).
-	Moves []kubebridge.Move `json:"moves"`
+	Moves []planning.Move `json:"moves"`
 	// Then are where the For pods go after the moves.
-	Then []kubebridge.Placement `json:"then,omitempty"`
+	Then []planning.Placement `json:"then,omitempty"`
 	// Reason says why there is no plan.
 	Reason string `json:"reason,omitempty"`
 	// FitsNow are pending pods that fit with no move: the moves that free
 	// GPU are planned after they are placed.
-	FitsNow []kubebridge.Placement `json:"fitsNow,omitempty"`
+	FitsNow []planning.Placement `json:"fitsNow,omitempty"`
 	// Pending is how many pending pods the moves that free GPU worked for.
 	Pending int `json:"pending"`
 	// GPUFragmented is the share of the cluster's GPUs idle but fragmented
@@ -82,10 +83,10 @@ type DefragReport struct {
 	GPUFragmentedBefore *float64 `json:"gpuFragmentedBefore,omitempty"`
 	GPUFragmentedAfter  *float64 `json:"gpuFragmentedAfter,omitempty"`
 	// Unmovable counts the placed pods that may not move, by reason: a
-	// stable identifier and the text (kubebridge.UnmovableCounts).
-	Unmovable []kubebridge.UnmovableCount `json:"unmovable"`
-	Budgets   []DefragBudget              `json:"budgets,omitempty"`
-	Warnings  []string                    `json:"warnings,omitempty"`
+	// stable identifier and the text (planning.UnmovableCounts).
+	Unmovable []planning.UnmovableCount `json:"unmovable"`
+	Budgets   []DefragBudget            `json:"budgets,omitempty"`
+	Warnings  []string                  `json:"warnings,omitempty"`
 	// Faults are the faults in pending pods' objects that left them out
 	// (a claim that cannot be evaluated): bad input, which kubectl resfit
 	// reports after the plan.
@@ -99,8 +100,8 @@ type DefragReport struct {
 // that let the most pending GPU in, else those that most lower the GPU the
 // workload's pod classes cannot use (FGD's measure). Each move takes a pod
 // to where the configuration's pipeline puts it, on the GPUs the host
-// layer gives it. A pod moves only when kubebridge.Movable says it may and
-// its PodDisruptionBudget (kubebridge.ReadDisruptions) allows it. It plans;
+// layer gives it. A pod moves only when planning.Movable says it may and
+// its PodDisruptionBudget (planning.ReadDisruptions) allows it. It plans;
 // it never changes the cluster.
 func Defrag(c *Cluster, cfg *config.Config, name string, opts DefragOptions) (*DefragReport, error) {
 	for _, p := range opts.For {
@@ -112,12 +113,12 @@ func Defrag(c *Cluster, cfg *config.Config, name string, opts DefragOptions) (*D
 	if err != nil {
 		return nil, err
 	}
-	pl, err := kubebridge.NewPlanning(sc.Scene, c.Pods, kubebridge.PlanningOptions{Budgets: c.Budgets})
+	pl, err := planning.New(sc.Scene, c.Pods, planning.Options{Budgets: c.Budgets})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", c.Source, err)
 	}
-	r := &DefragReport{Config: name, Group: opts.Group, Unmovable: kubebridge.UnmovableCounts(pl.Unmovable()), Warnings: sc.warnings(cfg)}
-	d := &planning{sc: sc, r: r, pl: pl}
+	r := &DefragReport{Config: name, Group: opts.Group, Unmovable: planning.UnmovableCounts(pl.Unmovable()), Warnings: sc.warnings(cfg)}
+	d := &defragRun{sc: sc, r: r, pl: pl}
 	if len(opts.For) > 0 {
 		r.MaxMoves = cmp.Or(opts.MaxMoves, DefaultRoomMoves)
 		err = d.room(opts.For, cmp.Or(opts.Timeout, DefaultTimeout))
@@ -132,16 +133,16 @@ func Defrag(c *Cluster, cfg *config.Config, name string, opts DefragOptions) (*D
 	return r, nil
 }
 
-// planning is a Defrag run: the scene, the host layer's planning over its
+// defragRun is a Defrag run: the scene, the host layer's planning over its
 // snapshot, and the report it fills.
-type planning struct {
+type defragRun struct {
 	sc *scene
 	r  *DefragReport
-	pl *kubebridge.Planning
+	pl *planning.Planning
 }
 
 // room plans the fewest moves after which the pods fit.
-func (d *planning) room(pods []*v1.Pod, timeout time.Duration) error {
+func (d *defragRun) room(pods []*v1.Pod, timeout time.Duration) error {
 	plan, ordered, err := d.pl.MakeRoom(pods, defrag.Options{MaxMoves: d.r.MaxMoves, Timeout: timeout})
 	if err != nil {
 		return err
@@ -166,16 +167,16 @@ func (d *planning) room(pods []*v1.Pod, timeout time.Duration) error {
 		d.r.Moves = append(d.r.Moves, d.pl.Move(m))
 	}
 	for n, row := range plan.Rows {
-		d.r.Then = append(d.r.Then, kubebridge.Placement{Pod: ordered[n], Node: table.Name(row)})
+		d.r.Then = append(d.r.Then, planning.Placement{Pod: ordered[n], Node: table.Name(row)})
 	}
 	return nil
 }
 
 // free plans the moves that free the most GPU: the pending pods that fit
-// now placed first (kubebridge.Planning.SettlePending), then a give-back
+// now placed first (planning.Planning.SettlePending), then a give-back
 // round over the GPU the workload's classes cannot use, for the pending
 // GPU pods that do not fit.
-func (d *planning) free(c *Cluster) error {
+func (d *defragRun) free(c *Cluster) error {
 	sc := d.sc
 	var pending []*v1.Pod
 	for _, p := range c.Pods {
@@ -216,7 +217,7 @@ func (d *planning) free(c *Cluster) error {
 
 // budgetsUsed lists the budgets that cover a movable pod, with the
 // disruptions the plan uses.
-func (d *planning) budgetsUsed() {
+func (d *defragRun) budgetsUsed() {
 	disruptions := d.pl.Disruptions()
 	used := map[string]int{}
 	for _, m := range d.r.Moves {
@@ -267,7 +268,7 @@ func (r *DefragReport) WriteTable(w io.Writer) error {
 			fmt.Fprintf(&b, " (at most %d).\n", r.MaxMoves)
 		}
 	}
-	if err := kubebridge.WritePlanMoves(&b, r.FitsNow, r.Moves, r.Then); err != nil {
+	if err := planning.WritePlanMoves(&b, r.FitsNow, r.Moves, r.Then); err != nil {
 		return err
 	}
 	if r.GPUFragmentedBefore != nil && len(r.For) == 0 {
@@ -278,7 +279,7 @@ func (r *DefragReport) WriteTable(w io.Writer) error {
 	for _, u := range r.Unmovable {
 		unmovable[u.Text] = u.Pods
 	}
-	if text := kubebridge.UnmovableText(unmovable); text != "" {
+	if text := planning.UnmovableText(unmovable); text != "" {
 		b.WriteString(text + "\n")
 	}
 	for _, bu := range r.Budgets {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/examples/kubebridge/dra"
+	"github.com/resfit/resfit/examples/kubebridge/planning"
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/config"
 )
@@ -156,7 +157,7 @@ func (sc *scene) explain(e *Explanation, pod *v1.Pod) error {
 		return err
 	}
 	batch := sc.Pipeline().NewBatch(table.Len())
-	e.Requests = kubebridge.Quantities(schema, task.Task.Requests)
+	e.Requests = planning.Quantities(schema, task.Task.Requests)
 	if e.DRA {
 		requests, err := sc.Cache().DRA().ClaimRequests(pod)
 		if err != nil {

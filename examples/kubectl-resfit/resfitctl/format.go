@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/planning"
 )
 
 // Rounded writes a score to two decimals, without trailing zeros: "875",
-// "916.67" (kubebridge.Rounded, as a plan's table writes numbers).
-func Rounded(v float64) string { return kubebridge.Rounded(v) }
+// "916.67" (planning.Rounded, as a plan's table writes numbers).
+func Rounded(v float64) string { return planning.Rounded(v) }
 
 // writeJSON writes a report as one indented JSON object.
 func writeJSON(w io.Writer, v any) error {

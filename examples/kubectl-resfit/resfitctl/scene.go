@@ -8,6 +8,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/cache"
+	"github.com/resfit/resfit/examples/kubebridge/planning"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring/config"
 )
@@ -23,7 +25,7 @@ const GPU = resource.GPU
 // configuration's pipeline built for it as every host builds it), with
 // what could not be read of the cluster.
 type scene struct {
-	*kubebridge.Scene
+	*planning.Scene
 	// clusterWarnings are the cluster's (Cluster.Warnings).
 	clusterWarnings []string
 }
@@ -54,11 +56,11 @@ func newScene(c *Cluster, cfg *config.Config, extra []*v1.Pod) (*scene, error) {
 			d = d.Unallocate(p)
 		}
 	}
-	snap, err := kubebridge.NewCache(c.Nodes, pods, kubebridge.Options{Devices: GPU, DRA: d})
+	snap, err := cache.New(c.Nodes, pods, cache.Options{Devices: GPU, DRA: d})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", c.Source, err)
 	}
-	s, err := kubebridge.NewScene(snap, cfg, c.Pods)
+	s, err := planning.NewScene(snap, cfg, c.Pods)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +77,7 @@ func newScene(c *Cluster, cfg *config.Config, extra []*v1.Pod) (*scene, error) {
 	return sc, nil
 }
 
-// Task is the pod's task (kubebridge.Scene.Task); a pod that names DRA
+// Task is the pod's task (planning.Scene.Task); a pod that names DRA
 // resource claims where none was read (a snapshot of nodes and pods alone)
 // is an error saying so, not a pod asking for its cpu and memory alone.
 func (sc *scene) Task(pod *v1.Pod) (*kubebridge.PodTask, error) {
@@ -104,7 +106,7 @@ func sharesGPU(p *v1.Pod) bool {
 }
 
 // warnings are the configuration's warnings, what could not be read of
-// the cluster, then what the scene could not read (kubebridge.Scene.Warnings).
+// the cluster, then what the scene could not read (planning.Scene.Warnings).
 func (sc *scene) warnings(cfg *config.Config) []string {
 	w := append(slices.Clone(cfg.Warnings), sc.clusterWarnings...)
 	return append(w, sc.Warnings()...)

@@ -13,6 +13,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/planning"
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/config"
 )
@@ -82,7 +83,7 @@ func WhatIf(c *Cluster, cfgs []NamedConfig, pods []*v1.Pod, opts WhatIfOptions) 
 		}
 	}
 	pods = slices.Clone(pods)
-	kubebridge.QueueOrder(pods)
+	planning.QueueOrder(pods)
 	r := &WhatIfReport{}
 	for _, p := range pods {
 		r.Pods = append(r.Pods, p.Namespace+"/"+p.Name)
@@ -108,7 +109,7 @@ func WhatIf(c *Cluster, cfgs []NamedConfig, pods []*v1.Pod, opts WhatIfOptions) 
 // place runs one configuration: each pod in turn to the node the
 // pipeline scores best (ties to the first row, nodes in name order), as
 // scoring every node for every pod would, through a scoring.Placer, and
-// then assumed there in the cache (kubebridge.Cache.Assume), which
+// then assumed there in the cache (cache.Cache.Assume), which
 // counts its requests and devices on the node as a binding would.
 func place(c *Cluster, nc NamedConfig, pods []*v1.Pod, opts WhatIfOptions) (*Outcome, error) {
 	sc, err := newScene(c, nc.Config, pods)

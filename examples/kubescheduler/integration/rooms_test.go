@@ -21,7 +21,7 @@ import (
 	testutils "k8s.io/kubernetes/test/integration/util"
 	"k8s.io/utils/ptr"
 
-	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/planning"
 	"github.com/resfit/resfit/examples/kubebridge/testing/manifesttest"
 	"github.com/resfit/resfit/examples/kubescheduler/plugins"
 )
@@ -87,8 +87,8 @@ func TestSchedulerHonoursRooms(t *testing.T) {
 	cs, ns, ctx := testCtx.ClientSet, testCtx.NS.Name, testCtx.Ctx
 	c := newTestCluster(t, ctx, cs, ns, "")
 	c.create("running-job", "gpu-busy", list("cpu", "8", "memory", "16G", gpu, "6"))
-	rooms := dynamic.NewForConfigOrDie(testCtx.KubeConfig).Resource(kubebridge.RoomResource).Namespace(ns)
-	hold := func(room kubebridge.Room) {
+	rooms := dynamic.NewForConfigOrDie(testCtx.KubeConfig).Resource(planning.RoomResource).Namespace(ns)
+	hold := func(room planning.Room) {
 		t.Helper()
 		if _, err := rooms.Create(ctx, room.Object(), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -105,7 +105,7 @@ func TestSchedulerHonoursRooms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	room, err := kubebridge.RoomFor(gated, "gpu-idle", true, expires)
+	room, err := planning.RoomFor(gated, "gpu-idle", true, expires)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestSchedulerHonoursRooms(t *testing.T) {
 			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10", Resources: v1.ResourceRequirements{Requests: req, Limits: req}}}}}
 	}
 	replacement := owned("web-x", "4")
-	room, err = kubebridge.RoomFor(replacement, "gpu-busy", false, expires)
+	room, err = planning.RoomFor(replacement, "gpu-busy", false, expires)
 	if err != nil {
 		t.Fatal(err)
 	}

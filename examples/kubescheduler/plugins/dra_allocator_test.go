@@ -24,6 +24,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/cache"
 	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/examples/kubebridge/testing/dratest"
 	"github.com/resfit/resfit/resource"
@@ -524,7 +525,7 @@ func taskFits(t *testing.T, c draCase) map[string]bool {
 		nodes = append(nodes, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name},
 			Status: v1.NodeStatus{Allocatable: v1.ResourceList{"cpu": kres.MustParse("64"), "memory": kres.MustParse("512Gi"), "pods": kres.MustParse("110")}}})
 	}
-	snap, err := kubebridge.NewCache(nodes, nil, kubebridge.Options{DRA: d})
+	snap, err := cache.New(nodes, nil, cache.Options{DRA: d})
 	if err != nil {
 		t.Fatal(err)
 	}

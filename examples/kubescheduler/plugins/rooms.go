@@ -22,19 +22,20 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/planning"
 	"github.com/resfit/resfit/resource"
 )
 
-// RoomsName is the plugin that honours rooms (kubebridge.Room).
+// RoomsName is the plugin that honours rooms (planning.Room).
 const RoomsName = "ResfitRooms"
 
 // Rooms honours the rooms a descheduler holds while it carries a plan
-// out (kubebridge.Room, rooms.resfit.io): a pod a room is for may go to
+// out (planning.Room, rooms.resfit.io): a pod a room is for may go to
 // the room's node only (PreFilter narrows the nodes to it), and on a node
 // with rooms held for other pods, a pod fits only in what the rooms leave
 // (Filter). A node-wide room, starvation control's hold for a pod that
 // has waited too long, lets its pod go anywhere, and another pod onto its
-// node only where it cannot delay it (kubebridge.Room.Backfills, reading
+// node only where it cannot delay it (planning.Room.Backfills, reading
 // the pod's declared end: its activeDeadlineSeconds, its Job's, its
 // resfit.io/runs-for). A room holds until a pod it is for is reserved on
 // its node (a node-wide room's: on any node; Reserve, and Unreserve gives
@@ -42,7 +43,7 @@ const RoomsName = "ResfitRooms"
 // Jobs from the scheduler's; the plugin is safe for concurrent use.
 type Rooms struct {
 	rooms cache.Store
-	jobs  kubebridge.JobLookup
+	jobs  planning.JobLookup
 	now   func() time.Time
 	mu    sync.Mutex
 	taken map[types.UID]bool // rooms a reserved pod took
@@ -55,7 +56,7 @@ type Rooms struct {
 
 // readRoom is a room object as read, and the listing that last saw it.
 type readRoom struct {
-	room kubebridge.Room
+	room planning.Room
 	err  error
 	pass uint64
 }
@@ -70,16 +71,16 @@ var (
 // NewRooms builds the plugin: it checks the Room resource is served (its
 // CRD, manifests/rooms.yaml, installed) and starts an informer of rooms.
 func NewRooms(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-	gv := kubebridge.RoomResource.GroupVersion().String()
+	gv := planning.RoomResource.GroupVersion().String()
 	list, err := h.ClientSet().Discovery().ServerResourcesForGroupVersion(gv)
-	if err != nil || !slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == kubebridge.RoomResource.Resource }) {
+	if err != nil || !slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == planning.RoomResource.Resource }) {
 		return nil, fmt.Errorf("%s: the API does not serve %s rooms (%v): install the Room CRD, kubectl apply -f manifests/rooms.yaml", RoomsName, gv, err)
 	}
 	client, err := dynamic.NewForConfig(h.KubeConfig())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", RoomsName, err)
 	}
-	informer := dynamicinformer.NewFilteredDynamicInformer(client, kubebridge.RoomResource, "", 0, cache.Indexers{}, nil).Informer()
+	informer := dynamicinformer.NewFilteredDynamicInformer(client, planning.RoomResource, "", 0, cache.Indexers{}, nil).Informer()
 	go informer.Run(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
 		return nil, fmt.Errorf("%s: the rooms' informer did not sync", RoomsName)
@@ -104,7 +105,7 @@ func (r *Rooms) Name() string { return RoomsName }
 // roomsState is a cycle's rooms: those the pod may take, and what the
 // others hold on each node.
 type roomsState struct {
-	takes []kubebridge.Room
+	takes []planning.Room
 	// held is what the rooms hold on each node, in the units
 	// kube-scheduler counts (kubebridge.SchedulerAmount), summed up to
 	// resource.MaxAmount.
@@ -112,7 +113,7 @@ type roomsState struct {
 	names map[string]roomNames // the rooms held on each node, for messages
 	// wide are the node-wide rooms held for other pods, by node; end is
 	// the pod's declared end, if it declares one.
-	wide     map[string][]kubebridge.Room
+	wide     map[string][]planning.Room
 	end      time.Time
 	declared bool
 }
@@ -123,11 +124,11 @@ const roomsStateKey fwk.StateKey = RoomsName
 
 // holding are the rooms that hold now: readable, not expired, not taken.
 // A room that does not read is logged and holds nothing.
-func (r *Rooms) holding() []kubebridge.Room {
+func (r *Rooms) holding() []planning.Room {
 	now := r.now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []kubebridge.Room
+	var out []planning.Room
 	var present map[types.UID]bool
 	if len(r.taken) > 0 {
 		present = map[types.UID]bool{}
@@ -145,7 +146,7 @@ func (r *Rooms) holding() []kubebridge.Room {
 		rr := r.read[u]
 		if rr == nil {
 			rr = &readRoom{}
-			rr.room, rr.err = kubebridge.ReadRoom(u)
+			rr.room, rr.err = planning.ReadRoom(u)
 			if rr.err != nil {
 				klog.ErrorS(rr.err, "a room holds nothing", "plugin", RoomsName)
 			}
@@ -194,7 +195,7 @@ func (r *Rooms) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fw
 			return nil, fwk.NewStatus(fwk.Unschedulable, "a room is held for this pod")
 		}
 		if room.NodeWide {
-			if _, declared, err := kubebridge.DeclaredEnd(pod, r.jobs, r.now()); err != nil || declared {
+			if _, declared, err := planning.DeclaredEnd(pod, r.jobs, r.now()); err != nil || declared {
 				return nil, fwk.NewStatus(fwk.Unschedulable, "a node-wide room holds, and this pod's declared end decides where it may go")
 			}
 		}
@@ -207,7 +208,7 @@ func (r *Rooms) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fw
 // PreFilter reads the rooms: a pod some room is for goes to those rooms'
 // nodes only.
 func (r *Rooms) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, infos []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
-	s := &roomsState{held: map[string]map[v1.ResourceName]int64{}, names: map[string]roomNames{}, wide: map[string][]kubebridge.Room{}}
+	s := &roomsState{held: map[string]map[v1.ResourceName]int64{}, names: map[string]roomNames{}, wide: map[string][]planning.Room{}}
 	for _, room := range r.holding() {
 		if room.NodeWide {
 			if !room.Takes(pod) {
@@ -237,7 +238,7 @@ func (r *Rooms) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, 
 		s.names[room.Node] = names
 	}
 	if len(s.wide) > 0 {
-		end, declared, err := kubebridge.DeclaredEnd(pod, r.jobs, r.now())
+		end, declared, err := planning.DeclaredEnd(pod, r.jobs, r.now())
 		if err != nil {
 			return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, err.Error())
 		}

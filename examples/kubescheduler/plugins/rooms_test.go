@@ -18,6 +18,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/planning"
 )
 
 func roomsPod(name string, uid types.UID, gpus string, node string) *v1.Pod {
@@ -41,7 +42,7 @@ func roomsNode(name string, running ...*v1.Pod) fwk.NodeInfo {
 func TestRoomsByHand(t *testing.T) {
 	now := time.Date(2026, 11, 26, 22, 0, 0, 0, time.UTC)
 	pending := roomsPod("job", "job-uid", "3", "")
-	room, err := kubebridge.RoomFor(pending, "gpu-b", true, now.Add(time.Minute))
+	room, err := planning.RoomFor(pending, "gpu-b", true, now.Add(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func TestRoomsByHand(t *testing.T) {
 		t.Errorf("a pod no room is for, while one holds: %v, %v", frags, status)
 	}
 	// A room on a node that does not exist narrows its pod to no node.
-	elsewhere, err := kubebridge.RoomFor(roomsPod("lost", "lost-uid", "1", ""), "gone", true, now.Add(time.Minute))
+	elsewhere, err := planning.RoomFor(roomsPod("lost", "lost-uid", "1", ""), "gone", true, now.Add(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func TestRoomsFilterIsNodeResourcesFit(t *testing.T) {
 		held := v1.ResourceList{v1.ResourceCPU: kres.MustParse("0"), "nvidia.com/gpu": kres.MustParse("0")}
 		for i := range rapid.IntRange(1, 2).Draw(rt, "rooms") {
 			owner := podOf(fmt.Sprint("owner-", i), "", milli("room cpu", 8000), count("room gpu", 4))
-			room, err := kubebridge.RoomFor(owner, "n", true, now.Add(time.Hour))
+			room, err := planning.RoomFor(owner, "n", true, now.Add(time.Hour))
 			if err != nil {
 				rt.Fatal(err)
 			}
@@ -193,7 +194,7 @@ func TestNodeWideRoom(t *testing.T) {
 	big := roomsPod("big", "big-uid", "6", "")
 	long := roomsPod("long", "long-uid", "4", "gpu-b")
 	short := roomsPod("short", "short-uid", "2", "gpu-b")
-	room := kubebridge.Room{Namespace: "ns", Name: "hold-big", Node: "gpu-b", PodUID: big.UID, Requests: kubebridge.PodRequests(big),
+	room := planning.Room{Namespace: "ns", Name: "hold-big", Node: "gpu-b", PodUID: big.UID, Requests: kubebridge.PodRequests(big),
 		ExpiresAt: now.Add(10 * time.Minute), NodeWide: true, FreeAt: now.Add(30 * time.Minute), InTheWay: []types.UID{long.UID}}
 	obj := room.Object()
 	obj.SetUID("hold-uid")
@@ -206,7 +207,7 @@ func TestNodeWideRoom(t *testing.T) {
 	runsFor := func(name, d string) *v1.Pod {
 		p := roomsPod(name, types.UID(name+"-uid"), "1", "")
 		if d != "" {
-			p.Annotations = map[string]string{kubebridge.RunsForAnnotation: d}
+			p.Annotations = map[string]string{planning.RunsForAnnotation: d}
 		}
 		return p
 	}
@@ -262,7 +263,7 @@ func BenchmarkRoomsHeld(b *testing.B) {
 	for _, n := range []int{0, 20000} {
 		store := cache.NewStore(cache.MetaNamespaceKeyFunc)
 		for i := range n {
-			room, err := kubebridge.RoomFor(roomsPod(fmt.Sprint("p-", i), types.UID(fmt.Sprint("uid-", i)), "1", ""), fmt.Sprint("node-", i%1000), true, now.Add(time.Hour))
+			room, err := planning.RoomFor(roomsPod(fmt.Sprint("p-", i), types.UID(fmt.Sprint("uid-", i)), "1", ""), fmt.Sprint("node-", i%1000), true, now.Add(time.Hour))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -10,27 +10,27 @@ import (
 	"context"
 	"io"
 	"os"
+	"strings"
 	"testing"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/kubernetes"
-	clientscheme "k8s.io/client-go/kubernetes/scheme"
-
-	"github.com/resfit/resfit/examples/internal/imagetest"
-	"github.com/resfit/resfit/examples/kubebridge"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	clientscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
-	"strings"
-	"time"
+
+	"github.com/resfit/resfit/examples/internal/imagetest"
+	"github.com/resfit/resfit/examples/kubebridge/planning"
 )
 
 // Read decodes every document of a manifest file but a
@@ -148,7 +148,7 @@ func InstallRoomCRD(t *testing.T, ctx context.Context, config *rest.Config, cs k
 	if _, err := dynamic.NewForConfigOrDie(config).Resource(crds).Create(ctx, crd, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	gv := kubebridge.RoomResource.GroupVersion().String()
+	gv := planning.RoomResource.GroupVersion().String()
 	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		list, err := cs.Discovery().ServerResourcesForGroupVersion(gv)
 		return err == nil && len(list.APIResources) > 0, nil

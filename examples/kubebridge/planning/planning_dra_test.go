@@ -1,4 +1,4 @@
-package kubebridge
+package planning
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"pgregory.net/rapid"
 
+	"github.com/resfit/resfit/examples/kubebridge/cache"
 	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/examples/kubebridge/testing/dratest"
 	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
@@ -50,7 +51,7 @@ func TestPlannerTakesTheGPUsKubesAllocatorGives(t *testing.T) {
 			rt.Fatal(err)
 		}
 		nodes := []*v1.Node{kubetest.Node("gpu-a", "cpu", "64", "memory", "256Gi", "pods", "110")}
-		sc := packScene(t, nodes, []*v1.Pod{p}, Options{DRA: d})
+		sc := packScene(t, nodes, []*v1.Pod{p}, cache.Options{DRA: d})
 		allocated, ok, err := d.Allocation(p, "gpu-a")
 		if err != nil {
 			rt.Fatal(err)
@@ -61,7 +62,7 @@ func TestPlannerTakesTheGPUsKubesAllocatorGives(t *testing.T) {
 				kube = append(kube, r.Device)
 			}
 		}
-		pl, err := NewPlanning(sc, nil, PlanningOptions{})
+		pl, err := New(sc, nil, Options{})
 		if err != nil {
 			rt.Fatal(err)
 		}

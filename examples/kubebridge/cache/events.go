@@ -1,4 +1,4 @@
-package kubebridge
+package cache
 
 import (
 	"fmt"
@@ -6,12 +6,13 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/resource"
 )
 
 // AddNode adds a node, or replaces the node of that name (an update).
 func (s *Cache) AddNode(n *v1.Node) error {
-	if err := CheckNode(n); err != nil {
+	if err := kubebridge.CheckNode(n); err != nil {
 		return err
 	}
 	added, err := s.learn(nodeResourceNames(n), "node "+n.Name)
@@ -31,7 +32,7 @@ func (s *Cache) AddNode(n *v1.Node) error {
 			}
 		})
 	}
-	alloc, err := s.writer.AllocatableWith(n, ReadDevices(s.dra, n, s.device).Count())
+	alloc, err := s.writer.AllocatableWith(n, kubebridge.ReadDevices(s.dra, n, s.device).Count())
 	if err != nil {
 		return err
 	}
@@ -89,7 +90,7 @@ func (s *Cache) putNode(n *v1.Node) {
 		s.order = append(s.order, n.Name)
 	}
 	s.nodes[n.Name] = n
-	s.nodeDevs[n.Name] = ReadDevices(s.dra, n, s.device)
+	s.nodeDevs[n.Name] = kubebridge.ReadDevices(s.dra, n, s.device)
 }
 
 // DeleteNode removes a node's row; its pods stay, and count again if the
@@ -106,7 +107,7 @@ func (s *Cache) DeleteNode(name string) error {
 		return err
 	}
 	for _, e := range s.bound[name] {
-		e.held = Held{}
+		e.held = kubebridge.Held{}
 	}
 	delete(s.rows, name)
 	delete(s.nodes, name)
@@ -130,8 +131,8 @@ func (s *Cache) AddPod(p *v1.Pod) error {
 // replacePod puts a pod's entry in place of the one with its key.
 func (s *Cache) replacePod(next *podEntry) error {
 	p := next.pod
-	key := PodKey(p)
-	added, err := s.learn(ResourceNames(p), "pod "+p.Namespace+"/"+p.Name)
+	key := kubebridge.PodKey(p)
+	added, err := s.learn(kubebridge.ResourceNames(p), "pod "+p.Namespace+"/"+p.Name)
 	if err != nil {
 		return err
 	}
@@ -144,7 +145,7 @@ func (s *Cache) replacePod(next *podEntry) error {
 			}
 		})
 	}
-	if Counts(p) {
+	if kubebridge.Counts(p) {
 		if err := next.count(s.schema, s.device); err != nil {
 			return err
 		}
@@ -208,7 +209,7 @@ func (s *Cache) UpdatePod(p *v1.Pod) error { return s.AddPod(p) }
 
 // DeletePod removes a pod (by its key, as AddPod).
 func (s *Cache) DeletePod(p *v1.Pod) error {
-	key := PodKey(p)
+	key := kubebridge.PodKey(p)
 	if _, ok := s.pods[key]; !ok {
 		return fmt.Errorf("pod %s/%s is not in the cache", p.Namespace, p.Name)
 	}

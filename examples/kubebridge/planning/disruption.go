@@ -1,4 +1,4 @@
-package kubebridge
+package planning
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/scoring/conformance"
 )
 
@@ -38,7 +39,7 @@ const mirrorAnnotation = "kubernetes.io/config.mirror"
 func Movable(pod *v1.Pod) (bool, string) {
 	owner := controllerOf(pod)
 	switch {
-	case Finished(pod) || pod.DeletionTimestamp != nil:
+	case kubebridge.Finished(pod) || pod.DeletionTimestamp != nil:
 		return false, "finished or being deleted"
 	case !conformance.Evictable(conformance.Pod{Namespace: pod.Namespace, PriorityClassName: pod.Spec.PriorityClassName}):
 		return false, "system-critical or in kube-system"
@@ -114,23 +115,4 @@ func ReadDisruptions(budgets []*policyv1.PodDisruptionBudget, pods []*v1.Pod) (D
 		d.Several[key] = names
 	}
 	return d, nil
-}
-
-// Holding reports where the cache counts a placed pod: its node's row,
-// and the devices of the device view it holds there, each holding its
-// device request's share (resource.DeviceRequestOf). ok is false for a
-// pod the cache does not count on a node of its table, or whose
-// holdings are not its request's (a sharing stack's allocation that gives
-// the devices other shares, a request the devices could not hold).
-func (s *Cache) Holding(pod *v1.Pod) (row int, devices []int, ok bool) {
-	e := s.pods[PodKey(pod)]
-	if e == nil || e.plain == nil || e.pod.Spec.NodeName == "" {
-		return -1, nil, false
-	}
-	row, ok = s.rows[e.pod.Spec.NodeName]
-	if !ok {
-		return -1, nil, false
-	}
-	devices, ok = e.held.AsRequested(e.devices)
-	return row, devices, ok
 }

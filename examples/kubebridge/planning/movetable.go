@@ -1,4 +1,4 @@
-package kubebridge
+package planning
 
 import (
 	"cmp"
@@ -13,6 +13,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring/defrag"
 )
@@ -51,7 +52,7 @@ type moveJSON struct {
 // pod, from, to, frees, freesGPUs, takesGPUs, fragmentedGPULowered and
 // letsIn, the pods by namespace/name.
 func (m Move) MarshalJSON() ([]byte, error) {
-	return json.Marshal(moveJSON{Pod: PodName(m.Pod), From: m.From, To: m.To, Frees: m.Frees, FreesGPUs: m.FreesGPUs, TakesGPUs: m.TakesGPUs,
+	return json.Marshal(moveJSON{Pod: kubebridge.PodName(m.Pod), From: m.From, To: m.To, Frees: m.Frees, FreesGPUs: m.FreesGPUs, TakesGPUs: m.TakesGPUs,
 		FragmentedGPULowered: m.Lowered, LetsIn: m.LetsIn})
 }
 
@@ -60,11 +61,8 @@ func (p Placement) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		Pod  string `json:"pod"`
 		Node string `json:"node,omitempty"`
-	}{PodName(p.Pod), p.Node})
+	}{kubebridge.PodName(p.Pod), p.Node})
 }
-
-// PodName is a pod's namespace/name.
-func PodName(p *v1.Pod) string { return p.Namespace + "/" + p.Name }
 
 // WriteMoveTable writes a plan's moves as a table, one row each: the pod,
 // the node it leaves, the node (and GPUs) it goes to, what it frees; with
@@ -83,7 +81,7 @@ func WriteMoveTable(w io.Writer, moves []Move) error {
 		for _, name := range slices.Sorted(maps.Keys(m.Frees)) {
 			frees = append(frees, name+" "+m.Frees[name])
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s%s\t%s%s", n+1, PodName(m.Pod), m.From, m.To, GPUsText(m.TakesGPUs), strings.Join(frees, ", "), GPUsText(m.FreesGPUs))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s%s\t%s%s", n+1, kubebridge.PodName(m.Pod), m.From, m.To, GPUsText(m.TakesGPUs), strings.Join(frees, ", "), GPUsText(m.FreesGPUs))
 		if free {
 			lowered := ""
 			if m.Lowered != nil {
@@ -91,7 +89,7 @@ func WriteMoveTable(w io.Writer, moves []Move) error {
 			}
 			var in []string
 			for _, p := range m.LetsIn {
-				in = append(in, PodName(p.Pod)+" → "+p.Node)
+				in = append(in, kubebridge.PodName(p.Pod)+" → "+p.Node)
 			}
 			fmt.Fprintf(tw, "\t%s\t%s", lowered, strings.Join(in, ", "))
 		}
@@ -107,7 +105,7 @@ func WriteMoveTable(w io.Writer, moves []Move) error {
 func WritePlanMoves(w io.Writer, fitsNow []Placement, moves []Move, then []Placement) error {
 	var b strings.Builder
 	for _, f := range fitsNow {
-		fmt.Fprintf(&b, "Pending %s fits with no move: on %s.\n", PodName(f.Pod), f.Node)
+		fmt.Fprintf(&b, "Pending %s fits with no move: on %s.\n", kubebridge.PodName(f.Pod), f.Node)
 	}
 	if len(moves) > 0 {
 		b.WriteString("\n")
@@ -117,7 +115,7 @@ func WritePlanMoves(w io.Writer, fitsNow []Placement, moves []Move, then []Place
 	}
 	var in []string
 	for _, p := range then {
-		in = append(in, PodName(p.Pod)+" goes to "+p.Node)
+		in = append(in, kubebridge.PodName(p.Pod)+" goes to "+p.Node)
 	}
 	if len(in) > 0 {
 		fmt.Fprintf(&b, "\nThen %s.\n", strings.Join(in, ", "))

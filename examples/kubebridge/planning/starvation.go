@@ -1,4 +1,4 @@
-package kubebridge
+package planning
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring/starvation"
 )
@@ -81,7 +82,7 @@ func (p *Planning) StarvationNodes(ends func(i int) time.Time) []starvation.Node
 		}
 	}
 	for i, pod := range c.Pods {
-		sp := starvation.Pod{Name: PodKey(p.pods[i]), Request: pod.Task.Requests, Devices: pod.Task.Devices, End: ends(i)}
+		sp := starvation.Pod{Name: kubebridge.PodKey(p.pods[i]), Request: pod.Task.Requests, Devices: pod.Task.Devices, End: ends(i)}
 		for _, j := range pod.Holds {
 			sp.Holds = append(sp.Holds, starvation.DeviceHold{Device: j, Amount: pod.Task.Devices.Each})
 		}
@@ -97,6 +98,6 @@ func (sc *Scene) StarvationWaiting(pod *v1.Pod) (starvation.Waiting, error) {
 	if err != nil {
 		return starvation.Waiting{}, err
 	}
-	return starvation.Waiting{Pod: starvation.Pod{Name: PodKey(pod), Request: resource.Vector(pt.Task.Requests), Devices: pt.Task.Devices},
+	return starvation.Waiting{Pod: starvation.Pod{Name: kubebridge.PodKey(pod), Request: resource.Vector(pt.Task.Requests), Devices: pt.Task.Devices},
 		Since: pod.CreationTimestamp.Time}, nil
 }

@@ -1,4 +1,4 @@
-package kubebridge
+package planning
 
 import (
 	"cmp"
@@ -12,6 +12,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/defrag"
@@ -21,8 +22,8 @@ import (
 // the host layer's; a descheduler gives its evictor's filter.
 type Movability func(pod *v1.Pod) (ok bool, why string)
 
-// PlanningOptions are what a Planning reads besides the scene.
-type PlanningOptions struct {
+// Options are what a Planning reads besides the scene.
+type Options struct {
 	// Budgets are the cluster's PodDisruptionBudgets, which every plan
 	// keeps (ReadDisruptions).
 	Budgets []*policyv1.PodDisruptionBudget
@@ -61,9 +62,9 @@ type Planning struct {
 	budgets     map[string]int
 }
 
-// NewPlanning builds the planners' cluster from the scene and the
+// New builds the planners' cluster from the scene and the
 // cluster's pods (those that count on a node the cache has).
-func NewPlanning(sc *Scene, pods []*v1.Pod, opts PlanningOptions) (*Planning, error) {
+func New(sc *Scene, pods []*v1.Pod, opts Options) (*Planning, error) {
 	disruptions, err := ReadDisruptions(opts.Budgets, pods)
 	if err != nil {
 		return nil, err
@@ -75,14 +76,14 @@ func NewPlanning(sc *Scene, pods []*v1.Pod, opts PlanningOptions) (*Planning, er
 	if l := opts.Limits; l.PerNode < 0 || l.PerNamespace < 0 || l.PerWorkload < 0 {
 		return nil, fmt.Errorf("planning limits %+v: each must be ≥ 0", l)
 	}
-	cache := sc.cache
+	c := sc.cache
 	p := &Planning{scene: sc, disruptions: disruptions, unmovable: map[string]int{}, budgets: maps.Clone(disruptions.Allowed),
-		cluster: &defrag.Cluster{Pipeline: sc.pipe, Table: cache.Table(), Devices: cache.Devices()}}
+		cluster: &defrag.Cluster{Pipeline: sc.pipe, Table: c.Table(), Devices: c.Devices()}}
 	for _, pod := range pods {
-		if pod.Spec.NodeName == "" || !Counts(pod) {
+		if pod.Spec.NodeName == "" || !kubebridge.Counts(pod) {
 			continue
 		}
-		row, holds, held := cache.Holding(pod)
+		row, holds, held := c.Holding(pod)
 		if row < 0 {
 			continue // on a node the cluster does not have
 		}
@@ -200,7 +201,7 @@ const notUniform = "its DRA claims take different devices on different nodes; th
 // uniform: its claims cannot be evaluated on some node (a selector that
 // fails as kube's allocator runs it: the cause, which kube-scheduler
 // reports as the node's Filter error; fault is true), or else notUniform.
-func (p *Planning) unplannable(pt *PodTask) (why string, fault bool) {
+func (p *Planning) unplannable(pt *kubebridge.PodTask) (why string, fault bool) {
 	table := p.cluster.Table
 	for i := range table.Len() {
 		if _, _, err := pt.On(table.Name(i)); err != nil {
@@ -252,9 +253,9 @@ type Settled struct {
 
 // SettlePending places the pending pods that fit now, in queue order, each
 // on the node the pipeline ranks first, as the scheduler will (assumed in
-// the scene's cache: Cache.Assume), so that plans are made on the
+// the scene's cache: cache.Cache.Assume), so that plans are made on the
 // cluster as it will be, and returns the others, which wait. A pod group's
-// pending pods (PodGroup) are a gang, placed at its first pod's turn: all
+// pending pods (kubebridge.PodGroup) are a gang, placed at its first pod's turn: all
 // of them, in queue order, or none (they all wait), as kube-scheduler's
 // GangScheduling and Volcano's gang plugin place them. A pod whose DRA
 // claims take different devices on different nodes is left out (with why
@@ -288,7 +289,7 @@ func (p *Planning) SettlePending(pending []*v1.Pod) (*Settled, error) {
 			for _, m := range gang {
 				why := why
 				if m != odd {
-					why = fmt.Sprintf("%s/%s of its pod group %s: %s", odd.Namespace, odd.Name, PodGroup(m), why)
+					why = fmt.Sprintf("%s/%s of its pod group %s: %s", odd.Namespace, odd.Name, kubebridge.PodGroup(m), why)
 				}
 				out.Left = append(out.Left, fmt.Sprintf("pending pod %s/%s: %s; left out", m.Namespace, m.Name, why))
 				if fault && m == odd {
@@ -349,13 +350,13 @@ func (p *Planning) assumeAll(placer *scoring.Placer, gang []*v1.Pod, tasks []*sc
 }
 
 // Gangs groups pods into gangs, in the order of each gang's first pod: the
-// pods of a pod group (PodGroup) in the order given, or a pod alone when
+// pods of a pod group (kubebridge.PodGroup) in the order given, or a pod alone when
 // it has none.
 func Gangs(pods []*v1.Pod) [][]*v1.Pod {
 	var gangs [][]*v1.Pod
 	at := map[string]int{}
 	for _, pod := range pods {
-		group := PodGroup(pod)
+		group := kubebridge.PodGroup(pod)
 		if n, ok := at[group]; ok {
 			gangs[n] = append(gangs[n], pod)
 			continue

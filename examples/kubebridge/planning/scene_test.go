@@ -1,4 +1,4 @@
-package kubebridge
+package planning
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"pgregory.net/rapid"
 
+	"github.com/resfit/resfit/examples/kubebridge/cache"
 	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/examples/kubebridge/testing/dratest"
 	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
@@ -82,7 +83,7 @@ func TestGiveBackCostIsFGDScorersMeasure(t *testing.T) {
 			}
 			p.Spec.NodeName = on
 		}
-		sc := packScene(t, nodes, pods, Options{DRA: d})
+		sc := packScene(t, nodes, pods, cache.Options{DRA: d})
 
 		// The classes FGD's learning scorer counts from the same tasks.
 		view := sc.Cache().Devices()

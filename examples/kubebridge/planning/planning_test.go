@@ -1,4 +1,4 @@
-package kubebridge
+package planning
 
 import (
 	"fmt"
@@ -11,6 +11,8 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/cache"
 	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/examples/kubebridge/testing/examplecluster"
 	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
@@ -63,13 +65,13 @@ func planningScene(t *testing.T) (*Scene, []*v1.Pod) {
 	web1 := owned(kubetest.Pod("web-1", "gpu-b", "cpu", "2", kubetest.GPU, "2"), "ReplicaSet")
 	web0.Labels, web1.Labels = map[string]string{"app": "web"}, map[string]string{"app": "web"}
 	pods := []*v1.Pod{web0, web1, kubetest.Pod("train", "", "cpu", "4", kubetest.GPU, "4")}
-	return packScene(t, nodes, pods, Options{Devices: kubetest.GPU}), pods
+	return packScene(t, nodes, pods, cache.Options{Devices: kubetest.GPU}), pods
 }
 
 // packScene is the scene of the nodes and pods under packGPUsConfig.
-func packScene(t *testing.T, nodes []*v1.Node, pods []*v1.Pod, opts Options) *Scene {
+func packScene(t *testing.T, nodes []*v1.Node, pods []*v1.Pod, opts cache.Options) *Scene {
 	t.Helper()
-	snap, err := NewCache(nodes, pods, opts)
+	snap, err := cache.New(nodes, pods, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +94,7 @@ func packScene(t *testing.T, nodes []*v1.Node, pods []*v1.Pod, opts Options) *Sc
 // the ReplicaSet's pods, leaves no plan, the reason counted.
 func TestPlanning(t *testing.T) {
 	sc, pods := planningScene(t)
-	pl, err := NewPlanning(sc, pods, PlanningOptions{})
+	pl, err := New(sc, pods, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,14 +116,14 @@ func TestPlanning(t *testing.T) {
 	}
 	placed := round.Placed()
 	if len(moves) != 1 || len(placed) != 1 || pl.Pod(placed[0].Pod).Name != "train" || table.Name(placed[0].Row) != "gpu-a" ||
-		PodName(moves[0].Pod) != "default/web-0" || moves[0].To != "gpu-b" || moves[0].Lowered != nil ||
+		kubebridge.PodName(moves[0].Pod) != "default/web-0" || moves[0].To != "gpu-b" || moves[0].Lowered != nil ||
 		len(moves[0].LetsIn) != 1 || moves[0].LetsIn[0].Pod.Name != "train" || moves[0].LetsIn[0].Node != "gpu-a" {
 		t.Fatalf("round %+v, moves %+v", round, moves)
 	}
 
 	sc, pods = planningScene(t)
 	none := budget("web", "default", 0, &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}})
-	pl, err = NewPlanning(sc, pods, PlanningOptions{Budgets: []*policyv1.PodDisruptionBudget{none}})
+	pl, err = New(sc, pods, Options{Budgets: []*policyv1.PodDisruptionBudget{none}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +131,7 @@ func TestPlanning(t *testing.T) {
 		t.Fatalf("with a budget that allows nothing: plan %+v, %v", plan, err)
 	}
 	refuse := func(p *v1.Pod) (bool, string) { return false, "the evictor's filter refuses it" }
-	pl, err = NewPlanning(sc, pods, PlanningOptions{Movable: refuse})
+	pl, err = New(sc, pods, Options{Movable: refuse})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +144,7 @@ func TestPlanning(t *testing.T) {
 
 	// Limits: each pod's moves count against its node's, its namespace's
 	// and its workload's budget.
-	pl, err = NewPlanning(sc, pods, PlanningOptions{Limits: Limits{PerNode: 1, PerNamespace: 3, PerWorkload: 2}})
+	pl, err = New(sc, pods, Options{Limits: Limits{PerNode: 1, PerNamespace: 3, PerWorkload: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +155,7 @@ func TestPlanning(t *testing.T) {
 	if b := pl.Budgets(); b["node/gpu-b"] != 1 || b["namespace/default"] != 3 || b["workload/default/ReplicaSet/web-1-owner"] != 2 {
 		t.Errorf("budgets %v", b)
 	}
-	if _, err := NewPlanning(sc, pods, PlanningOptions{Limits: Limits{PerNode: -1}}); err == nil {
+	if _, err := New(sc, pods, Options{Limits: Limits{PerNode: -1}}); err == nil {
 		t.Error("a negative limit: no error")
 	}
 }
@@ -175,7 +177,7 @@ func TestPlanningGang(t *testing.T) {
 	}
 	solo := kubetest.Pod("solo", "", "cpu", "1")
 	pending := []*v1.Pod{pods[3], solo, pods[2]}
-	pl, err := NewPlanning(sc, pods[:2], PlanningOptions{})
+	pl, err := New(sc, pods[:2], Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,8 +232,8 @@ func TestPlanningDRADefragExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := packScene(t, nodes, pods, Options{DRA: d})
-	pl, err := NewPlanning(sc, pods, PlanningOptions{Budgets: budgets})
+	sc := packScene(t, nodes, pods, cache.Options{DRA: d})
+	pl, err := New(sc, pods, Options{Budgets: budgets})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +268,7 @@ func TestPlanningDRADefragExample(t *testing.T) {
 			p.Spec.ResourceClaims[0].ResourceClaimTemplateName, p.Spec.ResourceClaims[0].ResourceClaimName = nil, &shared
 		}
 	}
-	pl, err = NewPlanning(sc, pods, PlanningOptions{Budgets: budgets})
+	pl, err = New(sc, pods, Options{Budgets: budgets})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package kubebridge_test
+package cache_test
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/cache"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/config"
@@ -52,8 +53,8 @@ plugins:
 // packs onto the GPU node that already runs a GPU job (gpu 8/8 × 2, cpu
 // 40/64 free: 2.625/3 × 1000 = 875; on gpu-b, 0.5 + 0.875 → 458.3), and the
 // CPU node, without GPUs, is filtered out.
-func ExampleNewCache() {
-	snap, err := kubebridge.NewCache(
+func ExampleNew() {
+	c, err := cache.New(
 		[]*v1.Node{
 			newNode("gpu-a", "cpu", "64", "memory", "512Gi", "pods", "110", "nvidia.com/gpu", "8"),
 			newNode("gpu-b", "cpu", "64", "memory", "512Gi", "pods", "110", "nvidia.com/gpu", "8"),
@@ -62,29 +63,29 @@ func ExampleNewCache() {
 		[]*v1.Pod{
 			newPod("running", "gpu-a", "cpu", "16", "memory", "64Gi", "nvidia.com/gpu", "6"),
 			newPod("train-0", "", "cpu", "8", "memory", "32Gi", "nvidia.com/gpu", "2"),
-		}, kubebridge.Options{})
+		}, cache.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	pipe, err := packGPUs(snap.Schema())
+	pipe, err := packGPUs(c.Schema())
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	pending := snap.Pending()[0]
-	task, err := kubebridge.NewTask(snap.Schema(), pending, scoring.TaskOptions{})
+	pending := c.Pending()[0]
+	task, err := kubebridge.NewTask(c.Schema(), pending, scoring.TaskOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	batch := pipe.NewBatch(snap.Table().Len())
-	if err := pipe.Score(task, snap.Table(), batch); err != nil {
+	batch := pipe.NewBatch(c.Table().Len())
+	if err := pipe.Score(task, c.Table(), batch); err != nil {
 		fmt.Println(err)
 		return
 	}
 	for _, row := range batch.Top(3, nil) {
-		fmt.Printf("%s %s %.1f\n", task.Name, snap.Table().Name(row), batch.Total(row))
+		fmt.Printf("%s %s %.1f\n", task.Name, c.Table().Name(row), batch.Total(row))
 	}
 	// Output:
 	// ml/train-0 gpu-a 875.0
@@ -93,21 +94,21 @@ func ExampleNewCache() {
 
 // Events, as an informer delivers them, change only the rows they touch.
 func ExampleCache_AddPod() {
-	snap, _ := kubebridge.NewCache([]*v1.Node{newNode("n1", "cpu", "8", "memory", "32Gi", "pods", "110")}, nil, kubebridge.Options{})
-	row, _ := snap.Row("n1")
+	c, _ := cache.New([]*v1.Node{newNode("n1", "cpu", "8", "memory", "32Gi", "pods", "110")}, nil, cache.Options{})
+	row, _ := c.Row("n1")
 	show := func(event string) {
-		fmt.Printf("%-7s used cpu %dm, pods %d\n", event, snap.Table().Used(row)[0], snap.Table().Used(row)[3])
+		fmt.Printf("%-7s used cpu %dm, pods %d\n", event, c.Table().Used(row)[0], c.Table().Used(row)[3])
 	}
 	p := newPod("web", "", "cpu", "500m")
-	snap.AddPod(p) // pending: uses nothing
+	c.AddPod(p) // pending: uses nothing
 	show("add")
 	bound := p.DeepCopy()
 	bound.Spec.NodeName = "n1"
-	snap.UpdatePod(bound)
+	c.UpdatePod(bound)
 	show("bind")
 	done := bound.DeepCopy()
 	done.Status.Phase = v1.PodSucceeded
-	snap.UpdatePod(done)
+	c.UpdatePod(done)
 	show("finish")
 	// Output:
 	// add     used cpu 0m, pods 0
@@ -130,20 +131,20 @@ func ExampleCache_Devices() {
 	}
 	train := newPod("train-0", "", "cpu", "4", "memory", "32Gi", "nvidia.com/gpu", "2")
 	train.Annotations = map[string]string{"nvidia.com/use-gputype": "a100,V100"}
-	snap, err := kubebridge.NewCache(
+	c, err := cache.New(
 		[]*v1.Node{
 			gpuNode("a100", "NVIDIA-A100-SXM4-80GB", "8"),
 			gpuNode("v100", "Tesla-V100-SXM2-32GB", "8"),
 			gpuNode("t4", "Tesla-T4", "4"),
 		},
 		[]*v1.Pod{newPod("running", "a100", "cpu", "20", "memory", "64Gi", "nvidia.com/gpu", "6"), train},
-		kubebridge.Options{})
+		cache.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	devices := snap.Devices()
-	pipe, err := packGPUs(snap.Schema())
+	devices := c.Devices()
+	pipe, err := packGPUs(c.Schema())
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -157,23 +158,23 @@ func ExampleCache_Devices() {
 		fmt.Println(err)
 		return
 	}
-	task, err := kubebridge.NewTask(snap.Schema(), train, scoring.TaskOptions{Devices: "nvidia.com/gpu", Models: snap.Models()})
+	task, err := kubebridge.NewTask(c.Schema(), train, scoring.TaskOptions{Devices: "nvidia.com/gpu", Models: c.Models()})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("models:", snap.Models())
+	fmt.Println("models:", c.Models())
 	fmt.Println("accepted:", task.Models)
-	batch := pipe.NewBatch(snap.Table().Len())
-	if err := pipe.Score(task, snap.Table(), batch); err != nil {
+	batch := pipe.NewBatch(c.Table().Len())
+	if err := pipe.Score(task, c.Table(), batch); err != nil {
 		fmt.Println(err)
 		return
 	}
-	for row := range snap.Table().Len() {
+	for row := range c.Table().Len() {
 		if batch.Feasible(row) {
-			fmt.Printf("%s %.1f\n", snap.Table().Name(row), batch.Total(row))
+			fmt.Printf("%s %.1f\n", c.Table().Name(row), batch.Total(row))
 		} else {
-			fmt.Printf("%s: %s\n", snap.Table().Name(row), batch.Reason(row))
+			fmt.Printf("%s: %s\n", c.Table().Name(row), batch.Reason(row))
 		}
 	}
 	// Output:

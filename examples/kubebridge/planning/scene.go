@@ -1,4 +1,4 @@
-package kubebridge
+package planning
 
 import (
 	"cmp"
@@ -9,6 +9,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/cache"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/config"
@@ -17,7 +19,7 @@ import (
 
 // Scene is a cluster ready to score and plan under one configuration, as
 // a host that reads a whole cluster at once (kubectl-resfit, a
-// descheduler) reads it: a Cache of its nodes and pods, and the
+// descheduler) reads it: a cache.Cache of its nodes and pods, and the
 // configuration's pipeline built for the cache's schema and device view
 // as every host with a device view builds it (config.Config.BuildFor: the
 // DeviceShare filter after the configured ones, so that a pod that shares
@@ -27,10 +29,10 @@ import (
 // that learns from the pods a host places has seen the cluster's running
 // pods.
 //
-// A Scene is not safe for concurrent use: placing pods (Cache.Assume)
+// A Scene is not safe for concurrent use: placing pods (cache.Cache.Assume)
 // changes its cache, and a learning pipeline learns.
 type Scene struct {
-	cache *Cache
+	cache *cache.Cache
 	pipe  *scoring.Pipeline
 	opts  scoring.TaskOptions
 }
@@ -40,18 +42,18 @@ type Scene struct {
 // and has a pipeline that learns observe the running pods, in the order
 // given (kubectl-resfit gives them by namespace and name). An error says
 // the configuration does not build for the cluster's resources.
-func NewScene(cache *Cache, cfg *config.Config, running []*v1.Pod) (*Scene, error) {
-	pipe, err := cfg.BuildFor(cache.Schema(), config.Host{Devices: cache.Devices()})
+func NewScene(c *cache.Cache, cfg *config.Config, running []*v1.Pod) (*Scene, error) {
+	pipe, err := cfg.BuildFor(c.Schema(), config.Host{Devices: c.Devices()})
 	if err != nil {
 		return nil, fmt.Errorf("the configuration does not build for this cluster's resources: %v", firstLine(err))
 	}
-	sc := &Scene{cache: cache, pipe: pipe, opts: scoring.TaskOptions{Models: cache.Models()}}
-	if d := cache.Devices(); d != nil {
+	sc := &Scene{cache: c, pipe: pipe, opts: scoring.TaskOptions{Models: c.Models()}}
+	if d := c.Devices(); d != nil {
 		sc.opts.Devices = d.Name()
 	}
 	if pipe.Volatile() {
 		for _, p := range running {
-			if Counts(p) {
+			if kubebridge.Counts(p) {
 				if t, err := sc.Task(p); err == nil {
 					pipe.Observe(sc.classTask(p, t))
 				}
@@ -68,16 +70,16 @@ func firstLine(err error) string {
 }
 
 // Cache is the scene's cache.
-func (sc *Scene) Cache() *Cache { return sc.cache }
+func (sc *Scene) Cache() *cache.Cache { return sc.cache }
 
 // Pipeline is the scene's pipeline.
 func (sc *Scene) Pipeline() *scoring.Pipeline { return sc.pipe }
 
 // Task turns a pod into the task the scene scores, with what its DRA
-// claims take (PodTask: per node when that differs). An error names the
+// claims take (kubebridge.PodTask: per node when that differs). An error names the
 // pod, on one line.
-func (sc *Scene) Task(p *v1.Pod) (*PodTask, error) {
-	t, err := NewPodTask(sc.cache.DRA(), sc.cache.Schema(), p, sc.opts)
+func (sc *Scene) Task(p *v1.Pod) (*kubebridge.PodTask, error) {
+	t, err := kubebridge.NewPodTask(sc.cache.DRA(), sc.cache.Schema(), p, sc.opts)
 	if err != nil {
 		return nil, fmt.Errorf("%v", firstLine(err))
 	}
@@ -104,10 +106,10 @@ func (sc *Scene) Warnings() []string {
 // Score scores a pod on every node into batch, and calls visit with the
 // rows the batch then holds and the task they were scored for: each
 // distinct task (one, unless what the pod's DRA claims take differs from
-// node to node) with its nodes (PodTask.Rows), then a nil task with the
+// node to node) with its nodes (kubebridge.PodTask.Rows), then a nil task with the
 // nodes whose devices cannot satisfy the claims (which batch does not
 // hold).
-func (sc *Scene) Score(pt *PodTask, batch *scoring.Batch, visit func(task *scoring.Task, rows []int) error) error {
+func (sc *Scene) Score(pt *kubebridge.PodTask, batch *scoring.Batch, visit func(task *scoring.Task, rows []int) error) error {
 	table := sc.cache.Table()
 	order, byTask, none, err := pt.Rows(table)
 	if err != nil {
@@ -142,8 +144,8 @@ func (sc *Scene) WorkloadClasses(pods []*v1.Pod) []frag.Class {
 	total := 0.0
 	cpu, _ := sc.cache.Schema().Slot(resource.CPU)
 	for _, p := range pods {
-		key := PodName(p)
-		if seen[key] || Finished(p) {
+		key := kubebridge.PodName(p)
+		if seen[key] || kubebridge.Finished(p) {
 			continue
 		}
 		seen[key] = true
@@ -167,10 +169,10 @@ func (sc *Scene) WorkloadClasses(pods []*v1.Pod) []frag.Class {
 
 // classTask is the task a pod is counted as among a workload's classes,
 // as a host's learning scorer counts the pods it places: where the pod
-// runs, its task there (PodTask.Placed: a MIG part of its profile, say);
+// runs, its task there (kubebridge.PodTask.Placed: a MIG part of its profile, say);
 // a pending pod's, its task on the first node its claims can be
 // satisfied on, or its base task where none can.
-func (sc *Scene) classTask(p *v1.Pod, pt *PodTask) *scoring.Task {
+func (sc *Scene) classTask(p *v1.Pod, pt *kubebridge.PodTask) *scoring.Task {
 	if p.Spec.NodeName != "" {
 		return pt.Placed(p.Spec.NodeName)
 	}
@@ -257,7 +259,7 @@ func (sc *Scene) DeviceShares(workload []*v1.Pod) (allocated, fragmented *float6
 // hold there (the view's indices). found is false for a pod whose claims
 // hold none; held is false when they hold anything but whole devices of
 // the view, as many as the task asks for.
-func (sc *Scene) ownClaims(pod *v1.Pod) (pt *PodTask, units []int, found, held bool, err error) {
+func (sc *Scene) ownClaims(pod *v1.Pod) (pt *kubebridge.PodTask, units []int, found, held bool, err error) {
 	d, view := sc.cache.DRA(), sc.cache.Devices()
 	if d == nil || view == nil || len(pod.Spec.ResourceClaims) == 0 {
 		return nil, nil, false, false, nil
@@ -266,7 +268,7 @@ func (sc *Scene) ownClaims(pod *v1.Pod) (pt *PodTask, units []int, found, held b
 	if len(units) == 0 && ok {
 		return nil, nil, false, false, nil
 	}
-	pt, err = NewPodTask(d.Unallocate(pod), sc.cache.Schema(), pod, sc.opts)
+	pt, err = kubebridge.NewPodTask(d.Unallocate(pod), sc.cache.Schema(), pod, sc.opts)
 	if err != nil {
 		return nil, nil, false, false, fmt.Errorf("%v", firstLine(err))
 	}

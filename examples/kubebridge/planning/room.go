@@ -1,4 +1,4 @@
-package kubebridge
+package planning
 
 import (
 	"fmt"
@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	resourcehelper "k8s.io/component-helpers/resource"
 
+	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/resource"
 )
 
@@ -177,7 +177,7 @@ func ReadRoom(u *unstructured.Unstructured) (Room, error) {
 		if err != nil || q.Sign() < 0 {
 			return bad("spec.requests."+name, fmt.Sprintf("%q is not a quantity ≥ 0", s))
 		}
-		if SchedulerAmount(v1.ResourceName(name), q) == resource.MaxAmount {
+		if kubebridge.SchedulerAmount(v1.ResourceName(name), q) == resource.MaxAmount {
 			return bad("spec.requests."+name, fmt.Sprintf("%s is more than any node has", s))
 		}
 		r.Requests[v1.ResourceName(name)] = q
@@ -220,7 +220,7 @@ func (r Room) Object() *unstructured.Unstructured {
 // controller), or, with pending, for the pending pod itself: its
 // namespace, its effective requests, expiring at expires.
 func RoomFor(pod *v1.Pod, node string, pending bool, expires time.Time) (Room, error) {
-	r := Room{Namespace: pod.Namespace, Node: node, Requests: PodRequests(pod), ExpiresAt: expires}
+	r := Room{Namespace: pod.Namespace, Node: node, Requests: kubebridge.PodRequests(pod), ExpiresAt: expires}
 	switch {
 	case pending:
 		r.Name, r.PodUID = "pending-"+pod.Name, pod.UID
@@ -230,13 +230,6 @@ func RoomFor(pod *v1.Pod, node string, pending bool, expires time.Time) (Room, e
 		r.Name, r.ControllerUID = "move-"+pod.Name, controllerOf(pod).UID
 	}
 	return r, nil
-}
-
-// PodRequests are a pod's effective requests as kube-scheduler counts
-// them (its containers, init containers and sidecars, overhead), the
-// shape a room is matched by.
-func PodRequests(pod *v1.Pod) v1.ResourceList {
-	return resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 }
 
 // Takes reports whether the pod may take the room (Room).
@@ -252,7 +245,7 @@ func (r Room) Takes(pod *v1.Pod) bool {
 	case controllerOf(pod) == nil || controllerOf(pod).UID != r.ControllerUID:
 		return false
 	}
-	return sameAmounts(PodRequests(pod), r.Requests)
+	return sameAmounts(kubebridge.PodRequests(pod), r.Requests)
 }
 
 // Expired reports whether the room no longer holds at now.
@@ -295,33 +288,19 @@ func (r Room) Backfills(pod *v1.Pod, end time.Time, declared bool, alloc, used m
 		if !slices.Contains(r.InTheWay, p.UID) {
 			continue
 		}
-		for name, q := range PodRequests(p) {
-			staying[name] -= SchedulerAmount(name, q)
+		for name, q := range kubebridge.PodRequests(p) {
+			staying[name] -= kubebridge.SchedulerAmount(name, q)
 		}
 	}
-	for name, q := range PodRequests(pod) {
-		need := SchedulerAmount(name, q)
+	for name, q := range kubebridge.PodRequests(pod) {
+		need := kubebridge.SchedulerAmount(name, q)
 		if need == 0 {
 			continue
 		}
-		held := SchedulerAmount(name, r.Requests[name])
+		held := kubebridge.SchedulerAmount(name, r.Requests[name])
 		if staying[name]+held+need > alloc[name] {
 			return false
 		}
 	}
 	return true
-}
-
-// SchedulerAmount is a quantity in the unit kube-scheduler counts its resource
-// in: millicores for cpu, else the value rounded up; past MaxAmount it
-// counts as MaxAmount, so that sums of a few do not wrap.
-func SchedulerAmount(name v1.ResourceName, q kres.Quantity) int64 {
-	v := q.Value()
-	if name == v1.ResourceCPU {
-		v = q.MilliValue()
-	}
-	if q.Cmp(*kres.NewQuantity(resource.MaxAmount, kres.DecimalSI)) > 0 || v > resource.MaxAmount || v < 0 {
-		return resource.MaxAmount
-	}
-	return v
 }

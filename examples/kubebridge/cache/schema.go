@@ -1,4 +1,4 @@
-package kubebridge
+package cache
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/resource"
 )
@@ -55,7 +56,7 @@ func (s *Cache) SetDRA(d *dra.Reading) error {
 	s.writer.WithDRA(d)
 	for row, name := range s.order {
 		n := s.nodes[name]
-		alloc, err := s.writer.AllocatableWith(n, ReadDevices(d, n, s.device).Count())
+		alloc, err := s.writer.AllocatableWith(n, kubebridge.ReadDevices(d, n, s.device).Count())
 		if err != nil {
 			return err
 		}
@@ -69,7 +70,7 @@ func (s *Cache) SetDRA(d *dra.Reading) error {
 // readNodeDevices reads again what every node says of its devices.
 func (s *Cache) readNodeDevices() {
 	for name, n := range s.nodes {
-		s.nodeDevs[name] = ReadDevices(s.dra, n, s.device)
+		s.nodeDevs[name] = kubebridge.ReadDevices(s.dra, n, s.device)
 	}
 }
 
@@ -109,7 +110,7 @@ func (s *Cache) rebuild() error {
 	if err != nil {
 		return err
 	}
-	writer, err := NewRowWriter(schema)
+	writer, err := kubebridge.NewRowWriter(schema)
 	if err != nil {
 		return err
 	}
@@ -136,7 +137,7 @@ func (s *Cache) rebuild() error {
 	counted := map[*podEntry]*podEntry{}
 	for _, key := range slices.Sorted(maps.Keys(s.pods)) {
 		e := s.pods[key]
-		if !Counts(e.pod) {
+		if !kubebridge.Counts(e.pod) {
 			continue
 		}
 		c := &podEntry{pod: e.pod}
@@ -147,7 +148,7 @@ func (s *Cache) rebuild() error {
 	}
 	bound := map[string]map[string]*podEntry{}
 	for key, e := range s.pods {
-		e.plain, e.nonZero, e.devices, e.held = nil, nil, resource.DeviceRequest{}, Held{}
+		e.plain, e.nonZero, e.devices, e.held = nil, nil, resource.DeviceRequest{}, kubebridge.Held{}
 		c, ok := counted[e]
 		if !ok {
 			continue
@@ -160,7 +161,7 @@ func (s *Cache) rebuild() error {
 		bound[node][key] = e
 	}
 	// From here a failure leaves derived state half made; grow rebuilds
-	// again without the change, and NewCache returns no cache.
+	// again without the change, and New returns no cache.
 	s.schema, s.table, s.writer, s.devices, s.rows, s.bound = schema, table, writer, devices, rows, bound
 	s.scratch = make(resource.Vector, schema.Len())
 	for row, name := range s.order {

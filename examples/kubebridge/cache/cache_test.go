@@ -1,83 +1,22 @@
-package kubebridge
+package cache
 
 import (
 	"errors"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	kres "k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"pgregory.net/rapid"
 
+	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
-	"github.com/resfit/resfit/strategy"
 )
-
-// A pod with a sidecar before a larger init container: kube's rule gives
-// 6 cores (the init container runs beside the sidecar), Koordinator's 5;
-// the non-zero requests add 200Mi of memory for each container that sets
-// none: the main container and the sidecar run together (400Mi), and so,
-// by kube's rule, do the init container and the sidecar. Volcano's annotations become the override, and an
-// unusable pair scores the pod 0 (a zero override).
-func TestNewTaskFollowsEachRule(t *testing.T) {
-	schema, err := resource.NewSchema("cpu", "memory", "pods", kubetest.GPU)
-	if err != nil {
-		t.Fatal(err)
-	}
-	always := v1.ContainerRestartPolicyAlways
-	p := kubetest.Pod("train-0", "", "cpu", "2", kubetest.GPU, "1")
-	p.Spec.InitContainers = []v1.Container{
-		{Name: "sidecar", RestartPolicy: &always, Resources: v1.ResourceRequirements{Requests: kubetest.Resources("cpu", "1")}},
-		{Name: "init", Resources: v1.ResourceRequirements{Requests: kubetest.Resources("cpu", "5")}},
-	}
-	p.Annotations = map[string]string{"scheduling.k8s.io/group-name": "train",
-		strategy.VolcanoScoringTypeAnnotation: "MostAllocated", strategy.VolcanoWeightAnnotation: `{"nvidia.com/gpu": 2}`}
-	task, err := NewTask(schema, p, scoring.TaskOptions{Devices: kubetest.GPU})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if task.Name != "default/train-0" || task.Job != "default/train" {
-		t.Errorf("name %q, job %q", task.Name, task.Job)
-	}
-	const mi200 = 200 << 20
-	for name, c := range map[string]struct{ got, want resource.Vector }{
-		"plain":       {task.Requests, resource.Vector{6000, 0, 0, 1000}},
-		"non-zero":    {task.NonZeroRequests, resource.Vector{6000, 2 * mi200, 0, 1000}},
-		"koordinator": {task.KoordinatorRequests, resource.Vector{5000, 2 * mi200, 0, 1000}},
-	} {
-		if !slices.Equal(c.got, c.want) {
-			t.Errorf("%s requests %v, want %v", name, c.got, c.want)
-		}
-	}
-	if task.Override == nil || task.Devices != (resource.DeviceRequest{Count: 1, Each: 1000}) {
-		t.Errorf("override %v, devices %v", task.Override, task.Devices)
-	}
-	p.Annotations[strategy.VolcanoWeightAnnotation] = `{"nvidia.com/gpu": 4611686018427387904}`
-	if _, err := strategy.VolcanoOverride(schema, p.Annotations); err == nil || !strings.Contains(err.Error(), "[0, 1000000]") {
-		t.Errorf("VolcanoOverride: %v", err)
-	}
-	task, _ = NewTask(schema, p, scoring.TaskOptions{})
-	if !reflect.DeepEqual(task.Override, strategy.ZeroOverride()) {
-		t.Errorf("an unusable annotation gave %+v, want the zero override", task.Override)
-	}
-	// A share of one GPU, as HAMi states it.
-	shared := kubetest.Pod("infer", "", "cpu", "1", kubetest.GPU, "1", resource.HAMiCoresResource, "30")
-	if _, err := NewTask(schema, shared, scoring.TaskOptions{Devices: kubetest.GPU}); err == nil {
-		t.Error("a resource the schema lacks was accepted")
-	}
-	schema, _ = resource.NewSchema("cpu", "memory", "pods", kubetest.GPU, resource.HAMiCoresResource)
-	task, err = NewTask(schema, shared, scoring.TaskOptions{Devices: kubetest.GPU})
-	if err != nil || task.Devices != (resource.DeviceRequest{Count: 1, Each: 300}) {
-		t.Errorf("shared GPU: %v, %v", task.Devices, err)
-	}
-}
 
 // The snapshot counts as kube-scheduler's NodeInfo: bound, unfinished pods
 // add their plain requests to used and one to "pods"; non-zero used adds
@@ -86,7 +25,7 @@ func TestNewTaskFollowsEachRule(t *testing.T) {
 func TestCacheCountsLikeNodeInfo(t *testing.T) {
 	done := kubetest.Pod("done", "n1", "cpu", "30")
 	done.Status.Phase = v1.PodSucceeded
-	s, err := NewCache(
+	s, err := New(
 		[]*v1.Node{kubetest.Node("n1", "cpu", "32", "memory", "64Gi", "pods", "110", kubetest.GPU, "4"), kubetest.Node("n2", "cpu", "8", "memory", "16Gi", "pods", "10")},
 		[]*v1.Pod{kubetest.Pod("a", "n1", "cpu", "2", kubetest.GPU, "1"), kubetest.Pod("b", "n1", "memory", "1Gi"), done, kubetest.Pod("waiting", "", "cpu", "1"), kubetest.Pod("ghost", "n9", "cpu", "1")},
 		Options{})
@@ -120,7 +59,7 @@ func TestCacheCountsLikeNodeInfo(t *testing.T) {
 // A bad object is an error that names it, and the snapshot stays as it
 // was.
 func TestCacheRefusesBadObjects(t *testing.T) {
-	s, err := NewCache([]*v1.Node{kubetest.Node("n1", "cpu", "4", "memory", "8Gi")}, nil, Options{})
+	s, err := New([]*v1.Node{kubetest.Node("n1", "cpu", "4", "memory", "8Gi")}, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +131,7 @@ func mapsEqual(a, b map[string]row) bool { return maps.Equal(a, b) }
 // pod events (adds, updates that resize a node, relabel its model or move,
 // bind or finish a pod, deletes, pods on nodes not yet known, resources
 // that appear only later) and assumptions (Assume, Forget), the snapshot's
-// table is the table NewCache builds from the objects as they then are
+// table is the table New builds from the objects as they then are
 // (an assumed pod bound to its node), and so are its device view's nodes:
 // their devices, models, and the devices its pods hold (which depend on
 // the events' order, so they are checked against the pods that hold them).
@@ -265,7 +204,7 @@ func TestCacheMatchesRebuildAfterAnyEvents(t *testing.T) {
 		pods := map[string]*v1.Pod{}   // as the snapshot should hold them
 		assumed := map[string]bool{}   // pods assumed, by name
 		before := map[string]*v1.Pod{} // an assumed pod as it was before, when known
-		s, err := NewCache(nil, nil, Options{})
+		s, err := New(nil, nil, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -306,7 +245,7 @@ func TestCacheMatchesRebuildAfterAnyEvents(t *testing.T) {
 				delete(assumed, name)
 			case 4:
 				name := rapid.SampledFrom(podNames).Draw(t, "assume pod")
-				if len(nodes) == 0 || assumed[name] || (pods[name] != nil && (pods[name].Spec.NodeName != "" || Finished(pods[name]))) {
+				if len(nodes) == 0 || assumed[name] || (pods[name] != nil && (pods[name].Spec.NodeName != "" || kubebridge.Finished(pods[name]))) {
 					continue
 				}
 				where := rapid.SampledFrom(slices.Sorted(maps.Keys(nodes))).Draw(t, "on")
@@ -341,7 +280,7 @@ func TestCacheMatchesRebuildAfterAnyEvents(t *testing.T) {
 					delete(pods, name)
 				}
 			}
-			fresh, err := NewCache(slices.Collect(maps.Values(nodes)), slices.Collect(maps.Values(pods)), Options{})
+			fresh, err := New(slices.Collect(maps.Values(nodes)), slices.Collect(maps.Values(pods)), Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -370,16 +309,17 @@ func checkDevices(t *rapid.T, s, fresh *Cache) {
 			continue
 		}
 		var devices []int
-		for _, p := range e.held.parts {
-			devices = append(devices, p.device)
-			taken[e.pod.Spec.NodeName] += p.amount
+		var amounts []int64
+		for device, amount := range e.held.Parts() {
+			devices, amounts = append(devices, device), append(amounts, amount)
+			taken[e.pod.Spec.NodeName] += amount
 		}
 		if len(slices.Compact(slices.Sorted(slices.Values(devices)))) != len(devices) {
 			t.Fatalf("pod %s holds devices %v", e.pod.Name, e.held)
 		}
 		// A pod holds what it asks for, unless its sharing stack says what
 		// it holds.
-		if _, exact := s.nodeDevs[e.pod.Spec.NodeName].exact(e.pod); !exact && (len(devices) != e.devices.Count || e.held.parts[0].amount != e.devices.Each) {
+		if !s.nodeDevs[e.pod.Spec.NodeName].Exact(e.pod) && (len(devices) != e.devices.Count || amounts[0] != e.devices.Each) {
 			t.Fatalf("pod %s holds %v for %+v", e.pod.Name, e.held, e.devices)
 		}
 	}
@@ -411,11 +351,11 @@ func checkDevices(t *rapid.T, s, fresh *Cache) {
 		one, _ := resource.NewDevices(kubetest.GPU, 1000)
 		one.AddNode(3) // whatever it held before
 		one.Take(0, 1, 400)
-		if err := NodeDevices(nil, one, 0, fresh.Node(name), pods); err != nil {
+		if err := kubebridge.NodeDevices(nil, one, 0, fresh.Node(name), pods); err != nil {
 			t.Fatal(err)
 		}
 		if !slices.Equal(one.Free(0), f.Free(frow)) || one.Model(0) != f.Model(frow) {
-			t.Fatalf("node %s: NodeDevices %v of %q, a fresh snapshot %v of %q", name, one.Free(0), one.Model(0), f.Free(frow), f.Model(frow))
+			t.Fatalf("node %s: kubebridge.NodeDevices %v of %q, a fresh snapshot %v of %q", name, one.Free(0), one.Model(0), f.Free(frow), f.Model(frow))
 		}
 	}
 }
@@ -424,7 +364,7 @@ func checkDevices(t *rapid.T, s, fresh *Cache) {
 // its devices; Forget takes it back; the pod's binding event replaces the
 // assumption.
 func TestCacheAssumeAndForget(t *testing.T) {
-	s, err := NewCache([]*v1.Node{kubetest.Node("gpu-a", "cpu", "32", "pods", "110", kubetest.GPU, "4")}, []*v1.Pod{kubetest.Pod("train", "", "cpu", "4", kubetest.GPU, "2")}, Options{})
+	s, err := New([]*v1.Node{kubetest.Node("gpu-a", "cpu", "32", "pods", "110", kubetest.GPU, "4")}, []*v1.Pod{kubetest.Pod("train", "", "cpu", "4", kubetest.GPU, "2")}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -496,7 +436,7 @@ func TestCacheDevices(t *testing.T) {
 	whole := kubetest.Pod("whole", "a", "cpu", "1", kubetest.GPU, "2")
 	done := kubetest.Pod("done", "b", "cpu", "1", kubetest.GPU, "2")
 	done.Status.Phase = v1.PodSucceeded
-	s, err := NewCache([]*v1.Node{a, b, c}, []*v1.Pod{shared, whole, done}, Options{})
+	s, err := New([]*v1.Node{a, b, c}, []*v1.Pod{shared, whole, done}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -525,25 +465,25 @@ func TestCacheDevices(t *testing.T) {
 			t.Errorf("node %s: GPUs allocatable and used %v, want %v", name, got, w)
 		}
 	}
-	// NewTask reads the models a pod accepts only when asked to and the
+	// kubebridge.NewTask reads the models a pod accepts only when asked to and the
 	// pod asks for devices, and says which annotation is at fault.
 	p := kubetest.Pod("p", "", kubetest.GPU, "1")
 	p.Annotations = map[string]string{"nvidia.com/use-gputype": "A100"}
 	withModels := scoring.TaskOptions{Devices: kubetest.GPU, Models: s.Models()}
-	if _, err := NewTask(s.Schema(), p, scoring.TaskOptions{Devices: kubetest.GPU}); err == nil {
+	if _, err := kubebridge.NewTask(s.Schema(), p, scoring.TaskOptions{Devices: kubetest.GPU}); err == nil {
 		t.Error("a cluster without models left the pod's A100")
 	}
-	if _, err := NewTask(s.Schema(), p, withModels); err == nil ||
+	if _, err := kubebridge.NewTask(s.Schema(), p, withModels); err == nil ||
 		err.Error() != "pod default/p: annotations nvidia.com/use-gputype: no GPU model of the cluster (NVIDIA-H20, Tesla-T4) is left" {
 		t.Errorf("error %v", err)
 	}
 	cpuOnly := kubetest.Pod("c", "", "cpu", "1")
 	cpuOnly.Annotations = p.Annotations
-	if task, err := NewTask(s.Schema(), cpuOnly, withModels); err != nil || task.Models != "" {
+	if task, err := kubebridge.NewTask(s.Schema(), cpuOnly, withModels); err != nil || task.Models != "" {
 		t.Errorf("a pod without GPUs: %q, %v", task.Models, err)
 	}
 	p.Annotations = map[string]string{"resfit.io/gpu-models": "Tesla-T4"}
-	if task, err := NewTask(s.Schema(), p, withModels); err != nil || task.Models != "Tesla-T4" {
+	if task, err := kubebridge.NewTask(s.Schema(), p, withModels); err != nil || task.Models != "Tesla-T4" {
 		t.Errorf("exact: %q, %v", task.Models, err)
 	}
 }
@@ -580,7 +520,7 @@ func TestCacheReadsSharingStacks(t *testing.T) {
 		annotated(kubetest.Pod("gone", "hami", "cpu", "1", kubetest.GPU, "1", resource.HAMiCoresResource, "20"), resource.HAMiPodDevicesAnnotation, "GPU-c,NVIDIA,3000,20:;"),
 		annotated(kubetest.Pod("vgpu", "volcano", "cpu", "1", "volcano.sh/vgpu-number", "1", "volcano.sh/vgpu-cores", "25"), resource.VolcanoPodDevicesAnnotation, "GPU-v1,NVIDIA,3000,25:;"),
 	}
-	s, err := NewCache([]*v1.Node{hami, volcano, broken}, pods, Options{})
+	s, err := New([]*v1.Node{hami, volcano, broken}, pods, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -602,14 +542,14 @@ func TestCacheReadsSharingStacks(t *testing.T) {
 	if errs := s.DeviceErrors(); len(errs) != 1 || errs[0].Error() != "node broken: annotation hami.io/node-nvidia-register: no device ends with ':'; it has no nvidia.com/gpu here" {
 		t.Errorf("device errors %v", errs)
 	}
-	// NodeDevices reads the node the same way.
+	// kubebridge.NodeDevices reads the node the same way.
 	d, _ := resource.NewDevices(kubetest.GPU, 1000)
 	d.AddNode(0)
-	if err := NodeDevices(nil, d, 0, hami, pods[:4]); err != nil || !slices.Equal(d.Free(0), []int64{0, 0, 200}) {
+	if err := kubebridge.NodeDevices(nil, d, 0, hami, pods[:4]); err != nil || !slices.Equal(d.Free(0), []int64{0, 0, 200}) {
 		t.Errorf("NodeDevices: %v, %v", d.Free(0), err)
 	}
-	var re *RegistrationError
-	if err := NodeDevices(nil, d, 0, broken, nil); !errors.As(err, &re) || re.Node != "broken" || len(d.Free(0)) != 0 {
+	var re *kubebridge.RegistrationError
+	if err := kubebridge.NodeDevices(nil, d, 0, broken, nil); !errors.As(err, &re) || re.Node != "broken" || len(d.Free(0)) != 0 {
 		t.Errorf("NodeDevices of a broken registration: %v, %v", d.Free(0), err)
 	}
 	// HAMi re-registers GPU-c healthy: the node's devices change, and its
@@ -621,29 +561,5 @@ func TestCacheReadsSharingStacks(t *testing.T) {
 	}
 	if row, _ := s.Row("hami"); !slices.Equal(s.Devices().Free(row), []int64{0, 0, 800, 200}) {
 		t.Errorf("healed: %v", s.Devices().Free(row))
-	}
-}
-
-// A pod's group: Kubernetes' own (spec.schedulingGroup) before Volcano's
-// annotation before the coscheduling label; none without any of them.
-func TestPodGroup(t *testing.T) {
-	named := func(s string) *v1.PodSchedulingGroup { return &v1.PodSchedulingGroup{PodGroupName: &s} }
-	volcano := map[string]string{"scheduling.k8s.io/group-name": "vc"}
-	cosched := map[string]string{"scheduling.x-k8s.io/pod-group": "co"}
-	for _, c := range []struct {
-		group               *v1.PodSchedulingGroup
-		annotations, labels map[string]string
-		want                string
-	}{
-		{named("kube"), volcano, cosched, "train/kube"},
-		{named(""), volcano, cosched, "train/vc"},
-		{&v1.PodSchedulingGroup{}, nil, cosched, "train/co"},
-		{nil, volcano, nil, "train/vc"},
-		{nil, nil, nil, ""},
-	} {
-		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "p", Annotations: c.annotations, Labels: c.labels}, Spec: v1.PodSpec{SchedulingGroup: c.group}}
-		if got := PodGroup(p); got != c.want {
-			t.Errorf("%+v: %q, want %q", c, got, c.want)
-		}
 	}
 }

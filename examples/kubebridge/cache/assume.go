@@ -1,10 +1,12 @@
-package kubebridge
+package cache
 
 import (
 	"fmt"
 
-	"github.com/resfit/resfit/examples/kubebridge/dra"
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/dra"
 )
 
 // Assume counts a pod on a node before its binding is seen, as
@@ -18,12 +20,12 @@ func (s *Cache) Assume(p *v1.Pod, node string) error {
 	if _, ok := s.nodes[node]; !ok {
 		return fmt.Errorf("assuming pod %s/%s: node %s is not in the cache", p.Namespace, p.Name, node)
 	}
-	if Finished(p) {
+	if kubebridge.Finished(p) {
 		return fmt.Errorf("assuming pod %s/%s: it has finished", p.Namespace, p.Name)
 	}
 	e := &podEntry{pod: p.DeepCopy(), assumed: true}
 	e.pod.Spec.NodeName = node
-	if old, ok := s.pods[PodKey(p)]; ok {
+	if old, ok := s.pods[kubebridge.PodKey(p)]; ok {
 		switch {
 		case old.assumed:
 			return fmt.Errorf("assuming pod %s/%s: it is assumed on %s already", p.Namespace, p.Name, old.pod.Spec.NodeName)
@@ -56,7 +58,7 @@ func (s *Cache) Assume(p *v1.Pod, node string) error {
 // it was before, or no longer holds it when it did not then. A pod that is
 // not assumed is an error.
 func (s *Cache) Forget(p *v1.Pod) error {
-	e, ok := s.pods[PodKey(p)]
+	e, ok := s.pods[kubebridge.PodKey(p)]
 	if !ok || !e.assumed {
 		return fmt.Errorf("forgetting pod %s/%s: it is not assumed", p.Namespace, p.Name)
 	}

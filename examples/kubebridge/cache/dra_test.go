@@ -1,4 +1,4 @@
-package kubebridge
+package cache
 
 import (
 	"fmt"
@@ -7,8 +7,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"pgregory.net/rapid"
 
+	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/examples/kubebridge/testing/dratest"
 	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
@@ -68,7 +68,7 @@ func TestCacheWithDRA(t *testing.T) {
 	onlyA100.Namespace = "train"
 	onlyA100.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: name("one-a100")}}
 	nodes := []*v1.Node{kubetest.Node("node-a", "cpu", "64", "memory", "512Gi", "pods", "110"), kubetest.Node("node-b", "cpu", "64", "memory", "512Gi", "pods", "110")}
-	s, err := NewCache(nodes, []*v1.Pod{filler, claimed, extended, onlyA100}, Options{DRA: d})
+	s, err := New(nodes, []*v1.Pod{filler, claimed, extended, onlyA100}, Options{DRA: d})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestCacheWithDRA(t *testing.T) {
 	opts := scoring.TaskOptions{Devices: kubetest.GPU, Models: s.Models()}
 	scores := func(p *v1.Pod, gpuType string) string {
 		pipe := gpuStrategy(t, schema, gpuType)
-		pt, err := NewPodTask(s.DRA(), schema, p, opts)
+		pt, err := kubebridge.NewPodTask(s.DRA(), schema, p, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,11 +132,11 @@ func TestCacheWithDRA(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []*v1.Pod{claimed, extended, onlyA100} {
-		pt, err := NewPodTask(s.DRA(), schema, p, opts)
+		pt, err := kubebridge.NewPodTask(s.DRA(), schema, p, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var ps PodScores
+		var ps kubebridge.PodScores
 		if err := pt.Score(pl, s.Table(), &ps); err != nil {
 			t.Fatal(err)
 		}
@@ -171,7 +171,7 @@ func TestCacheWithDRA(t *testing.T) {
 			t.Errorf("%s, LeastAllocated: %s; want %s", c.pod.Name, got, c.least)
 		}
 	}
-	pt, err := NewPodTask(s.DRA(), schema, claimed, opts)
+	pt, err := kubebridge.NewPodTask(s.DRA(), schema, claimed, opts)
 	if err != nil || !pt.Uniform() || pt.Task.Requests[slot] != 1000 || pt.Task.Devices != (resource.DeviceRequest{Count: 1, Each: 1000}) {
 		t.Errorf("the 1-GPU claim's task: %+v, %v", pt, err)
 	}
@@ -224,83 +224,6 @@ func TestCacheWithDRA(t *testing.T) {
 	}
 }
 
-// AppendFeasible and AppendTotals copy every row as Feasible and Total
-// read it, over more rows than a word holds, for results of one task per
-// node (uniform results are checked on a snapshot above).
-func TestPodScoresCopies(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		n := rapid.IntRange(0, 200).Draw(t, "rows")
-		ps := PodScores{varied: make([]podResult, n)}
-		for row := range ps.varied {
-			if rapid.Bool().Draw(t, "feasible") {
-				ps.varied[row] = podResult{feasible: true, total: float64(rapid.IntRange(0, 1000).Draw(t, "total"))}
-			}
-		}
-		prefix := rapid.IntRange(0, 2).Draw(t, "prefix")
-		bits := ps.AppendFeasible(make([]uint64, prefix))
-		totals := ps.AppendTotals(make([]float64, prefix))
-		if len(bits) != prefix+(n+63)/64 || len(totals) != prefix+n {
-			t.Fatalf("%d rows: %d words, %d totals after a prefix of %d", n, len(bits), len(totals), prefix)
-		}
-		for row := range n {
-			if bits[prefix+row/64]>>(row%64)&1 == 1 != ps.Feasible(row) || totals[prefix+row] != ps.Total(row) {
-				t.Fatalf("row %d: bit %v total %v; Feasible %v Total %v", row, bits[prefix+row/64]>>(row%64)&1, totals[prefix+row], ps.Feasible(row), ps.Total(row))
-			}
-		}
-		if r := n % 64; r != 0 && bits[len(bits)-1]>>r != 0 {
-			t.Fatalf("bits past the %d rows are set: %x", n, bits[len(bits)-1])
-		}
-	})
-}
-
-// FiltersNothing holds for a pod that asks for no devices and whose task
-// is the same on every node, under filters that are DeviceShare alone;
-// not for one that asks for devices, nor for one whose claims take
-// different devices on different nodes (a node may be unable to satisfy
-// them), nor under other filters.
-func TestFiltersNothing(t *testing.T) {
-	schema, err := resource.NewSchema("cpu", "memory", "nvidia.com/gpu")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d *dra.Reading
-	cpuPod, err := NewPodTask(d, schema, kubetest.Pod("cpu-pod", "", "cpu", "4"), scoring.TaskOptions{Devices: "nvidia.com/gpu"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gpuPod, err := NewPodTask(d, schema, kubetest.Pod("gpu-pod", "", "cpu", "4", "nvidia.com/gpu", "1"), scoring.TaskOptions{Devices: "nvidia.com/gpu"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A claim for all of a node's GPUs takes what the node has: its task
-	// asks for no device, and varies by node.
-	all := dratest.Exactly("gpus", "gpu.nvidia.com", 0)
-	all.Exactly.AllocationMode, all.Exactly.Count = resourcev1.DeviceAllocationModeAll, 0
-	withAll, err := dra.Read(dra.Objects{Slices: dratest.TrainSlices(), Classes: dratest.NVIDIAClasses(), Claims: []*resourcev1.ResourceClaim{dratest.Claim("all", all)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	varied, err := NewPodTask(withAll, schema, dratest.ClaimPod("all-gpus", "all"), scoring.TaskOptions{Devices: "nvidia.com/gpu"})
-	if err != nil || varied.Uniform() || varied.Task.Devices.Count != 0 {
-		t.Fatalf("a claim for all GPUs: uniform %v, %+v, %v", varied.Uniform(), varied.Task.Devices, err)
-	}
-	for _, c := range []struct {
-		name            string
-		pt              *PodTask
-		onlyDeviceShare bool
-		want            bool
-	}{
-		{"cpu pod, DeviceShare alone", cpuPod, true, true},
-		{"cpu pod, other filters", cpuPod, false, false},
-		{"gpu pod, DeviceShare alone", gpuPod, true, false},
-		{"claims that vary by node", varied, true, false},
-	} {
-		if got := c.pt.FiltersNothing(c.onlyDeviceShare); got != c.want {
-			t.Errorf("%s: %v, want %v", c.name, got, c.want)
-		}
-	}
-}
-
 // A GPU of a pool offered to every node (spec.allNodes) is in no node's
 // amounts, so a claim the allocator gives one takes nothing of the
 // node's: node-0's two A100s stay free for the pod's task there, and the
@@ -315,12 +238,12 @@ func TestPoolForEveryNodeTakesNothingOfTheNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewCache([]*v1.Node{kubetest.Node("node-0", "cpu", "64", "memory", "512Gi", "pods", "110")}, nil, Options{DRA: d})
+	s, err := New([]*v1.Node{kubetest.Node("node-0", "cpu", "64", "memory", "512Gi", "pods", "110")}, nil, Options{DRA: d})
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := dratest.PodWithClaims("p", v1.PodResourceClaim{Name: "gpu", ResourceClaimName: new("h100")})
-	pt, err := NewPodTask(d, s.Schema(), p, scoring.TaskOptions{Devices: kubetest.GPU})
+	pt, err := kubebridge.NewPodTask(d, s.Schema(), p, scoring.TaskOptions{Devices: kubetest.GPU})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +266,7 @@ func TestDeviceOverTwoCounterSetsUsesBoth(t *testing.T) {
 	if a, u := d.Amounts("node-0", "gpu.nvidia.com"); a != 2 || u != 2 {
 		t.Errorf("Amounts: %d allocatable, %d used; want 2, 2", a, u)
 	}
-	s, err := NewCache([]*v1.Node{kubetest.Node("node-0", "cpu", "64", "memory", "512Gi", "pods", "110")}, nil, Options{DRA: d})
+	s, err := New([]*v1.Node{kubetest.Node("node-0", "cpu", "64", "memory", "512Gi", "pods", "110")}, nil, Options{DRA: d})
 	if err != nil {
 		t.Fatal(err)
 	}

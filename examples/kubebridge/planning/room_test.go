@@ -1,4 +1,4 @@
-package kubebridge
+package planning
 
 import (
 	"encoding/json"
@@ -8,13 +8,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
 )
 
 var roomExpiry = time.Date(2026, 11, 26, 22, 0, 0, 0, time.UTC)
@@ -160,7 +162,7 @@ func TestNodeWideRoomBackfills(t *testing.T) {
 	jobA.UID = "a-uid"
 	jobB := kubetest.Pod("job-b", "gpu-a", "cpu", "8", kubetest.GPU, "2")
 	jobB.UID = "b-uid"
-	room := Room{Namespace: target.Namespace, Name: "hold-train", Node: "gpu-a", PodUID: target.UID, Requests: PodRequests(target),
+	room := Room{Namespace: target.Namespace, Name: "hold-train", Node: "gpu-a", PodUID: target.UID, Requests: kubebridge.PodRequests(target),
 		ExpiresAt: at(12), NodeWide: true, FreeAt: at(13), InTheWay: []types.UID{jobA.UID}}
 	again, err := ReadRoom(room.Object())
 	if err != nil || !again.NodeWide || !again.FreeAt.Equal(at(13)) || !slices.Equal(again.InTheWay, room.InTheWay) || !again.Takes(target) {
@@ -194,13 +196,13 @@ func TestNodeWideRoomBackfills(t *testing.T) {
 	if room.Backfills(one, time.Time{}, false, alloc, used, onNode) {
 		t.Error("a 1-GPU pod beside an 8-GPU target on 8 GPUs: backfills")
 	}
-	room.Requests = PodRequests(kubetest.Pod("six", "", "cpu", "64", kubetest.GPU, "6"))
+	room.Requests = kubebridge.PodRequests(kubetest.Pod("six", "", "cpu", "64", kubetest.GPU, "6"))
 	if !room.Backfills(one, time.Time{}, false, alloc, used, onNode) {
 		t.Error("a 1-GPU pod beside a 6-GPU target on 8 GPUs, both pods in the way: does not backfill")
 	}
 	// A room whose freeAt is unknown admits no pod by its end.
 	room.FreeAt = time.Time{}
-	room.Requests = PodRequests(target)
+	room.Requests = kubebridge.PodRequests(target)
 	if room.Backfills(one, at(0), true, alloc, used, onNode) {
 		t.Error("a room with no freeAt admits a pod by its end")
 	}

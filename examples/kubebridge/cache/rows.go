@@ -1,4 +1,4 @@
-package kubebridge
+package cache
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/resource"
 )
 
@@ -28,7 +29,7 @@ func (s *Cache) addDevices(row int, name string) error {
 }
 
 // writeUsed writes a row's used amounts again as they are, which puts
-// DRA's and the device view's in (RowWriter.SetUsed).
+// DRA's and the device view's in (kubebridge.RowWriter.SetUsed).
 func (s *Cache) writeUsed(row int) error {
 	used := s.scratch
 	copy(used, s.table.Used(row))
@@ -94,7 +95,7 @@ func (s *Cache) account(row int, e *podEntry, sign int64) error {
 		if err := e.held.Return(s.devices, row); err != nil {
 			return err
 		}
-		e.held = Held{}
+		e.held = kubebridge.Held{}
 	}
 	if sign > 0 {
 		held, err := s.nodeDevs[e.pod.Spec.NodeName].Hold(s.devices, row, e.pod, e.devices)

@@ -1,4 +1,4 @@
-package kubebridge
+package cache
 
 import (
 	"cmp"
@@ -8,6 +8,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/resource"
 )
@@ -37,15 +38,15 @@ import (
 // builds a new schema, table and device view (SchemaChanges counts these;
 // a pipeline built for the old schema must be rebuilt); the view then
 // places each node's pods in the order of their namespaces and names, as
-// NewCache does.
+// New does.
 //
 // A Cache is stateful and not safe for concurrent use: informer
 // handlers run on several goroutines, so serialise events and scoring
 // (one mutex); Table's and Devices' results are valid until the next
 // event.
 type Cache struct {
-	objects // what the events said (cache_events.go, cache_assume.go)
-	dense   // what is scored, worked out from them (cache_rows.go, cache_schema.go)
+	objects // what the events said (events.go, assume.go)
+	dense   // what is scored, worked out from them (rows.go, schema.go)
 	device  string
 	dra     *dra.Reading
 	changes int
@@ -61,7 +62,7 @@ type objects struct {
 	order []string          // node names by row
 	nodes map[string]*v1.Node
 	// nodeDevs is what each known node says of its devices.
-	nodeDevs map[string]DeviceReading
+	nodeDevs map[string]kubebridge.DeviceReading
 	pods     map[string]*podEntry            // by podKey
 	byName   map[podName]string              // → podKey
 	bound    map[string]map[string]*podEntry // node name → its counted pods, known node or not
@@ -70,12 +71,12 @@ type objects struct {
 // dense is what a Cache's objects come to as resfit scores them: the
 // schema, the table with a row per node (rows finds
 // it), the device view, and the writer that puts a node into its row.
-// An event changes the rows it touches (cache_rows.go); a new resource
-// name builds them again (cache_schema.go).
+// An event changes the rows it touches (rows.go); a new resource
+// name builds them again (schema.go).
 type dense struct {
 	schema  *resource.Schema
 	table   *resource.Table
-	writer  *RowWriter
+	writer  *kubebridge.RowWriter
 	devices *resource.Devices
 	rows    map[string]int // node name → row
 	scratch resource.Vector
@@ -88,7 +89,7 @@ type podEntry struct {
 	plain, nonZero resource.Vector
 	devices        resource.DeviceRequest
 	// held is what the pod holds on its node's devices.
-	held Held
+	held kubebridge.Held
 	// assumed says Assume made this entry; before is the pod as it was
 	// then (nil: not known); claims is what allocating its DRA claims
 	// changed, for Forget to give back.
@@ -100,7 +101,7 @@ type podEntry struct {
 // count works out what a counted pod uses: its requests in the schema and
 // what it asks of the device resource, from one reading of the pod.
 func (e *podEntry) count(schema *resource.Schema, device string) error {
-	pod, err := PodOf(e.pod)
+	pod, err := kubebridge.PodOf(e.pod)
 	if err != nil {
 		return err
 	}
@@ -120,13 +121,13 @@ type Options struct {
 	// DRA, when not nil, is what the cluster's DRA objects say (dra.Read):
 	// the classes' resources are in the schema, each node's rows and
 	// devices as DRA says where it does not report them itself (see
-	// RowWriter.WithDRA, dra.Reading.NodeDevices). SetDRA replaces it.
+	// kubebridge.RowWriter.WithDRA, kubebridge.NodeDevices). SetDRA replaces it.
 	DRA *dra.Reading
 }
 
-// NewCache builds a cache of the nodes and pods (bound and pending;
+// New builds a cache of the nodes and pods (bound and pending;
 // finished pods are kept but use nothing).
-func NewCache(nodes []*v1.Node, pods []*v1.Pod, opts Options) (*Cache, error) {
+func New(nodes []*v1.Node, pods []*v1.Pod, opts Options) (*Cache, error) {
 	s := &Cache{
 		device: cmp.Or(opts.Devices, resource.GPU),
 		dra:    opts.DRA,
@@ -134,7 +135,7 @@ func NewCache(nodes []*v1.Node, pods []*v1.Pod, opts Options) (*Cache, error) {
 			names:    map[string]string{},
 			nodes:    map[string]*v1.Node{},
 			pods:     map[string]*podEntry{},
-			nodeDevs: map[string]DeviceReading{},
+			nodeDevs: map[string]kubebridge.DeviceReading{},
 			byName:   map[podName]string{},
 			bound:    map[string]map[string]*podEntry{},
 		},
@@ -156,11 +157,11 @@ func NewCache(nodes []*v1.Node, pods []*v1.Pod, opts Options) (*Cache, error) {
 		s.putNode(n)
 	}
 	for _, p := range pods {
-		key := PodKey(p)
+		key := kubebridge.PodKey(p)
 		if _, dup := s.pods[key]; dup {
 			return nil, fmt.Errorf("pod %s/%s appears twice", p.Namespace, p.Name)
 		}
-		if _, err := s.learn(ResourceNames(p), "pod "+p.Namespace+"/"+p.Name); err != nil {
+		if _, err := s.learn(kubebridge.ResourceNames(p), "pod "+p.Namespace+"/"+p.Name); err != nil {
 			return nil, err
 		}
 		s.putPod(key, &podEntry{pod: p})
@@ -189,7 +190,7 @@ func (s *Cache) Table() *resource.Table { return s.table }
 func (s *Cache) Devices() *resource.Devices { return s.devices }
 
 // SchemaChanges counts the times a new resource name made the cache
-// build a new schema and table since NewCache.
+// build a new schema and table since New.
 func (s *Cache) SchemaChanges() int { return s.changes }
 
 // Row returns a node's row in Table.
@@ -214,11 +215,11 @@ func (s *Cache) Pod(namespace, name string) *v1.Pod {
 func (s *Cache) Pending() []*v1.Pod {
 	var out []*v1.Pod
 	for _, e := range s.pods {
-		if e.pod.Spec.NodeName == "" && !Finished(e.pod) {
+		if e.pod.Spec.NodeName == "" && !kubebridge.Finished(e.pod) {
 			out = append(out, e.pod)
 		}
 	}
-	slices.SortFunc(out, ByNamespaceAndName)
+	slices.SortFunc(out, kubebridge.ByNamespaceAndName)
 	return out
 }
 
@@ -253,4 +254,23 @@ func (s *Cache) DeviceErrors() []error {
 		}
 	}
 	return errs
+}
+
+// Holding reports where the cache counts a placed pod: its node's row,
+// and the devices of the device view it holds there, each holding its
+// device request's share (resource.DeviceRequestOf). ok is false for a
+// pod the cache does not count on a node of its table, or whose
+// holdings are not its request's (a sharing stack's allocation that gives
+// the devices other shares, a request the devices could not hold).
+func (s *Cache) Holding(pod *v1.Pod) (row int, devices []int, ok bool) {
+	e := s.pods[kubebridge.PodKey(pod)]
+	if e == nil || e.plain == nil || e.pod.Spec.NodeName == "" {
+		return -1, nil, false
+	}
+	row, ok = s.rows[e.pod.Spec.NodeName]
+	if !ok {
+		return -1, nil, false
+	}
+	devices, ok = e.held.AsRequested(e.devices)
+	return row, devices, ok
 }
