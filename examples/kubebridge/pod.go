@@ -7,10 +7,8 @@ import (
 	"iter"
 	"maps"
 	"slices"
-	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	kres "k8s.io/apimachinery/pkg/api/resource"
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/resfit/resfit/resource"
@@ -50,19 +48,6 @@ func amounts(field string, index int, l v1.ResourceList) (map[string]int64, erro
 		m[string(n)] = v
 	}
 	return m, nil
-}
-
-// extendedResource reports a name the API server takes for an extended
-// resource (v1helper.IsExtendedResourceName): one outside kubernetes.io,
-// with a domain, not a quota's requests.*.
-func extendedResource(name string) bool {
-	return strings.Contains(name, "/") && !strings.Contains(name, "kubernetes.io/") && !strings.HasPrefix(name, "requests.")
-}
-
-// wholeNumber reports a quantity with no fraction (as its ceiling, Value,
-// is).
-func wholeNumber(q kres.Quantity) bool {
-	return q.Cmp(*kres.NewQuantity(q.Value(), kres.DecimalSI)) == 0
 }
 
 func fieldPath(field string, index int) string {

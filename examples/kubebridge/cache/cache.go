@@ -46,7 +46,7 @@ import (
 // event.
 type Cache struct {
 	objects // what the events said (events.go, assume.go)
-	dense   // what is scored, worked out from them (rows.go, schema.go)
+	dense   // what is scored, worked out from them (rows.go)
 	device  string
 	dra     *dra.Reading
 	changes int
@@ -72,7 +72,7 @@ type objects struct {
 // schema, the table with a row per node (rows finds
 // it), the device view, and the writer that puts a node into its row.
 // An event changes the rows it touches (rows.go); a new resource
-// name builds them again (schema.go).
+// name builds them again (rows.go: rebuild).
 type dense struct {
 	schema  *resource.Schema
 	table   *resource.Table

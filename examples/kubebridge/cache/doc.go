@@ -17,9 +17,9 @@
 // A Cache holds two sides. The objects (events.go, assume.go) are what the
 // events said: the nodes and pods, the pods that count on each node, what
 // each node says of its devices, and the resource names they bring. The
-// dense side (rows.go, schema.go) is what they come to as resfit scores
-// them: the schema, the table, the device view and the writer that puts a
-// node into its row. An event changes the objects first and then only the
+// dense side (rows.go) is what they come to as resfit scores them: the
+// schema, the table, the device view and the writer that puts a node into
+// its row. An event changes the objects first and then only the
 // rows it touches; a resource name the schema lacks builds the dense side
 // again (SchemaChanges counts these: a pipeline built for the old schema
 // must be rebuilt).

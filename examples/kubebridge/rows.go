@@ -1,64 +1,15 @@
 package kubebridge
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
-	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	kres "k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/resource"
 )
-
-// Amount converts a Kubernetes quantity to resfit's canonical unit for the
-// named resource: millicores for cpu, milli-units for extended resources,
-// whole units (bytes) otherwise, rounded up as apimachinery rounds. It is
-// exact: a negative quantity, or one above resource.MaxAmount in that unit,
-// is an error that quotes it (apimachinery's MilliValue and Value wrap
-// silently past int64: a request of "1e16" GPUs would read as none).
-func Amount(name string, q kres.Quantity) (int64, error) {
-	// Written as digits and a power of ten (without allocating, for the
-	// quantities a cluster holds), most amounts convert in int64
-	// arithmetic; what that cannot do exactly, the big integers below do.
-	var buf [24]byte
-	digits, exp := q.AsCanonicalBytes(buf[:0])
-	if v, ok := resource.DecimalAmount(name, digits, int(exp)); ok {
-		return v, nil
-	}
-	d := q.AsDec()
-	// d is unscaled × 10^-scale, exactly: written back as a quantity in
-	// exponent form, resource.ParseAmount converts it with big integers.
-	text := d.UnscaledBig().String() + "e" + strconv.FormatInt(-int64(d.Scale()), 10)
-	v, err := resource.ParseAmount(name, text)
-	if err != nil {
-		var qe *resource.QuantityError
-		if errors.As(err, &qe) {
-			return 0, fmt.Errorf("quantity %q: %s", q.String(), qe.Reason)
-		}
-		return 0, err
-	}
-	return v, nil
-}
-
-// fieldAmount is Amount for the quantity of a resource in a resource list
-// at a field path (spec.containers[0].resources.requests), the error
-// naming the path and the resource.
-func fieldAmount(path string, name v1.ResourceName, q kres.Quantity) (int64, error) {
-	v, err := Amount(string(name), q)
-	if err != nil {
-		return 0, fmt.Errorf("%s[%s]: %w", path, name, err)
-	}
-	if strings.Contains(path, "containers[") && extendedResource(string(name)) && !wholeNumber(q) {
-		// The API server refuses it in a container's requests and limits.
-		return 0, fmt.Errorf("%s[%s]: quantity %q: an extended resource is a whole number", path, name, q.String())
-	}
-	return v, nil
-}
 
 // SchemaFor lists the resources of a cluster (resource.SchemaOf): cpu,
 // memory, ephemeral-storage and pods, then, sorted, every other resource a
@@ -271,16 +222,69 @@ func (w *RowWriter) read(r Amounts, pods int64, dst resource.Vector) {
 	}
 }
 
-// SchedulerAmount is a quantity in the unit kube-scheduler counts its resource
-// in: millicores for cpu, else the value rounded up; past MaxAmount it
-// counts as MaxAmount, so that sums of a few do not wrap.
-func SchedulerAmount(name v1.ResourceName, q kres.Quantity) int64 {
-	v := q.Value()
-	if name == v1.ResourceCPU {
-		v = q.MilliValue()
+// WithDRA makes the writer hold each device class's resource as DRA says,
+// on every node that does not report that resource itself: allocatable,
+// the class's devices on the node; used, those claims hold. Call it before
+// writing rows, and again with each new reading of DRA; then write the
+// rows again, but for a reading Allocate or Unallocate made from the last
+// one (the same classes and devices), whose changed rows' used amounts
+// are enough.
+func (w *RowWriter) WithDRA(d *dra.Reading) *RowWriter {
+	if w.dra != nil && d != nil && w.dra.SameDevices(d) {
+		w.dra = d
+		return w
 	}
-	if q.Cmp(*kres.NewQuantity(resource.MaxAmount, kres.DecimalSI)) > 0 || v > resource.MaxAmount || v < 0 {
-		return resource.MaxAmount
+	w.dra, w.draSlots, w.backed = d, nil, map[string]uint64{}
+	if d != nil {
+		w.draSlots = d.ClassSlots(w.schema)
 	}
-	return v
+	return w
+}
+
+// DRAAllocatable puts what DRA says into a node's allocatable amounts, for
+// a host that reads them itself (as Allocatable does): each class's
+// resource that the node leaves at 0. Call it for a row before DRAUsed.
+func (w *RowWriter) DRAAllocatable(node string, alloc resource.Vector) {
+	w.amendAllocatable(node, alloc)
+}
+
+// DRAUsed puts what DRA says into a node's used amounts, for a host that
+// reads them itself (as SetUsed does): the resources DRA backs there.
+func (w *RowWriter) DRAUsed(node string, used resource.Vector) { w.amendUsed(node, used) }
+
+// amendAllocatable puts DRA's allocatable amounts in the slots of a node's
+// allocatable vector that the node leaves at 0, and remembers which.
+func (w *RowWriter) amendAllocatable(node string, alloc resource.Vector) {
+	if len(w.draSlots) == 0 {
+		return
+	}
+	var backed uint64
+	for _, cs := range w.draSlots {
+		if alloc[cs.Slot] != 0 {
+			continue
+		}
+		if a, _ := w.dra.CanonicalAmounts(node, cs.Class); a > 0 {
+			alloc[cs.Slot] = resource.Clamp(a)
+			backed |= 1 << cs.Slot
+		}
+	}
+	if backed == 0 {
+		delete(w.backed, node)
+	} else {
+		w.backed[node] = backed
+	}
+}
+
+// amendUsed puts DRA's used amounts in a node's slots that DRA backs.
+func (w *RowWriter) amendUsed(node string, used resource.Vector) {
+	backed := w.backed[node]
+	if backed == 0 {
+		return
+	}
+	for _, cs := range w.draSlots {
+		if backed&(1<<cs.Slot) != 0 {
+			_, u := w.dra.CanonicalAmounts(node, cs.Class)
+			used[cs.Slot] = resource.Clamp(u)
+		}
+	}
 }
