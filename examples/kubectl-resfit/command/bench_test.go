@@ -124,7 +124,7 @@ func BenchmarkDefrag5000Nodes(b *testing.B) {
 
 // readBench reads a benchmark's snapshot, the rsf-sra configuration and
 // the pod to score.
-func readBench(b *testing.B, snapshot, pod string) (*resfitctl.Cluster, *config.Config, *v1.Pod) {
+func readBench(b *testing.B, snapshot, pod string) (*resfitctl.Snapshot, *config.Config, *v1.Pod) {
 	b.Helper()
 	c, err := resfitctl.ReadSnapshot(snapshot)
 	if err != nil {

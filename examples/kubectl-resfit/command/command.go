@@ -297,7 +297,7 @@ func configName(path, profile string) string {
 // cluster reads the snapshot file, or else the live cluster of the
 // kubeconfig (with its PodDisruptionBudgets when budgets is set), and the
 // namespace a pod name is looked up in.
-func (g *globalOptions) cluster(ctx context.Context, budgets bool) (*resfitctl.Cluster, string, error) {
+func (g *globalOptions) cluster(ctx context.Context, budgets bool) (*resfitctl.Snapshot, string, error) {
 	if g.snapshot != "" {
 		c, err := resfitctl.ReadSnapshot(g.snapshot)
 		return c, g.overrides.Context.Namespace, err

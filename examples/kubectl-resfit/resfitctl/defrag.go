@@ -103,7 +103,7 @@ type DefragReport struct {
 // layer gives it. A pod moves only when planning.Movable says it may and
 // its PodDisruptionBudget (planning.ReadDisruptions) allows it. It plans;
 // it never changes the cluster.
-func Defrag(c *Cluster, cfg *config.Config, name string, opts DefragOptions) (*DefragReport, error) {
+func Defrag(c *Snapshot, cfg *config.Config, name string, opts DefragOptions) (*DefragReport, error) {
 	for _, p := range opts.For {
 		if p.Spec.NodeName != "" {
 			return nil, fmt.Errorf("pod %s/%s runs on %s already; defrag makes room for a pending pod", p.Namespace, p.Name, p.Spec.NodeName)
@@ -176,7 +176,7 @@ func (d *defragRun) room(pods []*v1.Pod, timeout time.Duration) error {
 // now placed first (planning.Planning.SettlePending), then a give-back
 // round over the GPU the workload's classes cannot use, for the pending
 // GPU pods that do not fit.
-func (d *defragRun) free(c *Cluster) error {
+func (d *defragRun) free(c *Snapshot) error {
 	sc := d.sc
 	var pending []*v1.Pod
 	for _, p := range c.Pods {

@@ -18,7 +18,7 @@ import (
 
 // draTestdata reads the example with its GPUs published through DRA
 // (examplecluster.DRACluster) and a configuration.
-func draTestdata(t *testing.T, configFile string) (*Cluster, *config.Config) {
+func draTestdata(t *testing.T, configFile string) (*Snapshot, *config.Config) {
 	t.Helper()
 	return readTestdata(t, "dra-cluster.json", configFile)
 }
@@ -47,7 +47,7 @@ func TestReadDRASnapshot(t *testing.T) {
 func TestExplainDRASnapshot(t *testing.T) {
 	c, cfg := draTestdata(t, "rsf.yaml")
 	plain, _ := testdata(t, "rsf.yaml")
-	explain := func(c *Cluster, name string) *Explanation {
+	explain := func(c *Snapshot, name string) *Explanation {
 		t.Helper()
 		pod, err := c.FindPod(name, "")
 		if err != nil {
@@ -224,7 +224,7 @@ func TestWhatIfOnePodFailsAlone(t *testing.T) {
 
 // addJob3 adds train/job-3, job-1's like, queued after it, with a claim of
 // its own (train/job-3-gpus) for the request.
-func addJob3(t *testing.T, c *Cluster, request resourcev1.DeviceRequest) {
+func addJob3(t *testing.T, c *Snapshot, request resourcev1.DeviceRequest) {
 	t.Helper()
 	job3 := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "job-3-gpus"}, Spec: dratest.ClaimSpec(request)}
 	c.Claims = append(c.Claims, job3)
@@ -240,7 +240,7 @@ func addJob3(t *testing.T, c *Cluster, request resourcev1.DeviceRequest) {
 
 // whatIfNodes is whatif's report of one configuration on the cluster, each
 // pod's node ("" pending) and each pending pod's reason.
-func whatIfNodes(t *testing.T, c *Cluster, cfg *config.Config) (r *WhatIfReport, nodes, reasons map[string]string) {
+func whatIfNodes(t *testing.T, c *Snapshot, cfg *config.Config) (r *WhatIfReport, nodes, reasons map[string]string) {
 	t.Helper()
 	r, err := WhatIf(c, []NamedConfig{{"rsf.yaml", cfg}}, nil, WhatIfOptions{})
 	if err != nil {
@@ -266,7 +266,7 @@ func TestOnePodsFaultIsExplained(t *testing.T) {
 	const fails = `device.attributes["gpu.nvidia.com"].nosuch == "x"`
 	c, cfg := draTestdata(t, "rsf.yaml")
 	addJob3(t, c, dratest.Exactly("gpus", "gpu.nvidia.com", 1, fails))
-	explain := func(c *Cluster, name string) *Explanation {
+	explain := func(c *Snapshot, name string) *Explanation {
 		t.Helper()
 		p, err := c.FindPod(name, "")
 		if err != nil {

@@ -100,7 +100,7 @@ func (d ClaimDevice) String() string {
 // Explain scores a pod on every node of the cluster under a configuration.
 // A pod that runs on a node is scored as it was before it was placed there.
 // Nodes come best first (ties by name), then the rejected ones by name.
-func Explain(c *Cluster, cfg *config.Config, configName string, pod *v1.Pod) (*Explanation, error) {
+func Explain(c *Snapshot, cfg *config.Config, configName string, pod *v1.Pod) (*Explanation, error) {
 	sc, err := newScene(c, cfg, []*v1.Pod{pod})
 	if err != nil {
 		return nil, err

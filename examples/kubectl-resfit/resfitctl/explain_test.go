@@ -19,13 +19,13 @@ import (
 )
 
 // testdata reads the shipped example: the snapshot and a configuration.
-func testdata(t *testing.T, configFile string) (*Cluster, *config.Config) {
+func testdata(t *testing.T, configFile string) (*Snapshot, *config.Config) {
 	t.Helper()
 	return readTestdata(t, "cluster.json", configFile)
 }
 
 // readTestdata reads a shipped snapshot and configuration.
-func readTestdata(t *testing.T, snapshot, configFile string) (*Cluster, *config.Config) {
+func readTestdata(t *testing.T, snapshot, configFile string) (*Snapshot, *config.Config) {
 	t.Helper()
 	c, err := ReadSnapshot(filepath.Join("..", "testdata", snapshot))
 	if err != nil {

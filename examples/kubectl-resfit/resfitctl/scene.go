@@ -26,7 +26,7 @@ const GPU = resource.GPU
 // what could not be read of the cluster.
 type scene struct {
 	*planning.Scene
-	// clusterWarnings are the cluster's (Cluster.Warnings).
+	// clusterWarnings are the cluster's (Snapshot.Warnings).
 	clusterWarnings []string
 }
 
@@ -35,7 +35,7 @@ type scene struct {
 // resource they ask for, and the configuration's pipeline; a configuration
 // that learns has seen the running pods, in the order of their namespaces
 // and names.
-func newScene(c *Cluster, cfg *config.Config, extra []*v1.Pod) (*scene, error) {
+func newScene(c *Snapshot, cfg *config.Config, extra []*v1.Pod) (*scene, error) {
 	pods := slices.Clone(c.Pods)
 	for _, p := range extra {
 		i := slices.IndexFunc(pods, func(q *v1.Pod) bool { return q.Namespace == p.Namespace && q.Name == p.Name })

@@ -31,7 +31,7 @@ func TestWhatIfPlacesEachPodOnExplainsTopNode(t *testing.T) {
 	// name order where whatif assigned them in queue order).
 	_, cfg := testdata(t, "rsf-sra.yaml")
 	rapid.Check(t, func(rt *rapid.T) {
-		c := &Cluster{Source: "the drawn cluster"}
+		c := &Snapshot{Source: "the drawn cluster"}
 		for i := range rapid.IntRange(1, 6).Draw(rt, "nodes") {
 			kv := []string{"cpu", fmt.Sprint(rapid.IntRange(4, 64).Draw(rt, "cpu")), "memory", "256Gi", "pods", "110"}
 			if g := rapid.SampledFrom([]int{0, 4, 8}).Draw(rt, "gpus"); g > 0 {
@@ -64,13 +64,13 @@ func TestWhatIfPlacesEachPodOnExplainsTopNode(t *testing.T) {
 func checkStepwise(t interface {
 	Helper()
 	Fatalf(string, ...any)
-}, c *Cluster, cfg *config.Config) int {
+}, c *Snapshot, cfg *config.Config) int {
 	t.Helper()
 	r, err := WhatIf(c, []NamedConfig{{"cfg", cfg}}, nil, WhatIfOptions{})
 	if err != nil {
 		t.Fatalf("whatif: %v", err)
 	}
-	now := &Cluster{Nodes: c.Nodes, Pods: slices.Clone(c.Pods), Source: c.Source}
+	now := &Snapshot{Nodes: c.Nodes, Pods: slices.Clone(c.Pods), Source: c.Source}
 	for i, name := range r.Pods {
 		k := slices.IndexFunc(now.Pods, func(p *v1.Pod) bool { return p.Namespace+"/"+p.Name == name })
 		pod := now.Pods[k]

@@ -74,7 +74,7 @@ type WhatIfReport struct {
 // configuration on its own copy of the cluster: a pod goes to its best
 // node (ties to the first by name) and then uses it, or stays pending with
 // the reasons nodes rejected it. pods nil means the cluster's pending pods.
-func WhatIf(c *Cluster, cfgs []NamedConfig, pods []*v1.Pod, opts WhatIfOptions) (*WhatIfReport, error) {
+func WhatIf(c *Snapshot, cfgs []NamedConfig, pods []*v1.Pod, opts WhatIfOptions) (*WhatIfReport, error) {
 	if pods == nil {
 		for _, p := range c.Pods {
 			if p.Spec.NodeName == "" && !kubebridge.Finished(p) {
@@ -111,7 +111,7 @@ func WhatIf(c *Cluster, cfgs []NamedConfig, pods []*v1.Pod, opts WhatIfOptions) 
 // scoring every node for every pod would, through a scoring.Placer, and
 // then assumed there in the cache (cache.Cache.Assume), which
 // counts its requests and devices on the node as a binding would.
-func place(c *Cluster, nc NamedConfig, pods []*v1.Pod, opts WhatIfOptions) (*Outcome, error) {
+func place(c *Snapshot, nc NamedConfig, pods []*v1.Pod, opts WhatIfOptions) (*Outcome, error) {
 	sc, err := newScene(c, nc.Config, pods)
 	if err != nil {
 		return nil, err

@@ -213,7 +213,7 @@ func TestWhatIfWithoutGPUs(t *testing.T) {
 			pods = append(pods, p)
 		}
 	}
-	r, err := WhatIf(&Cluster{Nodes: cpuOnly, Pods: pods, Source: "test"}, []NamedConfig{{"rsf", rsf}}, nil, WhatIfOptions{})
+	r, err := WhatIf(&Snapshot{Nodes: cpuOnly, Pods: pods, Source: "test"}, []NamedConfig{{"rsf", rsf}}, nil, WhatIfOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -294,7 +294,7 @@ func TestSharingPodScoredOnTheDeviceViewPodsDescribe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cluster := &resfitctl.Cluster{Source: "the test", Nodes: nodes, Pods: pods}
+	cluster := &resfitctl.Snapshot{Source: "the test", Nodes: nodes, Pods: pods}
 	for _, c := range []struct {
 		pod  *v1.Pod
 		want map[string]string

@@ -157,7 +157,7 @@ func forEachConfig(t *testing.T, kinds []string, run func(t *testing.T, kind str
 
 // bothAnswer runs a cycle for the pod in the framework over the snapshot
 // of c, and kubectl resfit explain on c, and checks they agree.
-func bothAnswer(t *testing.T, rt *rapid.T, fw framework.Framework, snapshot *cache.Snapshot, c *resfitctl.Cluster, cfg *config.Config, kind string, p *v1.Pod) {
+func bothAnswer(t *testing.T, rt *rapid.T, fw framework.Framework, snapshot *cache.Snapshot, c *resfitctl.Snapshot, cfg *config.Config, kind string, p *v1.Pod) {
 	infos, err := snapshot.NodeInfos().List()
 	if err != nil {
 		rt.Fatal(err)
@@ -196,13 +196,13 @@ func agrees(rt *rapid.T, pod string, kube map[string]string, e *resfitctl.Explan
 // whose requests may leave cpu or memory unset (kube-scheduler's non-zero
 // defaults apply), with whole GPUs or a share of one (HAMi's
 // nvidia.com/gpucores), some accepting only the one model.
-func drawCluster(t *rapid.T) *resfitctl.Cluster { return drawClusterOf(t, true) }
+func drawCluster(t *rapid.T) *resfitctl.Snapshot { return drawClusterOf(t, true) }
 
 // drawClusterOf is drawCluster, with pods that share GPUs only if sharing;
 // without sharing, as a scheduler leaves a cluster: a pod bound to a node
 // whose GPUs it does not fit in is left out.
-func drawClusterOf(t *rapid.T, sharing bool) *resfitctl.Cluster {
-	c := &resfitctl.Cluster{Source: "the drawn cluster"}
+func drawClusterOf(t *rapid.T, sharing bool) *resfitctl.Snapshot {
+	c := &resfitctl.Snapshot{Source: "the drawn cluster"}
 	for i := range rapid.IntRange(1, 6).Draw(t, "nodes") {
 		kv := []string{"cpu", fmt.Sprint(rapid.IntRange(4, 96).Draw(t, "cpu")), "memory", fmt.Sprint(rapid.IntRange(8, 512).Draw(t, "memory"), "Gi")}
 		if g := rapid.SampledFrom([]int{0, 4, 8}).Draw(t, "gpus"); g > 0 {
@@ -287,8 +287,8 @@ func TestOnePodOneClusterOneAnswerDRA(t *testing.T) {
 // to them holding some of their GPUs through allocated claims (the cluster
 // as kubectl-resfit reads it), a pending pod with a claim of 1 to 3 GPUs,
 // and the DRA objects as a clientset holds them.
-func drawDRACluster(t *rapid.T) (*resfitctl.Cluster, *v1.Pod, []runtime.Object) {
-	c := &resfitctl.Cluster{Source: "the drawn DRA cluster", Classes: dratest.NVIDIAClasses()}
+func drawDRACluster(t *rapid.T) (*resfitctl.Snapshot, *v1.Pod, []runtime.Object) {
+	c := &resfitctl.Snapshot{Source: "the drawn DRA cluster", Classes: dratest.NVIDIAClasses()}
 	free := map[string][]string{} // node → its GPUs no claim holds
 	for i := range rapid.IntRange(1, 4).Draw(t, "nodes") {
 		name := fmt.Sprintf("node-%d", i)

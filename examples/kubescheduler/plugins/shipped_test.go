@@ -255,7 +255,7 @@ func TestShippedConfigurationsOneAnswer(t *testing.T) {
 					profile = &config.KubeSchedulerProfile{}
 					*profile = *newProfile(enabled{ResourceStrategyFitName, 1, string(args)})
 				}
-				check := func(rt *rapid.T, c *resfitctl.Cluster, p *v1.Pod) {
+				check := func(rt *rapid.T, c *resfitctl.Snapshot, p *v1.Pod) {
 					ctx, cancel := context.WithCancel(context.Background())
 					defer cancel()
 					var bound []*v1.Pod // kube-scheduler's cache holds the pods bound to nodes
