@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/resfit/resfit/examples/kubebridge/testing/examplecluster"
+	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
 	"github.com/resfit/resfit/examples/kubectl-resfit/resfitctl"
 )
 
@@ -39,7 +40,7 @@ func BenchmarkRun5000Nodes(b *testing.B) {
 	nodes, pods := examplecluster.Large(5000, 1)
 	big := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "load", Name: "big", UID: "uid-big", CreationTimestamp: metav1.NewTime(examplecluster.Start)},
 		Spec: v1.PodSpec{SchedulerName: "resfit-scheduler", Containers: []v1.Container{{Name: "c",
-			Resources: v1.ResourceRequirements{Requests: examplecluster.Resources("cpu", "8", "memory", "32Gi", examplecluster.GPU, "8")}}}},
+			Resources: v1.ResourceRequirements{Requests: kubetest.Resources("cpu", "8", "memory", "32Gi", kubetest.GPU, "8")}}}},
 		Status: v1.PodStatus{Phase: v1.PodPending}}
 	pods = append(pods, big)
 	objects := []runtime.Object{schedulerConfigMap(b)}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/resfit/resfit/examples/kubebridge/planning"
 	"github.com/resfit/resfit/examples/kubebridge/testing/examplecluster"
+	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
 	"github.com/resfit/resfit/examples/kubebridge/testing/manifesttest"
 )
 
@@ -120,7 +121,7 @@ func TestPlanForAGang(t *testing.T) {
 			p.Spec.SchedulingGroup = &v1.PodSchedulingGroup{PodGroupName: &group}
 			b := p.DeepCopy()
 			b.Name, b.UID = "job-2b", "uid-train-job-2b"
-			b.Spec.Containers[0].Resources.Requests = examplecluster.Resources("cpu", "2", "memory", "4Gi", examplecluster.GPU, "1")
+			b.Spec.Containers[0].Resources.Requests = kubetest.Resources("cpu", "2", "memory", "4Gi", kubetest.GPU, "1")
 			b.Spec.Containers[0].Resources.Limits = b.Spec.Containers[0].Resources.Requests
 			objects = append(objects, b)
 			break
@@ -357,7 +358,7 @@ func TestHourlyAllowance(t *testing.T) {
 func TestClusterChangedSincePlan(t *testing.T) {
 	ctx := t.Context()
 	plugin, client, nodes, plan := plannedOneMove(t)
-	req := examplecluster.Resources("cpu", "2", "memory", "4Gi", examplecluster.GPU, "2")
+	req := kubetest.Resources("cpu", "2", "memory", "4Gi", kubetest.GPU, "2")
 	newcomer := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "newcomer", UID: "uid-newcomer"}, Spec: v1.PodSpec{NodeName: "gpu-b",
 		Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{Requests: req, Limits: req}}}}, Status: v1.PodStatus{Phase: v1.PodRunning}}
 	if _, err := client.CoreV1().Pods("web").Create(ctx, newcomer, metav1.CreateOptions{}); err != nil {

@@ -61,6 +61,7 @@ import (
 	"github.com/resfit/resfit/examples/descheduler/defragplugin"
 	"github.com/resfit/resfit/examples/kubebridge/planning"
 	"github.com/resfit/resfit/examples/kubebridge/testing/examplecluster"
+	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
 	"github.com/resfit/resfit/examples/kubebridge/testing/manifesttest"
 	"github.com/resfit/resfit/examples/kubescheduler/plugins"
 )
@@ -525,7 +526,7 @@ func TestHeldRoomKeepsTheFreedRoom(t *testing.T) {
 	job2, err := c.cs.CoreV1().Pods("train").Get(c.ctx, "job-2", metav1.GetOptions{})
 	c.must(err)
 	time.Sleep(time.Until(job2.CreationTimestamp.Add(time.Second)))
-	req := examplecluster.Resources("cpu", "8", "memory", "16Gi", examplecluster.GPU, "4")
+	req := kubetest.Resources("cpu", "8", "memory", "16Gi", kubetest.GPU, "4")
 	job9 := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "job-9"}, Spec: v1.PodSpec{
 		SchedulerName: scheduler_, PriorityClassName: "urgent", TerminationGracePeriodSeconds: ptr.To[int64](0),
 		Containers: []v1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10", Resources: v1.ResourceRequirements{Requests: req, Limits: req}}}}}
@@ -607,8 +608,8 @@ func TestGangGetsRoom(t *testing.T) {
 				p.Spec.SchedulingGroup, p.Spec.Priority, p.Spec.PriorityClassName = &v1.PodSchedulingGroup{PodGroupName: &group}, nil, ""
 				b := p.DeepCopy()
 				b.Name, b.Spec.Containers[0].Resources = "job-2b", v1.ResourceRequirements{
-					Requests: examplecluster.Resources("cpu", "2", "memory", "4Gi", examplecluster.GPU, "1"),
-					Limits:   examplecluster.Resources("cpu", "2", "memory", "4Gi", examplecluster.GPU, "1")}
+					Requests: kubetest.Resources("cpu", "2", "memory", "4Gi", kubetest.GPU, "1"),
+					Limits:   kubetest.Resources("cpu", "2", "memory", "4Gi", kubetest.GPU, "1")}
 				return append(pods, b)
 			}
 		}
@@ -662,7 +663,7 @@ func TestClusterChangedBetweenPlanAndAct(t *testing.T) {
 			}
 			return &changeAfterPlan{Plugin: p.(*defragplugin.Plugin), change: func(ctx context.Context, plan *defragplugin.Plan) {
 				planned = len(plan.Moves)
-				req := examplecluster.Resources("cpu", "1", "memory", "1Gi", examplecluster.GPU, "1")
+				req := kubetest.Resources("cpu", "1", "memory", "1Gi", kubetest.GPU, "1")
 				intruder := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: "intruder"}, Spec: v1.PodSpec{NodeName: "gpu-b", SchedulerName: scheduler_,
 					TerminationGracePeriodSeconds: ptr.To[int64](0), Containers: []v1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10", Resources: v1.ResourceRequirements{Requests: req, Limits: req}}}}}
 				c.create(intruder)

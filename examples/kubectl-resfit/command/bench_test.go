@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/resfit/resfit/examples/kubebridge/testing/examplecluster"
+	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
 	"github.com/resfit/resfit/examples/kubectl-resfit/resfitctl"
 	"github.com/resfit/resfit/scoring/config"
 )
@@ -79,7 +80,7 @@ func BenchmarkWhatIf5000Nodes(b *testing.B) {
 // once, beside explain's scoring alone.
 func BenchmarkDefrag5000Nodes(b *testing.B) {
 	big := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "load", Name: "big", CreationTimestamp: metav1.NewTime(examplecluster.Start)},
-		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{Requests: examplecluster.Resources("cpu", "8", "memory", "32Gi", examplecluster.GPU, "8")}}}}}
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{Requests: kubetest.Resources("cpu", "8", "memory", "32Gi", kubetest.GPU, "8")}}}}}
 	snapshot := largeSnapshot(b, 5000, 1, big)
 	for _, c := range []struct {
 		name string

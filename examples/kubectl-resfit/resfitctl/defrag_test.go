@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/resfit/resfit/examples/kubebridge"
-	"github.com/resfit/resfit/examples/kubebridge/testing/examplecluster"
+	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
 )
 
 // plainPlan is a report's moves and outcome in one line.
@@ -101,7 +101,7 @@ func TestDefragGangAndNone(t *testing.T) {
 	c, cfg := readTestdata(t, "defrag-cluster.json", "rsf.yaml")
 	member := func(name, gpus string) *v1.Pod {
 		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: name, Annotations: map[string]string{"scheduling.k8s.io/group-name": "pair"}},
-			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "main", Resources: v1.ResourceRequirements{Requests: examplecluster.Resources("cpu", "2", "memory", "4Gi", GPU, gpus)}}}}}
+			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "main", Resources: v1.ResourceRequirements{Requests: kubetest.Resources("cpu", "2", "memory", "4Gi", GPU, gpus)}}}}}
 		return p
 	}
 	c.Pods = append(c.Pods, member("pair-0", "4"), member("pair-1", "1"))

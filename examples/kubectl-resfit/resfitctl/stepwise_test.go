@@ -11,6 +11,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/resfit/resfit/examples/kubebridge/testing/examplecluster"
+	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
 	"github.com/resfit/resfit/scoring/config"
 )
 
@@ -35,19 +36,19 @@ func TestWhatIfPlacesEachPodOnExplainsTopNode(t *testing.T) {
 		for i := range rapid.IntRange(1, 6).Draw(rt, "nodes") {
 			kv := []string{"cpu", fmt.Sprint(rapid.IntRange(4, 64).Draw(rt, "cpu")), "memory", "256Gi", "pods", "110"}
 			if g := rapid.SampledFrom([]int{0, 4, 8}).Draw(rt, "gpus"); g > 0 {
-				kv = append(kv, examplecluster.GPU, fmt.Sprint(g))
+				kv = append(kv, kubetest.GPU, fmt.Sprint(g))
 			}
 			c.Nodes = append(c.Nodes, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("node-%d", i)},
-				Status: v1.NodeStatus{Allocatable: examplecluster.Resources(kv...)}})
+				Status: v1.NodeStatus{Allocatable: kubetest.Resources(kv...)}})
 		}
 		for i := range rapid.IntRange(1, 12).Draw(rt, "pods") {
 			kv := []string{"cpu", fmt.Sprint(rapid.IntRange(1, 16).Draw(rt, "pod cpu")), "memory", "1Gi"}
 			if g := rapid.IntRange(0, 4).Draw(rt, "pod gpus"); g > 0 {
-				kv = append(kv, examplecluster.GPU, fmt.Sprint(g))
+				kv = append(kv, kubetest.GPU, fmt.Sprint(g))
 			}
 			p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprintf("pod-%02d", i),
 				CreationTimestamp: metav1.NewTime(examplecluster.Start.Add(time.Duration(rapid.IntRange(0, 5).Draw(rt, "created")) * time.Second))},
-				Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{Requests: examplecluster.Resources(kv...)}}}}}
+				Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{Requests: kubetest.Resources(kv...)}}}}}
 			if rapid.IntRange(0, 3).Draw(rt, "bound") == 0 {
 				p.Spec.NodeName = rapid.SampledFrom(c.Nodes).Draw(rt, "on").Name
 			}

@@ -20,21 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/resfit/resfit/examples/kubebridge/testing/dratest"
+	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
 )
-
-// GPU is the device resource the example uses.
-const GPU = "nvidia.com/gpu"
-
-// Resources is a resource list from name, quantity pairs:
-// Resources("cpu", "4", "memory", "16Gi"). It panics on a quantity that
-// does not parse, a programming error in the caller's constants.
-func Resources(kv ...string) v1.ResourceList {
-	l := v1.ResourceList{}
-	for i := 0; i < len(kv); i += 2 {
-		l[v1.ResourceName(kv[i])] = kres.MustParse(kv[i+1])
-	}
-	return l
-}
 
 // Start is when the example cluster's first pod was created; the others
 // follow a second apart, in the order listed.
@@ -51,10 +38,10 @@ func Cluster() ([]*v1.Node, []*v1.Pod) {
 		name  string
 		alloc v1.ResourceList
 	}{
-		{"cpu-a", Resources("cpu", "16", "memory", "64Gi", "pods", "110")},
-		{"cpu-b", Resources("cpu", "16", "memory", "64Gi", "pods", "110")},
-		{"gpu-a", Resources("cpu", "32", "memory", "128Gi", "pods", "110", GPU, "8")},
-		{"gpu-b", Resources("cpu", "32", "memory", "128Gi", "pods", "110", GPU, "8")},
+		{"cpu-a", kubetest.Resources("cpu", "16", "memory", "64Gi", "pods", "110")},
+		{"cpu-b", kubetest.Resources("cpu", "16", "memory", "64Gi", "pods", "110")},
+		{"gpu-a", kubetest.Resources("cpu", "32", "memory", "128Gi", "pods", "110", kubetest.GPU, "8")},
+		{"gpu-b", kubetest.Resources("cpu", "32", "memory", "128Gi", "pods", "110", kubetest.GPU, "8")},
 	} {
 		nodes = append(nodes, &v1.Node{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Node"},
@@ -75,13 +62,13 @@ func Cluster() ([]*v1.Node, []*v1.Pod) {
 		priority       int32
 		req            v1.ResourceList
 	}{
-		{"train", "job-0", "gpu-a", v1.PodRunning, 100, Resources("cpu", "8", "memory", "32Gi", GPU, "6")},
-		{"web", "api-0", "cpu-a", v1.PodRunning, 0, Resources("cpu", "8", "memory", "16Gi")},
-		{"batch", "done-0", "cpu-b", v1.PodSucceeded, 0, Resources("cpu", "12", "memory", "8Gi")},
-		{"train", "job-1", "", v1.PodPending, 100, Resources("cpu", "4", "memory", "16Gi", GPU, "2")},
-		{"web", "api-1", "", v1.PodPending, 0, Resources("cpu", "4", "memory", "8Gi")},
-		{"web", "api-2", "", v1.PodPending, 0, Resources("cpu", "12", "memory", "8Gi")},
-		{"train", "job-2", "", v1.PodPending, 100, Resources("cpu", "8", "memory", "16Gi", GPU, "4")},
+		{"train", "job-0", "gpu-a", v1.PodRunning, 100, kubetest.Resources("cpu", "8", "memory", "32Gi", kubetest.GPU, "6")},
+		{"web", "api-0", "cpu-a", v1.PodRunning, 0, kubetest.Resources("cpu", "8", "memory", "16Gi")},
+		{"batch", "done-0", "cpu-b", v1.PodSucceeded, 0, kubetest.Resources("cpu", "12", "memory", "8Gi")},
+		{"train", "job-1", "", v1.PodPending, 100, kubetest.Resources("cpu", "4", "memory", "16Gi", kubetest.GPU, "2")},
+		{"web", "api-1", "", v1.PodPending, 0, kubetest.Resources("cpu", "4", "memory", "8Gi")},
+		{"web", "api-2", "", v1.PodPending, 0, kubetest.Resources("cpu", "12", "memory", "8Gi")},
+		{"train", "job-2", "", v1.PodPending, 100, kubetest.Resources("cpu", "8", "memory", "16Gi", kubetest.GPU, "4")},
 	} {
 		prio, class := priority(p.priority)
 		pods = append(pods, &v1.Pod{
@@ -141,8 +128,8 @@ func SnapshotJSON(nodes []*v1.Node, pods []*v1.Pod, more ...runtime.Object) []by
 func DRACluster() (nodes []*v1.Node, pods []*v1.Pod, objects []runtime.Object) {
 	nodes, pods = Cluster()
 	for _, n := range nodes {
-		delete(n.Status.Allocatable, GPU)
-		delete(n.Status.Capacity, GPU)
+		delete(n.Status.Allocatable, kubetest.GPU)
+		delete(n.Status.Capacity, kubetest.GPU)
 	}
 	for _, c := range dratest.NVIDIAClasses() {
 		c.TypeMeta = metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "DeviceClass"}
@@ -166,8 +153,8 @@ func DRACluster() (nodes []*v1.Node, pods []*v1.Pod, objects []runtime.Object) {
 		if !ok {
 			continue
 		}
-		delete(p.Spec.Containers[0].Resources.Requests, GPU)
-		delete(p.Spec.Containers[0].Resources.Limits, GPU)
+		delete(p.Spec.Containers[0].Resources.Requests, kubetest.GPU)
+		delete(p.Spec.Containers[0].Resources.Limits, kubetest.GPU)
 		p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpus", ResourceClaimName: &c.Name}}
 		p.Spec.Containers[0].Resources.Claims = []v1.ResourceClaim{{Name: "gpus"}}
 		c.TypeMeta = metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "ResourceClaim"}
@@ -192,7 +179,7 @@ func DRACluster() (nodes []*v1.Node, pods []*v1.Pod, objects []runtime.Object) {
 // snapshot order.
 func PartitionCluster() (nodes []*v1.Node, pods []*v1.Pod, objects []runtime.Object) {
 	for _, name := range []string{"mig-a", "mig-b", "share-a"} {
-		alloc := Resources("cpu", "32", "memory", "256Gi", "pods", "110")
+		alloc := kubetest.Resources("cpu", "32", "memory", "256Gi", "pods", "110")
 		nodes = append(nodes, &v1.Node{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Node"},
 			ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(Start.Add(-time.Hour))},
@@ -229,7 +216,7 @@ func PartitionCluster() (nodes []*v1.Node, pods []*v1.Pod, objects []runtime.Obj
 		if p.node != "" {
 			phase = v1.PodRunning
 		}
-		req := Resources("cpu", "4", "memory", "16Gi")
+		req := kubetest.Resources("cpu", "4", "memory", "16Gi")
 		pod := &v1.Pod{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 			ObjectMeta: metav1.ObjectMeta{Namespace: p.ns, Name: p.name, UID: types.UID(p.name + "-uid"), CreationTimestamp: created},
@@ -280,15 +267,15 @@ func DefragCluster() (nodes []*v1.Node, pods []*v1.Pod, budgets []*policyv1.PodD
 		labels                           map[string]string
 		req                              v1.ResourceList
 	}{
-		{"train", "job-0", "gpu-a", "Job", "job-0", TrainingPriority, nil, Resources("cpu", "8", "memory", "32Gi", GPU, "6")},
-		{"train", "job-3", "gpu-b", "Job", "job-3", TrainingPriority, nil, Resources("cpu", "8", "memory", "32Gi", GPU, "3")},
-		{"infer", "infer-1", "gpu-b", "ReplicaSet", "infer-7d4f9", 0, map[string]string{"app": "infer"}, Resources("cpu", "4", "memory", "16Gi", GPU, "1")},
-		{"notebook", "notebook-0", "gpu-b", "StatefulSet", "notebook", 0, map[string]string{"app": "notebook"}, Resources("cpu", "2", "memory", "8Gi", GPU, "1")},
-		{"web", "api-0", "cpu-a", "ReplicaSet", "api-5c9b8", 0, map[string]string{"app": "api"}, Resources("cpu", "8", "memory", "16Gi")},
-		{"kube-system", "coredns-0", "cpu-b", "ReplicaSet", "coredns-6f8d7", 0, map[string]string{"k8s-app": "kube-dns"}, Resources("cpu", "1", "memory", "1Gi")},
-		{"monitoring", "exporter-gpu-a", "gpu-a", "DaemonSet", "exporter", 0, nil, Resources("cpu", "100m", "memory", "64Mi")},
-		{"monitoring", "exporter-gpu-b", "gpu-b", "DaemonSet", "exporter", 0, nil, Resources("cpu", "100m", "memory", "64Mi")},
-		{"train", "job-2", "", "Job", "job-2", TrainingPriority, nil, Resources("cpu", "8", "memory", "16Gi", GPU, "4")},
+		{"train", "job-0", "gpu-a", "Job", "job-0", TrainingPriority, nil, kubetest.Resources("cpu", "8", "memory", "32Gi", kubetest.GPU, "6")},
+		{"train", "job-3", "gpu-b", "Job", "job-3", TrainingPriority, nil, kubetest.Resources("cpu", "8", "memory", "32Gi", kubetest.GPU, "3")},
+		{"infer", "infer-1", "gpu-b", "ReplicaSet", "infer-7d4f9", 0, map[string]string{"app": "infer"}, kubetest.Resources("cpu", "4", "memory", "16Gi", kubetest.GPU, "1")},
+		{"notebook", "notebook-0", "gpu-b", "StatefulSet", "notebook", 0, map[string]string{"app": "notebook"}, kubetest.Resources("cpu", "2", "memory", "8Gi", kubetest.GPU, "1")},
+		{"web", "api-0", "cpu-a", "ReplicaSet", "api-5c9b8", 0, map[string]string{"app": "api"}, kubetest.Resources("cpu", "8", "memory", "16Gi")},
+		{"kube-system", "coredns-0", "cpu-b", "ReplicaSet", "coredns-6f8d7", 0, map[string]string{"k8s-app": "kube-dns"}, kubetest.Resources("cpu", "1", "memory", "1Gi")},
+		{"monitoring", "exporter-gpu-a", "gpu-a", "DaemonSet", "exporter", 0, nil, kubetest.Resources("cpu", "100m", "memory", "64Mi")},
+		{"monitoring", "exporter-gpu-b", "gpu-b", "DaemonSet", "exporter", 0, nil, kubetest.Resources("cpu", "100m", "memory", "64Mi")},
+		{"train", "job-2", "", "Job", "job-2", TrainingPriority, nil, kubetest.Resources("cpu", "8", "memory", "16Gi", kubetest.GPU, "4")},
 	} {
 		pod := &v1.Pod{
 			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
@@ -338,23 +325,23 @@ func Large(n, pending int) (nodes []*v1.Node, pods []*v1.Pod) {
 	}
 	for i := range n {
 		name := fmt.Sprintf("node-%05d", i)
-		alloc := Resources("cpu", "32", "memory", "128Gi", "pods", "110")
+		alloc := kubetest.Resources("cpu", "32", "memory", "128Gi", "pods", "110")
 		if i%5 == 0 {
-			alloc = Resources("cpu", "64", "memory", "512Gi", "pods", "110", GPU, "8")
+			alloc = kubetest.Resources("cpu", "64", "memory", "512Gi", "pods", "110", kubetest.GPU, "8")
 		}
 		nodes = append(nodes, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: v1.NodeStatus{Allocatable: alloc, Capacity: alloc}})
 		for j := range 4 {
-			req := Resources("cpu", fmt.Sprint(1+(i+j)%6), "memory", fmt.Sprintf("%dGi", 2+(i*j)%9))
+			req := kubetest.Resources("cpu", fmt.Sprint(1+(i+j)%6), "memory", fmt.Sprintf("%dGi", 2+(i*j)%9))
 			if i%5 == 0 && j < 2 {
-				req[GPU] = kres.MustParse(fmt.Sprint(1 + (i+j)%3))
+				req[kubetest.GPU] = kres.MustParse(fmt.Sprint(1 + (i+j)%3))
 			}
 			pods = append(pods, pod(fmt.Sprintf("run-%05d-%d", i, j), name, req))
 		}
 	}
 	for i := range pending {
-		req := Resources("cpu", fmt.Sprint(1+i%8), "memory", "8Gi")
+		req := kubetest.Resources("cpu", fmt.Sprint(1+i%8), "memory", "8Gi")
 		if i%2 == 0 {
-			req[GPU] = kres.MustParse(fmt.Sprint(1 + i%4))
+			req[kubetest.GPU] = kres.MustParse(fmt.Sprint(1 + i%4))
 		}
 		p := pod(fmt.Sprintf("wait-%05d", i), "", req)
 		p.Status.Phase = v1.PodPending
@@ -377,8 +364,8 @@ func Large(n, pending int) (nodes []*v1.Node, pods []*v1.Pod) {
 func DRADefragCluster() (nodes []*v1.Node, pods []*v1.Pod, budgets []*policyv1.PodDisruptionBudget, objects []runtime.Object) {
 	nodes, pods, budgets = DefragCluster()
 	for _, n := range nodes {
-		delete(n.Status.Allocatable, GPU)
-		delete(n.Status.Capacity, GPU)
+		delete(n.Status.Allocatable, kubetest.GPU)
+		delete(n.Status.Capacity, kubetest.GPU)
 	}
 	meta := func(kind string) metav1.TypeMeta {
 		return metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: kind}
@@ -399,7 +386,7 @@ func DRADefragCluster() (nodes []*v1.Node, pods []*v1.Pod, budgets []*policyv1.P
 	templates := map[string]bool{}
 	yes := true
 	for _, p := range pods {
-		q, ok := p.Spec.Containers[0].Resources.Requests[GPU]
+		q, ok := p.Spec.Containers[0].Resources.Requests[kubetest.GPU]
 		if !ok {
 			continue
 		}
@@ -413,7 +400,7 @@ func DRADefragCluster() (nodes []*v1.Node, pods []*v1.Pod, budgets []*policyv1.P
 				Spec:       resourcev1.ResourceClaimTemplateSpec{Spec: dratest.ClaimSpec(dratest.Exactly("gpus", "gpu.nvidia.com", count))}})
 		}
 		for _, list := range []v1.ResourceList{p.Spec.Containers[0].Resources.Requests, p.Spec.Containers[0].Resources.Limits} {
-			delete(list, GPU)
+			delete(list, kubetest.GPU)
 		}
 		p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpus", ResourceClaimTemplateName: &template}}
 		p.Spec.Containers[0].Resources.Claims = []v1.ResourceClaim{{Name: "gpus"}}
