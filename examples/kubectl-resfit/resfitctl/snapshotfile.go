@@ -67,51 +67,43 @@ func ParseSnapshot(data []byte) (*Snapshot, error) {
 		if item.Namespace != "" {
 			object = item.Namespace + "/" + item.Name
 		}
+		// read decodes the item's spec and status (nil: it has none) into
+		// its object, which keep then keeps.
+		read := func(spec, status any, keep func()) error {
+			if err := item.decode(spec, status); err != nil {
+				return fmt.Errorf("items[%d] (%s %s): %v", i, kind, object, err)
+			}
+			keep()
+			return nil
+		}
+		var err error
 		switch kind {
 		case "Node":
 			n := &v1.Node{TypeMeta: item.TypeMeta, ObjectMeta: item.ObjectMeta}
-			if err := item.decode(&n.Spec, &n.Status); err != nil {
-				return nil, fmt.Errorf("items[%d] (Node %s): %v", i, object, err)
-			}
-			c.Nodes = append(c.Nodes, n)
+			err = read(&n.Spec, &n.Status, func() { c.Nodes = append(c.Nodes, n) })
 		case "Pod":
 			p := &v1.Pod{TypeMeta: item.TypeMeta, ObjectMeta: item.ObjectMeta}
-			if err := item.decode(&p.Spec, &p.Status); err != nil {
-				return nil, fmt.Errorf("items[%d] (Pod %s): %v", i, object, err)
-			}
-			c.Pods = append(c.Pods, p)
+			err = read(&p.Spec, &p.Status, func() { c.Pods = append(c.Pods, p) })
 		case "ResourceSlice":
 			o := &resourcev1.ResourceSlice{TypeMeta: item.TypeMeta, ObjectMeta: item.ObjectMeta}
-			if err := item.decode(&o.Spec, nil); err != nil {
-				return nil, fmt.Errorf("items[%d] (ResourceSlice %s): %v", i, object, err)
-			}
-			c.Slices = append(c.Slices, o)
+			err = read(&o.Spec, nil, func() { c.Slices = append(c.Slices, o) })
 		case "DeviceClass":
 			o := &resourcev1.DeviceClass{TypeMeta: item.TypeMeta, ObjectMeta: item.ObjectMeta}
-			if err := item.decode(&o.Spec, nil); err != nil {
-				return nil, fmt.Errorf("items[%d] (DeviceClass %s): %v", i, object, err)
-			}
-			c.Classes = append(c.Classes, o)
+			err = read(&o.Spec, nil, func() { c.Classes = append(c.Classes, o) })
 		case "ResourceClaim":
 			o := &resourcev1.ResourceClaim{TypeMeta: item.TypeMeta, ObjectMeta: item.ObjectMeta}
-			if err := item.decode(&o.Spec, &o.Status); err != nil {
-				return nil, fmt.Errorf("items[%d] (ResourceClaim %s): %v", i, object, err)
-			}
-			c.Claims = append(c.Claims, o)
+			err = read(&o.Spec, &o.Status, func() { c.Claims = append(c.Claims, o) })
 		case "PodDisruptionBudget":
 			o := &policyv1.PodDisruptionBudget{TypeMeta: item.TypeMeta, ObjectMeta: item.ObjectMeta}
-			if err := item.decode(&o.Spec, &o.Status); err != nil {
-				return nil, fmt.Errorf("items[%d] (PodDisruptionBudget %s): %v", i, object, err)
-			}
-			c.Budgets = append(c.Budgets, o)
+			err = read(&o.Spec, &o.Status, func() { c.Budgets = append(c.Budgets, o) })
 		case "ResourceClaimTemplate":
 			o := &resourcev1.ResourceClaimTemplate{TypeMeta: item.TypeMeta, ObjectMeta: item.ObjectMeta}
-			if err := item.decode(&o.Spec, nil); err != nil {
-				return nil, fmt.Errorf("items[%d] (ResourceClaimTemplate %s): %v", i, object, err)
-			}
-			c.Templates = append(c.Templates, o)
+			err = read(&o.Spec, nil, func() { c.Templates = append(c.Templates, o) })
 		default:
 			return nil, fmt.Errorf("items[%d] (%s): kind %q is not one a snapshot holds (%s); make it with kubectl get nodes,pods -A -o json", i, object, kind, strings.Join(snapshotKinds, ", "))
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	if len(c.Nodes) == 0 {
