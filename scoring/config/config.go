@@ -158,7 +158,7 @@ func scorer(s scoring.Scorer, err error) ([]scoring.WeightedScorer, []scoring.Fi
 type Host struct {
 	// Devices is the host's device view (resource.Devices), its rows the
 	// rows of the tables the pipeline scores, kept up to date by the host
-	// (kubebridge.Cache keeps one). With it the pipeline checks a
+	// (a host's cache keeps one: kubebridge/cache). With it the pipeline checks a
 	// task's devices one by one (the DeviceShare filter, right after the
 	// configured filters), and the plugins that read devices (FGD,
 	// ResfitFrag) can be built; nil: neither.
