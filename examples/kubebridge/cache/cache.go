@@ -154,7 +154,7 @@ func New(nodes []*v1.Node, pods []*v1.Pod, opts Options) (*Cache, error) {
 		if _, err := s.learn(nodeResourceNames(n), "node "+n.Name); err != nil {
 			return nil, err
 		}
-		s.putNode(n)
+		s.putNode(n, s.readDevices(n))
 	}
 	for _, p := range pods {
 		key := kubebridge.PodKey(p)

@@ -22,28 +22,29 @@ func (s *Cache) AddNode(n *v1.Node) error {
 	if added != nil {
 		old, known := s.nodes[n.Name]
 		order := slices.Clone(s.order)
-		return s.grow(added, func() { s.putNode(n) }, func() {
+		return s.grow(added, func() { s.putNode(n, s.readDevices(n)) }, func() {
 			s.order = order
 			if known {
-				s.putNode(old)
+				s.putNode(old, s.readDevices(old))
 			} else {
 				delete(s.nodes, n.Name)
 				delete(s.nodeDevs, n.Name)
 			}
 		})
 	}
-	alloc, err := s.writer.AllocatableWith(n, kubebridge.ReadDevices(s.dra, n, s.device).Count())
+	devs := s.readDevices(n)
+	alloc, err := s.writer.AllocatableWith(n, devs.Count())
 	if err != nil {
 		return err
 	}
 	if row, ok := s.rows[n.Name]; ok {
-		return s.updateNode(row, n, alloc)
+		return s.updateNode(row, n, devs, alloc)
 	}
 	row, err := s.table.Add(n.Name, alloc, nil)
 	if err != nil {
 		return err
 	}
-	s.putNode(n)
+	s.putNode(n, devs)
 	s.rows[n.Name] = row
 	if err := s.addDevices(row, n.Name); err != nil {
 		return err
@@ -51,19 +52,19 @@ func (s *Cache) AddNode(n *v1.Node) error {
 	return s.countPods(n.Name)
 }
 
-// updateNode replaces a known node: its allocatable, its devices' model,
-// and when its devices change (their number, or the GPUs a sharing stack
-// registers), its devices, which its pods then take again.
-func (s *Cache) updateNode(row int, n *v1.Node, alloc resource.Vector) error {
+// updateNode replaces a known node, whose devices read devs: its
+// allocatable, its devices' model, and when its devices change (their
+// number, or the GPUs a sharing stack registers), its devices, which its
+// pods then take again.
+func (s *Cache) updateNode(row int, n *v1.Node, devs kubebridge.DeviceReading, alloc resource.Vector) error {
 	before := s.nodeDevs[n.Name]
-	s.putNode(n)
+	s.putNode(n, devs)
 	if err := s.table.SetAllocatable(row, alloc); err != nil {
 		return err
 	}
 	if err := s.devices.SetModel(row, s.Model(n.Name)); err != nil {
 		return err
 	}
-	devs := s.nodeDevs[n.Name]
 	if devs.Same(before) {
 		return s.writeUsed(row)
 	}
@@ -84,13 +85,19 @@ func (s *Cache) updateNode(row int, n *v1.Node, alloc resource.Vector) error {
 // UpdateNode is AddNode.
 func (s *Cache) UpdateNode(n *v1.Node) error { return s.AddNode(n) }
 
-// putNode keeps a node and what it says of its devices.
-func (s *Cache) putNode(n *v1.Node) {
+// putNode keeps a node and what it says of its devices (readDevices).
+func (s *Cache) putNode(n *v1.Node, devs kubebridge.DeviceReading) {
 	if _, known := s.nodes[n.Name]; !known {
 		s.order = append(s.order, n.Name)
 	}
 	s.nodes[n.Name] = n
-	s.nodeDevs[n.Name] = kubebridge.ReadDevices(s.dra, n, s.device)
+	s.nodeDevs[n.Name] = devs
+}
+
+// readDevices reads what a node says of its devices of the cache's device
+// resource, with the cache's DRA reading.
+func (s *Cache) readDevices(n *v1.Node) kubebridge.DeviceReading {
+	return kubebridge.ReadDevices(s.dra, n, s.device)
 }
 
 // DeleteNode removes a node's row; its pods stay, and count again if the

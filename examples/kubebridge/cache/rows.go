@@ -152,11 +152,12 @@ func (s *Cache) SetDRA(d *dra.Reading) error {
 	s.writer.WithDRA(d)
 	for row, name := range s.order {
 		n := s.nodes[name]
-		alloc, err := s.writer.AllocatableWith(n, kubebridge.ReadDevices(d, n, s.device).Count())
+		devs := s.readDevices(n)
+		alloc, err := s.writer.AllocatableWith(n, devs.Count())
 		if err != nil {
 			return err
 		}
-		if err := s.updateNode(row, n, alloc); err != nil {
+		if err := s.updateNode(row, n, devs, alloc); err != nil {
 			return err
 		}
 	}
@@ -166,7 +167,7 @@ func (s *Cache) SetDRA(d *dra.Reading) error {
 // readNodeDevices reads again what every node says of its devices.
 func (s *Cache) readNodeDevices() {
 	for name, n := range s.nodes {
-		s.nodeDevs[name] = kubebridge.ReadDevices(s.dra, n, s.device)
+		s.nodeDevs[name] = s.readDevices(n)
 	}
 }
 
