@@ -11,17 +11,6 @@ import (
 	"github.com/resfit/resfit/scoring/starvation"
 )
 
-// Starvation control in a replay (ChurnMoves.Starve), through
-// scoring/starvation as a host calls it: every round, the GPU pod that has
-// waited longer than After, the largest first, is the target
-// (starvation.Elect); the node it fits first, its pods leaving at the ends
-// they declare (ChurnSpec.Declare), is held for it (starvation.Choose),
-// and planned again whenever it changes; another pod may go there only
-// where it cannot delay the target (starvation.Hold.Admits, a filter in
-// the replay's pipeline). With drain moves, a hold that waiting alone will
-// not free within Patience (starvation.Hold.Overdue) gives up the pods in
-// its way, within the allowance (starvation.Hold.DrainOrder).
-
 // StarveStats are what starvation control did in the window: the targets
 // elected, those that started while targets, the node-hours held, the
 // pods drained off held nodes, and the pods placed on held nodes beside

@@ -43,4 +43,30 @@
 //     room, so a pod waits for nothing but a departure.
 //   - A warm-up is discarded; the metrics are averaged over the window
 //     after it (ChurnResult).
+//
+// # Plots
+//
+// The plots are drawn for the comparison a reader makes: each series in a
+// colour and a marker of its own, the legend in columns under the plot
+// (never over the data, never past the edge), the axes zoomed to the data.
+//
+// # The paper's baselines
+//
+// The paper's baseline policies as resfit scorers. Each reads the cluster
+// it was built for (its table rows and device view); a pipeline built from
+// them is for one replay at a time. Scores are whole numbers in [0, 100],
+// as the simulator's plugins give, except Random's.
+//
+// # Starvation control in a replay
+//
+// Starvation control in a replay (ChurnMoves.Starve), through
+// scoring/starvation as a host calls it: every round, the GPU pod that has
+// waited longer than After, the largest first, is the target
+// (starvation.Elect); the node it fits first, its pods leaving at the ends
+// they declare (ChurnSpec.Declare), is held for it (starvation.Choose),
+// and planned again whenever it changes; another pod may go there only
+// where it cannot delay the target (starvation.Hold.Admits, a filter in
+// the replay's pipeline). With drain moves, a hold that waiting alone will
+// not free within Patience (starvation.Hold.Overdue) gives up the pods in
+// its way, within the allowance (starvation.Hold.DrainOrder).
 package sim

@@ -17,10 +17,6 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// The plots are drawn for the comparison a reader makes: each series in a
-// colour and a marker of its own, the legend in columns under the plot
-// (never over the data, never past the edge), the axes zoomed to the data.
-
 // palette holds 12 colours told apart on screen and in print (Tableau's
 // 10, then two more); shapes 8 markers. Series i has colour i and marker
 // i, so no two of up to 12 series look alike.

@@ -8,11 +8,6 @@ import (
 	"github.com/resfit/resfit/scoring"
 )
 
-// The paper's baseline policies as resfit scorers. Each reads the cluster
-// it was built for (its table rows and device view); a pipeline built from
-// them is for one replay at a time. Scores are whole numbers in [0, 100],
-// as the simulator's plugins give, except Random's.
-
 // RandomScorer gives every node an independent uniform score in [0, 100):
 // the best feasible node is then a uniform pick among them, which is what
 // the simulator's Random plugin does (one node picked at random gets 100).

@@ -13,4 +13,19 @@
 // its node; one that lands elsewhere, or not within the timeout, stops
 // the run, with an event on the pod, a log line and a metric. The plan is
 // made again when the cluster changed since it was made.
+//
+// # Reserve mode
+//
+// Reserve mode is starvation control (scoring/starvation) carried out on a
+// cluster: each run elects the pending GPU pod that has waited longer than
+// args.starveAfter, the largest first (the one elected before while it
+// still waits), holds the node it fits first (its pods leaving at the ends
+// they declare, planning.DeclaredEnd) in a node-wide room
+// (planning.Room), which resfit's scheduler plugin ResfitRooms honours
+// with the backfill rule, renewed every run and lasting args.holdFor past
+// it; and, when waiting alone will not free the node within
+// args.patience, evicts the pods in the way through the descheduler's
+// evictor (PodDisruptionBudgets hold), those that would stay longest
+// first, within args.maxMoves and args.maxMovesPerHour. The room goes when
+// its pod is bound, when another is elected, or when it expires.
 package defragplugin

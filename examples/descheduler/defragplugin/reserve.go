@@ -20,19 +20,6 @@ import (
 	"github.com/resfit/resfit/scoring/starvation"
 )
 
-// Reserve mode is starvation control (scoring/starvation) carried out on a
-// cluster: each run elects the pending GPU pod that has waited longer than
-// args.starveAfter, the largest first (the one elected before while it
-// still waits), holds the node it fits first (its pods leaving at the ends
-// they declare, planning.DeclaredEnd) in a node-wide room
-// (planning.Room), which resfit's scheduler plugin ResfitRooms honours
-// with the backfill rule, renewed every run and lasting args.holdFor past
-// it; and, when waiting alone will not free the node within
-// args.patience, evicts the pods in the way through the descheduler's
-// evictor (PodDisruptionBudgets hold), those that would stay longest
-// first, within args.maxMoves and args.maxMovesPerHour. The room goes when
-// its pod is bound, when another is elected, or when it expires.
-
 // Reservation is what a run of reserve mode did: the target (none: ""),
 // the node held and when it is expected to free (zero: a pod in its way
 // declares no end), the pods in its way, and those evicted.

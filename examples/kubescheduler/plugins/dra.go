@@ -22,20 +22,6 @@ import (
 	"github.com/resfit/resfit/examples/kubebridge/dra"
 )
 
-// DRA in the plugins: what the framework's SharedDRAManager holds
-// (ResourceSlices with device taint rules applied, DeviceClasses, and the
-// ResourceClaims with the allocations the DynamicResources plugin has
-// made in memory) is read by the host layer's rules (dra.Reader,
-// which reuses the classes and devices while their objects stay), kept
-// across cycles like the node table, and read again only after something
-// changed. A slice or class event has every object listed and read again;
-// a claim's event, or a pod with claims reserved or unreserved (its
-// claim's allocation is then in the tracker before any event), has that
-// claim alone read again (dra.Reader.ReadClaims), so that the cycle after a
-// claim's allocation lists nothing. A reading with the same devices has the
-// rows of the nodes whose allocations changed read again; any other
-// rebuilds the table.
-
 // draWatch gathers changes to DRA objects, from the informers' handlers
 // and from Reserve and Unreserve, for the next cycle to read. It is safe
 // for concurrent use.

@@ -1,26 +1,3 @@
-// Package plugins runs resfit inside kube-scheduler as out-of-tree plugins:
-//
-//   - NodeResourcesFitPlus and ScarceResourceAvoidance, with Koordinator's
-//     arguments;
-//   - ResourceStrategyFit, with any configuration resfit reads
-//     (strategies, RequestedToCapacityRatio shape, sra retention,
-//     proportional filter).
-//
-// kube-scheduler calls Filter and Score once per node; these plugins do
-// their work once per cycle instead, in PreFilter (ResourceStrategyFit) or
-// PreScore, and Filter and Score look the results up. What does not change
-// from cycle to cycle is kept: the pipeline is built once (again only when
-// a resource name it has not seen appears), the node table is kept and a
-// node's row is read again only when its NodeInfo generation changed, and
-// a scoring.Placer remembers every node's result per pod class, so a cycle
-// rescores only the rows that changed since the class was last seen. The
-// resfit plugins of one profile share the node table and the pod's task
-// (profile): the first to evaluate a cycle reads them, and each scores
-// them with its own pipeline.
-// Reserve and Unreserve name the node a pod goes to, read again at the
-// start of the next cycle. Pods are read through kubebridge. Every plugin
-// implements SignPlugin, so a profile that uses them keeps
-// kube-scheduler's opportunistic batching.
 package plugins
 
 import (
