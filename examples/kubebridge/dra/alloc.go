@@ -368,3 +368,8 @@ func (d *Reading) allocate(node string, claims []pendingClaim) (results []resour
 	})
 	return r.results, r.ok, r.err
 }
+
+// celFeatures are the CEL features the allocator compiles selectors with.
+func (d *Reading) celFeatures() dracel.Features {
+	return dracel.Features{EnableConsumableCapacity: d.features.ConsumableCapacity}
+}

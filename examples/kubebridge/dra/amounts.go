@@ -1,6 +1,7 @@
 package dra
 
 import (
+	"fmt"
 	"math/big"
 	"slices"
 
@@ -277,13 +278,71 @@ func (s *unitSet) add(dev *Device) bool {
 	return true
 }
 
-// floorTimes is ⌊l·n⌋ for a share l of a unit (in [0, 1], n a unit's
-// amount): scaled's answer, with no big arithmetic for all of it or none
-// (most devices).
-func floorTimes(l *big.Rat, n int64) int64 {
-	if l.IsInt() {
-		return l.Num().Int64() * n
+// NodeUnits is what a node's DRA devices of a device view's resource are
+// (Reading.NodeUnits): its units (Amounts': a device, or a GPU with
+// partitions once), each with what is left of it, and those that divide
+// into parts. The zero value is a node without such devices.
+type NodeUnits struct {
+	// Left is what is left of each unit, as a share of the whole
+	// (unitLeft).
+	Left []*big.Rat
+	// Model is the units' productName model, "" when they differ or one is
+	// not a model resfit reads (resource.ValidateModel).
+	Model string
+	// Parts are the units that divide into parts, with their layouts and
+	// counters left (partitioned); PartsKey tells two readings' apart.
+	Parts    []resource.Partitioned
+	PartsKey string
+	// Err says that the node publishes more units than resfit reads of a
+	// node (resource.MaxDevicesPerNode): the first are counted.
+	Err error
+}
+
+// Free is what is left of each unit in a device view where a device is
+// per: ⌊left·per⌋, whole only when nothing of it is used.
+func (u NodeUnits) Free(per int64) []int64 {
+	free := make([]int64, len(u.Left))
+	for j, l := range u.Left {
+		free[j] = floorTimes(l, per)
 	}
-	v, _ := scaled(l, big.NewInt(n))
-	return v
+	return free
+}
+
+// Same reports whether two readings of a node give the same units.
+func (u NodeUnits) Same(o NodeUnits) bool {
+	return slices.EqualFunc(u.Left, o.Left, func(a, b *big.Rat) bool { return a.Cmp(b) == 0 }) && u.Model == o.Model && u.PartsKey == o.PartsKey
+}
+
+// NodeUnits reads a node's devices of a view's resource.
+func (d *Reading) NodeUnits(node, name string) NodeUnits {
+	devs := d.viewDevices(node, name)
+	var u NodeUnits
+	var seen unitSet
+	units := make([]*Device, 0, len(devs))
+	past := 0 // units past resource.MaxDevicesPerNode
+	for _, dev := range devs {
+		if dev.unusable || !seen.add(dev) {
+			continue
+		}
+		if len(u.Left) == resource.MaxDevicesPerNode {
+			past++
+			continue
+		}
+		units = append(units, dev)
+		if len(u.Left) == 0 {
+			u.Model = dev.Model
+		}
+		if dev.Model != u.Model || resource.ValidateModel(dev.Model) != nil {
+			u.Model = ""
+		}
+		u.Left = append(u.Left, d.unitLeft(dev, d.sets))
+	}
+	if len(u.Left) == 0 {
+		return NodeUnits{}
+	}
+	u.Parts, u.PartsKey = d.partitioned(node, units)
+	if past > 0 {
+		u.Err = fmt.Errorf("node %s: %d devices of %s in its ResourceSlices, more than the %d resfit reads of a node: the first %d are counted", node, len(u.Left)+past, name, resource.MaxDevicesPerNode, resource.MaxDevicesPerNode)
+	}
+	return u
 }

@@ -187,23 +187,6 @@ func leftOf[K ~string](ul *unitLayout, used map[K]*big.Rat) []int64 {
 	return left
 }
 
-// lcm is the least common multiple of two positive integers.
-func lcm(a, b *big.Int) *big.Int {
-	g := new(big.Int).GCD(nil, nil, a, b)
-	return new(big.Int).Mul(a, new(big.Int).Quo(b, g))
-}
-
-// scaled is r × m as a whole number in [0, resource.MaxAmount] (rounded
-// down), and whether it is one.
-func scaled(r *big.Rat, m *big.Int) (int64, bool) {
-	v := new(big.Rat).Mul(r, new(big.Rat).SetInt(m))
-	q := new(big.Int).Quo(v.Num(), v.Denom())
-	if q.Sign() < 0 || !q.IsInt64() || q.Int64() > resource.MaxAmount {
-		return 0, false
-	}
-	return q.Int64(), true
-}
-
 // partitioned is a node's units (each given by its first device) that
 // have layouts, as the device view records them
 // (resource.Devices.SetPartitioned), by their index among the node's

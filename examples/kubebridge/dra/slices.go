@@ -67,11 +67,6 @@ func (d *Reading) readClasses(classes []*resourcev1.DeviceClass) error {
 	return nil
 }
 
-// celFeatures are the CEL features the allocator compiles selectors with.
-func (d *Reading) celFeatures() dracel.Features {
-	return dracel.Features{EnableConsumableCapacity: d.features.ConsumableCapacity}
-}
-
 // newestSlices checks every slice's pool and returns the slices of each
 // pool's newest generation, in order.
 func newestSlices(list []*resourcev1.ResourceSlice) ([]*resourcev1.ResourceSlice, error) {

@@ -1,14 +1,11 @@
 package dra
 
 import (
-	"fmt"
 	"maps"
 	"math/big"
-	"slices"
 	"sync"
 	"sync/atomic"
 
-	"github.com/resfit/resfit/resource"
 	resourcev1 "k8s.io/api/resource/v1"
 	kres "k8s.io/apimachinery/pkg/api/resource"
 )
@@ -53,19 +50,6 @@ var serials atomic.Uint64
 
 // newSerial is a serial no reading has.
 func newSerial() uint64 { return serials.Add(1) }
-
-// ratOf is a quantity as an exact rational.
-func ratOf(q kres.Quantity) *big.Rat {
-	dec := q.AsDec()
-	r := new(big.Rat).SetInt(dec.UnscaledBig())
-	pow := func(n int64) *big.Rat {
-		return new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(n), nil))
-	}
-	if scale := int64(dec.Scale()); scale < 0 {
-		return r.Mul(r, pow(-scale))
-	}
-	return r.Quo(r, pow(int64(dec.Scale())))
-}
 
 // add adds q, times sign (1 or -1), to the named entry of m, as a new
 // number (the old one may be another reading's).
@@ -205,29 +189,6 @@ func (d *Reading) device(id DeviceID) *Device {
 	return nil
 }
 
-// ratOne and ratZero are the shares left of a unit nothing uses and of one
-// in use whole: left and unitLeft return them, read-only, instead of a new
-// Rat for each device.
-var ratOne, ratZero = big.NewRat(1, 1), new(big.Rat)
-
-// left is the share of a whole that is left once used of it is consumed,
-// in [0, 1]; a whole of 0, or nothing used, leaves all of it. The Rat
-// returned may be shared: it is not to be changed.
-func left(whole, used *big.Rat) *big.Rat {
-	if whole.Sign() <= 0 || used == nil {
-		return ratOne
-	}
-	l := new(big.Rat).Sub(whole, used)
-	l.Quo(l, whole)
-	switch {
-	case l.Sign() < 0:
-		return ratZero
-	case l.Cmp(ratOne) > 0:
-		return ratOne
-	}
-	return l
-}
-
 // unitLeft is what is left of a device's unit, as a share of the whole:
 // its scarcest capacity or counter. The Rat returned may be shared: it is
 // not to be changed.
@@ -260,73 +221,4 @@ func (d *Reading) unitLeft(dev *Device, sets map[string]map[string]resourcev1.Co
 		}
 	}
 	return least
-}
-
-// NodeUnits is what a node's DRA devices of a device view's resource are
-// (Reading.NodeUnits): its units (Amounts': a device, or a GPU with
-// partitions once), each with what is left of it, and those that divide
-// into parts. The zero value is a node without such devices.
-type NodeUnits struct {
-	// Left is what is left of each unit, as a share of the whole
-	// (unitLeft).
-	Left []*big.Rat
-	// Model is the units' productName model, "" when they differ or one is
-	// not a model resfit reads (resource.ValidateModel).
-	Model string
-	// Parts are the units that divide into parts, with their layouts and
-	// counters left (partitioned); PartsKey tells two readings' apart.
-	Parts    []resource.Partitioned
-	PartsKey string
-	// Err says that the node publishes more units than resfit reads of a
-	// node (resource.MaxDevicesPerNode): the first are counted.
-	Err error
-}
-
-// Free is what is left of each unit in a device view where a device is
-// per: ⌊left·per⌋, whole only when nothing of it is used.
-func (u NodeUnits) Free(per int64) []int64 {
-	free := make([]int64, len(u.Left))
-	for j, l := range u.Left {
-		free[j] = floorTimes(l, per)
-	}
-	return free
-}
-
-// Same reports whether two readings of a node give the same units.
-func (u NodeUnits) Same(o NodeUnits) bool {
-	return slices.EqualFunc(u.Left, o.Left, func(a, b *big.Rat) bool { return a.Cmp(b) == 0 }) && u.Model == o.Model && u.PartsKey == o.PartsKey
-}
-
-// NodeUnits reads a node's devices of a view's resource.
-func (d *Reading) NodeUnits(node, name string) NodeUnits {
-	devs := d.viewDevices(node, name)
-	var u NodeUnits
-	var seen unitSet
-	units := make([]*Device, 0, len(devs))
-	past := 0 // units past resource.MaxDevicesPerNode
-	for _, dev := range devs {
-		if dev.unusable || !seen.add(dev) {
-			continue
-		}
-		if len(u.Left) == resource.MaxDevicesPerNode {
-			past++
-			continue
-		}
-		units = append(units, dev)
-		if len(u.Left) == 0 {
-			u.Model = dev.Model
-		}
-		if dev.Model != u.Model || resource.ValidateModel(dev.Model) != nil {
-			u.Model = ""
-		}
-		u.Left = append(u.Left, d.unitLeft(dev, d.sets))
-	}
-	if len(u.Left) == 0 {
-		return NodeUnits{}
-	}
-	u.Parts, u.PartsKey = d.partitioned(node, units)
-	if past > 0 {
-		u.Err = fmt.Errorf("node %s: %d devices of %s in its ResourceSlices, more than the %d resfit reads of a node: the first %d are counted", node, len(u.Left)+past, name, resource.MaxDevicesPerNode, resource.MaxDevicesPerNode)
-	}
-	return u
 }
