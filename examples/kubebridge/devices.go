@@ -26,8 +26,9 @@ func (e *RegistrationError) Error() string {
 func (e *RegistrationError) Unwrap() error { return e.Err }
 
 // DeviceReading is what a node says of its devices of a view's resource
-// (ReadDevices), by the rule above: a host that keeps it (a Cache) writes
-// the node's row from it and holds its pods' devices by it.
+// (ReadDevices), by the package's rule (How a host reads a node's
+// devices): a host that keeps it (cache.Cache) writes the node's row from
+// it and holds its pods' devices by it.
 type DeviceReading struct {
 	count int
 	// index maps a registered GPU's UUID to its device in the view; nil
@@ -128,8 +129,8 @@ func (nd DeviceReading) Exact(p *v1.Pod) bool {
 	return ok
 }
 
-// Hold takes a pod's devices on the node's row by the rule above; r is
-// what the pod asks for (resource.DeviceRequestOf).
+// Hold takes a pod's devices on the node's row by the package's rule; r
+// is what the pod asks for (resource.DeviceRequestOf).
 func (nd DeviceReading) Hold(d *resource.Devices, row int, p *v1.Pod, r resource.DeviceRequest) (Held, error) {
 	if nd.fromDRA {
 		return Held{}, nil // the claims say what it holds
@@ -196,7 +197,7 @@ func (h Held) AsRequested(r resource.DeviceRequest) (devices []int, ok bool) {
 }
 
 // HoldDevices takes a pod's devices on its node's row of a device view, by
-// the rule above, as a host does for a pod it places or finds on the node.
+// the package's rule, as a host does for a pod it places or finds on the node.
 // A node whose registration cannot be read has no devices: the pod holds
 // none. With DRA (d not nil), on a node whose devices DRA publishes a
 // pod holds what its claims hold, which the host reads with DRA again,
@@ -248,7 +249,7 @@ func DeviceAmounts(d *resource.Devices, row int) (allocatable, used int64) {
 // NodeDevices writes a node's devices into its row of a device view, as
 // kube-scheduler's NodeInfo shows the node and its pods: the node's
 // devices of its model, and the pods that count on it (Counts) holding
-// theirs, by the rule above. It is the rule a fresh Cache follows, for
+// theirs, by the package's rule. It is the rule a fresh cache.Cache follows, for
 // a host that reads a node's pods at once. A registration that cannot be
 // read is a *RegistrationError, returned once the row is written (without
 // devices): the host may report it and go on. With DRA (d not nil), a
