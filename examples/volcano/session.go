@@ -3,7 +3,6 @@
 package volcano
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -179,9 +178,7 @@ func newSessionView(c *Config, ssn *framework.Session) (*sessionView, error) {
 		return nil, err
 	}
 	if s.scores.Volatile() {
-		slices.SortFunc(pods, func(a, b *v1.Pod) int {
-			return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
-		})
+		slices.SortFunc(pods, kubebridge.ByNamespaceAndName)
 		for _, p := range pods {
 			if p.Spec.NodeName == "" || !kubebridge.Counts(p) {
 				continue

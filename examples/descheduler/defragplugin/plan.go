@@ -175,9 +175,7 @@ func (p *Plugin) read(ctx context.Context, nodes []*v1.Node) (*reading, error) {
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(pods, func(a, b *v1.Pod) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
-	})
+	slices.SortFunc(pods, kubebridge.ByNamespaceAndName)
 	budgets, err := p.pdbs.List(labels.Everything())
 	if err != nil {
 		return nil, err

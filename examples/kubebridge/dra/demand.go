@@ -49,8 +49,11 @@ func (dd Demand) Allows(node string) bool { return dd.pinned == nil || dd.pinned
 // Take is what the claims take on node, by class, as kube's allocator
 // allocates them there, with the partition type of the part they take
 // in a class (Reading.Fit); ok is false where the node cannot satisfy
-// them.
+// them. A demand without pending claims takes nothing anywhere.
 func (dd Demand) Take(node string) (take []int64, types []string, ok bool, err error) {
+	if !dd.Pending() {
+		return nil, nil, true, nil
+	}
 	return dd.dra.fitParts(node, dd.claims)
 }
 

@@ -548,4 +548,8 @@ func TestTwoRequestsOfOneClassTakeThree(t *testing.T) {
 	if take, _, ok, err := demand.Take("node-a"); err != nil || !ok || take[gpus] != 3000 {
 		t.Errorf("take on node-a %v, %v, %v; want 3000 of %s", take, ok, err, resource.GPU)
 	}
+	var none Demand // a pod without claims: nothing, anywhere
+	if take, _, ok, err := none.Take("node-a"); err != nil || !ok || take != nil {
+		t.Errorf("the zero demand takes %v, %v, %v; want nothing, ok", take, ok, err)
+	}
 }
