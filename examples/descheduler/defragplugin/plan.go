@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/resfit/resfit/examples/internal/words"
 	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/examples/kubebridge/cache"
 	"github.com/resfit/resfit/examples/kubebridge/planning"
@@ -60,7 +61,7 @@ func (pl *Plan) String() string {
 	case len(pl.Moves) == 0:
 		fmt.Fprintf(&b, "No plan (%s) for %s within the limits.\n", pl.Mode, strings.Join(waiting, ", "))
 	default:
-		fmt.Fprintf(&b, "Plan (%s) for %s: %s.\n", pl.Mode, strings.Join(waiting, ", "), plural(len(pl.Moves), "move"))
+		fmt.Fprintf(&b, "Plan (%s) for %s: %s.\n", pl.Mode, strings.Join(waiting, ", "), words.Plural(len(pl.Moves), "move"))
 	}
 	var then []Placement // make-room: where the pods it makes room for go
 	for _, m := range pl.Moves {
@@ -76,14 +77,6 @@ func (pl *Plan) String() string {
 		fmt.Fprintf(&b, "warning: %s\n", w)
 	}
 	return b.String()
-}
-
-// plural is "1 move", "2 moves".
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // Plan makes a run's plan on the cluster as the listers hold it, on the

@@ -8,6 +8,8 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/types"
 	dracel "k8s.io/dynamic-resource-allocation/cel"
+
+	"github.com/resfit/resfit/examples/internal/words"
 )
 
 // Unsatisfied says why a node cannot satisfy a pod's pending claims, as
@@ -93,21 +95,13 @@ func (d *Reading) shortage(node string, key string, r resourcev1.DeviceRequest) 
 	case selected == 0:
 		return what + " " + selects + " no device on the node"
 	case unlisted == selected:
-		return fmt.Sprintf("the %s %s %s on the node lie in pools whose ResourceSlices are not all listed; kube's allocator uses none of them", plural(selected, "device"), what, selects)
+		return fmt.Sprintf("the %s %s %s on the node lie in pools whose ResourceSlices are not all listed; kube's allocator uses none of them", words.Plural(selected, "device"), what, selects)
 	case share && shareable == 0:
-		return fmt.Sprintf("it asks for a share of a device, and none of the %s %s %s on the node may be shared (allowMultipleAllocations)", plural(selected, "device"), what, selects)
+		return fmt.Sprintf("it asks for a share of a device, and none of the %s %s %s on the node may be shared (allowMultipleAllocations)", words.Plural(selected, "device"), what, selects)
 	case share:
-		return fmt.Sprintf("it asks for a share of a device, and none of the %s %s %s on the node has that much capacity left", plural(selected, "device"), what, selects)
+		return fmt.Sprintf("it asks for a share of a device, and none of the %s %s %s on the node has that much capacity left", words.Plural(selected, "device"), what, selects)
 	case e.AllocationMode == resourcev1.DeviceAllocationModeAll:
-		return fmt.Sprintf("it asks for all %s %s %s on the node, and %d of them are wholly free", plural(selected, "device"), what, selects, free)
+		return fmt.Sprintf("it asks for all %s %s %s on the node, and %d of them are wholly free", words.Plural(selected, "device"), what, selects, free)
 	}
-	return fmt.Sprintf("it asks for %d; %s %s %s on the node, %d of them wholly free (no claim holds it or a part of it)", e.Count, what, selects, plural(selected, "device"), free)
-}
-
-// plural is n and a noun, plural unless n is 1.
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
+	return fmt.Sprintf("it asks for %d; %s %s %s on the node, %d of them wholly free (no claim holds it or a part of it)", e.Count, what, selects, words.Plural(selected, "device"), free)
 }

@@ -11,6 +11,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/resfit/resfit/examples/internal/words"
 	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/examples/kubebridge/planning"
 	"github.com/resfit/resfit/scoring/config"
@@ -155,11 +156,11 @@ func (d *defragRun) room(pods []*v1.Pod, timeout time.Duration) error {
 	if !plan.Found {
 		switch {
 		case plan.Stopped:
-			d.r.Reason = fmt.Sprintf("the search stopped at its time limit (%s, %s examined); no plan of at most %s was found, and it needs at least %s", timeout, plural(plan.States, "move sequence"), plural(d.r.MaxMoves, "move"), plural(plan.Bound, "move"))
+			d.r.Reason = fmt.Sprintf("the search stopped at its time limit (%s, %s examined); no plan of at most %s was found, and it needs at least %s", timeout, words.Plural(plan.States, "move sequence"), words.Plural(d.r.MaxMoves, "move"), words.Plural(plan.Bound, "move"))
 		case plan.Bound > d.r.MaxMoves:
-			d.r.Reason = fmt.Sprintf("no plan of at most %s exists: it needs at least %s", plural(d.r.MaxMoves, "move"), plural(plan.Bound, "move"))
+			d.r.Reason = fmt.Sprintf("no plan of at most %s exists: it needs at least %s", words.Plural(d.r.MaxMoves, "move"), words.Plural(plan.Bound, "move"))
 		default:
-			d.r.Reason = fmt.Sprintf("no plan of at most %s was found (it needs at least %s); with this many movable pods the search tries only moves off one node, chained where a moved pod needs room, and cannot prove that none exists", plural(d.r.MaxMoves, "move"), plural(plan.Bound, "move"))
+			d.r.Reason = fmt.Sprintf("no plan of at most %s was found (it needs at least %s); with this many movable pods the search tries only moves off one node, chained where a moved pod needs room, and cannot prove that none exists", words.Plural(d.r.MaxMoves, "move"), words.Plural(plan.Bound, "move"))
 		}
 		return nil
 	}
@@ -258,7 +259,7 @@ func (r *DefragReport) WriteTable(w io.Writer) error {
 	case len(r.Moves) == 0:
 		fmt.Fprintf(&b, "Plan: %s under %s: no move is needed.\n", what, r.Config)
 	default:
-		fmt.Fprintf(&b, "Plan: %s under %s: %s", what, r.Config, plural(len(r.Moves), "move"))
+		fmt.Fprintf(&b, "Plan: %s under %s: %s", what, r.Config, words.Plural(len(r.Moves), "move"))
 		switch {
 		case r.Minimal:
 			b.WriteString(", the fewest (none would do with fewer).\n")
@@ -283,7 +284,7 @@ func (r *DefragReport) WriteTable(w io.Writer) error {
 		b.WriteString(text + "\n")
 	}
 	for _, bu := range r.Budgets {
-		fmt.Fprintf(&b, "PodDisruptionBudget %s allows %s; the plan uses %d.\n", bu.Name, plural(bu.Allowed, "disruption"), bu.Used)
+		fmt.Fprintf(&b, "PodDisruptionBudget %s allows %s; the plan uses %d.\n", bu.Name, words.Plural(bu.Allowed, "disruption"), bu.Used)
 	}
 	for _, w := range r.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", w)

@@ -11,6 +11,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/resfit/resfit/examples/internal/words"
 	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/examples/kubebridge/planning"
@@ -320,7 +321,7 @@ func requestDescription(r dra.Request) string {
 			text = "all " + a.Class
 		}
 		if n := a.Selectors(); n > 0 {
-			text += " (" + plural(n, "selector") + ")"
+			text += " (" + words.Plural(n, "selector") + ")"
 		}
 		var capacity []string
 		for _, name := range slices.Sorted(maps.Keys(a.Capacity)) {

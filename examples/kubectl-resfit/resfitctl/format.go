@@ -2,7 +2,6 @@ package resfitctl
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 
 	"github.com/resfit/resfit/examples/kubebridge/planning"
@@ -17,13 +16,4 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-// plural is a count of a word, the word in the plural unless the count is
-// 1: "1 pod", "3 pods".
-func plural[N int | int64](n N, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }

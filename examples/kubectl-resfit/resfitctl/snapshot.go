@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/resfit/resfit/examples/internal/words"
 	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/examples/kubebridge/dra"
 )
@@ -173,7 +174,7 @@ func (c *Snapshot) FindPod(ref, namespace string) (*v1.Pod, error) {
 			return p, nil
 		}
 	}
-	return nil, fmt.Errorf("pod %s/%s is not in %s (%s); check the name and the namespace (-n), or give the pod's manifest with -f", ns, name, c.Source, plural(len(c.Pods), "pod"))
+	return nil, fmt.Errorf("pod %s/%s is not in %s (%s); check the name and the namespace (-n), or give the pod's manifest with -f", ns, name, c.Source, words.Plural(len(c.Pods), "pod"))
 }
 
 // FindGroup finds the pending pods of a pod group, by "namespace/name" or
@@ -200,7 +201,7 @@ func (c *Snapshot) FindGroup(ref, namespace string) ([]*v1.Pod, error) {
 		}
 	}
 	if len(pods) == 0 {
-		return nil, fmt.Errorf("pod group %s/%s has no pending pods in %s (%s of it); pods join a group by spec.schedulingGroup.podGroupName, the annotation scheduling.k8s.io/group-name or the label scheduling.x-k8s.io/pod-group", ns, name, c.Source, plural(members, "pod"))
+		return nil, fmt.Errorf("pod group %s/%s has no pending pods in %s (%s of it); pods join a group by spec.schedulingGroup.podGroupName, the annotation scheduling.k8s.io/group-name or the label scheduling.x-k8s.io/pod-group", ns, name, c.Source, words.Plural(members, "pod"))
 	}
 	return pods, nil
 }

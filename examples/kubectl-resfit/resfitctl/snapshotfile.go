@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/resfit/resfit/examples/internal/words"
 	"github.com/resfit/resfit/examples/kubebridge"
 )
 
@@ -107,7 +108,7 @@ func ParseSnapshot(data []byte) (*Snapshot, error) {
 		}
 	}
 	if len(c.Nodes) == 0 {
-		return nil, fmt.Errorf("no nodes in it (%s); make it with kubectl get nodes,pods -A -o json", plural(len(list.Items), "item"))
+		return nil, fmt.Errorf("no nodes in it (%s); make it with kubectl get nodes,pods -A -o json", words.Plural(len(list.Items), "item"))
 	}
 	c.sort()
 	return c, nil

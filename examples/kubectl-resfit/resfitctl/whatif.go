@@ -12,6 +12,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/resfit/resfit/examples/internal/words"
 	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/examples/kubebridge/planning"
 	"github.com/resfit/resfit/scoring"
@@ -167,11 +168,11 @@ func place(c *Snapshot, nc NamedConfig, pods []*v1.Pod, opts WhatIfOptions) (*Ou
 		}
 		o.Placements = append(o.Placements, pl)
 		if opts.Progress != nil && (i+1)%every == 0 {
-			fmt.Fprintf(opts.Progress, "%s: %d of %s, %d placed (%s)\n", nc.Name, i+1, plural(len(pods), "pod"), o.Placed, time.Since(start).Round(time.Millisecond))
+			fmt.Fprintf(opts.Progress, "%s: %d of %s, %d placed (%s)\n", nc.Name, i+1, words.Plural(len(pods), "pod"), o.Placed, time.Since(start).Round(time.Millisecond))
 		}
 	}
 	if opts.Progress != nil {
-		fmt.Fprintf(opts.Progress, "%s: %s, %d placed, %d pending (%s)\n", nc.Name, plural(len(pods), "pod"), o.Placed, o.Pending, time.Since(start).Round(time.Millisecond))
+		fmt.Fprintf(opts.Progress, "%s: %s, %d placed, %d pending (%s)\n", nc.Name, words.Plural(len(pods), "pod"), o.Placed, o.Pending, time.Since(start).Round(time.Millisecond))
 	}
 	o.GPUAllocated, o.GPUFragmented = sc.DeviceShares(append(slices.Clone(pods), c.Pods...))
 	return o, nil
@@ -253,7 +254,7 @@ func (r *WhatIfReport) WriteJSON(w io.Writer) error {
 // waits, and where every pod went, the ones that differ marked.
 func (r *WhatIfReport) WriteTable(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s placed one by one in queue order (priority, then creation), each configuration on its own copy of the cluster.\n\n", plural(len(r.Pods), "pod"))
+	fmt.Fprintf(&b, "%s placed one by one in queue order (priority, then creation), each configuration on its own copy of the cluster.\n\n", words.Plural(len(r.Pods), "pod"))
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CONFIG\tPLACED\tPENDING\tGPU ALLOCATED\tGPU FRAGMENTED")
 	for _, o := range r.Outcomes {
@@ -308,7 +309,7 @@ func (r *WhatIfReport) WriteTable(w io.Writer) error {
 		if len(r.Differs) == 1 {
 			verb = "goes"
 		}
-		fmt.Fprintf(&b, "\n%d of %s %s to a different node under some configuration.\n", len(r.Differs), plural(len(r.Pods), "pod"), verb)
+		fmt.Fprintf(&b, "\n%d of %s %s to a different node under some configuration.\n", len(r.Differs), words.Plural(len(r.Pods), "pod"), verb)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
