@@ -22,9 +22,16 @@
 //     ConfigMap or among manifests), built into a pipeline.
 //   - scoring/frag: FGD, the fragmentation-aware score for GPU sharing.
 //   - scoring/drf, scoring/proportion, scoring/priority,
-//     scoring/conformance, scoring/reservation: job-level helpers (DRF
-//     order, queue shares, job and task order, the eviction guard,
-//     reservation for starving jobs) beside node scoring.
+//     scoring/conformance: job-level helpers (DRF order, queue shares, job
+//     and task order, the eviction guard) beside node scoring.
+//   - scoring/defrag: plans of moves that make room (make-room, reclaim,
+//     give-back), and the bounds no plan beats.
+//   - Two answers to a large pod that waits while small ones keep coming:
+//     scoring/starvation is resfit's starvation control (EASY backfilling:
+//     hold a node, backfill it, drain it), what the descheduler's reserve
+//     mode and the replay's -starve run; scoring/reservation is Volcano's
+//     job resource reservation (elect a job, lock nodes for it), kept to
+//     compare against it (the replay's -reserve).
 //
 // examples/quickstart and examples/aiscenario are runnable starts.
 //

@@ -3,6 +3,13 @@
 // filter that keeps every other job's tasks off the locked nodes, after
 // Volcano's job resource reservation design.
 //
+// It is Volcano's design, not resfit's starvation control: no host of
+// resfit runs it. The descheduler's reserve mode and the replay's -starve
+// run package starvation (EASY backfilling: a held node that other pods
+// may backfill where they cannot delay the target, and drain); the
+// replay's -reserve runs this package, to compare. A lock here keeps
+// every other job off, and drains nothing by itself.
+//
 // All state is explicit: State goes into Step and a new State comes out;
 // the caller passes the time. Nothing reads a clock or keeps a global.
 package reservation

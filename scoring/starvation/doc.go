@@ -35,4 +35,10 @@
 // it; a pod past its declared end counts as ending now. Everything here is
 // plain data and functions of it: the caller passes the time and the
 // state, and keeps the target and the hold between rounds.
+//
+// This is what resfit's hosts run against starvation: the descheduler's
+// reserve mode and the replay's -starve. Package reservation is Volcano's
+// job resource reservation (a lock that keeps every other job off the
+// nodes it reserves), which the replay's -reserve runs to compare; the
+// two share no code.
 package starvation
