@@ -15,7 +15,7 @@ import (
 func TestRunSynthetic(t *testing.T) {
 	dir := t.TempDir()
 	var out, log bytes.Buffer
-	if err := run([]string{"-synthetic", "-seeds", "2", "-policies", "Random,FGD,ResfitFrag", "-out", dir}, &out, &log); err != nil {
+	if err := execute([]string{"-synthetic", "-seeds", "2", "-policies", "Random,FGD,ResfitFrag", "-out", dir}, &out, &log); err != nil {
 		t.Fatal(err, log.String())
 	}
 	for _, want := range []string{"| Random |", "| FGD |", "| ResfitFrag |", "mean ± sd over 2 seeds"} {
@@ -39,15 +39,15 @@ func TestRunSynthetic(t *testing.T) {
 	if err != nil || !bytes.Contains(svg, []byte("<svg")) || !bytes.Contains(svg, []byte("ResfitFrag")) {
 		t.Fatalf("allocation.svg: %v", err)
 	}
-	if err := run([]string{"-synthetic", "-policies", "Tetris"}, &out, &log); err == nil {
+	if err := execute([]string{"-synthetic", "-policies", "Tetris"}, &out, &log); err == nil {
 		t.Error("an unknown policy ran")
 	}
 	for _, bad := range [][]string{{"-seeds", "0"}, {"-load", "NaN"}, {"-load", "-1"}} {
-		if err := run(append([]string{"-synthetic"}, bad...), &out, &log); err == nil || !strings.Contains(err.Error(), bad[0]) {
+		if err := execute(append([]string{"-synthetic"}, bad...), &out, &log); err == nil || !strings.Contains(err.Error(), bad[0]) {
 			t.Errorf("%v: %v", bad, err)
 		}
 	}
-	if err := run([]string{"-synthetic", "-tiebreak", "coin"}, &out, &log); err == nil || !strings.Contains(err.Error(), "tie-break") {
+	if err := execute([]string{"-synthetic", "-tiebreak", "coin"}, &out, &log); err == nil || !strings.Contains(err.Error(), "tie-break") {
 		t.Errorf("bad tie-break: %v", err)
 	}
 }
@@ -71,12 +71,12 @@ func TestTraceFiles(t *testing.T) {
 		{[]string{"-trace", dir, "-pods", "other.csv"}, "pod list: open " + filepath.Join(dir, "other.csv")},
 		{[]string{"-synthetic", "-trace", dir}, "-synthetic replays the built-in workload"},
 	} {
-		if err := run(append(c.args, "-out", ""), &out, &log); err == nil || !strings.Contains(err.Error(), c.want) {
+		if err := execute(append(c.args, "-out", ""), &out, &log); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want %q", c.args, err, c.want)
 		}
 	}
 	out.Reset()
-	if err := run([]string{"-trace", dir, "-pods", "mine.csv", "-seeds", "1", "-policies", "BestFit", "-out", ""}, &out, &log); err != nil {
+	if err := execute([]string{"-trace", dir, "-pods", "mine.csv", "-seeds", "1", "-policies", "BestFit", "-out", ""}, &out, &log); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "openb ("+dir+", mine.csv): 2 nodes") {
@@ -89,7 +89,7 @@ func TestTraceFiles(t *testing.T) {
 func TestRunDefragSynthetic(t *testing.T) {
 	dir := t.TempDir()
 	var out, log bytes.Buffer
-	if err := run([]string{"-synthetic", "-defrag", "-seeds", "1", "-out", dir}, &out, &log); err != nil {
+	if err := execute([]string{"-synthetic", "-defrag", "-seeds", "1", "-out", dir}, &out, &log); err != nil {
 		t.Fatal(err, log.String())
 	}
 	for _, want := range []string{"ResfitFrag placing", "| make-room k=2 |", "| reclaim 1% |", "| give-back 5% |", "| fragMultiPod 0.5% |"} {
@@ -109,7 +109,7 @@ func TestRunDefragSynthetic(t *testing.T) {
 	if svg, err := os.ReadFile(filepath.Join(dir, "defrag.svg")); err != nil || !bytes.Contains(svg, []byte("fragMultiPod")) {
 		t.Fatalf("defrag.svg: %v", err)
 	}
-	if err := run([]string{"-synthetic", "-defrag", "-policies", "FGD,Random"}, &out, &log); err == nil || !strings.Contains(err.Error(), "one policy") {
+	if err := execute([]string{"-synthetic", "-defrag", "-policies", "FGD,Random"}, &out, &log); err == nil || !strings.Contains(err.Error(), "one policy") {
 		t.Errorf("two policies: %v", err)
 	}
 }
@@ -121,7 +121,7 @@ func TestRunChurnSynthetic(t *testing.T) {
 	var out, log bytes.Buffer
 	args := []string{"-churn", "-synthetic", "-seeds", "2", "-policies", "FGD,ResfitFrag", "-loads", "0.9,1.3",
 		"-moves", "none,give-back", "-warmup", "1h", "-window", "3h", "-out", dir}
-	if err := run(args, &out, &log); err != nil {
+	if err := execute(args, &out, &log); err != nil {
 		t.Fatal(err, log.String())
 	}
 	for _, want := range []string{"| FGD | none | 0.9 |", "| ResfitFrag | give-back 1%/h every 10m | 1.3 |", "idle GPU % while GPU pods wait", "8 GPUs"} {
@@ -163,7 +163,7 @@ func TestRunChurnSynthetic(t *testing.T) {
 		}
 	}
 	for _, bad := range [][]string{{"-loads", "x"}, {"-loads", "0"}, {"-moves", "shuffle"}, {"-moves", "make-room", "-k", "0"}, {"-window", "0s"}} {
-		if err := run(append([]string{"-churn", "-synthetic"}, bad...), &out, &log); err == nil {
+		if err := execute(append([]string{"-churn", "-synthetic"}, bad...), &out, &log); err == nil {
 			t.Errorf("%v ran", bad)
 		}
 	}

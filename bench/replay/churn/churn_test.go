@@ -1,7 +1,6 @@
-package sim
+package churn
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -10,6 +9,8 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 	"pgregory.net/rapid"
+
+	"github.com/resfit/resfit/bench/replay/sim"
 )
 
 // scripted gives the arrivals in order.
@@ -30,13 +31,30 @@ type fataler interface {
 	Fatal(args ...any)
 }
 
-func policy(t fataler, name string) Policy {
+func policy(t fataler, name string) sim.Policy {
 	t.Helper()
-	ps, err := Select(Policies(), name)
+	ps, err := sim.Select(sim.Policies(), name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return ps[0]
+}
+
+// handWorked is the replay TestChurnByHand works by hand, with a spec:
+// one node of 2 GPUs, BestFit, and the arrivals of A, B and C.
+func handWorked(t *testing.T, spec Spec) (*replay, []arrival) {
+	t.Helper()
+	gpu := func(name string, n int) sim.Pod {
+		return sim.Pod{Name: name, MilliCPU: 1000, MemoryMiB: 1024, NumGPU: n, GPUMilli: 1000}
+	}
+	in := sim.Input{Nodes: []sim.Node{{Name: "n0", MilliCPU: 64000, MemoryMiB: 262144, GPUs: 2}}}
+	in.Pods = []sim.Pod{gpu("A", 1), gpu("B", 2), gpu("C", 1)}
+	in.Classes = sim.TypicalClasses(in.Pods, 1)
+	r, err := newReplay(policy(t, "BestFit"), in, spec, AddOns{}, 42, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, []arrival{{in.Pods[0], 0, 10}, {in.Pods[1], 1, 5}, {in.Pods[2], 2, 3}}
 }
 
 // One node of 2 GPUs, worked by hand over a window of 20 s: A (1 GPU)
@@ -49,31 +67,22 @@ func policy(t fataler, name string) Policy {
 // 45% of the window, with 1 + 5 = 6 GPU-seconds idle, 15%. Waits: A and C
 // 0, B 9 s.
 func TestChurnByHand(t *testing.T) {
-	gpu := func(name string, n int) Pod {
-		return Pod{Name: name, MilliCPU: 1000, MemoryMiB: 1024, NumGPU: n, GPUMilli: 1000}
-	}
-	in := Input{Nodes: []Node{{Name: "n0", MilliCPU: 64000, MemoryMiB: 262144, GPUs: 2}}}
-	in.Pods = []Pod{gpu("A", 1), gpu("B", 2), gpu("C", 1)}
-	in.Classes = TypicalClasses(in.Pods, 1)
-	r, err := newChurn(policy(t, "BestFit"), in, ChurnSpec{Load: 1, Window: 20}, 42, Options{})
-	if err != nil {
+	r, arrivals := handWorked(t, Spec{Load: 1, Window: 20})
+	if err := r.run(nil, scripted(arrivals...)); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.run(nil, scripted(arrival{in.Pods[0], 0, 10}, arrival{in.Pods[1], 1, 5}, arrival{in.Pods[2], 2, 3})); err != nil {
-		t.Fatal(err)
-	}
-	res := r.res
-	if res.Idle != 42.5 || res.IdleWhileWaiting != 15 || res.WaitingShare != 45 || res.Events != 6 || res.Arrivals != 3 {
+	res, idle := r.res, r.res.Idle()
+	if idle.Idle != 42.5 || idle.WhileWaiting != 15 || idle.WaitingShare != 45 || res.Events != 6 || res.Arrivals != 3 {
 		t.Errorf("idle %v, idle while waiting %v, waiting %v%%, %d events, %d arrivals; want 42.5, 15, 45, 6, 3",
-			res.Idle, res.IdleWhileWaiting, res.WaitingShare, res.Events, res.Arrivals)
+			idle.Idle, idle.WhileWaiting, idle.WaitingShare, res.Events, res.Arrivals)
 	}
-	if len(res.Hourly) != 1 || res.Hourly[0] != 42.5 || len(res.HourlyWhileWaiting) != 1 || res.HourlyWhileWaiting[0] != 15 {
-		t.Errorf("hourly %v, while waiting %v; want [42.5], [15] (the window is 20 s of one hour)", res.Hourly, res.HourlyWhileWaiting)
+	if len(idle.Hourly) != 1 || idle.Hourly[0] != 42.5 || len(idle.HourlyWhileWaiting) != 1 || idle.HourlyWhileWaiting[0] != 15 {
+		t.Errorf("hourly %v, while waiting %v; want [42.5], [15] (the window is 20 s of one hour)", idle.Hourly, idle.HourlyWhileWaiting)
 	}
-	if w := res.Waits[Size1]; w != (WaitStats{Arrived: 2, Started: 2}) {
+	if w := res.Waits().BySize[Size1]; w != (WaitStats{Arrived: 2, Started: 2}) {
 		t.Errorf("1-GPU waits %+v", w)
 	}
-	if w := res.Waits[Size2]; w != (WaitStats{Arrived: 1, Started: 1, Mean: 9, P50: 9, P95: 9, P99: 9}) {
+	if w := res.Waits().BySize[Size2]; w != (WaitStats{Arrived: 1, Started: 1, Mean: 9, P50: 9, P95: 9, P99: 9}) {
 		t.Errorf("2-GPU waits %+v", w)
 	}
 	if got := [3]float64{r.pods[0].started, r.pods[1].started, r.pods[2].started}; got != [3]float64{0, 10, 2} {
@@ -96,18 +105,18 @@ func TestChurnByHand(t *testing.T) {
 //   - Without, s goes to a (the tie), p1's leaving frees 1 GPU there, and B
 //     waits for p2 to leave b at 36,001.
 func TestChurnReservationByHand(t *testing.T) {
-	pod := func(name string, cores, gpus int) Pod {
-		return Pod{Name: name, MilliCPU: int64(cores) * 1000, MemoryMiB: 1024, NumGPU: gpus, GPUMilli: 1000}
+	pod := func(name string, cores, gpus int) sim.Pod {
+		return sim.Pod{Name: name, MilliCPU: int64(cores) * 1000, MemoryMiB: 1024, NumGPU: gpus, GPUMilli: 1000}
 	}
-	in := Input{Nodes: []Node{{Name: "a", MilliCPU: 64000, MemoryMiB: 262144, GPUs: 2}, {Name: "b", MilliCPU: 64000, MemoryMiB: 262144, GPUs: 2}}}
-	in.Pods = []Pod{pod("p1", 60, 1), pod("p2", 60, 1), pod("B", 2, 2), pod("s", 2, 1)}
-	in.Classes = TypicalClasses(in.Pods, 1)
+	in := sim.Input{Nodes: []sim.Node{{Name: "a", MilliCPU: 64000, MemoryMiB: 262144, GPUs: 2}, {Name: "b", MilliCPU: 64000, MemoryMiB: 262144, GPUs: 2}}}
+	in.Pods = []sim.Pod{pod("p1", 60, 1), pod("p2", 60, 1), pod("B", 2, 2), pod("s", 2, 1)}
+	in.Classes = sim.TypicalClasses(in.Pods, 1)
 	for _, reserve := range []bool{true, false} {
-		spec := ChurnSpec{Load: 1, Window: 40000}
+		var add AddOns
 		if reserve {
-			spec.Moves = ChurnMoves{Every: 600, Reserve: true}
+			add.Reserve = Reservation{Every: 600}
 		}
-		r, err := newChurn(policy(t, "BestFit"), in, spec, 42, Options{Tiebreak: TiebreakName})
+		r, err := newReplay(policy(t, "BestFit"), in, Spec{Load: 1, Window: 40000}, add, 42, sim.Options{Tiebreak: sim.TiebreakName})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,17 +130,17 @@ func TestChurnReservationByHand(t *testing.T) {
 			}
 			return "-"
 		}
-		big, s := r.pods[2], r.pods[3]
+		big, s, reserved := r.pods[2], r.pods[3], r.res.Reserved()
 		if reserve {
-			if big.started != 3600 || nodeOf(3) != "b" || r.res.Reserved.Targets != 1 || r.res.Reserved.Started != 1 ||
-				math.Abs(r.res.Reserved.NodeHours-1) > 1e-9 || math.Abs(r.res.IdleWhileWaiting-2.675) > 1e-9 {
+			if big.started != 3600 || nodeOf(3) != "b" || reserved.Targets != 1 || reserved.Started != 1 ||
+				math.Abs(reserved.NodeHours-1) > 1e-9 || math.Abs(r.res.Idle().WhileWaiting-2.675) > 1e-9 {
 				t.Errorf("with a reservation: B started at %v, s on %s, %+v, idle while waiting %v; want 3600, b, 1 target started, 1 node-hour, 2.675",
-					big.started, nodeOf(3), r.res.Reserved, r.res.IdleWhileWaiting)
+					big.started, nodeOf(3), reserved, r.res.Idle().WhileWaiting)
 			}
 			continue
 		}
-		if big.started != 36001 || s.row < 0 || nodeOf(3) != "a" || r.res.Reserved != (ReserveStats{}) {
-			t.Errorf("without: B started at %v, s on %s, %+v; want 36001, a, nothing reserved", big.started, nodeOf(3), r.res.Reserved)
+		if big.started != 36001 || s.row < 0 || nodeOf(3) != "a" || reserved != (ReserveStats{}) {
+			t.Errorf("without: B started at %v, s on %s, %+v; want 36001, a, nothing reserved", big.started, nodeOf(3), reserved)
 		}
 	}
 }
@@ -144,15 +153,15 @@ func TestChurnReservationByHand(t *testing.T) {
 // starts there and then; with the reservation alone B waits until p2
 // leaves (36,001 s). The moved pod keeps its departure.
 func TestChurnDrainByHand(t *testing.T) {
-	pod := func(name string, gpus int) Pod {
-		return Pod{Name: name, MilliCPU: 2000, MemoryMiB: 1024, NumGPU: gpus, GPUMilli: 1000}
+	pod := func(name string, gpus int) sim.Pod {
+		return sim.Pod{Name: name, MilliCPU: 2000, MemoryMiB: 1024, NumGPU: gpus, GPUMilli: 1000}
 	}
-	in := Input{Nodes: []Node{{Name: "a", MilliCPU: 64000, MemoryMiB: 262144, GPUs: 2}, {Name: "b", MilliCPU: 64000, MemoryMiB: 262144, GPUs: 2}}}
-	in.Pods = []Pod{pod("p1", 1), pod("p2", 1), pod("p3", 1), pod("p4", 1), pod("B", 2)}
-	in.Classes = TypicalClasses(in.Pods, 1)
-	for _, method := range []DefragMethod{Drain, NoMoves} {
-		spec := ChurnSpec{Load: 1, Window: 40000, Moves: ChurnMoves{Method: method, Every: 3600, PerHour: 1, Reserve: true}}
-		r, err := newChurn(policy(t, "BestFit"), in, spec, 42, Options{Tiebreak: TiebreakName})
+	in := sim.Input{Nodes: []sim.Node{{Name: "a", MilliCPU: 64000, MemoryMiB: 262144, GPUs: 2}, {Name: "b", MilliCPU: 64000, MemoryMiB: 262144, GPUs: 2}}}
+	in.Pods = []sim.Pod{pod("p1", 1), pod("p2", 1), pod("p3", 1), pod("p4", 1), pod("B", 2)}
+	in.Classes = sim.TypicalClasses(in.Pods, 1)
+	for _, method := range []sim.DefragMethod{Drain, sim.NoMoves} {
+		add := AddOns{Moves: Moves{Method: method, Every: 3600, PerHour: 1}, Reserve: Reservation{Every: 3600}}
+		r, err := newReplay(policy(t, "BestFit"), in, Spec{Load: 1, Window: 40000}, add, 42, sim.Options{Tiebreak: sim.TiebreakName})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,9 +174,10 @@ func TestChurnDrainByHand(t *testing.T) {
 		if method == Drain {
 			want, moves = 3600, 1
 		}
-		if big.started != want || r.res.Moved.Moves != moves || r.res.Moved.Placed != moves || r.res.Reserved.Started != 1 {
+		moved, reserved := r.res.Moved(), r.res.Reserved()
+		if big.started != want || moved.Moves != moves || moved.Placed != moves || reserved.Started != 1 {
 			t.Errorf("%s: B started at %v after %d moves, %d placed by moves, %+v; want %v, %d moves and as many placed, 1 target started",
-				method, big.started, r.res.Moved.Moves, r.res.Moved.Placed, r.res.Reserved, want, moves)
+				method, big.started, moved.Moves, moved.Placed, reserved, want, moves)
 		}
 		if r.pods[1].ends != 36001 || r.pods[3].ends != 36003 {
 			t.Errorf("%s: p2 and p4 end at %v and %v, not 36001 and 36003", method, r.pods[1].ends, r.pods[3].ends)
@@ -186,23 +196,23 @@ func TestChurnDrainByHand(t *testing.T) {
 // than B and fits only a: the reservation alone elects H, drain B, for
 // which a node can be drained.
 func TestChurnDrainLocksWhatItCanDrain(t *testing.T) {
-	pod := func(name string, cores int64) Pod {
-		return Pod{Name: name, MilliCPU: cores * 1000, MemoryMiB: 1024, NumGPU: 1, GPUMilli: 1000}
+	pod := func(name string, cores int64) sim.Pod {
+		return sim.Pod{Name: name, MilliCPU: cores * 1000, MemoryMiB: 1024, NumGPU: 1, GPUMilli: 1000}
 	}
-	in := Input{Nodes: []Node{{Name: "a", MilliCPU: 96000, MemoryMiB: 262144, GPUs: 2},
+	in := sim.Input{Nodes: []sim.Node{{Name: "a", MilliCPU: 96000, MemoryMiB: 262144, GPUs: 2},
 		{Name: "b", MilliCPU: 64000, MemoryMiB: 262144, GPUs: 2}, {Name: "c", MilliCPU: 64000, MemoryMiB: 262144, GPUs: 2}}}
 	running := []struct {
-		pod Pod
+		pod sim.Pod
 		row int
 	}{{pod("wide", 60), 0}, {pod("small", 8), 1}, {pod("c1", 2), 2}, {pod("c2", 2), 2}}
 	for _, x := range running {
 		in.Pods = append(in.Pods, x.pod)
 	}
-	in.Classes = TypicalClasses(in.Pods, 1)
-	big := Pod{Name: "B", MilliCPU: 4000, MemoryMiB: 1024, NumGPU: 2, GPUMilli: 1000}
-	for _, method := range []DefragMethod{Drain, NoMoves} {
-		spec := ChurnSpec{Load: 1, Window: 1, Moves: ChurnMoves{Method: method, Every: 3600, PerHour: 1, Reserve: true}}
-		r, err := newChurn(policy(t, "BestFit"), in, spec, 42, Options{Tiebreak: TiebreakName})
+	in.Classes = sim.TypicalClasses(in.Pods, 1)
+	big := sim.Pod{Name: "B", MilliCPU: 4000, MemoryMiB: 1024, NumGPU: 2, GPUMilli: 1000}
+	for _, method := range []sim.DefragMethod{Drain, sim.NoMoves} {
+		add := AddOns{Moves: Moves{Method: method, Every: 3600, PerHour: 1}, Reserve: Reservation{Every: 3600}}
+		r, err := newReplay(policy(t, "BestFit"), in, Spec{Load: 1, Window: 1}, add, 42, sim.Options{Tiebreak: sim.TiebreakName})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -211,8 +221,9 @@ func TestChurnDrainLocksWhatItCanDrain(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		resv := addOnOf[*reserving](r)
 		if method == Drain {
-			v := r.drainView()
+			v := resv.drainView()
 			var got []bool
 			for row := range in.Nodes {
 				got = append(got, v.usable(big, row))
@@ -221,17 +232,19 @@ func TestChurnDrainLocksWhatItCanDrain(t *testing.T) {
 				t.Errorf("drain may lock a, b, c: %v, want %v", got, want)
 			}
 		}
-		huge := Pod{Name: "H", MilliCPU: 90000, MemoryMiB: 1024, NumGPU: 2, GPUMilli: 1000}
-		for i, p := range []Pod{huge, big} {
-			r.wait(r.add(arrival{pod: p, at: float64(i)}))
+		huge := sim.Pod{Name: "H", MilliCPU: 90000, MemoryMiB: 1024, NumGPU: 2, GPUMilli: 1000}
+		for i, p := range []sim.Pod{huge, big} {
+			if err := r.wait(r.add(arrival{pod: p, at: float64(i)})); err != nil {
+				t.Fatal(err)
+			}
 		}
 		r.now = 3600
-		if err := r.reserve(); err != nil {
+		if err := resv.reserve(); err != nil {
 			t.Fatal(err)
 		}
-		target := r.pods[r.resv.target].pod.Name
-		want := map[DefragMethod][2]string{Drain: {"B", "b"}, NoMoves: {"H", "a"}}[method]
-		if locked := r.resv.state.Locked; target != want[0] || !slices.Equal(locked, []string{want[1]}) {
+		target := r.pods[resv.target].pod.Name
+		want := map[sim.DefragMethod][2]string{Drain: {"B", "b"}, sim.NoMoves: {"H", "a"}}[method]
+		if locked := resv.state.Locked; target != want[0] || !slices.Equal(locked, []string{want[1]}) {
 			t.Errorf("%s: the reservation is for %s and locks %v, want %s and %s", method, target, locked, want[0], want[1])
 		}
 	}
@@ -248,7 +261,7 @@ func TestChurnOffersTheLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := NewCluster(Schema(), in.Nodes, nil)
+	c, err := sim.NewCluster(sim.Schema(), in.Nodes, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,18 +310,27 @@ func TestChurnLifetimesFollowTheList(t *testing.T) {
 	}
 }
 
+// skipUnderRace skips a test that takes minutes on one goroutine under
+// the race detector (.ci/run runs it without).
+func skipUnderRace(t *testing.T) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("a long replay on one goroutine: run without -race (.ci/run does)")
+	}
+}
+
 // churnInput is the trace when it is there, else the synthetic workload
 // with lifetimes.
-func churnInput(t testing.TB) Input {
+func churnInput(t testing.TB) sim.Input {
 	t.Helper()
-	if dir := FindTrace(); dir != "" {
-		in, err := ReadTrace(dir)
+	if dir := sim.FindTrace(); dir != "" {
+		in, err := sim.ReadTrace(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return in
 	}
-	return Synthetic(SyntheticSpec{Seed: 1, Nodes: 60})
+	return sim.Synthetic(sim.SyntheticSpec{Seed: 1, Nodes: 60})
 }
 
 // Random small clusters and arrivals, with and without moves in the loop:
@@ -321,7 +343,7 @@ func churnInput(t testing.TB) Input {
 func TestChurnKeepsTheBooks(t *testing.T) {
 	skipUnderRace(t) // one goroutine, a minute under race
 	t.Parallel()
-	in := Synthetic(SyntheticSpec{Seed: 3, Nodes: 12})
+	in := sim.Synthetic(sim.SyntheticSpec{Seed: 3, Nodes: 12})
 	l, err := NewLifetimes(in.Pods)
 	if err != nil {
 		t.Fatal(err)
@@ -332,24 +354,13 @@ func TestChurnKeepsTheBooks(t *testing.T) {
 		name := rapid.SampledFrom(policies).Draw(t, "policy")
 		load := rapid.Float64Range(0.3, 2).Draw(t, "load")
 		seed := rapid.Uint64Range(0, 1000).Draw(t, "seed")
-		spec := ChurnSpec{Load: load, WarmUp: 3600, Window: rapid.Float64Range(600, 6*3600).Draw(t, "window")}
-		method := rapid.SampledFrom([]DefragMethod{NoMoves, MakeRoom, GiveBack, FragMultiPod, Drain}).Draw(t, "moves")
-		if method != NoMoves {
-			spec.Moves = ChurnMoves{Method: method, Every: rapid.Float64Range(300, 3600).Draw(t, "every"), K: rapid.IntRange(1, 3).Draw(t, "k"),
-				PerHour: rapid.Float64Range(0.01, 1).Draw(t, "per hour")}
-		}
-		if method == Drain || rapid.Bool().Draw(t, "reserve") {
-			spec.Moves.Reserve = true
-			spec.Moves.Every = cmp.Or(spec.Moves.Every, rapid.Float64Range(300, 3600).Draw(t, "every"))
-		}
-		if rapid.Bool().Draw(t, "floors") {
-			spec.Floor = rapid.Float64Range(0, 0.1).Draw(t, "floor's moves")
-		}
-		r, err := newChurn(policy(t, name), in, spec, seed, Options{})
+		spec := Spec{Load: load, WarmUp: 3600, Window: rapid.Float64Range(600, 6*3600).Draw(t, "window"),
+			Declare: rapid.SampledFrom([]Declaration{DeclareNone, DeclareExact, DeclareNoisy}).Draw(t, "declare")}
+		r, err := newReplay(policy(t, name), in, spec, drawAddOns(t), seed, sim.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.floorSeen = func(idle, floor, share float64) {
+		addOnOf[*floorMetric](r).seen = func(idle, floor, share float64) {
 			if !(share >= 0 && share <= floor && floor <= idle) {
 				t.Fatalf("at %.0f s: %.0f milli-GPU idle, floors %.0f (moves) and %.0f (shares)", r.now, idle, floor, share)
 			}
@@ -368,8 +379,41 @@ func TestChurnKeepsTheBooks(t *testing.T) {
 	}
 }
 
+// drawAddOns draws what runs beside the loop: any moves, a reservation
+// or starvation control (one of them with drain), a floor.
+func drawAddOns(t *rapid.T) AddOns {
+	var add AddOns
+	every := func(name string) float64 { return rapid.Float64Range(300, 3600).Draw(t, name) }
+	method := rapid.SampledFrom([]sim.DefragMethod{sim.NoMoves, sim.MakeRoom, sim.GiveBack, sim.FragMultiPod, Drain}).Draw(t, "moves")
+	if method != sim.NoMoves {
+		add.Moves = Moves{Method: method, Every: every("moves every"), K: rapid.IntRange(1, 3).Draw(t, "k"),
+			PerHour: rapid.Float64Range(0.01, 1).Draw(t, "per hour")}
+	}
+	switch holder := rapid.SampledFrom([]string{"none", "reserve", "starve"}).Draw(t, "holder"); {
+	case holder == "reserve" || holder == "none" && method == Drain:
+		add.Reserve = Reservation{Every: every("reserve every")}
+	case holder == "starve":
+		add.Starve = Starvation{Every: every("starve every"), After: rapid.Float64Range(0, 7200).Draw(t, "after"),
+			Patience: rapid.Float64Range(0, 7200).Draw(t, "patience"), Holds: rapid.IntRange(0, 4).Draw(t, "holds")}
+	}
+	if rapid.Bool().Draw(t, "floors") {
+		add.Floor = rapid.Float64Range(0, 0.1).Draw(t, "floor's moves")
+	}
+	return add
+}
+
+// addOnOf is the replay's add-on of type A.
+func addOnOf[A addOn](r *replay) A {
+	for _, x := range r.reporting {
+		if a, ok := x.(A); ok {
+			return a
+		}
+	}
+	panic("no such add-on") // a programming error in a test
+}
+
 // checkBooks holds a replay's state to its pods.
-func checkBooks(t *rapid.T, r *churn) {
+func checkBooks(t *rapid.T, r *replay) {
 	c := r.c
 	used := make([][3]int64, c.Table.Len())
 	free := make([][]int64, c.Table.Len())
@@ -436,10 +480,15 @@ func checkBooks(t *rapid.T, r *churn) {
 	if asked != r.waitMilli {
 		t.Fatalf("the waiting pods ask for %d milli-GPU, the replay counts %d", asked, r.waitMilli)
 	}
+	// A held row admits a pod by when it says it ends, against its
+	// target's shadow time, which changes as time passes: with starvation
+	// control the waiting pods fit no row that is not held.
+	best := r.best
+	if slices.Contains(r.addOns, addOn(addOnOf[*starving](r))) {
+		best = r.bestMove
+	}
 	for k := range waiting {
-		r.pods[k].pod.Task(&r.task)
-		r.task.Job = r.jobOf(k)
-		if row, err := r.placer.Best(&r.task); err != nil || row >= 0 {
+		if row, err := best(k); err != nil || row >= 0 {
 			t.Fatalf("pod %d waits though it fits row %d (%v)", k, row, err)
 		}
 	}
@@ -461,12 +510,12 @@ func checkBooks(t *rapid.T, r *churn) {
 // Without starvation control s2 takes b's free GPU at 2,400 s and B waits
 // until s2 leaves, at 12,400 s.
 func TestChurnStarvationByHand(t *testing.T) {
-	pod := func(name string, gpus int) Pod {
-		return Pod{Name: name, MilliCPU: 1000, MemoryMiB: 1024, NumGPU: gpus, GPUMilli: 1000}
+	pod := func(name string, gpus int) sim.Pod {
+		return sim.Pod{Name: name, MilliCPU: 1000, MemoryMiB: 1024, NumGPU: gpus, GPUMilli: 1000}
 	}
-	in := Input{Nodes: []Node{{Name: "a", MilliCPU: 64000, MemoryMiB: 262144, GPUs: 2}, {Name: "b", MilliCPU: 64000, MemoryMiB: 262144, GPUs: 2}}}
-	in.Pods = []Pod{pod("p1", 1), pod("p2", 1), pod("p3", 1), pod("B", 2), pod("s1", 1), pod("s2", 1)}
-	in.Classes = TypicalClasses(in.Pods, 1)
+	in := sim.Input{Nodes: []sim.Node{{Name: "a", MilliCPU: 64000, MemoryMiB: 262144, GPUs: 2}, {Name: "b", MilliCPU: 64000, MemoryMiB: 262144, GPUs: 2}}}
+	in.Pods = []sim.Pod{pod("p1", 1), pod("p2", 1), pod("p3", 1), pod("B", 2), pod("s1", 1), pod("s2", 1)}
+	in.Classes = sim.TypicalClasses(in.Pods, 1)
 	for _, c := range []struct {
 		name             string
 		starve           bool
@@ -479,11 +528,11 @@ func TestChurnStarvationByHand(t *testing.T) {
 		{"undeclared", true, DeclareNone, [6]float64{0, 1, 2, 7202, 3600, 4600}, 1, 0, 10.0 / 6, 7192},
 		{"no control", false, DeclareExact, [6]float64{0, 1, 2, 12400, 1300, 2400}, 0, 0, 0, 12390},
 	} {
-		spec := ChurnSpec{Load: 1, Window: 40000, Declare: c.declare}
+		var add AddOns
 		if c.starve {
-			spec.Moves = ChurnMoves{Every: 600, Starve: true, After: 600}
+			add.Starve = Starvation{Every: 600, After: 600}
 		}
-		r, err := newChurn(policy(t, "BestFit"), in, spec, 42, Options{Tiebreak: TiebreakName})
+		r, err := newReplay(policy(t, "BestFit"), in, Spec{Load: 1, Window: 40000, Declare: c.declare}, add, 42, sim.Options{Tiebreak: sim.TiebreakName})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -495,11 +544,11 @@ func TestChurnStarvationByHand(t *testing.T) {
 		for k := range started {
 			started[k] = r.pods[k].started
 		}
-		st := r.res.Starved
+		st, waitB := r.res.Starved(), r.res.Waits().BySize[Size2].Mean
 		if started != c.started || st.Targets != c.targets || st.Started != c.targets || st.Backfilled != c.backed ||
-			math.Abs(st.NodeHours-c.nodeHours) > 1e-9 || r.res.Waits[Size2].Mean != c.waitB {
+			math.Abs(st.NodeHours-c.nodeHours) > 1e-9 || waitB != c.waitB {
 			t.Errorf("%s: started %v, %+v, B waited %v; want %v, %d targets started, %d backfilled, B waiting %v",
-				c.name, started, st, r.res.Waits[Size2].Mean, c.started, c.targets, c.backed, c.waitB)
+				c.name, started, st, waitB, c.started, c.targets, c.backed, c.waitB)
 		}
 	}
 }
@@ -511,24 +560,15 @@ func TestChurnStarvationByHand(t *testing.T) {
 // so no wait is counted; B's 2 GPUs wait as the window starts, none as it
 // ends.
 func TestChurnWarmUpByHand(t *testing.T) {
-	gpu := func(name string, n int) Pod {
-		return Pod{Name: name, MilliCPU: 1000, MemoryMiB: 1024, NumGPU: n, GPUMilli: 1000}
-	}
-	in := Input{Nodes: []Node{{Name: "n0", MilliCPU: 64000, MemoryMiB: 262144, GPUs: 2}}}
-	in.Pods = []Pod{gpu("A", 1), gpu("B", 2), gpu("C", 1)}
-	in.Classes = TypicalClasses(in.Pods, 1)
-	r, err := newChurn(policy(t, "BestFit"), in, ChurnSpec{Load: 1, WarmUp: 5, Window: 15}, 42, Options{})
-	if err != nil {
+	r, arrivals := handWorked(t, Spec{Load: 1, WarmUp: 5, Window: 15})
+	if err := r.run(nil, scripted(arrivals...)); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.run(nil, scripted(arrival{in.Pods[0], 0, 10}, arrival{in.Pods[1], 1, 5}, arrival{in.Pods[2], 2, 3})); err != nil {
-		t.Fatal(err)
-	}
-	res := r.res
-	if res.Idle != 50 || math.Abs(res.IdleWhileWaiting-50.0/3) > 1e-12 || math.Abs(res.WaitingShare-100.0/3) > 1e-12 || res.Arrivals != 0 ||
-		res.Waits != ([numSizes]WaitStats{}) || res.GPUWait != 0 || res.WaitingAtStart != 2000 || res.WaitingAtEnd != 0 {
-		t.Errorf("idle %v, idle while waiting %v, waiting %v%%, %d arrivals, waits %+v, GPU wait %v, waiting %d → %d milli-GPU",
-			res.Idle, res.IdleWhileWaiting, res.WaitingShare, res.Arrivals, res.Waits, res.GPUWait, res.WaitingAtStart, res.WaitingAtEnd)
+	idle, waits := r.res.Idle(), r.res.Waits()
+	if idle.Idle != 50 || math.Abs(idle.WhileWaiting-50.0/3) > 1e-12 || math.Abs(idle.WaitingShare-100.0/3) > 1e-12 || r.res.Arrivals != 0 ||
+		waits != (WaitsReport{AtStart: 2000}) {
+		t.Errorf("idle %v, idle while waiting %v, waiting %v%%, %d arrivals, waits %+v",
+			idle.Idle, idle.WhileWaiting, idle.WaitingShare, r.res.Arrivals, waits)
 	}
 }
 

@@ -1,22 +1,24 @@
-package sim
+package churn
 
 import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/resfit/resfit/bench/replay/sim"
 )
 
 // Sustainable is a policy's sustainable load on one seed: the highest
 // offered load, on a grid of Step, at which the GPU the waiting pods ask
 // for is no larger as the window ends than as it starts
-// (ChurnResult.WaitingAtEnd ≤ WaitingAtStart), found by bisection between
+// (WaitsReport.AtEnd ≤ AtStart), found by bisection between
 // a load that is sustained and one that is not; Replays counts the replays
 // it took.
 type Sustainable struct {
-	Policy, Moves string
-	Seed          uint64
-	Load          float64
-	Replays       int
+	Policy, Setting string
+	Seed            uint64
+	Load            float64
+	Replays         int
 	// Below says the search's From is not sustained: the sustainable
 	// load is below Load, which is From; Above that To is, and it is at
 	// least Load, which is To.
@@ -53,22 +55,22 @@ func (s SustainSpec) Check() error {
 
 // sustained reports whether a replay ended with no more GPU waiting than
 // it started with.
-func sustained(r *ChurnResult) bool { return r.WaitingAtEnd <= r.WaitingAtStart }
+func sustained(r *Result) bool { w := r.Waits(); return w.AtEnd <= w.AtStart }
 
 // SustainableLoad searches one policy's sustainable load on one seed: the
-// replays are RunChurn's at the spec's window and moves, the load on the
-// grid From + k·Step.
-func SustainableLoad(policy Policy, in Input, l *Lifetimes, spec ChurnSpec, s SustainSpec, seed uint64, opts Options) (Sustainable, error) {
+// replays are Run's at the spec's window, with the add-ons, the load on
+// the grid From + k·Step.
+func SustainableLoad(policy sim.Policy, in sim.Input, l *Lifetimes, spec Spec, add AddOns, s SustainSpec, seed uint64, opts sim.Options) (Sustainable, error) {
 	out, err := s.search(func(load float64) (bool, error) {
 		run := spec
 		run.Load = load
-		r, err := RunChurn(policy, in, l, run, seed, opts, nil)
+		r, err := Run(policy, in, l, run, add, seed, opts, nil)
 		if err != nil {
 			return false, err
 		}
 		return sustained(r), nil
 	})
-	out.Policy, out.Moves, out.Seed = policy.Name, spec.Moves.Name(), seed
+	out.Policy, out.Setting, out.Seed = policy.Name, add.Name(), seed
 	return out, err
 }
 
@@ -115,7 +117,7 @@ func (s SustainSpec) search(sustains func(load float64) (bool, error)) (Sustaina
 
 // SustainableLoads searches every policy's sustainable load under every
 // seed, workers at a time, and returns the answers by policy, then seed.
-func SustainableLoads(in Input, policies []Policy, seeds []uint64, spec ChurnSpec, s SustainSpec, opts Options, workers int, progress func(done, total int, r Sustainable)) ([]Sustainable, error) {
+func SustainableLoads(in sim.Input, policies []sim.Policy, seeds []uint64, spec Spec, add AddOns, s SustainSpec, opts sim.Options, workers int, progress func(done, total int, r Sustainable)) ([]Sustainable, error) {
 	l, err := NewLifetimes(in.Pods)
 	if err != nil {
 		return nil, err
@@ -125,7 +127,7 @@ func SustainableLoads(in Input, policies []Policy, seeds []uint64, spec ChurnSpe
 	for k := range order {
 		order[k] = k
 	}
-	return replays(n, order, workers, func(k int) (Sustainable, error) {
-		return SustainableLoad(policies[k/len(seeds)], in, l, spec, s, seeds[k%len(seeds)], opts)
+	return sim.Parallel(n, order, workers, func(k int) (Sustainable, error) {
+		return SustainableLoad(policies[k/len(seeds)], in, l, spec, add, s, seeds[k%len(seeds)], opts)
 	}, progress)
 }

@@ -1,4 +1,4 @@
-package sim
+package churn
 
 import (
 	"math"

@@ -9,19 +9,11 @@ import (
 	"github.com/resfit/resfit/scoring"
 )
 
-// GPU is the resource name the replay gives the trace's GPUs, counted in
-// milli-GPU (1000 per GPU) in the table and per device.
-const GPU = "nvidia.com/gpu"
-
-// MaxGPUsPerNode bounds a node's GPUs, so that a what-if copy of a node's
-// devices fits in a fixed array.
-const MaxGPUsPerNode = 64
-
 // Slots of the replay's schema.
 const (
-	slotCPU = iota
-	slotMemory
-	slotGPU
+	SlotCPU = iota
+	SlotMemory
+	SlotGPU
 )
 
 // Schema is the replay's schema: cpu (milli), memory (bytes), GPU (milli).
@@ -92,9 +84,9 @@ func NewCluster(schema *resource.Schema, nodes []Node, order []int) (*Cluster, e
 			return nil, fmt.Errorf("cluster: node %s: %w", n.Name, err)
 		}
 		c.Nodes = append(c.Nodes, n)
-		c.CapacityMilliGPU += alloc[slotGPU]
+		c.CapacityMilliGPU += alloc[SlotGPU]
 		c.MaxMilliCPU = max(c.MaxMilliCPU, n.MilliCPU)
-		c.MaxMilliGPU = max(c.MaxMilliGPU, alloc[slotGPU])
+		c.MaxMilliGPU = max(c.MaxMilliGPU, alloc[SlotGPU])
 	}
 	return c, nil
 }
@@ -119,18 +111,18 @@ func (p Pod) Shared() bool { return p.NumGPU == 1 && p.GPUMilli < 1000 }
 
 // FreeCPU is row i's free milli-cpu.
 func (c *Cluster) FreeCPU(i int) int64 {
-	return c.Table.Allocatable(i)[slotCPU] - c.Table.Used(i)[slotCPU]
+	return c.Table.Allocatable(i)[SlotCPU] - c.Table.Used(i)[SlotCPU]
 }
 
 // Place binds the pod to row i: a shared pod on GPU device (the tightest
 // fit when device < 0), whole GPUs on the tightest fitting ones.
 func (c *Cluster) Place(i int, p Pod, device int) error {
 	used := append(c.usedBuf[:0], c.Table.Used(i)...)
-	used[slotCPU] += p.MilliCPU
-	used[slotMemory] += p.MemoryMiB << 20
-	used[slotGPU] += p.TotalMilliGPU()
+	used[SlotCPU] += p.MilliCPU
+	used[SlotMemory] += p.MemoryMiB << 20
+	used[SlotGPU] += p.TotalMilliGPU()
 	alloc := c.Table.Allocatable(i)
-	if used[slotCPU] > alloc[slotCPU] || used[slotMemory] > alloc[slotMemory] {
+	if used[SlotCPU] > alloc[SlotCPU] || used[SlotMemory] > alloc[SlotMemory] {
 		return fmt.Errorf("place %s on %s: cpu or memory does not fit", p.Name, c.Table.Name(i))
 	}
 	r := resource.DeviceRequest{Count: p.NumGPU, Each: p.GPUMilli}
@@ -151,14 +143,43 @@ func (c *Cluster) Place(i int, p Pod, device int) error {
 	return nil
 }
 
+// DeviceChoice picks the GPU a pod sharing one takes on a row.
+type DeviceChoice func(row int, p Pod) int
+
+// PlacePod binds the pod to row as a replay does: a shared pod on the GPU
+// the policy chooses (the tightest fit without a choice), whole GPUs on
+// the tightest. It returns the GPUs it took (their indices on the node),
+// appended to took[:0].
+func (c *Cluster) PlacePod(row int, p Pod, device DeviceChoice, took []int) ([]int, error) {
+	dev := -1
+	if p.Shared() && device != nil {
+		dev = device(row, p)
+	}
+	if p.Shared() && dev < 0 {
+		dev = c.GPUs.Tightest(row, p.GPUMilli)
+	}
+	var before [MaxGPUsPerNode]int64
+	n := copy(before[:], c.GPUs.Free(row))
+	if err := c.Place(row, p, dev); err != nil {
+		return nil, err
+	}
+	took = took[:0]
+	for j, f := range c.GPUs.Free(row)[:n] {
+		if f < before[j] {
+			took = append(took, j)
+		}
+	}
+	return took, nil
+}
+
 // Remove takes a pod placed on row i off it: its requests, and the GPUs
 // it holds there (their indices: the one it shares, or its whole ones).
 func (c *Cluster) Remove(i int, p Pod, holds []int) error {
 	used := append(c.usedBuf[:0], c.Table.Used(i)...)
-	used[slotCPU] -= p.MilliCPU
-	used[slotMemory] -= p.MemoryMiB << 20
-	used[slotGPU] -= p.TotalMilliGPU()
-	if used[slotCPU] < 0 || used[slotMemory] < 0 || used[slotGPU] < 0 || len(holds) != p.NumGPU {
+	used[SlotCPU] -= p.MilliCPU
+	used[SlotMemory] -= p.MemoryMiB << 20
+	used[SlotGPU] -= p.TotalMilliGPU()
+	if used[SlotCPU] < 0 || used[SlotMemory] < 0 || used[SlotGPU] < 0 || len(holds) != p.NumGPU {
 		return fmt.Errorf("remove %s from %s: it does not hold what it asks for there", p.Name, c.Table.Name(i))
 	}
 	for _, j := range holds {
@@ -172,9 +193,9 @@ func (c *Cluster) Remove(i int, p Pod, holds []int) error {
 // Restore puts a pod Remove took off row i back on it, on the same GPUs.
 func (c *Cluster) Restore(i int, p Pod, holds []int) error {
 	used := append(c.usedBuf[:0], c.Table.Used(i)...)
-	used[slotCPU] += p.MilliCPU
-	used[slotMemory] += p.MemoryMiB << 20
-	used[slotGPU] += p.TotalMilliGPU()
+	used[SlotCPU] += p.MilliCPU
+	used[SlotMemory] += p.MemoryMiB << 20
+	used[SlotGPU] += p.TotalMilliGPU()
 	for _, j := range holds {
 		if err := c.GPUs.Take(i, j, p.GPUMilli); err != nil {
 			return fmt.Errorf("restore %s: %w", p.Name, err)
@@ -188,21 +209,21 @@ func (c *Cluster) Restore(i int, p Pod, holds []int) error {
 // one, and its GPU models.
 func (c *Cluster) Fits(i int, p Pod) bool {
 	used := c.Table.Used(i)
-	return fitsAmounts(c.Table.Allocatable(i), used[slotCPU], used[slotMemory], used[slotGPU], p) &&
+	return FitsAmounts(c.Table.Allocatable(i), used[SlotCPU], used[SlotMemory], used[SlotGPU], p) &&
 		c.GPUs.Fits(i, resource.DeviceRequest{Count: p.NumGPU, Each: p.GPUMilli}) && (p.NumGPU == 0 || p.GPUSpec.Accepts(c.GPUs.Model(i)))
 }
 
-// fitsAmounts reports whether pod p's cpu, memory and GPU fit within alloc
+// FitsAmounts reports whether pod p's cpu, memory and GPU fit within alloc
 // with cpu, mem and gpu used.
-func fitsAmounts(alloc resource.Vector, cpu, mem, gpu int64, p Pod) bool {
-	return cpu+p.MilliCPU <= alloc[slotCPU] && mem+p.MemoryMiB<<20 <= alloc[slotMemory] && gpu+p.TotalMilliGPU() <= alloc[slotGPU]
+func FitsAmounts(alloc resource.Vector, cpu, mem, gpu int64, p Pod) bool {
+	return cpu+p.MilliCPU <= alloc[SlotCPU] && mem+p.MemoryMiB<<20 <= alloc[SlotMemory] && gpu+p.TotalMilliGPU() <= alloc[SlotGPU]
 }
 
 // FitsEmpty reports whether pod p would fit row i with nothing on it: its
 // cpu, memory and GPUs within the node's, and the GPU model one it accepts.
 func (c *Cluster) FitsEmpty(i int, p Pod) bool {
 	alloc := c.Table.Allocatable(i)
-	return p.MilliCPU <= alloc[slotCPU] && p.MemoryMiB<<20 <= alloc[slotMemory] && p.TotalMilliGPU() <= alloc[slotGPU] &&
+	return p.MilliCPU <= alloc[SlotCPU] && p.MemoryMiB<<20 <= alloc[SlotMemory] && p.TotalMilliGPU() <= alloc[SlotGPU] &&
 		(p.NumGPU == 0 || p.NumGPU <= len(c.GPUs.Free(i)) && p.GPUSpec.Accepts(c.GPUs.Model(i)))
 }
 

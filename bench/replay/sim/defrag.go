@@ -1,10 +1,8 @@
 package sim
 
 import (
-	"container/heap"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/defrag"
@@ -149,7 +147,7 @@ func runDefrag(d Defrag, c *Cluster, pipe *scoring.Pipeline, placer *scoring.Pla
 	}
 	p := &pass{c: c, pipe: pipe, placer: placer, device: device, pods: pods, pending: pending, measure: m,
 		dc: &defrag.Cluster{Pipeline: pipe, Table: c.Table, Devices: c.GPUs, Placer: placer}}
-	if s := fgdScorer(pipe); s != nil {
+	if s := FGDScorer(pipe); s != nil {
 		p.dc.Device = func(task *scoring.Task, row int) int { return s.Device(task, c.Table, row) }
 	}
 	for _, pl := range on {
@@ -161,7 +159,7 @@ func runDefrag(d Defrag, c *Cluster, pipe *scoring.Pipeline, placer *scoring.Pla
 	}
 	before := p.unallocated()
 	if d.budgeted() {
-		p.res.Budget = budget(d.Ratio, len(on))
+		p.res.Budget = budgetOf(d.Ratio, len(on))
 	}
 	switch d.Method {
 	case MakeRoom:
@@ -203,8 +201,8 @@ func (p *pass) tasks() []*scoring.Task {
 	return out
 }
 
-// budget is ⌈ratio × n⌉, as the simulator counts its descheduling budget.
-func budget(ratio float64, n int) int { return int(math.Ceil(ratio * float64(n))) }
+// budgetOf is ⌈ratio × n⌉, as the simulator counts its descheduling budget.
+func budgetOf(ratio float64, n int) int { return int(math.Ceil(ratio * float64(n))) }
 
 // add records a placed pod as one the planner may move.
 func (p *pass) add(pl placed) {
@@ -242,7 +240,7 @@ func (p *pass) best(task *scoring.Task) (int, error) {
 
 // placeAt binds workload pod k to row as the arrivals do, and records it.
 func (p *pass) placeAt(k, row int) error {
-	holds, err := placePod(p.c, row, p.pods[k], p.device, nil)
+	holds, err := p.c.PlacePod(row, p.pods[k], p.device, nil)
 	if err != nil {
 		return err
 	}
@@ -354,75 +352,8 @@ func (p *pass) took(in []int) error {
 	return p.retry()
 }
 
-// nodeFrag is a row and its fragmentation, in fragMultiPod's heap.
-type nodeFrag struct {
-	row  int
-	frag float64
-}
-
-// fragHeap is a max-heap by fragmentation (the lower row first among
-// equals).
-type fragHeap []nodeFrag
-
-func (h fragHeap) Len() int { return len(h) }
-func (h fragHeap) Less(i, j int) bool {
-	return h[i].frag > h[j].frag || h[i].frag == h[j].frag && h[i].row < h[j].row
-}
-func (h fragHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *fragHeap) Push(x any)   { *h = append(*h, x.(nodeFrag)) }
-func (h *fragHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
-// fragMultiPod is the FGD paper's simulator's descheduler (FragMultiPod)
-// within the budget: the most fragmented node (frag holds each node's
-// fragmentation, which it reads only; the lower row first among equals)
-// gives up the pod whose
-// leaving lowers its fragmentation most, by a whole milli-GPU at least
-// (the simulator truncates the drop to an int64), and goes back to the
-// heap at its fragmentation without it, until the budget is spent or no
-// node gains; a node no removal lowers leaves the heap. onRow are the
-// pods on each node (the victims are taken out of it); without is a
-// node's fragmentation with one of its pods taken off and put back, and
-// evict takes the victim off. It returns the pods evicted and their
-// nodes, in order.
-func fragMultiPod(frag []float64, onRow [][]int, budget int, without func(pod, row int) (float64, error), evict func(pod, row int) error) (pods, rows []int, err error) {
-	h := make(fragHeap, 0, len(frag))
-	for row, f := range frag {
-		h = append(h, nodeFrag{row, f})
-	}
-	heap.Init(&h)
-	for budget > 0 && h.Len() > 0 {
-		top := heap.Pop(&h).(nodeFrag)
-		victim, drop, after := -1, int64(0), top.frag
-		for _, k := range onRow[top.row] {
-			f, err := without(k, top.row)
-			if err != nil {
-				return nil, nil, err
-			}
-			if d := int64(top.frag - f); d > drop {
-				victim, drop, after = k, d, f
-			}
-		}
-		if victim < 0 {
-			continue // no removal lowers it: the node leaves the heap
-		}
-		if err := evict(victim, top.row); err != nil {
-			return nil, nil, err
-		}
-		onRow[top.row] = slices.DeleteFunc(onRow[top.row], func(k int) bool { return k == victim })
-		pods, rows = append(pods, victim), append(rows, top.row)
-		heap.Push(&h, nodeFrag{top.row, after})
-		budget--
-	}
-	return pods, rows, nil
-}
-
-// fragMultiPod is the arrival-only pass's FragMultiPod (the package's
-// fragMultiPod): the evicted pods placed again in eviction order, where
+// fragMultiPod is the arrival-only pass's FragMultiPod
+// (DescheduleFragMultiPod): the evicted pods placed again in eviction order, where
 // the policy puts them; those that fit nowhere are lost (pending).
 func (p *pass) fragMultiPod(evictions int) error {
 	c := p.c
@@ -434,7 +365,7 @@ func (p *pass) fragMultiPod(evictions int) error {
 	for row := range frag {
 		frag[row] = c.NodeFragmentation(p.measure, row)
 	}
-	victims, _, err := fragMultiPod(frag, onRow, evictions, func(i, row int) (float64, error) {
+	victims, _, err := DescheduleFragMultiPod(frag, onRow, evictions, func(i, row int) (float64, error) {
 		if err := p.take(i, true); err != nil {
 			return 0, err
 		}
@@ -498,48 +429,4 @@ func (p *pass) take(i int, off bool) error {
 		}
 	}
 	return nil
-}
-
-// DefragBudgets are the budgets of the passes that have one, as fractions
-// of the placed pods.
-var DefragBudgets = []float64{0.005, 0.01, 0.02, 0.05}
-
-// DefragPasses are the passes the replay compares: none; make-room with
-// k = 1, 2, 4; and reclaim, give-back and fragMultiPod at each of
-// DefragBudgets.
-func DefragPasses() []Defrag {
-	passes := []Defrag{{Method: NoMoves}, {Method: MakeRoom, K: 1}, {Method: MakeRoom, K: 2}, {Method: MakeRoom, K: 4}}
-	for _, m := range []DefragMethod{Reclaim, GiveBack, FragMultiPod} {
-		for _, r := range DefragBudgets {
-			passes = append(passes, Defrag{Method: m, Ratio: r})
-		}
-	}
-	return passes
-}
-
-// RunDefrags replays the policy under every seed once per pass, workers
-// at a time (≤ 0: GOMAXPROCS), and returns the results by pass, then
-// seed; each Result holds the cluster before its pass and the pass's
-// (Result.Defrag). progress, when not nil, is called after each replay,
-// one call at a time.
-func RunDefrags(in Input, policy Policy, passes []Defrag, seeds []uint64, ratio float64, opts Options, workers int, progress func(done, total int, r *Result)) ([]*Result, error) {
-	for _, d := range passes {
-		if err := d.Check(); err != nil {
-			return nil, err
-		}
-	}
-	workloads, err := in.workloads(seeds, ratio)
-	if err != nil {
-		return nil, err
-	}
-	order := make([]int, len(passes)*len(seeds))
-	for k := range order {
-		order[k] = k
-	}
-	return replays(len(order), order, workers, func(k int) (*Result, error) {
-		o := opts
-		o.Defrag = &passes[k/len(seeds)]
-		s := k % len(seeds)
-		return Run(policy, in.Nodes, workloads[s], in.Classes, seeds[s], o, in.CoresPerGPU())
-	}, progress)
 }

@@ -38,7 +38,7 @@ func Fragmented(m *frag.Measure, c *Cluster) float64 {
 // scorer measures a node (frag.Measure.Row: its cpu left, its GPUs' free
 // amounts and model), in milli-GPU.
 func (c *Cluster) NodeFragmentation(m *frag.Measure, i int) float64 {
-	return m.Row(c.Table, slotCPU, c.GPUs, i)
+	return m.Row(c.Table, SlotCPU, c.GPUs, i)
 }
 
 // fragConfig is a resfit configuration of one fragmentation plugin (FGD
@@ -76,7 +76,7 @@ func fragPolicy(c *Cluster, env Env, text string) (*scoring.Pipeline, DeviceChoi
 	if err != nil {
 		return nil, nil, err
 	}
-	s := fgdScorer(pipe)
+	s := FGDScorer(pipe)
 	if s == nil {
 		return nil, nil, fmt.Errorf("the configuration has no FGD scorer:\n%s", text)
 	}
@@ -84,8 +84,8 @@ func fragPolicy(c *Cluster, env Env, text string) (*scoring.Pipeline, DeviceChoi
 	return pipe, fgdDevice(s, c), nil
 }
 
-// fgdScorer is the pipeline's FGD scorer, or nil.
-func fgdScorer(p *scoring.Pipeline) *frag.Scorer {
+// FGDScorer is the pipeline's FGD scorer, or nil.
+func FGDScorer(p *scoring.Pipeline) *frag.Scorer {
 	for _, s := range p.Scorers() {
 		if f, ok := s.Scorer.(*frag.Scorer); ok {
 			return f

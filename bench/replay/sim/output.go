@@ -23,7 +23,7 @@ func WriteFiles(dir string, results []*Result, sums []Summary) error {
 			rows = append(rows, []string{r.Policy, strconv.FormatUint(r.Seed, 10), strconv.Itoa(x), f(a)})
 		}
 	}
-	if err := writeCSV(filepath.Join(dir, "replay.csv"), rows); err != nil {
+	if err := WriteCSV(filepath.Join(dir, "replay.csv"), rows); err != nil {
 		return err
 	}
 	rows = [][]string{{"policy", "seeds", "alloc100_mean", "alloc100_sd", "alloc130_mean", "alloc130_sd",
@@ -32,13 +32,14 @@ func WriteFiles(dir string, results []*Result, sums []Summary) error {
 		rows = append(rows, []string{s.Policy, strconv.Itoa(s.Seeds), f(s.Alloc100.Mean), f(s.Alloc100.Std), f(s.Alloc130.Mean), f(s.Alloc130.Std),
 			f(s.Unallocated.Mean), f(s.Unallocated.Std), f(s.UnallocatedMin), f(s.UnallocatedMax), f(s.Fragmented.Mean), f(s.Fragmented.Std), f(s.Pending.Mean), f(s.Pending.Std)})
 	}
-	if err := writeCSV(filepath.Join(dir, "summary.csv"), rows); err != nil {
+	if err := WriteCSV(filepath.Join(dir, "summary.csv"), rows); err != nil {
 		return err
 	}
 	return Plot(filepath.Join(dir, "allocation.svg"), sums)
 }
 
-func writeCSV(path string, rows [][]string) error {
+// WriteCSV writes the rows to a CSV file at path.
+func WriteCSV(path string, rows [][]string) error {
 	file, err := os.Create(path)
 	if err != nil {
 		return err

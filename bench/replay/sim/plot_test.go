@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +8,8 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/resfit/resfit/bench/replay/figure"
 )
 
 // The legend's columns lie inside the canvas, under the plot, side by
@@ -18,27 +19,27 @@ import (
 // the legend takes at most a third of the height.
 func TestLegendInsideTheCanvas(t *testing.T) {
 	w, h := 10*vg.Inch, 6*vg.Inch
-	var entries []legendEntry
+	var entries []figure.Entry
 	for _, p := range Policies() {
-		entries = append(entries, legendEntry{label: p.Name + ": 12.34%"})
+		entries = append(entries, figure.Entry{Label: p.Name + ": 12.34%"})
 	}
-	entries = append(entries, legendEntry{label: "RSF = RSF+retention = RSF+proportional: 12.34%"})
-	b := legendLayout(entries, w)
-	if len(b.columns) < 2 || b.height > h/3 {
-		t.Fatalf("%d columns, %v high on a canvas of %v × %v", len(b.columns), b.height, w, h)
+	entries = append(entries, figure.Entry{Label: "RSF = RSF+retention = RSF+proportional: 12.34%"})
+	b := figure.Layout(entries, w)
+	if len(b.Columns) < 2 || b.Height > h/3 {
+		t.Fatalf("%d columns, %v high on a canvas of %v × %v", len(b.Columns), b.Height, w, h)
 	}
-	for i, r := range b.rects {
-		if r.Min.X < 0 || r.Max.X > w || r.Min.Y < 0 || r.Max.Y > b.height {
-			t.Errorf("column %d at %v, outside %v × %v", i, r, w, b.height)
+	for i, r := range b.Rects {
+		if r.Min.X < 0 || r.Max.X > w || r.Min.Y < 0 || r.Max.Y > b.Height {
+			t.Errorf("column %d at %v, outside %v × %v", i, r, w, b.Height)
 		}
-		if i > 0 && r.Min.X < b.rects[i-1].Max.X {
-			t.Errorf("column %d at %v overlaps %v", i, r, b.rects[i-1])
+		if i > 0 && r.Min.X < b.Rects[i-1].Max.X {
+			t.Errorf("column %d at %v overlaps %v", i, r, b.Rects[i-1])
 		}
 	}
 	leg := plot.NewLegend()
 	for _, e := range entries {
-		if need := leg.ThumbnailWidth + leg.TextStyle.Width(" "+e.label); need > b.rects[0].Size().X {
-			t.Errorf("%q needs %v, a column is %v wide", e.label, need, b.rects[0].Size().X)
+		if need := leg.ThumbnailWidth + leg.TextStyle.Width(" "+e.Label); need > b.Rects[0].Size().X {
+			t.Errorf("%q needs %v, a column is %v wide", e.Label, need, b.Rects[0].Size().X)
 		}
 	}
 }
@@ -65,17 +66,5 @@ func TestPlotSharesIdenticalCurves(t *testing.T) {
 	text := string(svg)
 	if !strings.Contains(text, "RSF = RSF+retention: 0.00%") || !strings.Contains(text, "FGD: 0.00%") || strings.Count(text, "RSF+retention") != 1 {
 		t.Errorf("legend entries not as expected")
-	}
-}
-
-// niceStep divides a span into 4 to 10 steps of 1, 2 or 5 times a power
-// of ten.
-func TestNiceStep(t *testing.T) {
-	for _, c := range []struct{ lo, hi, want float64 }{
-		{2.7, 3.1, 0.05}, {0, 10, 1}, {4.2, 13.9, 1}, {0, 30, 5}, {3, 3, 1}, {0, 0.9, 0.1},
-	} {
-		if got := niceStep(c.lo, c.hi); math.Abs(got-c.want) > 1e-12 {
-			t.Errorf("niceStep(%v, %v) = %v, want %v", c.lo, c.hi, got, c.want)
-		}
 	}
 }

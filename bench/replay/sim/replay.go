@@ -122,32 +122,6 @@ type Options struct {
 	Defrag *Defrag
 }
 
-// placePod binds the pod to row as a replay does: a shared pod on the GPU
-// the policy chooses (the tightest fit without a choice), whole GPUs on
-// the tightest. It returns the GPUs it took (their indices on the node),
-// appended to took[:0].
-func placePod(c *Cluster, row int, p Pod, device DeviceChoice, took []int) ([]int, error) {
-	dev := -1
-	if p.Shared() && device != nil {
-		dev = device(row, p)
-	}
-	if p.Shared() && dev < 0 {
-		dev = c.GPUs.Tightest(row, p.GPUMilli)
-	}
-	var before [MaxGPUsPerNode]int64
-	n := copy(before[:], c.GPUs.Free(row))
-	if err := c.Place(row, p, dev); err != nil {
-		return nil, err
-	}
-	took = took[:0]
-	for j, f := range c.GPUs.Free(row)[:n] {
-		if f < before[j] {
-			took = append(took, j)
-		}
-	}
-	return took, nil
-}
-
 // Run replays a workload on the nodes under one policy. The seed fixes the
 // node priority (TiebreakPermutation), the tie draws (TiebreakFresh) and
 // the Random policy's draws.
@@ -164,24 +138,11 @@ func Run(policy Policy, nodes []Node, pods []Pod, classes []Class, seed uint64, 
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", policy.Name, err)
 	}
-	ties := rand.New(rand.NewPCG(seed, 0x74696573))
-	res := &Result{Policy: policy.Name, Seed: seed, Pods: len(pods)}
-	// A placer scores a node again only when it changed; the fresh
-	// tie-break needs every tied node, so it scores every node per pod.
-	var placer *scoring.Placer
-	var batch *scoring.Batch
-	if opts.Tiebreak == TiebreakFresh || opts.ScoreEveryNode {
-		batch = pipe.NewBatch(c.Table.Len())
-	} else if placer, err = scoring.NewPlacer(pipe, c.Table, scoring.PlacerOptions{MaxClasses: placerClasses}); err != nil {
+	pick, err := newPicker(pipe, c, opts, seed)
+	if err != nil {
 		return nil, err
 	}
-	var rowOf map[string]int
-	if opts.Choose != nil {
-		rowOf = make(map[string]int, c.Table.Len())
-		for i := range c.Table.Len() {
-			rowOf[c.Table.Name(i)] = i
-		}
-	}
+	res := &Result{Policy: policy.Name, Seed: seed, Pods: len(pods)}
 	var task scoring.Task
 	var arrived, allocated int64
 	var took []int
@@ -189,7 +150,6 @@ func Run(policy Policy, nodes []Node, pods []Pod, classes []Class, seed uint64, 
 	var pending []int // the pods pending, in arrival order
 	point := 0
 	capacity := float64(c.CapacityMilliGPU)
-	top := make([]int, 0, 1)
 	for k, p := range pods {
 		// Record every load point this pod's arrival steps past.
 		for point < LoadPoints && float64(arrived+p.TotalMilliGPU()) > float64(point)/100*capacity {
@@ -198,44 +158,19 @@ func Run(policy Policy, nodes []Node, pods []Pod, classes []Class, seed uint64, 
 		}
 		arrived += p.TotalMilliGPU()
 		p.Task(&task)
-		row := -1
-		if placer != nil {
-			if row, err = placer.Best(&task); err != nil {
-				return nil, err
-			}
-		} else {
-			if err := pipe.Score(&task, c.Table, batch); err != nil {
-				return nil, err
-			}
-			if top = batch.Top(1, top); len(top) == 1 {
-				row = top[0]
-				if opts.Tiebreak == TiebreakFresh {
-					row = pickTie(batch, row, ties)
-				}
-			}
+		row, err := pick.best(&task)
+		if err != nil {
+			return nil, err
 		}
-		if opts.Choose != nil {
-			best := ""
-			if row >= 0 {
-				best = c.Table.Name(row)
-			}
-			chosen, err := opts.Choose(k, p, best)
-			if err != nil {
-				return nil, err
-			}
-			var ok bool
-			if row, ok = rowOf[chosen]; !ok && chosen != "" {
-				return nil, fmt.Errorf("replay: pod %s placed on %q, not a node of the cluster", p.Name, chosen)
-			} else if !ok {
-				row = -1
-			}
+		if row, err = pick.follow(k, p, row); err != nil {
+			return nil, err
 		}
 		took = took[:0]
 		if row < 0 {
 			res.Pending++
 			pending = append(pending, k)
 		} else {
-			if took, err = placePod(c, row, p, device, took); err != nil {
+			if took, err = c.PlacePod(row, p, device, took); err != nil {
 				return nil, err
 			}
 			if opts.Defrag != nil {
@@ -245,11 +180,7 @@ func Run(policy Policy, nodes []Node, pods []Pod, classes []Class, seed uint64, 
 			allocated += p.TotalMilliGPU()
 		}
 		if opts.Placements != nil {
-			name := ""
-			if row >= 0 {
-				name = c.Table.Name(row)
-			}
-			opts.Placements(k, name, took)
+			opts.Placements(k, pick.name(row), took)
 		}
 	}
 	for ; point < LoadPoints; point++ {
@@ -261,7 +192,7 @@ func Run(policy Policy, nodes []Node, pods []Pod, classes []Class, seed uint64, 
 	}
 	res.Fragmented = 100 * Fragmented(m, c) / capacity
 	if opts.Defrag != nil {
-		if res.Defrag, err = runDefrag(*opts.Defrag, c, pipe, placer, device, pods, on, pending, m); err != nil {
+		if res.Defrag, err = runDefrag(*opts.Defrag, c, pipe, pick.placer, device, pods, on, pending, m); err != nil {
 			return nil, err
 		}
 	}
@@ -272,6 +203,85 @@ func Run(policy Policy, nodes []Node, pods []Pod, classes []Class, seed uint64, 
 		res.Evaluations = e
 	}
 	return res, nil
+}
+
+// picker is where the arrival-only replay puts each pod: the policy's best
+// node, through a placer, or, for the fresh tie-break (which needs every
+// tied node) and Options.ScoreEveryNode, by scoring every node; then,
+// with Options.Choose, wherever the other scheduler put it.
+type picker struct {
+	c      *Cluster
+	pipe   *scoring.Pipeline
+	placer *scoring.Placer
+	batch  *scoring.Batch
+	top    []int
+	fresh  bool
+	ties   *rand.Rand
+	choose func(pod int, p Pod, best string) (string, error)
+	rowOf  map[string]int
+}
+
+func newPicker(pipe *scoring.Pipeline, c *Cluster, opts Options, seed uint64) (*picker, error) {
+	pk := &picker{c: c, pipe: pipe, top: make([]int, 0, 1), fresh: opts.Tiebreak == TiebreakFresh,
+		ties: rand.New(rand.NewPCG(seed, 0x74696573)), choose: opts.Choose}
+	var err error
+	if pk.fresh || opts.ScoreEveryNode {
+		pk.batch = pipe.NewBatch(c.Table.Len())
+	} else if pk.placer, err = scoring.NewPlacer(pipe, c.Table, scoring.PlacerOptions{MaxClasses: PlacerClasses}); err != nil {
+		return nil, err
+	}
+	if opts.Choose != nil {
+		pk.rowOf = make(map[string]int, c.Table.Len())
+		for i := range c.Table.Len() {
+			pk.rowOf[c.Table.Name(i)] = i
+		}
+	}
+	return pk, nil
+}
+
+// best is the policy's node for the task (-1: none).
+func (pk *picker) best(task *scoring.Task) (int, error) {
+	if pk.placer != nil {
+		return pk.placer.Best(task)
+	}
+	if err := pk.pipe.Score(task, pk.c.Table, pk.batch); err != nil {
+		return -1, err
+	}
+	if pk.top = pk.batch.Top(1, pk.top); len(pk.top) == 0 {
+		return -1, nil
+	}
+	if pk.fresh {
+		return pickTie(pk.batch, pk.top[0], pk.ties), nil
+	}
+	return pk.top[0], nil
+}
+
+// follow is the row workload pod k, p, goes to: the policy's best, or
+// with Options.Choose the other scheduler's.
+func (pk *picker) follow(k int, p Pod, best int) (int, error) {
+	if pk.choose == nil {
+		return best, nil
+	}
+	chosen, err := pk.choose(k, p, pk.name(best))
+	if err != nil {
+		return -1, err
+	}
+	row, ok := pk.rowOf[chosen]
+	switch {
+	case !ok && chosen != "":
+		return -1, fmt.Errorf("replay: pod %s placed on %q, not a node of the cluster", p.Name, chosen)
+	case !ok:
+		return -1, nil
+	}
+	return row, nil
+}
+
+// name is row's node ("" for -1).
+func (pk *picker) name(row int) string {
+	if row < 0 {
+		return ""
+	}
+	return pk.c.Table.Name(row)
 }
 
 // NodeOrder is the order of a replay's rows (nodes[order[0]] is row 0),
@@ -295,10 +305,10 @@ func NodeOrder(nodes []Node, seed uint64, tb Tiebreak) ([]int, error) {
 	return order, nil
 }
 
-// placerClasses bounds the pod shapes a replay's placer remembers: the
+// PlacerClasses bounds the pod shapes a replay's placer remembers: the
 // openb trace has 151 (cpu, memory, GPU); 1024 × 1213 nodes × 16 bytes is
 // 20 MB at most.
-const placerClasses = 1024
+const PlacerClasses = 1024
 
 // pickTie draws uniformly among the feasible nodes whose total equals the
 // best one's.

@@ -83,7 +83,7 @@ func TestRunEveryPolicy(t *testing.T) {
 		}
 	}
 	sums := Summarize(Policies(), results)
-	table := Table(in, sums)
+	table := Markdown(in, sums)
 	for _, p := range Policies() {
 		if !strings.Contains(table, "| "+p.Name+" |") {
 			t.Errorf("table lacks %s:\n%s", p.Name, table)

@@ -148,16 +148,16 @@ func RunAll(in Input, policies []Policy, seeds []uint64, ratio float64, opts Opt
 			}
 		}
 	}
-	return replays(len(policies)*len(seeds), order, workers, func(k int) (*Result, error) {
+	return Parallel(len(policies)*len(seeds), order, workers, func(k int) (*Result, error) {
 		p, s := k/len(seeds), k%len(seeds)
 		return Run(policies[p], in.Nodes, workloads[s], in.Classes, seeds[s], opts, in.CoresPerGPU())
 	}, progress)
 }
 
-// replays runs replay(k) for every k of order, workers at a time, and
+// Parallel runs replay(k) for every k of order, workers at a time, and
 // returns the n results by k; progress, when not nil, is called after
 // each, one call at a time.
-func replays[R any](n int, order []int, workers int, replay func(k int) (R, error), progress func(done, total int, r R)) ([]R, error) {
+func Parallel[R any](n int, order []int, workers int, replay func(k int) (R, error), progress func(done, total int, r R)) ([]R, error) {
 	results := make([]R, n)
 	err := parallel(order, workers, func(k int) error {
 		r, err := replay(k)
@@ -269,8 +269,8 @@ func Summarize(policies []Policy, results []*Result) []Summary {
 	return out
 }
 
-// Table writes the summaries as a Markdown table.
-func Table(in Input, sums []Summary) string {
+// Markdown is the summaries as a Markdown table.
+func Markdown(in Input, sums []Summary) string {
 	var b strings.Builder
 	gpus := 0
 	for _, n := range in.Nodes {

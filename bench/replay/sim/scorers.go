@@ -57,7 +57,7 @@ func (s *RandomScorer) Device(c *Cluster) DeviceChoice {
 func free(rows resource.Rows, i int) (cpu, gpu int64) {
 	k := rows.Stride
 	a, u := rows.Allocatable[i*k:i*k+k], rows.Used[i*k:i*k+k]
-	return a[slotCPU] - u[slotCPU], a[slotGPU] - u[slotGPU]
+	return a[SlotCPU] - u[SlotCPU], a[SlotGPU] - u[SlotGPU]
 }
 
 // BestFitScorer is the paper's BestFit: the node with the least resources
@@ -70,7 +70,7 @@ func (s *BestFitScorer) MaxScore() float64 { return 100 }
 func (s *BestFitScorer) ScoreNodes(t *scoring.Task, nodes scoring.Span, out []float64) error {
 	maxCPU, maxGPU := float64(s.c.MaxMilliCPU), float64(s.c.MaxMilliGPU)
 	rows := nodes.Rows()
-	reqCPU, reqGPU := t.Requests[slotCPU], t.Requests[slotGPU]
+	reqCPU, reqGPU := t.Requests[SlotCPU], t.Requests[SlotGPU]
 	for i := range out {
 		freeCPU, freeGPU := free(rows, i)
 		if freeCPU < reqCPU || freeGPU < reqGPU {
@@ -98,7 +98,7 @@ func (s *DotProdScorer) MaxScore() float64 { return 100 }
 func (s *DotProdScorer) ScoreNodes(t *scoring.Task, nodes scoring.Span, out []float64) error {
 	maxCPU, maxGPU := float64(s.c.MaxMilliCPU), float64(s.c.MaxMilliGPU)
 	rows := nodes.Rows()
-	reqCPU, reqGPU := float64(t.Requests[slotCPU])/maxCPU, float64(t.Requests[slotGPU])/maxGPU
+	reqCPU, reqGPU := float64(t.Requests[SlotCPU])/maxCPU, float64(t.Requests[SlotGPU])/maxGPU
 	for i := range out {
 		freeCPU, freeGPU := free(rows, i)
 		dot := (float64(freeCPU)/maxCPU*reqCPU + float64(freeGPU)/maxGPU*reqGPU) / 2

@@ -91,7 +91,7 @@ func TestScorersStayInRange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scorers = append(scorers, fgdScorer(pipe))
+	scorers = append(scorers, FGDScorer(pipe))
 	var task scoring.Task
 	out := make([]float64, c.Table.Len())
 	span := scoring.NewSpan(c.Table, 0, c.Table.Len())

@@ -11,6 +11,14 @@ import (
 	"github.com/resfit/resfit/resource"
 )
 
+// GPU is the resource name the replay gives the trace's GPUs, counted in
+// milli-GPU (1000 per GPU) in the table and per device.
+const GPU = "nvidia.com/gpu"
+
+// MaxGPUsPerNode bounds a node's GPUs, so that a what-if copy of a node's
+// devices fits in a fixed array.
+const MaxGPUsPerNode = 64
+
 // Node is one node of the trace.
 type Node struct {
 	Name      string

@@ -1,0 +1,170 @@
+package churn
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/resfit/resfit/bench/replay/sim"
+	"github.com/resfit/resfit/scoring"
+)
+
+// AddOns are what a replay runs beside its loop, each with its own
+// options; the zero value runs the metrics alone.
+type AddOns struct {
+	// Moves are the moves made as the replay goes (none by default).
+	Moves Moves
+	// Reserve is Volcano's job reservation, Starve starvation control
+	// (off by default; one at most).
+	Reserve Reservation
+	Starve  Starvation
+	// Floor, when above 0, has the replay compute every FloorEvery the
+	// floor no plan of moves can go below (Result.Floor), for plans of
+	// Floor × the running pods moves (a share: 0.01 is an hour's worth at
+	// 1% of the running pods an hour).
+	Floor float64
+}
+
+// Name is the add-ons as the tables' moves column names them: "none",
+// "make-room k=2 1%/h every 10m", "make-room k=8 1%/h every 10m,
+// reserve", "none, reserve every 10m", "drain 1%/h every 10m, starve
+// after 1h, 8 holds (patience 2h)". A holder's rounds are said where
+// no moves say them, or where they differ.
+func (a AddOns) Name() string {
+	moving := a.Moves.moving()
+	var b strings.Builder
+	b.WriteString(a.Moves.name())
+	every := func(s float64) {
+		if !moving || s != a.Moves.Every {
+			fmt.Fprintf(&b, " every %gm", s/60)
+		}
+	}
+	if a.Reserve.on() {
+		b.WriteString(", reserve")
+		every(a.Reserve.Every)
+	}
+	if s := a.Starve; s.on() {
+		fmt.Fprintf(&b, ", starve after %s", shortDuration(s.After))
+		if s.Holds > 1 {
+			fmt.Fprintf(&b, ", %d holds", s.Holds)
+		}
+		if a.Moves.Method == Drain {
+			fmt.Fprintf(&b, " (patience %s)", shortDuration(s.Patience))
+		}
+		every(s.Every)
+	}
+	return b.String()
+}
+
+// hours writes seconds as a duration in hours or minutes: "2h", "30m".
+func shortDuration(s float64) string {
+	return strings.TrimSuffix(strings.TrimSuffix(time.Duration(s*float64(time.Second)).String(), "0s"), "0m")
+}
+
+// Check reports add-ons that cannot run.
+func (a AddOns) Check() error {
+	for _, err := range []error{a.Moves.Check(), a.Reserve.Check(), a.Starve.Check()} {
+		if err != nil {
+			return err
+		}
+	}
+	switch {
+	case a.Reserve.on() && a.Starve.on():
+		return errors.New("churn moves: a reservation (Reserve) and starvation control (Starve) both hold nodes; take one")
+	case a.Moves.Method == Drain && !a.Reserve.on() && !a.Starve.on():
+		return fmt.Errorf("churn moves: %q moves pods off the nodes a reservation locks or starvation control holds, and needs one of them (Reserve, Starve)", Drain)
+	case !(a.Floor >= 0 && a.Floor <= 1):
+		return fmt.Errorf("churn: the floor's moves must be a share of the running pods in [0, 1], got %v", a.Floor)
+	}
+	return nil
+}
+
+// Run replays a policy with departures on the input's nodes, with the
+// add-ons beside the loop: the pods alive at time 0, then arrivals until
+// the warm-up and window are over (the arrivals function, nil for the
+// Poisson process of the lifetimes at the spec's load, gives them in time
+// order, ok false when there are no more). The seed fixes the node
+// priority, the draws and the Random policy's.
+func Run(policy sim.Policy, in sim.Input, l *Lifetimes, spec Spec, add AddOns, seed uint64, opts sim.Options, arrivals func() (arrival, bool)) (*Result, error) {
+	r, err := newReplay(policy, in, spec, add, seed, opts)
+	if err != nil {
+		return nil, err
+	}
+	var initial []arrival
+	if arrivals == nil {
+		if l == nil {
+			return nil, errors.New("churn: no lifetimes to draw arrivals from")
+		}
+		initial, arrivals = poisson(l, spec.Load, r.c.CapacityMilliGPU, seed)
+	}
+	if err := r.run(initial, arrivals); err != nil {
+		return nil, err
+	}
+	return r.res, nil
+}
+
+// newReplay is a replay with departures on an empty cluster, with its
+// add-ons: the metrics (idle GPU, floor, waits), the reservation,
+// starvation control and the moves. A round's holders come before its
+// moves (drain moves pods off what they hold); the reports are in the
+// order of churn.csv's columns.
+func newReplay(policy sim.Policy, in sim.Input, spec Spec, add AddOns, seed uint64, opts sim.Options) (*replay, error) {
+	if err := spec.Check(); err != nil {
+		return nil, err
+	}
+	if err := add.Check(); err != nil {
+		return nil, err
+	}
+	order, err := sim.NodeOrder(in.Nodes, seed, opts.Tiebreak)
+	if err != nil {
+		return nil, err
+	}
+	c, err := sim.NewCluster(sim.Schema(), in.Nodes, order)
+	if err != nil {
+		return nil, err
+	}
+	pipe, device, err := policy.Build(c, sim.Env{Seed: seed, Classes: in.Classes, FromScratch: opts.FromScratch, CoresPerGPU: in.CoresPerGPU()})
+	if err != nil {
+		return nil, fmt.Errorf("policy %s: %w", policy.Name, err)
+	}
+	m, err := sim.Measure(in.Classes)
+	if err != nil {
+		return nil, err
+	}
+	r := &replay{c: c, device: device, spec: spec, shapeIDs: map[queueKey]int{}, onRow: make([][]int, c.Table.Len()), placing: -1,
+		noise: rand.New(rand.NewPCG(seed, 0x6e6f697365)), res: &Result{Policy: policy.Name, Seed: seed, Load: spec.Load, Setting: add.Name()}}
+	idle, floor, waits := newIdleMetric(r, m), newFloorMetric(r, add.Floor), &waitsMetric{r: r}
+	resv, starve := newReserving(r, add.Reserve, add.Moves.Method == Drain), newStarving(r, add.Starve)
+	var holder drainer = resv
+	var filters []scoring.Filter
+	if add.Reserve.on() {
+		filters = append(filters, &resv.filter)
+	}
+	if add.Starve.on() {
+		holder = starve
+		filters = append(filters, &starve.filter)
+	}
+	moves := newMoving(r, add.Moves, m, holder)
+	if len(filters) > 0 {
+		if pipe, err = pipe.WithFilters(filters...); err != nil {
+			return nil, err
+		}
+	}
+	if r.placer, err = scoring.NewPlacer(pipe, c.Table, scoring.PlacerOptions{MaxClasses: sim.PlacerClasses}); err != nil {
+		return nil, err
+	}
+	r.pipe = pipe
+	r.addOns = []addOn{idle, floor, waits}
+	for _, x := range []struct {
+		on bool
+		addOn
+	}{{add.Reserve.on(), resv}, {add.Starve.on(), starve}, {add.Moves.moving(), moves}} {
+		if x.on {
+			r.addOns = append(r.addOns, x.addOn)
+		}
+	}
+	r.reporting = []addOn{idle, floor, waits, moves, resv, starve}
+	return r, nil
+}
