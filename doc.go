@@ -21,6 +21,10 @@
 //     kube-scheduler, Koordinator, a legacy Policy, resfit's own; bare, in a
 //     ConfigMap or among manifests), built into a pipeline.
 //   - scoring/frag: FGD, the fragmentation-aware score for GPU sharing.
+//   - scoring/lifetime: when running pods are expected to end (declared,
+//     or learned from the pods that ended) and when nodes empty, and the
+//     term of ResfitFrag that keeps a pod from pushing back its node's
+//     empty time.
 //   - scoring/drf, scoring/proportion, scoring/priority,
 //     scoring/conformance: job-level helpers (DRF order, queue shares, job
 //     and task order, the eviction guard) beside node scoring.
@@ -77,6 +81,7 @@
 //	a scorer in a pipeline's total                     [0, 10^6], finite
 //	a pipeline's largest total, Σ weight × MaxScore    at most scoring.MaxTotalScore, 2^53
 //	a fragmentation class (scoring/frag)               [0, 10^6]
+//	ResfitFrag's lifetime term (lifetime.weight)       [0, 10^6]
 //	a reservation's Percent                            [0, 1] (a share, not a weight)
 //	a queue's weight (scoring/proportion)              [0, 2^31−1], summed over queues within it, as Volcano's int32
 //

@@ -34,6 +34,11 @@ type Task struct {
 	// DeviceFilter rejects a node of another model, FGD counts such a
 	// node's idle devices as fragment for it); empty accepts any.
 	Models resource.ModelSet
+	// Ends is when the task is expected to end, in seconds on the clock of
+	// the host's lifetime view (scoring/lifetime: what it declares, or what
+	// was learned of tasks like it); 0 when nothing is known. Only a
+	// lifetime scorer reads it.
+	Ends float64
 	// Partition is the type of part each of the task's devices is, when
 	// its devices divide into parts (resource.Layout), such as a MIG
 	// profile (3g.40gb): a device whose layout has a part of that type that

@@ -38,6 +38,7 @@ import (
 
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/scoring/lifetime"
 )
 
 // Plugin names, as upstream configurations spell them.
@@ -167,12 +168,17 @@ type Host struct {
 	// asks for a configuration's scores and filters apart (Volcano's node
 	// order scores every node it is given, whatever the predicates said).
 	NoDeviceShare bool
+	// Lifetimes is the host's view of when its nodes empty (a
+	// lifetime.Tracker's Nodes), its rows the tables' rows, with which
+	// ResfitFrag's lifetime term is built; nil leaves the term out.
+	Lifetimes *lifetime.Nodes
 }
 
 // target is what a plugin is built for.
 type target struct {
-	schema  *resource.Schema
-	devices *resource.Devices
+	schema    *resource.Schema
+	devices   *resource.Devices
+	lifetimes *lifetime.Nodes
 }
 
 // Build makes the pipeline for a schema, for a host without a device view
@@ -205,7 +211,7 @@ func (c *Config) BuildFor(schema *resource.Schema, host Host) (*scoring.Pipeline
 		}
 		filters = append(filters, deviceShare)
 	}
-	t := target{schema: schema, devices: host.Devices}
+	t := target{schema: schema, devices: host.Devices, lifetimes: host.Lifetimes}
 	var scorers []scoring.WeightedScorer
 	for i, s := range c.Scorers {
 		parts, plugged, err := s.Args.build(s.Name, t)

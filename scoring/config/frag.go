@@ -11,6 +11,7 @@ import (
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/frag"
+	"github.com/resfit/resfit/scoring/lifetime"
 	"github.com/resfit/resfit/sra"
 	"github.com/resfit/resfit/strategy"
 )
@@ -211,6 +212,11 @@ type ResfitFragArgs struct {
 	// Σ weight × cpu over Σ weight × devices, over the classes that ask
 	// for devices (a shared device counting as its share).
 	CoresPerIdleGPU float64
+	// LifetimeWeight is the weight of the lifetime term (scoring/lifetime:
+	// a pod goes where it does not push back the time its node empties),
+	// for a host that follows when pods end (Host.Lifetimes); 0 leaves it
+	// out.
+	LifetimeWeight float64
 }
 
 func (ResfitFragArgs) plugin() string { return ResfitFrag }
@@ -251,6 +257,9 @@ func (a ResfitFragArgs) build(name string, t target) ([]scoring.WeightedScorer, 
 		{Scorer: fgd, Weight: float64(a.partWeight())},
 		{Scorer: tb, Weight: 1},
 	}
+	if a.LifetimeWeight > 0 && t.lifetimes != nil {
+		scorers = append(scorers, scoring.WeightedScorer{Scorer: lifetime.NewScorer(t.lifetimes), Weight: a.LifetimeWeight})
+	}
 	if a.CoresPerIdleGPU == 0 {
 		return scorers, nil, nil
 	}
@@ -268,7 +277,8 @@ func (a ResfitFragArgs) build(name string, t target) ([]scoring.WeightedScorer, 
 func (a ResfitFragArgs) canonical() []yamlNode {
 	return append(a.FGDArgs.canonical(),
 		mapping("tieBreaker", append([]yamlNode{{key: "type", scalar: a.TieBreak}}, BalancedAllocationArgs{Resources: a.TieBreaker}.canonical()...)...),
-		yamlNode{key: "coresPerIdleGPU", scalar: a.CoresPerIdleGPU})
+		yamlNode{key: "coresPerIdleGPU", scalar: a.CoresPerIdleGPU},
+		mapping("lifetime", yamlNode{key: "weight", scalar: a.LifetimeWeight}))
 }
 
 // fgd decodes FGD's arguments:
@@ -455,8 +465,9 @@ func (d *decoder) amount(path, name string, raw any) int64 {
 //	tieBreaker: {type: PackLeastUsed, resources: [{name: cpu, weight: 1}, {name: nvidia.com/gpu, weight: 1}]}  # default
 //	                                 # type: NodeResourcesBalancedAllocation, ResfitFrag's before 2026-11-28
 //	coresPerIdleGPU: 10.9            # default: the classes' cores per device
+//	lifetime: {weight: 0}            # default: off
 func (d *decoder) resfitFrag(path string, raw any) ScorerArgs {
-	fa, m := d.fgd(path, raw, "tieBreaker", "coresPerIdleGPU")
+	fa, m := d.fgd(path, raw, "tieBreaker", "coresPerIdleGPU", "lifetime")
 	a := ResfitFragArgs{FGDArgs: fa, TieBreak: PackLeastUsed, TieBreaker: []string{resource.CPU, fa.Device}}
 	if m == nil {
 		return a
@@ -479,6 +490,9 @@ func (d *decoder) resfitFrag(path string, raw any) ScorerArgs {
 			}
 		}
 	}
+	if raw, present := m["lifetime"]; present {
+		a.LifetimeWeight = d.lifetime(join(path, "lifetime"), raw)
+	}
 	if raw, present := m["coresPerIdleGPU"]; present {
 		d.note("coresPerIdleGPU", join(path, "coresPerIdleGPU"))
 		if c, ok := d.number(join(path, "coresPerIdleGPU"), raw); ok {
@@ -495,6 +509,30 @@ func (d *decoder) resfitFrag(path string, raw any) ScorerArgs {
 		a.CoresPerIdleGPU = c
 	}
 	return a
+}
+
+// lifetime decodes ResfitFrag's lifetime term: {weight: W}, W in [0,
+// resource.MaxWeight].
+func (d *decoder) lifetime(path string, raw any) float64 {
+	d.note("lifetime", path)
+	m, ok := d.object(path, raw)
+	if !ok {
+		return 0
+	}
+	d.only(path, m, strictFields, "weight")
+	raw, present := m["weight"]
+	if !present {
+		return 0
+	}
+	w, ok := d.number(join(path, "weight"), raw)
+	if !ok {
+		return 0
+	}
+	if !(w >= 0 && w <= resource.MaxWeight) {
+		d.fail(join(path, "weight"), fmt.Sprintf("must be in [0, %d] (0 leaves the term out)", resource.MaxWeight), raw)
+		return 0
+	}
+	return w
 }
 
 // coresPerDevice is the classes' cores per device: Σ weight × cpu over

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/frag"
+	"github.com/resfit/resfit/scoring/lifetime"
 	"github.com/resfit/resfit/sra"
 	"github.com/resfit/resfit/strategy"
 )
@@ -349,5 +351,43 @@ func TestLearningFGDLearnsThroughThePipeline(t *testing.T) {
 	pipe.Score(one, table, b)
 	if b.Total(0) != 73 || b.Total(1) != 50 {
 		t.Errorf("after learning 2-GPU pods: %v %v, want 73 50", b.Total(0), b.Total(1))
+	}
+}
+
+// TestResfitFragLifetimeTerm: lifetime.weight adds the lifetime term, at
+// that weight, for a host that follows when pods end, and only for one;
+// a bad weight is refused with its path.
+func TestResfitFragLifetimeTerm(t *testing.T) {
+	schema, _ := resource.NewSchema("cpu", "memory", resource.GPU)
+	devices, _ := resource.NewDevices(resource.GPU, 1000)
+	cfg, err := Load([]byte(`plugins: [{name: ResfitFrag, args: {classes: `+fragClasses+`, lifetime: {weight: 7}}}]`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends := lifetime.NewNodes(0)
+	for _, c := range []struct {
+		host Host
+		want string
+	}{
+		{Host{Devices: devices, Lifetimes: ends}, "FGD ×101, PackLeastUsed ×1, Lifetime ×7"},
+		{Host{Devices: devices}, "FGD ×101, PackLeastUsed ×1"},
+	} {
+		pipe, err := cfg.BuildFor(schema, c.host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, s := range pipe.Scorers() {
+			got = append(got, fmt.Sprintf("%s ×%g", s.Scorer.Name(), s.Weight))
+		}
+		if strings.Join(got, ", ") != c.want {
+			t.Errorf("with lifetimes %v: %s, want %s", c.host.Lifetimes != nil, strings.Join(got, ", "), c.want)
+		}
+	}
+	for _, bad := range []string{`{weight: -1}`, `{weight: .nan}`, `{wieght: 1}`, `7`} {
+		_, err := Load([]byte(`plugins: [{name: ResfitFrag, args: {classes: `+fragClasses+`, lifetime: `+bad+`}}]`), Options{})
+		if err == nil || !strings.Contains(err.Error(), "plugins[0].args.lifetime") {
+			t.Errorf("lifetime %s: %v, want an error naming plugins[0].args.lifetime", bad, err)
+		}
 	}
 }

@@ -1,0 +1,36 @@
+// Package lifetime says when running pods are expected to end and when
+// nodes are expected to empty, and scores nodes by it, so that a pod goes
+// where it does not push back the time its node empties and nodes come
+// free whole for the largest pods.
+//
+// Three parts, each usable alone:
+//
+//   - Model learns how long pods run from the pods that ended, by keys the
+//     host names (an owner, a shape), most specific first, and predicts
+//     what a running pod has left at its age: a quantile of the lifetimes
+//     seen that are longer than its age, less the age. With heavy tails a
+//     pod that has run long is expected to run longer still, so a pod is
+//     predicted again when it outlives its prediction. Where no key has
+//     seen enough, a pod that has run for a while is expected to run as
+//     long again (the Lindy rule); a pod that has just started, nothing.
+//   - Tracker follows the running pods of a host's nodes (a table's rows):
+//     each pod's expected end, what it declares (a Job's
+//     activeDeadlineSeconds, resfit.io/runs-for) or what the Model
+//     predicts, and for each row the time it is expected to empty (the
+//     latest of its pods' ends; unknown while one of them is) and when a
+//     given amount of the size resource is expected to be free there. It
+//     learns from the pods that end (the Model), predicts again the pods
+//     that outlive their prediction (Advance), and keeps its view of the
+//     rows (Nodes) for the scorer.
+//   - Scorer scores, for a task that says when it ends (scoring.Task.Ends),
+//     the nodes by how their expected empty time and the task's end line
+//     up (Score): best where the task ends shortly before its node would
+//     empty anyway; then, in order, where it delays the node least; an
+//     empty node last. A task whose end is not known scores every node
+//     alike, and a node with a pod whose end is not known scores in the
+//     middle.
+//
+// Times are seconds as float64 on the host's clock (Unix seconds in a
+// Kubernetes host, replay time in the replay); a lifetime, an age, a
+// remaining time are seconds too.
+package lifetime

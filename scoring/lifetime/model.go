@@ -1,0 +1,193 @@
+package lifetime
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+)
+
+// ModelOptions bound and shape what a Model learns.
+type ModelOptions struct {
+	// Window is how many lifetimes a key keeps, the most recent: 512 by
+	// default.
+	Window int
+	// MinSamples is how many lifetimes longer than a pod's age a key must
+	// have seen to predict for it: 8 by default. A key with fewer passes
+	// the question to the next key.
+	MinSamples int
+	// Quantile is the quantile of those lifetimes that is predicted, in
+	// (0, 1): 0.5 (the median) by default.
+	Quantile float64
+}
+
+// Default model options.
+const (
+	DefaultWindow     = 512
+	DefaultMinSamples = 8
+	DefaultQuantile   = 0.5
+)
+
+// withDefaults fills the unset options.
+func (o ModelOptions) withDefaults() ModelOptions {
+	if o.Window == 0 {
+		o.Window = DefaultWindow
+	}
+	if o.MinSamples == 0 {
+		o.MinSamples = DefaultMinSamples
+	}
+	if o.Quantile == 0 {
+		o.Quantile = DefaultQuantile
+	}
+	return o
+}
+
+// Check reports options a Model cannot use, naming the field.
+func (o ModelOptions) Check() error {
+	o = o.withDefaults()
+	switch {
+	case o.Window < 1:
+		return fmt.Errorf("window: must be at least 1, got %d", o.Window)
+	case o.MinSamples < 1 || o.MinSamples > o.Window:
+		return fmt.Errorf("minSamples: must be in [1, window = %d], got %d", o.Window, o.MinSamples)
+	case !(o.Quantile > 0 && o.Quantile < 1):
+		return fmt.Errorf("quantile: must be in (0, 1), got %v", o.Quantile)
+	}
+	return nil
+}
+
+// Source is where an expected end comes from.
+type Source uint8
+
+const (
+	// Unknown: nothing is known of the end.
+	Unknown Source = iota
+	// Declared: the pod declares it (a deadline, an estimate).
+	Declared
+	// Learned: the lifetimes of pods of one of its keys that ended.
+	Learned
+	// Lindy: it has outlived what is known of its keys, and is expected to
+	// run as long again as it has run.
+	Lindy
+)
+
+func (s Source) String() string {
+	switch s {
+	case Declared:
+		return "declared"
+	case Learned:
+		return "learned"
+	case Lindy:
+		return "lindy"
+	}
+	return "unknown"
+}
+
+// Model learns how long pods run, by key, from the pods that ended, and
+// predicts what a running pod has left. It is safe for concurrent use.
+type Model struct {
+	opts ModelOptions
+	mu   sync.RWMutex
+	keys map[string]*lifetimes
+}
+
+// lifetimes are a key's most recent lifetimes: in arrival order (a ring,
+// next the oldest once full) and sorted.
+type lifetimes struct {
+	ring   []float64
+	next   int
+	sorted []float64
+}
+
+// NewModel is a Model that has seen nothing; the options are checked.
+func NewModel(opts ModelOptions) (*Model, error) {
+	if err := opts.Check(); err != nil {
+		return nil, err
+	}
+	return &Model{opts: opts.withDefaults(), keys: map[string]*lifetimes{}}, nil
+}
+
+// Observe records that a pod of the given keys ran for lived seconds. A
+// lifetime that is not finite and ≥ 0 is ignored, and so is an empty key.
+func (m *Model) Observe(keys []string, lived float64) {
+	if !(lived >= 0) || math.IsInf(lived, 1) {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, k := range keys {
+		if k == "" {
+			continue
+		}
+		l := m.keys[k]
+		if l == nil {
+			l = &lifetimes{}
+			m.keys[k] = l
+		}
+		l.add(lived, m.opts.Window)
+	}
+}
+
+// add keeps x, dropping the oldest lifetime when window are kept.
+func (l *lifetimes) add(x float64, window int) {
+	if len(l.ring) == window {
+		old := l.ring[l.next]
+		i, _ := slices.BinarySearch(l.sorted, old)
+		l.sorted = slices.Delete(l.sorted, i, i+1)
+		l.ring[l.next] = x
+		l.next = (l.next + 1) % window
+	} else {
+		l.ring = append(l.ring, x)
+	}
+	i, _ := slices.BinarySearch(l.sorted, x)
+	l.sorted = slices.Insert(l.sorted, i, x)
+}
+
+// Seen is how many lifetimes the key keeps.
+func (m *Model) Seen(key string) int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if l := m.keys[key]; l != nil {
+		return len(l.sorted)
+	}
+	return 0
+}
+
+// Remaining is what a pod of the given keys (most specific first) that
+// has run for age seconds is expected to have left, and from what:
+//
+//   - Learned: from the first key that has seen at least MinSamples
+//     lifetimes longer than age, the Quantile of those lifetimes less the
+//     age (the lower of the two middle ones where the quantile falls
+//     between: the ⌈q·n⌉-th smallest of the n), always above 0;
+//   - Lindy: where no key has, and age > 0, age again;
+//   - Unknown (0): where no key has and age is 0, or age is not a finite
+//     number ≥ 0.
+func (m *Model) Remaining(keys []string, age float64) (float64, Source) {
+	if !(age >= 0) || math.IsInf(age, 1) {
+		return 0, Unknown
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for _, k := range keys {
+		l := m.keys[k]
+		if l == nil {
+			continue
+		}
+		// The lifetimes longer than age are sorted[i:].
+		i, found := slices.BinarySearch(l.sorted, age)
+		for found && i < len(l.sorted) && l.sorted[i] == age {
+			i++
+		}
+		n := len(l.sorted) - i
+		if n < m.opts.MinSamples {
+			continue
+		}
+		rank := int(math.Ceil(m.opts.Quantile * float64(n))) // 1..n
+		return l.sorted[i+max(rank, 1)-1] - age, Learned
+	}
+	if age > 0 {
+		return age, Lindy
+	}
+	return 0, Unknown
+}

@@ -1,0 +1,157 @@
+package lifetime
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// slowModel is the Model's reference: every key's lifetimes in arrival
+// order, the last window of them counted, worked out from scratch.
+type slowModel struct {
+	opts ModelOptions
+	seen map[string][]float64
+}
+
+func (m *slowModel) observe(keys []string, lived float64) {
+	if !(lived >= 0) || math.IsInf(lived, 1) {
+		return
+	}
+	for _, k := range keys {
+		if k != "" {
+			m.seen[k] = append(m.seen[k], lived)
+		}
+	}
+}
+
+func (m *slowModel) remaining(keys []string, age float64) (float64, Source) {
+	if !(age >= 0) || math.IsInf(age, 1) {
+		return 0, Unknown
+	}
+	for _, k := range keys {
+		all := m.seen[k]
+		all = all[max(0, len(all)-m.opts.Window):]
+		var longer []float64
+		for _, x := range all {
+			if x > age {
+				longer = append(longer, x)
+			}
+		}
+		if len(longer) < m.opts.MinSamples {
+			continue
+		}
+		slices.Sort(longer)
+		// The smallest x with at least a share q of them ≤ x.
+		for i, x := range longer {
+			if float64(i+1) >= m.opts.Quantile*float64(len(longer)) {
+				return x - age, Learned
+			}
+		}
+	}
+	if age > 0 {
+		return age, Lindy
+	}
+	return 0, Unknown
+}
+
+var testKeys = []string{"a", "b", "c", ""}
+
+func drawKeys(t *rapid.T, label string) []string {
+	return rapid.SliceOfNDistinct(rapid.SampledFrom(testKeys), 0, 3, rapid.ID[string]).Draw(t, label)
+}
+
+// drawLifetime draws from a few values (so that ages meet lifetimes
+// exactly) and a range, with the odd value a Model must ignore.
+func drawLifetime(t *rapid.T, label string) float64 {
+	return rapid.OneOf(
+		rapid.SampledFrom([]float64{0, 1, 2, 3, 10, 100}),
+		rapid.Float64Range(0, 1e6),
+		rapid.SampledFrom([]float64{-1, math.NaN(), math.Inf(1), math.Inf(-1)}),
+	).Draw(t, label)
+}
+
+func drawOptions(t *rapid.T) ModelOptions {
+	w := rapid.IntRange(1, 12).Draw(t, "window")
+	return ModelOptions{Window: w, MinSamples: rapid.IntRange(1, w).Draw(t, "minSamples"),
+		Quantile: rapid.SampledFrom([]float64{0.1, 0.25, 0.5, 0.75, 0.9, 0.999}).Draw(t, "quantile")}
+}
+
+// TestModelAgreesWithSlowReference: after any observations, what a Model
+// predicts for any keys and age is what the reference works out from all
+// it saw.
+func TestModelAgreesWithSlowReference(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		opts := drawOptions(t)
+		m, err := NewModel(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := &slowModel{opts: opts, seen: map[string][]float64{}}
+		for range rapid.IntRange(0, 60).Draw(t, "steps") {
+			if rapid.Bool().Draw(t, "observe") {
+				keys, lived := drawKeys(t, "keys"), drawLifetime(t, "lived")
+				m.Observe(keys, lived)
+				ref.observe(keys, lived)
+				continue
+			}
+			keys, age := drawKeys(t, "keys"), drawLifetime(t, "age")
+			got, gotSrc := m.Remaining(keys, age)
+			want, wantSrc := ref.remaining(keys, age)
+			if got != want || gotSrc != wantSrc {
+				t.Fatalf("Remaining(%q, %v) = %v (%v), the reference %v (%v)", keys, age, got, gotSrc, want, wantSrc)
+			}
+			if gotSrc != Unknown && !(got > 0) {
+				t.Fatalf("Remaining(%q, %v) = %v from %v: a pod that runs on has more than 0 left", keys, age, got, gotSrc)
+			}
+		}
+	})
+}
+
+// TestModelPredictsLongerForOlderPods: with heavy tails a pod that has
+// run longer is expected to end later (age + remaining does not fall as
+// the age grows).
+func TestModelPredictsLongerForOlderPods(t *testing.T) {
+	m, err := NewModel(ModelOptions{MinSamples: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []float64{60, 60, 120, 600, 3600, 3600 * 24, 3600 * 24 * 3} {
+		m.Observe([]string{"job"}, x)
+	}
+	last := 0.0
+	for _, age := range []float64{0, 30, 60, 100, 600, 3600, 86400, 86400 * 3, 86400 * 10} {
+		rest, src := m.Remaining([]string{"job"}, age)
+		if src == Unknown || age+rest < last {
+			t.Fatalf("at age %v: %v left (%v), ending before %v", age, rest, src, last)
+		}
+		last = age + rest
+	}
+	// At 0 the median of 7; at 1000 s of the three longer (3600, 86400,
+	// 259200), two of them being enough.
+	for _, c := range []struct {
+		age, want float64
+		src       Source
+	}{{0, 600, Learned}, {1000, 86400 - 1000, Learned}, {86400, 86400, Lindy}} {
+		if got, src := m.Remaining([]string{"job"}, c.age); got != c.want || src != c.src {
+			t.Errorf("Remaining at %v = %v (%v), want %v (%v)", c.age, got, src, c.want, c.src)
+		}
+	}
+}
+
+func TestModelOptionsNameTheField(t *testing.T) {
+	for _, c := range []struct {
+		opts ModelOptions
+		want string
+	}{
+		{ModelOptions{Window: -1}, "window: must be at least 1, got -1"},
+		{ModelOptions{Window: 4, MinSamples: 5}, "minSamples: must be in [1, window = 4], got 5"},
+		{ModelOptions{Quantile: 1}, "quantile: must be in (0, 1), got 1"},
+		{ModelOptions{Quantile: math.NaN()}, "quantile: must be in (0, 1), got NaN"},
+	} {
+		if _, err := NewModel(c.opts); err == nil || err.Error() != c.want {
+			t.Errorf("NewModel(%+v) = %v, want %q", c.opts, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,84 @@
+package lifetime
+
+import (
+	"math"
+	"sync"
+)
+
+// Nodes is each row's expected empty time, the view a Scorer reads: what
+// a Tracker keeps up to date. It is safe for concurrent use.
+type Nodes struct {
+	mu   sync.RWMutex
+	now  float64
+	rows []rowEnds
+}
+
+// rowEnds is what a row's pods say of its empty time: the latest of the
+// known ends, and how many of its pods end when from what.
+type rowEnds struct {
+	latest float64
+	// pods are its pods; by source, how many of them end when from what.
+	pods     int32
+	bySource [Lindy + 1]int32
+}
+
+// Empty is what is known of when a row empties.
+type Empty struct {
+	// At is the latest expected end of its pods whose end is known (0 for
+	// a row without pods).
+	At float64
+	// Pods are the row's pods, and Declared, Learned, Lindy and Unknown
+	// how many of them end when from what.
+	Pods, Declared, Learned, Lindy, Unknown int
+}
+
+// Known reports whether every pod's end is known: then At is when the
+// row empties.
+func (e Empty) Known() bool { return e.Unknown == 0 }
+
+// NewNodes is a view of rows rows, all empty, at time 0.
+func NewNodes(rows int) *Nodes { return &Nodes{rows: make([]rowEnds, rows)} }
+
+// Len is the number of rows.
+func (v *Nodes) Len() int {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	return len(v.rows)
+}
+
+// Now is the time the view was last brought to (Tracker.Advance).
+func (v *Nodes) Now() float64 {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	return v.now
+}
+
+// Row is what is known of when row empties; a row outside the view is
+// an empty one.
+func (v *Nodes) Row(row int) Empty {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	if row < 0 || row >= len(v.rows) {
+		return Empty{}
+	}
+	r := v.rows[row]
+	return Empty{At: r.latest, Pods: int(r.pods), Declared: int(r.bySource[Declared]),
+		Learned: int(r.bySource[Learned]), Lindy: int(r.bySource[Lindy]), Unknown: int(r.bySource[Unknown])}
+}
+
+// remaining is, under the read lock, how long row has until it empties,
+// from now: 0 for an empty row, +Inf when a pod's end is not known; and
+// whether it has pods.
+func (v *Nodes) remaining(row int) (float64, bool) {
+	if row >= len(v.rows) {
+		return 0, false
+	}
+	r := &v.rows[row]
+	switch {
+	case r.pods == 0:
+		return 0, false
+	case r.bySource[Unknown] > 0:
+		return math.Inf(1), true
+	}
+	return max(r.latest-v.now, 0), true
+}

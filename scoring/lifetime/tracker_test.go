@@ -1,0 +1,202 @@
+package lifetime
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// slowPod is a pod as the Tracker's reference follows it.
+type slowPod struct {
+	Pod
+	end float64
+	src Source
+	due float64
+}
+
+// slowTracker is the Tracker's reference: every pod in a map, each row's
+// empty time worked out from all of them when asked.
+type slowTracker struct {
+	model *slowModel
+	rows  int
+	pods  map[int]*slowPod
+	now   float64
+}
+
+func (s *slowTracker) expect(p Pod, now float64) (float64, Source) {
+	if p.Declared > now {
+		return p.Declared, Declared
+	}
+	rest, src := s.model.remaining(p.Keys, now-p.Started)
+	if src == Unknown {
+		return 0, Unknown
+	}
+	return now + rest, src
+}
+
+func (s *slowTracker) predict(x *slowPod, now float64) {
+	x.end, x.src = s.expect(x.Pod, now)
+	x.due = math.Nextafter(max(now, x.Started), math.Inf(1))
+	if x.src != Unknown {
+		x.due = max(x.end, x.due)
+	}
+}
+
+func (s *slowTracker) advance(now float64) {
+	s.now = now
+	for again := true; again; {
+		again = false
+		for _, x := range s.pods {
+			if x.due <= now {
+				s.predict(x, now)
+				again = true
+			}
+		}
+	}
+}
+
+func (s *slowTracker) row(row int) Empty {
+	var e Empty
+	for _, x := range s.pods {
+		if x.Row != row {
+			continue
+		}
+		e.Pods++
+		switch x.src {
+		case Declared:
+			e.Declared++
+		case Learned:
+			e.Learned++
+		case Lindy:
+			e.Lindy++
+		default:
+			e.Unknown++
+		}
+		if x.src != Unknown {
+			e.At = max(e.At, x.end)
+		}
+	}
+	return e
+}
+
+// freeAt tries every time a pod ends, earliest first.
+func (s *slowTracker) freeAt(row int, free, need int64) float64 {
+	if free >= need {
+		return s.now
+	}
+	var ends []float64
+	for _, x := range s.pods {
+		if x.Row == row && x.src != Unknown {
+			ends = append(ends, x.end)
+		}
+	}
+	slices.Sort(ends)
+	for _, at := range ends {
+		f := free
+		for _, x := range s.pods {
+			if x.Row == row && x.src != Unknown && x.end <= at {
+				f += x.Size
+			}
+		}
+		if f >= need {
+			return max(at, s.now)
+		}
+	}
+	return math.Inf(1)
+}
+
+// TestTrackerAgreesWithSlowReference: after any starts, ends, evictions
+// and advances of time, every row's empty time and counts, and when an
+// amount is free there, are the reference's.
+func TestTrackerAgreesWithSlowReference(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		opts := drawOptions(t)
+		model, err := NewModel(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := rapid.IntRange(1, 4).Draw(t, "rows")
+		tr := NewTracker[int](model, rows)
+		ref := &slowTracker{model: &slowModel{opts: opts, seen: map[string][]float64{}}, rows: rows, pods: map[int]*slowPod{}}
+		now := 0.0
+		for range rapid.IntRange(0, 80).Draw(t, "steps") {
+			id := rapid.IntRange(0, 6).Draw(t, "id")
+			switch rapid.IntRange(0, 4).Draw(t, "op") {
+			case 0, 1:
+				p := Pod{Row: rapid.IntRange(0, rows-1).Draw(t, "row"), Keys: drawKeys(t, "keys"),
+					Started: now - rapid.SampledFrom([]float64{0, 0, 1, 10, 1000}).Draw(t, "age"),
+					Size:    rapid.Int64Range(0, 8).Draw(t, "size")}
+				if rapid.Bool().Draw(t, "declares") {
+					p.Declared = now + rapid.Float64Range(-10, 100).Draw(t, "declared")
+				}
+				tr.Start(id, p, now)
+				x := &slowPod{Pod: p}
+				ref.predict(x, now)
+				ref.pods[id] = x
+			case 2:
+				tr.End(id, now)
+				if x, ok := ref.pods[id]; ok {
+					ref.model.observe(x.Keys, now-x.Started)
+					delete(ref.pods, id)
+				}
+			case 3:
+				tr.Forget(id)
+				delete(ref.pods, id)
+			case 4:
+				now += rapid.SampledFrom([]float64{0, 0.5, 1, 7, 50, 1000}).Draw(t, "dt")
+				tr.Advance(now)
+				ref.advance(now)
+			}
+			for row := range rows {
+				if got, want := tr.Nodes().Row(row), ref.row(row); got != want {
+					t.Fatalf("row %d: %+v, the reference %+v", row, got, want)
+				}
+				free, need := rapid.Int64Range(0, 4).Draw(t, "free"), rapid.Int64Range(0, 16).Draw(t, "need")
+				if got, want := tr.FreeAt(row, free, need), ref.freeAt(row, free, need); got != want {
+					t.Fatalf("row %d: %d free at %v, the reference %v", row, need, got, want)
+				}
+			}
+		}
+	})
+}
+
+// TestTrackerPredictsAgainAsPodsAge: a pod that outlives its prediction
+// is predicted again when time passes its expected end, later each time.
+func TestTrackerPredictsAgainAsPodsAge(t *testing.T) {
+	model, err := NewModel(ModelOptions{MinSamples: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{"train"}
+	for _, x := range []float64{100, 1000, 10000} {
+		model.Observe(keys, x)
+	}
+	tr := NewTracker[string](model, 2)
+	tr.Start("p", Pod{Row: 1, Started: 0, Keys: keys}, 0)
+	want := []struct {
+		now float64
+		at  float64
+		src Source
+	}{
+		{0, 1000, Learned},     // median of 100, 1000, 10000
+		{999, 1000, Learned},   // not yet past it
+		{1000, 10000, Learned}, // past it: the median of what ran longer
+		{20000, 40000, Lindy},  // past all: as long again
+	}
+	for _, w := range want {
+		tr.Advance(w.now)
+		e := tr.Nodes().Row(1)
+		if e.At != w.at || e.Pods != 1 || (w.src == Learned) != (e.Learned == 1) || (w.src == Lindy) != (e.Lindy == 1) {
+			t.Errorf("at %v: %+v, want it to empty at %v (%v)", w.now, e, w.at, w.src)
+		}
+	}
+	tr.End("p", 30000)
+	if e := tr.Nodes().Row(1); e != (Empty{}) {
+		t.Errorf("after the pod ended the row is %+v, want empty", e)
+	}
+	if model.Seen("train") != 4 {
+		t.Errorf("the model saw %d lifetimes of train, want 4 (the pod that ended)", model.Seen("train"))
+	}
+}
