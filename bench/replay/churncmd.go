@@ -15,7 +15,7 @@ import (
 // churnRuns are what -churn runs: the loop's spec, and the add-ons of
 // each of -moves, with -reserve or -starve and -floor.
 func churnRuns(f *flags) (churn.Spec, []churn.AddOns, error) {
-	spec := churn.Spec{WarmUp: f.warmUp.Seconds(), Window: f.window.Seconds(), Declare: churn.Declaration(f.declare)}
+	spec := churn.Spec{WarmUp: f.warmUp.Seconds(), Window: f.window.Seconds(), Declare: churn.Declaration(strings.TrimSpace(strings.Split(f.declare, ",")[0])), Sigma: f.sigma, Resample: f.resample}
 	if (f.reserve || f.starve) && f.every <= 0 {
 		return spec, nil, fmt.Errorf("-every: rounds must be a duration above 0 apart, got %v", f.every)
 	}
@@ -63,13 +63,18 @@ func runChurn(in sim.Input, f *flags, stdout, stderr io.Writer) error {
 		loads = append(loads, l)
 	}
 	start := time.Now()
-	results, err := churn.RunAll(in, policies, adds, sim.Seeds(42, f.seeds), loads, spec, sim.Options{Tiebreak: sim.Tiebreak(f.tiebreak)}, f.workers,
-		func(done, total int, r *churn.Result) {
-			fmt.Fprintf(stderr, "[%3d/%d] %-18s %s, load %.1f seed %d: idle while GPU pods wait %5.2f%%, %d arrivals, %d moves (%.1fs)\n",
-				done, total, r.Policy, r.Setting, r.Load, r.Seed, r.Idle().WhileWaiting, r.Arrivals, r.Moved().Moves, time.Since(start).Seconds())
-		})
-	if err != nil {
-		return err
+	var results []*churn.Result
+	for _, d := range strings.Split(f.declare, ",") {
+		spec.Declare = churn.Declaration(strings.TrimSpace(d))
+		rs, err := churn.RunAll(in, policies, adds, sim.Seeds(42, f.seeds), loads, spec, sim.Options{Tiebreak: sim.Tiebreak(f.tiebreak)}, f.workers,
+			func(done, total int, r *churn.Result) {
+				fmt.Fprintf(stderr, "[%3d/%d] %-18s %s, load %.1f seed %d: idle while GPU pods wait %5.2f%%, %d arrivals, %d moves (%.1fs)\n",
+					done, total, r.Policy, r.Setting, r.Load, r.Seed, r.Idle().WhileWaiting, r.Arrivals, r.Moved().Moves, time.Since(start).Seconds())
+			})
+		if err != nil {
+			return err
+		}
+		results = append(results, rs...)
 	}
 	fmt.Fprintf(stderr, "%d replays in %.1fs\n", len(results), time.Since(start).Seconds())
 	sums := churn.Summarize(results)

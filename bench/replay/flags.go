@@ -17,7 +17,8 @@ type flags struct {
 	trace, podList, only, tiebreak, out, loads, moves, sustain, declare string
 	synthetic, defrag, churn, reserve, starve, png                      bool
 	seeds, workers, k, holds                                            int
-	ratio, perHour, floor                                               float64
+	resample                                                            uint64
+	ratio, perHour, floor, sigma                                        float64
 	warmUp, window, every, starveAfter, patience                        time.Duration
 }
 
@@ -50,7 +51,9 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.IntVar(&f.holds, "holds", 1, "with -starve: the most nodes held at once, each for one pod (1: EASY's one reservation)")
 	fs.DurationVar(&f.patience, "patience", 2*time.Hour, "with -starve and -moves drain: how long a hold waits for its node to free before it drains it")
 	fs.StringVar(&f.sustain, "sustainable", "", "with -churn: instead of -loads, search each policy's sustainable load on each seed, FROM:TO:STEP (such as 0.8:1.3:0.01): the highest load at which the waiting GPU demand ends the window no higher than it starts it")
-	fs.StringVar(&f.declare, "declare", string(churn.DeclareNone), "with -churn: what the pods declare of their lifetimes: none, exact, or noisy (× e^N(0,1))")
+	fs.StringVar(&f.declare, "declare", string(churn.DeclareNone), "with -churn: comma-separated, what the pods declare of their lifetimes, each run in turn: none, exact, noisy (× e^N(0,σ), σ -sigma), or learned (nothing: the replay learns from the pods that end, scoring/lifetime); all but none give ResfitFrag's lifetime term the ends (-sustainable: the first)")
+	fs.Float64Var(&f.sigma, "sigma", 1, "with -declare noisy: the noise's σ")
+	fs.Uint64Var(&f.resample, "resample", 0, "with -churn: replace the multi-GPU pods' lifetimes (74 pods pooled on openb) by a bootstrap resample drawn with this seed (0: none)")
 	fs.BoolVar(&f.png, "png", false, "write each plot as a PNG too, beside its SVG")
 	fs.Float64Var(&f.floor, "floor", 0, "with -churn: every 10 minutes, bound what any plan of this share of the running pods in moves could leave idle, and what the shares leave unused on the GPUs they share after any plan (0: none)")
 	if err := fs.Parse(args); err != nil {

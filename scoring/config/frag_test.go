@@ -37,7 +37,7 @@ func TestFragPlugins(t *testing.T) {
 	w := []float64{0.5, 0.3}
 	perDevice := (w[0]*8 + w[1]*4) / (w[0]*1 + w[1]*0.3)
 	rf := ScorerConfig{Name: ResfitFrag, Weight: 2, Args: ResfitFragArgs{FGDArgs: fgd.Args.(FGDArgs),
-		TieBreak: PackLeastUsed, TieBreaker: []string{"cpu", resource.GPU}, CoresPerIdleGPU: perDevice}}
+		TieBreak: PackLeastUsed, TieBreaker: []string{"cpu", resource.GPU}, CoresPerIdleGPU: perDevice, LifetimeWeight: DefaultLifetimeWeight}}
 	// FGD enabled at score alone: its filters left out, as kube-scheduler
 	// leaves them.
 	kubeFGD := kubeScorer(fgd)
@@ -75,16 +75,17 @@ plugins:
     shareUnit: 100
     classes: [{cpu: 2, gpus: 2, gpuShare: 50, weight: 3}]
     tieBreaker: {resources: [{name: cpu, weight: 1}, {name: memory, weight: 1}]}
-    coresPerIdleGPU: 0`,
+    coresPerIdleGPU: 0
+    lifetime: {weight: 5}`,
 			filters: []string{NodeResourcesFit}, scorers: []ScorerConfig{{Name: ResfitFrag, Weight: 1, Args: ResfitFragArgs{
 				FGDArgs:  FGDArgs{Device: "example.com/gpu", ShareUnit: 100, Classes: []FragClass{{MilliCPU: 2000, GPUs: 2, GPUShare: 50, Weight: 3}}},
-				TieBreak: PackLeastUsed, TieBreaker: []string{"cpu", "memory"}}}}},
+				TieBreak: PackLeastUsed, TieBreaker: []string{"cpu", "memory"}, LifetimeWeight: 5}}}},
 		{name: "the balanced tie-breaker", doc: `
 plugins:
 - {name: ResfitFrag, args: {classes: [{cpu: 2}], tieBreaker: {type: NodeResourcesBalancedAllocation}, coresPerIdleGPU: 0}}`,
 			filters: []string{NodeResourcesFit}, scorers: []ScorerConfig{{Name: ResfitFrag, Weight: 1, Args: ResfitFragArgs{
 				FGDArgs:  FGDArgs{Device: resource.GPU, ShareUnit: 1000, Classes: []FragClass{{MilliCPU: 2000, Weight: 1}}},
-				TieBreak: NodeResourcesBalancedAllocation, TieBreaker: []string{"cpu", resource.GPU}}}}},
+				TieBreak: NodeResourcesBalancedAllocation, TieBreaker: []string{"cpu", resource.GPU}, LifetimeWeight: DefaultLifetimeWeight}}}},
 		{name: "tie-breaker errors", doc: `
 plugins:
 - {name: ResfitFrag, args: {classes: [{cpu: 2}], tieBreaker: {type: MostAllocated, weight: 2, resources: [{name: cpu, weight: 2}]}}}`,

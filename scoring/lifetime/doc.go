@@ -23,12 +23,12 @@
 //     that outlive their prediction (Advance), and keeps its view of the
 //     rows (Nodes) for the scorer.
 //   - Scorer scores, for a task that says when it ends (scoring.Task.Ends),
-//     the nodes by how their expected empty time and the task's end line
-//     up (Score): best where the task ends shortly before its node would
-//     empty anyway; then, in order, where it delays the node least; an
-//     empty node last. A task whose end is not known scores every node
-//     alike, and a node with a pod whose end is not known scores in the
-//     middle.
+//     the nodes by how little it pushes back their expected empty times
+//     (Score): 100 where it ends before its node would empty anyway,
+//     less the more of its run would keep the node busy beyond that. It
+//     takes points away only: an empty node, a node with a pod whose end
+//     is not known, and every node for a task whose end is not known
+//     score 100, leaving them to the other scorers.
 //
 // Times are seconds as float64 on the host's clock (Unix seconds in a
 // Kubernetes host, replay time in the replay); a lifetime, an age, a

@@ -67,18 +67,18 @@ func (v *Nodes) Row(row int) Empty {
 }
 
 // remaining is, under the read lock, how long row has until it empties,
-// from now: 0 for an empty row, +Inf when a pod's end is not known; and
-// whether it has pods.
-func (v *Nodes) remaining(row int) (float64, bool) {
+// from now: 0 for a row without pods (or outside the view), +Inf when a
+// pod's end is not known.
+func (v *Nodes) remaining(row int) float64 {
 	if row >= len(v.rows) {
-		return 0, false
+		return 0
 	}
 	r := &v.rows[row]
 	switch {
 	case r.pods == 0:
-		return 0, false
+		return 0
 	case r.bySource[Unknown] > 0:
-		return math.Inf(1), true
+		return math.Inf(1)
 	}
-	return max(r.latest-v.now, 0), true
+	return max(r.latest-v.now, 0)
 }

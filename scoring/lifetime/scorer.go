@@ -9,33 +9,32 @@ import (
 // MaxScore is a Scorer's highest score.
 const MaxScore = 100
 
-// Score is how well a task that has rest seconds left (> 0) lines up
-// with a node that has pods and is expected to empty in left seconds (≥
-// 0; +Inf when a pod's end is not known), in [0, MaxScore]:
+// Score is how likely a task that has rest seconds left (> 0) is to end
+// before its node would empty anyway, the node's pods expected to be gone
+// in left seconds (≥ 0; +Inf when a pod's end is not known), in [0,
+// MaxScore]:
 //
-//	rest ≤ left:  100 × (1 + rest/left) / 2   the task ends before the node
-//	                                          empties: 50..100, best
-//	                                          ending with it
-//	rest > left:  100 × left / rest           it delays the node: the less
-//	                                          the better, 0..100
-//	left = +Inf:  50                          not known
+//	score = 100 × left / (left + rest)
 //
-// The two meet at rest = left (100). A node without pods scores 0 (Score
-// is not asked for one): it is kept whole for the pods that need it.
+// which is the chance that the task ends first were its time left and
+// the node's both exponential with those means: the least that can be
+// assumed of ends known only roughly (declared with noise, or learned from
+// the pods that ended). An empty node (left 0) scores 0: the task would
+// keep it busy for all its run; a node whose end is not known, 100.
+//
+// It draws tasks to the nodes that stay busy longest, and away from the
+// nodes about to empty, so those come free whole. It does not draw a task
+// to the node it ends closest to: with ends known only roughly, that
+// fills the nodes about to empty with the tasks that turn out long, and
+// the replay measured it worse than no term at all (bench/replay README).
 func Score(rest, left float64) float64 {
-	switch {
-	case math.IsInf(left, 1):
-		return MaxScore / 2
-	case rest <= left:
-		return MaxScore * (1 + rest/left) / 2
-	}
-	return MaxScore * left / rest
+	return MaxScore / (1 + rest/left) // left 0: rest/0 = +Inf, so 0; left +Inf: 100
 }
 
-// Scorer scores nodes for a task by how its end lines up with each node's
-// expected empty time (Score), reading a Nodes view: a node without pods
-// 0, and every node alike (0) for a task whose end is not known
-// (scoring.Task.Ends 0) or has passed. It is Volatile: the view changes
+// Scorer scores nodes for a task by how likely it is to end before each
+// node would empty anyway (Score), reading a Nodes view: a node without
+// pods 0. A task whose end is not known (scoring.Task.Ends 0) or has
+// passed scores MaxScore everywhere. It is Volatile: the view changes
 // with time, apart from the table.
 type Scorer struct {
 	nodes *Nodes
@@ -60,15 +59,13 @@ func (s *Scorer) ScoreNodes(task *scoring.Task, nodes scoring.Span, out []float6
 	defer s.nodes.mu.RUnlock()
 	rest := task.Ends - s.nodes.now
 	if !(rest > 0) || math.IsInf(rest, 1) {
-		clear(out)
+		for i := range out {
+			out[i] = MaxScore
+		}
 		return nil
 	}
 	for i := range out {
-		left, busy := s.nodes.remaining(nodes.Row(i))
-		out[i] = 0
-		if busy {
-			out[i] = Score(rest, left)
-		}
+		out[i] = Score(rest, s.nodes.remaining(nodes.Row(i)))
 	}
 	return nil
 }

@@ -10,32 +10,35 @@ import (
 	"github.com/resfit/resfit/scoring"
 )
 
-// TestScoreRangeAndOrder: Score is in [0, 100], meets itself at rest =
-// left, and rises towards it from both sides.
+// TestScoreRangeAndOrder: Score is in [0, 100], falls as the task runs
+// longer and rises as the node stays busy longer, is 50 where the two are
+// equal, 0 on an empty node and 100 on a node whose end is not known.
 func TestScoreRangeAndOrder(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		left := rapid.Float64Range(1e-9, 1e9).Draw(t, "left")
-		a := rapid.Float64Range(1e-9, 1e9).Draw(t, "a")
-		b := rapid.Float64Range(1e-9, 1e9).Draw(t, "b")
+		positive := rapid.Float64Range(1e-9, 1e9)
+		left, a, b := positive.Draw(t, "left"), positive.Draw(t, "a"), positive.Draw(t, "b")
+		if a > b {
+			a, b = b, a
+		}
 		sa, sb := Score(a, left), Score(b, left)
 		for _, s := range []float64{sa, sb} {
 			if !(s >= 0 && s <= MaxScore) {
 				t.Fatalf("Score = %v, out of [0, %d]", s, MaxScore)
 			}
 		}
-		// Nearer to left on the same side scores no lower.
-		if a <= b && b <= left && sa > sb || left <= a && a <= b && sa < sb {
-			t.Fatalf("Score(%v, %v) = %v, Score(%v, %v) = %v: the nearer to the node's end scored lower", a, left, sa, b, left, sb)
+		if sa < sb || Score(left, a) > Score(left, b) {
+			t.Fatalf("rest %v, %v on a node of %v: %v, %v; rest %v on nodes of %v, %v: %v, %v", a, b, left, sa, sb, left, a, b, Score(left, a), Score(left, b))
 		}
-		if Score(left, left) != MaxScore || Score(a, math.Inf(1)) != MaxScore/2 {
-			t.Fatalf("Score at rest = left is %v, unknown %v", Score(left, left), Score(a, math.Inf(1)))
+		if Score(a, a) != MaxScore/2 || Score(a, 0) != 0 || Score(a, math.Inf(1)) != MaxScore {
+			t.Fatalf("Score(%v, ·): equal %v, empty %v, unknown %v", a, Score(a, a), Score(a, 0), Score(a, math.Inf(1)))
 		}
 	})
 }
 
 // TestScorerReadsTheView: each node's score is Score of its time to
-// empty from the view's now, an empty node 0, every node 0 for a task
-// whose end is not known or past; in hand-worked numbers.
+// empty from the view's now (an empty node 0, one with a pod of unknown
+// end 100), every node 100 for a task whose end is not known or past; in
+// hand-worked numbers.
 func TestScorerReadsTheView(t *testing.T) {
 	model, err := NewModel(ModelOptions{})
 	if err != nil {
@@ -44,7 +47,7 @@ func TestScorerReadsTheView(t *testing.T) {
 	tr := NewTracker[string](model, 4)
 	tr.Advance(100)
 	tr.Start("a", Pod{Row: 0, Started: 100, Declared: 200}, 100) // empties in 100
-	tr.Start("b", Pod{Row: 1, Started: 50, Declared: 900}, 100)  // in 800
+	tr.Start("b", Pod{Row: 1, Started: 50, Declared: 400}, 100)  // in 300
 	tr.Start("c", Pod{Row: 2, Started: 100}, 100)                // not known
 	schema, err := resource.NewSchema(resource.CPU)
 	if err != nil {
@@ -62,10 +65,10 @@ func TestScorerReadsTheView(t *testing.T) {
 		ends float64
 		want []float64
 	}{
-		{300, []float64{50, 62.5, 50, 0}},   // rest 200: delays row 0 (100/200), before row 1 ((1+0.25)/2)
-		{200, []float64{100, 56.25, 50, 0}}, // rest 100: with row 0
-		{0, []float64{0, 0, 0, 0}},          // not known
-		{90, []float64{0, 0, 0, 0}},         // past
+		{200, []float64{50, 75, 100, 0}},    // rest 100: 100/(100+100), 300/(300+100)
+		{400, []float64{25, 50, 100, 0}},    // rest 300
+		{0, []float64{100, 100, 100, 100}},  // not known
+		{90, []float64{100, 100, 100, 100}}, // past
 	} {
 		task := scoring.Task{Ends: c.ends}
 		if err := s.ScoreNodes(&task, scoring.NewSpan(table, 0, 4), out); err != nil {

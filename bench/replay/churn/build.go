@@ -9,6 +9,7 @@ import (
 
 	"github.com/resfit/resfit/bench/replay/sim"
 	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/scoring/lifetime"
 )
 
 // AddOns are what a replay runs beside its loop, each with its own
@@ -105,6 +106,14 @@ func Run(policy sim.Policy, in sim.Input, l *Lifetimes, spec Spec, add AddOns, s
 	return r.res, nil
 }
 
+// settingOf names what ran beside the loop and what the pods declared.
+func settingOf(add AddOns, spec Spec) string {
+	if s := spec.Name(); s != "" {
+		return add.Name() + ", " + s
+	}
+	return add.Name()
+}
+
 // newReplay is a replay with departures on an empty cluster, with its
 // add-ons: the metrics (idle GPU, floor, waits), the reservation,
 // starvation control and the moves. A round's holders come before its
@@ -125,7 +134,17 @@ func newReplay(policy sim.Policy, in sim.Input, spec Spec, add AddOns, seed uint
 	if err != nil {
 		return nil, err
 	}
-	pipe, device, err := policy.Build(c, sim.Env{Seed: seed, Classes: in.Classes, FromScratch: opts.FromScratch, CoresPerGPU: in.CoresPerGPU()})
+	env := sim.Env{Seed: seed, Classes: in.Classes, FromScratch: opts.FromScratch, CoresPerGPU: in.CoresPerGPU()}
+	var ends *endsView
+	if spec.follows() {
+		model, err := lifetime.NewModel(lifetime.ModelOptions{})
+		if err != nil {
+			return nil, err
+		}
+		ends = newEndsView(c.Table.Len(), model)
+		env.Lifetimes = ends.tracker.Nodes()
+	}
+	pipe, device, err := policy.Build(c, env)
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", policy.Name, err)
 	}
@@ -134,8 +153,8 @@ func newReplay(policy sim.Policy, in sim.Input, spec Spec, add AddOns, seed uint
 		return nil, err
 	}
 	r := &replay{c: c, device: device, spec: spec, shapeIDs: map[queueKey]int{}, onRow: make([][]int, c.Table.Len()), placing: -1,
-		noise: rand.New(rand.NewPCG(seed, 0x6e6f697365)), res: &Result{Policy: policy.Name, Seed: seed, Load: spec.Load, Setting: add.Name()}}
-	idle, floor, waits := newIdleMetric(r, m), newFloorMetric(r, add.Floor), &waitsMetric{r: r}
+		noise: rand.New(rand.NewPCG(seed, 0x6e6f697365)), res: &Result{Policy: policy.Name, Seed: seed, Load: spec.Load, Setting: settingOf(add, spec)}}
+	idle, floor, waits, empty := newIdleMetric(r, m), newFloorMetric(r, add.Floor), &waitsMetric{r: r}, newEmptyMetric(r)
 	resv, starve := newReserving(r, add.Reserve, add.Moves.Method == Drain), newStarving(r, add.Starve)
 	var holder drainer = resv
 	var filters []scoring.Filter
@@ -156,7 +175,11 @@ func newReplay(policy sim.Policy, in sim.Input, spec Spec, add AddOns, seed uint
 		return nil, err
 	}
 	r.pipe = pipe
-	r.addOns = []addOn{idle, floor, waits}
+	r.addOns = []addOn{idle, floor, waits, empty}
+	if ends != nil {
+		ends.r = r
+		r.addOns = append([]addOn{ends}, r.addOns...)
+	}
 	for _, x := range []struct {
 		on bool
 		addOn
@@ -165,6 +188,6 @@ func newReplay(policy sim.Policy, in sim.Input, spec Spec, add AddOns, seed uint
 			r.addOns = append(r.addOns, x.addOn)
 		}
 	}
-	r.reporting = []addOn{idle, floor, waits, moves, resv, starve}
+	r.reporting = []addOn{idle, floor, waits, moves, resv, starve, empty}
 	return r, nil
 }

@@ -355,7 +355,8 @@ func TestChurnKeepsTheBooks(t *testing.T) {
 		load := rapid.Float64Range(0.3, 2).Draw(t, "load")
 		seed := rapid.Uint64Range(0, 1000).Draw(t, "seed")
 		spec := Spec{Load: load, WarmUp: 3600, Window: rapid.Float64Range(600, 6*3600).Draw(t, "window"),
-			Declare: rapid.SampledFrom([]Declaration{DeclareNone, DeclareExact, DeclareNoisy}).Draw(t, "declare")}
+			Declare: rapid.SampledFrom([]Declaration{DeclareNone, DeclareExact, DeclareNoisy, DeclareLearned}).Draw(t, "declare"),
+			Sigma:   rapid.SampledFrom([]float64{0, 0.5, 2}).Draw(t, "sigma")}
 		r, err := newReplay(policy(t, name), in, spec, drawAddOns(t), seed, sim.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -368,6 +369,7 @@ func TestChurnKeepsTheBooks(t *testing.T) {
 				sharesBound++
 			}
 		}
+		r.addOns = append(r.addOns, &auditor{t: t, r: r})
 		initial, next := poisson(l, load, r.c.CapacityMilliGPU, seed)
 		if err := r.run(initial, next); err != nil {
 			t.Fatal(err)
@@ -412,8 +414,20 @@ func addOnOf[A addOn](r *replay) A {
 	panic("no such add-on") // a programming error in a test
 }
 
+// auditor holds, after every event, what the add-ons count of the pods
+// on each row to the loop's books (checkCounts).
+type auditor struct {
+	quiet
+	t *rapid.T
+	r *replay
+}
+
+func (a *auditor) on(event) error { checkCounts(a.t, a.r); return nil }
+func (a *auditor) report() Report { return nil }
+
 // checkBooks holds a replay's state to its pods.
 func checkBooks(t *rapid.T, r *replay) {
+	checkCounts(t, r)
 	c := r.c
 	used := make([][3]int64, c.Table.Len())
 	free := make([][]int64, c.Table.Len())
@@ -586,5 +600,113 @@ func TestPercentile(t *testing.T) {
 	}
 	if got := percentile([]float64{7}, 0.99); got != 7 {
 		t.Errorf("one value: %v", got)
+	}
+}
+
+// TestLifetimesResample: a bootstrap resample replaces only the
+// multi-GPU lifetimes, by as many drawn from them, the same for the same
+// seed, and another for another seed.
+func TestLifetimesResample(t *testing.T) {
+	pods := churnInput(t).Pods
+	base, err := NewLifetimes(pods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := lifetimesFor(pods, Spec{Resample: 1})
+	b, _ := lifetimesFor(pods, Spec{Resample: 1})
+	c, _ := lifetimesFor(pods, Spec{Resample: 2})
+	for class := range Size2 {
+		if !slices.Equal(a.Class(class), base.Class(class)) {
+			t.Errorf("class %d changed", class)
+		}
+	}
+	multi := base.Class(Size2)
+	if len(a.Class(Size2)) != len(multi) || !slices.Equal(a.Class(Size2), b.Class(Size2)) || slices.Equal(a.Class(Size2), c.Class(Size2)) {
+		t.Errorf("resamples: %d of %d; same seed alike %v; other seed alike %v", len(a.Class(Size2)), len(multi),
+			slices.Equal(a.Class(Size2), b.Class(Size2)), slices.Equal(a.Class(Size2), c.Class(Size2)))
+	}
+	for _, x := range a.Class(Size2) {
+		if _, found := slices.BinarySearch(multi, x); !found {
+			t.Errorf("resampled lifetime %v is not one of the list's", x)
+		}
+	}
+}
+
+// checkCounts holds what the add-ons count of the pods on each row to the
+// loop's lists: the empty 8-GPU nodes, the pods whose ends are followed.
+func checkCounts(t *rapid.T, r *replay) {
+	c := r.c
+	empty := addOnOf[*emptyMetric](r)
+	n := 0
+	for row := range c.Table.Len() {
+		if empty.eight[row] && len(r.onRow[row]) == 0 {
+			n++
+		}
+	}
+	if n != empty.empty {
+		t.Fatalf("%d 8-GPU nodes are empty, the metric counts %d", n, empty.empty)
+	}
+	for _, x := range r.addOns {
+		if v, ok := x.(*endsView); ok {
+			for row := range c.Table.Len() {
+				if e := v.tracker.Nodes().Row(row); e.Pods != len(r.onRow[row]) {
+					t.Fatalf("row %d runs %d pods, the lifetime view follows %d", row, len(r.onRow[row]), e.Pods)
+				}
+			}
+		}
+	}
+}
+
+// TestEmptyMetricByHand: two 8-GPU nodes and a 2-GPU one; the metric
+// counts an 8-GPU node empty when its last pod leaves by any way (ends,
+// is evicted, moves off) and no longer when one comes, and averages the
+// count over the window only.
+func TestEmptyMetricByHand(t *testing.T) {
+	in := sim.Input{Nodes: []sim.Node{{Name: "a", MilliCPU: 64000, MemoryMiB: 262144, GPUs: 8},
+		{Name: "b", MilliCPU: 64000, MemoryMiB: 262144, GPUs: 8}, {Name: "c", MilliCPU: 64000, MemoryMiB: 262144, GPUs: 2}}}
+	in.Pods = []sim.Pod{{Name: "p", MilliCPU: 1000, MemoryMiB: 1024, NumGPU: 1, GPUMilli: 1000}}
+	in.Classes = sim.TypicalClasses(in.Pods, 1)
+	r, err := newReplay(policy(t, "BestFit"), in, Spec{Load: 1, WarmUp: 10, Window: 100}, AddOns{}, 42, sim.Options{Tiebreak: sim.TiebreakName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := addOnOf[*emptyMetric](r)
+	row := func(name string) int {
+		for i, n := range r.c.Nodes {
+			if n.Name == name {
+				return i
+			}
+		}
+		t.Fatalf("no node %s", name)
+		return -1
+	}
+	a, b, c := row("a"), row("b"), row("c")
+	step := func(kind eventKind, to, from int, pods map[int][]int, want int) {
+		t.Helper()
+		for i := range r.onRow {
+			r.onRow[i] = pods[i]
+		}
+		if err := x.on(event{kind: kind, row: to, from: from}); err != nil {
+			t.Fatal(err)
+		}
+		if x.empty != want {
+			t.Fatalf("after %v on row %d: %d empty, want %d", kind, to, x.empty, want)
+		}
+	}
+	if x.nodes != 2 || x.empty != 2 {
+		t.Fatalf("%d 8-GPU nodes, %d empty; want 2, 2", x.nodes, x.empty)
+	}
+	step(podStarted, a, -1, map[int][]int{a: {1}}, 1)
+	step(podStarted, c, -1, map[int][]int{a: {1}, c: {2}}, 1) // not an 8-GPU node
+	x.advance(0, 30)                                          // 20 s of the window with one empty
+	step(podMoved, b, a, map[int][]int{b: {1}, c: {2}}, 1)
+	step(podStarted, a, -1, map[int][]int{a: {3}, b: {1}, c: {2}}, 0)
+	x.advance(30, 50) // 20 s with none
+	step(podEvicted, a, -1, map[int][]int{b: {1}, c: {2}}, 1)
+	step(podEnded, b, -1, map[int][]int{c: {2}}, 2)
+	x.advance(50, 110) // 60 s with both
+	// (20 × 1 + 20 × 0 + 60 × 2) / 100 s / 2 nodes = 70%
+	if got := x.report().(EmptyReport); got.Empty8 != 70 || got.Nodes8 != 2 {
+		t.Errorf("report %+v, want 70%% of 2 nodes", got)
 	}
 }

@@ -71,7 +71,18 @@ type Lifetimes struct {
 
 // NewLifetimes reads the lifetimes of a pod list: every class that has
 // pods must have some that ran.
-func NewLifetimes(pods []sim.Pod) (*Lifetimes, error) {
+func NewLifetimes(pods []sim.Pod) (*Lifetimes, error) { return newLifetimes(pods, 0) }
+
+// lifetimesFor are the lifetimes a spec replays: the pod list's, its
+// multi-GPU pods' resampled when the spec says (Spec.Resample).
+func lifetimesFor(pods []sim.Pod, spec Spec) (*Lifetimes, error) {
+	return newLifetimes(pods, spec.Resample)
+}
+
+// newLifetimes reads the lifetimes of a pod list; with resample ≠ 0 the
+// multi-GPU class's are a bootstrap resample of them (as many, drawn with
+// replacement, by a generator seeded with resample).
+func newLifetimes(pods []sim.Pod, resample uint64) (*Lifetimes, error) {
 	l := &Lifetimes{pods: slices.Clone(pods)}
 	slices.SortStableFunc(l.pods, func(a, b sim.Pod) int { return cmp.Compare(a.Name, b.Name) })
 	for i, p := range l.pods {
@@ -83,6 +94,14 @@ func NewLifetimes(pods []sim.Pod) (*Lifetimes, error) {
 	}
 	if len(l.pods) == 0 {
 		return nil, errors.New("churn: no pods")
+	}
+	if multi := l.byClass[Size2]; resample != 0 && len(multi) > 0 {
+		rng := rand.New(rand.NewPCG(resample, 0x626f6f74))
+		drawn := make([]float64, len(multi))
+		for i := range drawn {
+			drawn[i] = multi[rng.IntN(len(multi))]
+		}
+		l.byClass[Size2] = drawn
 	}
 	for c := range l.byClass {
 		if len(l.ofClass[c]) > 0 && len(l.byClass[c]) == 0 {

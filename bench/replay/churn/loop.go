@@ -192,7 +192,7 @@ func (r *replay) add(a arrival) int {
 	case DeclareExact:
 		declared = a.life
 	case DeclareNoisy:
-		declared = a.life * math.Exp(r.noise.NormFloat64())
+		declared = a.life * math.Exp(r.spec.sigma()*r.noise.NormFloat64())
 	}
 	r.pods = append(r.pods, podState{pod: a.pod, arrived: a.at, life: a.life, started: math.NaN(), row: -1, left: math.NaN(), shape: id, declared: declared})
 	return len(r.pods) - 1

@@ -71,7 +71,7 @@ func TestLoopEvents(t *testing.T) {
 		}
 		at = a[1]
 	}
-	if at != 20 || len(r.res.Reports) != 6 || math.IsNaN(r.res.Idle().Idle) {
+	if at != 20 || len(r.res.Reports) != 7 || math.IsNaN(r.res.Idle().Idle) {
 		t.Errorf("advanced to %v, %d reports", at, len(r.res.Reports))
 	}
 }

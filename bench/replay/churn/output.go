@@ -42,10 +42,10 @@ func WriteFiles(dir string, results []*Result, sums []Summary) error {
 	if err := sim.WriteCSV(filepath.Join(dir, "churn.csv"), rows); err != nil {
 		return err
 	}
-	rows = [][]string{{"policy", "moves", "load", "seeds", "idle_while_waiting_pct", "half_width", "idle_pct", "half_width", "fragmented_pct", "half_width", "waiting_share_pct"}}
+	rows = [][]string{{"policy", "moves", "load", "seeds", "idle_while_waiting_pct", "half_width", "idle_pct", "half_width", "fragmented_pct", "half_width", "waiting_share_pct", "empty_8gpu_nodes_pct", "half_width"}}
 	for _, s := range sums {
 		rows = append(rows, []string{s.Policy, s.Setting, f(s.Load), strconv.Itoa(s.Seeds), f(s.IdleWhileWaiting.Mean), f(s.IdleWhileWaiting.Half),
-			f(s.Idle.Mean), f(s.Idle.Half), f(s.Fragmented.Mean), f(s.Fragmented.Half), f(s.WaitingShare.Mean)})
+			f(s.Idle.Mean), f(s.Idle.Half), f(s.Fragmented.Mean), f(s.Fragmented.Half), f(s.WaitingShare.Mean), f(s.Empty8.Mean), f(s.Empty8.Half)})
 	}
 	return sim.WriteCSV(filepath.Join(dir, "churn-summary.csv"), rows)
 }

@@ -3,6 +3,7 @@ package churn
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // Spec is what the loop of a replay with departures needs: the offered
@@ -15,8 +16,16 @@ type Spec struct {
 	// WarmUp is discarded; Window is measured after it (seconds).
 	WarmUp, Window float64
 	// Declare is what the pods say of their lifetimes: nothing (the
-	// default), their lifetime exactly, or with noise (DeclareNoisy).
+	// default), their lifetime exactly, or with noise (DeclareNoisy); or
+	// nothing, the replay learning from the pods that end
+	// (DeclareLearned).
 	Declare Declaration
+	// Sigma is the noise's σ with DeclareNoisy: 1 when 0.
+	Sigma float64
+	// Resample, when not 0, replaces the multi-GPU pods' lifetimes (74
+	// pods pooled on the openb trace) by a bootstrap resample of them,
+	// drawn with this seed: how much the figures owe to those few.
+	Resample uint64
 }
 
 // Declaration is what a replay's pods declare of how long they run, as a
@@ -28,10 +37,44 @@ const (
 	DeclareNone Declaration = "none"
 	// DeclareExact: every pod says its lifetime.
 	DeclareExact Declaration = "exact"
-	// DeclareNoisy: every pod says its lifetime × e^N(0,1), drawn for it
+	// DeclareNoisy: every pod says its lifetime × e^N(0,σ), drawn for it
 	// once (the median estimate right, half of them short).
 	DeclareNoisy Declaration = "noisy"
+	// DeclareLearned: no pod says how long it runs, and the replay
+	// follows when they are expected to end by what it learned of the
+	// pods that ended before (scoring/lifetime).
+	DeclareLearned Declaration = "learned"
 )
+
+// follows reports whether the replay follows when pods are expected to
+// end, for the policy's lifetime term: whenever something is declared or
+// learned.
+func (s Spec) follows() bool { return s.Declare != "" && s.Declare != DeclareNone }
+
+// Name says what the pods declare, when anything (the tables' setting
+// after the add-ons'): "ends exact", "ends noisy σ=1", "ends learned";
+// and a resample of the multi-GPU lifetimes. "" for neither.
+func (s Spec) Name() string {
+	var parts []string
+	switch s.Declare {
+	case DeclareExact, DeclareLearned:
+		parts = append(parts, "ends "+string(s.Declare))
+	case DeclareNoisy:
+		parts = append(parts, fmt.Sprintf("ends noisy σ=%g", s.sigma()))
+	}
+	if s.Resample != 0 {
+		parts = append(parts, fmt.Sprintf("resample %d", s.Resample))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// sigma is the noise's σ.
+func (s Spec) sigma() float64 {
+	if s.Sigma == 0 {
+		return 1
+	}
+	return s.Sigma
+}
 
 // Check reports a spec that cannot run.
 func (s Spec) Check() error {
@@ -42,8 +85,10 @@ func (s Spec) Check() error {
 		return fmt.Errorf("churn: warm-up must be a duration ≥ 0, got %v s", s.WarmUp)
 	case !(s.Window > 0) || math.IsInf(s.Window, 0):
 		return fmt.Errorf("churn: window must be a duration above 0, got %v s", s.Window)
-	case s.Declare != "" && s.Declare != DeclareNone && s.Declare != DeclareExact && s.Declare != DeclareNoisy:
-		return fmt.Errorf("churn: declared lifetimes must be %q, %q or %q, got %q", DeclareNone, DeclareExact, DeclareNoisy, s.Declare)
+	case s.Declare != "" && s.Declare != DeclareNone && s.Declare != DeclareExact && s.Declare != DeclareNoisy && s.Declare != DeclareLearned:
+		return fmt.Errorf("churn: declared lifetimes must be %q, %q, %q or %q, got %q", DeclareNone, DeclareExact, DeclareNoisy, DeclareLearned, s.Declare)
+	case !(s.Sigma >= 0 && s.Sigma <= 10):
+		return fmt.Errorf("churn: the noise's σ must be in [0, 10], got %v", s.Sigma)
 	}
 	return nil
 }

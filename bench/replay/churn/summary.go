@@ -39,6 +39,9 @@ type Summary struct {
 	// The time averages (Result), with their intervals, and the
 	// floors (Result.Floor, ShareFloor).
 	IdleWhileWaiting, Idle, Fragmented, WaitingShare, Floor, ShareFloor Interval
+	// Empty8 is the time-average share of the 8-GPU nodes that are empty
+	// (EmptyReport), in percent.
+	Empty8 Interval
 	// Per size class: the mean over the seeds of the mean and the 50th,
 	// 95th and 99th percentile waits (hours), and of the share of the pods
 	// that arrived that never started (percent).
@@ -81,6 +84,7 @@ func Summarize(results []*Result) []Summary {
 		s.Idle = of(func(r *Result) float64 { return r.Idle().Idle })
 		s.Fragmented = of(func(r *Result) float64 { return r.Idle().Fragmented })
 		s.WaitingShare = of(func(r *Result) float64 { return r.Idle().WaitingShare })
+		s.Empty8 = of(func(r *Result) float64 { return r.Empty().Empty8 })
 		s.Floor = of(func(r *Result) float64 { return r.Floor().Floor })
 		s.ShareFloor = of(func(r *Result) float64 { return r.Floor().ShareFloor })
 		s.Arrivals = of(func(r *Result) float64 { return float64(r.Arrivals) }).Mean
@@ -110,14 +114,14 @@ func Summarize(results []*Result) []Summary {
 func Markdown(sums []Summary) string {
 	var b strings.Builder
 	floor := len(sums) > 0 && sums[0].Floor.Mean > 0
-	b.WriteString("| policy | moves | load | idle GPU % while GPU pods wait | idle GPU % | fragmented GPU % | time GPU pods wait % | GPU-weighted wait, h | arrivals | pods moved | waiting pods placed by moves (GPUs) |")
+	b.WriteString("| policy | moves | load | idle GPU % while GPU pods wait | idle GPU % | fragmented GPU % | time GPU pods wait % | empty 8-GPU nodes % | GPU-weighted wait, h | arrivals | pods moved | waiting pods placed by moves (GPUs) |")
 	if floor {
 		b.WriteString(" floor % | share floor % |")
 	}
-	b.WriteString("\n|---|---|---|---|---|---|---|---|---|---|---|" + map[bool]string{true: "---|---|"}[floor] + "\n")
+	b.WriteString("\n|---|---|---|---|---|---|---|---|---|---|---|---|" + map[bool]string{true: "---|---|"}[floor] + "\n")
 	for _, s := range sums {
-		fmt.Fprintf(&b, "| %s | %s | %.1f | **%s** | %s | %s | %.1f | %s | %.0f | %.0f | %.0f (%.0f) |", s.Policy, s.Setting, s.Load, s.IdleWhileWaiting, s.Idle, s.Fragmented,
-			s.WaitingShare.Mean, s.GPUWait, s.Arrivals, s.MovedPods, s.MovedPlaced, s.MovedGPU)
+		fmt.Fprintf(&b, "| %s | %s | %.1f | **%s** | %s | %s | %.1f | %s | %s | %.0f | %.0f | %.0f (%.0f) |", s.Policy, s.Setting, s.Load, s.IdleWhileWaiting, s.Idle, s.Fragmented,
+			s.WaitingShare.Mean, s.Empty8, s.GPUWait, s.Arrivals, s.MovedPods, s.MovedPlaced, s.MovedGPU)
 		if floor {
 			fmt.Fprintf(&b, " %s | %s |", s.Floor, s.ShareFloor)
 		}

@@ -70,7 +70,7 @@ func SustainableLoad(policy sim.Policy, in sim.Input, l *Lifetimes, spec Spec, a
 		}
 		return sustained(r), nil
 	})
-	out.Policy, out.Setting, out.Seed = policy.Name, add.Name(), seed
+	out.Policy, out.Setting, out.Seed = policy.Name, settingOf(add, spec), seed
 	return out, err
 }
 
@@ -118,7 +118,7 @@ func (s SustainSpec) search(sustains func(load float64) (bool, error)) (Sustaina
 // SustainableLoads searches every policy's sustainable load under every
 // seed, workers at a time, and returns the answers by policy, then seed.
 func SustainableLoads(in sim.Input, policies []sim.Policy, seeds []uint64, spec Spec, add AddOns, s SustainSpec, opts sim.Options, workers int, progress func(done, total int, r Sustainable)) ([]Sustainable, error) {
-	l, err := NewLifetimes(in.Pods)
+	l, err := lifetimesFor(in.Pods, spec)
 	if err != nil {
 		return nil, err
 	}

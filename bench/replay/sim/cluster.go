@@ -101,6 +101,7 @@ func (p Pod) Task(t *scoring.Task) {
 		t.Devices = resource.DeviceRequest{Count: p.NumGPU, Each: p.GPUMilli}
 	}
 	t.Models = p.GPUSpec
+	t.Ends = 0 // not known: a replay that follows ends sets it
 }
 
 // TotalMilliGPU is the pod's GPU request over all its GPUs.

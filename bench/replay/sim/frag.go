@@ -72,7 +72,7 @@ func exact(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 // fragPolicy builds a fragmentation plugin's configuration: its pipeline,
 // and the GPU its FGD scored best for a shared pod.
 func fragPolicy(c *Cluster, env Env, text string) (*scoring.Pipeline, DeviceChoice, error) {
-	pipe, _, err := fromConfig(c, text)
+	pipe, _, err := fromConfig(c, env, text)
 	if err != nil {
 		return nil, nil, err
 	}

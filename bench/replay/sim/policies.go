@@ -22,7 +22,7 @@ func configured(name string, frag bool, doc func(env Env) string) Policy {
 		if frag {
 			return fragPolicy(c, env, doc(env))
 		}
-		return fromConfig(c, doc(env))
+		return fromConfig(c, env, doc(env))
 	}}
 }
 

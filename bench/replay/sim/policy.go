@@ -3,6 +3,7 @@ package sim
 import (
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/config"
+	"github.com/resfit/resfit/scoring/lifetime"
 )
 
 // Policy is a scheduling policy: its pipeline for a cluster, and which
@@ -29,6 +30,10 @@ type Env struct {
 	// CoresPerGPU is what the workload's GPU pods ask for per GPU on
 	// average, the proportional filter's cpu ratio.
 	CoresPerGPU float64
+	// Lifetimes is the view of when the cluster's nodes empty, for a
+	// replay that follows when pods end (ResfitFrag's lifetime term); nil
+	// for none.
+	Lifetimes *lifetime.Nodes
 }
 
 // withScorers is the filters every policy has (NodeResourcesFit, then
@@ -50,11 +55,11 @@ func withScorers(c *Cluster, scorers ...scoring.Scorer) (*scoring.Pipeline, erro
 // user writes one (its default filter is NodeResourcesFit), for the
 // cluster's device view, as a host that keeps one builds it (the
 // DeviceShare filter follows the configured filters).
-func fromConfig(c *Cluster, text string) (*scoring.Pipeline, DeviceChoice, error) {
+func fromConfig(c *Cluster, env Env, text string) (*scoring.Pipeline, DeviceChoice, error) {
 	cfg, err := config.Load([]byte(text), config.Options{})
 	if err != nil {
 		return nil, nil, err
 	}
-	pipe, err := cfg.BuildFor(c.Table.Schema(), config.Host{Devices: c.GPUs})
+	pipe, err := cfg.BuildFor(c.Table.Schema(), config.Host{Devices: c.GPUs, Lifetimes: env.Lifetimes})
 	return pipe, nil, err
 }

@@ -110,7 +110,7 @@ func ReadPods(r io.Reader) ([]Pod, error) {
 		if p.GPUSpec, err = resource.ParseModelSet(row["gpu_spec"]); err != nil {
 			return nil, fmt.Errorf("pod list, line %d: gpu_spec: %v", i+2, err)
 		}
-		if p.Lifetime, err = lifetime(row); err != nil {
+		if p.Lifetime, err = lifetimeOf(row); err != nil {
 			return nil, fmt.Errorf("pod list, line %d: %v", i+2, err)
 		}
 		pods = append(pods, p)
@@ -118,10 +118,10 @@ func ReadPods(r io.Reader) ([]Pod, error) {
 	return pods, nil
 }
 
-// lifetime is a pod list row's deletion_time − creation_time, -1 when the
+// lifetimeOf is a pod list row's deletion_time − creation_time, -1 when the
 // list has no times or the pod never ran (pod_phase Pending). Times are
 // whole seconds from 0, a deletion not before the creation.
-func lifetime(row map[string]string) (int64, error) {
+func lifetimeOf(row map[string]string) (int64, error) {
 	created, okC := row["creation_time"]
 	deleted, okD := row["deletion_time"]
 	if !okC || !okD || row["pod_phase"] == "Pending" {
