@@ -65,10 +65,11 @@ func TestScorerReadsTheView(t *testing.T) {
 		ends float64
 		want []float64
 	}{
-		{200, []float64{50, 75, 100, 0}},    // rest 100: 100/(100+100), 300/(300+100)
-		{400, []float64{25, 50, 100, 0}},    // rest 300
-		{0, []float64{100, 100, 100, 100}},  // not known
-		{90, []float64{100, 100, 100, 100}}, // past
+		{200, []float64{50, 75, 100, 0}},     // rest 100: 100/(100+100), 300/(300+100)
+		{400, []float64{25, 50, 100, 0}},     // rest 300
+		{0, []float64{100, 100, 100, 100}},   // not known
+		{90, []float64{100, 100, 100, 100}},  // past
+		{100, []float64{100, 100, 100, 100}}, // ending now: nothing left to place
 	} {
 		task := scoring.Task{Ends: c.ends}
 		if err := s.ScoreNodes(&task, scoring.NewSpan(table, 0, 4), out); err != nil {

@@ -101,6 +101,41 @@ func (t *Tracker[K]) Start(id K, p Pod, now float64) {
 	t.nodes.mu.Unlock()
 }
 
+// Replace makes the pods row runs exactly these, for a host that reads a
+// node's pods whole (a scheduler's snapshot of the node): a pod of the
+// row not among ids is forgotten without learning from it (a host learns
+// from the pods that end apart, End or Model.Observe), one among them
+// that the row ran already is kept as it was predicted unless what it
+// says changed (its start or declared end), and the others start; pods[i]
+// is ids[i]'s, its Row set to row. A row outside the Tracker's rows, or
+// ids and pods of different lengths, is a programming error: Replace
+// panics.
+func (t *Tracker[K]) Replace(row int, ids []K, pods []Pod, now float64) {
+	if row < 0 || row >= len(t.onRow) || len(ids) != len(pods) {
+		panic("lifetime: Tracker.Replace on a row outside its rows, or with ids and pods apart")
+	}
+	keep := make(map[K]bool, len(ids))
+	for i, id := range ids {
+		p := pods[i]
+		p.Row = row
+		t.mu.Lock()
+		x, ok := t.pods[id]
+		same := ok && x.pod.Row == row && x.pod.Started == p.Started && x.pod.Declared == p.Declared
+		t.mu.Unlock()
+		if !same {
+			t.Start(id, p, now)
+		}
+		keep[id] = true
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, x := range slices.Clone(t.onRow[row]) {
+		if !keep[x.id] {
+			t.remove(x)
+		}
+	}
+}
+
 // End says pod id ended at time at: the Model learns its lifetime (at −
 // its start) and the Tracker forgets it. An ID it does not follow is
 // ignored.

@@ -123,7 +123,32 @@ func TestTrackerAgreesWithSlowReference(t *testing.T) {
 		now := 0.0
 		for range rapid.IntRange(0, 80).Draw(t, "steps") {
 			id := rapid.IntRange(0, 6).Draw(t, "id")
-			switch rapid.IntRange(0, 4).Draw(t, "op") {
+			switch rapid.IntRange(0, 5).Draw(t, "op") {
+			case 5:
+				row := rapid.IntRange(0, rows-1).Draw(t, "row")
+				ids := rapid.SliceOfNDistinct(rapid.IntRange(0, 6), 0, 4, rapid.ID[int]).Draw(t, "ids")
+				pods := make([]Pod, len(ids))
+				for i, id := range ids {
+					pods[i] = Pod{Row: row, Keys: drawKeys(t, "keys"), Started: now - rapid.SampledFrom([]float64{0, 1, 1000}).Draw(t, "age"),
+						Size: rapid.Int64Range(0, 8).Draw(t, "size")}
+					if x, ok := ref.pods[id]; ok && x.Row == row && rapid.Bool().Draw(t, "same") {
+						pods[i] = x.Pod // as it was: kept
+					}
+				}
+				tr.Replace(row, ids, pods, now)
+				for id, x := range ref.pods {
+					if x.Row == row && !slices.Contains(ids, id) {
+						delete(ref.pods, id)
+					}
+				}
+				for i, id := range ids {
+					if x, ok := ref.pods[id]; ok && x.Row == row && x.Started == pods[i].Started && x.Declared == pods[i].Declared {
+						continue
+					}
+					x := &slowPod{Pod: pods[i]}
+					ref.predict(x, now)
+					ref.pods[id] = x
+				}
 			case 0, 1:
 				p := Pod{Row: rapid.IntRange(0, rows-1).Draw(t, "row"), Keys: drawKeys(t, "keys"),
 					Started: now - rapid.SampledFrom([]float64{0, 0, 1, 10, 1000}).Draw(t, "age"),
