@@ -20,4 +20,8 @@
 //     says when a node-wide room's node frees.
 //   - Starvation control (scoring/starvation) reads the planning's nodes
 //     and a scene's waiting pods (StarvationNodes, StarvationWaiting).
+//   - A lifetime model (scoring/lifetime) knows a pod by its controller and
+//     its shape (LifetimeKeys), follows a running pod by its start and
+//     declared end (RunningLifetime), and learns how long a pod that ended
+//     ran (Lived): every host reads its pods into one by these.
 package planning
