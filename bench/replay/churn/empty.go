@@ -45,32 +45,17 @@ func newEmptyMetric(r *replay) *emptyMetric {
 	return x
 }
 
+// on counts a pod gone from a row (it is empty when none is left) and a
+// pod come to one (it was empty when the pod is its only one).
 func (x *emptyMetric) on(e event) error {
-	switch e.kind {
-	case podStarted:
-		x.filled(e.row)
-	case podEnded, podEvicted:
-		x.left(e.row)
-	case podMoved:
-		x.left(e.from)
-		x.filled(e.row)
-	}
-	return nil
-}
-
-// filled counts a pod come to row: it was empty when the pod is its only
-// one.
-func (x *emptyMetric) filled(row int) {
-	if x.eight[row] && len(x.r.onRow[row]) == 1 {
-		x.empty--
-	}
-}
-
-// left counts a pod gone from row: it is empty when none is left.
-func (x *emptyMetric) left(row int) {
-	if x.eight[row] && len(x.r.onRow[row]) == 0 {
+	left, came := e.rows()
+	if left >= 0 && x.eight[left] && len(x.r.onRow[left]) == 0 {
 		x.empty++
 	}
+	if came >= 0 && x.eight[came] && len(x.r.onRow[came]) == 1 {
+		x.empty--
+	}
+	return nil
 }
 
 func (x *emptyMetric) advance(from, to float64) {

@@ -93,3 +93,18 @@ type event struct {
 	from int // podMoved: the row it left
 	task *scoring.Task
 }
+
+// rows are the rows the event took a pod off and put a pod on: the row it
+// left (it ended, was evicted or moved off; -1 for none) and the row it
+// came to (it started or moved there; -1 for none).
+func (e event) rows() (left, came int) {
+	switch e.kind {
+	case podStarted:
+		return -1, e.row
+	case podEnded, podEvicted:
+		return e.row, -1
+	case podMoved:
+		return e.from, e.row
+	}
+	return -1, -1
+}

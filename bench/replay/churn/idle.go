@@ -54,12 +54,11 @@ func newIdleMetric(r *replay, m *frag.Measure) *idleMetric {
 }
 
 func (x *idleMetric) on(e event) error {
-	switch e.kind {
-	case podStarted, podEnded, podEvicted:
-		x.refresh(e.row)
-	case podMoved:
-		x.refresh(e.from)
-		x.refresh(e.row)
+	left, came := e.rows()
+	for _, row := range [2]int{left, came} {
+		if row >= 0 {
+			x.refresh(row)
+		}
 	}
 	return nil
 }
