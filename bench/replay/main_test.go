@@ -120,11 +120,12 @@ func TestRunChurnSynthetic(t *testing.T) {
 	dir := t.TempDir()
 	var out, log bytes.Buffer
 	args := []string{"-churn", "-synthetic", "-seeds", "2", "-policies", "FGD,ResfitFrag", "-loads", "0.9,1.3",
-		"-moves", "none,give-back", "-warmup", "1h", "-window", "3h", "-out", dir}
+		"-moves", "none,give-back", "-declare", "none,learned", "-warmup", "1h", "-window", "3h", "-out", dir}
 	if err := execute(args, &out, &log); err != nil {
 		t.Fatal(err, log.String())
 	}
-	for _, want := range []string{"| FGD | none | 0.9 |", "| ResfitFrag | give-back 1%/h every 10m | 1.3 |", "idle GPU % while GPU pods wait", "8 GPUs"} {
+	for _, want := range []string{"| FGD | none | 0.9 |", "| ResfitFrag | give-back 1%/h every 10m | 1.3 |", "| ResfitFrag | none, ends learned | 0.9 |",
+		"idle GPU % while GPU pods wait", "empty 8-GPU nodes %", "8 GPUs"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
@@ -135,7 +136,7 @@ func TestRunChurnSynthetic(t *testing.T) {
 	}
 	defer f.Close()
 	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil || len(rows) != 1+2*2*2*2 {
+	if err != nil || len(rows) != 1+2*2*2*2*2 {
 		t.Fatalf("churn.csv: %d rows, %v", len(rows), err)
 	}
 	// Each row of the table is the mean of its replays in churn.csv: the
@@ -162,7 +163,8 @@ func TestRunChurnSynthetic(t *testing.T) {
 			t.Errorf("churn-load-%s.svg: %v", load, err)
 		}
 	}
-	for _, bad := range [][]string{{"-loads", "x"}, {"-loads", "0"}, {"-moves", "shuffle"}, {"-moves", "make-room", "-k", "0"}, {"-window", "0s"}} {
+	for _, bad := range [][]string{{"-loads", "x"}, {"-loads", "0"}, {"-moves", "shuffle"}, {"-moves", "make-room", "-k", "0"}, {"-window", "0s"},
+		{"-declare", "guessed"}, {"-declare", "noisy", "-sigma", "-1"}} {
 		if err := execute(append([]string{"-churn", "-synthetic"}, bad...), &out, &log); err == nil {
 			t.Errorf("%v ran", bad)
 		}

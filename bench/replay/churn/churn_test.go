@@ -710,3 +710,32 @@ func TestEmptyMetricByHand(t *testing.T) {
 		t.Errorf("report %+v, want 70%% of 2 nodes", got)
 	}
 }
+
+// TestSpecNamesWhatPodsDeclare: the setting a spec adds to the tables'
+// (nothing for none), and the specs that cannot run.
+func TestSpecNamesWhatPodsDeclare(t *testing.T) {
+	for _, c := range []struct {
+		spec Spec
+		want string
+	}{
+		{Spec{}, ""}, {Spec{Declare: DeclareNone}, ""}, {Spec{Declare: DeclareExact}, "ends exact"},
+		{Spec{Declare: DeclareNoisy}, "ends noisy σ=1"}, {Spec{Declare: DeclareNoisy, Sigma: 2}, "ends noisy σ=2"},
+		{Spec{Declare: DeclareLearned, Resample: 3}, "ends learned, resample 3"},
+	} {
+		if got := c.spec.Name(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.spec, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		spec Spec
+		want string
+	}{
+		{Spec{Load: 1, Window: 1, Declare: "guessed"}, `churn: declared lifetimes must be "none", "exact", "noisy" or "learned", got "guessed"`},
+		{Spec{Load: 1, Window: 1, Sigma: -1}, "churn: the noise's σ must be in [0, 10], got -1"},
+		{Spec{Load: 1, Window: 1, Sigma: math.NaN()}, "churn: the noise's σ must be in [0, 10], got NaN"},
+	} {
+		if err := c.spec.Check(); err == nil || err.Error() != c.want {
+			t.Errorf("%+v: %v, want %q", c.spec, err, c.want)
+		}
+	}
+}
