@@ -49,16 +49,6 @@ func TestScorerReadsTheView(t *testing.T) {
 	tr.Start("a", Pod{Row: 0, Started: 100, Declared: 200}, 100) // empties in 100
 	tr.Start("b", Pod{Row: 1, Started: 50, Declared: 400}, 100)  // in 300
 	tr.Start("c", Pod{Row: 2, Started: 100}, 100)                // not known
-	schema, err := resource.NewSchema(resource.CPU)
-	if err != nil {
-		t.Fatal(err)
-	}
-	table := resource.NewTable(schema, 4)
-	for _, name := range []string{"a", "b", "c", "d"} {
-		if _, err := table.Add(name, resource.Vector{1000}, resource.Vector{0}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	s := NewScorer(tr.Nodes())
 	out := make([]float64, 4)
 	for _, c := range []struct {
@@ -72,7 +62,7 @@ func TestScorerReadsTheView(t *testing.T) {
 		{100, []float64{100, 100, 100, 100}}, // ending now: nothing left to place
 	} {
 		task := scoring.Task{Ends: c.ends}
-		if err := s.ScoreNodes(&task, scoring.NewSpan(table, 0, 4), out); err != nil {
+		if err := s.ScoreNodes(&task, spanOf(t, 4), out); err != nil {
 			t.Fatal(err)
 		}
 		for i := range out {
@@ -82,4 +72,20 @@ func TestScorerReadsTheView(t *testing.T) {
 			}
 		}
 	}
+}
+
+// spanOf is a span of n nodes of one cpu each: the scorer reads only
+// their rows.
+func spanOf(t testing.TB, n int) scoring.Span {
+	schema, err := resource.NewSchema(resource.CPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := resource.NewTable(schema, n)
+	for i := range n {
+		if _, err := table.Add(string(rune('a'+i)), resource.Vector{1000}, resource.Vector{0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return scoring.NewSpan(table, 0, n)
 }

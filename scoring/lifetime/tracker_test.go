@@ -3,9 +3,12 @@ package lifetime
 import (
 	"math"
 	"slices"
+	"sync"
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/resfit/resfit/scoring"
 )
 
 // slowPod is a pod as the Tracker's reference follows it.
@@ -224,4 +227,44 @@ func TestTrackerPredictsAgainAsPodsAge(t *testing.T) {
 	if model.Seen("train") != 4 {
 		t.Errorf("the model saw %d lifetimes of train, want 4 (the pod that ended)", model.Seen("train"))
 	}
+}
+
+// TestTrackerConcurrentUse: a host's events, its clock and its scoring
+// reach one Tracker from goroutines of their own (run with -race).
+func TestTrackerConcurrentUse(t *testing.T) {
+	model, err := NewModel(ModelOptions{MinSamples: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := NewTracker[int](model, 4)
+	var wg sync.WaitGroup
+	for g := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				id := g*1000 + i
+				now := float64(i)
+				tr.Start(id, Pod{Row: i % 4, Started: now, Keys: []string{"k"}}, now)
+				tr.Advance(now)
+				if i%3 == 0 {
+					tr.End(id-3, now)
+				}
+				tr.Replace(i%4, []int{id}, []Pod{{Started: now}}, now)
+				_ = tr.FreeAt(i%4, 0, 1)
+			}
+		}()
+	}
+	s := NewScorer(tr.Nodes())
+	out := make([]float64, 4)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range 200 {
+			task := scoring.Task{Ends: float64(i) + 10}
+			_ = s.ScoreNodes(&task, spanOf(t, 4), out)
+			_ = tr.Nodes().Row(i % 4)
+		}
+	}()
+	wg.Wait()
 }
