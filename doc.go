@@ -22,9 +22,8 @@
 //     ConfigMap or among manifests), built into a pipeline.
 //   - scoring/frag: FGD, the fragmentation-aware score for GPU sharing.
 //   - scoring/lifetime: when running pods are expected to end (declared,
-//     or learned from the pods that ended) and when nodes empty, and the
-//     term of ResfitFrag that keeps a pod from pushing back its node's
-//     empty time.
+//     or learned from the pods that ended) and when nodes empty, and
+//     ResfitFrag's term that keeps pods off the nodes about to empty.
 //   - scoring/drf, scoring/proportion, scoring/priority,
 //     scoring/conformance: job-level helpers (DRF order, queue shares, job
 //     and task order, the eviction guard) beside node scoring.

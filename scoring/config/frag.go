@@ -180,7 +180,7 @@ func (a FGDArgs) canonical() []yamlNode {
 	return out
 }
 
-// ResfitFragArgs are ResfitFrag's arguments. ResfitFrag is three parts,
+// ResfitFragArgs are ResfitFrag's arguments. ResfitFrag is four parts,
 // each doing one job:
 //
 //   - FGD, weighted above the whole range of the tie-breaker, ranks nodes
@@ -196,6 +196,10 @@ func (a FGDArgs) canonical() []yamlNode {
 //     nodes then seldom come free).
 //   - sra's proportional filter keeps CoresPerIdleGPU cores free per idle
 //     device, so that CPU-only pods do not strand GPUs.
+//   - For a host that follows when pods end (Host.Lifetimes), the lifetime
+//     term (LifetimeWeight × 0..100, scoring/lifetime) keeps pods off the
+//     nodes about to empty and draws them to the nodes that stay busy
+//     longest.
 //
 // On Alibaba's openb trace it leaves fewer GPUs idle than FGD alone, both
 // when pods only arrive and where they come and go (bench/replay).

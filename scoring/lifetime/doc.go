@@ -1,7 +1,7 @@
 // Package lifetime says when running pods are expected to end and when
 // nodes are expected to empty, and scores nodes by it, so that a pod goes
-// where it does not push back the time its node empties and nodes come
-// free whole for the largest pods.
+// where it is likely to end before its node would empty anyway and nodes
+// about to empty come free whole for the largest pods.
 //
 // Three parts, each usable alone:
 //
@@ -23,12 +23,13 @@
 //     that outlive their prediction (Advance), and keeps its view of the
 //     rows (Nodes) for the scorer.
 //   - Scorer scores, for a task that says when it ends (scoring.Task.Ends),
-//     the nodes by how little it pushes back their expected empty times
-//     (Score): 100 where it ends before its node would empty anyway,
-//     less the more of its run would keep the node busy beyond that. It
-//     takes points away only: an empty node, a node with a pod whose end
-//     is not known, and every node for a task whose end is not known
-//     score 100, leaving them to the other scorers.
+//     each node by how likely the task is to end before the node would
+//     empty anyway (Score: 100 × left / (left + rest), the two times taken
+//     as exponential, the least that can be assumed of rough ends): it
+//     draws tasks to the nodes that stay busy longest and keeps them off
+//     the nodes about to empty, so those come free whole. An empty node
+//     scores 0, a node with a pod whose end is not known 100, and every
+//     node 100 for a task whose end is not known.
 //
 // Times are seconds as float64 on the host's clock (Unix seconds in a
 // Kubernetes host, replay time in the replay); a lifetime, an age, a
