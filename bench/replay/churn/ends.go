@@ -11,7 +11,8 @@ import (
 // policy's lifetime term (lifetime.Tracker): what they declare
 // (Spec.Declare), else what was learned of the pods that ended before,
 // by their shape and their lifetime class. It tells the placer when the
-// pod it places is expected to end, as if it started now.
+// pod it places is expected to end if it starts now (an evicted pod with
+// the age it had).
 type endsView struct {
 	quiet
 	r       *replay
@@ -49,11 +50,23 @@ func (x *endsView) declared(k int, started float64) float64 {
 	return 0
 }
 
+// startedIfNow is when pod k counts as started if it starts now: now for
+// a pod that never ran; for one evicted that waits to run again, now less
+// what it ran before (its start, moved on by every wait since).
+func (x *endsView) startedIfNow(k int) float64 {
+	cp := &x.r.pods[k]
+	if math.IsNaN(cp.left) {
+		return x.r.now
+	}
+	return cp.started + cp.waited + (x.r.now - cp.evicted)
+}
+
 func (x *endsView) on(e event) error {
 	r := x.r
 	switch e.kind {
 	case podPlacing:
-		e.task.Ends, _ = x.tracker.Expect(x.keysOf(e.pod), r.now, x.declared(e.pod, r.now), r.now)
+		started := x.startedIfNow(e.pod)
+		e.task.Ends, _ = x.tracker.Expect(x.keysOf(e.pod), started, x.declared(e.pod, started), r.now)
 	case podStarted, podMoved:
 		cp := &r.pods[e.pod]
 		started := cp.started + cp.waited
