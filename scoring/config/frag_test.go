@@ -276,7 +276,8 @@ func FuzzFrag(f *testing.F) {
 	fuzzConfig(f,
 		`plugins: [{name: ResfitFrag, args: {classes: `+fragClasses+`}}]`,
 		`plugins: [{name: FGD, args: {shareUnit: 100, classes: [{cpu: 1, gpus: 2, gpuShare: 50, weight: 2}, {cpu: 2}]}}]`,
-		`tiers: [{plugins: [{name: resfit-frag, arguments: {classes: [{gpus: 1}], coresPerIdleGPU: 8}}]}]`)
+		`tiers: [{plugins: [{name: resfit-frag, arguments: {classes: [{gpus: 1}], coresPerIdleGPU: 8}}]}]`,
+		`plugins: [{name: ResfitFrag, args: {classes: [{cpu: 2, gpus: 1}], lifetime: {weight: 0.5}}}]`)
 }
 
 // FGD weighs a class by its share, its weight over the classes' sum: pods
