@@ -32,19 +32,8 @@ type Empty struct {
 	Pods, Declared, Learned, Lindy, Unknown int
 }
 
-// Known reports whether every pod's end is known: then At is when the
-// row empties.
-func (e Empty) Known() bool { return e.Unknown == 0 }
-
 // NewNodes is a view of rows rows, all empty, at time 0.
 func NewNodes(rows int) *Nodes { return &Nodes{rows: make([]rowEnds, rows)} }
-
-// Len is the number of rows.
-func (v *Nodes) Len() int {
-	v.mu.RLock()
-	defer v.mu.RUnlock()
-	return len(v.rows)
-}
 
 // Now is the time the view was last brought to (Tracker.Advance).
 func (v *Nodes) Now() float64 {

@@ -86,6 +86,11 @@ func (t *Tracker[K]) Start(id K, p Pod, now float64) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.start(id, p, now)
+}
+
+// start is Start under the Tracker's lock.
+func (t *Tracker[K]) start(id K, p Pod, now float64) {
 	if old, ok := t.pods[id]; ok {
 		t.remove(old)
 	}
@@ -114,21 +119,17 @@ func (t *Tracker[K]) Replace(row int, ids []K, pods []Pod, now float64) {
 	if row < 0 || row >= len(t.onRow) || len(ids) != len(pods) {
 		panic("lifetime: Tracker.Replace on a row outside its rows, or with ids and pods apart")
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	keep := make(map[K]bool, len(ids))
 	for i, id := range ids {
 		p := pods[i]
 		p.Row = row
-		t.mu.Lock()
-		x, ok := t.pods[id]
-		same := ok && x.pod.Row == row && x.pod.Started == p.Started && x.pod.Declared == p.Declared
-		t.mu.Unlock()
-		if !same {
-			t.Start(id, p, now)
+		if x, ok := t.pods[id]; !ok || x.pod.Row != row || x.pod.Started != p.Started || x.pod.Declared != p.Declared {
+			t.start(id, p, now)
 		}
 		keep[id] = true
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	for _, x := range slices.Clone(t.onRow[row]) {
 		if !keep[x.id] {
 			t.remove(x)

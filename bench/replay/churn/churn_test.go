@@ -612,9 +612,9 @@ func TestLifetimesResample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, _ := lifetimesFor(pods, Spec{Resample: 1})
-	b, _ := lifetimesFor(pods, Spec{Resample: 1})
-	c, _ := lifetimesFor(pods, Spec{Resample: 2})
+	a, _ := newLifetimes(pods, 1)
+	b, _ := newLifetimes(pods, 1)
+	c, _ := newLifetimes(pods, 2)
 	for class := range Size2 {
 		if !slices.Equal(a.Class(class), base.Class(class)) {
 			t.Errorf("class %d changed", class)

@@ -73,12 +73,6 @@ type Lifetimes struct {
 // pods must have some that ran.
 func NewLifetimes(pods []sim.Pod) (*Lifetimes, error) { return newLifetimes(pods, 0) }
 
-// lifetimesFor are the lifetimes a spec replays: the pod list's, its
-// multi-GPU pods' resampled when the spec says (Spec.Resample).
-func lifetimesFor(pods []sim.Pod, spec Spec) (*Lifetimes, error) {
-	return newLifetimes(pods, spec.Resample)
-}
-
 // newLifetimes reads the lifetimes of a pod list; with resample ≠ 0 the
 // multi-GPU class's are a bootstrap resample of them (as many, drawn with
 // replacement, by a generator seeded with resample).

@@ -10,7 +10,7 @@ import (
 // results by policy, add-ons, load, then seed. progress, when not nil, is
 // called after each replay, one call at a time.
 func RunAll(in sim.Input, policies []sim.Policy, adds []AddOns, seeds []uint64, loads []float64, spec Spec, opts sim.Options, workers int, progress func(done, total int, r *Result)) ([]*Result, error) {
-	l, err := lifetimesFor(in.Pods, spec)
+	l, err := newLifetimes(in.Pods, spec.Resample)
 	if err != nil {
 		return nil, err
 	}

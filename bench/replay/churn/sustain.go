@@ -118,7 +118,7 @@ func (s SustainSpec) search(sustains func(load float64) (bool, error)) (Sustaina
 // SustainableLoads searches every policy's sustainable load under every
 // seed, workers at a time, and returns the answers by policy, then seed.
 func SustainableLoads(in sim.Input, policies []sim.Policy, seeds []uint64, spec Spec, add AddOns, s SustainSpec, opts sim.Options, workers int, progress func(done, total int, r Sustainable)) ([]Sustainable, error) {
-	l, err := lifetimesFor(in.Pods, spec)
+	l, err := newLifetimes(in.Pods, spec.Resample)
 	if err != nil {
 		return nil, err
 	}
