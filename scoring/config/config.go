@@ -354,6 +354,8 @@ func (d *decoder) scorerArgs(path, plugin string, raw any) (ScorerArgs, bool) {
 		return a, true
 	case ResfitFrag:
 		return d.resfitFrag(path, raw), true
+	case Lifetime:
+		return d.lifetimeArgs(path, raw), true
 	}
 	return nil, false
 }

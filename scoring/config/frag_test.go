@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -391,5 +392,65 @@ func TestResfitFragLifetimeTerm(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "plugins[0].args.lifetime") {
 			t.Errorf("lifetime %s: %v, want an error naming plugins[0].args.lifetime", bad, err)
 		}
+	}
+	if !cfg.ReadsLifetimes() {
+		t.Error("ResfitFrag with a lifetime weight does not read lifetimes")
+	}
+	off, err := Load([]byte(`plugins: [{name: ResfitFrag, args: {classes: `+fragClasses+`, lifetime: {weight: 0}}}, {name: FGD, args: {learn: {}}}]`), Options{})
+	if err != nil || off.ReadsLifetimes() {
+		t.Errorf("ResfitFrag at lifetime weight 0 beside FGD: reads lifetimes %v (%v), want false", off != nil && off.ReadsLifetimes(), err)
+	}
+}
+
+// TestLifetimePlugin: ResfitLifetime alone is the lifetime scorer, over
+// the host's view or, for a host without one, scoring every node alike;
+// it reads lifetimes, loads as a kube-scheduler plugin, and refuses
+// arguments with their path.
+func TestLifetimePlugin(t *testing.T) {
+	schema, _ := resource.NewSchema("cpu", "memory", resource.GPU)
+	table := resource.NewTable(schema, 2)
+	for _, name := range []string{"a", "b"} {
+		if _, err := table.Add(name, resource.Vector{8000, 1 << 30, 8}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	model, _ := lifetime.NewModel(lifetime.ModelOptions{})
+	tr := lifetime.NewTracker[string](model, 2)
+	tr.Start("long", lifetime.Pod{Row: 1, Started: 0, Declared: 300}, 0)
+	for _, c := range []struct {
+		doc  string
+		load func([]byte) (*Config, error)
+	}{
+		{`plugins: [{name: ResfitLifetime}]`, func(b []byte) (*Config, error) { return Load(b, Options{}) }},
+		{`{}`, func([]byte) (*Config, error) { return KubePlugin(Lifetime, map[string]any{}, Options{}) }},
+	} {
+		cfg, err := c.load([]byte(c.doc))
+		if err != nil {
+			t.Fatalf("%s: %v", c.doc, err)
+		}
+		if !cfg.ReadsLifetimes() {
+			t.Errorf("%s does not read lifetimes", c.doc)
+		}
+		for _, host := range []Host{{Lifetimes: tr.Nodes()}, {}} {
+			pipe, err := cfg.BuildFor(schema, host)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := pipe.NewBatch(2)
+			if err := pipe.Score(&scoring.Task{Requests: resource.Vector{1000, 0, 1}, Ends: 100}, table, b); err != nil {
+				t.Fatal(err)
+			}
+			want := []float64{0, 75} // empty; 300 left against 100: 300/400
+			if host.Lifetimes == nil {
+				want = []float64{100, 100}
+			}
+			if got := []float64{b.Total(0), b.Total(1)}; !slices.Equal(got, want) {
+				t.Errorf("%s, with a view %v: %v, want %v", c.doc, host.Lifetimes != nil, got, want)
+			}
+		}
+	}
+	_, err := Load([]byte(`plugins: [{name: ResfitLifetime, args: {weight: 3}}]`), Options{})
+	if err == nil || !strings.Contains(err.Error(), `plugins[0].args["weight"]`) {
+		t.Errorf("ResfitLifetime with an argument: %v, want an error naming plugins[0].args[\"weight\"]", err)
 	}
 }

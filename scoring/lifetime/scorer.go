@@ -41,7 +41,9 @@ type Scorer struct {
 }
 
 // NewScorer is a Scorer over the view, whose rows must be the rows of the
-// tables it scores (a row outside it is a node without pods).
+// tables it scores (a row outside it is a node without pods). Without a
+// view (nil) nothing is known of when any node empties, and every node
+// scores MaxScore.
 func NewScorer(nodes *Nodes) *Scorer { return &Scorer{nodes: nodes} }
 
 // Name is "Lifetime".
@@ -55,6 +57,12 @@ func (s *Scorer) Volatile() bool { return true }
 
 // ScoreNodes scores the span's nodes for the task.
 func (s *Scorer) ScoreNodes(task *scoring.Task, nodes scoring.Span, out []float64) error {
+	if s.nodes == nil {
+		for i := range out {
+			out[i] = MaxScore
+		}
+		return nil
+	}
 	s.nodes.mu.RLock()
 	defer s.nodes.mu.RUnlock()
 	rest := task.Ends - s.nodes.now

@@ -1,6 +1,7 @@
 package lifetime
 
 import (
+	"slices"
 	"math"
 	"testing"
 
@@ -62,13 +63,16 @@ func TestScorerReadsTheView(t *testing.T) {
 		{100, []float64{100, 100, 100, 100}}, // ending now: nothing left to place
 	} {
 		task := scoring.Task{Ends: c.ends}
-		if err := s.ScoreNodes(&task, spanOf(t, 4), out); err != nil {
-			t.Fatal(err)
-		}
-		for i := range out {
-			if out[i] != c.want[i] {
-				t.Errorf("ends %v: scores %v, want %v", c.ends, out, c.want)
-				break
+		for _, s := range []*Scorer{s, NewScorer(nil)} {
+			if err := s.ScoreNodes(&task, spanOf(t, 4), out); err != nil {
+				t.Fatal(err)
+			}
+			want := c.want
+			if s.nodes == nil { // no view: nothing known of any node
+				want = []float64{100, 100, 100, 100}
+			}
+			if !slices.Equal(out, want) {
+				t.Errorf("ends %v, with a view %v: scores %v, want %v", c.ends, s.nodes != nil, out, want)
 			}
 		}
 	}

@@ -56,6 +56,21 @@ func NewTracker[K comparable](model *Model, rows int) *Tracker[K] {
 	return &Tracker[K]{model: model, nodes: NewNodes(rows), pods: map[K]*tracked[K]{}, onRow: make([][]*tracked[K], rows)}
 }
 
+// Grow gives the Tracker rows rows, when it has fewer (a host's table
+// gained nodes); the new rows run no pod. The view (Nodes) stays the same
+// object.
+func (t *Tracker[K]) Grow(rows int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if rows <= len(t.onRow) {
+		return
+	}
+	t.onRow = append(t.onRow, make([][]*tracked[K], rows-len(t.onRow))...)
+	t.nodes.mu.Lock()
+	t.nodes.rows = append(t.nodes.rows, make([]rowEnds, rows-len(t.nodes.rows))...)
+	t.nodes.mu.Unlock()
+}
+
 // Nodes is the view of the rows' empty times that the Tracker keeps.
 func (t *Tracker[K]) Nodes() *Nodes { return t.nodes }
 

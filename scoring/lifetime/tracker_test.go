@@ -110,8 +110,8 @@ func (s *slowTracker) freeAt(row int, free, need int64) float64 {
 	return math.Inf(1)
 }
 
-// TestTrackerAgreesWithSlowReference: after any starts, ends, evictions
-// and advances of time, every row's empty time and counts, and when an
+// TestTrackerAgreesWithSlowReference: after any starts, ends, evictions,
+// advances of time and new rows, every row's empty time and counts, and when an
 // amount is free there, are the reference's.
 func TestTrackerAgreesWithSlowReference(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
@@ -126,7 +126,11 @@ func TestTrackerAgreesWithSlowReference(t *testing.T) {
 		now := 0.0
 		for range rapid.IntRange(0, 80).Draw(t, "steps") {
 			id := rapid.IntRange(0, 6).Draw(t, "id")
-			switch rapid.IntRange(0, 5).Draw(t, "op") {
+			switch rapid.IntRange(0, 6).Draw(t, "op") {
+			case 6:
+				rows += rapid.IntRange(0, 2).Draw(t, "more rows")
+				tr.Grow(rows)
+				ref.rows = rows
 			case 5:
 				row := rapid.IntRange(0, rows-1).Draw(t, "row")
 				ids := rapid.SliceOfNDistinct(rapid.IntRange(0, 6), 0, 4, rapid.ID[int]).Draw(t, "ids")

@@ -47,18 +47,23 @@ func Seconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
 // RunningLifetime is a running pod as a lifetime.Tracker follows it: when
 // it started, the end it declares (DeclaredEnd; 0 for none), its keys
 // (LifetimeKeys) and the GPUs it asks for (resource.GPU, in whole
-// devices, rounded down for a share). ok is false for a pod that has not
-// started (no node or no start time); the error is DeclaredEnd's. The
-// caller sets the Row.
+// devices, rounded down for a share). A pod bound to a node that has no
+// start time yet (a scheduler assumed it there, or its kubelet has not
+// started it) starts now, as DeclaredEnd counts it. ok is false for a pod
+// on no node; the error is DeclaredEnd's. The caller sets the Row.
 func RunningLifetime(pod *v1.Pod, jobs JobLookup, now time.Time) (p lifetime.Pod, ok bool, err error) {
-	if pod.Spec.NodeName == "" || pod.Status.StartTime == nil {
+	if pod.Spec.NodeName == "" {
 		return lifetime.Pod{}, false, nil
 	}
 	end, declared, err := DeclaredEnd(pod, jobs, now)
 	if err != nil {
 		return lifetime.Pod{}, false, err
 	}
-	p = lifetime.Pod{Started: Seconds(pod.Status.StartTime.Time), Keys: LifetimeKeys(pod)}
+	started := now
+	if pod.Status.StartTime != nil {
+		started = pod.Status.StartTime.Time
+	}
+	p = lifetime.Pod{Started: Seconds(started), Keys: LifetimeKeys(pod)}
 	if declared {
 		p.Declared = Seconds(end)
 	}

@@ -15,8 +15,8 @@ import (
 
 // TestPodLifetimes: a Job's GPU pod is known by its Job, then its shape;
 // running, it follows its start and the deadline it declares; ended, it
-// lived until its last container finished, or its deletion; a pod that
-// never started is none of these.
+// lived until its last container finished, or its deletion; a pod bound
+// but not started yet starts now; a pod on no node is none of these.
 func TestPodLifetimes(t *testing.T) {
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	started := metav1.NewTime(now.Add(-time.Hour))
@@ -53,7 +53,12 @@ func TestPodLifetimes(t *testing.T) {
 
 	waiting := kubetest.Pod("waiting", "", "cpu", "1")
 	if _, ok, err := RunningLifetime(waiting, nil, now); ok || err != nil {
-		t.Errorf("a pod that has not started runs: %v, %v", ok, err)
+		t.Errorf("a pod on no node runs: %v, %v", ok, err)
+	}
+	bound := kubetest.Pod("bound", "gpu-a", "cpu", "1")
+	bound.Annotations = map[string]string{RunsForAnnotation: "2h"}
+	if got, ok, err := RunningLifetime(bound, nil, now); !ok || err != nil || got.Started != Seconds(now) || got.Declared != Seconds(now.Add(2*time.Hour)) {
+		t.Errorf("a pod bound, not started: %+v, %v, %v; want it started now, ending in 2h", got, ok, err)
 	}
 	if _, ok := Lived(waiting, now); ok {
 		t.Error("a pod that never started lived")
