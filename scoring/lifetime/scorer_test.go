@@ -1,8 +1,8 @@
 package lifetime
 
 import (
-	"slices"
 	"math"
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
