@@ -515,11 +515,13 @@ func TestMakeRoomIsMinimal(t *testing.T) {
 	// The draws are crowded so that the interesting cases come often: a
 	// test that rarely sees a task that needs moves checks little. About
 	// 70% of the draws need moves (or cannot be made room for within the
-	// moves allowed) and 20% find a plan with moves; the floors are set
-	// where a run of 100 draws falls below them about once in a thousand.
+	// moves allowed) and 14% find a plan with moves (over 100 runs: 5 to
+	// 24 of 100); the floors are set where a run of 100 draws falls below
+	// them about once in a thousand (a twelfth, the floor until
+	// 2026-12-02, failed one run in ten).
 	checks := withMoves + withoutMoves + none
-	if needMoves*2 < checks || withMoves*12 < checks {
-		t.Errorf("of %d draws %d needed moves and %d found a plan with moves; the generator should give at least a half and a twelfth", checks, needMoves, withMoves)
+	if needMoves*2 < checks || withMoves*25 < checks {
+		t.Errorf("of %d draws %d needed moves and %d found a plan with moves; the generator should give at least a half and a twenty-fifth", checks, needMoves, withMoves)
 	}
 }
 
