@@ -87,6 +87,7 @@ func TestTraceFiles(t *testing.T) {
 // -defrag runs the passes after the arrivals for one policy: the table,
 // defrag.csv (a row per pass and seed) and defrag.svg.
 func TestRunDefragSynthetic(t *testing.T) {
+	skipUnderRace(t)
 	dir := t.TempDir()
 	var out, log bytes.Buffer
 	if err := execute([]string{"-synthetic", "-defrag", "-seeds", "1", "-out", dir}, &out, &log); err != nil {
@@ -117,6 +118,7 @@ func TestRunDefragSynthetic(t *testing.T) {
 // -churn on the synthetic workload: the tables, a row per replay in
 // churn.csv, a plot per load, and errors for bad flags.
 func TestRunChurnSynthetic(t *testing.T) {
+	skipUnderRace(t)
 	dir := t.TempDir()
 	var out, log bytes.Buffer
 	args := []string{"-churn", "-synthetic", "-seeds", "2", "-policies", "FGD,ResfitFrag", "-loads", "0.9,1.3",
@@ -168,5 +170,16 @@ func TestRunChurnSynthetic(t *testing.T) {
 		if err := execute(append([]string{"-churn", "-synthetic"}, bad...), &out, &log); err == nil {
 			t.Errorf("%v ran", bad)
 		}
+	}
+}
+
+// skipUnderRace skips a test that runs many replays on one goroutine,
+// where the race detector has nothing to find and takes minutes (137 s
+// and 70 s for the two that call it, against about a tenth of that
+// without it): .ci/run runs them without it.
+func skipUnderRace(t *testing.T) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("many replays on one goroutine: run without -race (.ci/run does)")
 	}
 }
