@@ -68,6 +68,17 @@ func NewPodTask(d *dra.Reading, schema *resource.Schema, pod *v1.Pod, opts scori
 	return pt, nil
 }
 
+// SetEnds sets when the pod is expected to end (scoring.Task.Ends) on its
+// task and on every task On gives for it. Call it before On.
+func (pt *PodTask) SetEnds(at float64) {
+	pt.Task.Ends, pt.base.Ends = at, at
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	for _, t := range pt.byTake {
+		t.Ends = at
+	}
+}
+
 // Uniform reports whether Task stands for the pod on every node.
 func (pt *PodTask) Uniform() bool { return pt.demand.Uniform() }
 

@@ -45,6 +45,7 @@ var resfitPlugins = []struct {
 	{plugins.ScarceResourceAvoidanceName, plugins.NewScarceResourceAvoidance},
 	{plugins.ResourceStrategyFitName, plugins.NewResourceStrategyFit},
 	{plugins.FGDName, plugins.NewFGD},
+	{plugins.LifetimeName, plugins.NewLifetime},
 	{plugins.RoomsName, plugins.NewRooms},
 }
 

@@ -60,6 +60,7 @@ func TestREADMESchedulerConfigEnablesEveryPoint(t *testing.T) {
 		plugins.ScarceResourceAvoidanceName: plugins.NewScarceResourceAvoidance,
 		plugins.ResourceStrategyFitName:     plugins.NewResourceStrategyFit,
 		plugins.FGDName:                     plugins.NewFGD,
+		plugins.LifetimeName:                plugins.NewLifetime,
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestREADMESchedulerConfigEnablesEveryPoint(t *testing.T) {
 		}
 		scorers := 0
 		for _, name := range names(enabled.Score) {
-			if !slices.Contains([]string{plugins.NodeResourcesFitPlusName, plugins.ScarceResourceAvoidanceName, plugins.ResourceStrategyFitName, plugins.FGDName}, name) {
+			if !slices.Contains([]string{plugins.NodeResourcesFitPlusName, plugins.ScarceResourceAvoidanceName, plugins.ResourceStrategyFitName, plugins.FGDName, plugins.LifetimeName}, name) {
 				continue
 			}
 			scorers++
@@ -113,7 +114,7 @@ func TestREADMESchedulerConfigEnablesEveryPoint(t *testing.T) {
 			for _, p := range enabled.Score.Enabled {
 				weights = append(weights, fmt.Sprint(p.Name, "×", p.Weight))
 			}
-			if got := strings.Join(weights, " "); got != "FGD×101 ResourceStrategyFit×1" {
+			if got := strings.Join(weights, " "); got != "FGD×101 ResourceStrategyFit×1 ResfitLifetime×300" {
 				t.Errorf("ResfitFrag's scores: %s", got)
 			}
 			if p := profile.PercentageOfNodesToScore; p == nil || *p != 100 {

@@ -133,7 +133,7 @@ func (a KubePluginArgs) plugin() string { return a.Plugin }
 // the DeviceShare filter first.
 func (a KubePluginArgs) build(name string, t target) ([]scoring.WeightedScorer, []scoring.Filter, error) {
 	noDeviceShare := a.Plugin != KubeResourceStrategyFit && a.Plugin != FGD
-	p, err := a.Config.BuildFor(t.schema, Host{Devices: t.devices, NoDeviceShare: noDeviceShare})
+	p, err := a.Config.BuildFor(t.schema, Host{Devices: t.devices, NoDeviceShare: noDeviceShare, Lifetimes: t.lifetimes})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -143,6 +143,8 @@ func (a KubePluginArgs) build(name string, t target) ([]scoring.WeightedScorer, 
 	}
 	return []scoring.WeightedScorer{{Scorer: s, Weight: 1}}, s.Filters(), nil
 }
+
+func (a KubePluginArgs) readsLifetimes() bool { return a.Config.ReadsLifetimes() }
 
 // canonical writes the plugin's arguments: ResourceStrategyFit's whole
 // configuration (its filters and plugins), or the one plugin's arguments.

@@ -103,3 +103,27 @@ func Lived(pod *v1.Pod, now time.Time) (float64, bool) {
 	}
 	return lived.Seconds(), true
 }
+
+// ExpectedEnd is when a pod about to be placed is expected to end, on a
+// lifetime model's clock, and from what: the end it declares
+// (DeclaredEnd, counted from now), else what the model has learned of
+// pods of its keys (LifetimeKeys) from their start; 0 and lifetime.Unknown
+// when neither says. model may be nil (nothing learned). The error is
+// DeclaredEnd's.
+func ExpectedEnd(pod *v1.Pod, jobs JobLookup, model *lifetime.Model, now time.Time) (float64, lifetime.Source, error) {
+	end, declared, err := DeclaredEnd(pod, jobs, now)
+	if err != nil {
+		return 0, lifetime.Unknown, err
+	}
+	if declared {
+		return Seconds(end), lifetime.Declared, nil
+	}
+	if model == nil {
+		return 0, lifetime.Unknown, nil
+	}
+	rest, src := model.Remaining(LifetimeKeys(pod), 0)
+	if src == lifetime.Unknown {
+		return 0, lifetime.Unknown, nil
+	}
+	return Seconds(now) + rest, src, nil
+}

@@ -2,6 +2,7 @@ package planning
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,5 +76,34 @@ func TestPodLifetimes(t *testing.T) {
 	bad.Annotations = map[string]string{RunsForAnnotation: "soon"}
 	if _, _, err := RunningLifetime(bad, nil, now); err == nil {
 		t.Error("an unusable resfit.io/runs-for gave no error")
+	}
+}
+
+// TestExpectedEnd: a pod's declared end first, counted from now; else
+// what the model learned of its keys; else nothing.
+func TestExpectedEnd(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	pod := kubetest.Pod("train-0", "", "cpu", "4", "nvidia.com/gpu", "2")
+	model, err := lifetime.NewModel(lifetime.ModelOptions{MinSamples: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at, src, err := ExpectedEnd(pod, nil, model, now); at != 0 || src != lifetime.Unknown || err != nil {
+		t.Errorf("nothing learned: %v %v %v, want 0, unknown", at, src, err)
+	}
+	model.Observe(LifetimeKeys(pod), 600)
+	if at, src, err := ExpectedEnd(pod, nil, model, now); at != Seconds(now)+600 || src != lifetime.Learned || err != nil {
+		t.Errorf("learned 600 s: %v %v %v", at, src, err)
+	}
+	if at, src, err := ExpectedEnd(pod, nil, nil, now); at != 0 || src != lifetime.Unknown || err != nil {
+		t.Errorf("no model: %v %v %v, want 0, unknown", at, src, err)
+	}
+	pod.Spec.ActiveDeadlineSeconds = ptr.To[int64](60)
+	if at, src, err := ExpectedEnd(pod, nil, model, now); at != Seconds(now)+60 || src != lifetime.Declared || err != nil {
+		t.Errorf("declared 60 s: %v %v %v", at, src, err)
+	}
+	pod.Annotations = map[string]string{RunsForAnnotation: "-1h"}
+	if _, _, err := ExpectedEnd(pod, nil, model, now); err == nil || !strings.Contains(err.Error(), "train-0") {
+		t.Errorf("a bad runs-for: %v, want an error naming the pod", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -35,19 +36,44 @@ type Scene struct {
 	cache *cache.Cache
 	pipe  *scoring.Pipeline
 	opts  scoring.TaskOptions
+	// ends is the lifetime view, for a configuration that reads it.
+	ends *sceneEnds
 }
 
 // NewScene builds the configuration's pipeline for the cache (made with
 // Options.Devices set to the device resource, resource.GPU most often),
 // and has a pipeline that learns observe the running pods, in the order
 // given (kubectl-resfit gives them by namespace and name). An error says
-// the configuration does not build for the cluster's resources.
+// the configuration does not build for the cluster's resources. For a
+// configuration that reads when nodes empty (ResfitFrag's lifetime term,
+// ResfitLifetime), the scene follows the pods as at now, reading no Jobs
+// (NewSceneAt).
 func NewScene(c *cache.Cache, cfg *config.Config, running []*v1.Pod) (*Scene, error) {
-	pipe, err := cfg.BuildFor(c.Schema(), config.Host{Devices: c.Devices()})
+	return NewSceneAt(c, cfg, running, Ends{Now: time.Now()})
+}
+
+// NewSceneAt is NewScene with what the scene reads of when pods end: for a
+// configuration that reads it, a lifetime view of the cache's rows as at
+// ends.Now (running pods followed by their starts and declared ends, with
+// their Jobs' deadlines; finished ones learned from), which the
+// configuration's lifetime term scores by, and each pod's task's expected
+// end (ExpectedEnd). A pod whose declared end does not read is an error
+// naming it.
+func NewSceneAt(c *cache.Cache, cfg *config.Config, running []*v1.Pod, ends Ends) (*Scene, error) {
+	host := config.Host{Devices: c.Devices()}
+	var se *sceneEnds
+	if cfg.ReadsLifetimes() {
+		var err error
+		if se, err = followEnds(c, running, ends); err != nil {
+			return nil, err
+		}
+		host.Lifetimes = se.tracker.Nodes()
+	}
+	pipe, err := cfg.BuildFor(c.Schema(), host)
 	if err != nil {
 		return nil, fmt.Errorf("the configuration does not build for this cluster's resources: %v", firstLine(err))
 	}
-	sc := &Scene{cache: c, pipe: pipe, opts: scoring.TaskOptions{Models: c.Models()}}
+	sc := &Scene{cache: c, pipe: pipe, opts: scoring.TaskOptions{Models: c.Models()}, ends: se}
 	if d := c.Devices(); d != nil {
 		sc.opts.Devices = d.Name()
 	}
@@ -82,6 +108,11 @@ func (sc *Scene) Task(p *v1.Pod) (*kubebridge.PodTask, error) {
 	t, err := kubebridge.NewPodTask(sc.cache.DRA(), sc.cache.Schema(), p, sc.opts)
 	if err != nil {
 		return nil, fmt.Errorf("%v", firstLine(err))
+	}
+	if at, _, ok, err := sc.PodEnd(p); err != nil {
+		return nil, err
+	} else if ok {
+		t.SetEnds(at)
 	}
 	return t, nil
 }

@@ -46,6 +46,10 @@ type Explanation struct {
 	// Claims says the pod has DRA claims to allocate: the table then
 	// shows the devices they take on each feasible node.
 	Claims bool `json:"-"`
+	// PodEnd, under a configuration that reads when pods end (the
+	// lifetime term), is when the pod is expected to end and from what,
+	// or that nothing says; the table then shows when each node empties.
+	PodEnd string `json:"podEnd,omitempty"`
 	// ClaimRequests are the requests of the pod's claims not allocated yet,
 	// as people read them ("1 mig.nvidia.com (1 selector)", "1
 	// gpu.nvidia.com with memory 30Gi").
@@ -65,6 +69,11 @@ type NodeExplanation struct {
 	// free of all, and their model ("2/8 NVIDIA-H100-80GB-HBM3"); "" for a
 	// node without.
 	GPUs string `json:"gpus,omitempty"`
+	// Empties, under a configuration that reads when pods end, is when
+	// the node is expected to empty and from what its pods' ends come
+	// ("in 3h10m: declared by 2, learned for 1"), or that it is empty, or
+	// that nothing says.
+	Empties string `json:"empties,omitempty"`
 	// Claims, for a pod whose DRA claims are not allocated yet, on a node
 	// where they fit: the devices each would take there, as
 	// kube-scheduler's allocator picks them.
@@ -157,6 +166,9 @@ func (sc *scene) explain(e *Explanation, pod *v1.Pod) error {
 	if err != nil {
 		return err
 	}
+	if e.PodEnd, err = sc.podEndText(pod); err != nil {
+		return err
+	}
 	batch := sc.Pipeline().NewBatch(table.Len())
 	e.Requests = planning.Quantities(schema, task.Task.Requests)
 	if e.DRA {
@@ -170,7 +182,7 @@ func (sc *scene) explain(e *Explanation, pod *v1.Pod) error {
 	}
 	err = sc.Score(task, batch, func(t *scoring.Task, rows []int) error {
 		for _, i := range rows {
-			n := NodeExplanation{Name: table.Name(i), Feasible: t != nil && batch.Feasible(i), Scores: map[string]float64{}}
+			n := NodeExplanation{Name: table.Name(i), Feasible: t != nil && batch.Feasible(i), Scores: map[string]float64{}, Empties: sc.emptiesText(table.Name(i))}
 			if e.DRA {
 				n.GPUs = sc.gpuText(i)
 			}
@@ -252,6 +264,9 @@ func (e *Explanation) WriteTable(w io.Writer) error {
 	} else if e.BoundTo != "" {
 		fmt.Fprintf(&b, "It runs on %s; it is scored as before it was placed there.\n", e.BoundTo)
 	}
+	if e.PodEnd != "" {
+		fmt.Fprintf(&b, "When pods end: %s.\n", e.PodEnd)
+	}
 	for _, w := range e.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", w)
 	}
@@ -266,6 +281,9 @@ func (e *Explanation) WriteTable(w io.Writer) error {
 	}
 	if e.Claims {
 		fmt.Fprint(tw, "\tCLAIMS TAKE")
+	}
+	if e.PodEnd != "" {
+		fmt.Fprint(tw, "\tEMPTIES")
 	}
 	fmt.Fprintln(tw)
 	shownFeasible, shownRejected := 0, 0
@@ -283,6 +301,9 @@ func (e *Explanation) WriteTable(w io.Writer) error {
 		}
 		if e.Claims {
 			fmt.Fprint(tw, "\t"+claimsText(n.Claims))
+		}
+		if e.PodEnd != "" {
+			fmt.Fprint(tw, "\t"+n.Empties)
 		}
 		fmt.Fprintln(tw)
 	}

@@ -286,7 +286,11 @@ func TestRounded(t *testing.T) {
 //	packing tie-breaker (PackLeastUsed, cpu and GPU, with job-1 on the
 //	       node): gpu-a min(⌊100 × 12/32⌋, ⌊100 × 8/8⌋) = 37,
 //	       gpu-b min(⌊100 × 4/32⌋, ⌊100 × 2/8⌋) = 12
-//	totals 101 × 73 + 37 = 7410 and 101 × 50 + 12 = 5062, of 101 × 100 + 100
+//	the lifetime term (weight 300): nothing says when job-1 ends, so
+//	       every node scores 100: 30000 (gpu-a runs job-0, whose end
+//	       nothing says either; gpu-b is empty)
+//	totals 101 × 73 + 37 + 30000 = 37410 and 101 × 50 + 12 + 30000 =
+//	       35062, of 101 × 100 + 100 + 300 × 100
 //
 // The CPU nodes have no GPU for the job.
 func TestExplainResfitFrag(t *testing.T) {
@@ -299,12 +303,13 @@ func TestExplainResfitFrag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.MaxScore != 10200 || !cmp.Equal(e.Plugins, []string{"FGD", "PackLeastUsed"}) {
+	if e.MaxScore != 40200 || !cmp.Equal(e.Plugins, []string{"FGD", "PackLeastUsed", "Lifetime"}) {
 		t.Errorf("max %v, plugins %v", e.MaxScore, e.Plugins)
 	}
 	for _, want := range []NodeExplanation{
-		{Name: "gpu-a", Feasible: true, Total: 7410, Scores: map[string]float64{"FGD": 7373, "PackLeastUsed": 37}},
-		{Name: "gpu-b", Feasible: true, Total: 5062, Scores: map[string]float64{"FGD": 5050, "PackLeastUsed": 12}},
+		{Name: "gpu-a", Feasible: true, Total: 37410, Scores: map[string]float64{"FGD": 7373, "PackLeastUsed": 37, "Lifetime": 30000},
+			Empties: "not known: nothing says when its pod ends"},
+		{Name: "gpu-b", Feasible: true, Total: 35062, Scores: map[string]float64{"FGD": 5050, "PackLeastUsed": 12, "Lifetime": 30000}, Empties: "empty"},
 	} {
 		if got := node(t, e, want.Name); !cmp.Equal(got, want) {
 			t.Errorf("%s: %+v, want %+v", want.Name, got, want)

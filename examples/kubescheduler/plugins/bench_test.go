@@ -4,11 +4,15 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
@@ -23,6 +27,7 @@ import (
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/planning"
 	"github.com/resfit/resfit/examples/kubebridge/testing/inturn"
 )
 
@@ -90,10 +95,22 @@ func benchCluster(n int) ([]*v1.Node, []*v1.Pod) {
 			req[gpu] = resources(gpu, fmt.Sprint(r.IntN(8)))[gpu]
 		}
 		nodes = append(nodes, node(name, alloc))
-		pods = append(pods, pod("load-"+name, name, req))
+		load := pod("load-"+name, name, req)
+		// Running for up to a day; every other one declaring how long it
+		// runs (what the lifetime term reads).
+		started := metav1.NewTime(benchStart.Add(-time.Duration(r.IntN(24*60)) * time.Minute))
+		load.Status.StartTime, load.Status.Phase = &started, v1.PodRunning
+		if i%2 == 0 {
+			load.Annotations = map[string]string{planning.RunsForAnnotation: fmt.Sprintf("%dh", r.IntN(48)+1)}
+		}
+		pods = append(pods, load)
 	}
 	return nodes, pods
 }
+
+// benchStart is when the benchmarks' clusters were made: their pods
+// started before it.
+var benchStart = time.Now()
 
 var mostAllocated = `{"filters": [], "plugins": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAllocated",
   "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}, {"name": "nvidia.com/gpu", "weight": 1}]}}}]}`
@@ -116,6 +133,9 @@ var (
   {"name": "resource-strategy-fit", "scores": false, "args": {"sra": {"policy": "proportional", "resources": "nvidia.com/gpu",
     "proportional": {"nvidia.com/gpu.cpu": 8, "nvidia.com/gpu.memory": 0}}}}]}`},
 	}
+	// resfitFragLifetimeProfile is that profile with the lifetime term,
+	// ResfitLifetime at 300.
+	resfitFragLifetimeProfile = append(slices.Clone(resfitFragProfile), enabled{LifetimeName, 300, `{}`})
 )
 
 // BenchmarkFrameworkCycle measures one scheduling cycle's scoring as
@@ -161,6 +181,7 @@ var cycleProfiles = []struct {
 }{
 	{name: "Noop"},
 	{name: "Noop×2"},
+	{name: "Noop×3"},
 	{name: "NodeResourcesFit", inTree: true},
 	{name: "ResourceStrategyFit-MostAllocated", plugins: []enabled{{ResourceStrategyFitName, 1, mostAllocated}}},
 	{name: "ResourceStrategyFit-AIScenario", plugins: []enabled{{ResourceStrategyFitName, 1, aiScenario}}},
@@ -168,6 +189,7 @@ var cycleProfiles = []struct {
 	{name: "ResourceStrategyFit-ResfitFrag", plugins: []enabled{{ResourceStrategyFitName, 1, resfitFragConfig}}},
 	{name: "FGD", plugins: resfitFragProfile[:1]},
 	{name: "FGD+ResourceStrategyFit", plugins: resfitFragProfile},
+	{name: "FGD+ResourceStrategyFit+ResfitLifetime", plugins: resfitFragLifetimeProfile},
 	{name: "NodeResourcesFitPlus", plugins: koordinatorPlugins[:1]},
 	{name: "ScarceResourceAvoidance", plugins: koordinatorPlugins[1:]},
 	{name: "NodeResourcesFitPlus+ScarceResourceAvoidance", plugins: koordinatorPlugins},
@@ -240,19 +262,19 @@ func newCycle(b *testing.B, fw, reserve framework.Framework, mode int, p *v1.Pod
 // kube-scheduler tells a profile's plugins of the pods it binds). It
 // reports the profile's ns/node, the floor's (floor-ns/node) and their
 // ratio (×floor).
-func BenchmarkFrameworkCycleVsFloor(b *testing.B) { benchmarkInTurn(b, "Noop", "Noop×2", false) }
+func BenchmarkFrameworkCycleVsFloor(b *testing.B) { benchmarkInTurn(b, "Noop", false) }
 
 // BenchmarkFrameworkCycleVsLookup is BenchmarkFrameworkCycleVsFloor
 // against nodeLookup's floor (Lookup; Lookup×2 for a profile of two
-// plugins): what resfit's plugins cost beyond finding each node's row and
+// plugins, Lookup×3 for three): what resfit's plugins cost beyond finding each node's row and
 // reading its generation. Its first rows put Lookup itself against Noop.
-func BenchmarkFrameworkCycleVsLookup(b *testing.B) { benchmarkInTurn(b, "Lookup", "Lookup×2", true) }
+func BenchmarkFrameworkCycleVsLookup(b *testing.B) { benchmarkInTurn(b, "Lookup", true) }
 
 // benchmarkInTurn runs every resfit profile's cycle and its floor's in
-// turn (floor, or floor2 for a profile of two plugins), same pod and after
+// turn (floor, or floor×k for a profile of k plugins), same pod and after
 // a bind, at 1000 and 5000 nodes; with withFloor, floor's own cycle against
 // Noop's first.
-func benchmarkInTurn(b *testing.B, floor, floor2 string, withFloor bool) {
+func benchmarkInTurn(b *testing.B, floor string, withFloor bool) {
 	quietKlog()
 	for _, n := range []int{1000, 5000} {
 		infos, snapshot := benchSnapshot(b, n)
@@ -274,8 +296,8 @@ func benchmarkInTurn(b *testing.B, floor, floor2 string, withFloor bool) {
 					continue
 				}
 				r := row{prof.name, floor, prof.plugins}
-				if len(prof.plugins) == 2 {
-					r.floor = floor2
+				if k := len(prof.plugins); k > 1 {
+					r.floor = fmt.Sprintf("%s×%d", floor, k)
 				}
 				rows = append(rows, r)
 			}
@@ -383,10 +405,10 @@ func (discard) Write(p []byte) (int, error) { return len(p), nil }
 func benchFramework(b *testing.B, snapshot *cache.Snapshot, name string, inTree bool, plugins []enabled) framework.Framework {
 	b.Helper()
 	registry := resfitRegistry()
-	for _, name := range []string{"Noop", "Noop2"} {
+	for _, name := range []string{"Noop", "Noop2", "Noop3"} {
 		registry[name] = func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return noop{name}, nil }
 	}
-	for _, name := range []string{"Lookup", "Lookup2"} {
+	for _, name := range []string{"Lookup", "Lookup2", "Lookup3"} {
 		registry[name] = func(_ context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 			return newNodeLookup(name, h)
 		}
@@ -399,12 +421,13 @@ func benchFramework(b *testing.B, snapshot *cache.Snapshot, name string, inTree 
 			Bind:      config.PluginSet{Enabled: []config.Plugin{{Name: defaultbinder.Name}}},
 		},
 	}
-	floor, two := strings.CutSuffix(name, "×2") // the floor of a profile with two score plugins
+	floor, times, _ := strings.Cut(name, "×") // the floor of a profile with that many score plugins
 	switch {
 	case floor == "Noop" || floor == "Lookup":
 		profile.Plugins.Score.Enabled = []config.Plugin{{Name: floor, Weight: 1}}
-		if two {
-			profile.Plugins.Score.Enabled = append(profile.Plugins.Score.Enabled, config.Plugin{Name: floor + "2", Weight: 1})
+		k, _ := strconv.Atoi(times)
+		for i := 2; i <= k; i++ {
+			profile.Plugins.Score.Enabled = append(profile.Plugins.Score.Enabled, config.Plugin{Name: fmt.Sprint(floor, i), Weight: 1})
 		}
 	case inTree:
 		profile.Plugins.PreScore.Enabled = []config.Plugin{{Name: noderesources.Name}}

@@ -68,6 +68,10 @@ type nodes struct {
 	// none read), at the plugin's draWatch count draRead.
 	dra     *dra.Reading
 	draRead uint64
+
+	// ends, when a plugin of the profile reads when nodes empty, follows
+	// the pods of every row (lifetimes.go); nil otherwise.
+	ends *lifetimes
 }
 
 // prepare makes the table hold the given NodeInfos as they are: a new
@@ -213,7 +217,10 @@ func (n *nodes) rebuild(pod *v1.Pod, infos []fwk.NodeInfo) error {
 		schema: schema, table: resource.NewTable(schema, len(infos)), gen: n.gen + 1, writer: writer,
 		rows: make(map[string]int32, len(infos)), byNode: kubebridge.NewRowIndex[v1.Node](len(infos)),
 		withDevices: n.withDevices, devices: devices, models: map[string]int{},
-		dra: n.dra, draRead: n.draRead,
+		dra: n.dra, draRead: n.draRead, ends: n.ends,
+	}
+	if n.ends != nil {
+		n.ends.rows(len(infos))
 	}
 	for _, info := range infos {
 		if _, err := n.add(info); err != nil {
@@ -267,6 +274,9 @@ func (n *nodes) read(row int32, info fwk.NodeInfo) error {
 		NonZeroCPU: nonZero.GetMilliCPU(), NonZeroMemory: nonZero.GetMemory(),
 	}); err != nil {
 		return err
+	}
+	if n.ends != nil {
+		n.ends.read(row, info)
 	}
 	n.gens[row] = info.GetGeneration()
 	n.rowInfo[row] = info
@@ -333,6 +343,9 @@ func (s *scorer) ready(cfg *config.Config, n *nodes) error {
 	var host config.Host
 	if n.devices != nil {
 		host.Devices = n.devices
+	}
+	if n.ends != nil {
+		host.Lifetimes = n.ends.tracker.Nodes()
 	}
 	pipe, err := cfg.BuildFor(n.schema, host)
 	if err != nil {
@@ -434,7 +447,7 @@ func (n *nodes) markStale(row int32) {
 // for). It allocates; it is the rare path.
 func evaluateOne(cfg *config.Config, withDevices bool, s *cycleState, info fwk.NodeInfo) (nodeResult, error) {
 	singleEvaluations.Add(1)
-	one := nodes{schema: s.schema, withDevices: withDevices, dra: s.dra}
+	one := nodes{schema: s.schema, withDevices: withDevices, dra: s.dra, ends: s.ends.one()}
 	if err := one.rebuild(s.pod, []fwk.NodeInfo{info}); err != nil {
 		return nodeResult{}, err
 	}

@@ -24,6 +24,7 @@ const (
 	ScarceResourceAvoidanceName = "ScarceResourceAvoidance"
 	FGDName                     = "FGD"
 	ResourceStrategyFitName     = "ResourceStrategyFit"
+	LifetimeName                = config.Lifetime
 )
 
 // Plugin scores, and for ResourceStrategyFit filters, with a resfit
@@ -96,6 +97,19 @@ func NewFGD(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, er
 	return p, nil
 }
 
+// NewLifetime builds ResfitLifetime, the lifetime term alone
+// (config.Lifetime, no arguments): a node scores 0..100 by how likely the
+// pod is to end before the node would empty anyway, by the pods' declared
+// ends (a Job's or the pod's activeDeadlineSeconds, resfit.io/runs-for)
+// and by what the profile learned of pods that ended (lifetimes.go). With
+// FGD at weight 101 and ResourceStrategyFit's PackLeastUsed at 1, at
+// weight 300 (config.DefaultLifetimeWeight) it makes the profile
+// ResfitFrag with its lifetime term. It shares the profile's table with
+// FGD and ResourceStrategyFit.
+func NewLifetime(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+	return newSingle(LifetimeName, obj, h, true)
+}
+
 // newSingle builds a plugin of that name from its args, sharing its
 // profile's state with the profile's other resfit plugins that read
 // devices as it does (devices).
@@ -107,6 +121,11 @@ func newSingle(name string, obj runtime.Object, h fwk.Handle, devices bool) (fwk
 	pr, err := profileOf(name, h, devices)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.ReadsLifetimes() {
+		if err := pr.followLifetimes(h); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
 	}
 	return &Plugin{name: name, handle: h, stateKey: fwk.StateKey("resfit/" + name), config: cfg, profile: pr}, nil
 }
@@ -139,6 +158,11 @@ func NewResourceStrategyFit(_ context.Context, obj runtime.Object, h fwk.Handle)
 	if err != nil {
 		return nil, err
 	}
+	if cfg.ReadsLifetimes() {
+		if err := pr.followLifetimes(h); err != nil {
+			return nil, fmt.Errorf("%s: %w", ResourceStrategyFitName, err)
+		}
+	}
 	return &Plugin{name: ResourceStrategyFitName, handle: h, stateKey: "resfit/" + ResourceStrategyFitName,
 		config: cfg, filter: true, overrides: true, profile: pr}, nil
 }
@@ -166,6 +190,9 @@ func (p *Plugin) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragment, *f
 		fragments = append(fragments, fwk.SignFragment{Key: GPUModelsSignerName, Value: [3]string{
 			pod.Annotations[resource.GPUModelsAnnotation], pod.Annotations[resource.UseGPUTypeAnnotation], pod.Annotations[resource.NoUseGPUTypeAnnotation]}})
 	}
+	if p.config.ReadsLifetimes() {
+		fragments = append(fragments, fwk.SignFragment{Key: LifetimeSignerName, Value: lifetimeSignature(pod)})
+	}
 	return fragments, nil
 }
 
@@ -175,6 +202,7 @@ const (
 	RequestsSignerName           = "v1.Pod.Spec.ContainerRequestsInOrderAndOverhead()"
 	VolcanoAnnotationsSignerName = "v1.Pod.Annotations.VolcanoResourceStrategy()"
 	GPUModelsSignerName          = "v1.Pod.Annotations.AcceptedGPUModels()"
+	LifetimeSignerName           = "v1.Pod.DeclaredEndAndLifetimeKeys()"
 )
 
 // cycleState is one cycle's results: the task, and the cycle they belong
@@ -193,6 +221,9 @@ type cycleState struct {
 	// filtersNothing says the plugin's filters pass every node for the
 	// pod, whatever the nodes hold (kubebridge.PodTask.FiltersNothing).
 	filtersNothing bool
+	// ends is the profile's lifetimes at the cycle's time, without a
+	// tracker (lifetimes.one), when the profile follows them.
+	ends *lifetimes
 }
 
 func (s *cycleState) Clone() fwk.StateData { return s }
@@ -231,7 +262,7 @@ func (p *Plugin) evaluate(state fwk.CycleState, pod *v1.Pod, given []fwk.NodeInf
 		return nil, err
 	}
 	return &cycleState{cycle: pr.cycle, pod: pod, task: pr.podTask.Task, podTask: pr.podTask, dra: n.dra, schema: n.schema, opts: pr.opts,
-		filtersNothing: pr.podTask.FiltersNothing(p.scorer.onlyDeviceShare)}, nil
+		filtersNothing: pr.podTask.FiltersNothing(p.scorer.onlyDeviceShare), ends: n.ends.one()}, nil
 }
 
 // PreFilter evaluates every node once, for ResourceStrategyFit's filters

@@ -3,6 +3,7 @@ package plugins
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -91,6 +92,23 @@ func sharedProfile(name string, h fwk.Handle, devices bool) (*profile, error) {
 	return pr, pr.watchDRA(name, h)
 }
 
+// followLifetimes has the profile follow when its nodes empty
+// (lifetimes), for a plugin whose configuration reads it; the table is
+// made again in the next cycle, its rows' pods read.
+func (pr *profile) followLifetimes(h fwk.Handle) error {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.nodes.ends != nil {
+		return nil
+	}
+	ends, err := newLifetimes(h, time.Now)
+	if err != nil {
+		return err
+	}
+	pr.nodes.ends, pr.nodes.schema = ends, nil
+	return nil
+}
+
 // hint queues a node, by name, to be read again in the next cycle.
 func (pr *profile) hint(name string) {
 	pr.hintMu.Lock()
@@ -118,6 +136,9 @@ func (pr *profile) prepare(h fwk.Handle, state fwk.CycleState, pod *v1.Pod, give
 	pr.hinted, pr.spareHints = pr.spareHints[:0], hinted
 	pr.hintMu.Unlock()
 	n := &pr.nodes
+	if n.ends != nil {
+		n.ends.advance() // before any row is read, at the cycle's time
+	}
 	if pr.draWatch != nil {
 		if seen := pr.draWatch.count(); seen != n.draRead {
 			d, err := readDRAChanges(&pr.draReader, pr.draWatch, h.SharedDRAManager())
@@ -137,6 +158,9 @@ func (pr *profile) prepare(h fwk.Handle, state fwk.CycleState, pod *v1.Pod, give
 	pt, err := kubebridge.NewPodTask(n.dra, n.schema, pod, opts)
 	if err != nil {
 		return err
+	}
+	if n.ends != nil {
+		pt.SetEnds(n.ends.expect(pod))
 	}
 	pr.cycle++
 	cycleReads.Add(1)

@@ -21,17 +21,18 @@ import (
 // configuration share.
 const fragClassesJSON = `[{"cpu": 4, "gpus": 1, "weight": 3}, {"cpu": 8, "gpus": 2, "weight": 2}, {"cpu": 2, "weight": 1}]`
 
-// ResfitFrag in kube-scheduler is two plugins: resfit's FGD at weight 101,
-// and ResourceStrategyFit at weight 1 running resfit's PackLeastUsed over
+// ResfitFrag in kube-scheduler is three plugins: resfit's FGD at weight
+// 101, ResourceStrategyFit at weight 1 running resfit's PackLeastUsed over
 // cpu and GPU (0..100) and the proportional reserve as a filter (with
-// NodeResourcesFit and DeviceShare). Both read the GPUs from their device
+// NodeResourcesFit and DeviceShare), and ResfitLifetime, the lifetime
+// term, at 300. Both read the GPUs from their device
 // views, so a pod's share of a GPU counts as the share (a plugin of
 // kube-scheduler's own would count the whole GPU its nvidia.com/gpu: 1
 // says). On random clusters and pods, sharing pods
 // among them, kube-scheduler's weighted total of a node is ResfitFrag's
 // total from kubectl resfit explain, to the unit (FGD's 0..100 at 101,
-// PackLeastUsed's at 1), and the nodes it rejects are the ones explain
-// rejects.
+// PackLeastUsed's at 1, the lifetime term's at 300), and the nodes it
+// rejects are the ones explain rejects.
 func TestResfitFragProfileIsExactInFramework(t *testing.T) {
 	const cores = 2.5
 	cfg, err := resfitconfig.Load([]byte(fmt.Sprintf(`{"plugins": [{"name": "ResfitFrag", "args": {"classes": %s, "coresPerIdleGPU": %v}}]}`, fragClassesJSON, cores)), resfitconfig.Options{})
@@ -53,12 +54,13 @@ func TestResfitFragProfileIsExactInFramework(t *testing.T) {
 				Bind:      config.PluginSet{Enabled: []config.Plugin{{Name: defaultbinder.Name}}},
 				PreFilter: config.PluginSet{Enabled: []config.Plugin{{Name: ResourceStrategyFitName}, {Name: FGDName}}},
 				Filter:    config.PluginSet{Enabled: []config.Plugin{{Name: ResourceStrategyFitName}, {Name: FGDName}}},
-				PreScore:  config.PluginSet{Enabled: []config.Plugin{{Name: FGDName}, {Name: ResourceStrategyFitName}}},
+				PreScore:  config.PluginSet{Enabled: []config.Plugin{{Name: FGDName}, {Name: ResourceStrategyFitName}, {Name: LifetimeName}}},
 				Score: config.PluginSet{Enabled: []config.Plugin{
-					{Name: FGDName, Weight: 101}, {Name: ResourceStrategyFitName, Weight: 1}}},
+					{Name: FGDName, Weight: 101}, {Name: ResourceStrategyFitName, Weight: 1}, {Name: LifetimeName, Weight: resfitconfig.DefaultLifetimeWeight}}},
 			},
 			PluginConfig: []config.PluginConfig{
 				{Name: FGDName, Args: unknown(`{"classes": ` + fragClassesJSON + `}`)},
+				{Name: LifetimeName, Args: unknown(`{}`)},
 				{Name: ResourceStrategyFitName, Args: unknown(fmt.Sprintf(`{"plugins": [
 				  {"name": "PackLeastUsed", "args": {"resources": [{"name": "cpu", "weight": 1}, {"name": "nvidia.com/gpu", "weight": 1}]}},
 				  {"name": "resource-strategy-fit", "scores": false,

@@ -119,6 +119,7 @@ func profileFramework(t testing.TB, ctx context.Context, profile *config.KubeSch
 		ScarceResourceAvoidanceName: NewScarceResourceAvoidance,
 		ResourceStrategyFitName:     NewResourceStrategyFit,
 		FGDName:                     NewFGD,
+		LifetimeName:                NewLifetime,
 		// The shipped profile enables ResfitRooms; the fake clientset
 		// serves no Room CRD, and the cluster here holds no rooms: the
 		// plugin over an empty store, which lets every pod anywhere.

@@ -71,6 +71,7 @@ func resfitRegistry() frameworkruntime.Registry {
 		ScarceResourceAvoidanceName: NewScarceResourceAvoidance,
 		ResourceStrategyFitName:     NewResourceStrategyFit,
 		FGDName:                     NewFGD,
+		LifetimeName:                NewLifetime,
 	}
 }
 

@@ -1,0 +1,74 @@
+package resfitctl
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/resfit/resfit/examples/kubebridge/planning"
+	"github.com/resfit/resfit/scoring/lifetime"
+)
+
+// What explain says of when pods end, for a configuration that reads it
+// (ResfitFrag's lifetime term, ResfitLifetime): when the pod is expected
+// to end, and for each node when it is expected to empty and from what.
+
+// podEndText is when the pod is expected to end, as people read it, or
+// why nothing is known; "" where the configuration reads no lifetimes.
+func (sc *scene) podEndText(pod *v1.Pod) (string, error) {
+	at, src, ok, err := sc.PodEnd(pod)
+	if err != nil || !ok {
+		return "", err
+	}
+	if src == lifetime.Unknown {
+		return "nothing says when it ends (no deadline, no " + planning.RunsForAnnotation + ", nothing learned of pods like it): the lifetime term scores every node alike", nil
+	}
+	how := map[lifetime.Source]string{lifetime.Declared: "as it declares", lifetime.Learned: "as pods like it ran"}[src]
+	return "it is expected to end in " + durationText(at-planning.Seconds(sc.EndsAt())) + ", " + how, nil
+}
+
+// emptiesText is when a node is expected to empty and from what its pods'
+// ends come: "empty", "in 3h10m: declared by 2, learned for 1", "not
+// known: nothing says when 1 of its 3 pods end"; "" where the configuration reads no
+// lifetimes.
+func (sc *scene) emptiesText(node string) string {
+	e, ok := sc.EndsOf(node)
+	switch {
+	case !ok:
+		return ""
+	case e.Pods == 0:
+		return "empty"
+	case e.Pods == 1 && e.Unknown == 1:
+		return "not known: nothing says when its pod ends"
+	case e.Unknown > 0:
+		return fmt.Sprintf("not known: nothing says when %d of its %d pods end", e.Unknown, e.Pods)
+	}
+	var from []string
+	for _, part := range []struct {
+		n    int
+		what string
+	}{{e.Declared, "declared by %d"}, {e.Learned, "learned for %d"}, {e.Lindy, "as long again as run for %d"}} {
+		if part.n > 0 {
+			from = append(from, fmt.Sprintf(part.what, part.n))
+		}
+	}
+	return "in " + durationText(e.At-planning.Seconds(sc.EndsAt())) + ": " + strings.Join(from, ", ")
+}
+
+// durationText is seconds as people read them, to the minute: "under a
+// minute", "45m", "3h10m", "4d6h".
+func durationText(seconds float64) string {
+	d := time.Duration(math.Round(max(seconds, 0)/60)) * time.Minute
+	switch {
+	case d < time.Minute:
+		return "under a minute"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh%02dm", d/time.Hour, (d%time.Hour)/time.Minute)
+	}
+	return fmt.Sprintf("%dd%dh", d/(24*time.Hour), (d%(24*time.Hour))/time.Hour)
+}

@@ -1,0 +1,99 @@
+package resfitctl
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/resfit/resfit/examples/kubebridge/planning"
+	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
+	"github.com/resfit/resfit/scoring/config"
+)
+
+// TestExplainSaysWhenNodesEmpty: under ResfitFrag, explain says when the
+// pod is expected to end and, for each node, when it empties and from
+// what, and scores the lifetime term by it (weight 300, rounded here):
+//
+//	the pod declares 2 h (resfit.io/runs-for)
+//	gpu-a: short started 30 min ago declaring 1 h; etl-0, 10 min into a
+//	       Job whose 8 finished pods each ran 40 min, is learned to have
+//	       30 min left (the median of what ran longer than 10 min, less
+//	       10): empties in 30 min: 100 × 0.5/(0.5 + 2) = 20, × 300 = 6000
+//	gpu-b: old, 5 h old, nothing declared or learned: as long again,
+//	       5 h: 100 × 5/7 = 71.43, × 300 = 21428.57
+//	gpu-c: empty: 0
+func TestExplainSaysWhenNodesEmpty(t *testing.T) {
+	now := time.Now()
+	start := func(p *v1.Pod, ago time.Duration) *v1.Pod {
+		at := metav1.NewTime(now.Add(-ago))
+		p.Status.StartTime, p.Status.Phase = &at, v1.PodRunning
+		return p
+	}
+	job := func(p *v1.Pod) *v1.Pod {
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "etl", UID: "etl", Controller: ptr.To(true)}}
+		return p
+	}
+	gpu := []string{"cpu", "32", "memory", "128Gi", "nvidia.com/gpu", "8", "pods", "110"}
+	c := &Snapshot{Source: "test", Nodes: []*v1.Node{kubetest.Node("gpu-a", gpu...), kubetest.Node("gpu-b", gpu...), kubetest.Node("gpu-c", gpu...)}}
+	one := []string{"cpu", "2", "memory", "8Gi", "nvidia.com/gpu", "1"}
+	short := start(kubetest.Pod("short", "gpu-a", one...), 30*time.Minute)
+	short.Annotations = map[string]string{planning.RunsForAnnotation: "1h"}
+	c.Pods = append(c.Pods, short, job(start(kubetest.Pod("etl-0", "gpu-a", one...), 10*time.Minute)),
+		start(kubetest.Pod("old", "gpu-b", one...), 5*time.Hour))
+	for i := range 8 {
+		done := job(start(kubetest.Pod(fmt.Sprintf("etl-done-%d", i), "gpu-c", one...), 3*time.Hour))
+		done.Status.Phase = v1.PodSucceeded
+		done.Status.ContainerStatuses = []v1.ContainerStatus{{State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
+			FinishedAt: metav1.NewTime(done.Status.StartTime.Add(40 * time.Minute))}}}}
+		c.Pods = append(c.Pods, done)
+	}
+	pending := kubetest.Pod("pending", "", one...)
+	pending.Annotations = map[string]string{planning.RunsForAnnotation: "2h"}
+	cfg, err := config.Load([]byte(`plugins: [{name: ResfitFrag, args: {classes: [{cpu: 2, gpus: 1}]}}]`), config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Explain(c, cfg, "test", pending)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.PodEnd != "it is expected to end in 2h00m, as it declares" {
+		t.Errorf("pod end %q", e.PodEnd)
+	}
+	for _, want := range []struct {
+		node, empties string
+		score         float64
+	}{
+		{"gpu-a", "in 30m: declared by 1, learned for 1", 6000},
+		{"gpu-b", "in 5h00m: as long again as run for 1", 21428.57},
+		{"gpu-c", "empty", 0},
+	} {
+		n := node(t, e, want.node)
+		if n.Empties != want.empties || math.Abs(n.Scores["Lifetime"]-want.score) > 0.01 {
+			t.Errorf("%s: empties %q, lifetime term %v; want %q, %v", want.node, n.Empties, n.Scores["Lifetime"], want.empties, want.score)
+		}
+	}
+	var b strings.Builder
+	if err := e.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"When pods end: it is expected to end in 2h00m, as it declares.", "EMPTIES", "in 30m: declared by 1, learned for 1"} {
+		if !strings.Contains(b.String(), line) {
+			t.Errorf("the table lacks %q:\n%s", line, b.String())
+		}
+	}
+}
+
+func TestDurationText(t *testing.T) {
+	for s, want := range map[float64]string{-5: "under a minute", 29: "under a minute", 31: "1m", 45 * 60: "45m", 3*3600 + 600: "3h10m", 47 * 3600: "47h00m", 4*86400 + 6*3600 + 59: "4d6h"} {
+		if got := durationText(s); got != want {
+			t.Errorf("durationText(%v) = %q, want %q", s, got, want)
+		}
+	}
+}

@@ -1,0 +1,138 @@
+package plugins
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
+	"github.com/resfit/resfit/examples/kubebridge/planning"
+	"github.com/resfit/resfit/scoring/lifetime"
+)
+
+// running is a pod that started on a node at started, declaring that it
+// runs for runsFor ("" for nothing declared).
+func running(name, nodeName string, started time.Time, runsFor string, req v1.ResourceList) *v1.Pod {
+	p := pod(name, nodeName, req)
+	start := metav1.NewTime(started)
+	p.Status.StartTime, p.Status.Phase = &start, v1.PodRunning
+	if runsFor != "" {
+		p.Annotations = map[string]string{planning.RunsForAnnotation: runsFor}
+	}
+	return p
+}
+
+// TestLifetimeInFramework: ResfitLifetime in the real framework scores a
+// node by how likely the pod is to end before the node empties anyway
+// (lifetime.Score, rounded): its pods' declared ends read from the
+// NodeInfos, the pod's own from its annotation; an empty node 0. A pod
+// whose runs-for does not read is followed as one that declares nothing
+// (nothing learned, so as long again as it has run), not an error. Beside FGD (101) and
+// ResourceStrategyFit's PackLeastUsed (1), at 300, it turns the choice
+// ResfitFrag's tie-break would make (the emptying node) to the node that
+// stays busy.
+func TestLifetimeInFramework(t *testing.T) {
+	now := time.Now()
+	gpus := resources("cpu", "64", "memory", "256Gi", gpu, "8")
+	one := func() v1.ResourceList { return resources("cpu", "4", "memory", "16Gi", gpu, "1") }
+	nodes := []*v1.Node{node("soon", gpus.DeepCopy()), node("late", gpus.DeepCopy()), node("empty", gpus.DeepCopy())}
+	pods := []*v1.Pod{
+		running("short", "soon", now, "1h", one()),
+		running("short-2", "soon", now, "1h", one()),
+		running("long", "late", now, "10h", one()),
+	}
+	pending := running("pending", "", now, "2h", one())
+	pending.Status = v1.PodStatus{}
+
+	fw, infos := newFramework(t, nodes, pods, enabled{LifetimeName, 1, `{}`})
+	totals, _ := score(t, fw, infos, pending)
+	// rest 2h: soon 100·1/(1+2) = 33.3, late 100·10/12 = 83.3, empty 0.
+	if want := map[string]int64{"soon": 33, "late": 83, "empty": 0}; fmt.Sprint(totals) != fmt.Sprint(want) {
+		t.Errorf("ResfitLifetime: %v, want %v", totals, want)
+	}
+
+	frag := []enabled{
+		{FGDName, 101, `{"classes": ` + fragClassesJSON + `}`},
+		{ResourceStrategyFitName, 1, `{"plugins": [{"name": "PackLeastUsed"}]}`},
+	}
+	fw, infos = newFramework(t, nodes, pods, frag...)
+	if _, best := score(t, fw, infos, pending); best != "soon" {
+		t.Errorf("ResfitFrag without the term places the pod on %s, want soon (the fuller node)", best)
+	}
+	fw, infos = newFramework(t, nodes, pods, append(frag, enabled{LifetimeName, 300, `{}`})...)
+	if _, best := score(t, fw, infos, pending); best != "late" {
+		t.Errorf("ResfitFrag with the term places the pod on %s, want late", best)
+	}
+
+	bad := running("bad", "empty", now.Add(-10*time.Hour), "soon", one())
+	fw, infos = newFramework(t, nodes, append(pods, bad), enabled{LifetimeName, 1, `{}`})
+	if totals, _ := score(t, fw, infos, pending); totals["empty"] != 83 {
+		t.Errorf("a node whose pod's runs-for does not read, started 10 h ago: %d, want 83 (10 h more against 2 h)", totals["empty"])
+	}
+}
+
+// TestLifetimeLearnsFromPodsThatEnd: the profile learns from the pods
+// that leave the scheduler's informer (deleted, or finished: the
+// scheduler's informer does not list finished pods), by their controller
+// and shape; a pod that never started teaches nothing. Once enough of a
+// shape ended, a pod of that shape declaring nothing is expected to run
+// as long, and scored so.
+func TestLifetimeLearnsFromPodsThatEnd(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	now := time.Now()
+	gpus := resources("cpu", "64", "memory", "256Gi", gpu, "8")
+	one := func() v1.ResourceList { return resources("cpu", "2", "memory", "8Gi", gpu, "1") }
+	nodes := []*v1.Node{node("busy", gpus.DeepCopy()), node("empty", gpus.DeepCopy())}
+	pods := []*v1.Pod{running("long", "busy", now, "10h", one())}
+	client := fake.NewClientset()
+	const ended = 8 // the model's MinSamples
+	for i := range ended + 1 {
+		p := running(fmt.Sprintf("done-%d", i), "busy", now.Add(-30*time.Minute), "", one())
+		if i == ended {
+			p.Status.StartTime = nil // never started
+		}
+		if _, err := client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	factory := informers.NewSharedInformerFactory(client, 0)
+	fw := newFrameworkWith(t, ctx, cache.NewSnapshot(pods, nodes), []frameworkruntime.Option{frameworkruntime.WithInformerFactory(factory)}, enabled{LifetimeName, 1, `{}`})
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	pr, ok := profiles.m[profileKey{fw, true}]
+	if !ok || pr.nodes.ends == nil {
+		t.Fatal("the profile follows no lifetimes")
+	}
+	pending := pod("pending", "", one())
+	infos, _ := fw.SnapshotSharedLister().NodeInfos().List()
+	if totals, _ := score(t, fw, infos, pending); totals["busy"] != 100 || totals["empty"] != 100 {
+		t.Errorf("nothing learned, nothing declared: %v, want 100 everywhere", totals)
+	}
+	for i := range ended + 1 {
+		if err := client.CoreV1().Pods("default").Delete(ctx, fmt.Sprintf("done-%d", i), metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key := planning.LifetimeKeys(pending)[0]
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return pr.nodes.ends.model.Seen(key) >= ended, nil
+	}); err != nil {
+		t.Fatalf("learned %d lifetimes of %q, want %d", pr.nodes.ends.model.Seen(key), key, ended)
+	}
+	if rest, src := pr.nodes.ends.model.Remaining([]string{key}, 0); src != lifetime.Learned || rest < 1800 || rest > 1810 {
+		t.Errorf("learned: %v s (%v), want about 1800 (the pods ran half an hour); the pod that never started is not one", rest, src)
+	}
+	// rest 30 min, busy empties in 10 h: 100·600/630 = 95.2.
+	if totals, _ := score(t, fw, infos, pending); totals["busy"] != 95 || totals["empty"] != 0 {
+		t.Errorf("learned half an hour: %v, want busy 95, empty 0", totals)
+	}
+}
