@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -86,7 +87,7 @@ func (pl *Plan) String() string {
 // (defrag.PlanRound) in the mode for the pending GPU pods of the
 // scheduler. It changes nothing.
 func (p *Plugin) Plan(ctx context.Context, nodes []*v1.Node) (*Plan, error) {
-	w, err := p.read(ctx, nodes)
+	w, err := p.read(ctx, nodes, time.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +160,7 @@ type reading struct {
 // descheduler gives (its ready nodes): the host layer's planning
 // (planning.Planning) with the pods the evictor may evict movable,
 // within the PodDisruptionBudgets and the limits.
-func (p *Plugin) read(ctx context.Context, nodes []*v1.Node) (*reading, error) {
+func (p *Plugin) read(ctx context.Context, nodes []*v1.Node, now time.Time) (*reading, error) {
 	cfg, err := p.loadConfig(ctx)
 	if err != nil {
 		return nil, err
@@ -189,7 +190,7 @@ func (p *Plugin) read(ctx context.Context, nodes []*v1.Node) (*reading, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc, err := planning.NewScene(snap, cfg, pods)
+	sc, err := planning.NewSceneAt(snap, cfg, pods, planning.Ends{Now: now, Jobs: jobLookup(p.jobs)})
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/examples/kubebridge/planning"
+	"github.com/resfit/resfit/scoring/lifetime"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring/starvation"
 )
@@ -62,7 +63,7 @@ func jobLookup(jobs batchlisters.JobLister) planning.JobLookup {
 // hold it, on the nodes the descheduler gives, at now: it elects, holds
 // and drains as the mode says, and returns what it did.
 func (p *Plugin) Reserve(ctx context.Context, nodes []*v1.Node, now time.Time) (Reservation, error) {
-	w, err := p.read(ctx, nodes)
+	w, err := p.read(ctx, nodes, now)
 	if err != nil {
 		return Reservation{}, err
 	}
@@ -97,14 +98,7 @@ func (p *Plugin) Reserve(ctx context.Context, nodes []*v1.Node, now time.Time) (
 	jobs := jobLookup(p.jobs)
 	var bad error
 	sn := w.pl.StarvationNodes(func(k int) time.Time {
-		end, declared, err := planning.DeclaredEnd(w.pl.Pod(k), jobs, now)
-		if err != nil && bad == nil {
-			bad = err
-		}
-		if !declared {
-			return time.Time{}
-		}
-		return end
+		return runningEnd(w.sc, w.pl.Pod(k), jobs, now, &bad)
 	})
 	if bad != nil {
 		klog.FromContext(ctx).Info("a pod's declared end does not read; it counts as declaring none", "plugin", PluginName, "error", bad.Error())
@@ -257,4 +251,26 @@ func (p *Plugin) letGo(ctx context.Context, before []heldRoom, keep string) erro
 		}
 	}
 	return nil
+}
+
+// runningEnd is when a running pod is expected to end, for the hold's
+// plan: what it declares (planning.DeclaredEnd), else, under a
+// configuration that follows when pods end (ResfitFrag's lifetime term),
+// what the scene learned of the cluster's finished pods like it
+// (planning.Scene.RunningEnd, lifetime.Learned; not the as-long-again
+// guess for a pod nothing is known of); zero where nothing says. The first
+// declared end that does not read is kept in bad, and the pod counts as
+// declaring none.
+func runningEnd(sc *planning.Scene, pod *v1.Pod, jobs planning.JobLookup, now time.Time, bad *error) time.Time {
+	end, declared, err := planning.DeclaredEnd(pod, jobs, now)
+	if err != nil && *bad == nil {
+		*bad = err
+	}
+	if declared {
+		return end
+	}
+	if at, src, err := sc.RunningEnd(pod); err == nil && src == lifetime.Learned {
+		return at
+	}
+	return time.Time{}
 }

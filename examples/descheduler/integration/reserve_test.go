@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"hash/fnv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/resfit/resfit/examples/kubebridge/planning"
+	"github.com/resfit/resfit/examples/kubebridge/testing/fakekubelet"
 )
 
 // Whole-node pods where short ones come and go, end to end: two nodes of
@@ -165,7 +165,11 @@ func (c *cluster) startStream() *stream {
 	f.Start(ctx.Done())
 	go jc.Run(ctx, 2)
 	s := &stream{started: map[types.UID]start{}}
-	go s.kubelet(ctx, cs)
+	go fakekubelet.Run(ctx, cs, "train", func(st fakekubelet.Start) {
+		s.mu.Lock()
+		s.started[st.UID] = start{name: st.Name, node: st.Node, at: st.At}
+		s.mu.Unlock()
+	})
 	// 12 short pods and 8 long ones for 16 GPUs: four are always pending,
 	// so a GPU that frees is taken at once and no node empties by chance.
 	for _, j := range []struct {
@@ -203,52 +207,4 @@ func (c *cluster) createBig() *v1.Pod {
 	c.must(err)
 	c.unschedulable("train", "big")
 	return created
-}
-
-// kubelet plays the kubelet for the Jobs' pods, ten times a second: a pod
-// bound runs, and ends (Succeeded) after 70 to 100% of the time its
-// resfit.io/runs-for says, which the Job controller then replaces. big,
-// which says nothing, runs on.
-func (s *stream) kubelet(ctx context.Context, cs kubernetes.Interface) {
-	ends := map[types.UID]time.Time{}
-	for ctx.Err() == nil {
-		list, err := cs.CoreV1().Pods("train").List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return
-		}
-		now := time.Now()
-		for i := range list.Items {
-			p := &list.Items[i]
-			if p.Spec.NodeName == "" || p.DeletionTimestamp != nil {
-				continue
-			}
-			switch p.Status.Phase {
-			case v1.PodPending, "":
-				d, _ := time.ParseDuration(p.Annotations[planning.RunsForAnnotation])
-				h := fnv.New32a()
-				h.Write([]byte(p.UID))
-				ends[p.UID] = now.Add(time.Duration(float64(d) * (0.7 + 0.3*float64(h.Sum32()%1000)/1000)))
-				p.Status = v1.PodStatus{Phase: v1.PodRunning, StartTime: ptr.To(metav1.NewTime(now)),
-					Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue}}}
-				if _, err := cs.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err == nil {
-					s.mu.Lock()
-					s.started[p.UID] = start{name: p.Name, node: p.Spec.NodeName, at: now}
-					s.mu.Unlock()
-				}
-			case v1.PodRunning:
-				if end, ok := ends[p.UID]; ok && p.Annotations[planning.RunsForAnnotation] != "" && now.After(end) {
-					p.Status.Phase = v1.PodSucceeded
-					p.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionFalse}}
-					p.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "main", State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}}}
-					if _, err := cs.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err == nil {
-						delete(ends, p.UID)
-					}
-				}
-			}
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }

@@ -57,8 +57,9 @@ func NewScene(c *cache.Cache, cfg *config.Config, running []*v1.Pod) (*Scene, er
 // ends.Now (running pods followed by their starts and declared ends, with
 // their Jobs' deadlines; finished ones learned from), which the
 // configuration's lifetime term scores by, and each pod's task's expected
-// end (ExpectedEnd). A pod whose declared end does not read is an error
-// naming it.
+// end (ExpectedEnd). A running pod whose declared end does not read is
+// followed as declaring none (Warnings names it); a pod to score whose
+// declared end does not read is an error of its task (Task).
 func NewSceneAt(c *cache.Cache, cfg *config.Config, running []*v1.Pod, ends Ends) (*Scene, error) {
 	host := config.Host{Devices: c.Devices()}
 	var se *sceneEnds
@@ -119,12 +120,16 @@ func (sc *Scene) Task(p *v1.Pod) (*kubebridge.PodTask, error) {
 
 // Warnings are what the scene could not read of the cluster: for each
 // node whose GPU-sharing registration cannot be read (it has no GPUs
-// here), why, and for each DRA device class whose selectors failed (it
-// selects no device), why.
+// here), why, for each DRA device class whose selectors failed (it
+// selects no device), why, and for each running pod whose declared end
+// does not read (followed as declaring none), why.
 func (sc *Scene) Warnings() []string {
 	var w []string
 	for _, err := range sc.cache.DeviceErrors() {
 		w = append(w, err.Error())
+	}
+	if sc.ends != nil {
+		w = append(w, sc.ends.warnings...)
 	}
 	if d := sc.cache.DRA(); d != nil {
 		for _, err := range d.ClassErrors() {

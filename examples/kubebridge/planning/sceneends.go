@@ -24,14 +24,17 @@ type Ends struct {
 // (cache.Cache.Assume) are not followed.
 type sceneEnds struct {
 	Ends
-	model   *lifetime.Model
+	// warnings are the pods whose declared end does not read, followed as
+	// declaring none.
+	warnings []string
+	model    *lifetime.Model
 	tracker *lifetime.Tracker[string] // by kubebridge.PodKey: a snapshot's pods may have no UID
 }
 
 // followEnds reads the pods into a lifetime view of the cache's rows: the
 // finished ones teach the model how long they ran, the others on a node
 // are followed there (RunningLifetime). A pod whose declared end does not
-// read is an error naming it.
+// read is followed as declaring none, with a warning naming it.
 func followEnds(c *cache.Cache, pods []*v1.Pod, e Ends) (*sceneEnds, error) {
 	model, err := lifetime.NewModel(lifetime.ModelOptions{})
 	if err != nil {
@@ -54,7 +57,8 @@ func followEnds(c *cache.Cache, pods []*v1.Pod, e Ends) (*sceneEnds, error) {
 		}
 		lp, ok, err := RunningLifetime(p, e.Jobs, e.Now)
 		if err != nil {
-			return nil, err
+			se.warnings = append(se.warnings, err.Error()+": followed as declaring no end")
+			lp, ok, _ = RunningLifetime(WithoutRunsFor(p), e.Jobs, e.Now)
 		}
 		if ok {
 			lp.Row = row
@@ -62,6 +66,15 @@ func followEnds(c *cache.Cache, pods []*v1.Pod, e Ends) (*sceneEnds, error) {
 		}
 	}
 	return se, nil
+}
+
+// WithoutRunsFor is the pod without its resfit.io/runs-for annotation, for
+// a pod whose annotation does not read: a host follows it as declaring
+// nothing of its own (a deadline it has still counts).
+func WithoutRunsFor(pod *v1.Pod) *v1.Pod {
+	pod = pod.DeepCopy()
+	delete(pod.Annotations, RunsForAnnotation)
+	return pod
 }
 
 // EndsOf is what the scene knows of when a node empties (lifetime.Empty:
@@ -94,4 +107,25 @@ func (sc *Scene) EndsAt() time.Time {
 		return time.Time{}
 	}
 	return sc.ends.Now
+}
+
+// RunningEnd is when the scene expects a pod running on a node to end, and
+// from what: its declared end while ahead, else what the model learned of
+// pods like it at its age (lifetime.Tracker.Expect), else, for a pod that
+// has run a while, as long again (lifetime.Lindy); zero and
+// lifetime.Unknown where nothing says, for a pod on no node, or where the
+// configuration reads no lifetimes. The error is DeclaredEnd's.
+func (sc *Scene) RunningEnd(pod *v1.Pod) (time.Time, lifetime.Source, error) {
+	if sc.ends == nil {
+		return time.Time{}, lifetime.Unknown, nil
+	}
+	lp, ok, err := RunningLifetime(pod, sc.ends.Jobs, sc.ends.Now)
+	if err != nil || !ok {
+		return time.Time{}, lifetime.Unknown, err
+	}
+	at, src := sc.ends.tracker.Expect(lp.Keys, lp.Started, lp.Declared, Seconds(sc.ends.Now))
+	if src == lifetime.Unknown {
+		return time.Time{}, src, nil
+	}
+	return time.Unix(0, int64(at*1e9)), src, nil
 }

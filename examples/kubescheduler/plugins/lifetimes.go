@@ -102,7 +102,7 @@ func (l *lifetimes) read(row int32, info fwk.NodeInfo) {
 		p, ok, err := planning.RunningLifetime(pod, l.jobs, l.at)
 		if err != nil {
 			klog.ErrorS(err, "declared end unreadable; followed as undeclared", "pod", klog.KObj(pod))
-			p, ok, _ = planning.RunningLifetime(undeclared(pod), l.jobs, l.at)
+			p, ok, _ = planning.RunningLifetime(planning.WithoutRunsFor(pod), l.jobs, l.at)
 		}
 		if ok {
 			l.ids, l.pods = append(l.ids, pod.UID), append(l.pods, p)
@@ -118,17 +118,9 @@ func (l *lifetimes) expect(pod *v1.Pod) float64 {
 	at, _, err := planning.ExpectedEnd(pod, l.jobs, l.model, l.at)
 	if err != nil {
 		klog.ErrorS(err, "declared end unreadable; placed as undeclared", "pod", klog.KObj(pod))
-		at, _, _ = planning.ExpectedEnd(undeclared(pod), l.jobs, l.model, l.at)
+		at, _, _ = planning.ExpectedEnd(planning.WithoutRunsFor(pod), l.jobs, l.model, l.at)
 	}
 	return at
-}
-
-// undeclared is the pod without its resfit.io/runs-for, for a pod whose
-// annotation does not read.
-func undeclared(pod *v1.Pod) *v1.Pod {
-	pod = pod.DeepCopy()
-	delete(pod.Annotations, planning.RunsForAnnotation)
-	return pod
 }
 
 // one is a view of these lifetimes for a table of its own (evaluateOne):

@@ -1,0 +1,85 @@
+package defragplugin
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/resfit/resfit/examples/kubebridge/cache"
+	"github.com/resfit/resfit/examples/kubebridge/planning"
+	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
+	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring/config"
+)
+
+// TestRunningEndsForTheHold: reserve mode plans its hold by what a pod
+// declares, else, under ResfitFrag, what the cluster's finished pods like
+// it ran (8 pods of its Job ran 40 min: 10 min in, 30 min left); not the
+// as-long-again guess for a pod nothing is known of, and nothing under a
+// configuration that does not follow when pods end. A declared end that
+// does not read counts as none, and is kept to be logged; the scene of a
+// configuration that follows ends warns of such a pod, naming it.
+func TestRunningEndsForTheHold(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	running := func(name string, ago time.Duration, job bool) *v1.Pod {
+		p := kubetest.Pod(name, "gpu-a", "cpu", "2", "nvidia.com/gpu", "1")
+		at := metav1.NewTime(now.Add(-ago))
+		p.Status.StartTime, p.Status.Phase = &at, v1.PodRunning
+		if job {
+			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "etl", UID: "etl", Controller: ptr.To(true)}}
+		}
+		return p
+	}
+	declared := running("declared", time.Hour, false)
+	declared.Annotations = map[string]string{planning.RunsForAnnotation: "2h"}
+	learned, old := running("learned", 10*time.Minute, true), running("old", 5*time.Hour, false)
+	unreadable := running("unreadable", time.Hour, false)
+	unreadable.Annotations = map[string]string{planning.RunsForAnnotation: "soon"}
+	pods := []*v1.Pod{declared, learned, old, unreadable}
+	for i := range 8 {
+		done := running(fmt.Sprintf("etl-%d", i), 3*time.Hour, true)
+		done.Status.Phase = v1.PodSucceeded
+		done.Status.ContainerStatuses = []v1.ContainerStatus{{State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
+			FinishedAt: metav1.NewTime(done.Status.StartTime.Add(40 * time.Minute))}}}}
+		pods = append(pods, done)
+	}
+	snap, err := cache.New([]*v1.Node{kubetest.Node("gpu-a", "cpu", "64", "memory", "256Gi", "pods", "110", "nvidia.com/gpu", "8")}, pods, cache.Options{Devices: resource.GPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		config string
+		want   map[string]time.Time
+	}{
+		{`plugins: [{name: ResfitFrag, args: {classes: [{cpu: 2, gpus: 1}]}}]`, map[string]time.Time{
+			"declared": now.Add(time.Hour), "learned": now.Add(30 * time.Minute), "old": {}, "unreadable": {}}},
+		{`plugins: [{name: ResfitFrag, args: {classes: [{cpu: 2, gpus: 1}], lifetime: {weight: 0}}}]`, map[string]time.Time{
+			"declared": now.Add(time.Hour), "learned": {}, "old": {}, "unreadable": {}}},
+	} {
+		cfg, err := config.Load([]byte(c.config), config.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc, err := planning.NewSceneAt(snap, cfg, pods, planning.Ends{Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := strings.Join(sc.Warnings(), "\n"); strings.Contains(w, "default/unreadable") != cfg.ReadsLifetimes() {
+			t.Errorf("%s: warnings %q; want one naming default/unreadable where the scene follows ends", c.config, w)
+		}
+		var bad error
+		for _, p := range pods[:4] {
+			if got := runningEnd(sc, p, nil, now, &bad); !got.Equal(c.want[p.Name]) {
+				t.Errorf("%s: %s ends %v, want %v", c.config, p.Name, got, c.want[p.Name])
+			}
+		}
+		if bad == nil {
+			t.Errorf("%s: the unreadable runs-for was not kept", c.config)
+		}
+	}
+}
