@@ -16,8 +16,8 @@ import (
 
 	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/examples/kubebridge/planning"
-	"github.com/resfit/resfit/scoring/lifetime"
 	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring/lifetime"
 	"github.com/resfit/resfit/scoring/starvation"
 )
 

@@ -28,7 +28,7 @@ type sceneEnds struct {
 	// declaring none.
 	warnings []string
 	model    *lifetime.Model
-	tracker *lifetime.Tracker[string] // by kubebridge.PodKey: a snapshot's pods may have no UID
+	tracker  *lifetime.Tracker[string] // by kubebridge.PodKey: a snapshot's pods may have no UID
 }
 
 // followEnds reads the pods into a lifetime view of the cache's rows: the
