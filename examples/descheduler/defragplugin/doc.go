@@ -20,7 +20,9 @@
 // cluster: each run elects the pending GPU pod that has waited longer than
 // args.starveAfter, the largest first (the one elected before while it
 // still waits), holds the node it fits first (its pods leaving at the ends
-// they declare, planning.DeclaredEnd) in a node-wide room
+// they declare, planning.DeclaredEnd, else, under a configuration that
+// follows ends, at those learned of finished pods like them:
+// planning.Scene.RunningEnd) in a node-wide room
 // (planning.Room), which resfit's scheduler plugin ResfitRooms honours
 // with the backfill rule, renewed every run and lasting args.holdFor past
 // it; and, when waiting alone will not free the node within
