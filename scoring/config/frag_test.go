@@ -278,7 +278,8 @@ func FuzzFrag(f *testing.F) {
 		`plugins: [{name: ResfitFrag, args: {classes: `+fragClasses+`}}]`,
 		`plugins: [{name: FGD, args: {shareUnit: 100, classes: [{cpu: 1, gpus: 2, gpuShare: 50, weight: 2}, {cpu: 2}]}}]`,
 		`tiers: [{plugins: [{name: resfit-frag, arguments: {classes: [{gpus: 1}], coresPerIdleGPU: 8}}]}]`,
-		`plugins: [{name: ResfitFrag, args: {classes: [{cpu: 2, gpus: 1}], lifetime: {weight: 0.5}}}]`)
+		`plugins: [{name: ResfitFrag, args: {classes: [{cpu: 2, gpus: 1}], lifetime: {weight: 0.5}}}]`,
+		`plugins: [{name: ResfitLifetime}, {name: ResfitLifetime, weight: 2, args: {}}]`)
 }
 
 // FGD weighs a class by its share, its weight over the classes' sum: pods
