@@ -4,7 +4,9 @@
 //     arguments;
 //   - ResourceStrategyFit, with any configuration resfit reads
 //     (strategies, RequestedToCapacityRatio shape, sra retention,
-//     proportional filter).
+//     proportional filter);
+//   - FGD, with its classes;
+//   - ResfitLifetime, ResfitFrag's lifetime term alone.
 //
 // kube-scheduler calls Filter and Score once per node; these plugins do
 // their work once per cycle instead, in PreFilter (ResourceStrategyFit) or
@@ -36,4 +38,16 @@
 // (dra.Reader.ReadClaims), so that the cycle after a claim's allocation
 // lists nothing. A reading with the same devices has the rows of the nodes
 // whose allocations changed read again; any other rebuilds the table.
+//
+// # When pods end
+//
+// A profile one of whose plugins reads when nodes empty (ResfitLifetime,
+// ResfitFrag with its lifetime term: config.Config.ReadsLifetimes)
+// follows the pods of every row of its table, read from the row's
+// NodeInfo with the row (lifetimes.go: a lifetime.Tracker keyed by pod
+// UID, made again with the table), brought to the cycle's time at the
+// start of each cycle, and learns how long pods run from those that leave
+// the scheduler's pod informer. The pod's own expected end is set on its
+// task (kubebridge.PodTask.SetEnds), and what it depends on is in the
+// pod's signature.
 package plugins
