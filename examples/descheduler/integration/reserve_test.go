@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"context"
 	"strings"
 	"sync"
 	"testing"
