@@ -7,8 +7,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/resfit/resfit/examples/kubebridge/cache"
 	"github.com/resfit/resfit/examples/kubebridge/planning"
@@ -27,11 +25,9 @@ import (
 func TestRunningEndsForTheHold(t *testing.T) {
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	running := func(name string, ago time.Duration, job bool) *v1.Pod {
-		p := kubetest.Pod(name, "gpu-a", "cpu", "2", "nvidia.com/gpu", "1")
-		at := metav1.NewTime(now.Add(-ago))
-		p.Status.StartTime, p.Status.Phase = &at, v1.PodRunning
+		p := kubetest.Running(kubetest.Pod(name, "gpu-a", "cpu", "2", "nvidia.com/gpu", "1"), now.Add(-ago))
 		if job {
-			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "etl", UID: "etl", Controller: ptr.To(true)}}
+			kubetest.OfJob(p, "etl")
 		}
 		return p
 	}
@@ -42,11 +38,7 @@ func TestRunningEndsForTheHold(t *testing.T) {
 	unreadable.Annotations = map[string]string{planning.RunsForAnnotation: "soon"}
 	pods := []*v1.Pod{declared, learned, old, unreadable}
 	for i := range 8 {
-		done := running(fmt.Sprintf("etl-%d", i), 3*time.Hour, true)
-		done.Status.Phase = v1.PodSucceeded
-		done.Status.ContainerStatuses = []v1.ContainerStatus{{State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
-			FinishedAt: metav1.NewTime(done.Status.StartTime.Add(40 * time.Minute))}}}}
-		pods = append(pods, done)
+		pods = append(pods, kubetest.OfJob(kubetest.Succeeded(kubetest.Pod(fmt.Sprintf("etl-%d", i), "gpu-a", "cpu", "2", "nvidia.com/gpu", "1"), now.Add(-3*time.Hour), 40*time.Minute), "etl"))
 	}
 	snap, err := cache.New([]*v1.Node{kubetest.Node("gpu-a", "cpu", "64", "memory", "256Gi", "pods", "110", "nvidia.com/gpu", "8")}, pods, cache.Options{Devices: resource.GPU})
 	if err != nil {

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/resfit/resfit/examples/kubebridge/planning"
 	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
@@ -30,28 +28,16 @@ import (
 //	gpu-c: empty: 0
 func TestExplainSaysWhenNodesEmpty(t *testing.T) {
 	now := time.Now()
-	start := func(p *v1.Pod, ago time.Duration) *v1.Pod {
-		at := metav1.NewTime(now.Add(-ago))
-		p.Status.StartTime, p.Status.Phase = &at, v1.PodRunning
-		return p
-	}
-	job := func(p *v1.Pod) *v1.Pod {
-		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "etl", UID: "etl", Controller: ptr.To(true)}}
-		return p
-	}
+	start := func(p *v1.Pod, ago time.Duration) *v1.Pod { return kubetest.Running(p, now.Add(-ago)) }
 	gpu := []string{"cpu", "32", "memory", "128Gi", "nvidia.com/gpu", "8", "pods", "110"}
 	c := &Snapshot{Source: "test", Nodes: []*v1.Node{kubetest.Node("gpu-a", gpu...), kubetest.Node("gpu-b", gpu...), kubetest.Node("gpu-c", gpu...)}}
 	one := []string{"cpu", "2", "memory", "8Gi", "nvidia.com/gpu", "1"}
 	short := start(kubetest.Pod("short", "gpu-a", one...), 30*time.Minute)
 	short.Annotations = map[string]string{planning.RunsForAnnotation: "1h"}
-	c.Pods = append(c.Pods, short, job(start(kubetest.Pod("etl-0", "gpu-a", one...), 10*time.Minute)),
+	c.Pods = append(c.Pods, short, kubetest.OfJob(start(kubetest.Pod("etl-0", "gpu-a", one...), 10*time.Minute), "etl"),
 		start(kubetest.Pod("old", "gpu-b", one...), 5*time.Hour))
 	for i := range 8 {
-		done := job(start(kubetest.Pod(fmt.Sprintf("etl-done-%d", i), "gpu-c", one...), 3*time.Hour))
-		done.Status.Phase = v1.PodSucceeded
-		done.Status.ContainerStatuses = []v1.ContainerStatus{{State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
-			FinishedAt: metav1.NewTime(done.Status.StartTime.Add(40 * time.Minute))}}}}
-		c.Pods = append(c.Pods, done)
+		c.Pods = append(c.Pods, kubetest.OfJob(kubetest.Succeeded(kubetest.Pod(fmt.Sprintf("etl-done-%d", i), "gpu-c", one...), now.Add(-3*time.Hour), 40*time.Minute), "etl"))
 	}
 	pending := kubetest.Pod("pending", "", one...)
 	pending.Annotations = map[string]string{planning.RunsForAnnotation: "2h"}
