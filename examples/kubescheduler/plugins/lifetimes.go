@@ -123,13 +123,24 @@ func (l *lifetimes) expect(pod *v1.Pod) float64 {
 	return at
 }
 
-// one is a view of these lifetimes for a table of its own (evaluateOne):
-// the same model, Jobs and cycle time, a tracker of its own.
-func (l *lifetimes) one() *lifetimes {
+// cycleTime is the time of the cycle the lifetimes were last brought to
+// (zero without lifetimes).
+func (l *lifetimes) cycleTime() time.Time {
+	if l == nil {
+		return time.Time{}
+	}
+	return l.at
+}
+
+// one is a view of these lifetimes for a table of its own (evaluateOne)
+// at the cycle's time at: the same model and Jobs, a tracker of its own.
+// Only what is set once (model, Jobs, clock) is read of l, so it may run
+// beside the next cycle's prepare.
+func (l *lifetimes) one(at time.Time) *lifetimes {
 	if l == nil {
 		return nil
 	}
-	return &lifetimes{model: l.model, jobs: l.jobs, now: l.now, at: l.at}
+	return &lifetimes{model: l.model, jobs: l.jobs, now: l.now, at: at}
 }
 
 // lifetimeSignature is what a pod's expected end depends on in the pod

@@ -11,7 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"github.com/resfit/resfit/examples/kubebridge/planning"
@@ -55,8 +57,33 @@ func TestLifetimeInFramework(t *testing.T) {
 	fw, infos := newFramework(t, nodes, pods, enabled{LifetimeName, 1, `{}`})
 	totals, _ := score(t, fw, infos, pending)
 	// rest 2h: soon 100·1/(1+2) = 33.3, late 100·10/12 = 83.3, empty 0.
-	if want := map[string]int64{"soon": 33, "late": 83, "empty": 0}; fmt.Sprint(totals) != fmt.Sprint(want) {
+	want := map[string]int64{"soon": 33, "late": 83, "empty": 0}
+	if fmt.Sprint(totals) != fmt.Sprint(want) {
 		t.Errorf("ResfitLifetime: %v, want %v", totals, want)
+	}
+	// NodeInfos the cycle did not read (their nodes copied, as a node
+	// changed since): each worked out alone, on the same model and time.
+	state := framework.NewCycleState()
+	if s := fw.RunPreScorePlugins(context.Background(), state, pending, infos); !s.IsSuccess() {
+		t.Fatal(s.AsError())
+	}
+	copied := make([]fwk.NodeInfo, len(infos))
+	for i, info := range infos {
+		c := info.Snapshot()
+		c.SetNode(info.Node().DeepCopy())
+		copied[i] = c
+	}
+	before := singleEvaluations.Load()
+	scores, s := fw.RunScorePlugins(context.Background(), state, pending, copied)
+	if !s.IsSuccess() {
+		t.Fatal(s.AsError())
+	}
+	alone := map[string]int64{}
+	for _, n := range scores {
+		alone[n.Name] = n.TotalScore
+	}
+	if fmt.Sprint(alone) != fmt.Sprint(want) || singleEvaluations.Load()-before != int64(len(infos)) {
+		t.Errorf("worked out alone (%d of %d): %v, want %v", singleEvaluations.Load()-before, len(infos), alone, want)
 	}
 
 	frag := []enabled{

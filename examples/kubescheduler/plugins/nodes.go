@@ -447,7 +447,7 @@ func (n *nodes) markStale(row int32) {
 // for). It allocates; it is the rare path.
 func evaluateOne(cfg *config.Config, withDevices bool, s *cycleState, info fwk.NodeInfo) (nodeResult, error) {
 	singleEvaluations.Add(1)
-	one := nodes{schema: s.schema, withDevices: withDevices, dra: s.dra, ends: s.ends.one()}
+	one := nodes{schema: s.schema, withDevices: withDevices, dra: s.dra, ends: s.ends.one(s.endsAt)}
 	if err := one.rebuild(s.pod, []fwk.NodeInfo{info}); err != nil {
 		return nodeResult{}, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -221,9 +222,10 @@ type cycleState struct {
 	// filtersNothing says the plugin's filters pass every node for the
 	// pod, whatever the nodes hold (kubebridge.PodTask.FiltersNothing).
 	filtersNothing bool
-	// ends is the profile's lifetimes at the cycle's time, without a
-	// tracker (lifetimes.one), when the profile follows them.
-	ends *lifetimes
+	// ends are the profile's lifetimes, when it follows them, and endsAt
+	// the cycle's time, for a node worked out alone (lifetimes.one).
+	ends   *lifetimes
+	endsAt time.Time
 }
 
 func (s *cycleState) Clone() fwk.StateData { return s }
@@ -262,7 +264,7 @@ func (p *Plugin) evaluate(state fwk.CycleState, pod *v1.Pod, given []fwk.NodeInf
 		return nil, err
 	}
 	return &cycleState{cycle: pr.cycle, pod: pod, task: pr.podTask.Task, podTask: pr.podTask, dra: n.dra, schema: n.schema, opts: pr.opts,
-		filtersNothing: pr.podTask.FiltersNothing(p.scorer.onlyDeviceShare), ends: n.ends.one()}, nil
+		filtersNothing: pr.podTask.FiltersNothing(p.scorer.onlyDeviceShare), ends: n.ends, endsAt: n.ends.cycleTime()}, nil
 }
 
 // PreFilter evaluates every node once, for ResourceStrategyFit's filters
