@@ -190,7 +190,7 @@ func (p *Plugin) read(ctx context.Context, nodes []*v1.Node, now time.Time) (*re
 	if err != nil {
 		return nil, err
 	}
-	sc, err := planning.NewSceneAt(snap, cfg, pods, planning.Ends{Now: now, Jobs: jobLookup(p.jobs)})
+	sc, err := planning.NewSceneAt(snap, cfg, pods, planning.Ends{Now: now, Jobs: planning.ListedJobs(p.jobs)})
 	if err != nil {
 		return nil, err
 	}

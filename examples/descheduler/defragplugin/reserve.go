@@ -8,9 +8,7 @@ import (
 	"strings"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
-	batchlisters "k8s.io/client-go/listers/batch/v1"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/descheduler/pkg/descheduler/evictions"
 
@@ -46,17 +44,6 @@ func (r Reservation) String() string {
 		s += "; evicted " + strings.Join(r.Evicted, ", ")
 	}
 	return s
-}
-
-// jobLookup finds Jobs in the Job lister reserve mode registers.
-func jobLookup(jobs batchlisters.JobLister) planning.JobLookup {
-	if jobs == nil {
-		return nil
-	}
-	return func(namespace, name string) (*batchv1.Job, bool) {
-		job, err := jobs.Jobs(namespace).Get(name)
-		return job, err == nil
-	}
 }
 
 // Reserve makes one run of reserve mode on the cluster as the listers
@@ -95,7 +82,7 @@ func (p *Plugin) Reserve(ctx context.Context, nodes []*v1.Node, now time.Time) (
 		return Reservation{}, p.letGo(ctx, held, "")
 	}
 	target := pods[i]
-	jobs := jobLookup(p.jobs)
+	jobs := planning.ListedJobs(p.jobs)
 	var bad error
 	sn := w.pl.StarvationNodes(func(k int) time.Time {
 		return runningEnd(w.sc, w.pl.Pod(k), jobs, now, &bad)

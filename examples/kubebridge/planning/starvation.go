@@ -6,6 +6,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
+	batchlisters "k8s.io/client-go/listers/batch/v1"
 
 	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/resource"
@@ -25,6 +26,18 @@ const MaxRunsFor = 10 * 365 * 24 * time.Hour
 // JobLookup finds a Job by namespace and name; a host that lists no Jobs
 // passes nil.
 type JobLookup func(namespace, name string) (*batchv1.Job, bool)
+
+// ListedJobs is the lookup of a host's Job lister (an informer's); nil for
+// none.
+func ListedJobs(jobs batchlisters.JobLister) JobLookup {
+	if jobs == nil {
+		return nil
+	}
+	return func(namespace, name string) (*batchv1.Job, bool) {
+		job, err := jobs.Jobs(namespace).Get(name)
+		return job, err == nil
+	}
+}
 
 // DeclaredEnd is when a pod says it will have ended: the earliest of its
 // spec.activeDeadlineSeconds after it started (the kubelet ends it then),

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
@@ -51,11 +50,7 @@ func newLifetimes(h fwk.Handle, now func() time.Time) (*lifetimes, error) {
 		return l, nil
 	}
 	f := h.SharedInformerFactory()
-	jobs := f.Batch().V1().Jobs().Lister()
-	l.jobs = func(namespace, name string) (*batchv1.Job, bool) {
-		job, err := jobs.Jobs(namespace).Get(name)
-		return job, err == nil
-	}
+	l.jobs = planning.ListedJobs(f.Batch().V1().Jobs().Lister())
 	_, err = f.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: l.ended})
 	return l, err
 }

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -85,12 +84,8 @@ func NewRooms(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, 
 	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
 		return nil, fmt.Errorf("%s: the rooms' informer did not sync", RoomsName)
 	}
-	jobs := h.SharedInformerFactory().Batch().V1().Jobs().Lister()
 	r := newRooms(informer.GetStore(), time.Now)
-	r.jobs = func(namespace, name string) (*batchv1.Job, bool) {
-		job, err := jobs.Jobs(namespace).Get(name)
-		return job, err == nil
-	}
+	r.jobs = planning.ListedJobs(h.SharedInformerFactory().Batch().V1().Jobs().Lister())
 	return r, nil
 }
 
