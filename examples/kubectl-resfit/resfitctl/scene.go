@@ -60,7 +60,7 @@ func newScene(c *Snapshot, cfg *config.Config, extra []*v1.Pod) (*scene, error) 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", c.Source, err)
 	}
-	s, err := planning.NewScene(snap, cfg, c.Pods)
+	s, err := planning.NewSceneAt(snap, cfg, c.Pods, planning.Ends{Now: c.now()})
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -44,6 +45,18 @@ type Snapshot struct {
 	// Warnings say what could not be read (DRA objects a user may not
 	// list), for every command's output.
 	Warnings []string
+	// Now is the time the pods' ends are read as at (when a node is
+	// expected to empty, for a configuration that reads it); zero for the
+	// time each command runs.
+	Now time.Time
+}
+
+// now is Now, or the time it is called when Now is zero.
+func (c *Snapshot) now() time.Time {
+	if c.Now.IsZero() {
+		return time.Now()
+	}
+	return c.Now
 }
 
 // SnapshotCommand is the command that takes a snapshot ReadSnapshot reads.

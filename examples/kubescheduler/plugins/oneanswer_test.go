@@ -167,13 +167,13 @@ func bothAnswer(t *testing.T, rt *rapid.T, fw framework.Framework, snapshot *cac
 	if err != nil {
 		rt.Fatal(err)
 	}
-	agrees(rt, p.Name, kube, e, func(total float64) int64 { return int64(math.Round(total / e.MaxScore * 100)) })
+	agrees(rt, p.Name, kube, e, func(n resfitctl.NodeExplanation) int64 { return int64(math.Round(n.Total / e.MaxScore * 100)) })
 }
 
 // agrees checks kube-scheduler's outcome against explain's, exactly: the
 // same nodes, each rejected where explain rejects it, else scored
-// score(explain's total).
-func agrees(rt *rapid.T, pod string, kube map[string]string, e *resfitctl.Explanation, score func(total float64) int64) {
+// score(explain's node).
+func agrees(rt *rapid.T, pod string, kube map[string]string, e *resfitctl.Explanation, score func(n resfitctl.NodeExplanation) int64) {
 	if len(kube) != len(e.Nodes) {
 		rt.Fatalf("%s: kube-scheduler answered for %d nodes, explain for %d", pod, len(kube), len(e.Nodes))
 	}
@@ -185,7 +185,7 @@ func agrees(rt *rapid.T, pod string, kube map[string]string, e *resfitctl.Explan
 		if rejected := strings.HasPrefix(got, "rejected: "); rejected != !n.Feasible {
 			rt.Fatalf("%s on %s: kube-scheduler %q, explain feasible %v (%s)", pod, n.Name, got, n.Feasible, n.Reason)
 		}
-		if want := fmt.Sprint(score(n.Total)); n.Feasible && got != want {
+		if want := fmt.Sprint(score(n)); n.Feasible && got != want {
 			rt.Fatalf("%s on %s: kube-scheduler %q, explain %q (total %v of %v: %v)", pod, n.Name, got, want, n.Total, e.MaxScore, n.Scores)
 		}
 	}

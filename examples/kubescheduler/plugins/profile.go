@@ -92,6 +92,10 @@ func sharedProfile(name string, h fwk.Handle, devices bool) (*profile, error) {
 	return pr, pr.watchDRA(name, h)
 }
 
+// clock is the time a profile that follows when pods end reads them at
+// (a variable for the tests).
+var clock = time.Now
+
 // followLifetimes has the profile follow when its nodes empty
 // (lifetimes), for a plugin whose configuration reads it; the table is
 // made again in the next cycle, its rows' pods read.
@@ -101,7 +105,7 @@ func (pr *profile) followLifetimes(h fwk.Handle) error {
 	if pr.nodes.ends != nil {
 		return nil
 	}
-	ends, err := newLifetimes(h, time.Now)
+	ends, err := newLifetimes(h, clock)
 	if err != nil {
 		return err
 	}

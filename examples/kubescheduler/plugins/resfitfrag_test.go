@@ -3,8 +3,12 @@ package plugins
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"testing"
+	"time"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
@@ -13,6 +17,8 @@ import (
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"pgregory.net/rapid"
 
+	"github.com/resfit/resfit/examples/kubebridge/planning"
+	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
 	"github.com/resfit/resfit/examples/kubectl-resfit/resfitctl"
 	resfitconfig "github.com/resfit/resfit/scoring/config"
 )
@@ -32,16 +38,23 @@ const fragClassesJSON = `[{"cpu": 4, "gpus": 1, "weight": 3}, {"cpu": 8, "gpus":
 // among them, kube-scheduler's weighted total of a node is ResfitFrag's
 // total from kubectl resfit explain, to the unit (FGD's 0..100 at 101,
 // PackLeastUsed's at 1, the lifetime term's at 300), and the nodes it
-// rejects are the ones explain rejects.
+// rejects are the ones explain rejects. The pods run since drawn times
+// and declare how long they run, or not; both read their ends at one time.
 func TestResfitFragProfileIsExactInFramework(t *testing.T) {
 	const cores = 2.5
 	cfg, err := resfitconfig.Load([]byte(fmt.Sprintf(`{"plugins": [{"name": "ResfitFrag", "args": {"classes": %s, "coresPerIdleGPU": %v}}]}`, fragClassesJSON, cores)), resfitconfig.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	was := clock
+	clock = func() time.Time { return now }
+	defer func() { clock = was }()
 	rapid.Check(t, func(rt *rapid.T) {
 		c := drawCluster(rt)
 		p := drawPod(rt, "pending", "")
+		drawEnds(rt, now, append(slices.Clone(c.Pods), p))
+		c.Now = now
 		snapshot := cache.NewSnapshot(c.Pods, c.Nodes)
 		registry := resfitRegistry()
 		unknown := func(js string) runtime.Object {
@@ -80,6 +93,30 @@ func TestResfitFragProfileIsExactInFramework(t *testing.T) {
 		if err != nil {
 			rt.Fatal(err)
 		}
-		agrees(rt, p.Name, kube, e, func(total float64) int64 { return int64(total) })
+		agrees(rt, p.Name, kube, e, func(n resfitctl.NodeExplanation) int64 {
+			// kube-scheduler weighs each plugin's score, rounded to a whole
+			// one (explain's are weighted already)
+			var total int64
+			for name, w := range map[string]float64{"FGD": 101, "PackLeastUsed": 1, "Lifetime": resfitconfig.DefaultLifetimeWeight} {
+				total += int64(w) * int64(math.Round(n.Scores[name]/w))
+			}
+			return total
+		})
 	})
+}
+
+// drawEnds has each pod declare how long it runs, or not, and each bound
+// one start before now, or not yet (a scheduler assumed it there).
+func drawEnds(rt *rapid.T, now time.Time, pods []*v1.Pod) {
+	for _, p := range pods {
+		if rapid.Bool().Draw(rt, p.Name+" declares") {
+			if p.Annotations == nil {
+				p.Annotations = map[string]string{}
+			}
+			p.Annotations[planning.RunsForAnnotation] = fmt.Sprint(rapid.IntRange(1, 1200).Draw(rt, p.Name+" runs for"), "m")
+		}
+		if ago := rapid.IntRange(-1, 600).Draw(rt, p.Name+" started, minutes ago"); p.Spec.NodeName != "" && ago >= 0 {
+			kubetest.Running(p, now.Add(-time.Duration(ago)*time.Minute))
+		}
+	}
 }
