@@ -62,7 +62,9 @@ func (p *Plugin) Name() string { return p.name }
 // configuration's filters and DeviceShare: a task that asks for GPUs goes
 // only to a node with its GPUs free, each with its share, of a model it
 // accepts) and an event handler that brings a node's row and devices up
-// to date as the session allocates and takes allocations back.
+// to date as the session allocates and takes allocations back. A
+// configuration that reads when nodes empty follows the session's nodes'
+// pods too, by a model that learns from session to session (sessionEnds).
 func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
 	if p.config == nil {
 		return

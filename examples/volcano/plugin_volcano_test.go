@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"gopkg.in/yaml.v2"
 	v1 "k8s.io/api/core/v1"
@@ -24,6 +25,8 @@ import (
 
 	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/examples/kubebridge/cache"
+	"github.com/resfit/resfit/examples/kubebridge/planning"
+	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/config"
@@ -88,6 +91,26 @@ func session(t *testing.T, name string, builder framework.PluginBuilder, argumen
 // and more pods.
 func sessionWith(t *testing.T, name string, builder framework.PluginBuilder, arguments string, keep func(*v1.Pod) bool, more ...*v1.Pod) *framework.Session {
 	t.Helper()
+	nodes := []*v1.Node{
+		gpuNode("gpu-full", "74", "128G", "8"), gpuNode("gpu-empty", "74", "128G", "8"),
+		cpuNode("cpu-a", "32", "64Gi"), cpuNode("cpu-b", "64", "128Gi"),
+	}
+	pods := append(slices.DeleteFunc([]*v1.Pod{
+		pod("load-1", "gpu-full", v1.PodRunning, api.BuildResourceList("40", "64G", gpu("6"))),
+		pod("load-2", "gpu-empty", v1.PodRunning, api.BuildResourceList("8", "8G")),
+		pod("load-3", "cpu-a", v1.PodRunning, api.BuildResourceList("8", "16Gi")),
+		pod("cpu-task", "", v1.PodPending, api.BuildResourceList("8", "8G")),
+		pod("gpu-task", "", v1.PodPending, api.BuildResourceList("16", "32G", gpu("2"))),
+		pod("big-cpu-task", "", v1.PodPending, api.BuildResourceList("30", "8G")),
+	}, func(p *v1.Pod) bool { return keep != nil && !keep(p) }), more...)
+	return sessionOf(t, name, builder, arguments, nodes, pods)
+}
+
+// sessionOf is a session of the nodes and pods (all of pod group pg1, in
+// queue c1) with the one plugin, its node order and predicate enabled,
+// configured by arguments (YAML, as volcano-scheduler.conf gives them).
+func sessionOf(t *testing.T, name string, builder framework.PluginBuilder, arguments string, nodes []*v1.Node, pods []*v1.Pod) *framework.Session {
+	t.Helper()
 	var args framework.Arguments
 	if err := yaml.Unmarshal([]byte(arguments), &args); err != nil {
 		t.Fatal(err)
@@ -97,18 +120,8 @@ func sessionWith(t *testing.T, name string, builder framework.PluginBuilder, arg
 		Plugins:   map[string]framework.PluginBuilder{name: builder},
 		PodGroups: []*schedulingv1.PodGroup{util.BuildPodGroup("pg1", "c1", "c1", 0, nil, "")},
 		Queues:    []*schedulingv1.Queue{util.BuildQueue("c1", 1, nil)},
-		Nodes: []*v1.Node{
-			gpuNode("gpu-full", "74", "128G", "8"), gpuNode("gpu-empty", "74", "128G", "8"),
-			cpuNode("cpu-a", "32", "64Gi"), cpuNode("cpu-b", "64", "128Gi"),
-		},
-		Pods: append(slices.DeleteFunc([]*v1.Pod{
-			pod("load-1", "gpu-full", v1.PodRunning, api.BuildResourceList("40", "64G", gpu("6"))),
-			pod("load-2", "gpu-empty", v1.PodRunning, api.BuildResourceList("8", "8G")),
-			pod("load-3", "cpu-a", v1.PodRunning, api.BuildResourceList("8", "16Gi")),
-			pod("cpu-task", "", v1.PodPending, api.BuildResourceList("8", "8G")),
-			pod("gpu-task", "", v1.PodPending, api.BuildResourceList("16", "32G", gpu("2"))),
-			pod("big-cpu-task", "", v1.PodPending, api.BuildResourceList("30", "8G")),
-		}, func(p *v1.Pod) bool { return keep != nil && !keep(p) }), more...),
+		Nodes:     nodes,
+		Pods:      pods,
 	}
 	yes := true
 	tiers := []conf.Tier{{Plugins: []conf.PluginOption{{Name: name, EnabledNodeOrder: &yes, EnabledPredicate: &yes, Arguments: args}}}}
@@ -450,6 +463,7 @@ plugins:
 - name: resource-strategy-fit
   scores: false
   args: {sra: {policy: proportional, resources: nvidia.com/gpu, proportional: {nvidia.com/gpu.cpu: 4}}}
+- {name: ResfitLifetime, weight: 3}
 `,
 }
 
@@ -470,6 +484,8 @@ func TestOnePodOneClusterOneAnswerInVolcano(t *testing.T) {
 }
 
 func oneAnswer(t *testing.T, plugin, arguments string) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	atNow(t, now)
 	var args framework.Arguments
 	if err := yaml.Unmarshal([]byte(arguments), &args); err != nil {
 		t.Fatal(err)
@@ -504,14 +520,37 @@ func oneAnswer(t *testing.T, plugin, arguments string) {
 			}
 			return api.BuildResourceList(fmt.Sprint(rapid.IntRange(1, 16000).Draw(rt, name+" milli-cpu"), "m"), fmt.Sprint(rapid.IntRange(1, 64).Draw(rt, name+" memory"), "Gi"), scalars...)
 		}
+		// Pods start before now or not yet, and may declare how long they
+		// run; finished pods teach the lifetime model, some of them of the
+		// first pending pod's shape.
+		declare := func(p *v1.Pod, name string) *v1.Pod {
+			if rapid.Bool().Draw(rt, name+" declares") {
+				p.Annotations[planning.RunsForAnnotation] = fmt.Sprint(rapid.IntRange(1, 1200).Draw(rt, name+" runs for"), "m")
+			}
+			return p
+		}
+		first, second := declare(pod("pending-0", "", v1.PodPending, drawRequest("pending-0")), "pending-0"), declare(pod("pending-1", "", v1.PodPending, drawRequest("pending-1")), "pending-1")
 		var pods []*v1.Pod
 		for i := range rapid.IntRange(0, 6).Draw(rt, "running pods") {
 			name := fmt.Sprintf("bound-%d", i)
-			pods = append(pods, pod(name, rapid.SampledFrom(nodes).Draw(rt, "on").Name, v1.PodRunning, drawRequest(name)))
+			p := declare(pod(name, rapid.SampledFrom(nodes).Draw(rt, "on").Name, v1.PodRunning, drawRequest(name)), name)
+			if ago := rapid.IntRange(-1, 600).Draw(rt, name+" started, minutes ago"); ago >= 0 {
+				kubetest.Running(p, now.Add(-time.Duration(ago)*time.Minute))
+			}
+			pods = append(pods, p)
 		}
-		first, second := pod("pending-0", "", v1.PodPending, drawRequest("pending-0")), pod("pending-1", "", v1.PodPending, drawRequest("pending-1"))
+		for i := range rapid.IntRange(0, 10).Draw(rt, "finished pods") {
+			name := fmt.Sprintf("done-%d", i)
+			rl := first.Spec.Containers[0].Resources.Requests
+			if rapid.Bool().Draw(rt, name+" of another shape") {
+				rl = drawRequest(name)
+			}
+			p := pod(name, rapid.SampledFrom(nodes).Draw(rt, "on").Name, v1.PodSucceeded, rl)
+			pods = append(pods, kubetest.Succeeded(p, now.Add(-10*time.Hour), time.Duration(rapid.IntRange(1, 500).Draw(rt, name+" ran, minutes"))*time.Minute))
+		}
 		pods = append(pods, first, second)
 		first, second = first.DeepCopy(), second.DeepCopy()
+		forgetLearned() // the model learns from this session's pods alone, as the scene does
 		test := uthelper.TestCommonStruct{
 			Name:      "one answer",
 			Plugins:   map[string]framework.PluginBuilder{plugin: Builders[plugin]},
@@ -534,23 +573,11 @@ func oneAnswer(t *testing.T, plugin, arguments string) {
 		if err != nil {
 			rt.Fatal(err)
 		}
-		host := config.Host{Devices: snap.Devices()}
-		scorePipe, err := scores.BuildFor(snap.Schema(), config.Host{Devices: snap.Devices(), NoDeviceShare: true})
-		if err != nil {
-			rt.Fatal(err)
-		}
-		filterPipe, err := filters.BuildFor(snap.Schema(), host)
-		if err != nil {
-			rt.Fatal(err)
-		}
-		if scorePipe.Volatile() {
-			for _, p := range pods {
-				if p.Spec.NodeName != "" {
-					task, _ := kubebridge.NewTask(snap.Schema(), p, scoring.TaskOptions{Devices: resource.GPU, Models: snap.Models()})
-					scorePipe.Observe(task)
-				}
-			}
-		}
+		// The scores as every host builds them, without the DeviceShare
+		// filter (Volcano's node order scores every node), over explain's
+		// scene's view of when the nodes empty (ends followed as at now),
+		// the running pods observed; tasks as the scene reads them.
+		scene, scorePipe, filterPipe := reference(rt, snap, scores, filters, copies, now)
 		vtask := map[string]*api.TaskInfo{}
 		for _, job := range ssn.Jobs {
 			for _, tk := range job.Tasks {
@@ -562,10 +589,11 @@ func oneAnswer(t *testing.T, plugin, arguments string) {
 			infos = append(infos, n)
 		}
 		compare := func(p *v1.Pod) (feasible []string) {
-			task, err := kubebridge.NewTask(snap.Schema(), p, scoring.TaskOptions{Devices: resource.GPU, Models: snap.Models()})
+			pt, err := scene.Task(p)
 			if err != nil {
 				rt.Fatal(err)
 			}
+			task := pt.Task
 			batch := scorePipe.NewBatch(snap.Table().Len())
 			if err := scorePipe.Score(task, snap.Table(), batch); err != nil {
 				rt.Fatal(err)
@@ -601,13 +629,42 @@ func oneAnswer(t *testing.T, plugin, arguments string) {
 		if err := framework.NewStatement(ssn).Allocate(vtask[first.Name], ssn.Nodes[on]); err != nil {
 			return // Volcano's node info has no room for it: rolled back
 		}
-		if err := snap.Assume(first, on); err != nil {
+		// The scene again, with the first pod bound there, observed last
+		// (as the session saw it allocated) and starting now.
+		first.Spec.NodeName = on
+		copies = append(slices.DeleteFunc(copies, func(p *v1.Pod) bool { return p.Name == first.Name }), first)
+		if snap, err = cache.New(nodes, copies, cache.Options{}); err != nil {
 			rt.Fatal(err)
 		}
-		if scorePipe.Volatile() {
-			task, _ := kubebridge.NewTask(snap.Schema(), first, scoring.TaskOptions{Devices: resource.GPU, Models: snap.Models()})
-			scorePipe.Observe(task)
-		}
+		scene, scorePipe, filterPipe = reference(rt, snap, scores, filters, copies, now)
 		compare(second)
 	})
+}
+
+// reference is the scene of the cache and pods as at now, and the
+// configuration's scores and filters built over it as a host builds them
+// (the scores without the DeviceShare filter, over the scene's view of
+// when nodes empty, having observed the running pods in order).
+func reference(rt *rapid.T, snap *cache.Cache, scores, filters *config.Config, pods []*v1.Pod, now time.Time) (*planning.Scene, *scoring.Pipeline, *scoring.Pipeline) {
+	scene, err := planning.NewSceneAt(snap, scores, pods, planning.Ends{Now: now})
+	if err != nil {
+		rt.Fatal(err)
+	}
+	scorePipe, err := scores.BuildFor(snap.Schema(), config.Host{Devices: snap.Devices(), NoDeviceShare: true, Lifetimes: scene.Lifetimes()})
+	if err != nil {
+		rt.Fatal(err)
+	}
+	filterPipe, err := filters.BuildFor(snap.Schema(), config.Host{Devices: snap.Devices()})
+	if err != nil {
+		rt.Fatal(err)
+	}
+	if scorePipe.Volatile() {
+		for _, p := range pods {
+			if kubebridge.Counts(p) {
+				task, _ := kubebridge.NewTask(snap.Schema(), p, scoring.TaskOptions{Devices: resource.GPU, Models: snap.Models()})
+				scorePipe.Observe(task)
+			}
+		}
+	}
+	return scene, scorePipe, filterPipe
 }

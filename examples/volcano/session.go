@@ -76,6 +76,10 @@ type sessionView struct {
 	// DRAAllocatable and DRAUsed).
 	dra    *dra.Reading
 	writer *kubebridge.RowWriter
+	// ends is the session's view of when its nodes empty, for a
+	// configuration that reads it (nil otherwise): its rows are read with
+	// the table's, and a task's expected end is set on its task.
+	ends *sessionEnds
 }
 
 type taskOf struct {
@@ -92,7 +96,9 @@ type taskOf struct {
 // GPU counts as the share, where Volcano's node info counts the whole
 // GPU a pod's nvidia.com/gpu: 1 says). A configuration that learns
 // (FGD's classes) has seen the session's running pods, in the order of
-// their namespaces and names.
+// their namespaces and names. A configuration that reads when nodes empty
+// has the session's view of it (sessionEnds), the plugin's model having
+// learned from the pods that ended since the last session.
 func newSessionView(c *Config, ssn *framework.Session) (*sessionView, error) {
 	var nodes []*v1.Node
 	var models []string
@@ -138,7 +144,12 @@ func newSessionView(c *Config, ssn *framework.Session) (*sessionView, error) {
 		s.gpu = slot
 	}
 	scores, filters := c.Apart()
-	if s.scores, err = scores.BuildFor(schema, config.Host{Devices: devices, NoDeviceShare: true}); err != nil {
+	host := config.Host{Devices: devices, NoDeviceShare: true}
+	if scores.ReadsLifetimes() {
+		s.ends = followEnds(c.Name, pods, len(ssn.Nodes), clock())
+		host.Lifetimes = s.ends.tracker.Nodes()
+	}
+	if s.scores, err = scores.BuildFor(schema, host); err != nil {
 		return nil, err
 	}
 	if s.filters, err = filters.BuildFor(schema, config.Host{Devices: devices}); err != nil {
@@ -170,6 +181,9 @@ func newSessionView(c *Config, ssn *framework.Session) (*sessionView, error) {
 			return nil, err
 		}
 		s.rows.Put(n, int32(row))
+		if s.ends != nil {
+			s.ends.read(row, n)
+		}
 	}
 	if s.ranker, err = scoring.NewPlacer(s.scores, s.table, scoring.PlacerOptions{Devices: devices}); err != nil {
 		return nil, err
@@ -229,8 +243,12 @@ func (s *sessionView) node(name string) (*api.NodeInfo, int, bool) {
 	return info, int(row), ok
 }
 
-// read reads a node's used amounts into its row. The caller holds s.mu.
+// read reads a node's used amounts into its row, and its pods' ends where
+// the session follows them. The caller holds s.mu.
 func (s *sessionView) read(row int, n *api.NodeInfo) error {
+	if s.ends != nil {
+		s.ends.read(row, n)
+	}
 	s.fillUsed(row, n)
 	return s.table.SetUsed(row, s.used)
 }
@@ -326,7 +344,8 @@ func (s *sessionView) setDRA(row int, n *api.NodeInfo, next func() (*dra.Reading
 
 // task is a Volcano task as resfit scores it, made once per session from
 // its pod by the host layer's rule (dra.Reading.NewPodTask: NewTask
-// with what its DRA claims take).
+// with what its DRA claims take), with its expected end where the session
+// follows ends.
 func (s *sessionView) task(t *api.TaskInfo) (*kubebridge.PodTask, error) {
 	if v, ok := s.tasks.Load(t.UID); ok {
 		return v.(taskOf).task, v.(taskOf).err
@@ -336,6 +355,9 @@ func (s *sessionView) task(t *api.TaskInfo) (*kubebridge.PodTask, error) {
 		made.err = fmt.Errorf("task %s/%s has no pod", t.Namespace, t.Name)
 	} else {
 		made.task, made.err = kubebridge.NewPodTask(s.dra, s.table.Schema(), t.Pod, s.opts)
+		if made.err == nil && s.ends != nil {
+			made.task.SetEnds(s.ends.expect(t.Pod))
+		}
 	}
 	v, _ := s.tasks.LoadOrStore(t.UID, made)
 	return v.(taskOf).task, v.(taskOf).err

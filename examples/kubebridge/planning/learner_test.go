@@ -75,7 +75,9 @@ func TestLearnerIsItsReference(t *testing.T) {
 			l.finishOffset = rapid.IntRange(0, 9).Draw(rt, "finishOffset")
 			l.uid = rapid.Bool().Draw(rt, "uid")
 		}
-		started := func(i int) time.Time { return at(lives[i].start).Add(-time.Duration(lives[i].startOffset) * time.Minute) }
+		started := func(i int) time.Time {
+			return at(lives[i].start).Add(-time.Duration(lives[i].startOffset) * time.Minute)
+		}
 		ranFor := func(i int) time.Duration {
 			// finishes after its start, before the listing that sees it finished
 			d := at(lives[i].finish).Add(-time.Duration(lives[i].finishOffset) * time.Minute).Sub(started(i))

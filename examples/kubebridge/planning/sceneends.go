@@ -100,6 +100,17 @@ func (sc *Scene) PodEnd(pod *v1.Pod) (at float64, src lifetime.Source, ok bool, 
 	return at, src, true, err
 }
 
+// Lifetimes is the scene's view of when its nodes empty, by the cache's
+// rows (what its configuration's lifetime term reads, config.Host's
+// Lifetimes), for a pipeline of the host's own over the same rows; nil
+// where the configuration reads no lifetimes.
+func (sc *Scene) Lifetimes() *lifetime.Nodes {
+	if sc.ends == nil {
+		return nil
+	}
+	return sc.ends.tracker.Nodes()
+}
+
 // EndsAt is the time the scene reads ends at (Ends.Now); zero where the
 // configuration reads no lifetimes.
 func (sc *Scene) EndsAt() time.Time {
