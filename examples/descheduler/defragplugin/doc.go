@@ -21,7 +21,8 @@
 // args.starveAfter, the largest first (the one elected before while it
 // still waits), holds the node it fits first (its pods leaving at the ends
 // they declare, planning.DeclaredEnd, else, under a configuration that
-// follows ends, at those learned of finished pods like them:
+// follows ends, at those learned of the pods like them that ended, by a
+// model the plugin keeps from run to run, planning.Learner:
 // planning.Scene.RunningEnd) in a node-wide room
 // (planning.Room), which resfit's scheduler plugin ResfitRooms honours
 // with the backfill rule, renewed every run and lasting args.holdFor past

@@ -3,6 +3,7 @@ package defragplugin
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -18,8 +19,10 @@ import (
 
 	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/examples/kubebridge/dra"
+	"github.com/resfit/resfit/examples/kubebridge/planning"
 	"github.com/resfit/resfit/scoring/config"
 	"github.com/resfit/resfit/scoring/defrag"
+	"github.com/resfit/resfit/scoring/lifetime"
 )
 
 // PluginName is the plugin's name in a DeschedulerPolicy.
@@ -45,6 +48,26 @@ type Plugin struct {
 	// jobs lists Jobs, in reserve mode (their activeDeadlineSeconds
 	// declare their pods' ends).
 	jobs batchlisters.JobLister
+	// lifetimes is what the plugin learns of how long pods run, from run
+	// to run (shared by a copy made to plan again).
+	lifetimes *lifetimes
+}
+
+// lifetimes is the model of how long pods run, kept from run to run and
+// taught by learner from each run's pods (planning.Learner: those listed
+// finished, and those running at the last run and gone now).
+type lifetimes struct {
+	model   *lifetime.Model
+	mu      sync.Mutex
+	learner *planning.Learner
+}
+
+// learn learns from the pods listed at now, and is the model.
+func (l *lifetimes) learn(pods []*v1.Pod, now time.Time) *lifetime.Model {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.learner.List(pods, now)
+	return l.model
 }
 
 var _ frameworktypes.BalancePlugin = (*Plugin)(nil)
@@ -66,6 +89,11 @@ func New(ctx context.Context, obj runtime.Object, handle frameworktypes.Handle) 
 	f := handle.SharedInformerFactory()
 	p := &Plugin{args: args, handle: handle, pods: f.Core().V1().Pods().Lister(), pdbs: f.Policy().V1().PodDisruptionBudgets().Lister(),
 		events: newEventSink(ctx, handle.ClientSet()), rooms: restRooms{client: handle.ClientSet().CoreV1().RESTClient()}}
+	model, err := lifetime.NewModel(lifetime.ModelOptions{})
+	if err != nil {
+		return nil, err
+	}
+	p.lifetimes = &lifetimes{model: model, learner: planning.NewLearner(model)}
 	if a := args.MaxMovesPerHour; a != "" {
 		share, _ := parsePercent(a) // checked by Validate
 		p.allowance, p.lastRun = &defrag.Allowance{PerHour: share}, time.Now()

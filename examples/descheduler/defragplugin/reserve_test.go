@@ -2,11 +2,16 @@ package defragplugin
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/resfit/resfit/examples/kubebridge/cache"
 	"github.com/resfit/resfit/examples/kubebridge/planning"
@@ -73,5 +78,57 @@ func TestRunningEndsForTheHold(t *testing.T) {
 		if bad == nil {
 			t.Errorf("%s: the unreadable runs-for was not kept", c.config)
 		}
+	}
+}
+
+// TestLearnsFromRunToRun: the plugin's model outlives its runs. At the
+// first run nothing has ended, and nothing is known of how long the etl
+// Job's pods run; by the second, an hour later, its eight pods that had
+// run three hours are gone (deleted between the runs: they ran 4 h), so
+// fresh, of the same Job and 70 min in, is expected to run 170 min more.
+func TestLearnsFromRunToRun(t *testing.T) {
+	ctx := t.Context()
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	file := filepath.Join(t.TempDir(), "resfit.yaml")
+	if err := os.WriteFile(file, []byte(`plugins: [{name: ResfitFrag, args: {classes: [{cpu: 2, gpus: 1}]}}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	node := kubetest.Node("gpu-a", "cpu", "64", "memory", "256Gi", "pods", "110", "nvidia.com/gpu", "8")
+	etl := func(name string, started time.Time) *v1.Pod {
+		return kubetest.OfJob(kubetest.Running(kubetest.Pod(name, "gpu-a", "cpu", "2", "nvidia.com/gpu", "1"), started), "etl")
+	}
+	fresh := etl("fresh", now.Add(-10*time.Minute))
+	objects := []runtime.Object{node, fresh}
+	for i := range 8 {
+		objects = append(objects, etl(fmt.Sprint("etl-", i), now.Add(-3*time.Hour)))
+	}
+	p, client := newPlugin(t, ctx, &Args{ConfigFile: file, Mode: ModeMakeRoom}, objects...)
+	end := func(at time.Time) time.Time {
+		t.Helper()
+		r, err := p.read(ctx, []*v1.Node{node}, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var bad error
+		return runningEnd(r.sc, fresh, nil, at, &bad)
+	}
+	if got := end(now); !got.IsZero() {
+		t.Errorf("first run: fresh ends %v, want not known", got)
+	}
+	for i := range 8 {
+		if err := client.CoreV1().Pods("default").Delete(ctx, fmt.Sprint("etl-", i), metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if pods, _ := p.pods.List(labels.Everything()); len(pods) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the pod lister still lists the deleted pods")
+		}
+	}
+	if got, want := end(now.Add(time.Hour)), now.Add(time.Hour+170*time.Minute); !got.Equal(want) {
+		t.Errorf("second run: fresh ends %v, want %v", got, want)
 	}
 }

@@ -16,6 +16,11 @@ import (
 type Ends struct {
 	Now  time.Time
 	Jobs JobLookup
+	// Model is the model the scene predicts by, for a host that keeps one
+	// across its readings and teaches it itself (a Learner over its
+	// successive listings, say); nil: the scene's own, which learns from
+	// the listed pods that finished.
+	Model *lifetime.Model
 }
 
 // sceneEnds is a Scene's lifetime view: a model that learned from the
@@ -32,19 +37,23 @@ type sceneEnds struct {
 }
 
 // followEnds reads the pods into a lifetime view of the cache's rows: the
-// finished ones teach the model how long they ran, the others on a node
-// are followed there (RunningLifetime). A pod whose declared end does not
+// finished ones teach the model how long they ran (the scene's own; a
+// model the host gives, Ends.Model, is the host's to teach), the others
+// on a node are followed there (RunningLifetime). A pod whose declared end does not
 // read is followed as declaring none, with a warning naming it.
 func followEnds(c *cache.Cache, pods []*v1.Pod, e Ends) (*sceneEnds, error) {
-	model, err := lifetime.NewModel(lifetime.ModelOptions{})
-	if err != nil {
-		return nil, err
+	model, own := e.Model, e.Model == nil
+	if own {
+		var err error
+		if model, err = lifetime.NewModel(lifetime.ModelOptions{}); err != nil {
+			return nil, err
+		}
 	}
 	se := &sceneEnds{Ends: e, model: model, tracker: lifetime.NewTracker[string](model, c.Table().Len())}
 	now := Seconds(e.Now)
 	se.tracker.Advance(now)
 	for _, p := range pods {
-		if kubebridge.Finished(p) {
+		if own && kubebridge.Finished(p) {
 			if lived, ok := Lived(p, e.Now); ok {
 				model.Observe(LifetimeKeys(p), lived)
 			}
