@@ -122,6 +122,16 @@ func (d *Devices) Free(i int) []int64 {
 	return d.free[d.start[i]:d.start[i+1]:d.start[i+1]]
 }
 
+// Count is how many devices node i has.
+func (d *Devices) Count(i int) int { return d.start[i+1] - d.start[i] }
+
+// Whole reports whether node i has devices and every one of them is
+// wholly free.
+func (d *Devices) Whole(i int) bool {
+	lo, hi := d.start[i], d.start[i+1]
+	return hi > lo && d.sorted[lo] == d.perDevice // sorted: its least free amount first
+}
+
 // FreeTotal is node i's free amount summed over its devices.
 func (d *Devices) FreeTotal(i int) int64 {
 	var t int64

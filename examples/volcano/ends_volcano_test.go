@@ -73,21 +73,26 @@ func TestLifetimeLearnsBetweenSessions(t *testing.T) {
 	}
 }
 
-// lifetimeSession is a session of two 8-GPU nodes with the pods, the resfit
-// plugin configured by arguments.
+// lifetimeSession is a session of two 8-GPU nodes with the pods, and three
+// more whose GPUs a pod holds (so that at most a fifth of the 8-GPU nodes
+// are whole, and the lifetime term scores: lifetime.WholeShare), the
+// resfit plugin configured by arguments.
 func lifetimeSession(t *testing.T, arguments string, pods []*v1.Pod) *framework.Session {
 	t.Helper()
 	nodes := []*v1.Node{gpuNode("gpu-a", "64", "256Gi", "8"), gpuNode("gpu-b", "64", "256Gi", "8")}
+	for i := range 3 {
+		name := fmt.Sprint("full-", i)
+		nodes = append(nodes, gpuNode(name, "64", "256Gi", "8"))
+		pods = append(pods, pod(name+"-pod", name, v1.PodRunning, api.BuildResourceList("8", "32Gi", gpu("8"))))
+	}
 	return sessionOf(t, ResfitPluginName, Builders[ResfitPluginName], arguments, nodes, pods)
 }
 
-// scoresOf is every node's node-order total for the task of that name.
+// scoresOf is the node-order total of gpu-a and gpu-b for the task of that
+// name.
 func scoresOf(t *testing.T, ssn *framework.Session, task string) map[string]float64 {
 	t.Helper()
-	var nodes []*api.NodeInfo
-	for _, n := range ssn.Nodes {
-		nodes = append(nodes, n)
-	}
+	nodes := []*api.NodeInfo{ssn.Nodes["gpu-a"], ssn.Nodes["gpu-b"]}
 	scores, err := nodeOrder(ssn, taskNamed(t, ssn, task), nodes)
 	if err != nil {
 		t.Fatal(err)

@@ -199,7 +199,8 @@ func (a FGDArgs) canonical() []yamlNode {
 //   - For a host that follows when pods end (Host.Lifetimes), the lifetime
 //     term (LifetimeWeight × 0..100, scoring/lifetime) keeps pods off the
 //     nodes about to empty and draws them to the nodes that stay busy
-//     longest.
+//     longest, while whole nodes are scarce (at most a fifth of the nodes
+//     with the most devices wholly free: lifetime.WholeShare).
 //
 // On Alibaba's openb trace it leaves fewer GPUs idle than FGD alone, both
 // when pods only arrive and where they come and go (bench/replay).
@@ -272,7 +273,7 @@ func (a ResfitFragArgs) build(name string, t target) ([]scoring.WeightedScorer, 
 		{Scorer: tb, Weight: 1},
 	}
 	if a.LifetimeWeight > 0 && t.lifetimes != nil {
-		scorers = append(scorers, scoring.WeightedScorer{Scorer: lifetime.NewScorer(t.lifetimes), Weight: a.LifetimeWeight})
+		scorers = append(scorers, scoring.WeightedScorer{Scorer: lifetime.NewScorer(t.lifetimes, t.devices), Weight: a.LifetimeWeight})
 	}
 	if a.CoresPerIdleGPU == 0 {
 		return scorers, nil, nil

@@ -24,7 +24,7 @@ type LifetimeArgs struct{}
 func (LifetimeArgs) plugin() string { return Lifetime }
 
 func (LifetimeArgs) build(name string, t target) ([]scoring.WeightedScorer, []scoring.Filter, error) {
-	return scorer(lifetime.NewScorer(t.lifetimes), nil)
+	return scorer(lifetime.NewScorer(t.lifetimes, t.devices), nil)
 }
 
 func (LifetimeArgs) canonical() []yamlNode { return nil }

@@ -42,7 +42,7 @@ func BenchmarkScoreNodes(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, s := range []scoring.Scorer{NewScorer(tr.Nodes()), scoring.NewStrategyScorer("PackLeastUsed", pack, true)} {
+	for _, s := range []scoring.Scorer{NewScorer(tr.Nodes(), nil), scoring.NewStrategyScorer("PackLeastUsed", pack, true)} {
 		b.Run(s.Name(), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

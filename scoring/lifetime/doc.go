@@ -29,7 +29,11 @@
 //     draws tasks to the nodes that stay busy longest and keeps them off
 //     the nodes about to empty, so those come free whole. An empty node
 //     scores 0, a node with a pod whose end is not known 100, and every
-//     node 100 for a task whose end is not known.
+//     node 100 for a task whose end is not known. Given the host's device
+//     view, it waits (every node 0) while whole nodes are not scarce:
+//     while more than WholeShare of the nodes with the most devices have
+//     every device free, as when a cluster fills up; placing by ends then
+//     spreads the pods that stay, which the cluster pays for once full.
 //
 // Times are seconds as float64 on the host's clock (Unix seconds in a
 // Kubernetes host, replay time in the replay); a lifetime, an age, a

@@ -2,7 +2,9 @@ package lifetime
 
 import (
 	"math"
+	"sync"
 
+	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 )
 
@@ -31,20 +33,40 @@ func Score(rest, left float64) float64 {
 	return MaxScore / (1 + rest/left) // left 0: rest/0 = +Inf, so 0; left +Inf: 100
 }
 
+// WholeShare is the share of whole nodes above which a Scorer waits:
+// while more than a fifth of the nodes with the most devices have every
+// device free, whole nodes are not scarce, keeping another one whole
+// gains nothing, and placing by ends rather than by fit spreads the pods
+// that arrive then (a cluster filling up, or a quiet spell), which the
+// cluster pays for after it fills. The bench/replay README measures it.
+const WholeShare = 0.2
+
 // Scorer scores nodes for a task by how likely it is to end before each
 // node would empty anyway (Score), reading a Nodes view: a node without
 // pods 0. A task whose end is not known (scoring.Task.Ends 0) or has
-// passed scores MaxScore everywhere. It is Volatile: the view changes
-// with time, apart from the table.
+// passed scores MaxScore everywhere; another, while whole nodes are not
+// scarce (WholeShare), 0 everywhere. It is Volatile: the view changes
+// with time, apart from the table. It is safe for concurrent use.
 type Scorer struct {
-	nodes *Nodes
+	nodes   *Nodes
+	devices *resource.Devices
+	// whole caches whether whole nodes abound, for a table at a clock.
+	mu    sync.Mutex
+	table *resource.Table
+	clock uint64
+	waits bool
 }
 
 // NewScorer is a Scorer over the view, whose rows must be the rows of the
 // tables it scores (a row outside it is a node without pods). Without a
 // view (nil) nothing is known of when any node empties, and every node
-// scores MaxScore.
-func NewScorer(nodes *Nodes) *Scorer { return &Scorer{nodes: nodes} }
+// scores MaxScore. devices, when not nil, is the device view of the same
+// rows, which says whether whole nodes are scarce (a change to it must
+// come with a change to the table, as a Placer's Bind makes them); nil:
+// they always are.
+func NewScorer(nodes *Nodes, devices *resource.Devices) *Scorer {
+	return &Scorer{nodes: nodes, devices: devices}
+}
 
 // Name is "Lifetime".
 func (s *Scorer) Name() string { return "Lifetime" }
@@ -72,8 +94,41 @@ func (s *Scorer) ScoreNodes(task *scoring.Task, nodes scoring.Span, out []float6
 		}
 		return nil
 	}
+	if s.wholeAbound(nodes.Table()) {
+		clear(out)
+		return nil
+	}
 	for i := range out {
 		out[i] = Score(rest, s.nodes.remaining(nodes.Row(i)))
 	}
 	return nil
+}
+
+// wholeAbound reports whether more than WholeShare of the nodes with the
+// most devices have all of them free, worked out again only when the
+// table changed.
+func (s *Scorer) wholeAbound(table *resource.Table) bool {
+	if s.devices == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.table == table && s.clock == table.Clock() {
+		return s.waits
+	}
+	most, big, whole := 0, 0, 0
+	for r := range s.devices.Len() {
+		switch n := s.devices.Count(r); {
+		case n > most:
+			most, big, whole = n, 0, 0
+			fallthrough
+		case n == most && n > 0:
+			big++
+			if s.devices.Whole(r) {
+				whole++
+			}
+		}
+	}
+	s.table, s.clock, s.waits = table, table.Clock(), float64(whole) > WholeShare*float64(big)
+	return s.waits
 }

@@ -50,7 +50,7 @@ func TestScorerReadsTheView(t *testing.T) {
 	tr.Start("a", Pod{Row: 0, Started: 100, Declared: 200}, 100) // empties in 100
 	tr.Start("b", Pod{Row: 1, Started: 50, Declared: 400}, 100)  // in 300
 	tr.Start("c", Pod{Row: 2, Started: 100}, 100)                // not known
-	s := NewScorer(tr.Nodes())
+	s := NewScorer(tr.Nodes(), nil)
 	out := make([]float64, 4)
 	for _, c := range []struct {
 		ends float64
@@ -63,7 +63,7 @@ func TestScorerReadsTheView(t *testing.T) {
 		{100, []float64{100, 100, 100, 100}}, // ending now: nothing left to place
 	} {
 		task := scoring.Task{Ends: c.ends}
-		for _, s := range []*Scorer{s, NewScorer(nil)} {
+		for _, s := range []*Scorer{s, NewScorer(nil, nil)} {
 			if err := s.ScoreNodes(&task, spanOf(t, 4), out); err != nil {
 				t.Fatal(err)
 			}
@@ -92,4 +92,119 @@ func spanOf(t testing.TB, n int) scoring.Span {
 		}
 	}
 	return scoring.NewSpan(table, 0, n)
+}
+
+// TestScorerWaitsWhileWholeNodesAbound: on five 8-GPU nodes and a 4-GPU
+// one, the term scores while at most a fifth of the 8-GPU nodes have all
+// their GPUs free (the 4-GPU node, whole or not, does not count), and
+// scores 0 everywhere once more are; a task whose end is not known still
+// scores 100. The scorer sees a change to the devices with its table's.
+func TestScorerWaitsWhileWholeNodesAbound(t *testing.T) {
+	model, err := NewModel(ModelOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := NewTracker[string](model, 6)
+	tr.Advance(100)
+	tr.Start("a", Pod{Row: 0, Started: 100, Declared: 200}, 100) // empties in 100
+	devices, err := resource.NewDevices(resource.GPU, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{8, 8, 8, 8, 8, 4} {
+		if _, err := devices.AddNode(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	span := spanOf(t, 6)
+	table := span.Table()
+	// Rows 0 to 3 hold a GPU each: one 8-GPU node in five (row 4) is whole.
+	for r := range 4 {
+		if err := devices.Take(r, 0, 1000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := NewScorer(tr.Nodes(), devices)
+	scores := func(ends float64) []float64 {
+		out := make([]float64, 6)
+		if err := s.ScoreNodes(&scoring.Task{Ends: ends}, span, out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if got, want := scores(200), []float64{50, 0, 0, 0, 0, 0}; !slices.Equal(got, want) {
+		t.Errorf("one 8-GPU node in five whole: %v, want %v", got, want)
+	}
+	// Row 3 gives its GPU back (its row changes in the table too): two in
+	// five are whole.
+	if err := devices.Return(3, 0, 1000); err != nil {
+		t.Fatal(err)
+	}
+	if err := table.SetUsed(3, resource.Vector{0}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := scores(200), []float64{0, 0, 0, 0, 0, 0}; !slices.Equal(got, want) {
+		t.Errorf("two 8-GPU nodes in five whole: %v, want %v", got, want)
+	}
+	if got, want := scores(0), []float64{100, 100, 100, 100, 100, 100}; !slices.Equal(got, want) {
+		t.Errorf("an end not known, two in five whole: %v, want %v", got, want)
+	}
+	if got, want := NewScorer(tr.Nodes(), nil), []float64{50, 0, 0, 0, 0, 0}; !slices.Equal(scoresOf(t, got, span, 200), want) {
+		t.Errorf("without a device view: %v, want %v", scoresOf(t, got, span, 200), want)
+	}
+}
+
+func scoresOf(t *testing.T, s *Scorer, span scoring.Span, ends float64) []float64 {
+	out := make([]float64, span.Len())
+	if err := s.ScoreNodes(&scoring.Task{Ends: ends}, span, out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestWholeAboundIsItsReference: on random device views, whether whole
+// nodes abound is what counting them says: of the nodes with the most
+// devices, more than WholeShare with every device free.
+func TestWholeAboundIsItsReference(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		devices, err := resource.NewDevices(resource.GPU, 1000)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		n := rapid.IntRange(1, 12).Draw(rt, "nodes")
+		counts := make([]int, n)
+		for r := range n {
+			counts[r] = rapid.IntRange(0, 8).Draw(rt, "devices")
+			if _, err := devices.AddNode(counts[r]); err != nil {
+				rt.Fatal(err)
+			}
+			for d := range counts[r] {
+				if take := rapid.IntRange(0, 1000).Draw(rt, "taken"); take > 0 && rapid.Bool().Draw(rt, "in use") {
+					if err := devices.Take(r, d, int64(take)); err != nil {
+						rt.Fatal(err)
+					}
+				}
+			}
+		}
+		most := slices.Max(counts)
+		big, whole := 0, 0
+		for r := range n {
+			if counts[r] != most || most == 0 {
+				continue
+			}
+			big++
+			all := true
+			for _, f := range devices.Free(r) {
+				all = all && f == 1000
+			}
+			if all {
+				whole++
+			}
+		}
+		want := big > 0 && float64(whole) > WholeShare*float64(big)
+		s := NewScorer(NewNodes(n), devices)
+		if got := s.wholeAbound(spanOf(t, n).Table()); got != want {
+			rt.Fatalf("whole nodes abound: %v, want %v (%d whole of %d with %d devices)", got, want, whole, big, most)
+		}
+	})
 }

@@ -259,7 +259,7 @@ func TestTrackerConcurrentUse(t *testing.T) {
 			}
 		}()
 	}
-	s := NewScorer(tr.Nodes())
+	s := NewScorer(tr.Nodes(), nil)
 	out := make([]float64, 4)
 	wg.Add(1)
 	go func() {

@@ -26,12 +26,21 @@ import (
 //	gpu-b: old, 5 h old, nothing declared or learned: as long again,
 //	       5 h: 100 × 5/7 = 71.43, × 300 = 21428.57
 //	gpu-c: empty: 0
+//
+// (gpu-d and gpu-e each run a pod that declares 10 h: one 8-GPU node in
+// five is whole, so whole nodes are scarce and the term scores.)
 func TestExplainSaysWhenNodesEmpty(t *testing.T) {
 	now := time.Now()
 	start := func(p *v1.Pod, ago time.Duration) *v1.Pod { return kubetest.Running(p, now.Add(-ago)) }
 	gpu := []string{"cpu", "32", "memory", "128Gi", "nvidia.com/gpu", "8", "pods", "110"}
-	c := &Snapshot{Source: "test", Nodes: []*v1.Node{kubetest.Node("gpu-a", gpu...), kubetest.Node("gpu-b", gpu...), kubetest.Node("gpu-c", gpu...)}}
+	c := &Snapshot{Source: "test", Nodes: []*v1.Node{kubetest.Node("gpu-a", gpu...), kubetest.Node("gpu-b", gpu...), kubetest.Node("gpu-c", gpu...),
+		kubetest.Node("gpu-d", gpu...), kubetest.Node("gpu-e", gpu...)}}
 	one := []string{"cpu", "2", "memory", "8Gi", "nvidia.com/gpu", "1"}
+	for _, n := range []string{"gpu-d", "gpu-e"} {
+		keeper := start(kubetest.Pod("keeper-"+n, n, one...), time.Hour)
+		keeper.Annotations = map[string]string{planning.RunsForAnnotation: "10h"}
+		c.Pods = append(c.Pods, keeper)
+	}
 	short := start(kubetest.Pod("short", "gpu-a", one...), 30*time.Minute)
 	short.Annotations = map[string]string{planning.RunsForAnnotation: "1h"}
 	c.Pods = append(c.Pods, short, kubetest.OfJob(start(kubetest.Pod("etl-0", "gpu-a", one...), 10*time.Minute), "etl"),

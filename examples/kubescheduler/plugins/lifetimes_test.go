@@ -32,6 +32,18 @@ func running(name, nodeName string, started time.Time, runsFor string, req v1.Re
 	return p
 }
 
+// withFullNodes adds n 8-GPU nodes whose GPUs a pod holds, where no
+// 1-GPU pod fits: with them, at most a fifth of the 8-GPU nodes are
+// whole, and the lifetime term scores (lifetime.WholeShare).
+func withFullNodes(nodes []*v1.Node, pods []*v1.Pod, n int, now time.Time) ([]*v1.Node, []*v1.Pod) {
+	for i := range n {
+		name := fmt.Sprint("full-", i)
+		nodes = append(nodes, node(name, resources("cpu", "64", "memory", "256Gi", gpu, "8")))
+		pods = append(pods, running(name+"-pod", name, now, "10h", resources("cpu", "8", "memory", "32Gi", gpu, "8")))
+	}
+	return nodes, pods
+}
+
 // TestLifetimeInFramework: ResfitLifetime in the real framework scores a
 // node by how likely the pod is to end before the node empties anyway
 // (lifetime.Score, rounded): its pods' declared ends read from the
@@ -51,13 +63,15 @@ func TestLifetimeInFramework(t *testing.T) {
 		running("short-2", "soon", now, "1h", one()),
 		running("long", "late", now, "10h", one()),
 	}
+	nodes, pods = withFullNodes(nodes, pods, 2, now)
 	pending := running("pending", "", now, "2h", one())
 	pending.Status = v1.PodStatus{}
 
 	fw, infos := newFramework(t, nodes, pods, enabled{LifetimeName, 1, `{}`})
 	totals, _ := score(t, fw, infos, pending)
-	// rest 2h: soon 100·1/(1+2) = 33.3, late 100·10/12 = 83.3, empty 0.
-	want := map[string]int64{"soon": 33, "late": 83, "empty": 0}
+	// rest 2h: soon 100·1/(1+2) = 33.3, late 100·10/12 = 83.3, empty 0;
+	// the full nodes, where the pod does not fit, 0.
+	want := map[string]int64{"soon": 33, "late": 83, "empty": 0, "full-0": 0, "full-1": 0}
 	if fmt.Sprint(totals) != fmt.Sprint(want) {
 		t.Errorf("ResfitLifetime: %v, want %v", totals, want)
 	}
@@ -119,7 +133,7 @@ func TestLifetimeLearnsFromPodsThatEnd(t *testing.T) {
 	gpus := resources("cpu", "64", "memory", "256Gi", gpu, "8")
 	one := func() v1.ResourceList { return resources("cpu", "2", "memory", "8Gi", gpu, "1") }
 	nodes := []*v1.Node{node("busy", gpus.DeepCopy()), node("empty", gpus.DeepCopy())}
-	pods := []*v1.Pod{running("long", "busy", now, "10h", one())}
+	nodes, pods := withFullNodes(nodes, []*v1.Pod{running("long", "busy", now, "10h", one())}, 3, now)
 	client := fake.NewClientset()
 	const ended = 8 // the model's MinSamples
 	for i := range ended + 1 {
