@@ -43,11 +43,12 @@ type sessionEnds struct {
 // plugin's model after it has learned from the session's pods (all of
 // them, finished ones included: sessionLearner).
 func followEnds(plugin string, pods []*v1.Pod, rows int, now time.Time) *sessionEnds {
-	v, _ := sessionLearners.LoadOrStore(plugin, newSessionLearner())
+	v, ok := sessionLearners.Load(plugin)
+	if !ok {
+		v, _ = sessionLearners.LoadOrStore(plugin, newSessionLearner())
+	}
 	l := v.(*sessionLearner)
-	l.mu.Lock()
 	l.learner.List(pods, now)
-	l.mu.Unlock()
 	e := &sessionEnds{name: plugin, at: now, model: l.model, tracker: lifetime.NewTracker[api.TaskID](l.model, rows)}
 	e.tracker.Advance(planning.Seconds(now))
 	return e
@@ -62,7 +63,6 @@ func followEnds(plugin string, pods []*v1.Pod, rows int, now time.Time) *session
 var sessionLearners sync.Map // plugin name → *sessionLearner
 
 type sessionLearner struct {
-	mu      sync.Mutex
 	model   *lifetime.Model
 	learner *planning.Learner
 }

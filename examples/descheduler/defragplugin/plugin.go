@@ -3,7 +3,6 @@ package defragplugin
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -58,14 +57,11 @@ type Plugin struct {
 // finished, and those running at the last run and gone now).
 type lifetimes struct {
 	model   *lifetime.Model
-	mu      sync.Mutex
 	learner *planning.Learner
 }
 
 // learn learns from the pods listed at now, and is the model.
 func (l *lifetimes) learn(pods []*v1.Pod, now time.Time) *lifetime.Model {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.learner.List(pods, now)
 	return l.model
 }

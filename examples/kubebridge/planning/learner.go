@@ -1,6 +1,7 @@
 package planning
 
 import (
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -24,9 +25,10 @@ import (
 //     for the next listing.
 //
 // Pods are known by UID (namespace/name for one without). A pod that never
-// started teaches nothing. A Learner is stateful and not safe for
-// concurrent use; a lifetime.Model it teaches is.
+// started teaches nothing. A Learner is stateful; it is safe for
+// concurrent use (a listing at a time).
 type Learner struct {
+	mu    sync.Mutex
 	model Observer
 	// running are the pods running at the last listing; learned the
 	// finished pods of the last listing, learned already.
@@ -56,6 +58,8 @@ func NewLearner(model Observer) *Learner {
 // List learns from a listing of the cluster's pods made at now (see
 // Learner).
 func (l *Learner) List(pods []*v1.Pod, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	running := make(map[types.UID]ran, len(l.running))
 	learned := make(map[types.UID]bool, len(l.learned))
 	for _, p := range pods {
