@@ -116,19 +116,37 @@ func (s *Scorer) wholeAbound(table *resource.Table) bool {
 	if s.table == table && s.clock == table.Clock() {
 		return s.waits
 	}
-	most, big, whole := 0, 0, 0
-	for r := range s.devices.Len() {
-		switch n := s.devices.Count(r); {
-		case n > most:
-			most, big, whole = n, 0, 0
+	s.table, s.clock, s.waits = table, table.Clock(), CountWhole(s.devices).Abound()
+	return s.waits
+}
+
+// Whole is how many of the nodes with the most devices have every device
+// free: what decides whether a Scorer waits.
+type Whole struct {
+	// Devices is the most devices a node has; Nodes, how many nodes have
+	// that many; Free, how many of those have all of them free.
+	Devices, Nodes, Free int
+}
+
+// CountWhole counts the nodes with the most devices in the view, and how
+// many of them are wholly free; a view without devices has none.
+func CountWhole(devices *resource.Devices) Whole {
+	var w Whole
+	for r := range devices.Len() {
+		switch n := devices.Count(r); {
+		case n > w.Devices:
+			w = Whole{Devices: n}
 			fallthrough
-		case n == most && n > 0:
-			big++
-			if s.devices.Whole(r) {
-				whole++
+		case n == w.Devices && n > 0:
+			w.Nodes++
+			if devices.Whole(r) {
+				w.Free++
 			}
 		}
 	}
-	s.table, s.clock, s.waits = table, table.Clock(), float64(whole) > WholeShare*float64(big)
-	return s.waits
+	return w
 }
+
+// Abound reports whether whole nodes are not scarce: more than WholeShare
+// of the nodes with the most devices are wholly free.
+func (w Whole) Abound() bool { return float64(w.Free) > WholeShare*float64(w.Nodes) }

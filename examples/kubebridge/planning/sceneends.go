@@ -120,6 +120,18 @@ func (sc *Scene) Lifetimes() *lifetime.Nodes {
 	return sc.ends.tracker.Nodes()
 }
 
+// WholeNodes is how many of the cache's nodes with the most devices are
+// wholly free (lifetime.CountWhole), which decides whether the lifetime
+// term waits (lifetime.Whole.Abound); ok is false where the configuration
+// reads no lifetimes or the cache has no device view.
+func (sc *Scene) WholeNodes() (lifetime.Whole, bool) {
+	devices := sc.cache.Devices()
+	if sc.ends == nil || devices == nil {
+		return lifetime.Whole{}, false
+	}
+	return lifetime.CountWhole(devices), true
+}
+
 // EndsAt is the time the scene reads ends at (Ends.Now); zero where the
 // configuration reads no lifetimes.
 func (sc *Scene) EndsAt() time.Time {

@@ -27,7 +27,13 @@ func (sc *scene) podEndText(pod *v1.Pod) (string, error) {
 		return "nothing says when it ends (no deadline, no " + planning.RunsForAnnotation + ", nothing learned of pods like it): the lifetime term scores every node alike", nil
 	}
 	how := map[lifetime.Source]string{lifetime.Declared: "as it declares", lifetime.Learned: "as pods like it ran"}[src]
-	return "it is expected to end in " + durationText(at-planning.Seconds(sc.EndsAt())) + ", " + how, nil
+	rest := at - planning.Seconds(sc.EndsAt())
+	text := "it is expected to end in " + durationText(rest) + ", " + how
+	if w, ok := sc.WholeNodes(); ok && rest > 0 && w.Abound() {
+		text += fmt.Sprintf("; the lifetime term waits while whole nodes abound (%d of the %d nodes with %d devices have all of them free, more than a fifth) and scores every node 0",
+			w.Free, w.Nodes, w.Devices)
+	}
+	return text, nil
 }
 
 // emptiesText is when a node is expected to empty and from what its pods'

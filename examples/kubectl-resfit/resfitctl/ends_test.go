@@ -85,6 +85,47 @@ func TestExplainSaysWhenNodesEmpty(t *testing.T) {
 	}
 }
 
+// TestExplainSaysWhenTheTermWaits: with two of three 8-GPU nodes wholly
+// free, more than a fifth, the lifetime term waits (lifetime.WholeShare):
+// explain says so beside the pod's end, and the term scores every node 0,
+// the one whose pod ends in an hour too. A pod that declares nothing is
+// not told the term waits: for it, the term scores every node alike
+// anyway.
+func TestExplainSaysWhenTheTermWaits(t *testing.T) {
+	now := time.Now()
+	gpu := []string{"cpu", "32", "memory", "128Gi", "nvidia.com/gpu", "8", "pods", "110"}
+	c := &Snapshot{Source: "test", Now: now, Nodes: []*v1.Node{kubetest.Node("gpu-a", gpu...), kubetest.Node("gpu-b", gpu...), kubetest.Node("gpu-c", gpu...)}}
+	one := []string{"cpu", "2", "memory", "8Gi", "nvidia.com/gpu", "1"}
+	busy := kubetest.Running(kubetest.Pod("busy", "gpu-a", one...), now.Add(-time.Hour))
+	busy.Annotations = map[string]string{planning.RunsForAnnotation: "2h"}
+	c.Pods = append(c.Pods, busy)
+	cfg, err := config.Load([]byte(`plugins: [{name: ResfitFrag, args: {classes: [{cpu: 2, gpus: 1}]}}]`), config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pending := kubetest.Pod("pending", "", one...)
+	pending.Annotations = map[string]string{planning.RunsForAnnotation: "30m"}
+	e, err := Explain(c, cfg, "test", pending)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "it is expected to end in 30m, as it declares; the lifetime term waits while whole nodes abound (2 of the 3 nodes with 8 devices have all of them free, more than a fifth) and scores every node 0"
+	if e.PodEnd != want {
+		t.Errorf("pod end %q\nwant       %q", e.PodEnd, want)
+	}
+	for _, n := range e.Nodes {
+		if s, ok := n.Scores["Lifetime"]; !ok || s != 0 {
+			t.Errorf("%s: lifetime term %v (scored: %v), want 0", n.Name, s, ok)
+		}
+	}
+	if e, err = Explain(c, cfg, "test", kubetest.Pod("pending", "", one...)); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(e.PodEnd, "waits") {
+		t.Errorf("a pod whose end is not known is told the term waits: %q", e.PodEnd)
+	}
+}
+
 func TestDurationText(t *testing.T) {
 	for s, want := range map[float64]string{-5: "under a minute", 29: "under a minute", 31: "1m", 45 * 60: "45m", 3*3600 + 600: "3h10m", 47 * 3600: "47h00m", 4*86400 + 6*3600 + 59: "4d6h"} {
 		if got := durationText(s); got != want {
