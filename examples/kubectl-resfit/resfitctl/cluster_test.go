@@ -1,12 +1,14 @@
 package resfitctl
 
 import (
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	v1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/resfit/resfit/scoring/config"
@@ -140,6 +142,8 @@ items:
 			`document 1: spec.containers[0].resources.requests[cpu]: quantity "1e16": `},
 		"twice.yaml": {"kind: Pod\nmetadata: {name: p}\n---\nkind: Pod\nmetadata: {name: p, namespace: default}\n",
 			"pod default/p appears twice"},
+		"halflimit.yaml": {"kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: \"0.5\"}}}]}\n",
+			`document 1: spec.containers[0].resources.limits[nvidia.com/gpu]: quantity "0.5": an extended resource is a whole number (a limit with no request is requested, as the API server defaults it)`},
 		"lots.yaml": {"kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {cpu: lots}}}]}\n",
 			`document 1: spec.containers[0].resources.requests[cpu]: "lots" is not a quantity`},
 	} {
@@ -149,6 +153,62 @@ items:
 			t.Errorf("%s: error %v, want %q", name, err, tc.want)
 		}
 	}
+}
+
+// TestGPUsInLimitsAreRequested: a container that gives a GPU in limits
+// alone, as NVIDIA's device plugin documents it, requests it, as the API
+// server defaults a missing request to its limit (kubebridge.DefaultRequests,
+// held to kube's own defaulting in the kubescheduler module's
+// TestDefaultRequestsIsKubes): explain ranks the GPU nodes and turns the
+// CPU nodes away, for a pod file and for a pod in a snapshot alike.
+func TestGPUsInLimitsAreRequested(t *testing.T) {
+	c, cfg := testdata(t, "rsf.yaml")
+	path := filepath.Join(t.TempDir(), "pod.yaml")
+	manifest := "kind: Pod\nmetadata: {name: limited, namespace: research}\n" +
+		"spec: {containers: [{name: c, image: x, resources: {requests: {cpu: 2}, limits: {nvidia.com/gpu: 1}}}]}\n"
+	if err := os.WriteFile(path, []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pods, err := ReadPods(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(from string, pod *v1.Pod) {
+		t.Helper()
+		if q := pod.Spec.Containers[0].Resources.Requests["nvidia.com/gpu"]; q.Value() != 1 {
+			t.Errorf("%s: GPU request %v, want 1 (its limit)", from, q.String())
+		}
+		e, err := Explain(c, cfg, "rsf.yaml", pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range e.Nodes {
+			if gpuNode := strings.HasPrefix(n.Name, "gpu-"); n.Feasible != gpuNode {
+				t.Errorf("%s: %s feasible %v (%s)", from, n.Name, n.Feasible, n.Reason)
+			}
+		}
+	}
+	check("pod file", pods[0])
+	snap, err := os.ReadFile(filepath.Join("..", "testdata", "cluster.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list map[string]any
+	if err := json.Unmarshal(snap, &list); err != nil {
+		t.Fatal(err)
+	}
+	list["items"] = append(list["items"].([]any), map[string]any{"kind": "Pod", "metadata": map[string]any{"name": "limited", "namespace": "research"},
+		"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "resources": map[string]any{"requests": map[string]any{"cpu": "2"}, "limits": map[string]any{"nvidia.com/gpu": "1"}}}}}})
+	js, _ := json.Marshal(list)
+	sc, err := ParseSnapshot(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod, err := sc.FindPod("research/limited", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("snapshot", pod)
 }
 
 // A snapshot is untrusted: whatever it holds, reading it, its DRA objects

@@ -17,7 +17,9 @@ import (
 
 // ReadPods reads pod manifests from a YAML or JSON file: one pod, several
 // documents, or a List. The documents are read as kubectl reads them
-// (apimachinery's YAML-or-JSON decoder); an error names the document.
+// (apimachinery's YAML-or-JSON decoder), and each pod's requests as the
+// API server defaults them on create (kubebridge.DefaultRequests: a limit
+// with no request is requested); an error names the document.
 func ReadPods(path string) ([]*v1.Pod, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -107,8 +109,10 @@ func readPod(js []byte) (*v1.Pod, error) {
 	if err := strictUnmarshal(js, p, ""); err != nil {
 		return nil, err
 	}
-	// What resfit refuses of its requests (a quantity past what it counts,
-	// a fraction of an extended resource), as written in the file.
+	// Its requests as the API server defaults them, then what resfit
+	// refuses of them (a quantity past what it counts, a fraction of an
+	// extended resource), as written in the file.
+	p = kubebridge.DefaultRequests(p)
 	if _, err := kubebridge.PodOf(p); err != nil {
 		return nil, asWritten(err, js)
 	}

@@ -25,7 +25,9 @@ import (
 // or, for a cluster with Dynamic Resource Allocation, SnapshotCommand's
 // (a v1 List; YAML, and a NodeList or PodList, are read too). Items of
 // other kinds, unknown fields and objects without names are errors, as is
-// a snapshot without nodes.
+// a snapshot without nodes. A pod's requests are read as the API server
+// defaults them (kubebridge.DefaultRequests), as a cluster lists them; a
+// snapshot written by hand may give a GPU in limits alone.
 func ReadSnapshot(path string) (*Snapshot, error) {
 	data, err := kubebridge.ReadFile(path, kubebridge.MaxSnapshotBytes)
 	if err != nil {
@@ -84,7 +86,7 @@ func ParseSnapshot(data []byte) (*Snapshot, error) {
 			err = read(&n.Spec, &n.Status, func() { c.Nodes = append(c.Nodes, n) })
 		case "Pod":
 			p := &v1.Pod{TypeMeta: item.TypeMeta, ObjectMeta: item.ObjectMeta}
-			err = read(&p.Spec, &p.Status, func() { c.Pods = append(c.Pods, p) })
+			err = read(&p.Spec, &p.Status, func() { c.Pods = append(c.Pods, kubebridge.DefaultRequests(p)) })
 		case "ResourceSlice":
 			o := &resourcev1.ResourceSlice{TypeMeta: item.TypeMeta, ObjectMeta: item.ObjectMeta}
 			err = read(&o.Spec, nil, func() { c.Slices = append(c.Slices, o) })

@@ -46,7 +46,9 @@ func strictUnmarshal(js []byte, v any, where string) error {
 // asWritten is an error about a pod's quantity (kubebridge.PodOf's: "pod
 // ns/p: spec.containers[0].resources.requests[nvidia.com/gpu]: quantity
 // "500m": ...") with the quantity as the document writes it ("0.5"), and
-// without the pod's name, which the document's place says.
+// without the pod's name, which the document's place says. A request the
+// document does not write, defaulted from its limit
+// (kubebridge.DefaultRequests), is named by that limit.
 func asWritten(err error, js []byte) error {
 	msg := err.Error()
 	if _, rest, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(msg, "pod ") {
@@ -60,6 +62,23 @@ func asWritten(err error, js []byte) error {
 	if json.Unmarshal(js, &doc) != nil {
 		return errors.New(msg)
 	}
+	_, reason, ok := strings.Cut(rest, ": ")
+	if !ok {
+		return errors.New(msg)
+	}
+	if v := lookup(doc, path); v != nil {
+		return fmt.Errorf("%s: quantity %q: %s", path, fmt.Sprint(v), reason)
+	}
+	limit := strings.Replace(path, ".requests[", ".limits[", 1)
+	if v := lookup(doc, limit); v != nil && limit != path {
+		return fmt.Errorf("%s: quantity %q: %s (a limit with no request is requested, as the API server defaults it)", limit, fmt.Sprint(v), reason)
+	}
+	return errors.New(msg)
+}
+
+// lookup is the value at a field path in a decoded JSON document, nil
+// where there is none.
+func lookup(doc any, path string) any {
 	v := doc
 	for _, part := range pathParts(path) {
 		switch x := v.(type) {
@@ -68,17 +87,14 @@ func asWritten(err error, js []byte) error {
 		case []any:
 			var i int
 			if _, err := fmt.Sscan(part, &i); err != nil || i < 0 || i >= len(x) {
-				return errors.New(msg)
+				return nil
 			}
 			v = x[i]
 		default:
-			return errors.New(msg)
+			return nil
 		}
 	}
-	if _, reason, ok := strings.Cut(rest, ": "); ok && v != nil {
-		return fmt.Errorf("%s: quantity %q: %s", path, fmt.Sprint(v), reason)
-	}
-	return errors.New(msg)
+	return v
 }
 
 // pathParts splits a field path (spec.containers[0].resources.requests[
