@@ -1,6 +1,7 @@
 package resfitctl
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"os"
@@ -11,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/scoring/config"
 )
 
@@ -65,6 +67,8 @@ func TestSnapshotErrors(t *testing.T) {
 			`items[0] (Node n): unknown field "status.allocatible"`},
 		{write("twice.json", `{"kind":"List","items":[{"kind":"Node","metadata":{"name":"n"},"status":{"allocatable":{"cpu":"4"},"allocatable":{"cpu":"8"}}}]}`),
 			`items[0] (Node n): duplicate field "status.allocatable"`},
+		{write("twice.yaml", "kind: List\nitems:\n- kind: Pod\n  metadata: {name: p, namespace: x}\n  spec:\n    containers:\n    - name: c\n      resources:\n        requests: {nvidia.com/gpu: 8}\n        requests: {cpu: 1}\n"),
+			`not JSON or YAML (line 10: key "requests" given twice in one mapping); make it`},
 		{write("nod.json", `{"kind":"List","items":[{"kind":"Nod","metadata":{"name":"n"}}]}`),
 			`items[0] (n): kind "Nod" is not one a snapshot holds (Node, Pod, ResourceSlice, DeviceClass, ResourceClaim, ResourceClaimTemplate, PodDisruptionBudget)`},
 		{write("nameless.json", `{"kind":"List","items":[{"kind":"Node","metadata":{}}]}`), "items[0] (a Node): metadata.name: Required value"},
@@ -129,6 +133,13 @@ items:
 	if strings.Join(got, " ") != "default/a ns/b ns/c" {
 		t.Errorf("pods %v, want default/a ns/b ns/c", got)
 	}
+	stream := filepath.Join(dir, "stream.json")
+	if err := os.WriteFile(stream, []byte(`{"kind": "Pod", "metadata": {"name": "a"}} {"kind": "Pod", "metadata": {"name": "b"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if pods, err := ReadPods(stream); err != nil || len(pods) != 2 {
+		t.Errorf("a JSON stream of two pods: %d pods, error %v", len(pods), err)
+	}
 	for name, tc := range map[string]struct{ content, want string }{
 		"deploy.yaml": {"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n", "document 1: a Deployment, not a Pod"},
 		"none.yaml":   {"# nothing\n", "holds no pods"},
@@ -144,6 +155,10 @@ items:
 			"pod default/p appears twice"},
 		"halflimit.yaml": {"kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: \"0.5\"}}}]}\n",
 			`document 1: spec.containers[0].resources.limits[nvidia.com/gpu]: quantity "0.5": an extended resource is a whole number (a limit with no request is requested, as the API server defaults it)`},
+		"twicekey.yaml": {"kind: Pod\nmetadata: {name: p}\n---\nkind: Pod\nmetadata: {name: q}\nspec:\n  containers:\n  - name: c\n    resources:\n      requests: {nvidia.com/gpu: 8}\n      requests: {cpu: 1}\n",
+			`document 2: not JSON or YAML (line 8: key "requests" given twice in one mapping)`},
+		"twicekey.json": {`{"kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "resources": {"requests": {"nvidia.com/gpu": 8}, "requests": {"cpu": 1}}}]}}`,
+			`document 1: duplicate field "spec.containers[0].resources.requests"`},
 		"lots.yaml": {"kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {cpu: lots}}}]}\n",
 			`document 1: spec.containers[0].resources.requests[cpu]: "lots" is not a quantity`},
 	} {
@@ -209,6 +224,39 @@ func TestGPUsInLimitsAreRequested(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("snapshot", pod)
+}
+
+// A pod file is written by hand: whatever it holds, reading it gives pods
+// or an error, never a panic, and every pod read has a namespace and
+// requests that resfit counts (kubebridge.PodOf accepts them).
+func FuzzReadPods(f *testing.F) {
+	for _, seed := range []string{
+		"kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1}}}]}\n",
+		"kind: Pod\nmetadata: {name: p}\n---\nkind: List\nitems:\n- {kind: Pod, metadata: {name: q, namespace: ns}}\n",
+		`{"kind": "Pod", "metadata": {"name": "a"}} {"kind": "Pod", "metadata": {"name": "b"}}`,
+		"kind: Pod\nmetadata: {name: p}\nspec: {resources: {limits: {cpu: 2, hugepages-2Mi: 4Mi}}, containers: [{name: c, resources: {requests: {memory: 1Gi}}}]}\n",
+		"kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources:\n      requests: {cpu: 1}\n      requests: {cpu: 2}\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := kubebridge.LimitedReader("pod file fuzz", bytes.NewReader(data), kubebridge.MaxPodFileBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pods, err := readPods("fuzz", r)
+		if err != nil {
+			return
+		}
+		for _, p := range pods {
+			if p.Namespace == "" {
+				t.Fatalf("pod %s read without a namespace", p.Name)
+			}
+			if _, err := kubebridge.PodOf(p); err != nil {
+				t.Fatalf("pod read with requests resfit refuses: %v", err)
+			}
+		}
+	})
 }
 
 // A snapshot is untrusted: whatever it holds, reading it, its DRA objects

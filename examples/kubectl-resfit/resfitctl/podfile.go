@@ -1,6 +1,7 @@
 package resfitctl
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,11 +31,16 @@ func ReadPods(path string) ([]*v1.Pod, error) {
 	if err != nil {
 		return nil, err
 	}
-	decoder := kyaml.NewYAMLOrJSONDecoder(r, 4096)
+	return readPods(path, r)
+}
+
+// readPods is ReadPods over the file's content.
+func readPods(path string, r *kubebridge.Limited) ([]*v1.Pod, error) {
+	next := documents(r)
 	var pods []*v1.Pod
 	for i := 1; ; i++ {
-		var doc json.RawMessage
-		if err := decoder.Decode(&doc); err == io.EOF {
+		doc, err := next()
+		if err == io.EOF {
 			break
 		} else if tooLarge := r.Exceeded(); tooLarge != nil {
 			return nil, tooLarge
@@ -59,6 +65,31 @@ func ReadPods(path string) ([]*v1.Pod, error) {
 		seen[key] = true
 	}
 	return pods, nil
+}
+
+// documents splits a stream into its documents, each as JSON, as kubectl
+// reads a file (apimachinery's YAML-or-JSON guess): JSON objects one after
+// another, or YAML documents between "---" lines, each converted as the
+// API server reads YAML (yamlToJSON: a key given twice is an error). A
+// document of nothing but comments is JSON null. io.EOF ends it.
+func documents(r io.Reader) func() (json.RawMessage, error) {
+	stream, _, isJSON := kyaml.GuessJSONStream(r, 4096)
+	if isJSON {
+		decoder := json.NewDecoder(stream)
+		return func() (json.RawMessage, error) {
+			var doc json.RawMessage
+			err := decoder.Decode(&doc)
+			return doc, err
+		}
+	}
+	reader := kyaml.NewYAMLReader(bufio.NewReader(stream))
+	return func() (json.RawMessage, error) {
+		doc, err := reader.Read()
+		if err != nil {
+			return nil, err
+		}
+		return yamlToJSON(doc)
+	}
 }
 
 // podsOf reads one document: a pod, a List of pods, or nothing. An error

@@ -12,7 +12,6 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/resfit/resfit/examples/internal/words"
 	"github.com/resfit/resfit/examples/kubebridge"
@@ -183,7 +182,7 @@ func decodeJSONOrYAML(data []byte, list *snapshotList) error {
 		jsonErr = fmt.Errorf("not valid JSON: line %d, column %d (byte %d of %d): %v; make it with kubectl get nodes,pods -A -o json", line, col, syntax.Offset, len(data), syntax)
 		*list = snapshotList{} // a YAML flow mapping, perhaps
 	}
-	js, err := yaml.YAMLToJSON(data)
+	js, err := yamlToJSON(data)
 	if err != nil && jsonErr != nil {
 		return jsonErr
 	}

@@ -10,6 +10,7 @@ import (
 
 	kres "k8s.io/apimachinery/pkg/api/resource"
 	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
 )
 
 // strictUnmarshal decodes JSON as the API server decodes what kubectl
@@ -41,6 +42,26 @@ func strictUnmarshal(js []byte, v any, where string) error {
 		msgs = append(msgs, msg)
 	}
 	return &strictFields{strings.Join(msgs, "; ")}
+}
+
+// yamlToJSON converts a YAML document to JSON as the API server reads YAML
+// with strict field validation (kubectl's default): a key given twice in
+// one mapping is an error naming its line, where a plain conversion keeps
+// the last value (a pod with requests given twice would lose the first).
+func yamlToJSON(data []byte) ([]byte, error) {
+	js, err := yaml.YAMLToJSONStrict(data)
+	if err == nil {
+		return js, nil
+	}
+	rest, ok := strings.CutPrefix(err.Error(), "yaml: unmarshal errors:\n")
+	if !ok {
+		return nil, err
+	}
+	var msgs []string
+	for _, line := range strings.Split(rest, "\n") {
+		msgs = append(msgs, strings.Replace(strings.TrimSpace(line), "already set in map", "given twice in one mapping", 1))
+	}
+	return nil, errors.New(strings.Join(msgs, "; "))
 }
 
 // asWritten is an error about a pod's quantity (kubebridge.PodOf's: "pod
