@@ -162,3 +162,30 @@ func TestExtendedResourceIsWhole(t *testing.T) {
 		}
 	}
 }
+
+// A node's allocatable extended resources and pods are whole numbers, as
+// the API server holds them (ValidateNodeResources; resfit read
+// nvidia.com/gpu: 7.5 as 7); cpu and memory stay fractional. The
+// kubescheduler module's TestNodeAmountsAreTheAPIServers holds the rule
+// to kube's own validation.
+func TestNodeIntegerResourceIsWhole(t *testing.T) {
+	for _, c := range []struct {
+		name, quantity, want string
+	}{
+		{"nvidia.com/gpu", "7.5", `node n: status.allocatable[nvidia.com/gpu]: quantity "7500m": an extended resource is a whole number`},
+		{"pods", "110.5", `node n: status.allocatable[pods]: quantity "110500m": pods is a whole number`},
+		{"nvidia.com/gpu", "8", ""},
+		{"cpu", "7.5", ""},
+		{"memory", "1.5Gi", ""},
+	} {
+		node := kubetest.Node("n", c.name, c.quantity)
+		schema, err := resource.SchemaOf(map[string]string{c.name: "node n"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Allocatable(schema, node)
+		if got := fmt.Sprint(err); (c.want == "" && err != nil) || (c.want != "" && got != c.want) {
+			t.Errorf("%s: %s: %v, want %q", c.name, c.quantity, err, c.want)
+		}
+	}
+}

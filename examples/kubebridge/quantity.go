@@ -54,6 +54,15 @@ func fieldAmount(path string, name v1.ResourceName, q kres.Quantity) (int64, err
 		// The API server refuses it in a container's requests and limits.
 		return 0, fmt.Errorf("%s[%s]: quantity %q: an extended resource is a whole number", path, name, q.String())
 	}
+	if strings.HasPrefix(path, "status.allocatable") && (extendedResource(string(name)) || name == v1.ResourcePods) && !wholeNumber(q) {
+		// The API server refuses it in a node's capacity and allocatable
+		// (ValidateNodeResources: an integer resource).
+		what := "an extended resource"
+		if name == v1.ResourcePods {
+			what = "pods"
+		}
+		return 0, fmt.Errorf("%s[%s]: quantity %q: %s is a whole number", path, name, q.String(), what)
+	}
 	return v, nil
 }
 

@@ -10,10 +10,13 @@ import (
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	api "k8s.io/kubernetes/pkg/apis/core"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
+	"k8s.io/kubernetes/pkg/apis/core/validation"
 	podregistry "k8s.io/kubernetes/pkg/registry/core/pod"
 	"pgregory.net/rapid"
 
 	"github.com/resfit/resfit/examples/kubebridge"
+	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
+	"github.com/resfit/resfit/resource"
 )
 
 // kubeDefaulted is the pod as kube-apiserver v1.37 stores it on create:
@@ -128,5 +131,35 @@ func TestDefaultRequestsIsKubes(t *testing.T) {
 			same("resources.requests", ours.Spec.Resources.Requests, kube.Spec.Resources.Requests)
 		}
 		same("effective requests", kubebridge.PodRequests(ours), kubebridge.PodRequests(kube))
+	})
+}
+
+// TestNodeAmountsAreTheAPIServers holds what resfit refuses of a node's
+// allocatable amounts to what kube-apiserver refuses of them
+// (validation.ValidateResourceQuantityValue, as ValidateNodeResources runs
+// it): every amount the API refuses (negative; a fraction of pods or of
+// an extended resource) resfit refuses, and resfit refuses no other but
+// those past what it counts (resource.MaxAmount).
+func TestNodeAmountsAreTheAPIServers(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		name := rapid.SampledFrom([]string{"nvidia.com/gpu", "example.com/dongle", "pods", "cpu", "memory", "ephemeral-storage",
+			"hugepages-2Mi", "kubernetes.io/batteries", "requests.nvidia.com/gpu"}).Draw(t, "name")
+		v := rapid.OneOf(rapid.Int64Range(-2, 20), rapid.Int64Range(0, 1<<62)).Draw(t, "value")
+		q := *kres.NewScaledQuantity(v, kres.Scale(rapid.IntRange(-9, 6).Draw(t, "scale")))
+		node := kubetest.Node("n")
+		node.Status.Allocatable = v1.ResourceList{v1.ResourceName(name): q}
+		schema, err := resource.SchemaOf(map[string]string{name: "node n"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, ours := kubebridge.Allocatable(schema, node)
+		kube := validation.ValidateResourceQuantityValue(api.ResourceName(name), q, nil)
+		_, uncounted := kubebridge.Amount(name, q)
+		switch {
+		case len(kube) > 0 && ours == nil:
+			t.Fatalf("%s: %s: the API server refuses it (%v), resfit reads it", name, q.String(), kube.ToAggregate())
+		case len(kube) == 0 && ours != nil && uncounted == nil:
+			t.Fatalf("%s: %s: the API server takes it, resfit refuses it: %v", name, q.String(), ours)
+		}
 	})
 }
