@@ -145,65 +145,81 @@ func TestTwoRequestsOfOneClassAdd(t *testing.T) {
 	}
 }
 
-// A pending pod naming a claim allocated already (another pod's, shared)
-// goes only where that claim's devices are: on node-a, where the claim
-// holds gpu-0, and on no other node, as kube-scheduler's DynamicResources
-// filters it. A claim whose devices are on no node (a pool offered to
-// many) binds the pod by its allocation's nodeSelector, read by name; one
-// that selects by labels is left to the scheduler.
+// A pod whose claim is allocated already may run only on the nodes the
+// allocation's nodeSelector selects, as kube-scheduler's DynamicResources
+// filters it: kube's allocator writes the node of a node's devices by name
+// (shared, on node-a's gpu-0). The selector decides where it and the
+// devices disagree (moved: node-a's gpu-1, selecting node-b); without one
+// the claim binds the pod nowhere (loose). A selector by labels is matched
+// against the nodes the host gives (node-a is in rack r1); without them it
+// is left to the scheduler.
 func TestAllocatedClaimBindsThePod(t *testing.T) {
 	nodeName := func(names ...string) *v1.NodeSelector {
 		return &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchFields: []v1.NodeSelectorRequirement{
 			{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: names}}}}}
 	}
-	elsewhere := dratest.HeldClaim("elsewhere", dratest.OnDevice("fabric", "link-0"))
+	elsewhere := dratest.HeldClaim("elsewhere", dratest.OnDevice(dratest.FabricPool, "link-0"))
 	elsewhere.Status.Allocation.NodeSelector = nodeName("node-b")
-	byLabel := dratest.HeldClaim("by-label", dratest.OnDevice("fabric", "link-1"))
+	byLabel := dratest.HeldClaim("by-label", dratest.OnDevice(dratest.FabricPool, "link-1"))
 	byLabel.Status.Allocation.NodeSelector = &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{
 		{Key: "rack", Operator: v1.NodeSelectorOpIn, Values: []string{"r1"}}}}}}
-	d, err := dra.Read(dra.Objects{Slices: []*resourcev1.ResourceSlice{dratest.NVIDIASlice("node-a", "H100", 2, 0), dratest.NVIDIASlice("node-b", "H100", 2, 0)},
-		Classes: dratest.NVIDIAClasses(), Claims: []*resourcev1.ResourceClaim{
-			dratest.HeldClaim("shared", dratest.OnDevice("node-a", "gpu-0")), elsewhere, byLabel,
-			dratest.Claim("more", dratest.Exactly("r", "gpu.nvidia.com", 1)),
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	twoClaims := dratest.ClaimPod("p", "shared")
-	twoClaims.Spec.ResourceClaims = append(twoClaims.Spec.ResourceClaims, v1.PodResourceClaim{Name: "more", ResourceClaimName: new("more")})
-	both := dratest.ClaimPod("q", "shared")
-	both.Spec.ResourceClaims = append(both.Spec.ResourceClaims, v1.PodResourceClaim{Name: "elsewhere", ResourceClaimName: new("elsewhere")})
-	for _, c := range []struct {
-		pod  *v1.Pod
-		want string
-	}{
-		{dratest.ClaimPod("p", "shared"), "node-a"},
-		{twoClaims, "node-a"},
-		{dratest.ClaimPod("p", "elsewhere"), "node-b"},
-		{both, ""},
-		{dratest.ClaimPod("p", "by-label"), "node-a node-b"},
-	} {
-		schema, err := SchemaFor(d, nil, nil)
+	moved := dratest.HeldClaim("moved", dratest.OnDevice("node-a", "gpu-1"))
+	moved.Status.Allocation.NodeSelector = nodeName("node-b")
+	loose := dratest.HeldClaim("loose", dratest.OnDevice("node-a", "gpu-2"))
+	loose.Status.Allocation.NodeSelector = nil
+	rack := kubetest.Node("node-a")
+	rack.Labels = map[string]string{"rack": "r1"}
+	for _, nodes := range [][]*v1.Node{nil, {rack, kubetest.Node("node-b")}} {
+		d, err := dra.Read(dra.Objects{Slices: []*resourcev1.ResourceSlice{dratest.NVIDIASlice("node-a", "H100", 4, 0), dratest.NVIDIASlice("node-b", "H100", 2, 0)},
+			Classes: dratest.NVIDIAClasses(), Claims: []*resourcev1.ResourceClaim{
+				dratest.HeldClaim("shared", dratest.OnDevice("node-a", "gpu-0")), elsewhere, byLabel, moved, loose,
+				dratest.Claim("more", dratest.Exactly("r", "gpu.nvidia.com", 1)),
+			}, Nodes: nodes})
 		if err != nil {
 			t.Fatal(err)
 		}
-		pt, err := NewPodTask(d, schema, c.pod, scoring.TaskOptions{Devices: resource.GPU})
-		if err != nil {
-			t.Fatal(err)
+		twoClaims := dratest.ClaimPod("p", "shared")
+		twoClaims.Spec.ResourceClaims = append(twoClaims.Spec.ResourceClaims, v1.PodResourceClaim{Name: "more", ResourceClaimName: new("more")})
+		both := dratest.ClaimPod("q", "shared")
+		both.Spec.ResourceClaims = append(both.Spec.ResourceClaims, v1.PodResourceClaim{Name: "elsewhere", ResourceClaimName: new("elsewhere")})
+		labelled := "node-a node-b"
+		if nodes != nil {
+			labelled = "node-a"
 		}
-		var on []string
-		for _, node := range []string{"node-a", "node-b"} {
-			if _, ok, err := pt.On(node); err != nil {
+		for _, c := range []struct {
+			pod  *v1.Pod
+			want string
+		}{
+			{dratest.ClaimPod("p", "shared"), "node-a"},
+			{twoClaims, "node-a"},
+			{dratest.ClaimPod("p", "elsewhere"), "node-b"},
+			{both, ""},
+			{dratest.ClaimPod("p", "by-label"), labelled},
+			{dratest.ClaimPod("p", "moved"), "node-b"},
+			{dratest.ClaimPod("p", "loose"), "node-a node-b"},
+		} {
+			schema, err := SchemaFor(d, nil, nil)
+			if err != nil {
 				t.Fatal(err)
-			} else if ok {
-				on = append(on, node)
 			}
-		}
-		if got := strings.Join(on, " "); got != c.want {
-			t.Errorf("%s naming %v: on %q, want %q", c.pod.Name, c.pod.Spec.ResourceClaims, got, c.want)
-		}
-		if pinned := c.want != "node-a node-b"; pinned && (pt.Uniform() || pt.FiltersNothing(true)) {
-			t.Errorf("%s: uniform %v though its claims bind it", c.pod.Name, pt.Uniform())
+			pt, err := NewPodTask(d, schema, c.pod, scoring.TaskOptions{Devices: resource.GPU})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var on []string
+			for _, node := range []string{"node-a", "node-b"} {
+				if _, ok, err := pt.On(node); err != nil {
+					t.Fatal(err)
+				} else if ok {
+					on = append(on, node)
+				}
+			}
+			if got := strings.Join(on, " "); got != c.want {
+				t.Errorf("nodes given %v: %s naming %v: on %q, want %q", nodes != nil, c.pod.Name, c.pod.Spec.ResourceClaims, got, c.want)
+			}
+			if pinned := c.want != "node-a node-b"; pinned && (pt.Uniform() || pt.FiltersNothing(true)) {
+				t.Errorf("%s: uniform %v though its claims bind it", c.pod.Name, pt.Uniform())
+			}
 		}
 	}
 }

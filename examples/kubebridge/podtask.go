@@ -79,6 +79,10 @@ func (pt *PodTask) SetEnds(at float64) {
 	}
 }
 
+// BoundTo reports whether claims of the pod allocated already bind it to
+// some nodes, and which (dra.Demand.Bound).
+func (pt *PodTask) BoundTo() ([]string, bool) { return pt.demand.Bound() }
+
 // Uniform reports whether Task stands for the pod on every node.
 func (pt *PodTask) Uniform() bool { return pt.demand.Uniform() }
 

@@ -116,7 +116,7 @@ func newSessionView(c *Config, ssn *framework.Session) (*sessionView, error) {
 			}
 		}
 	}
-	d, err := readDRA(c.Name, ssn)
+	d, err := readDRA(c.Name, ssn, nodes)
 	if err != nil {
 		klog.Errorf("%s: %v; DRA devices are left out this session", c.Name, err)
 	}
@@ -394,11 +394,13 @@ func (s *sessionView) borrow(r int, n *api.NodeInfo) (restore func(), err error)
 // SharedDRAManager by the host layer's rule (dra.Reader.ReadFrom:
 // ResourceSlices with device taint rules applied, DeviceClasses, and the
 // claims with the allocations made in memory and not yet written); nil
-// when the cache has none (DRA off) or the cluster has no DRA objects.
+// when the cache has none (DRA off) or the cluster has no DRA objects. A
+// claim allocated already binds its pod to the session's nodes its
+// nodeSelector selects.
 // Volcano builds its plugins again for every session, so the reader that
 // reuses the compiled classes and the slices' devices from one session to
 // the next is kept by plugin name (sessionReaders).
-func readDRA(plugin string, ssn *framework.Session) (*dra.Reading, error) {
+func readDRA(plugin string, ssn *framework.Session, nodes []*v1.Node) (*dra.Reading, error) {
 	m := ssn.SharedDRAManager()
 	if m == nil {
 		return nil, nil
@@ -410,6 +412,7 @@ func readDRA(plugin string, ssn *framework.Session) (*dra.Reading, error) {
 	return r.reader.ReadFrom(dra.Listers{
 		Slices: m.ResourceSlices().ListWithDeviceTaintRules, Classes: m.DeviceClasses().List,
 		Claims: m.ResourceClaims().List, Pending: m.ResourceClaims().GetPendingAllocation,
+		Nodes: func() ([]*v1.Node, error) { return nodes, nil },
 	})
 }
 

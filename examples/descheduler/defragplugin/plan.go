@@ -182,7 +182,7 @@ func (p *Plugin) read(ctx context.Context, nodes []*v1.Node, now time.Time) (*re
 			pending = append(pending, pod)
 		}
 	}
-	d, err := p.readDRA()
+	d, err := p.readDRA(nodes)
 	if err != nil {
 		return nil, err
 	}

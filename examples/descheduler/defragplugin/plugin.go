@@ -115,15 +115,17 @@ type draListers struct {
 	templates resourcelisters.ResourceClaimTemplateLister
 }
 
-// readDRA reads what the cluster's DRA objects say; nil for a cluster
-// without slices or classes.
-func (p *Plugin) readDRA() (*dra.Reading, error) {
+// readDRA reads what the cluster's DRA objects say, over the run's nodes
+// (a claim allocated already binds its pod to those its nodeSelector
+// selects); nil for a cluster without slices or classes.
+func (p *Plugin) readDRA(nodes []*v1.Node) (*dra.Reading, error) {
 	all := labels.Everything()
 	return p.draReader.ReadFrom(dra.Listers{
 		Slices:    func() ([]*resourcev1.ResourceSlice, error) { return p.dra.slices.List(all) },
 		Classes:   func() ([]*resourcev1.DeviceClass, error) { return p.dra.classes.List(all) },
 		Claims:    func() ([]*resourcev1.ResourceClaim, error) { return p.dra.claims.List(all) },
 		Templates: func() ([]*resourcev1.ResourceClaimTemplate, error) { return p.dra.templates.List(all) },
+		Nodes:     func() ([]*v1.Node, error) { return nodes, nil },
 	})
 }
 

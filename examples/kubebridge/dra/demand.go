@@ -2,7 +2,9 @@ package dra
 
 import (
 	"fmt"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"maps"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -45,6 +47,15 @@ func (dd Demand) Nominal() []int64 { return dd.nominal }
 // Allows reports whether the pod may run on node as far as its claims
 // already allocated say: they bind it to no node, or to this one.
 func (dd Demand) Allows(node string) bool { return dd.pinned == nil || dd.pinned[node] }
+
+// Bound reports whether claims of the pod allocated already bind it to
+// some nodes, and which, sorted (none: they select no node).
+func (dd Demand) Bound() ([]string, bool) {
+	if dd.pinned == nil {
+		return nil, false
+	}
+	return slices.Sorted(maps.Keys(dd.pinned)), true
+}
 
 // Take is what the claims take on node, by class, as kube's allocator
 // allocates them there, with the partition type of the part they take
@@ -131,36 +142,27 @@ func (d *Reading) UnitsHeld(pod *v1.Pod, node, name string) (units []int, ok boo
 }
 
 // boundNodes are the nodes a pod may run on by its claims that are
-// allocated already: a claim's allocation holds devices of a node, or says
-// by its nodeSelector where they can be reached, and the pod goes where
-// every such claim can (kube-scheduler's DynamicResources filters by the
-// allocation's nodeSelector). A node-local device binds the pod to its
-// node; a nodeSelector is read by its matchFields on metadata.name, the
-// form kube's allocator writes for a node's devices; one that selects by
-// labels (devices of a pool offered to many nodes) is left to the
-// scheduler, which has the nodes' labels. nil: no claim binds the pod.
+// allocated already, as kube-scheduler's DynamicResources filters them:
+// an allocation's nodeSelector, where it has one, must select the node
+// (none: the claim binds the pod to no node, whatever devices it holds).
+// The selector is matched against the Reading's nodes as kube matches it
+// (nodeaffinity, labels and fields); where the host gave no nodes, it is
+// read by its matchFields on metadata.name, the form kube's allocator
+// writes for a node's devices, and one by labels is left to the
+// scheduler. nil: no claim binds the pod.
 func (d *Reading) boundNodes(pod *v1.Pod) (map[string]bool, error) {
 	var nodes map[string]bool
 	for _, key := range d.podClaimKeys(pod) {
 		c := d.claims.at(key)
-		if c == nil || c.Status.Allocation == nil {
+		if c == nil || c.Status.Allocation == nil || c.Status.Allocation.NodeSelector == nil {
 			continue
 		}
-		here := map[string]bool{}
-		for _, r := range c.Status.Allocation.Devices.Results {
-			if n, ok := d.nodeOf[DeviceID{r.Driver, r.Pool, r.Device}]; ok {
-				here[n] = true
-			}
+		here, ok, err := d.selected(c.Status.Allocation.NodeSelector)
+		if err != nil {
+			return nil, fmt.Errorf("resourceclaim %s: status.allocation.nodeSelector: %w", key, err)
 		}
-		if len(here) == 0 {
-			named, ok, err := nodesNamed(c.Status.Allocation.NodeSelector)
-			if err != nil {
-				return nil, fmt.Errorf("resourceclaim %s: status.allocation.nodeSelector: %w", key, err)
-			}
-			if !ok {
-				continue
-			}
-			here = named
+		if !ok {
+			continue
 		}
 		if nodes == nil {
 			nodes = here
@@ -173,6 +175,26 @@ func (d *Reading) boundNodes(pod *v1.Pod) (map[string]bool, error) {
 		}
 	}
 	return nodes, nil
+}
+
+// selected are the nodes a selector selects: among the Reading's nodes,
+// as kube's nodeaffinity matches it; without them, by name alone
+// (nodesNamed), ok false for one by labels.
+func (d *Reading) selected(sel *v1.NodeSelector) (map[string]bool, bool, error) {
+	if d.nodes == nil {
+		return nodesNamed(sel)
+	}
+	match, err := nodeaffinity.NewNodeSelector(sel)
+	if err != nil {
+		return nil, false, err
+	}
+	here := map[string]bool{}
+	for _, n := range d.nodes {
+		if match.Match(n) {
+			here[n.Name] = true
+		}
+	}
+	return here, true, nil
 }
 
 // nodesNamed are the nodes a node selector selects by name alone: each

@@ -3,6 +3,7 @@ package dra
 import (
 	"cmp"
 	"fmt"
+	v1 "k8s.io/api/core/v1"
 	"maps"
 	"slices"
 	"time"
@@ -97,6 +98,7 @@ func (r *Reader) Read(objects Objects) (*Reading, error) {
 	if r.Features != nil {
 		d.features = *r.Features
 	}
+	d.nodes = objects.Nodes
 	if r.last != nil && r.last.features != d.features {
 		r.last = nil // read everything again under the new features
 	}
@@ -234,6 +236,8 @@ type Listers struct {
 	// host that plans for pods whose claims are not made yet (a
 	// descheduler); Pending, when nil, is none.
 	Templates func() ([]*resourcev1.ResourceClaimTemplate, error)
+	// Nodes, when not nil, lists the nodes (Objects.Nodes).
+	Nodes func() ([]*v1.Node, error)
 }
 
 // ReadFrom reads what a scheduler holds (Read): its slices, classes, and
@@ -266,6 +270,11 @@ func (r *Reader) ReadFrom(l Listers) (*Reading, error) {
 	if l.Templates != nil {
 		if o.Templates, err = l.Templates(); err != nil {
 			return nil, fmt.Errorf("listing resourceclaimtemplates: %w", err)
+		}
+	}
+	if l.Nodes != nil {
+		if o.Nodes, err = l.Nodes(); err != nil {
+			return nil, fmt.Errorf("listing nodes: %w", err)
 		}
 	}
 	return r.Read(o)

@@ -2,6 +2,7 @@ package dra
 
 import (
 	"cmp"
+	v1 "k8s.io/api/core/v1"
 	"slices"
 	"time"
 
@@ -134,6 +135,9 @@ type Reading struct {
 	// is what the claims consume of units, worked out once (usage).
 	sets  map[string]map[string]resourcev1.Counter
 	units *usageOnce
+	// nodes are the cluster's nodes, for the node selectors of claims
+	// allocated already (boundNodes); nil where the host gave none.
+	nodes []*v1.Node
 }
 
 // Objects are the objects Read reads, as listed from a cluster.
@@ -142,6 +146,13 @@ type Objects struct {
 	Classes   []*resourcev1.DeviceClass
 	Claims    []*resourcev1.ResourceClaim
 	Templates []*resourcev1.ResourceClaimTemplate
+	// Nodes, when given, are the cluster's nodes: a claim allocated
+	// already binds its pod to the nodes its allocation's nodeSelector
+	// selects among them, by labels too (kube-scheduler's DynamicResources
+	// matches it against each node). Without them a selector is read by
+	// its matchFields on metadata.name alone, and one by labels binds
+	// nothing here.
+	Nodes []*v1.Node
 }
 
 // ObjectsFromLists are the objects of lists as a client lists them; a

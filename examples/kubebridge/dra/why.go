@@ -24,7 +24,7 @@ func (d *Reading) Unsatisfied(pod *v1.Pod, node string) (string, error) {
 	if pinned, err := d.boundNodes(pod); err != nil {
 		return "", err
 	} else if pinned != nil && !pinned[node] {
-		return "a claim of the pod is allocated already, on devices that bind it to other nodes", nil
+		return "a claim of the pod is allocated already, and its allocation's nodeSelector does not select this node", nil
 	}
 	claims, err := d.pendingClaims(pod)
 	if err != nil {

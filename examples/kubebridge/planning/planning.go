@@ -208,6 +208,13 @@ func (p *Planning) unplannable(pt *kubebridge.PodTask) (why string, fault bool) 
 			return "its claims cannot be evaluated: " + err.Error(), true
 		}
 	}
+	if nodes, ok := pt.BoundTo(); ok {
+		where := "no node"
+		if len(nodes) > 0 {
+			where = "only " + strings.Join(nodes, ", ")
+		}
+		return "a claim of the pod is allocated already, and its allocation's nodeSelector selects " + where + "; the planner does not plan for such a pod", false
+	}
 	return notUniform, false
 }
 

@@ -347,3 +347,52 @@ func TestClaimsMissingFromTheSnapshot(t *testing.T) {
 		t.Errorf("whatif: %v, faults %q", err, r.InputFaults())
 	}
 }
+
+// TestAllocatedClaimSelectorBindsThePod: job-1's claim allocated already,
+// its allocation selecting gpu-b by the kubernetes.io/hostname label (as a
+// driver with devices reachable from several nodes may write it), binds
+// the pod to gpu-b, as kube-scheduler's DynamicResources filters it:
+// explain turns the other nodes away with the reason, and defrag --for
+// says the same of why it plans nothing, where it said the pod fits with
+// no move on cpu-a.
+func TestAllocatedClaimSelectorBindsThePod(t *testing.T) {
+	c, cfg := readTestdata(t, "dra-cluster.json", "rsf.yaml")
+	for _, n := range c.Nodes {
+		n.Labels = map[string]string{"kubernetes.io/hostname": n.Name}
+	}
+	for _, claim := range c.Claims {
+		if claim.Name == "job-1-gpus" {
+			claim.Status.Allocation = &resourcev1.AllocationResult{
+				Devices: resourcev1.DeviceAllocationResult{Results: []resourcev1.DeviceRequestAllocationResult{
+					{Request: claim.Spec.Devices.Requests[0].Name, Driver: "gpu.nvidia.com", Pool: "gpu-b", Device: "gpu-0"},
+					{Request: claim.Spec.Devices.Requests[0].Name, Driver: "gpu.nvidia.com", Pool: "gpu-b", Device: "gpu-1"}}},
+				NodeSelector: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{
+					{Key: "kubernetes.io/hostname", Operator: v1.NodeSelectorOpIn, Values: []string{"gpu-b"}}}}}},
+			}
+		}
+	}
+	pod, err := c.FindPod("train/job-1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Explain(c, cfg, "rsf.yaml", pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const why = "a claim of the pod is allocated already, and its allocation's nodeSelector does not select this node"
+	for _, n := range e.Nodes {
+		if want := n.Name == "gpu-b"; n.Feasible != want || (!want && !strings.Contains(n.Reason, why)) {
+			t.Errorf("%s: feasible %v (%q), want %v", n.Name, n.Feasible, n.Reason, want)
+		}
+	}
+	r, err := Defrag(c, cfg, "rsf.yaml", DefragOptions{For: []*v1.Pod{pod}, MaxMoves: 3})
+	want := "a claim of the pod is allocated already, and its allocation's nodeSelector selects only gpu-b; the planner does not plan for such a pod"
+	if got := fmt.Sprint(err); r != nil && r.Reason != "" {
+		got = r.Reason
+		if !strings.Contains(got, want) {
+			t.Errorf("defrag --for: %q, want %q", got, want)
+		}
+	} else if !strings.Contains(got, want) {
+		t.Errorf("defrag --for: report %+v, error %v; want %q", r, err, want)
+	}
+}

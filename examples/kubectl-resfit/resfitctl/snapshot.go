@@ -68,7 +68,7 @@ func (c *Snapshot) dra() (*dra.Reading, error) {
 	if len(c.Slices) == 0 && len(c.Classes) == 0 {
 		return nil, nil
 	}
-	d, err := dra.Read(dra.Objects{Slices: c.Slices, Classes: c.Classes, Claims: c.Claims, Templates: c.Templates})
+	d, err := dra.Read(dra.Objects{Slices: c.Slices, Classes: c.Classes, Claims: c.Claims, Templates: c.Templates, Nodes: c.Nodes})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", c.Source, firstLine(err))
 	}

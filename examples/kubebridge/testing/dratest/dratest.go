@@ -75,7 +75,7 @@ func NVIDIAClasses() []*resourcev1.DeviceClass {
 func AllocatedClaim(namespace, name, pool string, devices ...string) *resourcev1.ResourceClaim {
 	c := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
 		Spec: ClaimSpec(Exactly("gpus", "gpu.nvidia.com", int64(len(devices))))}
-	c.Status.Allocation = &resourcev1.AllocationResult{}
+	c.Status.Allocation = &resourcev1.AllocationResult{NodeSelector: NodeOf(pool)}
 	for _, d := range devices {
 		c.Status.Allocation.Devices.Results = append(c.Status.Allocation.Devices.Results,
 			resourcev1.DeviceRequestAllocationResult{Request: "gpus", Driver: "gpu.nvidia.com", Pool: pool, Device: d})

@@ -29,7 +29,27 @@ func Claim(name string, requests ...resourcev1.DeviceRequest) *resourcev1.Resour
 func HeldClaim(name string, results ...resourcev1.DeviceRequestAllocationResult) *resourcev1.ResourceClaim {
 	c := Claim(name, Exactly("r", "gpu.nvidia.com", 1))
 	c.Status.Allocation = &resourcev1.AllocationResult{Devices: resourcev1.DeviceAllocationResult{Results: results}}
+	if len(results) > 0 {
+		c.Status.Allocation.NodeSelector = NodeOf(results[0].Pool)
+	}
 	return c
+}
+
+// FabricPool is the pool of devices offered to many nodes in this
+// package's clusters; every other pool is a node's, named after it
+// (NVIDIASlice).
+const FabricPool = "fabric"
+
+// NodeOf is the nodeSelector kube's allocator writes in an allocation of
+// a pool's devices: for a node's pool, the node by name (matchFields
+// metadata.name In); nil for FabricPool, whose devices a test gives the
+// selector it needs.
+func NodeOf(pool string) *v1.NodeSelector {
+	if pool == FabricPool || pool == "" {
+		return nil
+	}
+	return &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchFields: []v1.NodeSelectorRequirement{
+		{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{pool}}}}}}
 }
 
 // OnDevice is an allocation result of request r: a gpu.nvidia.com device

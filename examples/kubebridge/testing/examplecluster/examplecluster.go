@@ -233,7 +233,8 @@ func PartitionCluster() (nodes []*v1.Node, pods []*v1.Pod, objects []runtime.Obj
 		}
 		pod.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: &claim.Name}}
 		if p.held != nil {
-			claim.Status.Allocation = &resourcev1.AllocationResult{Devices: resourcev1.DeviceAllocationResult{Results: []resourcev1.DeviceRequestAllocationResult{*p.held}}}
+			claim.Status.Allocation = &resourcev1.AllocationResult{Devices: resourcev1.DeviceAllocationResult{Results: []resourcev1.DeviceRequestAllocationResult{*p.held}},
+				NodeSelector: dratest.NodeOf(p.node)} // as kube's allocator writes it for a node's devices
 			claim.Status.ReservedFor = []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: pod.Name, UID: pod.UID}}
 		}
 		pods = append(pods, pod)
