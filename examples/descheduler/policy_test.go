@@ -78,8 +78,10 @@ func TestShippedPolicyLoads(t *testing.T) {
 
 // The command refuses a policy file the descheduler's loader would read
 // with a key given twice (the loader keeps the last: "maxMoves: 0" above a
-// forgotten "maxMoves: 4" would evict 4 a run), or larger than a
-// configuration may be, before it runs; the shipped policy passes.
+// forgotten "maxMoves: 4" would evict 4 a run), a field the policy does not
+// have, a plugin enabled where no plugin of that name and kind is, or
+// larger than a configuration may be, before it runs; the shipped policy
+// passes.
 func TestPolicyFileChecked(t *testing.T) {
 	shipped := manifesttest.ConfigMap(t, "manifests/policy.yaml").Data["policy.yaml"]
 	preRun := func(text string) error {
@@ -99,6 +101,26 @@ func TestPolicyFileChecked(t *testing.T) {
 	twice := strings.Replace(shipped, "maxMoves: 4", "maxMoves: 0\n      maxMoves: 4", 1)
 	if err := preRun(twice); err == nil || !strings.Contains(err.Error(), `key "maxMoves" already set`) {
 		t.Errorf("maxMoves given twice: %v", err)
+	}
+	// A field the policy does not have, which the loader drops, is refused
+	// with its path: a policy with no profiles, a plugin set enabling
+	// nothing.
+	for _, bad := range []struct{ from, to, want string }{
+		{"profiles:", "profile:", `unknown field "profile"`},
+		{"balance: {enabled", "balanse: {enabled", `unknown field "profiles[0].plugins.balanse"`},
+		{"preevictionfilter:", "preEvictionFilter:", `unknown field "profiles[0].plugins.preEvictionFilter" (the descheduler reads keys as written: this plugin set is preevictionfilter)`},
+		// A plugin no extension point of its kind has: the loader lets it
+		// through, and the descheduler refuses it only at its first run.
+		{"balance: {enabled: [ResfitDefrag]}", "balance: {enabled: [ResfitDefarg]}", `profiles[0].plugins.balance.enabled[0]: "ResfitDefarg" is not a balance plugin of this descheduler (they are HighNodeUtilization, LowNodeUtilization, RemoveDuplicates, RemovePodsViolatingTopologySpreadConstraint, ResfitDefrag)`},
+		{"balance: {enabled: [ResfitDefrag]}", "balance: {enabled: [ResfitDefrag]}\n    deschedule: {enabled: [ResfitDefrag]}", `profiles[0].plugins.deschedule.enabled[0]: "ResfitDefrag" is not a deschedule plugin`},
+		{"filter: {enabled: [DefaultEvictor]}", "filter: {enabled: [DefaultEvictor, ResfitDefrag]}", `profiles[0].plugins.filter.enabled[1]: "ResfitDefrag" is not a filter plugin of this descheduler (they are DefaultEvictor)`},
+	} {
+		if !strings.Contains(shipped, bad.from) {
+			t.Fatalf("the shipped policy has no %q", bad.from)
+		}
+		if err := preRun(strings.Replace(shipped, bad.from, bad.to, 1)); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s: %v\nwant %s", bad.to, err, bad.want)
+		}
 	}
 	huge := shipped + "\n#" + strings.Repeat("x", 8<<20)
 	if err := preRun(huge); err == nil || !strings.Contains(err.Error(), "policy config file") {
