@@ -392,6 +392,26 @@ func (p *Pipeline) Volatile() bool {
 		slices.ContainsFunc(p.scorers, func(s WeightedScorer) bool { return isVolatile(s.Scorer) })
 }
 
+// OverrideError says why the task's Volcano annotations go unused where
+// the pipeline reads them (a Volcano scorer, NewVolcanoScorer): the
+// annotation named, and that the scorer scores the task 0 on every node.
+// That is what Volcano's resource-strategy-fit does with such a pod (it
+// logs the error and scores 0), and resfit follows it rather than falling
+// back to the configured weights, so that a pod places as it did under
+// Volcano. Nil when the annotations are usable or absent, or no scorer
+// reads them.
+func (p *Pipeline) OverrideError(task *Task) error {
+	if task.OverrideErr == nil {
+		return nil
+	}
+	for _, s := range p.scorers {
+		if _, ok := s.Scorer.(interface{ readsOverride() }); ok {
+			return fmt.Errorf("%w: %s scores it 0 on every node, as Volcano does", task.OverrideErr, s.Scorer.Name())
+		}
+	}
+	return nil
+}
+
 // Observe shows the pipeline's learners (Learner) a task the host has
 // placed. Call it from the loop that scores with the pipeline, not
 // alongside a Score.

@@ -68,10 +68,15 @@ func NewKoordinatorScorer(name string, f *strategy.KoordinatorFit) Scorer {
 // (strategy.VolcanoFit), honouring the task's Override. Its maximum is the
 // VolcanoFit's.
 func NewVolcanoScorer(name string, f *strategy.VolcanoFit) Scorer {
-	return NewScorer(name, f.MaxScore(), func(task *Task, nodes Span, out []float64) error {
+	return overrideScorer{NewScorer(name, f.MaxScore(), func(task *Task, nodes Span, out []float64) error {
 		return f.ScoreNodes(task.Requests, task.Override, nodes.Rows(), out)
-	})
+	})}
 }
+
+// overrideScorer is a scorer that reads Task.Override.
+type overrideScorer struct{ Scorer }
+
+func (overrideScorer) readsOverride() {}
 
 // NewRetentionScorer adapts Volcano's sra retention score; its name is
 // SRARetention.

@@ -26,6 +26,11 @@ type Task struct {
 	// Override is a Volcano per-task strategy (pod annotations); nil means
 	// the configured one.
 	Override *strategy.Override
+	// OverrideErr says why Override is strategy.ZeroOverride: the task's
+	// Volcano annotations are there but unusable (strategy.VolcanoOverride's
+	// error, naming the annotation); nil when they are usable or absent.
+	// Hosts say it where the pipeline reads them (Pipeline.OverrideError).
+	OverrideErr error
 	// Devices is what the task asks of individual devices (a share of one
 	// GPU, or whole GPUs), checked by a DeviceFilter; the zero value asks
 	// for nothing. Requests still carries the total in the resource's slot.
@@ -81,7 +86,7 @@ type TaskOptions struct {
 // task's name and job as the host names them; its requests by every rule
 // (resource.RequestsOf of the pod's containers); Volcano's scoring
 // annotations (strategy.VolcanoOverride; an unusable pair scores the task
-// 0 on every node, as Volcano does); with opts.Devices what it asks of
+// 0 on every node, as Volcano does, and Task.OverrideErr says why); with opts.Devices what it asks of
 // individual devices (its request for the device resource is then their
 // total: a share of a device asks for the share, as a host that holds the
 // resource as its device view counts it; its requests of HAMi's share
@@ -97,7 +102,7 @@ func NewTask(schema *resource.Schema, name, job string, pod resource.Pod, annota
 	}
 	t := &Task{Name: name, Job: job, Requests: r.Plain, NonZeroRequests: r.NonZero, KoordinatorRequests: r.Koordinator}
 	if t.Override, err = strategy.VolcanoOverride(schema, annotations); err != nil {
-		t.Override = strategy.ZeroOverride()
+		t.Override, t.OverrideErr = strategy.ZeroOverride(), err
 	}
 	if opts.Devices != "" {
 		t.Devices = resource.DeviceRequestOf(pod, opts.Devices)

@@ -63,3 +63,60 @@ func TestNewTaskIsTheHostNeutralRule(t *testing.T) {
 		t.Error("a resource the schema lacks was accepted")
 	}
 }
+
+// An unusable Volcano pair is said, not only scored 0: NewTask keeps why
+// (naming the annotation), and a pipeline that reads the annotations says
+// it and what follows; one that does not read them, and a usable or
+// absent pair, say nothing.
+func TestUnusableAnnotationsAreSaid(t *testing.T) {
+	schema, _ := resource.NewSchema("cpu", "memory", resource.GPU)
+	fit, err := strategy.NewVolcanoFit(schema, []strategy.Resource{{Name: resource.GPU, Type: strategy.MostAllocated, Weight: 2}}, strategy.DefaultVolcanoPluginWeight)
+	if err != nil {
+		t.Fatal(err)
+	}
+	volcano, err := scoring.NewPipeline(schema, nil, []scoring.WeightedScorer{{Scorer: scoring.NewVolcanoScorer("resource-strategy-fit", fit), Weight: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	least, err := strategy.NewKubeFit(schema, strategy.LeastAllocated, []strategy.Resource{{Name: "cpu", Weight: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube, err := scoring.NewPipeline(schema, nil, []scoring.WeightedScorer{{Scorer: scoring.NewStrategyScorer("NodeResourcesFit", least, false), Weight: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := resource.Pod{Containers: []resource.Container{{Requests: map[string]int64{"cpu": 2000, resource.GPU: 1000}}}}
+	for _, c := range []struct {
+		typ, weights, want string
+	}{
+		{"MostAllocated", `{"nvidia.com/gpu": NaN}`, strategy.VolcanoWeightAnnotation + ": want a JSON object of integer weights"},
+		{"MostAllocated", `{"nvidia.com/gpu": -1}`, strategy.VolcanoWeightAnnotation + `: "nvidia.com/gpu": weight must be in [0, 1000000], got -1`},
+		{"MostAllocated", `{"nvidia.com/gpu": 1000001}`, "got 1000001"},
+		{"MostAllocated", `{"nvidia.com/gpu": "2"}`, "want a JSON object of integer weights"},
+		{"MostAllocated", `[2]`, "want a JSON object of integer weights"},
+		{"MostAllocated", `{"nvidia.com/gpu": 1.5}`, "want a JSON object of integer weights"},
+		{"MostAllocated", "", strategy.VolcanoWeightAnnotation + ": missing while"},
+		{"Mostallocated", `{"nvidia.com/gpu": 2}`, strategy.VolcanoScoringTypeAnnotation + ": "},
+	} {
+		annotations := map[string]string{strategy.VolcanoScoringTypeAnnotation: c.typ, strategy.VolcanoWeightAnnotation: c.weights}
+		task, err := scoring.NewTask(schema, "ml/train-0", "", pod, annotations, scoring.TaskOptions{})
+		if err != nil || !reflect.DeepEqual(task.Override, strategy.ZeroOverride()) || task.OverrideErr == nil || !strings.Contains(task.OverrideErr.Error(), c.want) {
+			t.Errorf("%s %s: override %v, %v; error %v", c.typ, c.weights, task.Override, task.OverrideErr, err)
+			continue
+		}
+		said := volcano.OverrideError(task)
+		if said == nil || !strings.Contains(said.Error(), c.want) || !strings.HasSuffix(said.Error(), ": resource-strategy-fit scores it 0 on every node, as Volcano does") {
+			t.Errorf("%s %s: the Volcano pipeline says %v", c.typ, c.weights, said)
+		}
+		if said := kube.OverrideError(task); said != nil {
+			t.Errorf("%s %s: a pipeline that does not read the annotations says %v", c.typ, c.weights, said)
+		}
+	}
+	for _, annotations := range []map[string]string{nil, {strategy.VolcanoScoringTypeAnnotation: "LeastAllocated", strategy.VolcanoWeightAnnotation: `{"cpu": 1}`}} {
+		task, err := scoring.NewTask(schema, "ml/train-0", "", pod, annotations, scoring.TaskOptions{})
+		if err != nil || task.OverrideErr != nil || volcano.OverrideError(task) != nil {
+			t.Errorf("%v: %v, %v", annotations, task.OverrideErr, err)
+		}
+	}
+}

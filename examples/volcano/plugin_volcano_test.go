@@ -3,16 +3,20 @@
 package volcano
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"gopkg.in/yaml.v2"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/textlogger"
 	"pgregory.net/rapid"
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 	"volcano.sh/volcano/cmd/scheduler/app/options"
@@ -364,6 +368,31 @@ func TestUnreadableTask(t *testing.T) {
 		if _, score, err := ssn.NodeOrderMapFn(task, n); score != 0 || err != nil {
 			t.Errorf("%s: node order %v, %v; want 0 and no error", name, score, err)
 		}
+	}
+}
+
+// A task whose Volcano scoring annotations are there but unusable scores 0
+// on every node, as under Volcano, and the session logs why once, naming
+// the pod and the annotation (Volcano logs it for every node).
+func TestUnusableAnnotationsAreLogged(t *testing.T) {
+	options.Default()
+	var logs bytes.Buffer
+	klog.SetLogger(textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(&logs))))
+	defer klog.ClearLogger()
+	p := pod("bad-weights", "", v1.PodPending, api.BuildResourceList("4", "8G", gpu("1")))
+	p.Annotations["volcano.sh/resource-strategy-scoring-type"] = "MostAllocated"
+	p.Annotations["volcano.sh/resource-strategy-weight"] = `{"nvidia.com/gpu": -1}`
+	ssn := sessionWith(t, ResourceStrategyFitPluginName, Builders[ResourceStrategyFitPluginName], releasedConf, nil, p)
+	task := taskNamed(t, ssn, "bad-weights")
+	for name, n := range ssn.Nodes {
+		if _, score, err := ssn.NodeOrderMapFn(task, n); score != 0 || err != nil {
+			t.Errorf("%s: node order %v, %v; want 0 and no error", name, score, err)
+		}
+	}
+	want := `pod c1/bad-weights: annotation volcano.sh/resource-strategy-weight: "nvidia.com/gpu": weight must be in [0, 1000000], got -1: resource-strategy-fit scores it 0 on every node, as Volcano does`
+	quoted := strconv.Quote(want) // as the logger writes the line
+	if n := strings.Count(logs.String(), quoted[1:len(quoted)-1]); n != 1 {
+		t.Errorf("said %d times, want once: %s\n%s", n, want, logs.String())
 	}
 }
 

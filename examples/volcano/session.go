@@ -345,7 +345,9 @@ func (s *sessionView) setDRA(row int, n *api.NodeInfo, next func() (*dra.Reading
 // task is a Volcano task as resfit scores it, made once per session from
 // its pod by the host layer's rule (dra.Reading.NewPodTask: NewTask
 // with what its DRA claims take), with its expected end where the session
-// follows ends.
+// follows ends. Unusable Volcano scoring annotations are logged once a
+// session, as Volcano's resource-strategy-fit logs them; the task scores
+// 0 on every node, as there.
 func (s *sessionView) task(t *api.TaskInfo) (*kubebridge.PodTask, error) {
 	if v, ok := s.tasks.Load(t.UID); ok {
 		return v.(taskOf).task, v.(taskOf).err
@@ -359,7 +361,12 @@ func (s *sessionView) task(t *api.TaskInfo) (*kubebridge.PodTask, error) {
 			made.task.SetEnds(s.ends.expect(t.Pod))
 		}
 	}
-	v, _ := s.tasks.LoadOrStore(t.UID, made)
+	v, loaded := s.tasks.LoadOrStore(t.UID, made)
+	if !loaded && made.err == nil {
+		if err := s.scores.OverrideError(made.task.Task); err != nil {
+			klog.Errorf("%s: pod %s/%s: %v", s.name, t.Namespace, t.Name, err)
+		}
+	}
 	return v.(taskOf).task, v.(taskOf).err
 }
 

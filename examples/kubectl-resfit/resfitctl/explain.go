@@ -166,6 +166,9 @@ func (sc *scene) explain(e *Explanation, pod *v1.Pod) error {
 	if err != nil {
 		return err
 	}
+	if err := sc.Pipeline().OverrideError(task.Task); err != nil {
+		e.Warnings = append(e.Warnings, "pod "+e.Pod+": "+err.Error())
+	}
 	if e.PodEnd, err = sc.podEndText(pod); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
 	kres "k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/resfit/resfit/resource"
@@ -421,5 +422,38 @@ func TestExplainFinishedPod(t *testing.T) {
 	}
 	if want := "It ran on cpu-b and has finished (Succeeded): it uses nothing there now;"; e.Finished != "Succeeded" || !strings.Contains(b.String(), want) || strings.Contains(b.String(), "It runs on") {
 		t.Errorf("finished %q:\n%s\nwant %q", e.Finished, b.String(), want)
+	}
+}
+
+// A pod whose Volcano scoring annotations are there but unusable scores 0
+// on every node under resource-strategy-fit, as Volcano does: explain and
+// whatif say so, naming the annotation; under a configuration that does
+// not read them, nothing is said.
+func TestUnusableVolcanoAnnotationsAreSaid(t *testing.T) {
+	c, cfg := testdata(t, "rsf.yaml")
+	pod, err := c.FindPod("train/job-1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod = pod.DeepCopy()
+	pod.Annotations = map[string]string{"volcano.sh/resource-strategy-scoring-type": "MostAllocated", "volcano.sh/resource-strategy-weight": `{"nvidia.com/gpu": -2}`}
+	want := `pod train/job-1: annotation volcano.sh/resource-strategy-weight: "nvidia.com/gpu": weight must be in [0, 1000000], got -2: resource-strategy-fit scores it 0 on every node, as Volcano does`
+	e, err := Explain(c, cfg, "rsf.yaml", pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(e.Warnings, want) || node(t, e, "gpu-a").Total != 0 || !node(t, e, "gpu-a").Feasible {
+		t.Errorf("warnings %q, gpu-a %+v; want %q and a feasible 0", e.Warnings, node(t, e, "gpu-a"), want)
+	}
+	o, err := WhatIf(c, []NamedConfig{{Name: "rsf.yaml", Config: cfg}}, []*v1.Pod{pod}, WhatIfOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(o.Outcomes[0].Warnings, want) {
+		t.Errorf("whatif warnings %q, want %q", o.Outcomes[0].Warnings, want)
+	}
+	_, frag := testdata(t, "resfitfrag.yaml")
+	if e, err := Explain(c, frag, "resfitfrag.yaml", pod); err != nil || slices.ContainsFunc(e.Warnings, func(w string) bool { return strings.Contains(w, "annotation") }) {
+		t.Errorf("a configuration that does not read the annotations: %q, %v", e.Warnings, err)
 	}
 }

@@ -143,6 +143,9 @@ func place(c *Snapshot, nc NamedConfig, pods []*v1.Pod, opts WhatIfOptions) (*Ou
 		task, err := sc.Task(p)
 		row, total := -1, 0.0
 		if err == nil {
+			if w := sc.Pipeline().OverrideError(task.Task); w != nil {
+				o.Warnings = append(o.Warnings, fmt.Sprintf("pod %s: %v", pl.Pod, w))
+			}
 			row, total, err = sc.best(placer, task, &scores)
 		}
 		switch {

@@ -8,6 +8,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
@@ -226,6 +227,9 @@ type cycleState struct {
 	// the cycle's time, for a node worked out alone (lifetimes.one).
 	ends   *lifetimes
 	endsAt time.Time
+	// unusable says why the pod's Volcano scoring annotations go unused
+	// (scoring.Pipeline.OverrideError), for PreFilter or PreScore to log.
+	unusable error
 }
 
 func (s *cycleState) Clone() fwk.StateData { return s }
@@ -264,7 +268,8 @@ func (p *Plugin) evaluate(state fwk.CycleState, pod *v1.Pod, given []fwk.NodeInf
 		return nil, err
 	}
 	return &cycleState{cycle: pr.cycle, pod: pod, task: pr.podTask.Task, podTask: pr.podTask, dra: n.dra, schema: n.schema, opts: pr.opts,
-		filtersNothing: pr.podTask.FiltersNothing(p.scorer.onlyDeviceShare), ends: n.ends, endsAt: n.ends.cycleTime()}, nil
+		filtersNothing: pr.podTask.FiltersNothing(p.scorer.onlyDeviceShare), ends: n.ends, endsAt: n.ends.cycleTime(),
+		unusable: p.scorer.pipe.OverrideError(pr.podTask.Task)}, nil
 }
 
 // PreFilter evaluates every node once, for ResourceStrategyFit's filters
@@ -274,7 +279,7 @@ func (p *Plugin) evaluate(state fwk.CycleState, pod *v1.Pod, given []fwk.NodeInf
 // kubebridge.PodTask.FiltersNothing) it returns Skip, and the framework
 // calls no Filter of the plugin for the pod, not even with nominated pods
 // added, which could not change the answer.
-func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	if !p.filter {
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
@@ -282,6 +287,7 @@ func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 	if err != nil {
 		return nil, fwk.AsStatus(err)
 	}
+	p.sayUnusable(ctx, s)
 	p.write(state, s)
 	if s.filtersNothing {
 		return nil, fwk.NewStatus(fwk.Skip)
@@ -311,7 +317,7 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, _ *v1.Pod, node
 }
 
 // PreScore evaluates the candidate nodes once, unless PreFilter did.
-func (p *Plugin) PreScore(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
+func (p *Plugin) PreScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
 	if _, ok := p.stateOf(state); ok {
 		return nil
 	}
@@ -319,8 +325,19 @@ func (p *Plugin) PreScore(_ context.Context, state fwk.CycleState, pod *v1.Pod, 
 	if err != nil {
 		return fwk.AsStatus(err)
 	}
+	p.sayUnusable(ctx, s)
 	p.write(state, s)
 	return nil
+}
+
+// sayUnusable logs, once a cycle, that the pod's Volcano scoring
+// annotations are there but unusable where the plugin's configuration
+// reads them (scoring.Pipeline.OverrideError): the pod then scores 0 on
+// every node, as under Volcano, which logs it likewise.
+func (p *Plugin) sayUnusable(ctx context.Context, s *cycleState) {
+	if s.unusable != nil {
+		klog.FromContext(ctx).Error(s.unusable, "Scoring annotations unusable", "plugin", p.name, "pod", klog.KObj(s.pod))
+	}
 }
 
 // Score returns the node's score from the batch.

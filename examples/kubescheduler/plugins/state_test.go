@@ -559,3 +559,35 @@ func TestNodeReplacedAtTheSameCount(t *testing.T) {
 		}
 	}
 }
+
+// A pod whose Volcano scoring annotations are unusable scores 0 on every
+// node under ResourceStrategyFit, as under Volcano, and the plugin says so
+// in the cycle's log, once, naming the annotation and the pod; the plugins
+// that do not read the annotations say nothing.
+func TestUnusableAnnotationsAreLogged(t *testing.T) {
+	for name, plugins := range map[string][]enabled{
+		"ResourceStrategyFit": {{ResourceStrategyFitName, 1, aiScenario}},
+		"Koordinator":         koordinatorPlugins,
+	} {
+		t.Run(name, func(t *testing.T) {
+			var logs bytes.Buffer
+			ctx := klog.NewContext(context.Background(), textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(&logs))))
+			snapshot := cache.NewSnapshot(nil, []*v1.Node{node("gpu", resources("cpu", "74", "memory", "128G", gpu, "8"))})
+			fw := newFrameworkOn(t, ctx, snapshot, plugins...)
+			p := pod("a", "", resources("cpu", "4", "memory", "4G", gpu, "1"))
+			p.Annotations = map[string]string{"volcano.sh/resource-strategy-scoring-type": "LeastAllocated", "volcano.sh/resource-strategy-weight": `{"cpu": "1"}`}
+			state := framework.NewCycleState()
+			if _, s, _ := fw.RunPreFilterPlugins(ctx, state, p); !s.IsSuccess() && !s.IsSkip() {
+				t.Fatal(s)
+			}
+			infos, _ := snapshot.NodeInfos().List()
+			if s := fw.RunPreScorePlugins(ctx, state, p, infos); !s.IsSuccess() {
+				t.Fatal(s)
+			}
+			said := strings.Count(logs.String(), `"Scoring annotations unusable" err="annotation volcano.sh/resource-strategy-weight: want a JSON object of integer weights`)
+			if want := map[bool]int{true: 1, false: 0}[name == "ResourceStrategyFit"]; said != want || want == 1 && !strings.Contains(logs.String(), `scores it 0 on every node, as Volcano does" plugin="ResourceStrategyFit" pod="default/a"`) {
+				t.Errorf("said %d times, want %d:\n%s", said, want, logs.String())
+			}
+		})
+	}
+}
