@@ -1,6 +1,7 @@
 package kubebridge
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -17,8 +18,11 @@ const (
 )
 
 // ReadFile reads a file of at most limit bytes; a larger one, or one that
-// never ends (/dev/zero), is an error naming the file and the limit,
-// read no further than one byte past the limit.
+// never ends, is an error naming the file and the limit, read no further
+// than one byte past the limit and held in no more memory than that (a
+// file whose size is known is read into a buffer of that size; a stream,
+// in chunks joined at its end). A NUL byte, which neither JSON nor YAML
+// text holds, is an error at once (/dev/zero, a binary file).
 func ReadFile(path string, limit int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -29,7 +33,36 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return io.ReadAll(r)
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		buf := bytes.NewBuffer(make([]byte, 0, st.Size()+bytes.MinRead))
+		_, err := buf.ReadFrom(r)
+		return buf.Bytes(), err
+	}
+	return readChunks(r)
+}
+
+// readChunks reads r to its end in chunks, which it joins: a stream
+// refused at its limit has held no more than the limit (io.ReadAll's
+// growing buffer holds up to twice what it read, in the garbage of the
+// buffers it outgrew).
+func readChunks(r io.Reader) ([]byte, error) {
+	var chunks [][]byte
+	total := 0
+	for {
+		chunk := make([]byte, 1<<20)
+		n, err := io.ReadFull(r, chunk)
+		chunks, total = append(chunks, chunk[:n]), total+n
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(chunks) == 1 {
+		return chunks[0], nil
+	}
+	return bytes.Join(chunks, nil)[:total:total], nil
 }
 
 // Limited is LimitedReader's reader.
@@ -37,11 +70,15 @@ type Limited struct {
 	path        string
 	r           io.Reader
 	limit, read int64
+	nul         error
 }
 
-// Exceeded is the error of a read past the limit, nil before one: a
-// decoder over the reader may wrap it in its own words.
-func (l *Limited) Exceeded() error {
+// Refused is the error of a read past the limit or of a NUL byte, nil
+// before one: a decoder over the reader may wrap it in its own words.
+func (l *Limited) Refused() error {
+	if l.nul != nil {
+		return l.nul
+	}
 	if l.read > l.limit {
 		return tooLarge(l.path, l.limit)
 	}
@@ -49,16 +86,24 @@ func (l *Limited) Exceeded() error {
 }
 
 func (l *Limited) Read(p []byte) (int, error) {
+	if l.nul != nil {
+		return 0, l.nul
+	}
 	n, err := l.r.Read(p)
+	if i := bytes.IndexByte(p[:n], 0); i >= 0 {
+		l.nul = fmt.Errorf("%s: byte %d is NUL: not JSON or YAML text", l.path, l.read+int64(i))
+		return 0, l.nul
+	}
 	l.read += int64(n)
-	if err := l.Exceeded(); err != nil {
+	if err := l.Refused(); err != nil {
 		return 0, err
 	}
 	return n, err
 }
 
 // LimitedReader reads r, a file named path, up to limit bytes; a read past
-// it fails with an error naming the file and the limit. When r is a file
+// it fails with an error naming the file and the limit, and so does a NUL
+// byte, which no JSON or YAML text holds. When r is a file
 // whose size is known to be larger, the error comes at once.
 func LimitedReader(path string, r io.Reader, limit int64) (*Limited, error) {
 	if f, ok := r.(*os.File); ok {

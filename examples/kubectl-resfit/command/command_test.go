@@ -208,9 +208,10 @@ func TestUserErrors(t *testing.T) {
 		{"defrag no timeout", []string{"defrag", "--config", rsf, "--timeout", "0s"}, 2, "error: --timeout must be above 0, got 0s"},
 		{"defrag running pod", []string{"defrag", "--config", rsf, "--snapshot", defragSnapshot, "--for", "train/job-0"}, 1,
 			"error: pod train/job-0 runs on gpu-a already; defrag makes room for a pending pod"},
-		{"config that never ends", []string{"validate", "--config", "/dev/zero"}, 1, "error: config: /dev/zero: larger than 8 MiB, the most read of such a file"},
+		{"config that never ends", []string{"validate", "--config", "/dev/zero"}, 1, "error: config: /dev/zero: byte 0 is NUL: not JSON or YAML text"},
 		{"snapshot too large", []string{"whatif", "--config", rsf, "--snapshot", huge}, 1, "error: snapshot " + huge + ": " + huge + ": larger than 1024 MiB, the most read of such a file"},
-		{"pod file that never ends", []string{"whatif", "--config", rsf, "--snapshot", snapshot, "-f", "/dev/zero"}, 1, "error: pod file /dev/zero: larger than 64 MiB, the most read of such a file"},
+		{"snapshot that never ends", []string{"whatif", "--config", rsf, "--snapshot", "/dev/zero"}, 1, "error: snapshot /dev/zero: /dev/zero: byte 0 is NUL: not JSON or YAML text"},
+		{"pod file that never ends", []string{"whatif", "--config", rsf, "--snapshot", snapshot, "-f", "/dev/zero"}, 1, "error: pod file /dev/zero: byte 0 is NUL: not JSON or YAML text"},
 		{"defrag empty group", []string{"defrag", "--config", rsf, "--snapshot", defragSnapshot, "--for", "podgroup/train/solo"}, 1,
 			"error: pod group train/solo has no pending pods in snapshot ../testdata/defrag-cluster.json (0 pods of it)"},
 	} {

@@ -42,8 +42,8 @@ func readPods(path string, r *kubebridge.Limited) ([]*v1.Pod, error) {
 		doc, err := next()
 		if err == io.EOF {
 			break
-		} else if tooLarge := r.Exceeded(); tooLarge != nil {
-			return nil, tooLarge
+		} else if refused := r.Refused(); refused != nil {
+			return nil, refused
 		} else if err != nil {
 			return nil, fmt.Errorf("pod file %s, document %d: not JSON or YAML (%v)", path, i, firstLine(err))
 		}
