@@ -28,13 +28,18 @@
 //   - Overdue: the hold cannot count on waiting (a pod in the way declares
 //     no end, or the shadow time is further off than the host's patience):
 //     the host drains the pods in the way, within its allowance of moves
-//     (Hold.DrainOrder gives the order).
+//     (Hold.DrainOrder gives the order), and stops as soon as the target
+//     fits (Hold.Freed): the pods left in its way need not go.
 //
 // Where a pod declares its end is the host's to say: a Job's or pod's
 // activeDeadlineSeconds bounds it, an estimate (resfit.io/runs-for) states
 // it; a pod past its declared end counts as ending now. Everything here is
 // plain data and functions of it: the caller passes the time and the
-// state, and keeps the target and the hold between rounds.
+// state, and keeps the target and the hold between rounds. Amounts are
+// resource's, each within [0, resource.MaxAmount]: a node or pod with one
+// outside is refused (Node.Check: Plan and Choose pass such a node over,
+// Admits and Freed answer false), so that no sum overflows; nothing here
+// panics on a node other than the hold's.
 //
 // This is what resfit's hosts run against starvation: the descheduler's
 // reserve mode and the replay's -starve. Package reservation is Volcano's

@@ -54,44 +54,72 @@ type Node struct {
 }
 
 // Check reports a node whose amounts do not add up: vectors of another
-// length than the request's, a pod holding a device the node lacks or
-// more than is in use, used amounts below what its pods hold. Choose and
-// Admits answer only for nodes that pass.
+// length than the request's, an amount outside [0, resource.MaxAmount]
+// (allocatable, used, a pod's request, a device's free amount), a pod
+// holding a device the node lacks or more than is in use, used amounts
+// below what its pods hold. Plan, Choose, Admits and Freed answer only for
+// nodes that pass, and only for pods whose requests are within
+// [0, resource.MaxAmount] (checkPod): within those bounds no sum they make
+// overflows.
 func (n Node) Check(slots int) error {
 	if len(n.Allocatable) != slots || len(n.Used) != slots {
 		return fmt.Errorf("node %s: %d allocatable and %d used amounts for %d slots", n.Name, len(n.Allocatable), len(n.Used), slots)
 	}
+	for s := range slots {
+		if !inRange(n.Allocatable[s]) || !inRange(n.Used[s]) {
+			return fmt.Errorf("node %s: slot %d has %d allocatable and %d used, outside [0, %d]", n.Name, s, n.Allocatable[s], n.Used[s], resource.MaxAmount)
+		}
+	}
 	sum := make(resource.Vector, slots)
 	held := make([]int64, len(n.DeviceFree))
 	for _, p := range n.Pods {
-		if len(p.Request) != slots {
-			return fmt.Errorf("node %s: pod %s has %d requested amounts for %d slots", n.Name, p.Name, len(p.Request), slots)
+		if err := checkPod(p, slots); err != nil {
+			return fmt.Errorf("node %s: %w", n.Name, err)
 		}
 		for s, r := range p.Request {
-			if r < 0 {
-				return fmt.Errorf("node %s: pod %s requests %d of slot %d", n.Name, p.Name, r, s)
+			// Each sum stays within what is used, itself within
+			// MaxAmount, or the node is refused: it cannot overflow.
+			if sum[s] += r; sum[s] > n.Used[s] {
+				return fmt.Errorf("node %s: its pods request %d of slot %d or more, more than the %d in use", n.Name, sum[s], s, n.Used[s])
 			}
-			sum[s] += r
 		}
 		for _, h := range p.Holds {
-			if h.Device < 0 || h.Device >= len(n.DeviceFree) || h.Amount < 0 {
+			if h.Device < 0 || h.Device >= len(n.DeviceFree) || !inRange(h.Amount) {
 				return fmt.Errorf("node %s: pod %s holds %d of device %d, of %d devices", n.Name, p.Name, h.Amount, h.Device, len(n.DeviceFree))
 			}
-			held[h.Device] += h.Amount
-		}
-	}
-	for s := range slots {
-		if sum[s] > n.Used[s] {
-			return fmt.Errorf("node %s: its pods request %d of slot %d, more than the %d in use", n.Name, sum[s], s, n.Used[s])
+			if held[h.Device] += h.Amount; held[h.Device] > resource.MaxAmount {
+				return fmt.Errorf("node %s: its pods hold more than %d of device %d", n.Name, resource.MaxAmount, h.Device)
+			}
 		}
 	}
 	for j, f := range n.DeviceFree {
-		if f < 0 || f+held[j] > resource.MaxAmount {
+		if !inRange(f) || f+held[j] > resource.MaxAmount {
 			return fmt.Errorf("node %s: device %d has %d free", n.Name, j, f)
 		}
 	}
 	return nil
 }
+
+// checkPod reports a pod whose request has another length than the
+// slots, or an amount outside [0, resource.MaxAmount], or whose device
+// request is negative or larger than that.
+func checkPod(p Pod, slots int) error {
+	if len(p.Request) != slots {
+		return fmt.Errorf("pod %s has %d requested amounts for %d slots", p.Name, len(p.Request), slots)
+	}
+	for s, r := range p.Request {
+		if !inRange(r) {
+			return fmt.Errorf("pod %s requests %d of slot %d, outside [0, %d]", p.Name, r, s, resource.MaxAmount)
+		}
+	}
+	if d := p.Devices; d.Count < 0 || d.Count > resource.MaxDevicesPerNode || !inRange(d.Each) {
+		return fmt.Errorf("pod %s asks for %d devices of %d each", p.Name, d.Count, d.Each)
+	}
+	return nil
+}
+
+// inRange reports whether an amount is within [0, resource.MaxAmount].
+func inRange(v int64) bool { return v >= 0 && v <= resource.MaxAmount }
 
 // Election says who may be elected: the pods that have waited longer than
 // MinWait, the largest by the Size slot first (the device resource's: the
@@ -190,6 +218,9 @@ var ErrNeverFits = errors.New("the target does not fit the node even with its po
 // after which the target fits are in its way, and FreeAt is the last one's
 // end, or zero when it declares none.
 func Plan(target Waiting, n Node, index int, now time.Time, size int) (Hold, error) {
+	if err := checkPod(target.Pod, len(target.Request)); err != nil {
+		return Hold{}, err
+	}
 	if err := n.Check(len(target.Request)); err != nil {
 		return Hold{}, err
 	}
@@ -378,7 +409,7 @@ func (h Hold) Admits(p Pod, n Node, now time.Time) bool {
 	if p.Name == h.Target {
 		return true
 	}
-	if n.Check(len(h.Request)) != nil || len(p.Request) != len(h.Request) {
+	if n.Check(len(h.Request)) != nil || checkPod(p, len(h.Request)) != nil || checkPod(Pod{Request: h.Request, Devices: h.Devices}, len(h.Request)) != nil {
 		return false
 	}
 	if p.Holds == nil {
@@ -395,7 +426,7 @@ func (h Hold) Admits(p Pod, n Node, now time.Time) bool {
 		with.Used[s] += r
 	}
 	for _, d := range p.Holds {
-		if d.Device < 0 || d.Device >= len(with.DeviceFree) || d.Amount < 0 || d.Amount > with.DeviceFree[d.Device] {
+		if d.Device < 0 || d.Device >= len(with.DeviceFree) || !inRange(d.Amount) || d.Amount > with.DeviceFree[d.Device] {
 			return false
 		}
 		with.DeviceFree[d.Device] -= d.Amount
@@ -419,7 +450,8 @@ func (h Hold) Admits(p Pod, n Node, now time.Time) bool {
 
 // Overdue reports whether waiting alone will not free the node within
 // patience: a pod in the way declares no end, or FreeAt is further off.
-// The host then drains the pods in the way (DrainOrder).
+// The host then drains the pods in the way (DrainOrder) until the target
+// fits (Freed).
 func (h Hold) Overdue(now time.Time, patience time.Duration) bool {
 	return h.FreeAt.IsZero() || h.FreeAt.Sub(now) > patience
 }
@@ -428,9 +460,11 @@ func (h Hold) Overdue(now time.Time, patience time.Duration) bool {
 // hold was planned on) as a drain moves them: those that would stay
 // longest first, the ones that declare no end (the largest of the Size
 // slot first), then the latest to end, so that each move saves the most
-// waiting.
+// waiting. A drain stops as soon as the target fits (Freed): the pods
+// left in the way then need not go. Indices that n does not have (a node
+// other than the hold's) are left out.
 func (h Hold) DrainOrder(n Node, now time.Time, size int) []int {
-	order := slices.Clone(h.InTheWay)
+	order := slices.DeleteFunc(slices.Clone(h.InTheWay), func(k int) bool { return k < 0 || k >= len(n.Pods) })
 	slices.SortStableFunc(order, func(a, b int) int {
 		ea, eb := endOf(n.Pods[a], now), endOf(n.Pods[b], now)
 		switch {
@@ -445,4 +479,20 @@ func (h Hold) DrainOrder(n Node, now time.Time, size int) []int {
 		return cmp.Compare(amountOf(n.Pods[b].Request, size), amountOf(n.Pods[a].Request, size))
 	})
 	return order
+}
+
+// Freed reports whether the target fits node n (the node the hold was
+// planned on) now, with the pods gone (indices into n.Pods) taken off:
+// where a drain stops. False for a node that does not check.
+func (h Hold) Freed(n Node, gone []int) bool {
+	if n.Check(len(h.Request)) != nil || checkPod(Pod{Request: h.Request, Devices: h.Devices}, len(h.Request)) != nil {
+		return false
+	}
+	off := make([]bool, len(n.Pods))
+	for _, k := range gone {
+		if k >= 0 && k < len(off) {
+			off[k] = true
+		}
+	}
+	return fits(n, off, Pod{Request: h.Request, Devices: h.Devices})
 }

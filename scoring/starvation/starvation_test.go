@@ -3,7 +3,9 @@ package starvation
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -452,5 +454,100 @@ func TestEASYExamples(t *testing.T) {
 	}
 	if _, err := Plan(Waiting{Pod: Pod{Name: "nine", Request: resource.Vector{0, 9000}, Devices: resource.DeviceRequest{Count: 9, Each: perDevice}}}, blocked, 0, t0, gpu); err == nil {
 		t.Error("9 GPUs on a node of 8: no error")
+	}
+}
+
+// Freed is where a drain stops: the target fits with exactly the pods
+// gone taken off, as the reference counts it; every prefix of DrainOrder
+// after which it fits is a point a drain may stop at.
+func TestFreedIsTheReference(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := drawNode(t, "n")
+		target := drawWaiting(t, "target")
+		h, err := Plan(target, n, 0, t0, gpu)
+		if err != nil {
+			t.Skip("the target never fits")
+		}
+		order := h.DrainOrder(n, t0, gpu)
+		gone := make([]bool, len(n.Pods))
+		for k := 0; k <= len(order); k++ {
+			if got, want := h.Freed(n, order[:k]), refFits(n, gone, target.Pod); got != want {
+				t.Fatalf("Freed after %v: %v, reference %v", order[:k], got, want)
+			}
+			if k < len(order) {
+				gone[order[k]] = true
+			}
+		}
+		if len(order) > 0 && !h.Freed(n, order) {
+			t.Fatalf("the target does not fit with every pod in its way %v gone", order)
+		}
+	})
+}
+
+// The hold: p1 (2 GPUs, no end), p2 (4 GPUs, no end) and p3 (1
+// GPU, ends in an hour) in the way of a 4-GPU target on an 8-GPU node.
+// The drain moves p2 first, after which the target fits: p3 stays.
+func TestDrainStopsWhenTheTargetFits(t *testing.T) {
+	whole := func(name string, from, count int, end time.Time) Pod {
+		p := Pod{Name: name, Request: resource.Vector{1000, int64(count) * perDevice}, Devices: resource.DeviceRequest{Count: count, Each: perDevice}, End: end}
+		for j := from; j < from+count; j++ {
+			p.Holds = append(p.Holds, DeviceHold{Device: j, Amount: perDevice})
+		}
+		return p
+	}
+	n := Node{Name: "gpu-a", Allocatable: resource.Vector{64000, 8 * perDevice}, Used: resource.Vector{3000, 7 * perDevice},
+		DeviceFree: []int64{0, 0, 0, 0, 0, 0, 0, perDevice},
+		Pods:       []Pod{whole("p1", 0, 2, time.Time{}), whole("p2", 2, 4, time.Time{}), whole("p3", 6, 1, t0.Add(time.Hour))}}
+	target := Waiting{Pod: Pod{Name: "target", Request: resource.Vector{1000, 4 * perDevice}, Devices: resource.DeviceRequest{Count: 4, Each: perDevice}}}
+	h, err := Plan(target, n, 0, t0, gpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := h.DrainOrder(n, t0, gpu)
+	if !slices.Equal(order, []int{1, 2}) || h.Freed(n, nil) || !h.Freed(n, order[:1]) {
+		t.Errorf("drain order %v (want p2, p3); fits with none gone %v, with p2 gone %v (want false, true)", order, h.Freed(n, nil), h.Freed(n, order[:1]))
+	}
+}
+
+// Amounts past resource.MaxAmount, or negative, are refused, not summed
+// into an overflow: a request of MaxInt64 does not fit; pods whose
+// requests sum past MaxInt64 do not check; a pod asking for -1000 cpu is
+// not admitted; DrainOrder on a node with fewer pods than the hold's
+// leaves the missing ones out.
+func TestAmountsOutOfRangeAreRefused(t *testing.T) {
+	n := Node{Name: "n", Allocatable: resource.Vector{64000, 8 * perDevice}, Used: resource.Vector{0, 0}, DeviceFree: make([]int64, 8)}
+	for j := range n.DeviceFree {
+		n.DeviceFree[j] = perDevice
+	}
+	huge := Waiting{Pod: Pod{Name: "huge", Request: resource.Vector{math.MaxInt64, 0}}}
+	if h, err := Plan(huge, n, 0, t0, gpu); err == nil || !strings.Contains(err.Error(), "pod huge requests 9223372036854775807 of slot 0, outside [0, 9007199254740992]") {
+		t.Errorf("a MaxInt64 request: %+v, %v", h, err)
+	}
+	over := n
+	over.Used = resource.Vector{math.MaxInt64, 0}
+	over.Pods = []Pod{{Name: "a", Request: resource.Vector{math.MaxInt64/2 + 1, 0}}, {Name: "b", Request: resource.Vector{math.MaxInt64/2 + 1, 0}}}
+	if err := over.Check(2); err == nil {
+		t.Error("requests summing past MaxInt64 checked")
+	}
+	over.Used = resource.Vector{resource.MaxAmount, 0}
+	over.Pods = []Pod{{Name: "a", Request: resource.Vector{resource.MaxAmount, 0}}, {Name: "b", Request: resource.Vector{resource.MaxAmount, 0}}}
+	if err := over.Check(2); err == nil || !strings.Contains(err.Error(), "more than the 9007199254740992 in use") {
+		t.Errorf("requests summing past what is used: %v", err)
+	}
+	target := Waiting{Pod: Pod{Name: "target", Request: resource.Vector{8000, 8 * perDevice}, Devices: resource.DeviceRequest{Count: 8, Each: perDevice}}}
+	h, err := Plan(target, n, 0, t0, gpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Admits(Pod{Name: "negative", Request: resource.Vector{-1000, 0}, End: t0.Add(time.Minute)}, n, t0) {
+		t.Error("a pod asking for -1000 cpu admitted")
+	}
+	if !h.Admits(Pod{Name: "quick", Request: resource.Vector{1000, 0}, End: t0}, n, t0) {
+		t.Error("a pod ending now not admitted")
+	}
+	h.InTheWay = []int{0, 3, -1}
+	small := Node{Name: "n", Allocatable: n.Allocatable, Used: resource.Vector{1000, 0}, DeviceFree: n.DeviceFree, Pods: []Pod{{Name: "a", Request: resource.Vector{1000, 0}}}}
+	if got := h.DrainOrder(small, t0, gpu); !slices.Equal(got, []int{0}) {
+		t.Errorf("DrainOrder on a node with one pod: %v", got)
 	}
 }

@@ -48,7 +48,9 @@ func (r Reservation) String() string {
 
 // Reserve makes one run of reserve mode on the cluster as the listers
 // hold it, on the nodes the descheduler gives, at now: it elects, holds
-// and drains as the mode says, and returns what it did.
+// and drains as the mode says (the pods in the way, in
+// starvation.Hold.DrainOrder, until the target fits: Hold.Freed), and
+// returns what it did.
 func (p *Plugin) Reserve(ctx context.Context, nodes []*v1.Node, now time.Time) (Reservation, error) {
 	w, err := p.read(ctx, nodes, now)
 	if err != nil {
@@ -148,8 +150,9 @@ func (p *Plugin) Reserve(ctx context.Context, nodes []*v1.Node, now time.Time) (
 	if p.allowance != nil {
 		budget = min(budget, p.allowance.Accrue(running(w.pods), 0))
 	}
+	var drained []int
 	for _, k := range h.DrainOrder(node, now, gpu) {
-		if len(res.Evicted) >= budget {
+		if len(res.Evicted) >= budget || h.Freed(node, drained) {
 			break
 		}
 		pod := byUID[node.Pods[k].Name]
@@ -166,7 +169,7 @@ func (p *Plugin) Reserve(ctx context.Context, nodes []*v1.Node, now time.Time) (
 		}
 		moves.WithLabelValues(resultDrained).Inc()
 		p.events.Eventf(pod, target, v1.EventTypeNormal, "Drained", "Reserve", "resfit drained %s for %s, which has waited since %s", h.Node, kubebridge.PodName(target), target.CreationTimestamp.UTC().Format(time.RFC3339))
-		res.Evicted = append(res.Evicted, kubebridge.PodName(pod))
+		res.Evicted, drained = append(res.Evicted, kubebridge.PodName(pod)), append(drained, k)
 	}
 	if p.allowance != nil {
 		p.allowance.Spend(len(res.Evicted))
