@@ -239,6 +239,10 @@ func TestKubeSchedulerConfigurationOuterLayer(t *testing.T) {
 			`apiVersion: kube-scheduler v1.37 reads kubescheduler.config.k8s.io/v1 only, got "kubescheduler.config.k8s.io/v1beta9"`},
 		{"apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: resfit\n- schedulerName: resfit\n",
 			`profiles[1].schedulerName: appears in two profiles, got "resfit"`},
+		// kube names only a lone profile: of two, the one left unnamed is
+		// an error, as kube-scheduler's validation makes it.
+		{"apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: resfit\n- plugins: {}\n",
+			`profiles[1].schedulerName: required where there are several profiles`},
 		{"apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\npercentageOfNodesToScore: 101\nprofiles:\n- schedulerName: resfit\n",
 			`percentageOfNodesToScore: must be in [0, 100], got 101`},
 	} {

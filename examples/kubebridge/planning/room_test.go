@@ -185,6 +185,8 @@ func TestNodeWideRoomBackfills(t *testing.T) {
 		{"a 1-GPU pod ending after 13:00", one, at(14), true, false},
 		{"a 1-GPU pod that declares nothing", one, time.Time{}, false, false},
 		{"a CPU pod beside the target and job-b", small, time.Time{}, false, true},
+		{"a CPU pod filling the node exactly beside them (64 + 8 + 24 = 96)", kubetest.Pod("fill", "", "cpu", "24"), time.Time{}, false, true},
+		{"a CPU pod a core past it", kubetest.Pod("over", "", "cpu", "25"), time.Time{}, false, false},
 	} {
 		if got := room.Backfills(c.p, c.end, c.declared, alloc, used, onNode); got != c.want {
 			t.Errorf("%s: backfills %v, want %v", c.name, got, c.want)
@@ -253,6 +255,9 @@ func TestDeclaredEnd(t *testing.T) {
 		{"the earlier of the two", mk("gpu-a", 7200, "30m", false), now.Add(-30 * time.Minute)},
 		{"its Job's deadline", mk("gpu-a", 0, "", true), now.Add(time.Hour)},
 		{"its own before its Job's", mk("gpu-a", 0, "75m", true), now.Add(15 * time.Minute)},
+		// A start time on a pod bound to no node (a status left over) is
+		// not a start: the pod counts from now.
+		{"a start time but no node", func() *v1.Pod { p := mk("", 0, "90m", false); p.Status.StartTime = &started; return p }(), now.Add(90 * time.Minute)},
 	} {
 		end, ok, err := DeclaredEnd(c.p, jobs, now)
 		if err != nil || ok != !c.want.IsZero() || !end.Equal(c.want) {
