@@ -226,12 +226,7 @@ func TestPlanIsTheShadowTime(t *testing.T) {
 // the shadow time gone, and it staying unless it ends by then.
 func TestAdmitsDelaysNothing(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		n := drawNode(t, "n")
-		target := drawWaiting(t, "target")
-		h, err := Plan(target, n, 0, t0, gpu)
-		if err != nil {
-			t.Skip("the target never fits")
-		}
+		n, target, h := drawHold(t)
 		req, dev := drawRequest(t, "p", 8)
 		p := Pod{Name: "p", Request: req, Devices: dev, End: drawEnd(t, "p")}
 		got := h.Admits(p, n, t0)
@@ -457,17 +452,24 @@ func TestEASYExamples(t *testing.T) {
 	}
 }
 
+// drawHold is a node, a target, and the target's hold of the node; a draw
+// where the target never fits the node is skipped.
+func drawHold(t *rapid.T) (Node, Waiting, Hold) {
+	n := drawNode(t, "n")
+	target := drawWaiting(t, "target")
+	h, err := Plan(target, n, 0, t0, gpu)
+	if err != nil {
+		t.Skip("the target never fits")
+	}
+	return n, target, h
+}
+
 // Freed is where a drain stops: the target fits with exactly the pods
 // gone taken off, as the reference counts it; every prefix of DrainOrder
 // after which it fits is a point a drain may stop at.
 func TestFreedIsTheReference(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		n := drawNode(t, "n")
-		target := drawWaiting(t, "target")
-		h, err := Plan(target, n, 0, t0, gpu)
-		if err != nil {
-			t.Skip("the target never fits")
-		}
+		n, target, h := drawHold(t)
 		order := h.DrainOrder(n, t0, gpu)
 		gone := make([]bool, len(n.Pods))
 		for k := 0; k <= len(order); k++ {

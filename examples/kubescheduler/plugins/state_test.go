@@ -325,6 +325,20 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
+// readingAnnotationsOrNot are two plugin sets: ResourceStrategyFit, whose
+// configuration reads pods' Volcano scoring annotations, and Koordinator's,
+// which does not.
+var readingAnnotationsOrNot = map[string][]enabled{
+	"ResourceStrategyFit": {{ResourceStrategyFitName, 1, aiScenario}},
+	"Koordinator":         koordinatorPlugins,
+}
+
+// loggingContext is a context whose logger writes to the buffer returned.
+func loggingContext() (context.Context, *bytes.Buffer) {
+	var logs bytes.Buffer
+	return klog.NewContext(context.Background(), textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(&logs)))), &logs
+}
+
 // Every resfit plugin implements SignPlugin, so kube-scheduler keeps its
 // opportunistic batching on for a profile that uses them: the framework
 // does not log "Disabling signatures for profile because plugins do not
@@ -332,13 +346,9 @@ func sortedKeys[V any](m map[string]V) []string {
 // signature and get the same outcome, and a pod with other requests (or,
 // for ResourceStrategyFit, other Volcano annotations) does not share it.
 func TestSignaturesKeepBatchingOn(t *testing.T) {
-	for name, plugins := range map[string][]enabled{
-		"ResourceStrategyFit": {{ResourceStrategyFitName, 1, aiScenario}},
-		"Koordinator":         koordinatorPlugins,
-	} {
+	for name, plugins := range readingAnnotationsOrNot {
 		t.Run(name, func(t *testing.T) {
-			var logs bytes.Buffer
-			ctx := klog.NewContext(context.Background(), textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(&logs))))
+			ctx, logs := loggingContext()
 			nodes := []*v1.Node{
 				node("gpu", resources("cpu", "74", "memory", "128G", gpu, "8")),
 				node("cpu", resources("cpu", "16", "memory", "64G")),
@@ -565,13 +575,9 @@ func TestNodeReplacedAtTheSameCount(t *testing.T) {
 // in the cycle's log, once, naming the annotation and the pod; the plugins
 // that do not read the annotations say nothing.
 func TestUnusableAnnotationsAreLogged(t *testing.T) {
-	for name, plugins := range map[string][]enabled{
-		"ResourceStrategyFit": {{ResourceStrategyFitName, 1, aiScenario}},
-		"Koordinator":         koordinatorPlugins,
-	} {
+	for name, plugins := range readingAnnotationsOrNot {
 		t.Run(name, func(t *testing.T) {
-			var logs bytes.Buffer
-			ctx := klog.NewContext(context.Background(), textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(&logs))))
+			ctx, logs := loggingContext()
 			snapshot := cache.NewSnapshot(nil, []*v1.Node{node("gpu", resources("cpu", "74", "memory", "128G", gpu, "8"))})
 			fw := newFrameworkOn(t, ctx, snapshot, plugins...)
 			p := pod("a", "", resources("cpu", "4", "memory", "4G", gpu, "1"))
