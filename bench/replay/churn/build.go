@@ -134,7 +134,7 @@ func newReplay(policy sim.Policy, in sim.Input, spec Spec, add AddOns, seed uint
 	if err != nil {
 		return nil, err
 	}
-	env := sim.Env{Seed: seed, Classes: in.Classes, FromScratch: opts.FromScratch, CoresPerGPU: in.CoresPerGPU()}
+	env := sim.Env{Seed: seed, Classes: in.Classes, FromScratch: opts.FromScratch, CoresPerGPU: in.CoresPerGPU(), LifetimeWeight: spec.LifetimeWeight}
 	var ends *endsView
 	if spec.follows() {
 		model, err := lifetime.NewModel(lifetime.ModelOptions{})

@@ -11,6 +11,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/resfit/resfit/bench/replay/sim"
+	"github.com/resfit/resfit/scoring/config"
 )
 
 // scripted gives the arrivals in order.
@@ -712,6 +713,36 @@ func TestEmptyMetricByHand(t *testing.T) {
 }
 
 // TestSpecNamesWhatPodsDeclare: the setting a spec adds to the tables'
+// (nothing for none), and the specs that cannot run. A lifetime weight
+// reaches ResfitFrag's configuration where the replay follows ends: its
+// Lifetime scorer weighs that much.
+func TestLifetimeWeightReachesResfitFrag(t *testing.T) {
+	in := sim.Synthetic(sim.SyntheticSpec{Seed: 3, Nodes: 12})
+	for _, c := range []struct {
+		spec Spec
+		want float64 // 0: no Lifetime scorer
+	}{
+		{Spec{Load: 1, Window: 60, Declare: DeclareExact}, config.DefaultLifetimeWeight},
+		{Spec{Load: 1, Window: 60, Declare: DeclareExact, LifetimeWeight: 30}, 30},
+		{Spec{Load: 1, Window: 60, LifetimeWeight: 30}, 0},
+	} {
+		r, err := newReplay(policy(t, sim.ResfitFrag), in, c.spec, AddOns{}, 42, sim.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got float64
+		for _, s := range r.pipe.Scorers() {
+			if s.Scorer.Name() == "Lifetime" {
+				got = s.Weight
+			}
+		}
+		if got != c.want {
+			t.Errorf("%+v: the Lifetime scorer weighs %v, want %v", c.spec, got, c.want)
+		}
+	}
+}
+
+// TestSpecNamesWhatPodsDeclare: the setting a spec adds to the tables'
 // (nothing for none), and the specs that cannot run.
 func TestSpecNamesWhatPodsDeclare(t *testing.T) {
 	for _, c := range []struct {
@@ -721,6 +752,8 @@ func TestSpecNamesWhatPodsDeclare(t *testing.T) {
 		{Spec{}, ""}, {Spec{Declare: DeclareNone}, ""}, {Spec{Declare: DeclareExact}, "ends exact"},
 		{Spec{Declare: DeclareNoisy}, "ends noisy σ=1"}, {Spec{Declare: DeclareNoisy, Sigma: 2}, "ends noisy σ=2"},
 		{Spec{Declare: DeclareLearned, Resample: 3}, "ends learned, resample 3"},
+		{Spec{Declare: DeclareNoisy, LifetimeWeight: 30}, "ends noisy σ=1, lifetime weight 30"},
+		{Spec{LifetimeWeight: 30}, ""}, // no ends followed: no term to weigh
 	} {
 		if got := c.spec.Name(); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.spec, got, c.want)
@@ -733,6 +766,7 @@ func TestSpecNamesWhatPodsDeclare(t *testing.T) {
 		{Spec{Load: 1, Window: 1, Declare: "guessed"}, `churn: declared lifetimes must be "none", "exact", "noisy" or "learned", got "guessed"`},
 		{Spec{Load: 1, Window: 1, Sigma: -1}, "churn: the noise's σ must be in [0, 10], got -1"},
 		{Spec{Load: 1, Window: 1, Sigma: math.NaN()}, "churn: the noise's σ must be in [0, 10], got NaN"},
+		{Spec{Load: 1, Window: 1, LifetimeWeight: -1}, "churn: the lifetime weight must be in [0, 1000000], got -1"},
 	} {
 		if err := c.spec.Check(); err == nil || err.Error() != c.want {
 			t.Errorf("%+v: %v, want %q", c.spec, err, c.want)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/resfit/resfit/resource"
 )
 
 // Spec is what the loop of a replay with departures needs: the offered
@@ -26,6 +28,10 @@ type Spec struct {
 	// pods pooled on the openb trace) by a bootstrap resample of them,
 	// drawn with this seed: how much the figures owe to those few.
 	Resample uint64
+	// LifetimeWeight is ResfitFrag's lifetime weight (lifetime: {weight:
+	// W}) where the replay follows ends; 0 is the configuration's default
+	// (config.DefaultLifetimeWeight).
+	LifetimeWeight float64
 }
 
 // Declaration is what a replay's pods declare of how long they run, as a
@@ -53,7 +59,8 @@ func (s Spec) follows() bool { return s.Declare != "" && s.Declare != DeclareNon
 
 // Name says what the pods declare, when anything (the tables' setting
 // after the add-ons'): "ends exact", "ends noisy σ=1", "ends learned";
-// and a resample of the multi-GPU lifetimes. "" for neither.
+// a resample of the multi-GPU lifetimes; and a lifetime weight that is
+// not the default. "" for none of these.
 func (s Spec) Name() string {
 	var parts []string
 	switch s.Declare {
@@ -64,6 +71,9 @@ func (s Spec) Name() string {
 	}
 	if s.Resample != 0 {
 		parts = append(parts, fmt.Sprintf("resample %d", s.Resample))
+	}
+	if s.LifetimeWeight != 0 && s.follows() {
+		parts = append(parts, fmt.Sprintf("lifetime weight %g", s.LifetimeWeight))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -89,6 +99,8 @@ func (s Spec) Check() error {
 		return fmt.Errorf("churn: declared lifetimes must be %q, %q, %q or %q, got %q", DeclareNone, DeclareExact, DeclareNoisy, DeclareLearned, s.Declare)
 	case !(s.Sigma >= 0 && s.Sigma <= 10):
 		return fmt.Errorf("churn: the noise's σ must be in [0, 10], got %v", s.Sigma)
+	case !(s.LifetimeWeight >= 0 && s.LifetimeWeight <= resource.MaxWeight):
+		return fmt.Errorf("churn: the lifetime weight must be in [0, %d], got %v", resource.MaxWeight, s.LifetimeWeight)
 	}
 	return nil
 }

@@ -49,7 +49,11 @@ func Policies() []Policy {
 		configured("RSF+retention", false, fixed(rsf(rsfRetention))),
 		configured("RSF+proportional", false, func(env Env) string { return rsf(fmt.Sprintf(rsfProportional, env.CoresPerGPU)) }),
 		configured(ResfitFrag, true, func(env Env) string {
-			return fragConfig(config.ResfitFrag, env.Classes, "    coresPerIdleGPU: "+exact(env.CoresPerGPU)+"\n")
+			extra := "    coresPerIdleGPU: " + exact(env.CoresPerGPU) + "\n"
+			if env.LifetimeWeight != 0 && env.Lifetimes != nil {
+				extra += "    lifetime: {weight: " + exact(env.LifetimeWeight) + "}\n"
+			}
+			return fragConfig(config.ResfitFrag, env.Classes, extra)
 		}),
 	}
 }

@@ -34,6 +34,9 @@ type Env struct {
 	// replay that follows when pods end (ResfitFrag's lifetime term); nil
 	// for none.
 	Lifetimes *lifetime.Nodes
+	// LifetimeWeight is ResfitFrag's lifetime weight where Lifetimes is
+	// given; 0 its default.
+	LifetimeWeight float64
 }
 
 // withScorers is the filters every policy has (NodeResourcesFit, then
