@@ -44,6 +44,10 @@ type Task struct {
 	// was learned of tasks like it); 0 when nothing is known. Only a
 	// lifetime scorer reads it.
 	Ends float64
+	// EndsLearned says Ends was learned of tasks like it (or guessed from
+	// how long it has run), not declared: a lifetime scorer may weigh the
+	// two apart (lifetime.NewScorerFor).
+	EndsLearned bool
 	// Partition is the type of part each of the task's devices is, when
 	// its devices divide into parts (resource.Layout), such as a MIG
 	// profile (3g.40gb): a device whose layout has a part of that type that

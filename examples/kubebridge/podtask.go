@@ -12,6 +12,7 @@ import (
 	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/scoring/lifetime"
 )
 
 // PodTask is a pod as a host scores it with DRA: the task its requests
@@ -68,14 +69,17 @@ func NewPodTask(d *dra.Reading, schema *resource.Schema, pod *v1.Pod, opts scori
 	return pt, nil
 }
 
-// SetEnds sets when the pod is expected to end (scoring.Task.Ends) on its
+// SetEnds sets when the pod is expected to end (scoring.Task.Ends), and
+// whether that was learned (Task.EndsLearned, src.IsLearned), on its
 // task and on every task On gives for it. Call it before On.
-func (pt *PodTask) SetEnds(at float64) {
+func (pt *PodTask) SetEnds(at float64, src lifetime.Source) {
+	learned := src.IsLearned()
 	pt.Task.Ends, pt.base.Ends = at, at
+	pt.Task.EndsLearned, pt.base.EndsLearned = learned, learned
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
 	for _, t := range pt.byTake {
-		t.Ends = at
+		t.Ends, t.EndsLearned = at, learned
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/scoring/lifetime"
 )
 
 // AppendFeasible and AppendTotals copy every row as Feasible and Total
@@ -86,6 +87,23 @@ func TestFiltersNothing(t *testing.T) {
 	} {
 		if got := c.pt.FiltersNothing(c.onlyDeviceShare); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// SetEnds says when the pod ends and whether that was learned, on its
+// task: learned of pods like it, or guessed from how long it has run, is
+// learned; declared is not.
+func TestSetEndsSaysWhetherLearned(t *testing.T) {
+	schema, _ := resource.NewSchema("cpu", resource.GPU)
+	pt, err := NewPodTask(nil, schema, kubetest.Pod("p", "", "cpu", "1", resource.GPU, "1"), scoring.TaskOptions{Devices: resource.GPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for src, learned := range map[lifetime.Source]bool{lifetime.Declared: false, lifetime.Learned: true, lifetime.Lindy: true, lifetime.Unknown: false} {
+		pt.SetEnds(100, src)
+		if pt.Task.Ends != 100 || pt.Task.EndsLearned != learned {
+			t.Errorf("%v: ends %v, learned %v; want 100, %v", src, pt.Task.Ends, pt.Task.EndsLearned, learned)
 		}
 	}
 }

@@ -99,13 +99,13 @@ func (e *sessionEnds) read(row int, n *api.NodeInfo) {
 }
 
 // expect is when the pod is expected to end (planning.ExpectedEnd), 0
-// when nothing says; a declared end that does not read is logged and
+// when nothing says, and from what; a declared end that does not read is logged and
 // counts as none.
-func (e *sessionEnds) expect(pod *v1.Pod) float64 {
-	at, _, err := planning.ExpectedEnd(pod, nil, e.model, e.at)
+func (e *sessionEnds) expect(pod *v1.Pod) (float64, lifetime.Source) {
+	at, src, err := planning.ExpectedEnd(pod, nil, e.model, e.at)
 	if err != nil {
 		klog.Errorf("%s: %v; placed as declaring no end", e.name, err)
-		at, _, _ = planning.ExpectedEnd(planning.WithoutRunsFor(pod), nil, e.model, e.at)
+		at, src, _ = planning.ExpectedEnd(planning.WithoutRunsFor(pod), nil, e.model, e.at)
 	}
-	return at
+	return at, src
 }

@@ -223,6 +223,12 @@ type ResfitFragArgs struct {
 	// that follows when pods end (Host.Lifetimes): DefaultLifetimeWeight
 	// unless set; 0 leaves it out.
 	LifetimeWeight float64
+	// LearnedLifetimeWeight is the term's weight for a pod whose end was
+	// learned (scoring.Task.EndsLearned), LifetimeWeight then being the
+	// weight for one that declares it: equal to LifetimeWeight unless set
+	// (one term for both); 0 leaves learned ends out. Declared ends want a
+	// lighter term than learned ones (bench/replay README).
+	LearnedLifetimeWeight float64
 }
 
 // DefaultLifetimeWeight is ResfitFrag's lifetime weight when none is set:
@@ -272,8 +278,8 @@ func (a ResfitFragArgs) build(name string, t target) ([]scoring.WeightedScorer, 
 		{Scorer: fgd, Weight: float64(a.partWeight())},
 		{Scorer: tb, Weight: 1},
 	}
-	if a.LifetimeWeight > 0 && t.lifetimes != nil {
-		scorers = append(scorers, scoring.WeightedScorer{Scorer: lifetime.NewScorer(t.lifetimes, t.devices), Weight: a.LifetimeWeight})
+	if t.lifetimes != nil {
+		scorers = append(scorers, a.lifetimeTerms(t)...)
 	}
 	if a.CoresPerIdleGPU == 0 {
 		return scorers, nil, nil
@@ -289,11 +295,33 @@ func (a ResfitFragArgs) build(name string, t target) ([]scoring.WeightedScorer, 
 	return scorers, []scoring.Filter{f}, nil
 }
 
+// lifetimeTerms are the lifetime term's scorers: one for every end where
+// declared and learned ends weigh the same, else one for each source that
+// weighs more than 0.
+func (a ResfitFragArgs) lifetimeTerms(t target) []scoring.WeightedScorer {
+	if a.LearnedLifetimeWeight == a.LifetimeWeight {
+		if a.LifetimeWeight == 0 {
+			return nil
+		}
+		return []scoring.WeightedScorer{{Scorer: lifetime.NewScorer(t.lifetimes, t.devices), Weight: a.LifetimeWeight}}
+	}
+	var terms []scoring.WeightedScorer
+	for _, term := range []struct {
+		only   lifetime.Ends
+		weight float64
+	}{{lifetime.DeclaredEnds, a.LifetimeWeight}, {lifetime.LearnedEnds, a.LearnedLifetimeWeight}} {
+		if term.weight > 0 {
+			terms = append(terms, scoring.WeightedScorer{Scorer: lifetime.NewScorerFor(t.lifetimes, t.devices, term.only), Weight: term.weight})
+		}
+	}
+	return terms
+}
+
 func (a ResfitFragArgs) canonical() []yamlNode {
 	return append(a.FGDArgs.canonical(),
 		mapping("tieBreaker", append([]yamlNode{{key: "type", scalar: a.TieBreak}}, BalancedAllocationArgs{Resources: a.TieBreaker}.canonical()...)...),
 		yamlNode{key: "coresPerIdleGPU", scalar: a.CoresPerIdleGPU},
-		mapping("lifetime", yamlNode{key: "weight", scalar: a.LifetimeWeight}))
+		mapping("lifetime", yamlNode{key: "weight", scalar: a.LifetimeWeight}, yamlNode{key: "learnedWeight", scalar: a.LearnedLifetimeWeight}))
 }
 
 // fgd decodes FGD's arguments:
@@ -481,9 +509,10 @@ func (d *decoder) amount(path, name string, raw any) int64 {
 //	                                 # type: NodeResourcesBalancedAllocation, ResfitFrag's before 2026-11-28
 //	coresPerIdleGPU: 10.9            # default: the classes' cores per device
 //	lifetime: {weight: 300}          # default; 0 turns the term off
+//	lifetime: {weight: 30, learnedWeight: 1000}  # declared ends at 30, learned at 1000
 func (d *decoder) resfitFrag(path string, raw any) ScorerArgs {
 	fa, m := d.fgd(path, raw, "tieBreaker", "coresPerIdleGPU", "lifetime")
-	a := ResfitFragArgs{FGDArgs: fa, TieBreak: PackLeastUsed, TieBreaker: []string{resource.CPU, fa.Device}, LifetimeWeight: DefaultLifetimeWeight}
+	a := ResfitFragArgs{FGDArgs: fa, TieBreak: PackLeastUsed, TieBreaker: []string{resource.CPU, fa.Device}, LifetimeWeight: DefaultLifetimeWeight, LearnedLifetimeWeight: DefaultLifetimeWeight}
 	if m == nil {
 		return a
 	}
@@ -506,7 +535,7 @@ func (d *decoder) resfitFrag(path string, raw any) ScorerArgs {
 		}
 	}
 	if raw, present := m["lifetime"]; present {
-		a.LifetimeWeight = d.lifetime(join(path, "lifetime"), raw)
+		a.LifetimeWeight, a.LearnedLifetimeWeight = d.lifetime(join(path, "lifetime"), raw)
 	}
 	if raw, present := m["coresPerIdleGPU"]; present {
 		d.note("coresPerIdleGPU", join(path, "coresPerIdleGPU"))
@@ -526,25 +555,32 @@ func (d *decoder) resfitFrag(path string, raw any) ScorerArgs {
 	return a
 }
 
-// lifetime decodes ResfitFrag's lifetime term: {weight: W}, W in [0,
-// resource.MaxWeight].
-func (d *decoder) lifetime(path string, raw any) float64 {
+// lifetime decodes ResfitFrag's lifetime term: {weight: W, learnedWeight:
+// L}, each in [0, resource.MaxWeight]; L is W unless given.
+func (d *decoder) lifetime(path string, raw any) (weight, learned float64) {
 	d.note("lifetime", path)
 	m, ok := d.object(path, raw)
 	if !ok {
-		return DefaultLifetimeWeight
+		return DefaultLifetimeWeight, DefaultLifetimeWeight
 	}
-	d.only(path, m, strictFields, "weight")
-	raw, present := m["weight"]
+	d.only(path, m, strictFields, "weight", "learnedWeight")
+	weight = d.lifetimeWeight(join(path, "weight"), m, "weight", DefaultLifetimeWeight)
+	return weight, d.lifetimeWeight(join(path, "learnedWeight"), m, "learnedWeight", weight)
+}
+
+// lifetimeWeight decodes one of the term's weights, def when it is not
+// given.
+func (d *decoder) lifetimeWeight(path string, m map[string]any, key string, def float64) float64 {
+	raw, present := m[key]
 	if !present {
-		return DefaultLifetimeWeight
+		return def
 	}
-	w, ok := d.number(join(path, "weight"), raw)
+	w, ok := d.number(path, raw)
 	if !ok {
-		return DefaultLifetimeWeight
+		return def
 	}
 	if !(w >= 0 && w <= resource.MaxWeight) {
-		d.fail(join(path, "weight"), fmt.Sprintf("must be in [0, %d] (0 leaves the term out)", resource.MaxWeight), raw)
+		d.fail(path, fmt.Sprintf("must be in [0, %d] (0 leaves the term out)", resource.MaxWeight), raw)
 		return 0
 	}
 	return w

@@ -38,7 +38,7 @@ func TestFragPlugins(t *testing.T) {
 	w := []float64{0.5, 0.3}
 	perDevice := (w[0]*8 + w[1]*4) / (w[0]*1 + w[1]*0.3)
 	rf := ScorerConfig{Name: ResfitFrag, Weight: 2, Args: ResfitFragArgs{FGDArgs: fgd.Args.(FGDArgs),
-		TieBreak: PackLeastUsed, TieBreaker: []string{"cpu", resource.GPU}, CoresPerIdleGPU: perDevice, LifetimeWeight: DefaultLifetimeWeight}}
+		TieBreak: PackLeastUsed, TieBreaker: []string{"cpu", resource.GPU}, CoresPerIdleGPU: perDevice, LifetimeWeight: DefaultLifetimeWeight, LearnedLifetimeWeight: DefaultLifetimeWeight}}
 	// FGD enabled at score alone: its filters left out, as kube-scheduler
 	// leaves them.
 	kubeFGD := kubeScorer(fgd)
@@ -80,13 +80,13 @@ plugins:
     lifetime: {weight: 5}`,
 			filters: []string{NodeResourcesFit}, scorers: []ScorerConfig{{Name: ResfitFrag, Weight: 1, Args: ResfitFragArgs{
 				FGDArgs:  FGDArgs{Device: "example.com/gpu", ShareUnit: 100, Classes: []FragClass{{MilliCPU: 2000, GPUs: 2, GPUShare: 50, Weight: 3}}},
-				TieBreak: PackLeastUsed, TieBreaker: []string{"cpu", "memory"}, LifetimeWeight: 5}}}},
+				TieBreak: PackLeastUsed, TieBreaker: []string{"cpu", "memory"}, LifetimeWeight: 5, LearnedLifetimeWeight: 5}}}},
 		{name: "the balanced tie-breaker", doc: `
 plugins:
 - {name: ResfitFrag, args: {classes: [{cpu: 2}], tieBreaker: {type: NodeResourcesBalancedAllocation}, coresPerIdleGPU: 0}}`,
 			filters: []string{NodeResourcesFit}, scorers: []ScorerConfig{{Name: ResfitFrag, Weight: 1, Args: ResfitFragArgs{
 				FGDArgs:  FGDArgs{Device: resource.GPU, ShareUnit: 1000, Classes: []FragClass{{MilliCPU: 2000, Weight: 1}}},
-				TieBreak: NodeResourcesBalancedAllocation, TieBreaker: []string{"cpu", resource.GPU}, LifetimeWeight: DefaultLifetimeWeight}}}},
+				TieBreak: NodeResourcesBalancedAllocation, TieBreaker: []string{"cpu", resource.GPU}, LifetimeWeight: DefaultLifetimeWeight, LearnedLifetimeWeight: DefaultLifetimeWeight}}}},
 		{name: "tie-breaker errors", doc: `
 plugins:
 - {name: ResfitFrag, args: {classes: [{cpu: 2}], tieBreaker: {type: MostAllocated, weight: 2, resources: [{name: cpu, weight: 2}]}}}`,
@@ -388,7 +388,33 @@ func TestResfitFragLifetimeTerm(t *testing.T) {
 			t.Errorf("with lifetimes %v: %s, want %s", c.host.Lifetimes != nil, strings.Join(got, ", "), c.want)
 		}
 	}
-	for _, bad := range []string{`{weight: -1}`, `{weight: .nan}`, `{wieght: 1}`, `7`} {
+	// Declared and learned ends weighed apart: a term for each source, or
+	// for one alone where the other weighs 0; written out, the weights
+	// load back.
+	for _, c := range []struct{ lifetime, want string }{
+		{`{weight: 30, learnedWeight: 1000}`, "FGD ×101, PackLeastUsed ×1, Lifetime ×30, LearnedLifetime ×1000"},
+		{`{weight: 30, learnedWeight: 0}`, "FGD ×101, PackLeastUsed ×1, Lifetime ×30"},
+		{`{weight: 0, learnedWeight: 1000}`, "FGD ×101, PackLeastUsed ×1, LearnedLifetime ×1000"},
+		{`{learnedWeight: 300}`, "FGD ×101, PackLeastUsed ×1, Lifetime ×300"},
+	} {
+		apart, err := Load([]byte(`plugins: [{name: ResfitFrag, args: {classes: `+fragClasses+`, lifetime: `+c.lifetime+`}}]`), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pipe, err := apart.BuildFor(schema, Host{Devices: devices, Lifetimes: ends})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, s := range pipe.Scorers() {
+			got = append(got, fmt.Sprintf("%s ×%g", s.Scorer.Name(), s.Weight))
+		}
+		again, err := Load(apart.Canonical(), Options{})
+		if strings.Join(got, ", ") != c.want || err != nil || !cmp.Equal(again.Scorers[0].Args, apart.Scorers[0].Args) {
+			t.Errorf("lifetime %s: %s, want %s; written out and read back %v (%v)", c.lifetime, strings.Join(got, ", "), c.want, again, err)
+		}
+	}
+	for _, bad := range []string{`{weight: -1}`, `{weight: .nan}`, `{wieght: 1}`, `7`, `{learnedWeight: -1}`, `{learnedweight: 1000}`} {
 		_, err := Load([]byte(`plugins: [{name: ResfitFrag, args: {classes: `+fragClasses+`, lifetime: `+bad+`}}]`), Options{})
 		if err == nil || !strings.Contains(err.Error(), "plugins[0].args.lifetime") {
 			t.Errorf("lifetime %s: %v, want an error naming plugins[0].args.lifetime", bad, err)

@@ -47,7 +47,9 @@ func (d *decoder) lifetimeArgs(path string, raw any) ScorerArgs {
 // has one.
 type lifetimeReader interface{ readsLifetimes() bool }
 
-func (a ResfitFragArgs) readsLifetimes() bool { return a.LifetimeWeight > 0 }
+func (a ResfitFragArgs) readsLifetimes() bool {
+	return a.LifetimeWeight > 0 || a.LearnedLifetimeWeight > 0
+}
 
 // ReadsLifetimes reports whether a scorer of the configuration reads a
 // host's lifetime view (Host.Lifetimes): Lifetime, or ResfitFrag with a

@@ -71,6 +71,11 @@ const (
 	Lindy
 )
 
+// IsLearned reports whether an end of this source was learned of pods
+// like it or guessed from how long it has run (Learned, Lindy), not
+// declared: what scoring.Task.EndsLearned says.
+func (s Source) IsLearned() bool { return s == Learned || s == Lindy }
+
 func (s Source) String() string {
 	switch s {
 	case Declared:

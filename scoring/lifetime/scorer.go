@@ -44,12 +44,17 @@ const WholeShare = 0.2
 // Scorer scores nodes for a task by how likely it is to end before each
 // node would empty anyway (Score), reading a Nodes view: a node without
 // pods 0. A task whose end is not known (scoring.Task.Ends 0) or has
-// passed scores MaxScore everywhere; another, while whole nodes are not
+// passed, or is not of the source a Scorer follows (NewScorerFor), scores
+// MaxScore everywhere; another, while whole nodes are not
 // scarce (WholeShare), 0 everywhere. It is Volatile: the view changes
 // with time, apart from the table. It is safe for concurrent use.
 type Scorer struct {
 	nodes   *Nodes
 	devices *resource.Devices
+	// only, when not AllEnds, is the tasks the Scorer scores by ends:
+	// those whose end is declared, or learned; it scores the others
+	// MaxScore everywhere, as a task whose end is not known.
+	only Ends
 	// whole caches whether whole nodes abound, for a table at a clock.
 	mu    sync.Mutex
 	table *resource.Table
@@ -68,8 +73,36 @@ func NewScorer(nodes *Nodes, devices *resource.Devices) *Scorer {
 	return &Scorer{nodes: nodes, devices: devices}
 }
 
-// Name is "Lifetime".
-func (s *Scorer) Name() string { return "Lifetime" }
+// Ends says which tasks' ends a Scorer follows: all of them, those
+// declared, or those learned (scoring.Task.EndsLearned).
+type Ends uint8
+
+const (
+	// AllEnds: every task's end.
+	AllEnds Ends = iota
+	// DeclaredEnds: the ends tasks declare.
+	DeclaredEnds
+	// LearnedEnds: the ends learned of tasks like them.
+	LearnedEnds
+)
+
+// NewScorerFor is NewScorer following only the tasks whose ends are
+// declared, or learned: a pipeline holds one of each to weigh the two
+// apart (declared ends, a pod's own, want a lighter term than learned
+// ones, alike for pods of a kind: the bench/replay README measures it).
+// The other tasks score MaxScore everywhere.
+func NewScorerFor(nodes *Nodes, devices *resource.Devices, only Ends) *Scorer {
+	return &Scorer{nodes: nodes, devices: devices, only: only}
+}
+
+// Name is "Lifetime", or for a Scorer of learned ends alone
+// "LearnedLifetime".
+func (s *Scorer) Name() string {
+	if s.only == LearnedEnds {
+		return "LearnedLifetime"
+	}
+	return "Lifetime"
+}
 
 // MaxScore is MaxScore.
 func (s *Scorer) MaxScore() float64 { return MaxScore }
@@ -88,7 +121,7 @@ func (s *Scorer) ScoreNodes(task *scoring.Task, nodes scoring.Span, out []float6
 	s.nodes.mu.RLock()
 	defer s.nodes.mu.RUnlock()
 	rest := task.Ends - s.nodes.now
-	if !(rest > 0) || math.IsInf(rest, 1) {
+	if !(rest > 0) || math.IsInf(rest, 1) || !s.follows(task) {
 		for i := range out {
 			out[i] = MaxScore
 		}
@@ -102,6 +135,18 @@ func (s *Scorer) ScoreNodes(task *scoring.Task, nodes scoring.Span, out []float6
 		out[i] = Score(rest, s.nodes.remaining(nodes.Row(i)))
 	}
 	return nil
+}
+
+// follows reports whether the Scorer follows the task's end: any, or one
+// of the source it is for.
+func (s *Scorer) follows(task *scoring.Task) bool {
+	switch s.only {
+	case DeclaredEnds:
+		return !task.EndsLearned
+	case LearnedEnds:
+		return task.EndsLearned
+	}
+	return true
 }
 
 // wholeAbound reports whether more than WholeShare of the nodes with the

@@ -78,6 +78,45 @@ func TestScorerReadsTheView(t *testing.T) {
 	}
 }
 
+// A Scorer for one source scores by ends only the tasks whose end is of
+// that source, declared or learned, as NewScorer scores every task; the
+// others score 100 everywhere, as a task whose end is not known. Its name
+// says which: Lifetime, or LearnedLifetime.
+func TestScorerForFollowsOneSource(t *testing.T) {
+	model, err := NewModel(ModelOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := NewTracker[string](model, 2)
+	tr.Advance(100)
+	tr.Start("a", Pod{Row: 0, Started: 100, Declared: 200}, 100) // empties in 100
+	byEnds := []float64{50, 0}                                   // rest 100: 100/(100+100); row 1 empty
+	known := []float64{100, 100}
+	for _, c := range []struct {
+		only          Ends
+		name          string
+		declared, got []float64 // a declared task's scores, a learned one's
+	}{
+		{AllEnds, "Lifetime", byEnds, byEnds},
+		{DeclaredEnds, "Lifetime", byEnds, known},
+		{LearnedEnds, "LearnedLifetime", known, byEnds},
+	} {
+		s := NewScorerFor(tr.Nodes(), nil, c.only)
+		if s.Name() != c.name {
+			t.Errorf("%d: named %s, want %s", c.only, s.Name(), c.name)
+		}
+		for learned, want := range map[bool][]float64{false: c.declared, true: c.got} {
+			out := make([]float64, 2)
+			if err := s.ScoreNodes(&scoring.Task{Ends: 200, EndsLearned: learned}, spanOf(t, 2), out); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(out, want) {
+				t.Errorf("%s (%d), a task whose end is learned %v: %v, want %v", c.name, c.only, learned, out, want)
+			}
+		}
+	}
+}
+
 // spanOf is a span of n nodes of one cpu each: the scorer reads only
 // their rows.
 func spanOf(t testing.TB, n int) scoring.Span {

@@ -66,7 +66,9 @@ func (x *endsView) on(e event) error {
 	switch e.kind {
 	case podPlacing:
 		started := x.startedIfNow(e.pod)
-		e.task.Ends, _ = x.tracker.Expect(x.keysOf(e.pod), started, x.declared(e.pod, started), r.now)
+		var src lifetime.Source
+		e.task.Ends, src = x.tracker.Expect(x.keysOf(e.pod), started, x.declared(e.pod, started), r.now)
+		e.task.EndsLearned = src.IsLearned()
 	case podStarted, podMoved:
 		cp := &r.pods[e.pod]
 		started := cp.started + cp.waited

@@ -110,10 +110,10 @@ func (sc *Scene) Task(p *v1.Pod) (*kubebridge.PodTask, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%v", firstLine(err))
 	}
-	if at, _, ok, err := sc.PodEnd(p); err != nil {
+	if at, src, ok, err := sc.PodEnd(p); err != nil {
 		return nil, err
 	} else if ok {
-		t.SetEnds(at)
+		t.SetEnds(at, src)
 	}
 	return t, nil
 }

@@ -107,15 +107,15 @@ func (l *lifetimes) read(row int32, info fwk.NodeInfo) {
 }
 
 // expect is when the pod is expected to end (planning.ExpectedEnd), 0
-// when nothing says; a declared end that does not read is logged and
+// when nothing says, and from what; a declared end that does not read is logged and
 // counts as none.
-func (l *lifetimes) expect(pod *v1.Pod) float64 {
-	at, _, err := planning.ExpectedEnd(pod, l.jobs, l.model, l.at)
+func (l *lifetimes) expect(pod *v1.Pod) (float64, lifetime.Source) {
+	at, src, err := planning.ExpectedEnd(pod, l.jobs, l.model, l.at)
 	if err != nil {
 		klog.ErrorS(err, "declared end unreadable; placed as undeclared", "pod", klog.KObj(pod))
-		at, _, _ = planning.ExpectedEnd(planning.WithoutRunsFor(pod), l.jobs, l.model, l.at)
+		at, src, _ = planning.ExpectedEnd(planning.WithoutRunsFor(pod), l.jobs, l.model, l.at)
 	}
-	return at
+	return at, src
 }
 
 // cycleTime is the time of the cycle the lifetimes were last brought to
