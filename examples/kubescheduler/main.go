@@ -46,6 +46,7 @@ var resfitPlugins = []struct {
 	{plugins.ResourceStrategyFitName, plugins.NewResourceStrategyFit},
 	{plugins.FGDName, plugins.NewFGD},
 	{plugins.LifetimeName, plugins.NewLifetime},
+	{plugins.LearnedLifetimeName, plugins.NewLearnedLifetime},
 	{plugins.RoomsName, plugins.NewRooms},
 }
 

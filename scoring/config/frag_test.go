@@ -476,8 +476,68 @@ func TestLifetimePlugin(t *testing.T) {
 			}
 		}
 	}
-	_, err := Load([]byte(`plugins: [{name: ResfitLifetime, args: {weight: 3}}]`), Options{})
-	if err == nil || !strings.Contains(err.Error(), `plugins[0].args["weight"]`) {
-		t.Errorf("ResfitLifetime with an argument: %v, want an error naming plugins[0].args[\"weight\"]", err)
+	for doc, want := range map[string]string{
+		`plugins: [{name: ResfitLifetime, args: {weight: 3}}]`:        `plugins[0].args["weight"]: ResfitLifetime takes one argument, ends`,
+		`plugins: [{name: ResfitLifetime, args: {ends: learned}}]`:     `plugins[0].args["ends"]: must be all or declared (the learned ones are ResfitLearnedLifetime's)`,
+		`plugins: [{name: ResfitLearnedLifetime, args: {ends: all}}]`: `plugins[0].args["ends"]: ResfitLearnedLifetime takes no arguments`,
+	} {
+		if _, err := Load([]byte(doc), Options{}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %s", doc, err, want)
+		}
+	}
+}
+
+// TestLifetimePluginsBySource: a profile weighs declared and learned ends
+// apart as ResfitFrag's lifetime: {weight, learnedWeight} does, with
+// ResfitLifetime following the declared ones (ends: declared) and
+// ResfitLearnedLifetime the learned ones; each scores the other's pods
+// 100 everywhere. Written out, each loads back as it was.
+func TestLifetimePluginsBySource(t *testing.T) {
+	schema, _ := resource.NewSchema("cpu", "memory", resource.GPU)
+	table := resource.NewTable(schema, 2)
+	for _, name := range []string{"a", "b"} {
+		if _, err := table.Add(name, resource.Vector{8000, 1 << 30, 8}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	model, _ := lifetime.NewModel(lifetime.ModelOptions{})
+	tr := lifetime.NewTracker[string](model, 2)
+	tr.Start("long", lifetime.Pod{Row: 1, Started: 0, Declared: 300}, 0)
+	for _, c := range []struct {
+		doc, name         string
+		declared, learned []float64
+	}{
+		{`plugins: [{name: ResfitLifetime}]`, "Lifetime", []float64{0, 75}, []float64{0, 75}},
+		{`plugins: [{name: ResfitLifetime, args: {ends: all}}]`, "Lifetime", []float64{0, 75}, []float64{0, 75}},
+		{`plugins: [{name: ResfitLifetime, args: {ends: declared}}]`, "Lifetime", []float64{0, 75}, []float64{100, 100}},
+		{`plugins: [{name: ResfitLearnedLifetime}]`, "LearnedLifetime", []float64{100, 100}, []float64{0, 75}},
+	} {
+		cfg, err := Load([]byte(c.doc), Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.doc, err)
+		}
+		again, err := Load(cfg.Canonical(), Options{})
+		if err != nil || !cmp.Equal(again.Scorers[0].Args, cfg.Scorers[0].Args) {
+			t.Errorf("%s written out and read back: %v (%v)", c.doc, again, err)
+		}
+		pipe, err := cfg.BuildFor(schema, Host{Lifetimes: tr.Nodes()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pipe.Scorers()[0].Scorer.Name() != c.name {
+			t.Errorf("%s: scorer %s, want %s", c.doc, pipe.Scorers()[0].Scorer.Name(), c.name)
+		}
+		for learned, want := range map[bool][]float64{false: c.declared, true: c.learned} {
+			b := pipe.NewBatch(2)
+			if err := pipe.Score(&scoring.Task{Requests: resource.Vector{1000, 0, 1}, Ends: 100, EndsLearned: learned}, table, b); err != nil {
+				t.Fatal(err)
+			}
+			if got := []float64{b.Total(0), b.Total(1)}; !slices.Equal(got, want) {
+				t.Errorf("%s, a pod whose end is learned %v: %v, want %v", c.doc, learned, got, want)
+			}
+		}
+	}
+	if _, err := KubePlugin(LearnedLifetime, map[string]any{}, Options{}); err != nil {
+		t.Errorf("ResfitLearnedLifetime as a kube-scheduler plugin: %v", err)
 	}
 }

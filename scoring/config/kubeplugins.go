@@ -22,7 +22,7 @@ const KubeResourceStrategyFit = "ResourceStrategyFit"
 
 // kubePlugins are resfit's kube-scheduler plugins: ResourceStrategyFit,
 // and the plugins that run one resfit plugin alone under its own name.
-var kubePlugins = []string{KubeResourceStrategyFit, FGD, NodeResourcesFitPlus, ScarceResourceAvoidance, Lifetime}
+var kubePlugins = []string{KubeResourceStrategyFit, FGD, NodeResourcesFitPlus, ScarceResourceAvoidance, Lifetime, LearnedLifetime}
 
 // KubeRooms is resfit's kube-scheduler plugin that honours the rooms its
 // descheduler holds (PreFilter, Filter, Reserve): it scores nothing, and

@@ -13,34 +13,86 @@ import (
 // anyway, 0..100, the term ResfitFrag adds at LifetimeWeight. It is the
 // plugin a kube-scheduler profile enables beside FGD and
 // ResourceStrategyFit (at weight DefaultLifetimeWeight) to run ResfitFrag
-// with its lifetime term. It takes no arguments. Built for a host that
-// does not follow when pods end (no Host.Lifetimes), it scores every node
-// alike (lifetime.MaxScore: nothing is known of when any node empties).
+// with its lifetime term. Its one argument, ends, says whose ends it
+// follows: all (the default) or declared, beside LearnedLifetime for the
+// learned ones, so that a profile weighs the two apart as ResfitFrag's
+// lifetime: {weight, learnedWeight} does. Built for a host that does not
+// follow when pods end (no Host.Lifetimes), it scores every node alike
+// (lifetime.MaxScore: nothing is known of when any node empties).
 const Lifetime = "ResfitLifetime"
 
-// LifetimeArgs are Lifetime's arguments: none.
-type LifetimeArgs struct{}
+// LearnedLifetime is the lifetime plugin for the pods whose ends were
+// learned (scoring.Task.EndsLearned) alone, the others scoring MaxScore
+// everywhere: enabled beside Lifetime with ends: declared, at
+// ResfitFrag's learnedWeight. It takes no arguments.
+const LearnedLifetime = "ResfitLearnedLifetime"
 
-func (LifetimeArgs) plugin() string { return Lifetime }
-
-func (LifetimeArgs) build(name string, t target) ([]scoring.WeightedScorer, []scoring.Filter, error) {
-	return scorer(lifetime.NewScorer(t.lifetimes, t.devices), nil)
+// LifetimeArgs are Lifetime's and LearnedLifetime's arguments: whose ends
+// the plugin follows (lifetime.AllEnds, DeclaredEnds; LearnedLifetime's
+// LearnedEnds).
+type LifetimeArgs struct {
+	Ends lifetime.Ends
 }
 
-func (LifetimeArgs) canonical() []yamlNode { return nil }
+func (a LifetimeArgs) plugin() string {
+	if a.Ends == lifetime.LearnedEnds {
+		return LearnedLifetime
+	}
+	return Lifetime
+}
+
+func (a LifetimeArgs) build(name string, t target) ([]scoring.WeightedScorer, []scoring.Filter, error) {
+	return scorer(lifetime.NewScorerFor(t.lifetimes, t.devices, a.Ends), nil)
+}
+
+func (a LifetimeArgs) canonical() []yamlNode {
+	if a.Ends == lifetime.DeclaredEnds {
+		return []yamlNode{{key: "ends", scalar: "declared"}}
+	}
+	return nil
+}
 
 func (LifetimeArgs) readsLifetimes() bool { return true }
 
-// lifetimeArgs decodes Lifetime's arguments: nothing, or an empty object.
-func (d *decoder) lifetimeArgs(path string, raw any) ScorerArgs {
+// lifetimeArgs decodes Lifetime's arguments: nothing, or {ends: all} or
+// {ends: declared}; learned are LearnedLifetime's, which takes none.
+func (d *decoder) lifetimeArgs(path string, raw any, learned bool) ScorerArgs {
+	if learned {
+		d.noArgs(path, raw, LearnedLifetime)
+		return LifetimeArgs{Ends: lifetime.LearnedEnds}
+	}
+	m, ok := d.object(path, raw)
+	if !ok {
+		return LifetimeArgs{}
+	}
+	var a LifetimeArgs
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		switch k {
+		case "apiVersion", "kind":
+		case "ends":
+			switch v, _ := m[k].(string); v {
+			case "all":
+			case "declared":
+				a.Ends = lifetime.DeclaredEnds
+			default:
+				d.fail(key(path, k), "must be all or declared (the learned ones are "+LearnedLifetime+"'s)", m[k])
+			}
+		default:
+			d.fail(key(path, k), Lifetime+" takes one argument, ends", m[k])
+		}
+	}
+	return a
+}
+
+// noArgs refuses any argument of a plugin that takes none.
+func (d *decoder) noArgs(path string, raw any, plugin string) {
 	if m, ok := d.object(path, raw); ok {
 		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if k != "apiVersion" && k != "kind" {
-				d.fail(key(path, k), Lifetime+" takes no arguments", m[k])
+				d.fail(key(path, k), plugin+" takes no arguments", m[k])
 			}
 		}
 	}
-	return LifetimeArgs{}
 }
 
 // lifetimeReader is a plugin that reads the host's lifetime view when it

@@ -113,6 +113,15 @@ func TestLifetimeInFramework(t *testing.T) {
 		t.Errorf("ResfitFrag with the term places the pod on %s, want late", best)
 	}
 
+	// Declared and learned ends weighed apart: ResfitLifetime follows
+	// the declared ones (ends: declared), ResfitLearnedLifetime the
+	// learned ones, and scores this pod, which declares its end, 100
+	// everywhere.
+	fw, infos = newFramework(t, nodes, pods, enabled{LifetimeName, 1, `{"ends": "declared"}`}, enabled{LearnedLifetimeName, 2, `{}`})
+	if totals, _ := score(t, fw, infos, pending); fmt.Sprint(totals) != fmt.Sprint(map[string]int64{"soon": 233, "late": 283, "empty": 200, "full-0": 0, "full-1": 0}) {
+		t.Errorf("ResfitLifetime (declared) ×1 and ResfitLearnedLifetime ×2: %v, want the declared scores and 200 more", totals)
+	}
+
 	bad := running("bad", "empty", now.Add(-10*time.Hour), "soon", one())
 	fw, infos = newFramework(t, nodes, append(pods, bad), enabled{LifetimeName, 1, `{}`})
 	if totals, _ := score(t, fw, infos, pending); totals["empty"] != 83 {

@@ -27,6 +27,7 @@ const (
 	FGDName                     = "FGD"
 	ResourceStrategyFitName     = "ResourceStrategyFit"
 	LifetimeName                = config.Lifetime
+	LearnedLifetimeName         = config.LearnedLifetime
 )
 
 // Plugin scores, and for ResourceStrategyFit filters, with a resfit
@@ -110,6 +111,16 @@ func NewFGD(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, er
 // FGD and ResourceStrategyFit.
 func NewLifetime(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 	return newSingle(LifetimeName, obj, h, true)
+}
+
+// NewLearnedLifetime builds ResfitLearnedLifetime (config.LearnedLifetime,
+// no arguments): ResfitLifetime for the pods whose ends were learned of
+// pods like them alone, the others scoring 100 everywhere. Beside
+// ResfitLifetime with ends: declared, a profile weighs declared and
+// learned ends apart, as ResfitFrag's lifetime: {weight, learnedWeight}
+// does.
+func NewLearnedLifetime(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+	return newSingle(LearnedLifetimeName, obj, h, true)
 }
 
 // newSingle builds a plugin of that name from its args, sharing its

@@ -120,6 +120,7 @@ func profileFramework(t testing.TB, ctx context.Context, profile *config.KubeSch
 		ResourceStrategyFitName:     NewResourceStrategyFit,
 		FGDName:                     NewFGD,
 		LifetimeName:                NewLifetime,
+		LearnedLifetimeName:         NewLearnedLifetime,
 		// The shipped profile enables ResfitRooms; the fake clientset
 		// serves no Room CRD, and the cluster here holds no rooms: the
 		// plugin over an empty store, which lets every pod anywhere.

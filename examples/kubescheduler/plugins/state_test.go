@@ -72,6 +72,7 @@ func resfitRegistry() frameworkruntime.Registry {
 		ResourceStrategyFitName:     NewResourceStrategyFit,
 		FGDName:                     NewFGD,
 		LifetimeName:                NewLifetime,
+		LearnedLifetimeName:         NewLearnedLifetime,
 	}
 }
 
