@@ -429,11 +429,10 @@ func TestResfitFragLifetimeTerm(t *testing.T) {
 	}
 }
 
-// TestLifetimePlugin: ResfitLifetime alone is the lifetime scorer, over
-// the host's view or, for a host without one, scoring every node alike;
-// it reads lifetimes, loads as a kube-scheduler plugin, and refuses
-// arguments with their path.
-func TestLifetimePlugin(t *testing.T) {
+// twoNodesOneBusy are two nodes, a empty and b running a pod that
+// declares it ends at 300 s, and the view that follows them.
+func twoNodesOneBusy(t *testing.T) (*resource.Schema, *resource.Table, *lifetime.Tracker[string]) {
+	t.Helper()
 	schema, _ := resource.NewSchema("cpu", "memory", resource.GPU)
 	table := resource.NewTable(schema, 2)
 	for _, name := range []string{"a", "b"} {
@@ -444,6 +443,15 @@ func TestLifetimePlugin(t *testing.T) {
 	model, _ := lifetime.NewModel(lifetime.ModelOptions{})
 	tr := lifetime.NewTracker[string](model, 2)
 	tr.Start("long", lifetime.Pod{Row: 1, Started: 0, Declared: 300}, 0)
+	return schema, table, tr
+}
+
+// TestLifetimePlugin: ResfitLifetime alone is the lifetime scorer, over
+// the host's view or, for a host without one, scoring every node alike;
+// it reads lifetimes, loads as a kube-scheduler plugin, and refuses
+// arguments with their path.
+func TestLifetimePlugin(t *testing.T) {
+	schema, table, tr := twoNodesOneBusy(t)
 	for _, c := range []struct {
 		doc  string
 		load func([]byte) (*Config, error)
@@ -478,7 +486,7 @@ func TestLifetimePlugin(t *testing.T) {
 	}
 	for doc, want := range map[string]string{
 		`plugins: [{name: ResfitLifetime, args: {weight: 3}}]`:        `plugins[0].args["weight"]: ResfitLifetime takes one argument, ends`,
-		`plugins: [{name: ResfitLifetime, args: {ends: learned}}]`:     `plugins[0].args["ends"]: must be all or declared (the learned ones are ResfitLearnedLifetime's)`,
+		`plugins: [{name: ResfitLifetime, args: {ends: learned}}]`:    `plugins[0].args["ends"]: must be all or declared (the learned ones are ResfitLearnedLifetime's)`,
 		`plugins: [{name: ResfitLearnedLifetime, args: {ends: all}}]`: `plugins[0].args["ends"]: ResfitLearnedLifetime takes no arguments`,
 	} {
 		if _, err := Load([]byte(doc), Options{}); err == nil || !strings.Contains(err.Error(), want) {
@@ -493,16 +501,7 @@ func TestLifetimePlugin(t *testing.T) {
 // ResfitLearnedLifetime the learned ones; each scores the other's pods
 // 100 everywhere. Written out, each loads back as it was.
 func TestLifetimePluginsBySource(t *testing.T) {
-	schema, _ := resource.NewSchema("cpu", "memory", resource.GPU)
-	table := resource.NewTable(schema, 2)
-	for _, name := range []string{"a", "b"} {
-		if _, err := table.Add(name, resource.Vector{8000, 1 << 30, 8}, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	model, _ := lifetime.NewModel(lifetime.ModelOptions{})
-	tr := lifetime.NewTracker[string](model, 2)
-	tr.Start("long", lifetime.Pod{Row: 1, Started: 0, Declared: 300}, 0)
+	schema, table, tr := twoNodesOneBusy(t)
 	for _, c := range []struct {
 		doc, name         string
 		declared, learned []float64

@@ -41,12 +41,7 @@ func TestScoreRangeAndOrder(t *testing.T) {
 // end 100), every node 100 for a task whose end is not known or past; in
 // hand-worked numbers.
 func TestScorerReadsTheView(t *testing.T) {
-	model, err := NewModel(ModelOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := NewTracker[string](model, 4)
-	tr.Advance(100)
+	tr := trackerAt100(t, 4)
 	tr.Start("a", Pod{Row: 0, Started: 100, Declared: 200}, 100) // empties in 100
 	tr.Start("b", Pod{Row: 1, Started: 50, Declared: 400}, 100)  // in 300
 	tr.Start("c", Pod{Row: 2, Started: 100}, 100)                // not known
@@ -83,12 +78,7 @@ func TestScorerReadsTheView(t *testing.T) {
 // others score 100 everywhere, as a task whose end is not known. Its name
 // says which: Lifetime, or LearnedLifetime.
 func TestScorerForFollowsOneSource(t *testing.T) {
-	model, err := NewModel(ModelOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := NewTracker[string](model, 2)
-	tr.Advance(100)
+	tr := trackerAt100(t, 2)
 	tr.Start("a", Pod{Row: 0, Started: 100, Declared: 200}, 100) // empties in 100
 	byEnds := []float64{50, 0}                                   // rest 100: 100/(100+100); row 1 empty
 	known := []float64{100, 100}
@@ -117,6 +107,18 @@ func TestScorerForFollowsOneSource(t *testing.T) {
 	}
 }
 
+// trackerAt100 is a Tracker of rows rows with nothing learned, at 100 s.
+func trackerAt100(t *testing.T, rows int) *Tracker[string] {
+	t.Helper()
+	model, err := NewModel(ModelOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := NewTracker[string](model, rows)
+	tr.Advance(100)
+	return tr
+}
+
 // spanOf is a span of n nodes of one cpu each: the scorer reads only
 // their rows.
 func spanOf(t testing.TB, n int) scoring.Span {
@@ -139,12 +141,7 @@ func spanOf(t testing.TB, n int) scoring.Span {
 // scores 0 everywhere once more are; a task whose end is not known still
 // scores 100. The scorer sees a change to the devices with its table's.
 func TestScorerWaitsWhileWholeNodesAbound(t *testing.T) {
-	model, err := NewModel(ModelOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := NewTracker[string](model, 6)
-	tr.Advance(100)
+	tr := trackerAt100(t, 6)
 	tr.Start("a", Pod{Row: 0, Started: 100, Declared: 200}, 100) // empties in 100
 	devices, err := resource.NewDevices(resource.GPU, 1000)
 	if err != nil {
