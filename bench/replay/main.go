@@ -17,6 +17,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -64,6 +66,9 @@ func input(synthetic bool, trace, podList string) (sim.Input, error) {
 
 func execute(args []string, stdout, stderr io.Writer) error {
 	f, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil // -h: the usage is written, and asking for it is no error
+	}
 	if err != nil {
 		return err
 	}

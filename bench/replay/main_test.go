@@ -50,6 +50,11 @@ func TestRunSynthetic(t *testing.T) {
 	if err := execute([]string{"-synthetic", "-tiebreak", "coin"}, &out, &log); err == nil || !strings.Contains(err.Error(), "tie-break") {
 		t.Errorf("bad tie-break: %v", err)
 	}
+	// -h is asked for, not an error: the usage, and exit 0.
+	log.Reset()
+	if err := execute([]string{"-h"}, &out, &log); err != nil || !strings.Contains(log.String(), "Usage of replay:") || !strings.Contains(log.String(), "-lifetime-weight") {
+		t.Errorf("-h: %v\n%s", err, log.String())
+	}
 }
 
 // A trace directory or pod list that is not there is an error naming the
