@@ -186,6 +186,9 @@ func TestUserErrors(t *testing.T) {
 			"error: snapshot " + noNodes + ": no nodes in it (0 items); make it with kubectl get nodes,pods -A -o json"},
 		{"pod not in the snapshot", []string{"explain", "--config", rsf, "--snapshot", snapshot, "jb-1"}, 1,
 			"error: pod default/jb-1 is not in snapshot ../testdata/cluster.json (7 pods); check the name and the namespace (-n), or give the pod's manifest with -f"},
+		// defrag reads no pod file: it does not offer -f.
+		{"defrag for a pod not in the snapshot", []string{"defrag", "--config", rsf, "--snapshot", snapshot, "--for", "jb-1"}, 1,
+			"error: pod default/jb-1 is not in snapshot ../testdata/cluster.json (7 pods); check the name and the namespace (-n)"},
 		{"config in no known form", []string{"validate", "--config", unknown}, 1, unknown + ": (root): "},
 		{"config missing", []string{"validate", "--config", "nope.yaml"}, 1, "error: config nope.yaml does not exist"},
 		{"no cluster", []string{"explain", "--config", rsf, "train/job-1"}, 1,
@@ -219,6 +222,9 @@ func TestUserErrors(t *testing.T) {
 		first, _, _ := strings.Cut(errOut, "\n")
 		if code != tc.code || !strings.HasPrefix(first, tc.want) || out != "" || strings.Contains(errOut, "goroutine") {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit %d and %q", tc.name, code, out, errOut, tc.code, tc.want)
+		}
+		if strings.HasPrefix(tc.args[0], "defrag") && strings.Contains(errOut, "with -f") {
+			t.Errorf("%s: defrag reads no pod file, and says %q", tc.name, errOut)
 		}
 		if tc.code == 1 && tc.name != "config in no known form" && strings.Count(errOut, "\n") != 1 {
 			t.Errorf("%s: want one line, got %q", tc.name, errOut)

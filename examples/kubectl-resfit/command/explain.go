@@ -90,7 +90,7 @@ func (o *explainOptions) Run() error {
 		}
 		pod = pods[0]
 	} else if pod, err = cluster.FindPod(o.pods[0], namespace); err != nil {
-		return err
+		return fmt.Errorf("%w, or give the pod's manifest with -f", err)
 	}
 	e, err := within(o.timeout, "explain", func() (*resfitctl.Explanation, error) {
 		return resfitctl.Explain(cluster, cfg, configName(o.config, o.profile(0, 1)), pod)

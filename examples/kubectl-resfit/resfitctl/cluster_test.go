@@ -96,7 +96,7 @@ func TestFindPod(t *testing.T) {
 		}
 	}
 	_, err := c.FindPod("job-1", "")
-	want := "pod default/job-1 is not in snapshot ../testdata/cluster.json (7 pods); check the name and the namespace (-n), or give the pod's manifest with -f"
+	want := "pod default/job-1 is not in snapshot ../testdata/cluster.json (7 pods); check the name and the namespace (-n)"
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}

@@ -173,7 +173,9 @@ func (c *Snapshot) sort() {
 	})
 }
 
-// FindPod finds a pod by "namespace/name", or by name in namespace.
+// FindPod finds a pod by "namespace/name", or by name in namespace; the
+// error of a pod not found says to check the name and the namespace (a
+// command that reads pod files adds its own flag).
 func (c *Snapshot) FindPod(ref, namespace string) (*v1.Pod, error) {
 	ns, name := namespace, ref
 	if before, after, ok := strings.Cut(ref, "/"); ok {
@@ -187,7 +189,7 @@ func (c *Snapshot) FindPod(ref, namespace string) (*v1.Pod, error) {
 			return p, nil
 		}
 	}
-	return nil, fmt.Errorf("pod %s/%s is not in %s (%s); check the name and the namespace (-n), or give the pod's manifest with -f", ns, name, c.Source, words.Plural(len(c.Pods), "pod"))
+	return nil, fmt.Errorf("pod %s/%s is not in %s (%s); check the name and the namespace (-n)", ns, name, c.Source, words.Plural(len(c.Pods), "pod"))
 }
 
 // FindGroup finds the pending pods of a pod group, by "namespace/name" or
