@@ -102,11 +102,40 @@ func readmeBlock(t testing.TB, path, marker string) []byte {
 // does, defaults and multiPoint included.
 func kubeProfiles(t testing.TB, text []byte) []config.KubeSchedulerProfile {
 	t.Helper()
+	return kubeConfiguration(t, text).Profiles
+}
+
+// kubeConfiguration decodes a KubeSchedulerConfiguration as kube-scheduler
+// does, with its defaults.
+func kubeConfiguration(t testing.TB, text []byte) *config.KubeSchedulerConfiguration {
+	t.Helper()
 	obj, _, err := schedulerscheme.Codecs.UniversalDecoder().Decode(text, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return obj.(*config.KubeSchedulerConfiguration).Profiles
+	return obj.(*config.KubeSchedulerConfiguration)
+}
+
+// No configuration the project ships or shows takes the cluster
+// scheduler's lease: read with kube-scheduler's defaults (which elect a
+// leader on kube-system/kube-scheduler), each names a lease of its own or
+// elects none. A second scheduler on the default lease would contend with
+// the cluster's own.
+func TestNoConfigurationTakesKubeSchedulersLease(t *testing.T) {
+	checked := 0
+	for _, f := range shippedFiles(t) {
+		if f.kube == nil {
+			continue
+		}
+		checked++
+		le := kubeConfiguration(t, f.kube).LeaderElection
+		if le.LeaderElect && le.ResourceNamespace == "kube-system" && le.ResourceName == "kube-scheduler" {
+			t.Errorf("%s takes kube-system/kube-scheduler, the cluster scheduler's lease", f.name)
+		}
+	}
+	if checked != 4 {
+		t.Errorf("checked %d KubeSchedulerConfigurations, want the ConfigMap's, the two perf files and the README's", checked)
+	}
 }
 
 // profileFramework is kube-scheduler's framework for one profile, with
