@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/csv"
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -186,5 +189,40 @@ func skipUnderRace(t *testing.T) {
 	t.Helper()
 	if raceEnabled {
 		t.Skip("many replays on one goroutine: run without -race (.ci/run does)")
+	}
+}
+
+// The README names every flag the command takes, and every flag it names
+// is one (a -name in a `go run .` line or in backquotes).
+func TestREADMENamesEveryFlag(t *testing.T) {
+	text, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(text)
+	var usage bytes.Buffer
+	if _, err := parseFlags([]string{"-h"}, &usage); !errors.Is(err, flag.ErrHelp) {
+		t.Fatal(err)
+	}
+	known := map[string]bool{"h": true}
+	for _, m := range regexp.MustCompile(`(?m)^  -([a-z][a-z-]*)`).FindAllStringSubmatch(usage.String(), -1) {
+		known[m[1]] = true
+		if !regexp.MustCompile(`[\s(` + "`" + `]-` + regexp.QuoteMeta(m[1]) + `\b`).MatchString(readme) {
+			t.Errorf("-%s is not in the README", m[1])
+		}
+	}
+	if len(known) < 20 {
+		t.Fatalf("the usage lists %d flags:\n%s", len(known), usage.String())
+	}
+	for _, line := range strings.Split(readme, "\n") {
+		if !strings.HasPrefix(line, "go run . ") {
+			continue
+		}
+		cmd, _, _ := strings.Cut(line, "#")
+		for _, m := range regexp.MustCompile(`\s-([a-z][a-z-]*)`).FindAllStringSubmatch(cmd, -1) {
+			if !known[m[1]] {
+				t.Errorf("%q: -%s is no flag of the replay", strings.TrimSpace(cmd), m[1])
+			}
+		}
 	}
 }
