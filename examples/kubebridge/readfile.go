@@ -47,11 +47,10 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 // buffers it outgrew).
 func readChunks(r io.Reader) ([]byte, error) {
 	var chunks [][]byte
-	total := 0
 	for {
 		chunk := make([]byte, 1<<20)
 		n, err := io.ReadFull(r, chunk)
-		chunks, total = append(chunks, chunk[:n]), total+n
+		chunks = append(chunks, chunk[:n])
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			break
 		}
@@ -62,7 +61,7 @@ func readChunks(r io.Reader) ([]byte, error) {
 	if len(chunks) == 1 {
 		return chunks[0], nil
 	}
-	return bytes.Join(chunks, nil)[:total:total], nil
+	return bytes.Join(chunks, nil), nil
 }
 
 // Limited is LimitedReader's reader.

@@ -355,9 +355,9 @@ func (d *decoder) scorerArgs(path, plugin string, raw any) (ScorerArgs, bool) {
 	case ResfitFrag:
 		return d.resfitFrag(path, raw), true
 	case Lifetime:
-		return d.lifetimeArgs(path, raw, false), true
+		return d.lifetimeArgs(path, raw), true
 	case LearnedLifetime:
-		return d.lifetimeArgs(path, raw, true), true
+		return d.learnedLifetimeArgs(path, raw), true
 	}
 	return nil, false
 }

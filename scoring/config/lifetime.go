@@ -54,13 +54,15 @@ func (a LifetimeArgs) canonical() []yamlNode {
 
 func (LifetimeArgs) readsLifetimes() bool { return true }
 
+// learnedLifetimeArgs decodes LearnedLifetime's arguments: none.
+func (d *decoder) learnedLifetimeArgs(path string, raw any) ScorerArgs {
+	d.noArgs(path, raw, LearnedLifetime)
+	return LifetimeArgs{Ends: lifetime.LearnedEnds}
+}
+
 // lifetimeArgs decodes Lifetime's arguments: nothing, or {ends: all} or
-// {ends: declared}; learned are LearnedLifetime's, which takes none.
-func (d *decoder) lifetimeArgs(path string, raw any, learned bool) ScorerArgs {
-	if learned {
-		d.noArgs(path, raw, LearnedLifetime)
-		return LifetimeArgs{Ends: lifetime.LearnedEnds}
-	}
+// {ends: declared} (the learned ends are LearnedLifetime's).
+func (d *decoder) lifetimeArgs(path string, raw any) ScorerArgs {
 	m, ok := d.object(path, raw)
 	if !ok {
 		return LifetimeArgs{}
@@ -70,9 +72,9 @@ func (d *decoder) lifetimeArgs(path string, raw any, learned bool) ScorerArgs {
 		switch k {
 		case "apiVersion", "kind":
 		case "ends":
-			switch v, _ := m[k].(string); v {
-			case "all":
-			case "declared":
+			switch v, ok := d.str(key(path, k), m[k]); {
+			case !ok, v == "all":
+			case v == "declared":
 				a.Ends = lifetime.DeclaredEnds
 			default:
 				d.fail(key(path, k), "must be all or declared (the learned ones are "+LearnedLifetime+"'s)", m[k])
