@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -376,9 +378,7 @@ func TestUnreadableTask(t *testing.T) {
 // the pod and the annotation (Volcano logs it for every node).
 func TestUnusableAnnotationsAreLogged(t *testing.T) {
 	options.Default()
-	var logs bytes.Buffer
-	klog.SetLogger(textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(&logs))))
-	defer klog.ClearLogger()
+	mark := logged.Len()
 	p := pod("bad-weights", "", v1.PodPending, api.BuildResourceList("4", "8G", gpu("1")))
 	p.Annotations["volcano.sh/resource-strategy-scoring-type"] = "MostAllocated"
 	p.Annotations["volcano.sh/resource-strategy-weight"] = `{"nvidia.com/gpu": -1}`
@@ -391,9 +391,48 @@ func TestUnusableAnnotationsAreLogged(t *testing.T) {
 	}
 	want := `pod c1/bad-weights: annotation volcano.sh/resource-strategy-weight: "nvidia.com/gpu": weight must be in [0, 1000000], got -1: resource-strategy-fit scores it 0 on every node, as Volcano does`
 	quoted := strconv.Quote(want) // as the logger writes the line
-	if n := strings.Count(logs.String(), quoted[1:len(quoted)-1]); n != 1 {
-		t.Errorf("said %d times, want once: %s\n%s", n, want, logs.String())
+	said := logged.Since(mark)
+	if n := strings.Count(said, quoted[1:len(quoted)-1]); n != 1 {
+		t.Errorf("said %d times, want once: %s\n%s", n, want, said)
 	}
+}
+
+// logged holds what klog wrote during the tests. klog's logger is set once,
+// in TestMain, before any test starts a session: Volcano's test sessions
+// start informers whose goroutines log, and klog.SetLogger beside them is a
+// data race.
+var logged teeLog
+
+// teeLog writes to standard error and keeps a copy; safe for concurrent use.
+type teeLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *teeLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	l.buf.Write(p)
+	l.mu.Unlock()
+	return os.Stderr.Write(p)
+}
+
+// Len is how much has been written so far, a mark for Since.
+func (l *teeLog) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Len()
+}
+
+// Since is what was written after the mark.
+func (l *teeLog) Since(mark int) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(l.buf.Bytes()[mark:])
+}
+
+func TestMain(m *testing.M) {
+	klog.SetLogger(textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(&logged))))
+	os.Exit(m.Run())
 }
 
 // taskNamed is the session's task of that name.
