@@ -53,7 +53,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.sustain, "sustainable", "", "with -churn: instead of -loads, search each policy's sustainable load on each seed, FROM:TO:STEP (such as 0.8:1.3:0.01): the highest load at which the waiting GPU demand ends the window no higher than it starts it")
 	fs.StringVar(&f.declare, "declare", string(churn.DeclareNone), "with -churn: comma-separated, what the pods declare of their lifetimes, each run in turn: none, exact, noisy (× e^N(0,σ), σ -sigma), or learned (nothing: the replay learns from the pods that end, scoring/lifetime); all but none give ResfitFrag's lifetime term the ends (-sustainable: the first)")
 	fs.Float64Var(&f.sigma, "sigma", 1, "with -declare noisy: the noise's σ")
-	fs.Float64Var(&f.lifetimeWeight, "lifetime-weight", 0, "with -declare other than none: ResfitFrag's lifetime weight (lifetime: {weight}); 0: its default, config.DefaultLifetimeWeight")
+	fs.Float64Var(&f.lifetimeWeight, "lifetime-weight", 0, "with -declare other than none: ResfitFrag's lifetime weight, declared and learned ends alike (lifetime: {weight}); 0: its defaults, 30 for declared ends, 1000 for learned")
 	fs.Uint64Var(&f.resample, "resample", 0, "with -churn: replace the multi-GPU pods' lifetimes (74 pods pooled on openb) by a bootstrap resample drawn with this seed (0: none)")
 	fs.BoolVar(&f.png, "png", false, "write each plot as a PNG too, beside its SVG")
 	fs.Float64Var(&f.floor, "floor", 0, "with -churn: every 10 minutes, bound what any plan of this share of the running pods in moves could leave idle, and what the shares leave unused on the GPUs they share after any plan (0: none)")

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
@@ -26,8 +28,9 @@ import (
 // plugin that scores also runs at PreScore (its Score reads what PreScore
 // wrote) and at Reserve, ResourceStrategyFit and FGD filter at PreFilter
 // and Filter, and the ResfitFrag profile weighs FGD 101 against
-// ResourceStrategyFit 1 (its packing tie-breaker), with no other score,
-// and scores every feasible node. No profile leaves kube's resource
+// ResourceStrategyFit 1 (its packing tie-breaker) and the lifetime term,
+// declared ends and learned apart, at ResfitFrag's default weights, with
+// no other score, and scores every feasible node. No profile leaves kube's resource
 // scores (NodeResourcesFit, BalancedAllocation) beside resfit's, and the
 // configuration names the cluster's kubeconfig.
 func TestREADMESchedulerConfigEnablesEveryPoint(t *testing.T) {
@@ -61,6 +64,7 @@ func TestREADMESchedulerConfigEnablesEveryPoint(t *testing.T) {
 		plugins.ResourceStrategyFitName:     plugins.NewResourceStrategyFit,
 		plugins.FGDName:                     plugins.NewFGD,
 		plugins.LifetimeName:                plugins.NewLifetime,
+		plugins.LearnedLifetimeName:         plugins.NewLearnedLifetime,
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +92,7 @@ func TestREADMESchedulerConfigEnablesEveryPoint(t *testing.T) {
 		}
 		scorers := 0
 		for _, name := range names(enabled.Score) {
-			if !slices.Contains([]string{plugins.NodeResourcesFitPlusName, plugins.ScarceResourceAvoidanceName, plugins.ResourceStrategyFitName, plugins.FGDName, plugins.LifetimeName}, name) {
+			if !slices.Contains([]string{plugins.NodeResourcesFitPlusName, plugins.ScarceResourceAvoidanceName, plugins.ResourceStrategyFitName, plugins.FGDName, plugins.LifetimeName, plugins.LearnedLifetimeName}, name) {
 				continue
 			}
 			scorers++
@@ -114,8 +118,22 @@ func TestREADMESchedulerConfigEnablesEveryPoint(t *testing.T) {
 			for _, p := range enabled.Score.Enabled {
 				weights = append(weights, fmt.Sprint(p.Name, "×", p.Weight))
 			}
-			if got := strings.Join(weights, " "); got != "FGD×101 ResourceStrategyFit×1 ResfitLifetime×300" {
-				t.Errorf("ResfitFrag's scores: %s", got)
+			want := fmt.Sprintf("FGD×101 ResourceStrategyFit×1 ResfitLifetime×%d ResfitLearnedLifetime×%d", resfitconfig.DefaultLifetimeWeight, resfitconfig.DefaultLearnedLifetimeWeight)
+			if got := strings.Join(weights, " "); got != want {
+				t.Errorf("ResfitFrag's scores: %s, want ResfitFrag's defaults, %s", got, want)
+			}
+			for _, pc := range profile.PluginConfig {
+				if pc.Name != plugins.LifetimeName {
+					continue
+				}
+				var args map[string]any
+				unknown, _ := pc.Args.(*runtime.Unknown)
+				if unknown == nil || json.Unmarshal(unknown.Raw, &args) != nil {
+					t.Fatalf("ResfitLifetime's args %T are not JSON kube-scheduler left to the plugin", pc.Args)
+				}
+				if got, err := resfitconfig.KubePlugin(pc.Name, args, resfitconfig.Options{}); err != nil || !strings.Contains(string(got.Canonical()), "ends: declared") {
+					t.Errorf("ResfitFrag's ResfitLifetime does not follow the declared ends alone, as the learned ones have a plugin of their own (%v)", err)
+				}
 			}
 			if p := profile.PercentageOfNodesToScore; p == nil || *p != 100 {
 				t.Errorf("ResfitFrag's profile scores a sample of the nodes: percentageOfNodesToScore %v", p)

@@ -38,7 +38,7 @@ func TestFragPlugins(t *testing.T) {
 	w := []float64{0.5, 0.3}
 	perDevice := (w[0]*8 + w[1]*4) / (w[0]*1 + w[1]*0.3)
 	rf := ScorerConfig{Name: ResfitFrag, Weight: 2, Args: ResfitFragArgs{FGDArgs: fgd.Args.(FGDArgs),
-		TieBreak: PackLeastUsed, TieBreaker: []string{"cpu", resource.GPU}, CoresPerIdleGPU: perDevice, LifetimeWeight: DefaultLifetimeWeight, LearnedLifetimeWeight: DefaultLifetimeWeight}}
+		TieBreak: PackLeastUsed, TieBreaker: []string{"cpu", resource.GPU}, CoresPerIdleGPU: perDevice, LifetimeWeight: DefaultLifetimeWeight, LearnedLifetimeWeight: DefaultLearnedLifetimeWeight}}
 	// FGD enabled at score alone: its filters left out, as kube-scheduler
 	// leaves them.
 	kubeFGD := kubeScorer(fgd)
@@ -86,7 +86,7 @@ plugins:
 - {name: ResfitFrag, args: {classes: [{cpu: 2}], tieBreaker: {type: NodeResourcesBalancedAllocation}, coresPerIdleGPU: 0}}`,
 			filters: []string{NodeResourcesFit}, scorers: []ScorerConfig{{Name: ResfitFrag, Weight: 1, Args: ResfitFragArgs{
 				FGDArgs:  FGDArgs{Device: resource.GPU, ShareUnit: 1000, Classes: []FragClass{{MilliCPU: 2000, Weight: 1}}},
-				TieBreak: NodeResourcesBalancedAllocation, TieBreaker: []string{"cpu", resource.GPU}, LifetimeWeight: DefaultLifetimeWeight, LearnedLifetimeWeight: DefaultLifetimeWeight}}}},
+				TieBreak: NodeResourcesBalancedAllocation, TieBreaker: []string{"cpu", resource.GPU}, LifetimeWeight: DefaultLifetimeWeight, LearnedLifetimeWeight: DefaultLearnedLifetimeWeight}}}},
 		{name: "tie-breaker errors", doc: `
 plugins:
 - {name: ResfitFrag, args: {classes: [{cpu: 2}], tieBreaker: {type: MostAllocated, weight: 2, resources: [{name: cpu, weight: 2}]}}}`,
@@ -395,7 +395,9 @@ func TestResfitFragLifetimeTerm(t *testing.T) {
 		{`{weight: 30, learnedWeight: 1000}`, "FGD ×101, PackLeastUsed ×1, Lifetime ×30, LearnedLifetime ×1000"},
 		{`{weight: 30, learnedWeight: 0}`, "FGD ×101, PackLeastUsed ×1, Lifetime ×30"},
 		{`{weight: 0, learnedWeight: 1000}`, "FGD ×101, PackLeastUsed ×1, LearnedLifetime ×1000"},
-		{`{learnedWeight: 300}`, "FGD ×101, PackLeastUsed ×1, Lifetime ×300"},
+		{`{learnedWeight: 300}`, "FGD ×101, PackLeastUsed ×1, Lifetime ×30, LearnedLifetime ×300"},
+		{`{weight: 300}`, "FGD ×101, PackLeastUsed ×1, Lifetime ×300"},
+		{`{}`, "FGD ×101, PackLeastUsed ×1, Lifetime ×30, LearnedLifetime ×1000"},
 	} {
 		apart, err := Load([]byte(`plugins: [{name: ResfitFrag, args: {classes: `+fragClasses+`, lifetime: `+c.lifetime+`}}]`), Options{})
 		if err != nil {

@@ -12,11 +12,12 @@ import (
 // scores by how likely the pod is to end before the node would empty
 // anyway, 0..100, the term ResfitFrag adds at LifetimeWeight. It is the
 // plugin a kube-scheduler profile enables beside FGD and
-// ResourceStrategyFit (at weight DefaultLifetimeWeight) to run ResfitFrag
-// with its lifetime term. Its one argument, ends, says whose ends it
-// follows: all (the default) or declared, beside LearnedLifetime for the
-// learned ones, so that a profile weighs the two apart as ResfitFrag's
-// lifetime: {weight, learnedWeight} does. Built for a host that does not
+// ResourceStrategyFit to run ResfitFrag with its lifetime term. Its one
+// argument, ends, says whose ends it follows: all (the default) or
+// declared, beside LearnedLifetime for the learned ones, so that a profile
+// weighs the two apart as ResfitFrag's lifetime: {weight, learnedWeight}
+// does (ResfitFrag's default: declared at DefaultLifetimeWeight, learned
+// at DefaultLearnedLifetimeWeight). Built for a host that does not
 // follow when pods end (no Host.Lifetimes), it scores every node alike
 // (lifetime.MaxScore: nothing is known of when any node empties).
 const Lifetime = "ResfitLifetime"

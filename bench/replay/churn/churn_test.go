@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/stat"
@@ -712,32 +713,32 @@ func TestEmptyMetricByHand(t *testing.T) {
 	}
 }
 
-// TestSpecNamesWhatPodsDeclare: the setting a spec adds to the tables'
-// (nothing for none), and the specs that cannot run. A lifetime weight
-// reaches ResfitFrag's configuration where the replay follows ends: its
-// Lifetime scorer weighs that much.
+// TestLifetimeWeightReachesResfitFrag: where the replay follows ends,
+// ResfitFrag weighs them at its defaults (declared ends 30, learned 1000,
+// a scorer each), or at the spec's one weight for both; where it follows
+// none, there is no lifetime term.
 func TestLifetimeWeightReachesResfitFrag(t *testing.T) {
 	in := sim.Synthetic(sim.SyntheticSpec{Seed: 3, Nodes: 12})
 	for _, c := range []struct {
 		spec Spec
-		want float64 // 0: no Lifetime scorer
+		want string
 	}{
-		{Spec{Load: 1, Window: 60, Declare: DeclareExact}, config.DefaultLifetimeWeight},
-		{Spec{Load: 1, Window: 60, Declare: DeclareExact, LifetimeWeight: 30}, 30},
-		{Spec{Load: 1, Window: 60, LifetimeWeight: 30}, 0},
+		{Spec{Load: 1, Window: 60, Declare: DeclareExact}, fmt.Sprintf("Lifetime ×%d, LearnedLifetime ×%d", config.DefaultLifetimeWeight, config.DefaultLearnedLifetimeWeight)},
+		{Spec{Load: 1, Window: 60, Declare: DeclareLearned, LifetimeWeight: 300}, "Lifetime ×300"},
+		{Spec{Load: 1, Window: 60, LifetimeWeight: 30}, ""},
 	} {
 		r, err := newReplay(policy(t, sim.ResfitFrag), in, c.spec, AddOns{}, 42, sim.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got float64
+		var got []string
 		for _, s := range r.pipe.Scorers() {
-			if s.Scorer.Name() == "Lifetime" {
-				got = s.Weight
+			if strings.HasSuffix(s.Scorer.Name(), "Lifetime") {
+				got = append(got, fmt.Sprintf("%s ×%g", s.Scorer.Name(), s.Weight))
 			}
 		}
-		if got != c.want {
-			t.Errorf("%+v: the Lifetime scorer weighs %v, want %v", c.spec, got, c.want)
+		if strings.Join(got, ", ") != c.want {
+			t.Errorf("%+v: the lifetime scorers %v, want %s", c.spec, got, c.want)
 		}
 	}
 }

@@ -29,8 +29,9 @@ type Spec struct {
 	// drawn with this seed: how much the figures owe to those few.
 	Resample uint64
 	// LifetimeWeight is ResfitFrag's lifetime weight (lifetime: {weight:
-	// W}) where the replay follows ends; 0 is the configuration's default
-	// (config.DefaultLifetimeWeight).
+	// W}: declared and learned ends alike) where the replay follows ends;
+	// 0 is the configuration's default (config.DefaultLifetimeWeight for
+	// declared ends, config.DefaultLearnedLifetimeWeight for learned ones).
 	LifetimeWeight float64
 }
 

@@ -34,8 +34,8 @@ type Env struct {
 	// replay that follows when pods end (ResfitFrag's lifetime term); nil
 	// for none.
 	Lifetimes *lifetime.Nodes
-	// LifetimeWeight is ResfitFrag's lifetime weight where Lifetimes is
-	// given; 0 its default.
+	// LifetimeWeight is ResfitFrag's lifetime weight, for declared and
+	// learned ends alike, where Lifetimes is given; 0 its defaults.
 	LifetimeWeight float64
 }
 

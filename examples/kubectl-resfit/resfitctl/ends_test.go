@@ -16,15 +16,17 @@ import (
 
 // TestExplainSaysWhenNodesEmpty: under ResfitFrag, explain says when the
 // pod is expected to end and, for each node, when it empties and from
-// what, and scores the lifetime term by it (weight 300, rounded here):
+// what, and scores the lifetime term by it (the declared ends' weight,
+// 30, rounded here; the learned ends' term scores every node alike for a
+// pod that declares its end):
 //
 //	the pod declares 2 h (resfit.io/runs-for)
 //	gpu-a: short started 30 min ago declaring 1 h; etl-0, 10 min into a
 //	       Job whose 8 finished pods each ran 40 min, is learned to have
 //	       30 min left (the median of what ran longer than 10 min, less
-//	       10): empties in 30 min: 100 × 0.5/(0.5 + 2) = 20, × 300 = 6000
+//	       10): empties in 30 min: 100 × 0.5/(0.5 + 2) = 20, × 30 = 600
 //	gpu-b: old, 5 h old, nothing declared or learned: as long again,
-//	       5 h: 100 × 5/7 = 71.43, × 300 = 21428.57
+//	       5 h: 100 × 5/7 = 71.43, × 30 = 2142.86
 //	gpu-c: empty: 0
 //
 // (gpu-d and gpu-e each run a pod that declares 10 h: one 8-GPU node in
@@ -65,13 +67,13 @@ func TestExplainSaysWhenNodesEmpty(t *testing.T) {
 		node, empties string
 		score         float64
 	}{
-		{"gpu-a", "in 30m: declared by 1, learned for 1", 6000},
-		{"gpu-b", "in 5h00m: as long again as run for 1", 21428.57},
+		{"gpu-a", "in 30m: declared by 1, learned for 1", 600},
+		{"gpu-b", "in 5h00m: as long again as run for 1", 2142.86},
 		{"gpu-c", "empty", 0},
 	} {
 		n := node(t, e, want.node)
-		if n.Empties != want.empties || math.Abs(n.Scores["Lifetime"]-want.score) > 0.01 {
-			t.Errorf("%s: empties %q, lifetime term %v; want %q, %v", want.node, n.Empties, n.Scores["Lifetime"], want.empties, want.score)
+		if n.Empties != want.empties || math.Abs(n.Scores["Lifetime"]-want.score) > 0.01 || n.Scores["LearnedLifetime"] != 100000 {
+			t.Errorf("%s: empties %q, lifetime term %v, learned ends' %v; want %q, %v, 100000", want.node, n.Empties, n.Scores["Lifetime"], n.Scores["LearnedLifetime"], want.empties, want.score)
 		}
 	}
 	var b strings.Builder

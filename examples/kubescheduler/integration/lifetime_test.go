@@ -27,6 +27,7 @@ import (
 	"github.com/resfit/resfit/examples/kubebridge/planning"
 	"github.com/resfit/resfit/examples/kubebridge/testing/fakekubelet"
 	"github.com/resfit/resfit/examples/kubescheduler/plugins"
+	resfitconfig "github.com/resfit/resfit/scoring/config"
 )
 
 // Nodes that empty together, end to end, with no descheduler: the real
@@ -38,7 +39,8 @@ import (
 // empty); then a pod of 1 GPU that runs an hour, bound to the other node;
 // then big, a pod of 8 GPUs, which fits on neither.
 //
-//   - With ResfitLifetime (weight 300), each new short pod goes to the node
+//   - With the lifetime term (ResfitLifetime for declared ends at 30,
+//     ResfitLearnedLifetime at 1000), each new short pod goes to the node
 //     that stays busy an hour rather than the one about to empty: the short
 //     pods gather there, their old node empties, and big is bound to it
 //     within 30 s of its creation.
@@ -96,13 +98,16 @@ type lifetimeCluster struct {
 
 // resfitFragProfile is the README's ResfitFrag profile (FGD at 101 over
 // the stream's 1-GPU pods, ResourceStrategyFit's PackLeastUsed at 1), with
-// ResfitLifetime at 300 when withTerm.
+// the lifetime term at ResfitFrag's default weights when withTerm:
+// ResfitLifetime following the declared ends, ResfitLearnedLifetime the
+// learned ones.
 func resfitFragProfile(withTerm bool) kubeschedulerconfigv1.KubeSchedulerProfile {
 	enabled := []kubeschedulerconfigv1.Plugin{{Name: plugins.FGDName}, {Name: plugins.ResourceStrategyFitName}}
 	scores := []kubeschedulerconfigv1.Plugin{{Name: plugins.FGDName, Weight: ptr.To[int32](101)}, {Name: plugins.ResourceStrategyFitName, Weight: ptr.To[int32](1)}}
 	if withTerm {
-		enabled = append(enabled, kubeschedulerconfigv1.Plugin{Name: plugins.LifetimeName})
-		scores = append(scores, kubeschedulerconfigv1.Plugin{Name: plugins.LifetimeName, Weight: ptr.To[int32](300)})
+		enabled = append(enabled, kubeschedulerconfigv1.Plugin{Name: plugins.LifetimeName}, kubeschedulerconfigv1.Plugin{Name: plugins.LearnedLifetimeName})
+		scores = append(scores, kubeschedulerconfigv1.Plugin{Name: plugins.LifetimeName, Weight: ptr.To[int32](resfitconfig.DefaultLifetimeWeight)},
+			kubeschedulerconfigv1.Plugin{Name: plugins.LearnedLifetimeName, Weight: ptr.To[int32](resfitconfig.DefaultLearnedLifetimeWeight)})
 	}
 	raw := func(s string) runtime.RawExtension { return runtime.RawExtension{Raw: []byte(s)} }
 	return kubeschedulerconfigv1.KubeSchedulerProfile{
@@ -115,6 +120,7 @@ func resfitFragProfile(withTerm bool) kubeschedulerconfigv1.KubeSchedulerProfile
 		PluginConfig: []kubeschedulerconfigv1.PluginConfig{
 			{Name: plugins.FGDName, Args: raw(`{"classes": [{"cpu": 1, "gpus": 1}]}`)},
 			{Name: plugins.ResourceStrategyFitName, Args: raw(`{"plugins": [{"name": "PackLeastUsed"}]}`)},
+			{Name: plugins.LifetimeName, Args: raw(`{"ends": "declared"}`)},
 		},
 	}
 }
@@ -122,7 +128,7 @@ func resfitFragProfile(withTerm bool) kubeschedulerconfigv1.KubeSchedulerProfile
 func startLifetimeCluster(t *testing.T, withTerm bool) *lifetimeCluster {
 	cfg := configtesting.V1ToInternalWithDefaults(t, kubeschedulerconfigv1.KubeSchedulerConfiguration{
 		Profiles: []kubeschedulerconfigv1.KubeSchedulerProfile{resfitFragProfile(withTerm)}})
-	registry := frameworkruntime.Registry{plugins.FGDName: plugins.NewFGD, plugins.ResourceStrategyFitName: plugins.NewResourceStrategyFit, plugins.LifetimeName: plugins.NewLifetime}
+	registry := frameworkruntime.Registry{plugins.FGDName: plugins.NewFGD, plugins.ResourceStrategyFitName: plugins.NewResourceStrategyFit, plugins.LifetimeName: plugins.NewLifetime, plugins.LearnedLifetimeName: plugins.NewLearnedLifetime}
 	// No backoff: big is tried again as soon as the cluster changes.
 	testCtx := testutils.InitTestSchedulerWithNS(t, "lifetime", scheduler.WithProfiles(cfg.Profiles...), scheduler.WithFrameworkOutOfTreeRegistry(registry),
 		scheduler.WithPodInitialBackoffSeconds(0), scheduler.WithPodMaxBackoffSeconds(0))

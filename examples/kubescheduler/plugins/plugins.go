@@ -101,14 +101,16 @@ func NewFGD(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, er
 }
 
 // NewLifetime builds ResfitLifetime, the lifetime term alone
-// (config.Lifetime, no arguments): a node scores 0..100 by how likely the
-// pod is to end before the node would empty anyway, by the pods' declared
-// ends (a Job's or the pod's activeDeadlineSeconds, resfit.io/runs-for)
-// and by what the profile learned of pods that ended (lifetimes.go). With
-// FGD at weight 101 and ResourceStrategyFit's PackLeastUsed at 1, at
-// weight 300 (config.DefaultLifetimeWeight) it makes the profile
-// ResfitFrag with its lifetime term. It shares the profile's table with
-// FGD and ResourceStrategyFit.
+// (config.Lifetime; its one argument, ends: all or declared): a node
+// scores 0..100 by how likely the pod is to end before the node would
+// empty anyway, by the pods' declared ends (a Job's or the pod's
+// activeDeadlineSeconds, resfit.io/runs-for) and by what the profile
+// learned of pods that ended (lifetimes.go). With FGD at weight 101 and
+// ResourceStrategyFit's PackLeastUsed at 1, ResfitLifetime with ends:
+// declared at weight 30 (config.DefaultLifetimeWeight) and
+// ResfitLearnedLifetime at 1000 (config.DefaultLearnedLifetimeWeight) make
+// the profile ResfitFrag with its lifetime term. It shares the profile's
+// table with FGD and ResourceStrategyFit.
 func NewLifetime(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 	return newSingle(LifetimeName, obj, h, true)
 }
