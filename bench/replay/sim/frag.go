@@ -42,16 +42,23 @@ func (c *Cluster) NodeFragmentation(m *frag.Measure, i int) float64 {
 }
 
 // fragConfig is a resfit configuration of one fragmentation plugin (FGD
-// or ResfitFrag) over the workload's typical classes, with further
+// or ResfitFrag) over the workload's typical classes (or learning them,
+// env.LearnClasses), with further
 // arguments (YAML lines at the arguments' indentation). A class's weight
 // is its count of pods, which the configuration turns into the class's
 // share as TypicalClasses does (count over the classes' count: the same
 // float64), and every other number is written so that it reads back to
 // the same float64.
-func fragConfig(plugin string, classes []Class, extra string) string {
+func fragConfig(plugin string, env Env, extra string) string {
 	var b strings.Builder
-	b.WriteString("plugins:\n- name: " + plugin + "\n  args:\n    classes:\n")
-	for _, c := range classes {
+	b.WriteString("plugins:\n- name: " + plugin + "\n  args:\n")
+	if env.LearnClasses {
+		b.WriteString("    learn: {}\n")
+		b.WriteString(extra)
+		return b.String()
+	}
+	b.WriteString("    classes:\n")
+	for _, c := range env.Classes {
 		fmt.Fprintf(&b, "    - {cpu: %dm, gpus: %d", c.MilliCPU, c.NumGPU)
 		if c.NumGPU > 0 {
 			fmt.Fprintf(&b, ", gpuShare: %d", c.GPUMilli)

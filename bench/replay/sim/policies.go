@@ -44,7 +44,7 @@ func Policies() []Policy {
 		simple("BestFit", func(c *Cluster, _ Env) scoring.Scorer { return &BestFitScorer{c: c} }),
 		simple("DotProd", func(c *Cluster, _ Env) scoring.Scorer { return &DotProdScorer{c: c} }),
 		simple("GpuPacking", func(c *Cluster, _ Env) scoring.Scorer { return &GpuPackingScorer{c: c} }),
-		configured("FGD", true, func(env Env) string { return fragConfig(config.FGD, env.Classes, "") }),
+		configured("FGD", true, func(env Env) string { return fragConfig(config.FGD, env, "") }),
 		configured("RSF", false, fixed(rsf(""))),
 		configured("RSF+retention", false, fixed(rsf(rsfRetention))),
 		configured("RSF+proportional", false, func(env Env) string { return rsf(fmt.Sprintf(rsfProportional, env.CoresPerGPU)) }),
@@ -53,7 +53,7 @@ func Policies() []Policy {
 			if env.LifetimeWeight != 0 && env.Lifetimes != nil {
 				extra += "    lifetime: {weight: " + exact(env.LifetimeWeight) + "}\n"
 			}
-			return fragConfig(config.ResfitFrag, env.Classes, extra)
+			return fragConfig(config.ResfitFrag, env, extra)
 		}),
 	}
 }

@@ -37,6 +37,10 @@ type Env struct {
 	// LifetimeWeight is ResfitFrag's lifetime weight, for declared and
 	// learned ends alike, where Lifetimes is given; 0 its defaults.
 	LifetimeWeight float64
+	// LearnClasses has FGD and ResfitFrag learn their typical classes from
+	// the pods they place (learn: {}, the configuration's defaults),
+	// starting from none, instead of being given Classes.
+	LearnClasses bool
 }
 
 // withScorers is the filters every policy has (NodeResourcesFit, then

@@ -5,10 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
 	"gonum.org/v1/gonum/stat"
+
+	"github.com/resfit/resfit/scoring"
 )
 
 // Input is a cluster and its workload: the trace's pods (before sampling)
@@ -87,16 +90,19 @@ func Seeds(first uint64, n int) []uint64 {
 	return s
 }
 
-// Select keeps the named policies (comma-separated; empty keeps all).
+// Select keeps the named policies (comma-separated; empty keeps all). A
+// name may also be a fragmentation policy's learning form, FGD/learned or
+// ResfitFrag/learned (learningClasses), which all does not hold.
 func Select(all []Policy, names string) ([]Policy, error) {
 	if strings.TrimSpace(names) == "" {
 		return all, nil
 	}
+	named := append(slices.Clone(all), learningClasses(all)...)
 	var out []Policy
 	for _, n := range strings.Split(names, ",") {
 		n = strings.TrimSpace(n)
 		found := false
-		for _, p := range all {
+		for _, p := range named {
 			if strings.EqualFold(p.Name, n) {
 				out = append(out, p)
 				found = true
@@ -104,7 +110,7 @@ func Select(all []Policy, names string) ([]Policy, error) {
 		}
 		if !found {
 			var known []string
-			for _, p := range all {
+			for _, p := range named {
 				known = append(known, p.Name)
 			}
 			return nil, fmt.Errorf("unknown policy %q; known: %s", n, strings.Join(known, ", "))
@@ -291,4 +297,33 @@ func Markdown(in Input, sums []Summary) string {
 			s.Fragmented.Mean, s.Fragmented.Std, s.Pending.Mean, s.Pending.Std)
 	}
 	return b.String()
+}
+
+// LearnedSuffix names a fragmentation policy's learning form: FGD/learned,
+// ResfitFrag/learned.
+const LearnedSuffix = "/learned"
+
+// learningClasses are the learning forms of the fragmentation policies
+// among all: each learns its typical classes from the pods it places,
+// from none (Env.LearnClasses), as a scheduler that is not given them
+// does.
+func learningClasses(all []Policy) []Policy {
+	var out []Policy
+	for _, p := range all {
+		if p.Name != "FGD" && p.Name != ResfitFrag {
+			continue
+		}
+		learning := Policy{Name: p.Name + LearnedSuffix, Build: func(c *Cluster, env Env) (*scoring.Pipeline, DeviceChoice, error) {
+			env.LearnClasses = true
+			return p.Build(c, env)
+		}}
+		if p.Config != nil {
+			learning.Config = func(env Env) string {
+				env.LearnClasses = true
+				return p.Config(env)
+			}
+		}
+		out = append(out, learning)
+	}
+	return out
 }

@@ -87,7 +87,7 @@ func TestScorersStayInRange(t *testing.T) {
 	scorers := []scoring.Scorer{
 		NewRandomScorer(1), &BestFitScorer{c: c}, &DotProdScorer{c: c}, &GpuPackingScorer{c: c},
 	}
-	pipe, _, err := fragPolicy(c, Env{Classes: in.Classes}, fragConfig("FGD", in.Classes, ""))
+	pipe, _, err := fragPolicy(c, Env{Classes: in.Classes}, fragConfig("FGD", Env{Classes: in.Classes}, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
