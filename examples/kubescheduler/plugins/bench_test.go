@@ -29,6 +29,7 @@ import (
 	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/examples/kubebridge/planning"
 	"github.com/resfit/resfit/examples/kubebridge/testing/inturn"
+	resfitconfig "github.com/resfit/resfit/scoring/config"
 )
 
 // noop is a Score plugin that does nothing: the framework's own cost per
@@ -133,9 +134,12 @@ var (
   {"name": "resource-strategy-fit", "scores": false, "args": {"sra": {"policy": "proportional", "resources": "nvidia.com/gpu",
     "proportional": {"nvidia.com/gpu.cpu": 8, "nvidia.com/gpu.memory": 0}}}}]}`},
 	}
-	// resfitFragLifetimeProfile is that profile with the lifetime term,
-	// ResfitLifetime at 300.
-	resfitFragLifetimeProfile = append(slices.Clone(resfitFragProfile), enabled{LifetimeName, 300, `{}`})
+	// resfitFragLifetimeProfile is that profile with the lifetime term at
+	// ResfitFrag's default weights: ResfitLifetime following the declared
+	// ends, ResfitLearnedLifetime the learned ones (the README's profile).
+	resfitFragLifetimeProfile = append(slices.Clone(resfitFragProfile),
+		enabled{LifetimeName, resfitconfig.DefaultLifetimeWeight, `{"ends": "declared"}`},
+		enabled{LearnedLifetimeName, resfitconfig.DefaultLearnedLifetimeWeight, `{}`})
 )
 
 // BenchmarkFrameworkCycle measures one scheduling cycle's scoring as
@@ -182,6 +186,7 @@ var cycleProfiles = []struct {
 	{name: "Noop"},
 	{name: "Noop×2"},
 	{name: "Noop×3"},
+	{name: "Noop×4"},
 	{name: "NodeResourcesFit", inTree: true},
 	{name: "ResourceStrategyFit-MostAllocated", plugins: []enabled{{ResourceStrategyFitName, 1, mostAllocated}}},
 	{name: "ResourceStrategyFit-AIScenario", plugins: []enabled{{ResourceStrategyFitName, 1, aiScenario}}},
@@ -189,7 +194,7 @@ var cycleProfiles = []struct {
 	{name: "ResourceStrategyFit-ResfitFrag", plugins: []enabled{{ResourceStrategyFitName, 1, resfitFragConfig}}},
 	{name: "FGD", plugins: resfitFragProfile[:1]},
 	{name: "FGD+ResourceStrategyFit", plugins: resfitFragProfile},
-	{name: "FGD+ResourceStrategyFit+ResfitLifetime", plugins: resfitFragLifetimeProfile},
+	{name: "FGD+ResourceStrategyFit+ResfitLifetime+ResfitLearnedLifetime", plugins: resfitFragLifetimeProfile},
 	{name: "NodeResourcesFitPlus", plugins: koordinatorPlugins[:1]},
 	{name: "ScarceResourceAvoidance", plugins: koordinatorPlugins[1:]},
 	{name: "NodeResourcesFitPlus+ScarceResourceAvoidance", plugins: koordinatorPlugins},
@@ -266,7 +271,7 @@ func BenchmarkFrameworkCycleVsFloor(b *testing.B) { benchmarkInTurn(b, "Noop", f
 
 // BenchmarkFrameworkCycleVsLookup is BenchmarkFrameworkCycleVsFloor
 // against nodeLookup's floor (Lookup; Lookup×2 for a profile of two
-// plugins, Lookup×3 for three): what resfit's plugins cost beyond finding each node's row and
+// plugins, Lookup×3 for three, and so on): what resfit's plugins cost beyond finding each node's row and
 // reading its generation. Its first rows put Lookup itself against Noop.
 func BenchmarkFrameworkCycleVsLookup(b *testing.B) { benchmarkInTurn(b, "Lookup", true) }
 
@@ -405,10 +410,10 @@ func (discard) Write(p []byte) (int, error) { return len(p), nil }
 func benchFramework(b *testing.B, snapshot *cache.Snapshot, name string, inTree bool, plugins []enabled) framework.Framework {
 	b.Helper()
 	registry := resfitRegistry()
-	for _, name := range []string{"Noop", "Noop2", "Noop3"} {
+	for _, name := range []string{"Noop", "Noop2", "Noop3", "Noop4"} {
 		registry[name] = func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return noop{name}, nil }
 	}
-	for _, name := range []string{"Lookup", "Lookup2", "Lookup3"} {
+	for _, name := range []string{"Lookup", "Lookup2", "Lookup3", "Lookup4"} {
 		registry[name] = func(_ context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 			return newNodeLookup(name, h)
 		}
