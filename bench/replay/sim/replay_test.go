@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
 )
 
 func TestWorkloadSamplesToTheLoad(t *testing.T) {
