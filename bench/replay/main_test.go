@@ -161,8 +161,12 @@ func TestRunChurnSynthetic(t *testing.T) {
 		load, _ := strconv.ParseFloat(r[2], 64)
 		sums[fmt.Sprintf("| %s | %s | %v | **", r[0], r[1], load)] += v / 2
 	}
+	// Over two seeds the table gives the means alone, and says so.
+	if !strings.Contains(out.String(), "(Means over 2 seeds: ± is printed from 3 seeds on.)") {
+		t.Errorf("the table does not say it gives no interval over 2 seeds:\n%s", out.String())
+	}
 	for prefix, mean := range sums {
-		want := prefix + fmt.Sprintf("%.2f ± ", mean)
+		want := prefix + fmt.Sprintf("%.2f** |", mean)
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the table has no row %q:\n%s", want, out.String())
 		}

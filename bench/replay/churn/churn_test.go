@@ -774,3 +774,20 @@ func TestSpecNamesWhatPodsDeclare(t *testing.T) {
 		}
 	}
 }
+
+// An Interval prints its half-width from MinSeedsForInterval seeds on,
+// the mean alone over fewer: over two seeds Student's t is 12.7.
+func TestIntervalPrintsWhatTheSeedsSupport(t *testing.T) {
+	for _, c := range []struct {
+		xs   []float64
+		want string
+	}{
+		{[]float64{4}, "4.00"},
+		{[]float64{4, 6}, "5.00"},
+		{[]float64{4, 6, 5}, "5.00 ± 2.48"},
+	} {
+		if got := IntervalOf(c.xs).String(); got != c.want {
+			t.Errorf("%v: %q, want %q", c.xs, got, c.want)
+		}
+	}
+}

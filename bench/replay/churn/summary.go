@@ -11,8 +11,16 @@ import (
 )
 
 // Interval is a mean over seeds with its 95% confidence half-width
-// (Student's t over the seeds; 0 for one seed).
-type Interval struct{ Mean, Half float64 }
+// (Student's t over the seeds; 0 for one seed), and how many seeds.
+type Interval struct {
+	Mean, Half float64
+	Seeds      int
+}
+
+// MinSeedsForInterval is the fewest seeds whose interval an Interval
+// prints: over two seeds Student's t is 12.7, and the half-width, often
+// tens of points, bounds nothing a choice could use.
+const MinSeedsForInterval = 3
 
 // IntervalOf is the mean of xs with its 95% confidence half-width.
 func IntervalOf(xs []float64) Interval { return intervalOf(xs) }
@@ -20,16 +28,23 @@ func IntervalOf(xs []float64) Interval { return intervalOf(xs) }
 func intervalOf(xs []float64) Interval {
 	if len(xs) < 2 {
 		if len(xs) == 1 {
-			return Interval{Mean: xs[0]}
+			return Interval{Mean: xs[0], Seeds: 1}
 		}
 		return Interval{}
 	}
 	m, s := stat.MeanStdDev(xs, nil)
 	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(xs) - 1)}.Quantile(0.975)
-	return Interval{Mean: m, Half: t * s / math.Sqrt(float64(len(xs)))}
+	return Interval{Mean: m, Half: t * s / math.Sqrt(float64(len(xs))), Seeds: len(xs)}
 }
 
-func (i Interval) String() string { return fmt.Sprintf("%.2f ± %.2f", i.Mean, i.Half) }
+// String is the mean ± the half-width, or the mean alone over fewer than
+// MinSeedsForInterval seeds.
+func (i Interval) String() string {
+	if i.Seeds < MinSeedsForInterval {
+		return fmt.Sprintf("%.2f", i.Mean)
+	}
+	return fmt.Sprintf("%.2f ± %.2f", i.Mean, i.Half)
+}
 
 // Summary is one policy at one load over the seeds.
 type Summary struct {
@@ -126,6 +141,9 @@ func Markdown(sums []Summary) string {
 			fmt.Fprintf(&b, " %s | %s |", s.Floor, s.ShareFloor)
 		}
 		b.WriteString("\n")
+	}
+	if len(sums) > 0 && sums[0].Seeds < MinSeedsForInterval {
+		fmt.Fprintf(&b, "\n(Means over %d seeds: ± is printed from %d seeds on.)\n", sums[0].Seeds, MinSeedsForInterval)
 	}
 	b.WriteString("\nWaiting time, hours: mean / p50 / p95 / p99 (never started, % of arrivals; counted at their wait so far)\n\n| policy | moves | load |")
 	for _, z := range waitSizes {
