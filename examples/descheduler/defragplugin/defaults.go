@@ -14,8 +14,8 @@ const (
 	DefaultMaxPods            = 8
 	DefaultSearchTimeout      = 10 * time.Second
 	DefaultReplacementTimeout = 2 * time.Minute
-	DefaultStarveAfter        = 10 * time.Minute
-	DefaultPatience           = 30 * time.Minute
+	DefaultStarveAfter        = time.Hour     // the replay's -starve-after, as measured
+	DefaultPatience           = 2 * time.Hour // the replay's -patience, as measured
 	DefaultHoldFor            = 10 * time.Minute
 )
 

@@ -161,7 +161,7 @@ func TestArgs(t *testing.T) {
 	a := &Args{ConfigFile: "resfit.yaml", Mode: ModeGiveBack}
 	SetDefaults(a)
 	if a.Order != OrderQueue || *a.MovesPerPod != 2 || *a.MaxMoves != 4 || *a.MaxPods != 8 || a.SearchTimeout.Duration != 10*time.Second || a.ReplacementTimeout.Duration != 2*time.Minute ||
-		a.StarveAfter.Duration != 10*time.Minute || a.Patience.Duration != 30*time.Minute || a.HoldFor.Duration != 10*time.Minute {
+		a.StarveAfter.Duration != time.Hour || a.Patience.Duration != 2*time.Hour || a.HoldFor.Duration != 10*time.Minute {
 		t.Errorf("defaults: %+v", a)
 	}
 	if err := Validate(a); err != nil {

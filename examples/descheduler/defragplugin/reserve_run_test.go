@@ -108,11 +108,11 @@ func inTheWay(name, node string, gpus int, runsFor string) *v1.Pod {
 	return p
 }
 
-// starving is a pending pod asking for gpus GPUs (and cores), created an
-// hour before the run: past starveAfter.
+// starving is a pending pod asking for gpus GPUs (and cores), created two
+// hours before the run: past starveAfter (by default an hour).
 func starving(name string, cores, gpus int) *v1.Pod {
 	p := kubetest.Pod(name, "", "cpu", fmt.Sprint(cores), resource.GPU, fmt.Sprint(gpus))
-	p.CreationTimestamp = metav1.NewTime(reserveNow.Add(-time.Hour))
+	p.CreationTimestamp = metav1.NewTime(reserveNow.Add(-2 * time.Hour))
 	return p
 }
 
