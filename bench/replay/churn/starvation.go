@@ -254,7 +254,9 @@ func (x *starving) startTarget(row int) error {
 }
 
 // release ends the hold of a target, pod k, once it starts, and counts a
-// pod started beside a target on its held row.
+// pod started beside a target on its held row. The row it held takes the
+// waiting pods that fit it at the loop's next event (retryLater): the
+// target may have started elsewhere, and the hold kept them off.
 func (x *starving) release(k int) {
 	r := x.r
 	if h := x.onRow[r.pods[k].row]; h != nil && h.target != k && r.measuring() {
@@ -267,6 +269,7 @@ func (x *starving) release(k int) {
 			}
 			delete(x.onRow, h.row)
 			x.holds = slices.Delete(x.holds, i, i+1)
+			r.retryLater(h.row)
 			return
 		}
 	}
