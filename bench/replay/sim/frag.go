@@ -52,13 +52,14 @@ func (c *Cluster) NodeFragmentation(m *frag.Measure, i int) float64 {
 func fragConfig(plugin string, env Env, extra string) string {
 	var b strings.Builder
 	b.WriteString("plugins:\n- name: " + plugin + "\n  args:\n")
+	classes := env.Classes
 	if env.LearnClasses {
 		b.WriteString("    learn: {}\n")
-		b.WriteString(extra)
-		return b.String()
+		classes = nil
+	} else {
+		b.WriteString("    classes:\n")
 	}
-	b.WriteString("    classes:\n")
-	for _, c := range env.Classes {
+	for _, c := range classes {
 		fmt.Fprintf(&b, "    - {cpu: %dm, gpus: %d", c.MilliCPU, c.NumGPU)
 		if c.NumGPU > 0 {
 			fmt.Fprintf(&b, ", gpuShare: %d", c.GPUMilli)

@@ -49,8 +49,9 @@ type Args struct {
 	// StarveAfter is how long a pending pod waits before reserve may elect
 	// it (default 1h); Patience how long a hold waits for its node to
 	// free before it drains it (default 2h; both the replay's, which
-	// measured reserve mode with them: bench/replay README); HoldFor how long a hold's
-	// room lasts past the run that made it (default 10m: runs renew it).
+	// measured reserve mode with them: bench/replay README); HoldFor how
+	// long a hold's room lasts past the run that made it (default 10m:
+	// runs renew it).
 	StarveAfter *metav1.Duration `json:"starveAfter,omitempty"`
 	Patience    *metav1.Duration `json:"patience,omitempty"`
 	HoldFor     *metav1.Duration `json:"holdFor,omitempty"`
