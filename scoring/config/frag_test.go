@@ -542,3 +542,29 @@ func TestLifetimePluginsBySource(t *testing.T) {
 		t.Errorf("ResfitLearnedLifetime as a kube-scheduler plugin: %v", err)
 	}
 }
+
+// A kube-scheduler profile that enables the lifetime plugins at score
+// alone is warned of nothing: they bring no filters to leave out (FGD,
+// which does, still is).
+func TestLifetimePluginsNeedNoFilterPoint(t *testing.T) {
+	doc := func(enabled string) []byte {
+		return []byte(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- plugins:
+    score:
+      disabled: [{name: "*"}]
+      enabled: [` + enabled + `]
+  pluginConfig:
+  - {name: FGD, args: {classes: ` + fragClasses + `}}
+  - {name: ResfitLifetime, args: {ends: declared}}`)
+	}
+	cfg, err := Load(doc(`{name: ResfitLifetime, weight: 30}, {name: ResfitLearnedLifetime, weight: 1000}`), Options{})
+	if err != nil || len(cfg.Warnings) > 0 {
+		t.Errorf("the lifetime plugins at score alone: %v, warnings %q", err, cfg.Warnings)
+	}
+	cfg, err = Load(doc(`{name: FGD}, {name: ResfitLifetime, weight: 30}`), Options{})
+	if err != nil || len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0], "FGD scores but is not enabled at filter") {
+		t.Errorf("FGD at score alone: %v, warnings %q", err, cfg.Warnings)
+	}
+}

@@ -352,8 +352,7 @@ func (d *decoder) kubeConf(doc map[string]any, profileName string) *Config {
 			}
 			a, known = d.kubePlugin(apath, e.name, args[e.name])
 			notes = map[string]string{}
-			// NodeResourcesFitPlus and ScarceResourceAvoidance bring no filters.
-			if filtersOff = !filters(e.name) && e.name != NodeResourcesFitPlus && e.name != ScarceResourceAvoidance; filtersOff {
+			if filtersOff = !filters(e.name) && !slices.Contains(kubePluginsWithoutFilters, e.name); filtersOff {
 				d.warn("%s: %s scores but is not enabled at filter; kube-scheduler then scores 0 where its filters reject a node, and explain leaves its filters out (enable it under multiPoint)", join(path, "plugins"), e.name)
 			}
 		case e.name != NodeResourcesFit:

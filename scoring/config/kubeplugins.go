@@ -24,6 +24,10 @@ const KubeResourceStrategyFit = "ResourceStrategyFit"
 // and the plugins that run one resfit plugin alone under its own name.
 var kubePlugins = []string{KubeResourceStrategyFit, FGD, NodeResourcesFitPlus, ScarceResourceAvoidance, Lifetime, LearnedLifetime}
 
+// kubePluginsWithoutFilters are those of them that bring no filters: a
+// profile that enables them at score alone leaves nothing out.
+var kubePluginsWithoutFilters = []string{NodeResourcesFitPlus, ScarceResourceAvoidance, Lifetime, LearnedLifetime}
+
 // KubeRooms is resfit's kube-scheduler plugin that honours the rooms its
 // descheduler holds (PreFilter, Filter, Reserve): it scores nothing, and
 // explain leaves it out.
