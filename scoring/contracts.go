@@ -9,8 +9,10 @@ import (
 
 // This file holds what a filter or scorer is, apart from how a Pipeline
 // or a Placer drives them: the two interfaces, the span of nodes they are
-// handed, the verdicts a filter writes, and the two optional contracts
-// (Volatile, Monotone) that tell a Placer what it may remember.
+// handed, the verdicts a filter writes, the optional contracts that tell
+// a Placer what it may remember (Volatile, Excluder, Monotone, Learner),
+// and the one that tells a host which scorers rank nothing for a task
+// (Indifferent).
 
 // Scorer scores one task on every node of a span: out[i] for row
 // nodes.Row(i), each in [0, MaxScore()]. It must not allocate. MaxScore
@@ -82,6 +84,17 @@ type Excluder interface {
 type Monotone interface {
 	Filter
 	Freed() uint64
+}
+
+// Indifferent is implemented by a Scorer that, for some tasks, adds
+// nothing: Indifferent(task) true promises that ScoreNodes scores every
+// node of every span 0 for the task, until the task changes. Such a scorer
+// ranks nothing for the task, and a host that runs each scorer as a
+// plugin of its own (kube-scheduler) may leave it out of the task's cycle
+// with the same outcome to the digit. The lifetime term is indifferent to
+// a task whose end is not known.
+type Indifferent interface {
+	Indifferent(task *Task) bool
 }
 
 // Learner is implemented by a Scorer or Filter that learns from the tasks

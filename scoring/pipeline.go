@@ -392,6 +392,23 @@ func (p *Pipeline) Volatile() bool {
 		slices.ContainsFunc(p.scorers, func(s WeightedScorer) bool { return isVolatile(s.Scorer) })
 }
 
+// Indifferent reports whether the pipeline adds nothing for the task:
+// every scorer of some weight is Indifferent to it (see the Indifferent
+// interface), so every node's total is 0. The filters still decide which
+// nodes pass.
+func (p *Pipeline) Indifferent(task *Task) bool {
+	for _, s := range p.scorers {
+		if s.Weight == 0 {
+			continue
+		}
+		i, ok := s.Scorer.(Indifferent)
+		if !ok || !i.Indifferent(task) {
+			return false
+		}
+	}
+	return true
+}
+
 // OverrideError says why the task's Volcano annotations go unused where
 // the pipeline reads them (a Volcano scorer, NewVolcanoScorer): the
 // annotation named, and that the scorer scores the task 0 on every node.

@@ -326,3 +326,67 @@ plugins:
 		}
 	})
 }
+
+// flatScorer scores every node 0 and says nothing more of itself;
+// indifferentScorer says it is Indifferent to every task.
+type flatScorer struct{}
+
+func (flatScorer) Name() string      { return "flat" }
+func (flatScorer) MaxScore() float64 { return 10 }
+func (flatScorer) ScoreNodes(_ *scoring.Task, _ scoring.Span, out []float64) error {
+	clear(out)
+	return nil
+}
+
+type indifferentScorer struct{ flatScorer }
+
+func (indifferentScorer) Indifferent(*scoring.Task) bool { return true }
+
+// TestPipelineIndifferent: a pipeline adds nothing for a task when every
+// scorer of some weight is Indifferent to it, whatever its filters, and a
+// ScaledScorer of such a pipeline is Indifferent too.
+func TestPipelineIndifferent(t *testing.T) {
+	schema, err := resource.NewSchema("cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	yes, plain := indifferentScorer{}, flatScorer{}
+	for _, c := range []struct {
+		name    string
+		filters []scoring.Filter
+		scorers []scoring.WeightedScorer
+		want    bool
+	}{
+		{"nothing", nil, nil, true},
+		{"one indifferent", nil, []scoring.WeightedScorer{{Scorer: yes, Weight: 3}}, true},
+		{"and one that says nothing", nil, []scoring.WeightedScorer{{Scorer: yes, Weight: 3}, {Scorer: plain, Weight: 1}}, false},
+		{"and one at weight 0", nil, []scoring.WeightedScorer{{Scorer: yes, Weight: 3}, {Scorer: plain, Weight: 0}}, true},
+		{"and a filter", []scoring.Filter{indifferentFilter{}}, []scoring.WeightedScorer{{Scorer: yes, Weight: 3}}, true},
+		{"a filter and one that says nothing", []scoring.Filter{indifferentFilter{}}, []scoring.WeightedScorer{{Scorer: plain, Weight: 3}}, false},
+	} {
+		p, err := scoring.NewPipeline(schema, c.filters, c.scorers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		task := &scoring.Task{}
+		if got := p.Indifferent(task); got != c.want {
+			t.Errorf("%s: Indifferent = %v, want %v", c.name, got, c.want)
+		}
+		scaled, err := scoring.NewScaledScorer("scaled", p, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := scaled.Indifferent(task); got != c.want {
+			t.Errorf("%s, scaled: Indifferent = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// indifferentFilter rejects nothing.
+type indifferentFilter struct{}
+
+func (indifferentFilter) Name() string { return "nothing" }
+func (indifferentFilter) FilterNodes(*scoring.Task, scoring.Span, *scoring.Verdicts) error {
+	return nil
+}
+func (indifferentFilter) Explain(*scoring.Task, *resource.Table, int, int) string { return "" }

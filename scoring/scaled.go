@@ -64,6 +64,10 @@ func (s *ScaledScorer) Volatile() bool {
 	return slices.ContainsFunc(s.pipe.scorers, func(w WeightedScorer) bool { return isVolatile(w.Scorer) })
 }
 
+// Indifferent reports whether the pipeline adds nothing for the task
+// (Pipeline.Indifferent): its scaled total is then 0 on every node.
+func (s *ScaledScorer) Indifferent(task *Task) bool { return s.pipe.Indifferent(task) }
+
 // Observe shows the pipeline's learners a placed task.
 func (s *ScaledScorer) Observe(task *Task) { s.pipe.Observe(task) }
 

@@ -29,10 +29,10 @@ func atNow(t *testing.T, now time.Time) {
 func forgetLearned() { sessionLearners.Clear() }
 
 // The lifetime term in Volcano's sessions, worked by hand (ResfitLifetime
-// alone: 100 × left / (left + rest), an empty node 0, 100 everywhere for
-// a task whose end nothing says):
+// alone: 100 × left / (left + rest), an empty node 0, 0 everywhere for a
+// task whose end nothing says: the term adds nothing):
 //   - the first session knows nothing of how long pods of new's shape
-//     run: 100 on both nodes;
+//     run: 0 on both nodes;
 //   - by the second, an hour later, the eight pods of that shape that ran
 //     on gpu-a since three hours before the first are gone: deleted
 //     between the sessions, they ran 4 h, so new is expected to run 4 h;
@@ -56,7 +56,7 @@ func TestLifetimeLearnsBetweenSessions(t *testing.T) {
 	}
 	const arguments = "plugins: [{name: ResfitLifetime, weight: 1}]"
 	ssn := lifetimeSession(t, arguments, first)
-	if got, want := scoresOf(t, ssn, "new"), map[string]float64{"gpu-a": 100, "gpu-b": 100}; !maps.Equal(got, want) {
+	if got, want := scoresOf(t, ssn, "new"), map[string]float64{"gpu-a": 0, "gpu-b": 0}; !maps.Equal(got, want) {
 		t.Errorf("first session: %v, want %v", got, want)
 	}
 

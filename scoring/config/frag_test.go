@@ -479,7 +479,7 @@ func TestLifetimePlugin(t *testing.T) {
 			}
 			want := []float64{0, 75} // empty; 300 left against 100: 300/400
 			if host.Lifetimes == nil {
-				want = []float64{100, 100}
+				want = []float64{0, 0}
 			}
 			if got := []float64{b.Total(0), b.Total(1)}; !slices.Equal(got, want) {
 				t.Errorf("%s, with a view %v: %v, want %v", c.doc, host.Lifetimes != nil, got, want)
@@ -501,7 +501,7 @@ func TestLifetimePlugin(t *testing.T) {
 // apart as ResfitFrag's lifetime: {weight, learnedWeight} does, with
 // ResfitLifetime following the declared ones (ends: declared) and
 // ResfitLearnedLifetime the learned ones; each scores the other's pods
-// 100 everywhere. Written out, each loads back as it was.
+// 0 everywhere. Written out, each loads back as it was.
 func TestLifetimePluginsBySource(t *testing.T) {
 	schema, table, tr := twoNodesOneBusy(t)
 	for _, c := range []struct {
@@ -510,8 +510,8 @@ func TestLifetimePluginsBySource(t *testing.T) {
 	}{
 		{`plugins: [{name: ResfitLifetime}]`, "Lifetime", []float64{0, 75}, []float64{0, 75}},
 		{`plugins: [{name: ResfitLifetime, args: {ends: all}}]`, "Lifetime", []float64{0, 75}, []float64{0, 75}},
-		{`plugins: [{name: ResfitLifetime, args: {ends: declared}}]`, "Lifetime", []float64{0, 75}, []float64{100, 100}},
-		{`plugins: [{name: ResfitLearnedLifetime}]`, "LearnedLifetime", []float64{100, 100}, []float64{0, 75}},
+		{`plugins: [{name: ResfitLifetime, args: {ends: declared}}]`, "Lifetime", []float64{0, 75}, []float64{0, 0}},
+		{`plugins: [{name: ResfitLearnedLifetime}]`, "LearnedLifetime", []float64{0, 0}, []float64{0, 75}},
 	} {
 		cfg, err := Load([]byte(c.doc), Options{})
 		if err != nil {

@@ -18,13 +18,13 @@ import (
 // weighs the two apart as ResfitFrag's lifetime: {weight, learnedWeight}
 // does (ResfitFrag's default: declared at DefaultLifetimeWeight, learned
 // at DefaultLearnedLifetimeWeight). Built for a host that does not
-// follow when pods end (no Host.Lifetimes), it scores every node alike
-// (lifetime.MaxScore: nothing is known of when any node empties).
+// follow when pods end (no Host.Lifetimes), it adds nothing: 0 on every
+// node (nothing is known of when any node empties).
 const Lifetime = "ResfitLifetime"
 
 // LearnedLifetime is the lifetime plugin for the pods whose ends were
-// learned (scoring.Task.EndsLearned) alone, the others scoring MaxScore
-// everywhere: enabled beside Lifetime with ends: declared, at
+// learned (scoring.Task.EndsLearned) alone, adding nothing for the others
+// (0 everywhere): enabled beside Lifetime with ends: declared, at
 // ResfitFrag's learnedWeight. It takes no arguments.
 const LearnedLifetime = "ResfitLearnedLifetime"
 

@@ -45,15 +45,16 @@ const WholeShare = 0.2
 // node would empty anyway (Score), reading a Nodes view: a node without
 // pods 0. A task whose end is not known (scoring.Task.Ends 0) or has
 // passed, or is not of the source a Scorer follows (NewScorerFor), scores
-// MaxScore everywhere; another, while whole nodes are not
-// scarce (WholeShare), 0 everywhere. It is Volatile: the view changes
-// with time, apart from the table. It is safe for concurrent use.
+// 0 everywhere (it is Indifferent to it: the term adds nothing, and a host
+// may leave it out); another, while whole nodes are not scarce
+// (WholeShare), 0 everywhere too. It is Volatile: the view changes with
+// time, apart from the table. It is safe for concurrent use.
 type Scorer struct {
 	nodes   *Nodes
 	devices *resource.Devices
 	// only, when not AllEnds, is the tasks the Scorer scores by ends:
-	// those whose end is declared, or learned; it scores the others
-	// MaxScore everywhere, as a task whose end is not known.
+	// those whose end is declared, or learned; it scores the others 0
+	// everywhere, as a task whose end is not known.
 	only Ends
 	// whole caches whether whole nodes abound, for a table at a clock.
 	mu    sync.Mutex
@@ -65,7 +66,7 @@ type Scorer struct {
 // NewScorer is a Scorer over the view, whose rows must be the rows of the
 // tables it scores (a row outside it is a node without pods). Without a
 // view (nil) nothing is known of when any node empties, and every node
-// scores MaxScore. devices, when not nil, is the device view of the same
+// scores 0 (the term adds nothing). devices, when not nil, is the device view of the same
 // rows, which says whether whole nodes are scarce (a change to it must
 // come with a change to the table, as a Placer's Bind makes them); nil:
 // they always are.
@@ -90,7 +91,7 @@ const (
 // declared, or learned: a pipeline holds one of each to weigh the two
 // apart (declared ends, a pod's own, want a lighter term than learned
 // ones, alike for pods of a kind: the bench/replay README measures it).
-// The other tasks score MaxScore everywhere.
+// The other tasks score 0 everywhere.
 func NewScorerFor(nodes *Nodes, devices *resource.Devices, only Ends) *Scorer {
 	return &Scorer{nodes: nodes, devices: devices, only: only}
 }
@@ -113,28 +114,41 @@ func (s *Scorer) Volatile() bool { return true }
 // ScoreNodes scores the span's nodes for the task.
 func (s *Scorer) ScoreNodes(task *scoring.Task, nodes scoring.Span, out []float64) error {
 	if s.nodes == nil {
-		for i := range out {
-			out[i] = MaxScore
-		}
+		clear(out)
 		return nil
 	}
 	s.nodes.mu.RLock()
 	defer s.nodes.mu.RUnlock()
-	rest := task.Ends - s.nodes.now
-	if !(rest > 0) || math.IsInf(rest, 1) || !s.follows(task) {
-		for i := range out {
-			out[i] = MaxScore
-		}
-		return nil
-	}
-	if s.wholeAbound(nodes.Table()) {
+	if !s.ranks(task, task.Ends-s.nodes.now) || s.wholeAbound(nodes.Table()) {
 		clear(out)
 		return nil
 	}
+	rest := task.Ends - s.nodes.now
 	for i := range out {
 		out[i] = Score(rest, s.nodes.remaining(nodes.Row(i)))
 	}
 	return nil
+}
+
+// Indifferent reports whether the task scores 0 on every node for what it
+// is: its end is not known, has passed, or is not of the source the
+// Scorer follows, or the Scorer has no view. It holds until the view's
+// clock moves (Tracker.Advance). (While whole nodes abound every task
+// scores 0 too, but that changes with the table, and Indifferent does not
+// say it.)
+func (s *Scorer) Indifferent(task *scoring.Task) bool {
+	if s.nodes == nil {
+		return true
+	}
+	s.nodes.mu.RLock()
+	defer s.nodes.mu.RUnlock()
+	return !s.ranks(task, task.Ends-s.nodes.now)
+}
+
+// ranks reports whether the task, with rest seconds left, is scored by
+// its end: known, not passed, and of the source the Scorer follows.
+func (s *Scorer) ranks(task *scoring.Task, rest float64) bool {
+	return rest > 0 && !math.IsInf(rest, 1) && s.follows(task)
 }
 
 // follows reports whether the Scorer follows the task's end: any, or one

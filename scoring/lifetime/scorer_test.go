@@ -38,8 +38,8 @@ func TestScoreRangeAndOrder(t *testing.T) {
 
 // TestScorerReadsTheView: each node's score is Score of its time to
 // empty from the view's now (an empty node 0, one with a pod of unknown
-// end 100), every node 100 for a task whose end is not known or past; in
-// hand-worked numbers.
+// end 100), every node 0 for a task whose end is not known or past (the
+// term adds nothing); in hand-worked numbers.
 func TestScorerReadsTheView(t *testing.T) {
 	tr := trackerAt100(t, 4)
 	tr.Start("a", Pod{Row: 0, Started: 100, Declared: 200}, 100) // empties in 100
@@ -51,11 +51,11 @@ func TestScorerReadsTheView(t *testing.T) {
 		ends float64
 		want []float64
 	}{
-		{200, []float64{50, 75, 100, 0}},     // rest 100: 100/(100+100), 300/(300+100)
-		{400, []float64{25, 50, 100, 0}},     // rest 300
-		{0, []float64{100, 100, 100, 100}},   // not known
-		{90, []float64{100, 100, 100, 100}},  // past
-		{100, []float64{100, 100, 100, 100}}, // ending now: nothing left to place
+		{200, []float64{50, 75, 100, 0}}, // rest 100: 100/(100+100), 300/(300+100)
+		{400, []float64{25, 50, 100, 0}}, // rest 300
+		{0, []float64{0, 0, 0, 0}},       // not known: the term adds nothing
+		{90, []float64{0, 0, 0, 0}},      // past
+		{100, []float64{0, 0, 0, 0}},     // ending now: nothing left to place
 	} {
 		task := scoring.Task{Ends: c.ends}
 		for _, s := range []*Scorer{s, NewScorer(nil, nil)} {
@@ -64,7 +64,7 @@ func TestScorerReadsTheView(t *testing.T) {
 			}
 			want := c.want
 			if s.nodes == nil { // no view: nothing known of any node
-				want = []float64{100, 100, 100, 100}
+				want = []float64{0, 0, 0, 0}
 			}
 			if !slices.Equal(out, want) {
 				t.Errorf("ends %v, with a view %v: scores %v, want %v", c.ends, s.nodes != nil, out, want)
@@ -75,13 +75,13 @@ func TestScorerReadsTheView(t *testing.T) {
 
 // A Scorer for one source scores by ends only the tasks whose end is of
 // that source, declared or learned, as NewScorer scores every task; the
-// others score 100 everywhere, as a task whose end is not known. Its name
+// others score 0 everywhere, as a task whose end is not known. Its name
 // says which: Lifetime, or LearnedLifetime.
 func TestScorerForFollowsOneSource(t *testing.T) {
 	tr := trackerAt100(t, 2)
 	tr.Start("a", Pod{Row: 0, Started: 100, Declared: 200}, 100) // empties in 100
 	byEnds := []float64{50, 0}                                   // rest 100: 100/(100+100); row 1 empty
-	known := []float64{100, 100}
+	known := []float64{0, 0}                                     // not followed: as an end not known
 	for _, c := range []struct {
 		only          Ends
 		name          string
@@ -138,8 +138,9 @@ func spanOf(t testing.TB, n int) scoring.Span {
 // TestScorerWaitsWhileWholeNodesAbound: on five 8-GPU nodes and a 4-GPU
 // one, the term scores while at most a fifth of the 8-GPU nodes have all
 // their GPUs free (the 4-GPU node, whole or not, does not count), and
-// scores 0 everywhere once more are; a task whose end is not known still
-// scores 100. The scorer sees a change to the devices with its table's.
+// scores 0 everywhere once more are; a task whose end is not known scores
+// 0 everywhere too. The scorer sees a change to the devices with its
+// table's.
 func TestScorerWaitsWhileWholeNodesAbound(t *testing.T) {
 	tr := trackerAt100(t, 6)
 	tr.Start("a", Pod{Row: 0, Started: 100, Declared: 200}, 100) // empties in 100
@@ -182,7 +183,7 @@ func TestScorerWaitsWhileWholeNodesAbound(t *testing.T) {
 	if got, want := scores(200), []float64{0, 0, 0, 0, 0, 0}; !slices.Equal(got, want) {
 		t.Errorf("two 8-GPU nodes in five whole: %v, want %v", got, want)
 	}
-	if got, want := scores(0), []float64{100, 100, 100, 100, 100, 100}; !slices.Equal(got, want) {
+	if got, want := scores(0), []float64{0, 0, 0, 0, 0, 0}; !slices.Equal(got, want) {
 		t.Errorf("an end not known, two in five whole: %v, want %v", got, want)
 	}
 	if got, want := NewScorer(tr.Nodes(), nil), []float64{50, 0, 0, 0, 0, 0}; !slices.Equal(scoresOf(t, got, span, 200), want) {
@@ -241,6 +242,46 @@ func TestWholeAboundIsItsReference(t *testing.T) {
 		s := NewScorer(NewNodes(n), devices)
 		if got := s.wholeAbound(spanOf(t, n).Table()); got != want {
 			rt.Fatalf("whole nodes abound: %v, want %v (%d whole of %d with %d devices)", got, want, whole, big, most)
+		}
+	})
+}
+
+// TestIndifferentScoresAlike: on random small clusters (pods declaring
+// ends or not, some past them, nodes empty), a Scorer of each source is
+// Indifferent to a task exactly when it has a view and the task's end is
+// known, still ahead and of the source it follows; and then it scores
+// every node 0, so a host may leave it out of the task's cycle.
+func TestIndifferentScoresAlike(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		n := rapid.IntRange(1, 8).Draw(rt, "nodes")
+		tr := trackerAt100(t, n)
+		for i := range rapid.IntRange(0, 12).Draw(rt, "pods") {
+			p := Pod{Row: rapid.IntRange(0, n-1).Draw(rt, "row"), Started: float64(rapid.IntRange(0, 100).Draw(rt, "started"))}
+			if rapid.Bool().Draw(rt, "declares") {
+				p.Declared = float64(rapid.IntRange(1, 400).Draw(rt, "declared"))
+			}
+			tr.Start(string(rune('a'+i)), p, 100)
+		}
+		only := Ends(rapid.IntRange(int(AllEnds), int(LearnedEnds)).Draw(rt, "only"))
+		view := rapid.Bool().Draw(rt, "view")
+		s := NewScorerFor(nil, nil, only)
+		if view {
+			s = NewScorerFor(tr.Nodes(), nil, only)
+		}
+		ends := rapid.SampledFrom([]float64{0, 50, 100, 101, 250, math.Inf(1)}).Draw(rt, "ends")
+		learned := rapid.Bool().Draw(rt, "learned")
+		task := scoring.Task{Ends: ends, EndsLearned: learned}
+		follows := only == AllEnds || (only == LearnedEnds) == learned
+		want := !(view && ends > 100 && !math.IsInf(ends, 1) && follows)
+		if got := s.Indifferent(&task); got != want {
+			rt.Fatalf("Indifferent = %v, want %v (view %v, ends %v, learned %v, following %d)", got, want, view, ends, learned, only)
+		}
+		out := make([]float64, n)
+		if err := s.ScoreNodes(&task, spanOf(t, n), out); err != nil {
+			rt.Fatal(err)
+		}
+		if want && slices.ContainsFunc(out, func(v float64) bool { return v != 0 }) {
+			rt.Fatalf("indifferent, but scored %v", out)
 		}
 	})
 }

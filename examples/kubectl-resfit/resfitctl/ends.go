@@ -24,7 +24,7 @@ func (sc *scene) podEndText(pod *v1.Pod) (string, error) {
 		return "", err
 	}
 	if src == lifetime.Unknown {
-		return "nothing says when it ends (no deadline, no " + planning.RunsForAnnotation + ", nothing learned of pods like it): the lifetime term scores every node alike", nil
+		return "nothing says when it ends (no deadline, no " + planning.RunsForAnnotation + ", nothing learned of pods like it): the lifetime term adds nothing", nil
 	}
 	how := map[lifetime.Source]string{lifetime.Declared: "as it declares", lifetime.Learned: "as pods like it ran"}[src]
 	rest := at - planning.Seconds(sc.EndsAt())

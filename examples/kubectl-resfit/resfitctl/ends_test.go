@@ -17,8 +17,8 @@ import (
 // TestExplainSaysWhenNodesEmpty: under ResfitFrag, explain says when the
 // pod is expected to end and, for each node, when it empties and from
 // what, and scores the lifetime term by it (the declared ends' weight,
-// 30, rounded here; the learned ends' term scores every node alike for a
-// pod that declares its end):
+// 30, rounded here; the learned ends' term adds nothing for a pod that
+// declares its end):
 //
 //	the pod declares 2 h (resfit.io/runs-for)
 //	gpu-a: short started 30 min ago declaring 1 h; etl-0, 10 min into a
@@ -72,8 +72,8 @@ func TestExplainSaysWhenNodesEmpty(t *testing.T) {
 		{"gpu-c", "empty", 0},
 	} {
 		n := node(t, e, want.node)
-		if n.Empties != want.empties || math.Abs(n.Scores["Lifetime"]-want.score) > 0.01 || n.Scores["LearnedLifetime"] != 100000 {
-			t.Errorf("%s: empties %q, lifetime term %v, learned ends' %v; want %q, %v, 100000", want.node, n.Empties, n.Scores["Lifetime"], n.Scores["LearnedLifetime"], want.empties, want.score)
+		if n.Empties != want.empties || math.Abs(n.Scores["Lifetime"]-want.score) > 0.01 || n.Scores["LearnedLifetime"] != 0 {
+			t.Errorf("%s: empties %q, lifetime term %v, learned ends' %v; want %q, %v, 0", want.node, n.Empties, n.Scores["Lifetime"], n.Scores["LearnedLifetime"], want.empties, want.score)
 		}
 	}
 	var b strings.Builder
@@ -91,8 +91,7 @@ func TestExplainSaysWhenNodesEmpty(t *testing.T) {
 // free, more than a fifth, the lifetime term waits (lifetime.WholeShare):
 // explain says so beside the pod's end, and the term scores every node 0,
 // the one whose pod ends in an hour too. A pod that declares nothing is
-// not told the term waits: for it, the term scores every node alike
-// anyway.
+// not told the term waits: for it, the term adds nothing anyway.
 func TestExplainSaysWhenTheTermWaits(t *testing.T) {
 	now := time.Now()
 	gpu := []string{"cpu", "32", "memory", "128Gi", "nvidia.com/gpu", "8", "pods", "110"}

@@ -288,11 +288,11 @@ func TestRounded(t *testing.T) {
 //	       node): gpu-a min(⌊100 × 12/32⌋, ⌊100 × 8/8⌋) = 37,
 //	       gpu-b min(⌊100 × 4/32⌋, ⌊100 × 2/8⌋) = 12
 //	the lifetime term (declared ends at 30, learned at 1000): nothing
-//	       says when job-1 ends, so every node scores 100 under each:
-//	       3000 and 100000 (gpu-a runs job-0, whose end nothing says
-//	       either; gpu-b is empty)
-//	totals 101 × 73 + 37 + 3000 + 100000 = 110410 and 101 × 50 + 12 +
-//	       3000 + 100000 = 108062, of 101 × 100 + 100 + 30 × 100 + 1000 × 100
+//	       says when job-1 ends, so it adds nothing under either: 0
+//	       (gpu-a runs job-0, whose end nothing says either; gpu-b is
+//	       empty)
+//	totals 101 × 73 + 37 = 7410 and 101 × 50 + 12 = 5062, of 101 × 100
+//	       + 100 + 30 × 100 + 1000 × 100 = 113200
 //
 // The CPU nodes have no GPU for the job.
 func TestExplainResfitFrag(t *testing.T) {
@@ -309,9 +309,9 @@ func TestExplainResfitFrag(t *testing.T) {
 		t.Errorf("max %v, plugins %v", e.MaxScore, e.Plugins)
 	}
 	for _, want := range []NodeExplanation{
-		{Name: "gpu-a", Feasible: true, Total: 110410, Scores: map[string]float64{"FGD": 7373, "PackLeastUsed": 37, "Lifetime": 3000, "LearnedLifetime": 100000},
+		{Name: "gpu-a", Feasible: true, Total: 7410, Scores: map[string]float64{"FGD": 7373, "PackLeastUsed": 37, "Lifetime": 0, "LearnedLifetime": 0},
 			Empties: "not known: nothing says when its pod ends"},
-		{Name: "gpu-b", Feasible: true, Total: 108062, Scores: map[string]float64{"FGD": 5050, "PackLeastUsed": 12, "Lifetime": 3000, "LearnedLifetime": 100000}, Empties: "empty"},
+		{Name: "gpu-b", Feasible: true, Total: 5062, Scores: map[string]float64{"FGD": 5050, "PackLeastUsed": 12, "Lifetime": 0, "LearnedLifetime": 0}, Empties: "empty"},
 	} {
 		if got := node(t, e, want.Name); !cmp.Equal(got, want) {
 			t.Errorf("%s: %+v, want %+v", want.Name, got, want)

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -85,6 +86,17 @@ func score(t *testing.T, fw framework.Framework, infos []fwk.NodeInfo, p *v1.Pod
 		}
 	}
 	return totals, best
+}
+
+// skipped is the plugins whose PreScore returned Skip for p: those the
+// framework calls no Score of in the cycle.
+func skipped(t *testing.T, fw framework.Framework, infos []fwk.NodeInfo, p *v1.Pod) []string {
+	t.Helper()
+	state := framework.NewCycleState()
+	if s := fw.RunPreScorePlugins(context.Background(), state, p, infos); !s.IsSuccess() {
+		t.Fatalf("PreScore: %v", s.AsError())
+	}
+	return sets.List(state.GetSkipScorePlugins())
 }
 
 var koordinatorPlugins = []enabled{

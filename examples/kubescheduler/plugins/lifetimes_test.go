@@ -3,6 +3,7 @@ package plugins
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -115,11 +116,15 @@ func TestLifetimeInFramework(t *testing.T) {
 
 	// Declared and learned ends weighed apart: ResfitLifetime follows
 	// the declared ones (ends: declared), ResfitLearnedLifetime the
-	// learned ones, and scores this pod, which declares its end, 100
-	// everywhere.
+	// learned ones, and adds nothing for this pod, which declares its
+	// end: its PreScore returns Skip, and the framework calls no Score of
+	// it.
 	fw, infos = newFramework(t, nodes, pods, enabled{LifetimeName, 1, `{"ends": "declared"}`}, enabled{LearnedLifetimeName, 2, `{}`})
-	if totals, _ := score(t, fw, infos, pending); fmt.Sprint(totals) != fmt.Sprint(map[string]int64{"soon": 233, "late": 283, "empty": 200, "full-0": 0, "full-1": 0}) {
-		t.Errorf("ResfitLifetime (declared) ×1 and ResfitLearnedLifetime ×2: %v, want the declared scores and 200 more", totals)
+	if totals, _ := score(t, fw, infos, pending); fmt.Sprint(totals) != fmt.Sprint(want) {
+		t.Errorf("ResfitLifetime (declared) ×1 and ResfitLearnedLifetime ×2: %v, want the declared scores %v", totals, want)
+	}
+	if got := skipped(t, fw, infos, pending); !slices.Equal(got, []string{LearnedLifetimeName}) {
+		t.Errorf("skipped at PreScore: %v, want [%s]", got, LearnedLifetimeName)
 	}
 
 	bad := running("bad", "empty", now.Add(-10*time.Hour), "soon", one())
@@ -164,8 +169,11 @@ func TestLifetimeLearnsFromPodsThatEnd(t *testing.T) {
 	}
 	pending := pod("pending", "", one())
 	infos, _ := fw.SnapshotSharedLister().NodeInfos().List()
-	if totals, _ := score(t, fw, infos, pending); totals["busy"] != 100 || totals["empty"] != 100 {
-		t.Errorf("nothing learned, nothing declared: %v, want 100 everywhere", totals)
+	if totals, _ := score(t, fw, infos, pending); totals["busy"] != 0 || totals["empty"] != 0 {
+		t.Errorf("nothing learned, nothing declared: %v, want 0 everywhere", totals)
+	}
+	if got := skipped(t, fw, infos, pending); !slices.Equal(got, []string{LifetimeName}) {
+		t.Errorf("nothing learned, nothing declared: skipped at PreScore %v, want [%s]", got, LifetimeName)
 	}
 	for i := range ended + 1 {
 		if err := client.CoreV1().Pods("default").Delete(ctx, fmt.Sprintf("done-%d", i), metav1.DeleteOptions{}); err != nil {
@@ -184,5 +192,8 @@ func TestLifetimeLearnsFromPodsThatEnd(t *testing.T) {
 	// rest 30 min, busy empties in 10 h: 100·600/630 = 95.2.
 	if totals, _ := score(t, fw, infos, pending); totals["busy"] != 95 || totals["empty"] != 0 {
 		t.Errorf("learned half an hour: %v, want busy 95, empty 0", totals)
+	}
+	if got := skipped(t, fw, infos, pending); len(got) != 0 {
+		t.Errorf("learned half an hour: skipped at PreScore %v, want none", got)
 	}
 }

@@ -117,10 +117,10 @@ func NewLifetime(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugi
 
 // NewLearnedLifetime builds ResfitLearnedLifetime (config.LearnedLifetime,
 // no arguments): ResfitLifetime for the pods whose ends were learned of
-// pods like them alone, the others scoring 100 everywhere. Beside
-// ResfitLifetime with ends: declared, a profile weighs declared and
-// learned ends apart, as ResfitFrag's lifetime: {weight, learnedWeight}
-// does.
+// pods like them alone; for the others it adds nothing, and its PreScore
+// returns Skip. Beside ResfitLifetime with ends: declared, a profile
+// weighs declared and learned ends apart, as ResfitFrag's lifetime:
+// {weight, learnedWeight} does.
 func NewLearnedLifetime(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 	return newSingle(LearnedLifetimeName, obj, h, true)
 }
@@ -236,6 +236,10 @@ type cycleState struct {
 	// filtersNothing says the plugin's filters pass every node for the
 	// pod, whatever the nodes hold (kubebridge.PodTask.FiltersNothing).
 	filtersNothing bool
+	// indifferent says the plugin's configuration adds nothing for the pod
+	// (scoring.Pipeline.Indifferent): PreScore returns Skip, and no node was
+	// scored unless the plugin filters.
+	indifferent bool
 	// ends are the profile's lifetimes, when it follows them, and endsAt
 	// the cycle's time, for a node worked out alone (lifetimes.one).
 	ends   *lifetimes
@@ -277,12 +281,17 @@ func (p *Plugin) evaluate(state fwk.CycleState, pod *v1.Pod, given []fwk.NodeInf
 	if err := p.scorer.ready(p.config, n); err != nil {
 		return nil, err
 	}
-	if err := p.scorer.score(pr.podTask, n.table, pr.cycle); err != nil {
-		return nil, err
+	// A plugin that filters is asked of every node at Filter: it scores
+	// them all, alike or not.
+	indifferent := !p.filter && p.scorer.pipe.Indifferent(pr.podTask.Task)
+	if !indifferent {
+		if err := p.scorer.score(pr.podTask, n.table, pr.cycle); err != nil {
+			return nil, err
+		}
 	}
 	return &cycleState{cycle: pr.cycle, pod: pod, task: pr.podTask.Task, podTask: pr.podTask, dra: n.dra, schema: n.schema, opts: pr.opts,
-		filtersNothing: pr.podTask.FiltersNothing(p.scorer.onlyDeviceShare), ends: n.ends, endsAt: n.ends.cycleTime(),
-		unusable: p.scorer.pipe.OverrideError(pr.podTask.Task)}, nil
+		filtersNothing: pr.podTask.FiltersNothing(p.scorer.onlyDeviceShare), indifferent: indifferent, ends: n.ends,
+		endsAt: n.ends.cycleTime(), unusable: p.scorer.pipe.OverrideError(pr.podTask.Task)}, nil
 }
 
 // PreFilter evaluates every node once, for ResourceStrategyFit's filters
@@ -329,17 +338,29 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, _ *v1.Pod, node
 	return nil
 }
 
-// PreScore evaluates the candidate nodes once, unless PreFilter did.
+// PreScore evaluates the candidate nodes once, unless PreFilter did. When
+// the plugin does not filter and its configuration ranks nothing for the
+// pod (scoring.Pipeline.Indifferent: ResfitLifetime for a pod whose end is
+// not known, ResfitLearnedLifetime for one that declares its end), it
+// scores no node and returns Skip, and the framework calls no Score of
+// the plugin for the pod. The framework asks a plugin only about the nodes
+// the profile's filters passed (NodeResourcesFit; FGD's or
+// ResourceStrategyFit's DeviceShare), which the plugin's own checks pass
+// too, and on those it would add the same number to every node's total,
+// which ranks nothing.
 func (p *Plugin) PreScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
-	if _, ok := p.stateOf(state); ok {
-		return nil
+	s, ok := p.stateOf(state)
+	if !ok {
+		var err error
+		if s, err = p.evaluate(state, pod, nodes, true); err != nil {
+			return fwk.AsStatus(err)
+		}
+		p.sayUnusable(ctx, s)
+		p.write(state, s)
 	}
-	s, err := p.evaluate(state, pod, nodes, true)
-	if err != nil {
-		return fwk.AsStatus(err)
+	if s.indifferent {
+		return fwk.NewStatus(fwk.Skip)
 	}
-	p.sayUnusable(ctx, s)
-	p.write(state, s)
 	return nil
 }
 
