@@ -142,3 +142,38 @@ func TestVersionCommand(t *testing.T) {
 		t.Errorf("version: %q", got)
 	}
 }
+
+// The shipped reserve policy loads through the descheduler's own loader
+// and passes the command's checks, with the arguments the replay measured
+// the README's headline at: 32 holds, an hour before a pod is elected, two
+// before its node is drained, within 1% of the running pods an hour.
+func TestShippedReservePolicyLoads(t *testing.T) {
+	shipped := manifesttest.ConfigMap(t, "manifests/reserve/policy.yaml").Data["policy.yaml"]
+	path := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(path, []byte(shipped), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	descheduler.SetupPlugins()
+	defragplugin.Register(pluginregistry.PluginRegistry)
+	policy, err := descheduler.LoadPolicyConfig(path, fake.NewClientset(), pluginregistry.PluginRegistry)
+	if err != nil {
+		t.Fatalf("the shipped reserve policy: %v", err)
+	}
+	var a *defragplugin.Args
+	for _, pc := range policy.Profiles[0].PluginConfigs {
+		if args, ok := pc.Args.(*defragplugin.Args); ok {
+			a = args
+		}
+	}
+	if a == nil || a.Mode != defragplugin.ModeReserve || *a.Holds != 32 || a.StarveAfter.Duration != time.Hour || a.Patience.Duration != 2*time.Hour ||
+		*a.MaxMoves != 1000 || a.MaxMovesPerHour != "1%" || a.ConfigMap == nil || a.ConfigMap.Name != "resfit-scheduler-config" {
+		t.Errorf("ResfitDefrag's arguments read as %+v", a)
+	}
+	cmd := command()
+	if err := cmd.Flags().Set("policy-config-file", path); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.PreRunE(cmd, nil); err != nil {
+		t.Errorf("the command's checks: %v", err)
+	}
+}

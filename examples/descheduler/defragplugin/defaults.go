@@ -17,6 +17,7 @@ const (
 	DefaultStarveAfter        = time.Hour     // the replay's -starve-after, as measured
 	DefaultPatience           = 2 * time.Hour // the replay's -patience, as measured
 	DefaultHoldFor            = 10 * time.Minute
+	DefaultHolds              = 1 // the replay's -holds: EASY's one reservation
 )
 
 // SetDefaults fills what the arguments leave out.
@@ -31,7 +32,7 @@ func SetDefaults(obj runtime.Object) {
 	for _, d := range []struct {
 		dst **int
 		def int
-	}{{&a.MovesPerPod, DefaultMovesPerPod}, {&a.MaxMoves, DefaultMaxMoves}, {&a.MaxPods, DefaultMaxPods}} {
+	}{{&a.MovesPerPod, DefaultMovesPerPod}, {&a.MaxMoves, DefaultMaxMoves}, {&a.MaxPods, DefaultMaxPods}, {&a.Holds, DefaultHolds}} {
 		if *d.dst == nil {
 			*d.dst = new(d.def)
 		}

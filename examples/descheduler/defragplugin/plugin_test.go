@@ -161,7 +161,7 @@ func TestArgs(t *testing.T) {
 	a := &Args{ConfigFile: "resfit.yaml", Mode: ModeGiveBack}
 	SetDefaults(a)
 	if a.Order != OrderQueue || *a.MovesPerPod != 2 || *a.MaxMoves != 4 || *a.MaxPods != 8 || a.SearchTimeout.Duration != 10*time.Second || a.ReplacementTimeout.Duration != 2*time.Minute ||
-		a.StarveAfter.Duration != time.Hour || a.Patience.Duration != 2*time.Hour || a.HoldFor.Duration != 10*time.Minute {
+		a.StarveAfter.Duration != time.Hour || a.Patience.Duration != 2*time.Hour || a.HoldFor.Duration != 10*time.Minute || *a.Holds != 1 {
 		t.Errorf("defaults: %+v", a)
 	}
 	if err := Validate(a); err != nil {
@@ -181,6 +181,8 @@ func TestArgs(t *testing.T) {
 		{func(a *Args) { a.MovesPerPod = new(1_000_000_000) }, "args.movesPerPod: Invalid value: 1000000000: must be at least 1 and at most 8"},
 		{func(a *Args) { a.MaxPods = new(0) }, "args.maxPods: Invalid value: 0: must be at least 1 and at most 1000"},
 		{func(a *Args) { a.MaxPods = new(1_000_000_000) }, "args.maxPods: Invalid value: 1000000000: must be at least 1 and at most 1000"},
+		{func(a *Args) { a.Holds = new(0) }, "args.holds: Invalid value: 0: must be at least 1 and at most 1000"},
+		{func(a *Args) { a.Holds = new(5000) }, "args.holds: Invalid value: 5000: must be at least 1 and at most 1000"},
 		{func(a *Args) { a.SearchTimeout = &metav1.Duration{Duration: 100000 * time.Hour} }, `args.searchTimeout: Invalid value: "100000h0m0s": must be above 0 and at most 10m0s`},
 		{func(a *Args) { a.SearchTimeout = &metav1.Duration{} }, `args.searchTimeout: Invalid value: "0s": must be above 0`},
 		{func(a *Args) { a.MaxMovesPerHour = "1e-300%" }, `args.maxMovesPerHour: Invalid value: "1e-300%": must be a percentage in [0.001%, 100%]`},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/descheduler/pkg/descheduler/evictions"
 
@@ -19,9 +20,10 @@ import (
 	"github.com/resfit/resfit/scoring/starvation"
 )
 
-// Reservation is what a run of reserve mode did: the target (none: ""),
-// the node held and when it is expected to free (zero: a pod in its way
-// declares no end), the pods in its way, and those evicted.
+// Reservation is what a run of reserve mode did for one target: the
+// target, the node held and when it is expected to free (zero: a pod in
+// its way declares no end; no node: none it fits could be held), the pods
+// in its way, and those evicted.
 type Reservation struct {
 	Target   string
 	Node     string
@@ -30,10 +32,10 @@ type Reservation struct {
 	Evicted  []string
 }
 
-// String says what the run did, for its log line.
+// String says what the run did for the target.
 func (r Reservation) String() string {
-	if r.Target == "" {
-		return "no pending GPU pod has waited past args.starveAfter"
+	if r.Node == "" {
+		return "no node held for " + r.Target
 	}
 	free := "when the pods in its way leave (one declares no end)"
 	if !r.FreeAt.IsZero() {
@@ -46,19 +48,37 @@ func (r Reservation) String() string {
 	return s
 }
 
+// Reservations are what a run of reserve mode did, a Reservation for each
+// target, in the order it took them.
+type Reservations []Reservation
+
+// String says what the run did, for its log line.
+func (rs Reservations) String() string {
+	if len(rs) == 0 {
+		return "no pending GPU pod has waited past args.starveAfter"
+	}
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = r.String()
+	}
+	return strings.Join(parts, "; and ")
+}
+
 // Reserve makes one run of reserve mode on the cluster as the listers
-// hold it, on the nodes the descheduler gives, at now: it elects, holds
-// and drains as the mode says (the pods in the way, in
-// starvation.Hold.DrainOrder, until the target fits: Hold.Freed), and
-// returns what it did.
-func (p *Plugin) Reserve(ctx context.Context, nodes []*v1.Node, now time.Time) (Reservation, error) {
+// hold it, on the nodes the descheduler gives, at now: it elects up to
+// args.holds targets (those held before first, while they still wait
+// past args.starveAfter, then starvation.Rank's order), holds a node for
+// each and drains as the mode says (the pods in the way, in
+// starvation.Hold.DrainOrder, until the target fits: Hold.Freed; the
+// run's moves shared among the holds), and returns what it did.
+func (p *Plugin) Reserve(ctx context.Context, nodes []*v1.Node, now time.Time) (Reservations, error) {
 	w, err := p.read(ctx, nodes, now)
 	if err != nil {
-		return Reservation{}, err
+		return nil, err
 	}
 	settled, err := w.pl.SettlePending(w.pending)
 	if err != nil {
-		return Reservation{}, err
+		return nil, err
 	}
 	gpu, _ := w.sc.Cache().Schema().Slot(resource.GPU)
 	var waiting []starvation.Waiting
@@ -70,20 +90,15 @@ func (p *Plugin) Reserve(ctx context.Context, nodes []*v1.Node, now time.Time) (
 		}
 		waiting, pods = append(waiting, sw), append(pods, pod)
 	}
-	// The holds runs before made: their pod is the target while it waits.
+	// The holds runs before made: their pods are targets while they wait.
 	held, err := p.holds(ctx)
 	if err != nil {
-		return Reservation{}, err
+		return nil, err
 	}
-	current := ""
-	for _, h := range held {
-		current = string(h.room.PodUID)
+	targets := p.targets(waiting, pods, held, now, gpu)
+	if len(targets) == 0 {
+		return nil, p.letGo(ctx, held)
 	}
-	i, ok := starvation.Elect(waiting, now, starvation.Election{MinWait: p.args.StarveAfter.Duration, Size: gpu}, current)
-	if !ok {
-		return Reservation{}, p.letGo(ctx, held, "")
-	}
-	target := pods[i]
 	jobs := planning.ListedJobs(p.jobs)
 	var bad error
 	sn := w.pl.StarvationNodes(func(k int) time.Time {
@@ -92,67 +107,123 @@ func (p *Plugin) Reserve(ctx context.Context, nodes []*v1.Node, now time.Time) (
 	if bad != nil {
 		klog.FromContext(ctx).Info("a pod's declared end does not read; it counts as declaring none", "plugin", PluginName, "error", bad.Error())
 	}
-	// The node held for the target stays held (planned afresh) while the
-	// target fits it once its pods in the way go: choosing again every run
-	// would give up what waiting has won; a new target gets the node it
-	// fits first.
-	var h starvation.Hold
-	ok = false
+	byUID := map[string]*v1.Pod{}
+	for _, pod := range w.pods {
+		byUID[string(pod.UID)] = pod
+	}
+	budget := *p.args.MaxMoves
+	if p.allowance != nil {
+		budget = min(budget, p.allowance.Accrue(running(w.pods), 0))
+	}
+	taken := map[string]bool{} // nodes held for a target this run
+	var out Reservations
+	evicted := 0
+	for _, i := range targets {
+		target := pods[i]
+		h, ok := keptHold(waiting[i], target, held, sn, taken, now, gpu)
+		if !ok {
+			h, ok = starvation.Choose(waiting[i], sn, now, gpu, func(k int) bool {
+				return !taken[sn[k].Name] && fitsEmpty(waiting[i].Pod, sn[k])
+			})
+		}
+		if !ok {
+			out = append(out, Reservation{Target: kubebridge.PodName(target)})
+			continue
+		}
+		taken[h.Node] = true
+		node := sn[h.Index]
+		res := Reservation{Target: kubebridge.PodName(target), Node: h.Node, FreeAt: h.FreeAt}
+		room := planning.Room{Namespace: target.Namespace, Name: "hold-" + target.Name, Node: h.Node, PodUID: target.UID,
+			Requests: kubebridge.PodRequests(target), ExpiresAt: now.Add(p.args.HoldFor.Duration), NodeWide: true, FreeAt: h.FreeAt}
+		for _, k := range h.InTheWay {
+			if pod := byUID[node.Pods[k].Name]; pod != nil {
+				room.InTheWay = append(room.InTheWay, pod.UID)
+				res.InTheWay = append(res.InTheWay, kubebridge.PodName(pod))
+			}
+		}
+		if err := p.holdRoom(ctx, room); err != nil {
+			return out, err
+		}
+		if h.Overdue(now, p.args.Patience.Duration) && !p.args.DryRun {
+			res.Evicted = p.drain(ctx, h, node, target, byUID, budget-evicted, now, gpu)
+			evicted += len(res.Evicted)
+		}
+		out = append(out, res)
+	}
+	if p.allowance != nil {
+		p.allowance.Spend(evicted)
+	}
+	// The rooms runs before made go once this run's stand: a node held
+	// again was held all along.
+	return out, p.letGo(ctx, held)
+}
+
+// targets are the waiting pods to hold for, by index: those the runs
+// before held, while they still wait past args.starveAfter, then the next
+// in starvation.Rank's order, up to args.holds.
+func (p *Plugin) targets(waiting []starvation.Waiting, pods []*v1.Pod, held []heldRoom, now time.Time, gpu int) []int {
+	over := starvation.Rank(waiting, now, starvation.Election{MinWait: p.args.StarveAfter.Duration, Size: gpu})
+	isOver := map[types.UID]int{}
+	for _, i := range over {
+		isOver[pods[i].UID] = i
+	}
+	var targets []int
+	for _, h := range held {
+		if i, ok := isOver[h.room.PodUID]; ok && !slices.Contains(targets, i) {
+			targets = append(targets, i)
+		}
+	}
+	for _, i := range over {
+		if len(targets) >= *p.args.Holds {
+			break
+		}
+		if !slices.Contains(targets, i) {
+			targets = append(targets, i)
+		}
+	}
+	return targets[:min(len(targets), *p.args.Holds)]
+}
+
+// keptHold plans the target's hold afresh on the node a run before held
+// for it, while the node is not taken and the target fits it once its
+// pods in the way go: choosing again every run would give up what waiting
+// has won.
+func keptHold(w starvation.Waiting, target *v1.Pod, held []heldRoom, sn []starvation.Node, taken map[string]bool, now time.Time, gpu int) (starvation.Hold, bool) {
 	for _, hr := range held {
-		if hr.room.PodUID != target.UID {
+		if hr.room.PodUID != target.UID || taken[hr.room.Node] {
 			continue
 		}
 		for k, n := range sn {
 			if n.Name != hr.room.Node {
 				continue
 			}
-			h, err = starvation.Plan(waiting[i], n, k, now, gpu)
-			ok = err == nil
-			if !ok && fitsEmpty(waiting[i].Pod, n) {
+			if h, err := starvation.Plan(w, n, k, now, gpu); err == nil {
+				return h, true
+			}
+			if fitsEmpty(w.Pod, n) {
 				// What the node counts as used is more than its pods ask
 				// (a pod the cluster still counts while it ends): the
 				// node stays held, every pod on it in the way, rather
 				// than the hold moving for a moment's books.
-				h, ok = starvation.Hold{Target: waiting[i].Name, Node: n.Name, Index: k, Request: waiting[i].Request, Devices: waiting[i].Devices}, true
+				h := starvation.Hold{Target: w.Name, Node: n.Name, Index: k, Request: w.Request, Devices: w.Devices}
 				for j := range n.Pods {
 					h.InTheWay = append(h.InTheWay, j)
 				}
+				return h, true
 			}
 		}
 	}
-	if !ok {
-		h, ok = starvation.Choose(waiting[i], sn, now, gpu, func(k int) bool { return fitsEmpty(waiting[i].Pod, sn[k]) })
-	}
-	if !ok {
-		return Reservation{Target: kubebridge.PodName(target)}, p.letGo(ctx, held, "")
-	}
-	node := sn[h.Index]
-	res := Reservation{Target: kubebridge.PodName(target), Node: h.Node, FreeAt: h.FreeAt}
-	room := planning.Room{Namespace: target.Namespace, Name: "hold-" + target.Name, Node: h.Node, PodUID: target.UID,
-		Requests: kubebridge.PodRequests(target), ExpiresAt: now.Add(p.args.HoldFor.Duration), NodeWide: true, FreeAt: h.FreeAt}
-	byUID := map[string]*v1.Pod{}
-	for _, pod := range w.pods {
-		byUID[string(pod.UID)] = pod
-	}
-	for _, k := range h.InTheWay {
-		if pod := byUID[node.Pods[k].Name]; pod != nil {
-			room.InTheWay = append(room.InTheWay, pod.UID)
-			res.InTheWay = append(res.InTheWay, kubebridge.PodName(pod))
-		}
-	}
-	if err := p.holdRoom(ctx, room, held); err != nil {
-		return res, err
-	}
-	if !h.Overdue(now, p.args.Patience.Duration) || p.args.DryRun {
-		return res, nil
-	}
-	budget := *p.args.MaxMoves
-	if p.allowance != nil {
-		budget = min(budget, p.allowance.Accrue(running(w.pods), 0))
-	}
+	return starvation.Hold{}, false
+}
+
+// drain evicts, within budget, the pods in the hold's way in
+// starvation.Hold.DrainOrder until the target fits (Hold.Freed), those
+// the descheduler's evictor lets go, and returns them.
+func (p *Plugin) drain(ctx context.Context, h starvation.Hold, node starvation.Node, target *v1.Pod, byUID map[string]*v1.Pod, budget int, now time.Time, gpu int) []string {
+	var evicted []string
 	var drained []int
 	for _, k := range h.DrainOrder(node, now, gpu) {
-		if len(res.Evicted) >= budget || h.Freed(node, drained) {
+		if len(evicted) >= budget || h.Freed(node, drained) {
 			break
 		}
 		pod := byUID[node.Pods[k].Name]
@@ -169,12 +240,9 @@ func (p *Plugin) Reserve(ctx context.Context, nodes []*v1.Node, now time.Time) (
 		}
 		moves.WithLabelValues(resultDrained).Inc()
 		p.events.Eventf(pod, target, v1.EventTypeNormal, "Drained", "Reserve", "resfit drained %s for %s, which has waited since %s", h.Node, kubebridge.PodName(target), target.CreationTimestamp.UTC().Format(time.RFC3339))
-		res.Evicted, drained = append(res.Evicted, kubebridge.PodName(pod)), append(drained, k)
+		evicted, drained = append(evicted, kubebridge.PodName(pod)), append(drained, k)
 	}
-	if p.allowance != nil {
-		p.allowance.Spend(len(res.Evicted))
-	}
-	return res, nil
+	return evicted
 }
 
 // fitsEmpty reports whether the pod would fit the node with nothing on it:
@@ -214,28 +282,24 @@ func (p *Plugin) holds(ctx context.Context) ([]heldRoom, error) {
 	return out, nil
 }
 
-// holdRoom holds the room: it creates it, then lets the rooms runs
-// before held go.
-func (p *Plugin) holdRoom(ctx context.Context, room planning.Room, before []heldRoom) error {
+// holdRoom holds the room: it creates it (the rooms runs before made go
+// after, letGo, so that a node held again is held all along).
+func (p *Plugin) holdRoom(ctx context.Context, room planning.Room) error {
 	if p.args.DryRun {
 		return nil
 	}
-	name, err := p.rooms.Create(ctx, room)
-	if err != nil {
+	if _, err := p.rooms.Create(ctx, room); err != nil {
 		return fmt.Errorf("holding %s for %s/%s: %w", room.Node, room.Namespace, strings.TrimPrefix(room.Name, "hold-"), err)
 	}
-	return p.letGo(ctx, before, name)
+	return nil
 }
 
-// letGo lets the rooms runs before held go, but the one named keep.
-func (p *Plugin) letGo(ctx context.Context, before []heldRoom, keep string) error {
+// letGo lets the rooms runs before held go.
+func (p *Plugin) letGo(ctx context.Context, before []heldRoom) error {
 	if p.args.DryRun {
 		return nil
 	}
 	for _, h := range before {
-		if h.name == keep {
-			continue
-		}
 		if err := p.rooms.Delete(ctx, h.room.Namespace, h.name); err != nil {
 			return fmt.Errorf("letting room %s/%s go: %w", h.room.Namespace, h.name, err)
 		}

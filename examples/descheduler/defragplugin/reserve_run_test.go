@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,9 +49,19 @@ func (m *memRooms) Delete(_ context.Context, _, name string) error {
 // reserveRun is one run of reserve mode at now on the nodes and pods, the
 // rooms held before it given: the plugin built through the descheduler's
 // own framework handle and evictor over a fake clientset, under ResfitFrag,
-// with args changed by set. It returns what the run did, the pods evicted
-// (an eviction deletes the pod) and the rooms held after it.
+// with args changed by set. It returns what the run did for its first
+// target (reserveRuns: for every one), the pods evicted (an eviction
+// deletes the pod) and the rooms held after it.
 func reserveRun(t *testing.T, nodes []*v1.Node, pods []*v1.Pod, before map[string]planning.Room, set func(*Args)) (Reservation, []string, map[string]planning.Room) {
+	t.Helper()
+	res, evicted, rooms := reserveRuns(t, nodes, pods, before, set)
+	if len(res) == 0 {
+		return Reservation{}, evicted, rooms
+	}
+	return res[0], evicted, rooms
+}
+
+func reserveRuns(t *testing.T, nodes []*v1.Node, pods []*v1.Pod, before map[string]planning.Room, set func(*Args)) (Reservations, []string, map[string]planning.Room) {
 	t.Helper()
 	ctx := t.Context()
 	file := filepath.Join(t.TempDir(), "resfit.yaml")
@@ -199,5 +210,54 @@ func TestReserveElectsOnlyGPUPods(t *testing.T) {
 	res, evicted, rooms := reserveRun(t, []*v1.Node{gpuNode("gpu-a", 8)}, pods, nil, nil)
 	if res.Target != "" || len(evicted) != 0 || len(rooms) != 0 {
 		t.Errorf("%+v, evicted %v, rooms %v; want no target", res, evicted, rooms)
+	}
+}
+
+// TestReserveHoldsUpTo: with two 8-GPU pods starving (t1 the longer),
+// reserve mode holds a node for t1 alone by default (holds: 1, EASY's one
+// reservation): gpu-a, whose pod ends first. With holds: 2 it holds one
+// for each, t2 the node that frees next (gpu-b), never the same node
+// twice; with holds: 3 no more than the two that wait. A target held
+// before keeps its node (gpu-c, whose pod declares no end) and comes first.
+// Each run's rooms are the holds it reports, the rooms before let go.
+func TestReserveHoldsUpTo(t *testing.T) {
+	nodes := []*v1.Node{gpuNode("gpu-a", 8), gpuNode("gpu-b", 8), gpuNode("gpu-c", 8)}
+	t1 := starving("t1", 4, 8)
+	t1.CreationTimestamp = metav1.NewTime(reserveNow.Add(-3 * time.Hour))
+	pods := []*v1.Pod{inTheWay("a1", "gpu-a", 4, "1h"), inTheWay("b1", "gpu-b", 4, "90m"), inTheWay("c1", "gpu-c", 4, ""), t1, starving("t2", 4, 8)}
+	noMoves := func(holds int) func(*Args) {
+		return func(a *Args) { a.Holds, a.MaxMoves = new(holds), new(0) }
+	}
+	before := map[string]planning.Room{"hold-t2-old": {Namespace: "default", Name: "hold-t2", Node: "gpu-c", PodUID: "uid-t2", NodeWide: true, ExpiresAt: reserveNow.Add(time.Minute)}}
+	for _, c := range []struct {
+		name   string
+		set    func(*Args)
+		before map[string]planning.Room
+		want   []string // target@node, in order
+	}{
+		{"default", nil, nil, []string{"default/t1@gpu-a"}},
+		{"holds 2", noMoves(2), nil, []string{"default/t1@gpu-a", "default/t2@gpu-b"}},
+		{"holds 3", noMoves(3), nil, []string{"default/t1@gpu-a", "default/t2@gpu-b"}},
+		{"holds 2, t2 held before", noMoves(2), before, []string{"default/t2@gpu-c", "default/t1@gpu-a"}},
+		{"holds 1, t2 held before", noMoves(1), before, []string{"default/t2@gpu-c"}},
+	} {
+		res, evicted, rooms := reserveRuns(t, nodes, pods, c.before, c.set)
+		var got, roomsAt []string
+		for _, r := range res {
+			got = append(got, r.Target+"@"+r.Node)
+		}
+		for name, r := range rooms {
+			if _, old := c.before[name]; !old {
+				roomsAt = append(roomsAt, "default/"+strings.TrimPrefix(r.Name, "hold-")+"@"+r.Node)
+			}
+		}
+		slices.Sort(roomsAt)
+		want := slices.Sorted(slices.Values(c.want))
+		if !slices.Equal(got, c.want) || !slices.Equal(roomsAt, want) || len(rooms) != len(c.want) {
+			t.Errorf("%s: %v, rooms %v (%d), want %v and their rooms alone", c.name, got, roomsAt, len(rooms), c.want)
+		}
+		if c.set != nil && len(evicted) > 0 {
+			t.Errorf("%s: evicted %v with maxMoves 0", c.name, evicted)
+		}
 	}
 }

@@ -42,10 +42,16 @@ type Args struct {
 	// reserve (starvation control, scoring/starvation: the pending GPU pod
 	// that has waited longer than StarveAfter, the largest first, is held
 	// the node it fits first in a node-wide room, which the scheduler's
-	// ResfitRooms lets other pods use only where they cannot delay it;
-	// when waiting alone will not free the node within Patience, the pods
-	// in its way are evicted, within MaxMoves and MaxMovesPerHour).
+	// ResfitRooms lets other pods use only where they cannot delay it, and
+	// so on for the next, up to Holds nodes held at once; when waiting
+	// alone will not free a held node within Patience, the pods in its way
+	// are evicted, within MaxMoves and MaxMovesPerHour).
 	Mode string `json:"mode"`
+	// Holds is the most nodes reserve mode holds at once, each for one
+	// pending pod (default 1, EASY backfilling's one reservation, the
+	// replay's -holds; at most 1000). The replay measured the 8-GPU pods'
+	// wait at load 1.0 falling with 32 (bench/replay README).
+	Holds *int `json:"holds,omitempty"`
 	// StarveAfter is how long a pending pod waits before reserve may elect
 	// it (default 1h); Patience how long a hold waits for its node to
 	// free before it drains it (default 2h; both the replay's, which
@@ -120,7 +126,7 @@ func (a *Args) DeepCopyObject() runtime.Object {
 		m := *a.ConfigMap
 		c.ConfigMap = &m
 	}
-	for _, p := range []**int{&c.MovesPerPod, &c.MaxMoves, &c.MaxPods} {
+	for _, p := range []**int{&c.MovesPerPod, &c.MaxMoves, &c.MaxPods, &c.Holds} {
 		if *p != nil {
 			*p = new(**p)
 		}

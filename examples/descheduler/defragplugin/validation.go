@@ -56,6 +56,7 @@ func Validate(obj runtime.Object) error {
 		smallest, largest int
 	}{
 		{"movesPerPod", *a.MovesPerPod, 1, maxMovesPerPod}, {"maxMoves", *a.MaxMoves, 0, maxMoves}, {"maxPods", *a.MaxPods, 1, maxPods},
+		{"holds", *a.Holds, 1, maxHolds},
 		{"maxMovesPerNode", a.MaxMovesPerNode, 0, maxMoves}, {"maxMovesPerNamespace", a.MaxMovesPerNamespace, 0, maxMoves}, {"maxMovesPerWorkload", a.MaxMovesPerWorkload, 0, maxMoves},
 	} {
 		if f.value < f.smallest || f.value > f.largest {
@@ -103,6 +104,7 @@ const (
 	maxMoves         = 1000
 	maxMovesPerPod   = 8
 	maxPods          = 1000
+	maxHolds         = 1000
 	maxDuration      = 30 * 24 * time.Hour
 	maxSearchTimeout = 10 * time.Minute
 )
