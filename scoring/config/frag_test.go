@@ -521,6 +521,9 @@ func TestLifetimePluginsBySource(t *testing.T) {
 		if err != nil || !cmp.Equal(again.Scorers[0].Args, cfg.Scorers[0].Args) {
 			t.Errorf("%s written out and read back: %v (%v)", c.doc, again, err)
 		}
+		if strings.Contains(c.doc, "ends: declared") && !strings.Contains(string(cfg.Canonical()), "ends: declared  # plugins[0].args.ends") {
+			t.Errorf("%s written out does not say where ends came from:\n%s", c.doc, cfg.Canonical())
+		}
 		pipe, err := cfg.BuildFor(schema, Host{Lifetimes: tr.Nodes()})
 		if err != nil {
 			t.Fatal(err)

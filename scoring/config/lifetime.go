@@ -73,6 +73,7 @@ func (d *decoder) lifetimeArgs(path string, raw any) ScorerArgs {
 		switch k {
 		case "apiVersion", "kind":
 		case "ends":
+			d.note("ends", join(path, k))
 			switch v, ok := d.str(key(path, k), m[k]); {
 			case !ok, v == "all":
 			case v == "declared":
