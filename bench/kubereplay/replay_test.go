@@ -19,6 +19,7 @@ import (
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
+	kubeapiservertesting "k8s.io/kubernetes/cmd/kube-apiserver/app/testing"
 	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/test/integration/framework"
 	testutils "k8s.io/kubernetes/test/integration/util"
@@ -79,7 +80,7 @@ func TestTraceThroughKubeScheduler(t *testing.T) {
 	}
 	short := *flagFraction < 1
 
-	server := testutils.InitTestAPIServer(t, "kubereplay", nil)
+	server := startAPIServer(t)
 	var results []*sim.Result
 	var lines []string
 	for _, seed := range sim.Seeds(42, *flagSeeds) {
@@ -115,6 +116,28 @@ func TestTraceThroughKubeScheduler(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// startAPIServer starts kube-apiserver with kube-apiserver's own test
+// server, whose wait for /healthz is a minute (testutils.InitTestAPIServer
+// waits ten seconds, which a machine busy with other suites' tests
+// missed), and a namespace to replay in.
+func startAPIServer(t *testing.T) *testutils.TestContext {
+	t.Helper()
+	server := kubeapiservertesting.StartTestServerOrDie(t, kubeapiservertesting.NewDefaultTestServerOptions(),
+		[]string{"--disable-admission-plugins=ServiceAccount,TaintNodesByCondition,Priority,StorageObjectInUseProtection"}, framework.SharedEtcd())
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() {
+		cancel()
+		server.TearDownFn()
+	})
+	testCtx := &testutils.TestContext{Ctx: ctx, KubeConfig: server.ClientConfig, ClientSet: clientset.NewForConfigOrDie(server.ClientConfig)}
+	ns, err := testCtx.ClientSet.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kubereplay"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testCtx.NS = ns
+	return testCtx
 }
 
 // replay runs one policy and seed: a fresh namespace and nodes, a
