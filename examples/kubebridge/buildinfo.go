@@ -12,6 +12,14 @@ type Build struct {
 	Resfit, Dependency, Go string
 }
 
+// Version is the release a binary was built as, stamped in by the release
+// build (go build -ldflags "-X
+// github.com/resfit/resfit/examples/kubebridge.Version=v0.1.0":
+// examples/kubectl-resfit/release). Empty in any other build, which says
+// the module version the Go toolchain recorded ("(devel)" from a
+// checkout); either way with the commit.
+var Version string
+
 // ReadBuild reads the running binary's Build, with dependency's version
 // ("unknown" where it is not a dependency).
 func ReadBuild(dependency string) (Build, bool) {
@@ -25,6 +33,9 @@ func ReadBuild(dependency string) (Build, bool) {
 // buildOf is ReadBuild's Build of a binary's build information.
 func buildOf(info *debug.BuildInfo, dependency string) Build {
 	b := Build{Resfit: info.Main.Version, Dependency: "unknown", Go: info.GoVersion}
+	if Version != "" {
+		b.Resfit = Version
+	}
 	for _, d := range info.Deps {
 		if d.Path == dependency {
 			b.Dependency = d.Version

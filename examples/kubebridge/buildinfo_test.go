@@ -16,6 +16,11 @@ func TestReadBuild(t *testing.T) {
 	if got, want := buildOf(info, "sigs.k8s.io/descheduler"), (Build{Resfit: "v0.3.0, commit 0123456789ab, with local changes", Dependency: "v0.36.0", Go: "go1.26.8"}); got != want {
 		t.Errorf("buildOf: %+v, want %+v", got, want)
 	}
+	Version = "v1.2.3" // as the release build stamps it
+	if got := buildOf(info, "").Resfit; got != "v1.2.3, commit 0123456789ab, with local changes" {
+		t.Errorf("a release build: %q", got)
+	}
+	Version = ""
 	if got := buildOf(info, "example.com/nothing").Dependency; got != "unknown" {
 		t.Errorf("a module not depended on: %q", got)
 	}

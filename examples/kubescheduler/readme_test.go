@@ -58,14 +58,7 @@ func TestREADMESchedulerConfigEnablesEveryPoint(t *testing.T) {
 		t.Error("the configuration names no kubeconfig: kube-scheduler, given --config, ignores --kubeconfig and finds no cluster")
 	}
 	registry := frameworkplugins.NewInTreeRegistry()
-	if err := registry.Merge(frameworkruntime.Registry{
-		plugins.NodeResourcesFitPlusName:    plugins.NewNodeResourcesFitPlus,
-		plugins.ScarceResourceAvoidanceName: plugins.NewScarceResourceAvoidance,
-		plugins.ResourceStrategyFitName:     plugins.NewResourceStrategyFit,
-		plugins.FGDName:                     plugins.NewFGD,
-		plugins.LifetimeName:                plugins.NewLifetime,
-		plugins.LearnedLifetimeName:         plugins.NewLearnedLifetime,
-	}); err != nil {
+	if err := registry.Merge(plugins.Registry()); err != nil {
 		t.Fatal(err)
 	}
 	client := fake.NewClientset()

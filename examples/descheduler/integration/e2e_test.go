@@ -48,7 +48,6 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler"
 	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
 	schedulerscheme "k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
-	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/kubernetes/test/integration/framework"
 	testutils "k8s.io/kubernetes/test/integration/util"
 	"k8s.io/utils/ptr"
@@ -164,7 +163,7 @@ func startCluster(t *testing.T, flags ...string) *cluster {
 	if !slices.ContainsFunc(profile.Plugins.MultiPoint.Enabled, func(p schedconfig.Plugin) bool { return p.Name == plugins.RoomsName }) {
 		t.Fatal("the shipped profile does not enable ResfitRooms, which the descheduler needs")
 	}
-	registry := frameworkruntime.Registry{plugins.ResourceStrategyFitName: plugins.NewResourceStrategyFit, plugins.RoomsName: plugins.NewRooms}
+	registry := plugins.Registry()
 	ns, err := c.cs.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "scheduler"}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -332,8 +332,8 @@ profiles:
 		t.Errorf("exit %d, stderr %q; want 1 and %q", code, errOut, want)
 	}
 	code, out, errOut = kubectlResfit(t, "validate", "--config", "../../kubescheduler/manifests/configmap.yaml")
-	if code != 0 || strings.Contains(out, "warning") || !strings.Contains(out, "- name: ResourceStrategyFit") || !strings.Contains(out, "- name: resource-strategy-fit") ||
-		!strings.Contains(out, "# kube's own plugins score in this profile too: TaintToleration, NodeAffinity, VolumeBinding, PodTopologySpread, InterPodAffinity, DynamicResources, ImageLocality. They are not resfit's") {
+	if code != 0 || strings.Contains(out, "warning") || !strings.Contains(out, "- name: FGD") || !strings.Contains(out, "- name: PackLeastUsed") ||
+		!strings.Contains(out, "- name: ResfitLearnedLifetime") || !strings.Contains(out, "learn:") || strings.Contains(out, "kube's own plugins score in this profile too") {
 		t.Errorf("the scheduler's ConfigMap: exit %d, stderr %q:\n%s", code, errOut, out)
 	}
 	// A misspelt plugin is not a plugin kube-scheduler would skip: it does
@@ -343,11 +343,11 @@ profiles:
 		t.Fatal(err)
 	}
 	misspelt := filepath.Join(t.TempDir(), "misspelt.yaml")
-	if err := os.WriteFile(misspelt, []byte(strings.Replace(string(cm), "- name: ResourceStrategyFit\n", "- name: ResourceStrategyFitt\n", 1)), 0o600); err != nil {
+	if err := os.WriteFile(misspelt, []byte(strings.Replace(string(cm), "- name: ResfitRooms\n", "- name: ResfitRoomz\n", 1)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	code, _, errOut = kubectlResfit(t, "validate", "--config", misspelt)
-	if want := `plugins.multiPoint.enabled[0].name: no such plugin: kube-scheduler v1.37.2 builds in`; code != 1 || !strings.Contains(errOut, want) || !strings.Contains(errOut, `"ResourceStrategyFitt"`) {
+	if want := `plugins.multiPoint.enabled[0].name: no such plugin: kube-scheduler v1.37.2 builds in`; code != 1 || !strings.Contains(errOut, want) || !strings.Contains(errOut, `"ResfitRoomz"`) {
 		t.Errorf("a misspelt plugin: exit %d, stderr %q; want 1 and %q", code, errOut, want)
 	}
 }

@@ -356,16 +356,19 @@ func TestSceneTeachesALearningFGD(t *testing.T) {
 }
 
 // The second scheduler's own ConfigMap (a KubeSchedulerConfiguration whose
-// profile runs ResourceStrategyFit) explains as kube-scheduler scores it:
-// one ResourceStrategyFit column, each node's score the total of the
-// configuration in its args, round(total / maximum × 100).
+// profile runs ResfitFrag as resfit's plugins, FGD learning its classes)
+// explains as kube-scheduler scores it: a column per plugin, each 0..100
+// times its weight, their sum the total, of 101×100 + 100 + 30×100 +
+// 1000×100. Having placed no pod, FGD has learned no class and scores
+// every node 50 (⌊100 × sigmoid(0)⌋), and the tie-breaker decides. A pod
+// sharing a GPU in the cluster is seen otherwise by kube-scheduler's own
+// NodeResourcesFit filter, and explain says so.
 func TestExplainReadsTheSchedulersConfigMap(t *testing.T) {
 	c, _ := testdata(t, "rsf.yaml")
 	cfg, err := LoadConfig(filepath.Join("..", "..", "kubescheduler", "manifests", "configmap.yaml"), config.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	inner := cfg.Scorers[0].Args.(config.KubePluginArgs).Config
 	pods, err := ReadPods(filepath.Join("..", "testdata", "pod.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -374,16 +377,23 @@ func TestExplainReadsTheSchedulersConfigMap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	alone, err := Explain(c, inner, "its args", pods[0])
-	if err != nil {
-		t.Fatal(err)
+	weights := map[string]float64{"FGD": 101, "ResourceStrategyFit": 1, "ResfitLifetime": 30, "ResfitLearnedLifetime": 1000}
+	if !slices.Equal(e.Plugins, []string{"FGD", "ResourceStrategyFit", "ResfitLifetime", "ResfitLearnedLifetime"}) || e.MaxScore != 113200 || e.Feasible == 0 {
+		t.Fatalf("plugins %v, max %v, %d feasible", e.Plugins, e.MaxScore, e.Feasible)
 	}
-	if !slices.Equal(e.Plugins, []string{"ResourceStrategyFit"}) || e.MaxScore != 100 || e.Feasible != alone.Feasible || e.Feasible == 0 {
-		t.Fatalf("plugins %v, max %v, %d feasible (alone %d)", e.Plugins, e.MaxScore, e.Feasible, alone.Feasible)
-	}
-	for _, n := range alone.Nodes {
-		if want := math.Round(n.Total / alone.MaxScore * 100); n.Feasible && node(t, e, n.Name).Total != want {
-			t.Errorf("%s: %v, want round(%v / %v × 100) = %v", n.Name, node(t, e, n.Name).Total, n.Total, alone.MaxScore, want)
+	for _, n := range e.Nodes {
+		if !n.Feasible {
+			continue
+		}
+		sum := 0.0
+		for name, v := range n.Scores {
+			if w := weights[name]; v < 0 || v > 100*w || v != math.Round(v/w)*w {
+				t.Errorf("%s: %s scores %v, not a 0..100 score times %v", n.Name, name, v, w)
+			}
+			sum += v
+		}
+		if n.Total != sum || n.Scores["FGD"] != 5050 {
+			t.Errorf("%s: total %v of %v, FGD %v; want their sum, FGD 101 × 50", n.Name, n.Total, n.Scores, n.Scores["FGD"])
 		}
 	}
 	for _, w := range e.Warnings {
@@ -391,8 +401,6 @@ func TestExplainReadsTheSchedulersConfigMap(t *testing.T) {
 			t.Errorf("a warning of sharing pods where none shares: %s", w)
 		}
 	}
-	// A pod sharing a GPU in the cluster: kube-scheduler's NodeResourcesFit
-	// sees it otherwise, and explain says so.
 	sharing := pods[0].DeepCopy()
 	sharing.Name, sharing.Spec.NodeName = "sharing", "gpu-a"
 	sharing.Spec.Containers[0].Resources.Requests[resource.HAMiCoresResource] = kres.MustParse("30")

@@ -13,7 +13,6 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	schedulerscheme "k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
-	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	testutils "k8s.io/kubernetes/test/integration/util"
 	"k8s.io/utils/ptr"
 
@@ -78,7 +77,7 @@ func TestSecondSchedulerFromManifests(t *testing.T) {
 
 	// The scheduler talks to the apiserver only as the ServiceAccount.
 	schedCtx := &testutils.TestContext{Ctx: ctx, NS: testCtx.NS, ClientSet: sa, KubeConfig: saConfig, CloseFn: func() {}}
-	registry := frameworkruntime.Registry{plugins.ResourceStrategyFitName: plugins.NewResourceStrategyFit, plugins.RoomsName: plugins.NewRooms}
+	registry := plugins.Registry()
 	testutils.InitTestSchedulerWithOptions(t, schedCtx, 0,
 		scheduler.WithProfiles(cfg.Profiles...), scheduler.WithFrameworkOutOfTreeRegistry(registry))
 	// What the ServiceAccount may not list and watch never syncs: say which.

@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/examples/kubebridge/dra"
@@ -499,4 +500,40 @@ func (p *Plugin) result(s *cycleState, node fwk.NodeInfo, reason bool) (nodeResu
 // config.KubePluginArgs scores the plugin.
 func toScore(total, max float64) int64 {
 	return scoring.ScaleTotal(total, max, fwk.MaxNodeScore)
+}
+
+// registered are resfit's kube-scheduler plugins, in the order the command
+// registers them.
+var registered = []struct {
+	name    string
+	factory frameworkruntime.PluginFactory
+}{
+	{NodeResourcesFitPlusName, NewNodeResourcesFitPlus},
+	{ScarceResourceAvoidanceName, NewScarceResourceAvoidance},
+	{ResourceStrategyFitName, NewResourceStrategyFit},
+	{FGDName, NewFGD},
+	{LifetimeName, NewLifetime},
+	{LearnedLifetimeName, NewLearnedLifetime},
+	{RoomsName, NewRooms},
+}
+
+// Names are resfit's kube-scheduler plugins, in the order the command
+// registers them (and --version names them).
+func Names() []string {
+	names := make([]string, len(registered))
+	for i, p := range registered {
+		names[i] = p.name
+	}
+	return names
+}
+
+// Registry is every resfit plugin by name, for a scheduler built out of
+// tree (app.WithPlugin, the framework's out-of-tree registry): what the
+// command registers, and so what a shipped profile may enable.
+func Registry() frameworkruntime.Registry {
+	r := frameworkruntime.Registry{}
+	for _, p := range registered {
+		r[p.name] = p.factory
+	}
+	return r
 }
