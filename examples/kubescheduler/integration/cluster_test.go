@@ -73,10 +73,32 @@ func (c *testCluster) boundTo(p *v1.Pod) string {
 	return got.Spec.NodeName
 }
 
-// packAndSpread runs a job on 6 of gpu-busy's GPUs, then a stream of pods,
-// one at a time: GPU pods pack onto the fuller GPU node; CPU pods go to the
-// CPU nodes, spread.
+// packAndSpread checks the design's AI scenario: the GPU pods pack as
+// packGPUs says; the CPU pods go to the CPU nodes, spread.
 func (c *testCluster) packAndSpread() {
+	c.t.Helper()
+	c.packGPUs()
+	if seen := c.cpuPods(); seen["cpu-1"] != 2 || seen["cpu-2"] != 2 {
+		c.t.Errorf("CPU pods landed %v, want two on each CPU node", seen)
+	}
+}
+
+// packFrag checks the shipped profile, ResfitFrag: the GPU pods pack as
+// packGPUs says; then the four CPU pods go where the tie-breaker packs
+// them, the node whose less-used resource is fullest: gpu-busy, whose GPUs
+// are all taken, so that none keeps a GPU idle; none goes to gpu-idle,
+// whose six idle GPUs would be left fewer cores.
+func (c *testCluster) packFrag() {
+	c.t.Helper()
+	c.packGPUs()
+	if seen := c.cpuPods(); seen["gpu-busy"] != 4 {
+		c.t.Errorf("CPU pods landed %v, want all four on gpu-busy", seen)
+	}
+}
+
+// packGPUs runs a job on 6 of gpu-busy's GPUs; then two 2-GPU pods pack,
+// the first onto gpu-busy, the second, gpu-busy full, onto gpu-idle.
+func (c *testCluster) packGPUs() {
 	c.t.Helper()
 	c.create("running-job", "gpu-busy", list("cpu", "8", "memory", "16G", gpu, "6"))
 	for i, want := range []string{"gpu-busy", "gpu-idle"} {
@@ -84,11 +106,14 @@ func (c *testCluster) packAndSpread() {
 			c.t.Errorf("GPU pod %d bound to %s, want %s", i, got, want)
 		}
 	}
+}
+
+// cpuPods makes four 2-core pods and counts where they are bound.
+func (c *testCluster) cpuPods() map[string]int {
+	c.t.Helper()
 	seen := map[string]int{}
 	for i := range 4 {
 		seen[c.boundTo(c.create(fmt.Sprintf("cpu-%d", i), "", list("cpu", "2", "memory", "2Gi")))]++
 	}
-	if seen["cpu-1"] != 2 || seen["cpu-2"] != 2 {
-		c.t.Errorf("CPU pods landed %v, want two on each CPU node", seen)
-	}
+	return seen
 }

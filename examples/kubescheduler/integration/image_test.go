@@ -42,5 +42,5 @@ func TestSchedulerImageFromManifests(t *testing.T) {
 		Files:   map[string]map[string]string{container.VolumeMounts[0].MountPath: cm.Data},
 		Account: manifesttest.Account(t, ctx, admin, testCtx.KubeConfig.Host, testCtx.KubeConfig.CAFile, deployment.Namespace, spec.ServiceAccountName),
 	})
-	newTestCluster(t, context.WithoutCancel(ctx), admin, ns, "resfit-scheduler").packAndSpread()
+	newTestCluster(t, context.WithoutCancel(ctx), admin, ns, "resfit-scheduler").packFrag()
 }

@@ -26,10 +26,9 @@ import (
 // reads) and configmap.yaml, reads the KubeSchedulerConfiguration back
 // from the ConfigMap, and runs kube-scheduler with resfit's plugins under
 // the ServiceAccount's own token. The ServiceAccount can run its leader
-// election on its lease, and the scheduler binds the pods that name it:
-// GPU pods pack onto the fuller GPU node, CPU pods spread over the CPU
-// nodes. deployment.yaml runs the same binary with that ServiceAccount and
-// ConfigMap.
+// election on its lease, and the scheduler binds the pods that name it
+// as ResfitFrag places them (testCluster.packFrag). deployment.yaml runs
+// the same binary with that ServiceAccount and ConfigMap.
 func TestSecondSchedulerFromManifests(t *testing.T) {
 	deployment := manifesttest.Read(t, "../manifests/deployment.yaml")
 	d, ok := deployment[0].(*appsv1.Deployment)
@@ -98,5 +97,5 @@ func TestSecondSchedulerFromManifests(t *testing.T) {
 	go schedCtx.Scheduler.Run(schedCtx.SchedulerCtx)
 	t.Cleanup(schedCtx.SchedulerCloseFn)
 
-	newTestCluster(t, ctx, admin, ns, "resfit-scheduler").packAndSpread()
+	newTestCluster(t, ctx, admin, ns, "resfit-scheduler").packFrag()
 }
