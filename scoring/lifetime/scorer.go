@@ -119,11 +119,11 @@ func (s *Scorer) ScoreNodes(task *scoring.Task, nodes scoring.Span, out []float6
 	}
 	s.nodes.mu.RLock()
 	defer s.nodes.mu.RUnlock()
-	if !s.ranks(task, task.Ends-s.nodes.now) || s.wholeAbound(nodes.Table()) {
+	rest := task.Ends - s.nodes.now
+	if !s.ranks(task, rest) || s.wholeAbound(nodes.Table()) {
 		clear(out)
 		return nil
 	}
-	rest := task.Ends - s.nodes.now
 	for i := range out {
 		out[i] = Score(rest, s.nodes.remaining(nodes.Row(i)))
 	}

@@ -344,11 +344,7 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, _ *v1.Pod, node
 // pod (scoring.Pipeline.Indifferent: ResfitLifetime for a pod whose end is
 // not known, ResfitLearnedLifetime for one that declares its end), it
 // scores no node and returns Skip, and the framework calls no Score of
-// the plugin for the pod. The framework asks a plugin only about the nodes
-// the profile's filters passed (NodeResourcesFit; FGD's or
-// ResourceStrategyFit's DeviceShare), which the plugin's own checks pass
-// too, and on those it would add the same number to every node's total,
-// which ranks nothing.
+// the plugin for the pod: the plugin would have scored every node 0.
 func (p *Plugin) PreScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
 	s, ok := p.stateOf(state)
 	if !ok {
