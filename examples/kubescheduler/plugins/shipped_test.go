@@ -40,8 +40,9 @@ type shippedFile struct {
 // shippedFiles reads every scheduler configuration the repository ships:
 // the second scheduler's ConfigMap and performance configuration, the
 // kubescheduler README's scheduler-config.yaml, kubectl-resfit's example
-// configurations, and the Volcano example's volcano-scheduler.conf (its
-// README's, which its own test holds to the file).
+// configurations, the Volcano example's volcano-scheduler.conf (its
+// README's, which its own test holds to the file), and the Helm chart's
+// profiles.
 func shippedFiles(t testing.TB) []shippedFile {
 	t.Helper()
 	read := func(path string) []byte {
@@ -75,7 +76,38 @@ func shippedFiles(t testing.TB) []shippedFile {
 		out = append(out, shippedFile{name: "examples/kubectl-resfit/testdata/" + filepath.Base(path), text: read(path)})
 	}
 	out = append(out, shippedFile{name: "examples/volcano/volcano-scheduler.conf", text: read("../../volcano/volcano-scheduler.conf")})
+	profiles, err := filepath.Glob("../../helm/resfit/profiles/*.yaml")
+	if err != nil || len(profiles) == 0 {
+		t.Fatalf("the chart's profiles: %v, %v", profiles, err)
+	}
+	for _, path := range profiles {
+		text := chartProfile(t, read(path), "resfit-scheduler")
+		out = append(out, shippedFile{name: "examples/helm/resfit/profiles/" + filepath.Base(path), text: text, kube: text})
+	}
 	return out
+}
+
+// chartProfile is a profile of the Helm chart's (profiles/, a profile
+// without its schedulerName) as the chart's ConfigMap runs it: the one
+// profile of a KubeSchedulerConfiguration, under the scheduler's name. Its
+// lease is the chart's (examples/helm tests it); here it elects none.
+func chartProfile(t testing.TB, profile []byte, scheduler string) []byte {
+	t.Helper()
+	var body map[string]any
+	if err := yaml.Unmarshal(profile, &body); err != nil {
+		t.Fatal(err)
+	}
+	body["schedulerName"] = scheduler
+	text, err := yaml.Marshal(map[string]any{
+		"apiVersion":     "kubescheduler.config.k8s.io/v1",
+		"kind":           "KubeSchedulerConfiguration",
+		"leaderElection": map[string]any{"leaderElect": false},
+		"profiles":       []any{body},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return text
 }
 
 // readmeBlock is the first ```yaml block after the text marker.
@@ -133,8 +165,8 @@ func TestNoConfigurationTakesKubeSchedulersLease(t *testing.T) {
 			t.Errorf("%s takes kube-system/kube-scheduler, the cluster scheduler's lease", f.name)
 		}
 	}
-	if checked != 4 {
-		t.Errorf("checked %d KubeSchedulerConfigurations, want the ConfigMap's, the two perf files and the README's", checked)
+	if checked != 7 {
+		t.Errorf("checked %d KubeSchedulerConfigurations, want the ConfigMap's, the two perf files, the README's and the chart's three profiles", checked)
 	}
 }
 
