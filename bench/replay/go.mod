@@ -3,6 +3,7 @@ module github.com/resfit/resfit/bench/replay
 go 1.26
 
 require (
+	github.com/google/go-cmp v0.7.0
 	github.com/resfit/resfit v0.0.0
 	gonum.org/v1/gonum v0.17.0
 	gonum.org/v1/plot v0.17.0

@@ -93,6 +93,14 @@ func Run(policy sim.Policy, in sim.Input, l *Lifetimes, spec Spec, add AddOns, s
 	if err != nil {
 		return nil, err
 	}
+	if spec.Declare == DeclareOracle {
+		if l == nil {
+			return nil, errors.New("churn: the oracle's model needs the lifetimes arrivals are drawn from")
+		}
+		if err := r.seedOracle(l); err != nil {
+			return nil, err
+		}
+	}
 	var initial []arrival
 	if arrivals == nil {
 		if l == nil {
@@ -137,11 +145,16 @@ func newReplay(policy sim.Policy, in sim.Input, spec Spec, add AddOns, seed uint
 	env := sim.Env{Seed: seed, Classes: in.Classes, FromScratch: opts.FromScratch, CoresPerGPU: in.CoresPerGPU(), LifetimeWeight: spec.LifetimeWeight}
 	var ends *endsView
 	if spec.follows() {
-		model, err := lifetime.NewModel(lifetime.ModelOptions{})
+		opts := lifetime.ModelOptions{}
+		if spec.Declare == DeclareOracle {
+			opts.Window = oracleWindow
+		}
+		model, err := lifetime.NewModel(opts)
 		if err != nil {
 			return nil, err
 		}
 		ends = newEndsView(c.Table.Len(), model)
+		ends.frozen = spec.Declare == DeclareOracle
 		env.Lifetimes = ends.tracker.Nodes()
 	}
 	pipe, device, err := policy.Build(c, env)
@@ -190,4 +203,28 @@ func newReplay(policy sim.Policy, in sim.Input, spec Spec, add AddOns, seed uint
 	}
 	r.reporting = []addOn{idle, floor, waits, moves, resv, starve, empty}
 	return r, nil
+}
+
+// oracleWindow is the window of DeclareOracle's model: larger than any
+// lifetime class's pool of lifetimes, so that it keeps every one.
+const oracleWindow = 1 << 16
+
+// seedOracle has the model of a DeclareOracle replay see, under each
+// lifetime class's key, every lifetime the class draws from.
+func (r *replay) seedOracle(l *Lifetimes) error {
+	for _, a := range r.addOns {
+		x, ok := a.(*endsView)
+		if !ok {
+			continue
+		}
+		for c, pool := range l.byClass {
+			if len(pool) > oracleWindow {
+				return fmt.Errorf("churn: %d lifetimes of class %s, more than the oracle keeps (%d)", len(pool), lifetimeClassName(c), oracleWindow)
+			}
+			for _, life := range pool {
+				x.tracker.Model().Observe([]string{classKey(c)}, life)
+			}
+		}
+	}
+	return nil
 }

@@ -8,11 +8,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"gonum.org/v1/gonum/stat"
 	"pgregory.net/rapid"
 
 	"github.com/resfit/resfit/bench/replay/sim"
 	"github.com/resfit/resfit/scoring/config"
+	"github.com/resfit/resfit/scoring/lifetime"
 )
 
 // scripted gives the arrivals in order.
@@ -357,7 +359,7 @@ func TestChurnKeepsTheBooks(t *testing.T) {
 		load := rapid.Float64Range(0.3, 2).Draw(t, "load")
 		seed := rapid.Uint64Range(0, 1000).Draw(t, "seed")
 		spec := Spec{Load: load, WarmUp: 3600, Window: rapid.Float64Range(600, 6*3600).Draw(t, "window"),
-			Declare: rapid.SampledFrom([]Declaration{DeclareNone, DeclareExact, DeclareNoisy, DeclareLearned}).Draw(t, "declare"),
+			Declare: rapid.SampledFrom([]Declaration{DeclareNone, DeclareExact, DeclareNoisy, DeclareLearned, DeclareOracle}).Draw(t, "declare"),
 			Sigma:   rapid.SampledFrom([]float64{0, 0.5, 2}).Draw(t, "sigma")}
 		r, err := newReplay(policy(t, name), in, spec, drawAddOns(t), seed, sim.Options{})
 		if err != nil {
@@ -753,6 +755,7 @@ func TestSpecNamesWhatPodsDeclare(t *testing.T) {
 		{Spec{}, ""}, {Spec{Declare: DeclareNone}, ""}, {Spec{Declare: DeclareExact}, "ends exact"},
 		{Spec{Declare: DeclareNoisy}, "ends noisy σ=1"}, {Spec{Declare: DeclareNoisy, Sigma: 2}, "ends noisy σ=2"},
 		{Spec{Declare: DeclareLearned, Resample: 3}, "ends learned, resample 3"},
+		{Spec{Declare: DeclareOracle}, "ends oracle"},
 		{Spec{Declare: DeclareNoisy, LifetimeWeight: 30}, "ends noisy σ=1, lifetime weight 30"},
 		{Spec{LifetimeWeight: 30}, ""}, // no ends followed: no term to weigh
 	} {
@@ -764,7 +767,7 @@ func TestSpecNamesWhatPodsDeclare(t *testing.T) {
 		spec Spec
 		want string
 	}{
-		{Spec{Load: 1, Window: 1, Declare: "guessed"}, `churn: declared lifetimes must be "none", "exact", "noisy" or "learned", got "guessed"`},
+		{Spec{Load: 1, Window: 1, Declare: "guessed"}, `churn: declared lifetimes must be "none", "exact", "noisy", "learned" or "oracle", got "guessed"`},
 		{Spec{Load: 1, Window: 1, Sigma: -1}, "churn: the noise's σ must be in [0, 10], got -1"},
 		{Spec{Load: 1, Window: 1, Sigma: math.NaN()}, "churn: the noise's σ must be in [0, 10], got NaN"},
 		{Spec{Load: 1, Window: 1, LifetimeWeight: -1}, "churn: the lifetime weight must be in [0, 1000000], got -1"},
@@ -788,6 +791,65 @@ func TestIntervalPrintsWhatTheSeedsSupport(t *testing.T) {
 	} {
 		if got := IntervalOf(c.xs).String(); got != c.want {
 			t.Errorf("%v: %q, want %q", c.xs, got, c.want)
+		}
+	}
+}
+
+// The oracle's model knows, from the start, every lifetime each class
+// draws from, and learns nothing from the pods that end; the learned
+// replay's, the same run, learns from every one.
+func TestOracleKnowsAndLearnsNothing(t *testing.T) {
+	pod := func(name string, gpus int, life int64) sim.Pod {
+		return sim.Pod{Name: name, MilliCPU: 1000, MemoryMiB: 1024, NumGPU: gpus, GPUMilli: 1000, Lifetime: life}
+	}
+	in := sim.Input{Nodes: []sim.Node{{Name: "a", MilliCPU: 64000, MemoryMiB: 262144, GPUs: 8}}}
+	in.Pods = []sim.Pod{pod("p1", 1, 100), pod("p2", 1, 300), pod("p3", 1, 200), pod("B", 2, 5000), pod("c", 0, 50)}
+	in.Classes = sim.TypicalClasses(in.Pods, 1)
+	l, err := NewLifetimes(in.Pods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	arrivals := []arrival{{in.Pods[0], 0, 100}, {in.Pods[1], 1, 300}, {in.Pods[3], 2, 5000}, {in.Pods[4], 3, 50}}
+	for _, declare := range []Declaration{DeclareOracle, DeclareLearned} {
+		r, err := newReplay(policy(t, sim.ResfitFrag), in, Spec{Load: 1, Window: 40000, Declare: declare}, AddOns{}, 42, sim.Options{Tiebreak: sim.TiebreakName})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var model *lifetime.Model
+		for _, a := range r.addOns {
+			if x, ok := a.(*endsView); ok {
+				model = x.tracker.Model()
+			}
+		}
+		seen := func() map[string]int {
+			out := map[string]int{}
+			for c := range l.byClass {
+				out[classKey(c)] = model.Seen(classKey(c))
+			}
+			return out
+		}
+		want := map[string]int{}
+		for c, pool := range l.byClass {
+			want[classKey(c)] = len(pool)
+		}
+		if declare == DeclareOracle {
+			if err := r.seedOracle(l); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, seen()); diff != "" {
+				t.Errorf("the oracle's model before the run (-want +got):\n%s", diff)
+			}
+		} else {
+			for k := range want {
+				want[k] = 0
+			}
+			want[classKey(Size1)], want[classKey(Size2)], want[classKey(SizeCPU)] = 2, 1, 1 // the pods that ended
+		}
+		if err := r.run(nil, scripted(arrivals...)); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, seen()); diff != "" {
+			t.Errorf("%s: the model after the run (-want +got):\n%s", declare, diff)
 		}
 	}
 }

@@ -18,6 +18,9 @@ type endsView struct {
 	r       *replay
 	tracker *lifetime.Tracker[int]
 	keys    [][]string // by shape
+	// frozen: the model learns nothing from the pods that end
+	// (DeclareOracle).
+	frozen bool
 }
 
 func newEndsView(rows int, model *lifetime.Model) *endsView {
@@ -35,7 +38,7 @@ func (x *endsView) keysOf(k int) []string {
 		s := shapeOf(cp.pod)
 		x.keys[cp.shape] = []string{
 			fmt.Sprintf("shape %d/%d/%d×%d/%s", s.milliCPU, s.memoryMiB, s.gpuMilli, s.numGPU, s.models),
-			"class " + lifetimeClassName(lifetimeClass(cp.pod)),
+			classKey(lifetimeClass(cp.pod)),
 		}
 	}
 	return x.keys[cp.shape]
@@ -61,6 +64,9 @@ func (x *endsView) startedIfNow(k int) float64 {
 	return cp.started + cp.waited + (x.r.now - cp.evicted)
 }
 
+// classKey is the model's key of a lifetime class.
+func classKey(class int) string { return "class " + lifetimeClassName(class) }
+
 func (x *endsView) on(e event) error {
 	r := x.r
 	switch e.kind {
@@ -75,6 +81,10 @@ func (x *endsView) on(e event) error {
 		x.tracker.Start(e.pod, lifetime.Pod{Row: e.row, Started: started, Declared: x.declared(e.pod, started),
 			Keys: x.keysOf(e.pod), Size: cp.pod.TotalMilliGPU()}, r.now)
 	case podEnded:
+		if x.frozen {
+			x.tracker.Forget(e.pod)
+			break
+		}
 		x.tracker.End(e.pod, r.now)
 	case podEvicted:
 		x.tracker.Forget(e.pod)

@@ -3,6 +3,7 @@ package churn
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/resfit/resfit/resource"
@@ -51,6 +52,13 @@ const (
 	// follows when they are expected to end by what it learned of the
 	// pods that ended before (scoring/lifetime).
 	DeclareLearned Declaration = "learned"
+	// DeclareOracle: no pod says how long it runs, and the replay follows
+	// when they are expected to end by a model that knows from the start
+	// the distribution every lifetime is drawn from (each lifetime class's,
+	// which is every shape's in it) and learns nothing more: the most a
+	// model of pods by their kind can know, a bound on DeclareLearned
+	// (the same term, the same model's prediction, no learning).
+	DeclareOracle Declaration = "oracle"
 )
 
 // follows reports whether the replay follows when pods are expected to
@@ -65,7 +73,7 @@ func (s Spec) follows() bool { return s.Declare != "" && s.Declare != DeclareNon
 func (s Spec) Name() string {
 	var parts []string
 	switch s.Declare {
-	case DeclareExact, DeclareLearned:
+	case DeclareExact, DeclareLearned, DeclareOracle:
 		parts = append(parts, "ends "+string(s.Declare))
 	case DeclareNoisy:
 		parts = append(parts, fmt.Sprintf("ends noisy σ=%g", s.sigma()))
@@ -96,8 +104,8 @@ func (s Spec) Check() error {
 		return fmt.Errorf("churn: warm-up must be a duration ≥ 0, got %v s", s.WarmUp)
 	case !(s.Window > 0) || math.IsInf(s.Window, 0):
 		return fmt.Errorf("churn: window must be a duration above 0, got %v s", s.Window)
-	case s.Declare != "" && s.Declare != DeclareNone && s.Declare != DeclareExact && s.Declare != DeclareNoisy && s.Declare != DeclareLearned:
-		return fmt.Errorf("churn: declared lifetimes must be %q, %q, %q or %q, got %q", DeclareNone, DeclareExact, DeclareNoisy, DeclareLearned, s.Declare)
+	case s.Declare != "" && !slices.Contains([]Declaration{DeclareNone, DeclareExact, DeclareNoisy, DeclareLearned, DeclareOracle}, s.Declare):
+		return fmt.Errorf("churn: declared lifetimes must be %q, %q, %q, %q or %q, got %q", DeclareNone, DeclareExact, DeclareNoisy, DeclareLearned, DeclareOracle, s.Declare)
 	case !(s.Sigma >= 0 && s.Sigma <= 10):
 		return fmt.Errorf("churn: the noise's σ must be in [0, 10], got %v", s.Sigma)
 	case !(s.LifetimeWeight >= 0 && s.LifetimeWeight <= resource.MaxWeight):

@@ -34,8 +34,8 @@ import (
 // kube-scheduler under the README's ResfitFrag profile, the real Job
 // controller, and the test playing the kubelet (fakekubelet: a pod ends
 // after 70 to 100% of what its resfit.io/runs-for declares). Two nodes of
-// 8 GPUs: a Job of seven 1-GPU pods that run 2 s each, replaced as they
-// end, all on one node (they pack there as they start, the other node
+// 8 GPUs: seven Jobs of one 1-GPU pod each that runs 4 to 7 s, replaced as
+// it ends, all on one node (they pack there as they start, the other node
 // empty); then a pod of 1 GPU that runs an hour, bound to the other node;
 // then big, a pod of 8 GPUs, which fits on neither.
 //
@@ -47,7 +47,7 @@ import (
 //   - Without it (FGD and PackLeastUsed alone), each new short pod goes to
 //     the fuller node, the one it left: neither node ever empties, and big
 //     is not bound over four times as long as it took with the term (20 s
-//     at least: ten lifetimes of the short pods).
+//     at least: three lifetimes of the short pods and more).
 func TestLifetimeTermEmptiesANodeForBig(t *testing.T) {
 	var took time.Duration
 	for _, withTerm := range []bool{true, false} {
@@ -56,7 +56,7 @@ func TestLifetimeTermEmptiesANodeForBig(t *testing.T) {
 				t.Skip("big was not bound with the term")
 			}
 			c := startLifetimeCluster(t, withTerm)
-			shorts := c.createShortJob(7)
+			shorts := c.createShortJobs(7)
 			c.createBoundLong(otherNode(shorts))
 			big := c.createBig()
 			if !withTerm {
@@ -171,16 +171,24 @@ func gpuPod(gpus, runsFor string) v1.PodTemplateSpec {
 	return t
 }
 
-// createShortJob creates the Job of n 1-GPU pods of 2 s, replaced as they
-// end, and returns the node they gathered on once all n run there.
-func (c *lifetimeCluster) createShortJob(n int32) string {
-	c.must(c.cs.BatchV1().Jobs(c.ns).Create(c.ctx, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "short"}, Spec: batchv1.JobSpec{
-		Parallelism: ptr.To(n), Completions: ptr.To[int32](100000), BackoffLimit: ptr.To[int32](1000), Template: gpuPod("1", "2s")}}, metav1.CreateOptions{}))
+// createShortJobs creates n Jobs of one 1-GPU pod each, replaced as it
+// ends, the i-th declaring 4 s + i/2 s, and returns the node their pods
+// gathered on once all n run there. Their ends, spread over seconds, keep
+// the node that has them fuller than the long pod's even when the Job
+// controller is slow to replace them (as it is on a loaded machine, under
+// the race detector): pods of one Job, started together, would all end
+// within a fraction of a second, and their node empty with no term at all.
+func (c *lifetimeCluster) createShortJobs(n int) string {
+	for i := range n {
+		runsFor := (4*time.Second + time.Duration(i)*time.Second/2).String()
+		c.must(c.cs.BatchV1().Jobs(c.ns).Create(c.ctx, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("short-%d", i)}, Spec: batchv1.JobSpec{
+			Parallelism: ptr.To[int32](1), Completions: ptr.To[int32](100000), BackoffLimit: ptr.To[int32](1000), Template: gpuPod("1", runsFor)}}, metav1.CreateOptions{}))
+	}
 	var node string
 	c.poll(fmt.Sprintf("%d short pods running on one node", n), func() bool {
 		running := c.running()
 		for name, count := range running {
-			if count == int(n) && len(running) == 1 {
+			if count == n && len(running) == 1 {
 				node = name
 			}
 		}
