@@ -154,7 +154,6 @@ func newReplay(policy sim.Policy, in sim.Input, spec Spec, add AddOns, seed uint
 			return nil, err
 		}
 		ends = newEndsView(c.Table.Len(), model)
-		ends.frozen = spec.Declare == DeclareOracle
 		env.Lifetimes = ends.tracker.Nodes()
 	}
 	pipe, device, err := policy.Build(c, env)
@@ -221,8 +220,9 @@ func (r *replay) seedOracle(l *Lifetimes) error {
 			if len(pool) > oracleWindow {
 				return fmt.Errorf("churn: %d lifetimes of class %s, more than the oracle keeps (%d)", len(pool), lifetimeClassName(c), oracleWindow)
 			}
+			keys := []string{classKey(c)}
 			for _, life := range pool {
-				x.tracker.Model().Observe([]string{classKey(c)}, life)
+				x.tracker.Model().Observe(keys, life)
 			}
 		}
 	}

@@ -18,9 +18,6 @@ type endsView struct {
 	r       *replay
 	tracker *lifetime.Tracker[int]
 	keys    [][]string // by shape
-	// frozen: the model learns nothing from the pods that end
-	// (DeclareOracle).
-	frozen bool
 }
 
 func newEndsView(rows int, model *lifetime.Model) *endsView {
@@ -81,7 +78,7 @@ func (x *endsView) on(e event) error {
 		x.tracker.Start(e.pod, lifetime.Pod{Row: e.row, Started: started, Declared: x.declared(e.pod, started),
 			Keys: x.keysOf(e.pod), Size: cp.pod.TotalMilliGPU()}, r.now)
 	case podEnded:
-		if x.frozen {
+		if r.spec.Declare == DeclareOracle { // its model learns nothing
 			x.tracker.Forget(e.pod)
 			break
 		}
