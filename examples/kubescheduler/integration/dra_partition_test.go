@@ -13,7 +13,6 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	configtesting "k8s.io/kubernetes/pkg/scheduler/apis/config/testing"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
-	testutils "k8s.io/kubernetes/test/integration/util"
 	"k8s.io/utils/ptr"
 
 	"github.com/resfit/resfit/examples/kubebridge/dra"
@@ -123,9 +122,7 @@ type draScene struct {
 // newDRAScene starts kube-scheduler with the configuration's profiles and
 // resfit's plugins; pods go to the named profile.
 func newDRAScene(t *testing.T, ns string, cfg *config.KubeSchedulerConfiguration, registry frameworkruntime.Registry, profile string) *draScene {
-	testCtx := testutils.InitTestSchedulerWithNS(t, ns,
-		scheduler.WithProfiles(cfg.Profiles...), scheduler.WithFrameworkOutOfTreeRegistry(registry))
-	t.Cleanup(testCtx.SchedulerCloseFn)
+	testCtx := startScheduler(t, ns, scheduler.WithProfiles(cfg.Profiles...), scheduler.WithFrameworkOutOfTreeRegistry(registry))
 	return &draScene{testCluster: &testCluster{t: t, ctx: testCtx.Ctx, cs: testCtx.ClientSet, ns: testCtx.NS.Name}, scheduler: profile}
 }
 

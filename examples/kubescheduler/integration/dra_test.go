@@ -14,7 +14,6 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler"
 	configtesting "k8s.io/kubernetes/pkg/scheduler/apis/config/testing"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
-	testutils "k8s.io/kubernetes/test/integration/util"
 	"k8s.io/utils/ptr"
 
 	"github.com/resfit/resfit/examples/kubebridge/testing/dratest"
@@ -80,9 +79,7 @@ func TestSchedulerPlacesDRAGPUs(t *testing.T) {
 		Profiles: []kubeschedulerconfigv1.KubeSchedulerProfile{draProfile("pack", "MostAllocated"), draProfile("spread", "LeastAllocated")},
 	})
 	registry := frameworkruntime.Registry{plugins.ResourceStrategyFitName: plugins.NewResourceStrategyFit}
-	testCtx := testutils.InitTestSchedulerWithNS(t, "resfit-dra",
-		scheduler.WithProfiles(cfg.Profiles...), scheduler.WithFrameworkOutOfTreeRegistry(registry))
-	t.Cleanup(testCtx.SchedulerCloseFn)
+	testCtx := startScheduler(t, "resfit-dra", scheduler.WithProfiles(cfg.Profiles...), scheduler.WithFrameworkOutOfTreeRegistry(registry))
 	cs, ns, ctx := testCtx.ClientSet, testCtx.NS.Name, testCtx.Ctx
 	must := func(err error) {
 		t.Helper()

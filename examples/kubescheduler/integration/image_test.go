@@ -27,7 +27,7 @@ func TestSchedulerImageFromManifests(t *testing.T) {
 	image := container.Image
 	imagetest.BuildStatic(t, "..", "kube-scheduler", "../Dockerfile", image) // as the README builds it
 
-	testCtx := roomsAPIServer(t, "--authorization-mode=RBAC") // the Room CRD served
+	testCtx := startAPIServer(t, "rooms", "--authorization-mode=RBAC") // the Room CRD served
 	admin, ctx, ns := testCtx.ClientSet, testCtx.Ctx, testCtx.NS.Name
 	manifesttest.InstallRoomCRD(t, ctx, testCtx.KubeConfig, admin, "../manifests/rooms.yaml")
 	for _, file := range []string{"rbac.yaml", "rooms.yaml", "configmap.yaml"} {

@@ -22,7 +22,6 @@ import (
 	configtesting "k8s.io/kubernetes/pkg/scheduler/apis/config/testing"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/kubernetes/test/integration/framework"
-	testutils "k8s.io/kubernetes/test/integration/util"
 	"k8s.io/utils/ptr"
 
 	"github.com/resfit/resfit/examples/kubescheduler/plugins"
@@ -68,9 +67,7 @@ func TestSchedulerPlacesMixedWorkload(t *testing.T) {
 		}},
 	})
 	registry := frameworkruntime.Registry{plugins.ResourceStrategyFitName: plugins.NewResourceStrategyFit}
-	testCtx := testutils.InitTestSchedulerWithNS(t, "resfit",
-		scheduler.WithProfiles(cfg.Profiles...), scheduler.WithFrameworkOutOfTreeRegistry(registry))
-	t.Cleanup(testCtx.SchedulerCloseFn)
+	testCtx := startScheduler(t, "resfit", scheduler.WithProfiles(cfg.Profiles...), scheduler.WithFrameworkOutOfTreeRegistry(registry))
 	cs, ns, ctx := testCtx.ClientSet, testCtx.NS.Name, testCtx.Ctx
 
 	c := newTestCluster(t, ctx, cs, ns, "")

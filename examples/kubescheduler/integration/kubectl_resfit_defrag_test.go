@@ -8,7 +8,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	testutils "k8s.io/kubernetes/test/integration/util"
 
 	"github.com/resfit/resfit/examples/kubebridge/testing/examplecluster"
 )
@@ -22,7 +21,7 @@ import (
 // make room for train/job-2. With the budget allowing one disruption, the
 // plan moves infer-1 instead. The pods are as they were: it plans only.
 func TestKubectlResfitLiveDefrag(t *testing.T) {
-	testCtx := testutils.InitTestAPIServer(t, "kubectl-resfit-defrag", nil)
+	testCtx := startAPIServer(t, "kubectl-resfit-defrag", "--authorization-mode=RBAC") // the viewer may only list
 	admin, ctx := testCtx.ClientSet, testCtx.Ctx
 	nodes, pods, budgets := examplecluster.DefragCluster()
 	createExampleCluster(t, ctx, admin, func() ([]*v1.Node, []*v1.Pod) { return nodes, pods })

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
-	testutils "k8s.io/kubernetes/test/integration/util"
 
 	"github.com/resfit/resfit/examples/kubebridge/testing/examplecluster"
 )
@@ -23,7 +22,7 @@ import (
 // (testdata/dra-cluster.json), whose numbers resfitctl's tests work out by
 // hand.
 func TestKubectlResfitLiveDRA(t *testing.T) {
-	testCtx := testutils.InitTestAPIServer(t, "kubectl-resfit-dra", nil)
+	testCtx := startAPIServer(t, "kubectl-resfit-dra", "--authorization-mode=RBAC") // the viewer may only list
 	admin, ctx := testCtx.ClientSet, testCtx.Ctx
 	createDRAExampleCluster(t, ctx, admin)
 	kubeconfig := viewerKubeconfig(t, ctx, admin, testCtx.KubeConfig)

@@ -17,7 +17,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	testutils "k8s.io/kubernetes/test/integration/util"
 	"k8s.io/utils/ptr"
 
 	"github.com/resfit/resfit/examples/kubebridge/testing/examplecluster"
@@ -29,7 +28,7 @@ import (
 // does from a snapshot of the same objects, and as from the snapshot the
 // README's example ships; and the cluster is as it was.
 func TestKubectlResfitLive(t *testing.T) {
-	testCtx := testutils.InitTestAPIServer(t, "kubectl-resfit", nil) // cleans up after itself
+	testCtx := startAPIServer(t, "kubectl-resfit", "--authorization-mode=RBAC") // the viewer may only list
 	admin, ctx := testCtx.ClientSet, testCtx.Ctx
 	createExampleCluster(t, ctx, admin, examplecluster.Cluster)
 	kubeconfig := viewerKubeconfig(t, ctx, admin, testCtx.KubeConfig)
@@ -206,8 +205,11 @@ func viewerKubeconfig(t *testing.T, ctx context.Context, admin kubernetes.Interf
 		t.Fatal(err)
 	}
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["test"] = &clientcmdapi.Cluster{Server: server.Host, CertificateAuthority: server.CAFile, CertificateAuthorityData: server.CAData,
-		TLSServerName: server.ServerName, InsecureSkipTLSVerify: server.Insecure}
+	cluster := &clientcmdapi.Cluster{Server: server.Host, CertificateAuthorityData: server.CAData, TLSServerName: server.ServerName, InsecureSkipTLSVerify: server.Insecure}
+	if len(server.CAData) == 0 {
+		cluster.CertificateAuthority = server.CAFile // a kubeconfig names one or the other
+	}
+	cfg.Clusters["test"] = cluster
 	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: token.Status.Token}
 	cfg.Contexts["test"] = &clientcmdapi.Context{Cluster: "test", AuthInfo: name, Namespace: "default"}
 	cfg.CurrentContext = "test"

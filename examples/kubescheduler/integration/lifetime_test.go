@@ -21,7 +21,6 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler"
 	configtesting "k8s.io/kubernetes/pkg/scheduler/apis/config/testing"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
-	testutils "k8s.io/kubernetes/test/integration/util"
 	"k8s.io/utils/ptr"
 
 	"github.com/resfit/resfit/examples/kubebridge/planning"
@@ -130,9 +129,8 @@ func startLifetimeCluster(t *testing.T, withTerm bool) *lifetimeCluster {
 		Profiles: []kubeschedulerconfigv1.KubeSchedulerProfile{resfitFragProfile(withTerm)}})
 	registry := frameworkruntime.Registry{plugins.FGDName: plugins.NewFGD, plugins.ResourceStrategyFitName: plugins.NewResourceStrategyFit, plugins.LifetimeName: plugins.NewLifetime, plugins.LearnedLifetimeName: plugins.NewLearnedLifetime}
 	// No backoff: big is tried again as soon as the cluster changes.
-	testCtx := testutils.InitTestSchedulerWithNS(t, "lifetime", scheduler.WithProfiles(cfg.Profiles...), scheduler.WithFrameworkOutOfTreeRegistry(registry),
+	testCtx := startScheduler(t, "lifetime", scheduler.WithProfiles(cfg.Profiles...), scheduler.WithFrameworkOutOfTreeRegistry(registry),
 		scheduler.WithPodInitialBackoffSeconds(0), scheduler.WithPodMaxBackoffSeconds(0))
-	t.Cleanup(testCtx.SchedulerCloseFn)
 	c := &lifetimeCluster{t: t, ctx: testCtx.Ctx, cs: testCtx.ClientSet, ns: testCtx.NS.Name}
 	for _, n := range []string{"gpu-a", "gpu-b"} {
 		alloc := list("cpu", "96", "memory", "512Gi", "pods", "110", gpu, "8")

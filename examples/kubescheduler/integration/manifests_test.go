@@ -37,7 +37,7 @@ func TestSecondSchedulerFromManifests(t *testing.T) {
 	}
 
 	// The whole server chain (the Room CRD served), RBAC on.
-	testCtx := roomsAPIServer(t, "--authorization-mode=RBAC")
+	testCtx := startAPIServer(t, "rooms", "--authorization-mode=RBAC")
 	admin, ctx, ns := testCtx.ClientSet, testCtx.Ctx, testCtx.NS.Name
 	manifesttest.InstallRoomCRD(t, ctx, testCtx.KubeConfig, admin, "../manifests/rooms.yaml")
 	for _, file := range []string{"rbac.yaml", "rooms.yaml", "configmap.yaml"} {

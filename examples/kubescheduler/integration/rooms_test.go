@@ -1,8 +1,6 @@
 package integration
 
 import (
-	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -10,14 +8,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	kubeschedulerconfigv1 "k8s.io/kube-scheduler/config/v1"
-	kubeapiservertesting "k8s.io/kubernetes/cmd/kube-apiserver/app/testing"
 	"k8s.io/kubernetes/pkg/scheduler"
 	configtesting "k8s.io/kubernetes/pkg/scheduler/apis/config/testing"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
-	"k8s.io/kubernetes/test/integration/framework"
 	testutils "k8s.io/kubernetes/test/integration/util"
 	"k8s.io/utils/ptr"
 
@@ -25,30 +19,6 @@ import (
 	"github.com/resfit/resfit/examples/kubebridge/testing/manifesttest"
 	"github.com/resfit/resfit/examples/kubescheduler/plugins"
 )
-
-// roomsAPIServer starts a kube-apiserver with its whole server chain, so
-// that custom resources are served (Kubernetes' own integration test of
-// custom resources in the scheduler starts it so), and a namespace to
-// test in.
-func roomsAPIServer(t *testing.T, flags ...string) *testutils.TestContext {
-	t.Helper()
-	server := kubeapiservertesting.StartTestServerOrDie(t, kubeapiservertesting.NewDefaultTestServerOptions(),
-		append([]string{"--disable-admission-plugins=ServiceAccount,TaintNodesByCondition,Priority"}, flags...), framework.SharedEtcd())
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(func() {
-		cancel()
-		server.TearDownFn()
-	})
-	config := rest.CopyConfig(server.ClientConfig)
-	config.CAFile = filepath.Join(server.TmpDir, "apiserver.crt") // the serving certificate's CA, for a client of its own
-	testCtx := &testutils.TestContext{Ctx: ctx, KubeConfig: config, ClientSet: kubernetes.NewForConfigOrDie(config)}
-	ns, err := testCtx.ClientSet.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "rooms"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	testCtx.NS = ns
-	return testCtx
-}
 
 // The real kube-scheduler with a profile that packs GPUs
 // (ResourceStrategyFit) and honours rooms (ResfitRooms), on two GPU nodes
@@ -63,7 +33,7 @@ func roomsAPIServer(t *testing.T, flags ...string) *testutils.TestContext {
 // Without ResfitRooms in the profile (a mutation) the first pod goes to
 // gpu-busy.
 func TestSchedulerHonoursRooms(t *testing.T) {
-	testCtx := roomsAPIServer(t)
+	testCtx := startAPIServer(t, "rooms")
 	manifesttest.InstallRoomCRD(t, testCtx.Ctx, testCtx.KubeConfig, testCtx.ClientSet, "../manifests/rooms.yaml")
 	multi := []kubeschedulerconfigv1.Plugin{{Name: plugins.ResourceStrategyFitName}, {Name: plugins.RoomsName}}
 	cfg := configtesting.V1ToInternalWithDefaults(t, kubeschedulerconfigv1.KubeSchedulerConfiguration{
