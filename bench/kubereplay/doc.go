@@ -1,6 +1,7 @@
 // Package kubereplay replays an openb pod list through the real
-// kube-scheduler (v1.37.2, in-process) against a real kube-apiserver and
-// etcd, under resfit's plugins, and reports what bench/replay reports:
+// kube-scheduler (v1.37.2, in the test's process) against a real
+// kube-apiserver and etcd (processes of their own: schedtest), under
+// resfit's plugins, and reports what bench/replay reports:
 // how much GPU each policy leaves unallocated.
 //
 // The cluster is the trace's node list as v1.Nodes, each registering its

@@ -19,19 +19,15 @@ import (
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
-	kubeapiservertesting "k8s.io/kubernetes/cmd/kube-apiserver/app/testing"
 	"k8s.io/kubernetes/pkg/scheduler"
-	"k8s.io/kubernetes/test/integration/framework"
-	testutils "k8s.io/kubernetes/test/integration/util"
 	"k8s.io/utils/ptr"
 
 	"github.com/resfit/resfit/bench/replay/sim"
+	"github.com/resfit/resfit/examples/kubescheduler/testing/schedtest"
 	"github.com/resfit/resfit/resource"
 )
 
-func TestMain(m *testing.M) {
-	framework.EtcdMain(m.Run)
-}
+func TestMain(m *testing.M) { schedtest.Main(m) }
 
 var (
 	flagTrace    = flag.String("trace", "", "trace directory (default ../shared/traces/openb seen from the repository root)")
@@ -120,26 +116,21 @@ func TestTraceThroughKubeScheduler(t *testing.T) {
 	}
 }
 
-// startAPIServer starts kube-apiserver with kube-apiserver's own test
-// server, whose wait for /healthz is a minute (testutils.InitTestAPIServer
-// waits ten seconds, which a machine busy with other suites' tests
-// missed), and a namespace to replay in.
-func startAPIServer(t *testing.T) *testutils.TestContext {
+// startAPIServer starts kube-apiserver (schedtest) and a namespace to
+// replay in.
+func startAPIServer(t *testing.T) *apiServer {
 	t.Helper()
-	server := kubeapiservertesting.StartTestServerOrDie(t, kubeapiservertesting.NewDefaultTestServerOptions(),
-		[]string{"--disable-admission-plugins=ServiceAccount,TaintNodesByCondition,Priority,StorageObjectInUseProtection"}, framework.SharedEtcd())
+	s := schedtest.StartAPIServer(t, schedtest.DisabledAdmission)
 	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(func() {
-		cancel()
-		server.TearDownFn()
-	})
-	testCtx := &testutils.TestContext{Ctx: ctx, KubeConfig: server.ClientConfig, ClientSet: clientset.NewForConfigOrDie(server.ClientConfig)}
-	ns, err := testCtx.ClientSet.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kubereplay"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	testCtx.NS = ns
-	return testCtx
+	t.Cleanup(cancel)
+	s.CreateNamespace(t, ctx, "kubereplay")
+	return &apiServer{Server: s, ctx: ctx}
+}
+
+// apiServer is the replay's kube-apiserver, and the test's context.
+type apiServer struct {
+	*schedtest.Server
+	ctx context.Context
 }
 
 // createNodes makes the cluster's nodes for one seed, each with its
@@ -147,9 +138,9 @@ func startAPIServer(t *testing.T) *testutils.TestContext {
 // policies of a seed replay on the same nodes: a replay changes only its
 // pods, which it deletes when it is done (making the 1,213 nodes took
 // about a fifth of a policy's replay under the race detector).
-func createNodes(t *testing.T, server *testutils.TestContext, nodes []sim.Node, seed uint64) (remove func()) {
+func createNodes(t *testing.T, server *apiServer, nodes []sim.Node, seed uint64) (remove func()) {
 	t.Helper()
-	ctx, cs := server.Ctx, server.ClientSet
+	ctx, cs := server.ctx, server.Client
 	order, err := sim.NodeOrder(nodes, seed, sim.TiebreakPermutation)
 	if err != nil {
 		t.Fatal(err)
@@ -171,9 +162,9 @@ func createNodes(t *testing.T, server *testutils.TestContext, nodes []sim.Node, 
 // pod at a time. It returns bench/replay's result of kube-scheduler's
 // placements and how many pods kube-scheduler placed where bench/replay's
 // pipeline would have. It deletes its pods when it is done.
-func replay(t *testing.T, server *testutils.TestContext, in sim.Input, workload []sim.Pod, policy sim.Policy, env sim.Env) (*sim.Result, int) {
+func replay(t *testing.T, server *apiServer, in sim.Input, workload []sim.Pod, policy sim.Policy, env sim.Env) (*sim.Result, int) {
 	t.Helper()
-	ctx, cs := server.Ctx, server.ClientSet
+	ctx, cs := server.ctx, server.Client
 	ns := fmt.Sprintf("replay-%s-%d", strings.ToLower(strings.ReplaceAll(policy.Name, "+", "-")), env.Seed)
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -182,15 +173,13 @@ func replay(t *testing.T, server *testutils.TestContext, in sim.Input, workload 
 	if err != nil {
 		t.Fatal(err)
 	}
-	sched := &testutils.TestContext{Ctx: ctx, NS: server.NS, ClientSet: cs, KubeConfig: server.KubeConfig, CloseFn: func() {}, DisableEventSink: true}
-	testutils.InitTestSchedulerWithOptions(t, sched, 0, scheduler.WithProfiles(*profile), scheduler.WithFrameworkOutOfTreeRegistry(Registry()))
-	testutils.SyncSchedulerInformerFactory(sched)
-	go sched.Scheduler.Run(sched.SchedulerCtx)
-	if err := testutils.WaitForNodesInCache(ctx, sched.Scheduler, len(in.Nodes)); err != nil {
+	schedCtx, stop := context.WithCancel(ctx)
+	sched := schedtest.StartScheduler(t, schedCtx, server.Config, scheduler.WithProfiles(*profile), scheduler.WithFrameworkOutOfTreeRegistry(Registry()))
+	if err := schedtest.WaitForNodes(ctx, sched, len(in.Nodes)); err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
-		sched.SchedulerCloseFn()
+		stop()
 		zero := metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}
 		if err := cs.CoreV1().Pods(ns).DeleteCollection(ctx, zero, metav1.ListOptions{}); err != nil {
 			t.Error(err)

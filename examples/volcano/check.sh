@@ -37,7 +37,7 @@ esac
 # The end-to-end test runs a real kube-apiserver on a real etcd, found on
 # PATH (.ci/run builds one; examples/kubescheduler's README says how).
 if { [ "$mode" = check ] || [ "$mode" = plugin ]; } && ! command -v etcd >/dev/null; then
-  echo "check.sh: etcd must be on PATH for the end-to-end test: cd examples/kubescheduler && go build -o /tmp/bin/etcd go.etcd.io/etcd/server/v3, then PATH=/tmp/bin:\$PATH" >&2
+  echo "check.sh: etcd must be on PATH for the end-to-end test: cd examples/kubescheduler && CGO_ENABLED=0 go build -trimpath -o /tmp/bin/etcd go.etcd.io/etcd/server/v3, then PATH=/tmp/bin:\$PATH" >&2
   exit 2
 fi
 # cgo: for the race detector, and for Go plugins (resfit.so below); resfit's
@@ -122,13 +122,15 @@ if [ "$mode" = compile ]; then
   exit
 fi
 # The end-to-end test runs a real kube-apiserver, Kubernetes v1.37.2's,
-# built from examples/kubescheduler's module with the race detector: that
-# module's integration tests compile the same packages the same way, so
-# in CI (.ci/run: after them) this only links it, where a server in the
-# test (Volcano's Kubernetes, v1.36) would be a third of the test's
-# compilation.
-(cd "$root/examples/kubescheduler" && go build -race -o "$work/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver)
-export KUBE_APISERVER=$work/kube-apiserver VC_SCHEDULER=$out
+# as a process: KUBE_APISERVER when set (.ci/run builds it once for every
+# suite), or else built here from examples/kubescheduler's module, static,
+# as .ci/run and the images build (a server of Volcano's Kubernetes, v1.36,
+# would be a build of its own).
+if [ -z "${KUBE_APISERVER:-}" ]; then
+  KUBE_APISERVER=$work/kube-apiserver
+  (cd "$root/examples/kubescheduler" && CGO_ENABLED=0 go build -trimpath -o "$KUBE_APISERVER" k8s.io/kubernetes/cmd/kube-apiserver)
+fi
+export KUBE_APISERVER VC_SCHEDULER=$out
 log="$work/test.log"
 if [ "$mode" = plugin ]; then
   # Volcano's own scheduler command, and resfit's plugins as a Go plugin it

@@ -1,6 +1,6 @@
 // Package integration runs resfit's descheduler end to end on a real
 // kube-apiserver (its whole server chain, so that the Room CRD is served)
-// and a real etcd, which must be on PATH (.ci/run builds one): the real
+// and a real etcd, run as processes (schedtest; .ci/test builds them): the real
 // kube-scheduler running the shipped resfit profile with ResfitRooms, the
 // real ReplicaSet, Deployment and disruption controllers of
 // kube-controller-manager, in-process, and the real descheduler framework
@@ -39,7 +39,6 @@ import (
 	"k8s.io/client-go/util/retry"
 	featuregatetesting "k8s.io/component-base/featuregate/testing"
 	"k8s.io/klog/v2"
-	kubeapiservertesting "k8s.io/kubernetes/cmd/kube-apiserver/app/testing"
 	"k8s.io/kubernetes/pkg/controller/deployment"
 	"k8s.io/kubernetes/pkg/controller/disruption"
 	"k8s.io/kubernetes/pkg/controller/replicaset"
@@ -48,8 +47,6 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler"
 	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
 	schedulerscheme "k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
-	"k8s.io/kubernetes/test/integration/framework"
-	testutils "k8s.io/kubernetes/test/integration/util"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/descheduler/cmd/descheduler/app/options"
 	"sigs.k8s.io/descheduler/pkg/descheduler"
@@ -63,9 +60,10 @@ import (
 	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
 	"github.com/resfit/resfit/examples/kubebridge/testing/manifesttest"
 	"github.com/resfit/resfit/examples/kubescheduler/plugins"
+	"github.com/resfit/resfit/examples/kubescheduler/testing/schedtest"
 )
 
-func TestMain(m *testing.M) { framework.EtcdMain(m.Run) }
+func TestMain(m *testing.M) { schedtest.Main(m) }
 
 // cluster is a running control plane: the apiserver, the scheduler, the
 // controllers.
@@ -98,15 +96,10 @@ type cluster struct {
 // shipped profile (../../kubescheduler/manifests/configmap.yaml) and
 // ResfitRooms.
 func startCluster(t *testing.T, flags ...string) *cluster {
-	server := kubeapiservertesting.StartTestServerOrDie(t, kubeapiservertesting.NewDefaultTestServerOptions(),
-		append([]string{"--disable-admission-plugins=ServiceAccount,TaintNodesByCondition"}, flags...), framework.SharedEtcd())
+	server := schedtest.StartAPIServer(t, append([]string{"--disable-admission-plugins=ServiceAccount,TaintNodesByCondition"}, flags...)...)
 	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(func() {
-		cancel()
-		server.TearDownFn()
-	})
-	c := &cluster{t: t, ctx: ctx, cs: kubernetes.NewForConfigOrDie(server.ClientConfig), config: server.ClientConfig,
-		caFile: filepath.Join(server.TmpDir, "apiserver.crt")}
+	t.Cleanup(cancel)
+	c := &cluster{t: t, ctx: ctx, cs: server.Client, config: server.Config, caFile: server.CAFile}
 	manifesttest.InstallRoomCRD(t, ctx, c.config, c.cs, "../../kubescheduler/manifests/rooms.yaml")
 
 	// kube-controller-manager's controllers, in-process.
@@ -164,18 +157,10 @@ func startCluster(t *testing.T, flags ...string) *cluster {
 		t.Fatal("the shipped profile does not enable ResfitRooms, which the descheduler needs")
 	}
 	registry := plugins.Registry()
-	ns, err := c.cs.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "scheduler"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	testCtx := &testutils.TestContext{Ctx: ctx, ClientSet: c.cs, KubeConfig: c.config, NS: ns, CloseFn: func() {}}
 	// No backoff: the queue's order, not when a pod was last tried,
 	// decides which pending pod goes first.
-	testCtx = testutils.InitTestSchedulerWithOptions(t, testCtx, 0, scheduler.WithProfiles(cfg.Profiles...), scheduler.WithFrameworkOutOfTreeRegistry(registry),
+	schedtest.StartScheduler(t, ctx, c.config, scheduler.WithProfiles(cfg.Profiles...), scheduler.WithFrameworkOutOfTreeRegistry(registry),
 		scheduler.WithPodInitialBackoffSeconds(0), scheduler.WithPodMaxBackoffSeconds(0))
-	testutils.SyncSchedulerInformerFactory(testCtx)
-	go testCtx.Scheduler.Run(testCtx.SchedulerCtx)
-	t.Cleanup(testCtx.SchedulerCloseFn)
 	return c
 }
 
@@ -590,8 +575,8 @@ func TestWithoutTheBudgetInferMoves(t *testing.T) {
 // goes to gpu-a, and then job-2 fits gpu-b and job-2b gpu-a, each in a
 // room held for it; the run waits for both. No other pod changes.
 func TestGangGetsRoom(t *testing.T) {
-	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, kubefeatures.GenericWorkload, true)
-	c := startCluster(t, "--runtime-config=scheduling.k8s.io/v1beta1=true")
+	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, kubefeatures.GenericWorkload, true) // the scheduler's
+	c := startCluster(t, "--feature-gates=GenericWorkload=true", "--runtime-config=scheduling.k8s.io/v1beta1=true")
 	group := "pair"
 	pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "train", Name: group}, Spec: schedulingv1beta1.PodGroupSpec{
 		SchedulingPolicy: schedulingv1beta1.PodGroupSchedulingPolicy{Gang: &schedulingv1beta1.GangSchedulingPolicy{MinCount: 2}}}}

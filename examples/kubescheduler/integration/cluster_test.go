@@ -9,7 +9,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientset "k8s.io/client-go/kubernetes"
-	testutils "k8s.io/kubernetes/test/integration/util"
+
+	"github.com/resfit/resfit/examples/kubescheduler/testing/schedtest"
 )
 
 // testCluster is the cluster both tests schedule on: two GPU nodes of 8
@@ -63,14 +64,11 @@ func (c *testCluster) create(name, nodeName string, req v1.ResourceList) *v1.Pod
 // boundTo waits for a pod to be scheduled and returns its node.
 func (c *testCluster) boundTo(p *v1.Pod) string {
 	c.t.Helper()
-	if err := testutils.WaitForPodToScheduleWithTimeout(c.ctx, c.cs, p, 30*time.Second); err != nil {
-		c.t.Fatalf("pod %s not scheduled: %v", p.Name, err)
-	}
-	got, err := c.cs.CoreV1().Pods(c.ns).Get(c.ctx, p.Name, metav1.GetOptions{})
+	node, err := schedtest.WaitForBound(c.ctx, c.cs, c.ns, p.Name, 30*time.Second)
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	return got.Spec.NodeName
+	return node
 }
 
 // packAndSpread checks the design's AI scenario: the GPU pods pack as

@@ -1,8 +1,8 @@
-// Package integration runs resfit's plugins in the real kube-scheduler
-// against a real kube-apiserver (started in-process by Kubernetes'
-// integration test framework) and a real etcd, which must be on PATH:
-// .ci/run builds one from go.etcd.io/etcd/server/v3 at the version
-// k8s.io/kubernetes v1.37.2 requires. A missing etcd fails the test.
+// Package integration runs resfit's plugins in the real kube-scheduler,
+// in the test's process, against a real kube-apiserver and a real etcd run
+// as processes (schedtest, apiservertest): Kubernetes v1.37.2's
+// kube-apiserver and the etcd it pins, which .ci/test builds and puts on
+// PATH. A missing binary fails the test.
 package integration
 
 import (
@@ -21,15 +21,13 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler"
 	configtesting "k8s.io/kubernetes/pkg/scheduler/apis/config/testing"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
-	"k8s.io/kubernetes/test/integration/framework"
 	"k8s.io/utils/ptr"
 
 	"github.com/resfit/resfit/examples/kubescheduler/plugins"
+	"github.com/resfit/resfit/examples/kubescheduler/testing/schedtest"
 )
 
-func TestMain(m *testing.M) {
-	framework.EtcdMain(m.Run)
-}
+func TestMain(m *testing.M) { schedtest.Main(m) }
 
 const gpu = "nvidia.com/gpu"
 

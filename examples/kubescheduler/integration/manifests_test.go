@@ -1,9 +1,7 @@
 package integration
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -13,11 +11,11 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	schedulerscheme "k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
-	testutils "k8s.io/kubernetes/test/integration/util"
 	"k8s.io/utils/ptr"
 
 	"github.com/resfit/resfit/examples/kubebridge/testing/manifesttest"
 	"github.com/resfit/resfit/examples/kubescheduler/plugins"
+	"github.com/resfit/resfit/examples/kubescheduler/testing/schedtest"
 )
 
 // TestSecondSchedulerFromManifests deploys resfit's scheduler as the
@@ -74,28 +72,9 @@ func TestSecondSchedulerFromManifests(t *testing.T) {
 		t.Error("the ServiceAccount can list secrets: its permissions are wider than a scheduler's")
 	}
 
-	// The scheduler talks to the apiserver only as the ServiceAccount.
-	schedCtx := &testutils.TestContext{Ctx: ctx, NS: testCtx.NS, ClientSet: sa, KubeConfig: saConfig, CloseFn: func() {}}
-	registry := plugins.Registry()
-	testutils.InitTestSchedulerWithOptions(t, schedCtx, 0,
-		scheduler.WithProfiles(cfg.Profiles...), scheduler.WithFrameworkOutOfTreeRegistry(registry))
-	// What the ServiceAccount may not list and watch never syncs: say which.
-	syncCtx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	schedCtx.InformerFactory.Start(schedCtx.SchedulerCtx.Done())
-	schedCtx.DynInformerFactory.Start(schedCtx.SchedulerCtx.Done())
-	for typ, synced := range schedCtx.InformerFactory.WaitForCacheSync(syncCtx.Done()) {
-		if !synced {
-			t.Fatalf("the scheduler's informer for %v did not sync under the ServiceAccount", typ)
-		}
-	}
-	for gvr, synced := range schedCtx.DynInformerFactory.WaitForCacheSync(syncCtx.Done()) {
-		if !synced {
-			t.Fatalf("the scheduler's informer for %v did not sync under the ServiceAccount", gvr)
-		}
-	}
-	go schedCtx.Scheduler.Run(schedCtx.SchedulerCtx)
-	t.Cleanup(schedCtx.SchedulerCloseFn)
+	// The scheduler talks to the apiserver only as the ServiceAccount
+	// (what it may not list and watch never syncs, and fails the test).
+	schedtest.StartScheduler(t, ctx, saConfig, scheduler.WithProfiles(cfg.Profiles...), scheduler.WithFrameworkOutOfTreeRegistry(plugins.Registry()))
 
 	newTestCluster(t, ctx, admin, ns, "resfit-scheduler").packFrag()
 }

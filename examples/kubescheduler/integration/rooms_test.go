@@ -12,12 +12,12 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler"
 	configtesting "k8s.io/kubernetes/pkg/scheduler/apis/config/testing"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
-	testutils "k8s.io/kubernetes/test/integration/util"
 	"k8s.io/utils/ptr"
 
 	"github.com/resfit/resfit/examples/kubebridge/planning"
 	"github.com/resfit/resfit/examples/kubebridge/testing/manifesttest"
 	"github.com/resfit/resfit/examples/kubescheduler/plugins"
+	"github.com/resfit/resfit/examples/kubescheduler/testing/schedtest"
 )
 
 // The real kube-scheduler with a profile that packs GPUs
@@ -50,10 +50,7 @@ func TestSchedulerHonoursRooms(t *testing.T) {
 		}},
 	})
 	registry := frameworkruntime.Registry{plugins.ResourceStrategyFitName: plugins.NewResourceStrategyFit, plugins.RoomsName: plugins.NewRooms}
-	testCtx = testutils.InitTestSchedulerWithOptions(t, testCtx, 0, scheduler.WithProfiles(cfg.Profiles...), scheduler.WithFrameworkOutOfTreeRegistry(registry))
-	testutils.SyncSchedulerInformerFactory(testCtx)
-	go testCtx.Scheduler.Run(testCtx.SchedulerCtx)
-	t.Cleanup(testCtx.SchedulerCloseFn)
+	schedtest.StartScheduler(t, testCtx.Ctx, testCtx.KubeConfig, scheduler.WithProfiles(cfg.Profiles...), scheduler.WithFrameworkOutOfTreeRegistry(registry))
 	cs, ns, ctx := testCtx.ClientSet, testCtx.NS.Name, testCtx.Ctx
 	c := newTestCluster(t, ctx, cs, ns, "")
 	c.create("running-job", "gpu-busy", list("cpu", "8", "memory", "16G", gpu, "6"))

@@ -30,6 +30,7 @@ import (
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 	vcclient "volcano.sh/apis/pkg/client/clientset/versioned"
 
+	"github.com/resfit/resfit/examples/internal/apiservertest"
 	resfit "github.com/resfit/resfit/examples/volcano"
 )
 
@@ -187,7 +188,7 @@ func (c *cluster) runScheduler(t *testing.T, s scheduler, conf string) {
 	if s.flags != nil {
 		args = append(args, s.flags(t)...)
 	}
-	run(t, logs, bin, args...)
+	apiservertest.Run(t, logs, bin, args...)
 }
 
 func quantities(pairs ...string) v1.ResourceList {
