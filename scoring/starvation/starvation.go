@@ -170,6 +170,43 @@ func Rank(waiting []Waiting, now time.Time, e Election) []int {
 	return out
 }
 
+// Targets is whom a host that holds several nodes at once holds them for,
+// by index into the waiting pods Rank ranked, at most holds of them: first
+// the pods it holds for already (held, in its order) while they still wait
+// over the line (in over, Rank's answer), so that a held node keeps what
+// waiting for it has won; then the next in over's order. A held pod no
+// longer in over (it started, or left) is dropped, and an index is taken
+// once. holds < 1 holds for none.
+func Targets(over, held []int, holds int) []int {
+	var out []int
+	if holds < 1 {
+		return out
+	}
+	if len(held) > 0 {
+		isOver := make(map[int]bool, len(over))
+		for _, i := range over {
+			isOver[i] = true
+		}
+		for _, i := range held {
+			if len(out) == holds {
+				return out
+			}
+			if isOver[i] && !slices.Contains(out, i) {
+				out = append(out, i)
+			}
+		}
+	}
+	for _, i := range over {
+		if len(out) == holds {
+			break
+		}
+		if !slices.Contains(out, i) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
 // before orders candidates: larger, then earlier, then by name.
 func before(a, b Waiting, size int) bool {
 	if c := cmp.Compare(amountOf(a.Request, size), amountOf(b.Request, size)); c != 0 {

@@ -320,6 +320,34 @@ func TestElectPicksTheLargestLongestWaiting(t *testing.T) {
 	})
 }
 
+// Targets is the reference's list cut to holds: the held pods over the
+// line, then every pod over it, each once. held draws indices that are
+// over the line, others, and repeats.
+func TestTargetsKeepTheHeldFirst(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 10).Draw(t, "waiting")
+		var over []int
+		for i := range n {
+			if rapid.Bool().Draw(t, fmt.Sprint("over ", i)) {
+				over = append(over, i)
+			}
+		}
+		over = rapid.Permutation(over).Draw(t, "over")
+		held := rapid.SliceOfN(rapid.IntRange(0, n+2), 0, 6).Draw(t, "held")
+		holds := rapid.IntRange(-1, 6).Draw(t, "holds")
+		var ref []int
+		for _, i := range append(slices.DeleteFunc(slices.Clone(held), func(i int) bool { return !slices.Contains(over, i) }), over...) {
+			if !slices.Contains(ref, i) {
+				ref = append(ref, i)
+			}
+		}
+		ref = ref[:min(len(ref), max(holds, 0))]
+		if got := Targets(over, held, holds); !slices.Equal(got, ref) {
+			t.Fatalf("targets %v, reference %v (over %v, held %v, holds %d)", got, ref, over, held, holds)
+		}
+	})
+}
+
 // Choose is the best of Plan's holds by the reference's order: known
 // FreeAt before unknown, earlier first, then fewer pods in the way, then
 // less of the size slot in the way, then the lower index.

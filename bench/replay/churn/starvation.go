@@ -300,7 +300,7 @@ func (x *starving) hold() error {
 		waiting[i] = x.waiting(k)
 		index[k] = i
 	}
-	targets := x.targets(heads, waiting)
+	targets := x.targets(heads, index, waiting)
 	// A hold stays on its node while its target waits over the line (a
 	// node chosen again every round would lose what draining it has won);
 	// a new target is held the node it fits first among the others.
@@ -334,30 +334,24 @@ func (x *starving) hold() error {
 	return nil
 }
 
-// targets are the pods to hold for: those held already, first, while over
-// the line; then the next over it, up to Holds.
-func (x *starving) targets(heads []int, waiting []starvation.Waiting) []int {
+// targets are the pods to hold for (starvation.Targets): those held
+// already, first, while over the line; then the next over it, up to Holds.
+// heads are the waiting pods, waiting what each says, index each pod's
+// place among them.
+func (x *starving) targets(heads []int, index map[int]int, waiting []starvation.Waiting) []int {
 	r := x.r
 	over := starvation.Rank(waiting, clock(r.now), starvation.Election{MinWait: time.Duration(x.opts.After * float64(time.Second)), Size: sim.SlotGPU})
-	var targets []int
-	isOver := map[int]bool{}
-	for _, i := range over {
-		isOver[heads[i]] = true
-	}
+	var held []int
 	for _, h := range x.holds {
-		if isOver[h.target] {
-			targets = append(targets, h.target)
+		if i, ok := index[h.target]; ok {
+			held = append(held, i)
 		}
 	}
-	for _, i := range over {
-		if len(targets) >= max(x.opts.Holds, 1) {
-			break
-		}
-		if k := heads[i]; !slices.Contains(targets, k) {
-			targets = append(targets, k)
-			if r.measuring() {
-				x.stats.Targets++
-			}
+	targets := starvation.Targets(over, held, max(x.opts.Holds, 1))
+	for j, i := range targets {
+		targets[j] = heads[i]
+		if r.measuring() && !slices.ContainsFunc(x.holds, func(h *activeHold) bool { return h.target == heads[i] }) {
+			x.stats.Targets++
 		}
 	}
 	return targets

@@ -158,30 +158,23 @@ func (p *Plugin) Reserve(ctx context.Context, nodes []*v1.Node, now time.Time) (
 	return out, p.letGo(ctx, held)
 }
 
-// targets are the waiting pods to hold for, by index: those the runs
-// before held, while they still wait past args.starveAfter, then the next
-// in starvation.Rank's order, up to args.holds.
+// targets are the waiting pods to hold for, by index
+// (starvation.Targets): those the runs before held, while they still wait
+// past args.starveAfter, then the next in starvation.Rank's order, up to
+// args.holds.
 func (p *Plugin) targets(waiting []starvation.Waiting, pods []*v1.Pod, held []heldRoom, now time.Time, gpu int) []int {
 	over := starvation.Rank(waiting, now, starvation.Election{MinWait: p.args.StarveAfter.Duration, Size: gpu})
-	isOver := map[types.UID]int{}
-	for _, i := range over {
-		isOver[pods[i].UID] = i
+	index := make(map[types.UID]int, len(pods))
+	for i, pod := range pods {
+		index[pod.UID] = i
 	}
-	var targets []int
+	var heldFor []int
 	for _, h := range held {
-		if i, ok := isOver[h.room.PodUID]; ok && !slices.Contains(targets, i) {
-			targets = append(targets, i)
+		if i, ok := index[h.room.PodUID]; ok {
+			heldFor = append(heldFor, i)
 		}
 	}
-	for _, i := range over {
-		if len(targets) >= *p.args.Holds {
-			break
-		}
-		if !slices.Contains(targets, i) {
-			targets = append(targets, i)
-		}
-	}
-	return targets[:min(len(targets), *p.args.Holds)]
+	return starvation.Targets(over, heldFor, *p.args.Holds)
 }
 
 // keptHold plans the target's hold afresh on the node a run before held
