@@ -179,30 +179,18 @@ func Rank(waiting []Waiting, now time.Time, e Election) []int {
 // once. holds < 1 holds for none.
 func Targets(over, held []int, holds int) []int {
 	var out []int
-	if holds < 1 {
-		return out
-	}
-	if len(held) > 0 {
-		isOver := make(map[int]bool, len(over))
-		for _, i := range over {
-			isOver[i] = true
+	take := func(i int) {
+		if len(out) < holds && !slices.Contains(out, i) {
+			out = append(out, i)
 		}
-		for _, i := range held {
-			if len(out) == holds {
-				return out
-			}
-			if isOver[i] && !slices.Contains(out, i) {
-				out = append(out, i)
-			}
+	}
+	for _, i := range held {
+		if slices.Contains(over, i) {
+			take(i)
 		}
 	}
 	for _, i := range over {
-		if len(out) == holds {
-			break
-		}
-		if !slices.Contains(out, i) {
-			out = append(out, i)
-		}
+		take(i)
 	}
 	return out
 }
