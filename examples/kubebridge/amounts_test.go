@@ -151,6 +151,10 @@ func TestExtendedResourceIsWhole(t *testing.T) {
 		{"example.com/dongle", "1500m", `pod ns/p: spec.containers[0].resources.requests[example.com/dongle]: quantity "1500m": an extended resource is a whole number`},
 		{"nvidia.com/gpu", "2", ""},
 		{"nvidia.com/gpu", "2000m", ""},
+		// The API server's test is the milli-value rounded up: it takes
+		// 2.9990001, whose milli-value is 3000, and refuses 2.999.
+		{"nvidia.com/gpu", "2999000100n", ""},
+		{"nvidia.com/gpu", "2999m", `pod ns/p: spec.containers[0].resources.requests[nvidia.com/gpu]: quantity "2999m": an extended resource is a whole number`},
 		{"cpu", "0.5", ""},
 		{"hugepages-2Mi", "1Mi", ""},
 	} {
@@ -175,6 +179,9 @@ func TestNodeIntegerResourceIsWhole(t *testing.T) {
 		{"nvidia.com/gpu", "7.5", `node n: status.allocatable[nvidia.com/gpu]: quantity "7500m": an extended resource is a whole number`},
 		{"pods", "110.5", `node n: status.allocatable[pods]: quantity "110500m": pods is a whole number`},
 		{"nvidia.com/gpu", "8", ""},
+		{"nvidia.com/gpu", "7999999999n", ""},
+		{"pods", "109999000001n", ""},
+		{"pods", "109999m", `node n: status.allocatable[pods]: quantity "109999m": pods is a whole number`},
 		{"cpu", "7.5", ""},
 		{"memory", "1.5Gi", ""},
 	} {

@@ -87,8 +87,11 @@ func extendedResource(name string) bool {
 	return strings.Contains(name, "/") && !strings.Contains(name, "kubernetes.io/") && !strings.HasPrefix(name, "requests.")
 }
 
-// wholeNumber reports a quantity with no fraction (as its ceiling, Value,
-// is).
+// wholeNumber reports a quantity the API server takes for an integer
+// (validation.ValidateResourceQuantityValue): its milli-value, rounded up,
+// is a multiple of 1000. So "2999000100n" is whole (its milli-value is
+// 3000, and resfit reads it as 3), while "2999m" is not. The caller has
+// read q with Amount, so its milli-value does not wrap.
 func wholeNumber(q kres.Quantity) bool {
-	return q.Cmp(*kres.NewQuantity(q.Value(), kres.DecimalSI)) == 0
+	return q.MilliValue()%1000 == 0
 }

@@ -144,8 +144,7 @@ func TestNodeAmountsAreTheAPIServers(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		name := rapid.SampledFrom([]string{"nvidia.com/gpu", "example.com/dongle", "pods", "cpu", "memory", "ephemeral-storage",
 			"hugepages-2Mi", "kubernetes.io/batteries", "requests.nvidia.com/gpu"}).Draw(t, "name")
-		v := rapid.OneOf(rapid.Int64Range(-2, 20), rapid.Int64Range(0, 1<<62)).Draw(t, "value")
-		q := *kres.NewScaledQuantity(v, kres.Scale(rapid.IntRange(-9, 6).Draw(t, "scale")))
+		q := drawAmount(t)
 		node := kubetest.Node("n")
 		node.Status.Allocatable = v1.ResourceList{v1.ResourceName(name): q}
 		schema, err := resource.SchemaOf(map[string]string{name: "node n"})
@@ -153,13 +152,51 @@ func TestNodeAmountsAreTheAPIServers(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, ours := kubebridge.Allocatable(schema, node)
-		kube := validation.ValidateResourceQuantityValue(api.ResourceName(name), q, nil)
-		_, uncounted := kubebridge.Amount(name, q)
-		switch {
-		case len(kube) > 0 && ours == nil:
-			t.Fatalf("%s: %s: the API server refuses it (%v), resfit reads it", name, q.String(), kube.ToAggregate())
-		case len(kube) == 0 && ours != nil && uncounted == nil:
-			t.Fatalf("%s: %s: the API server takes it, resfit refuses it: %v", name, q.String(), ours)
-		}
+		sameRefusal(t, name, q, ours)
 	})
+}
+
+// TestContainerAmountsAreTheAPIServers is TestNodeAmountsAreTheAPIServers
+// for a container's requests (ValidateContainerResourceRequirements runs
+// the same rule on each), read by kubebridge.PodOf.
+func TestContainerAmountsAreTheAPIServers(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		name := rapid.SampledFrom([]string{"nvidia.com/gpu", "example.com/dongle", "cpu", "memory", "ephemeral-storage",
+			"hugepages-2Mi"}).Draw(t, "name")
+		q := drawAmount(t)
+		pod := kubetest.Pod("p", "")
+		pod.Spec.Containers[0].Resources.Requests = v1.ResourceList{v1.ResourceName(name): q}
+		_, ours := kubebridge.PodOf(pod)
+		sameRefusal(t, name, q, ours)
+	})
+}
+
+// drawAmount draws a quantity: small, huge, or a whole number of units
+// give or take a few of its smallest digit (2.9990001, 3.0000001), where
+// a rounding rule shows.
+func drawAmount(t *rapid.T) kres.Quantity {
+	scale := rapid.IntRange(-9, 6).Draw(t, "scale")
+	unit := int64(1)
+	for i := scale; i < 0; i++ {
+		unit *= 10
+	}
+	nearWhole := rapid.Custom(func(t *rapid.T) int64 {
+		return rapid.Int64Range(0, 20).Draw(t, "whole")*unit + rapid.Int64Range(-unit/1000-2, unit/1000+2).Draw(t, "off")
+	})
+	v := rapid.OneOf(rapid.Int64Range(-2, 20), rapid.Int64Range(0, 1<<62), nearWhole).Draw(t, "value")
+	return *kres.NewScaledQuantity(v, kres.Scale(scale))
+}
+
+// sameRefusal fails t unless resfit's error reading q (ours) agrees with
+// kube-apiserver's validation of it: refused by the API, refused by
+// resfit; taken by the API, taken by resfit unless past what it counts.
+func sameRefusal(t *rapid.T, name string, q kres.Quantity, ours error) {
+	kube := validation.ValidateResourceQuantityValue(api.ResourceName(name), q, nil)
+	_, uncounted := kubebridge.Amount(name, q)
+	switch {
+	case len(kube) > 0 && ours == nil:
+		t.Fatalf("%s: %s: the API server refuses it (%v), resfit reads it", name, q.String(), kube.ToAggregate())
+	case len(kube) == 0 && ours != nil && uncounted == nil:
+		t.Fatalf("%s: %s: the API server takes it, resfit refuses it: %v", name, q.String(), ours)
+	}
 }
