@@ -10,10 +10,21 @@
 #   VOLCANO_SRC=/path/to/volcano ./check.sh build OUT   # only resfit's vc-scheduler, written to OUT
 #   VOLCANO_SRC=/path/to/volcano ./check.sh compile   # compiles what the check compiles; runs nothing
 #   VOLCANO_SRC=/path/to/volcano ./check.sh plugin   # Volcano's own scheduler with resfit.so, end to end
+#   VOLCANO_SRC=/path/to/volcano ./check.sh race   # the plugins' tests under the race detector
 #
 # (.ci/run runs compile in the background, at the lowest priority, while
 # the other modules test, so that the check after them finds Volcano and
-# Kubernetes compiled in each of its modes.)
+# Kubernetes compiled.)
+#
+# Everything the check builds is static (CGO_ENABLED=0), as the README's
+# vc-scheduler and the image are: Volcano and its Kubernetes (v1.36, which
+# Volcano pins, apart from resfit's v1.37) compile once. The plugins'
+# tests under the race detector (race) are a build of them both of their
+# own, 12 minutes of CPU from an empty cache (6 on 2 cores): CI runs the
+# Volcano-free parts of this module under the race detector with the
+# others (.ci/test), and this mode where the session's concurrent code
+# (session.go, answers.go: Volcano calls the plugins on several
+# goroutines) changes.
 #
 # It works in a temporary copy of this module; nothing is written here but
 # the binary, where VC_SCHEDULER_OUT says.
@@ -24,7 +35,7 @@ if [ -z "${VOLCANO_SRC:-}" ]; then
 fi
 mode=${1:-check}
 case "$mode" in
-  check|compile|plugin) ;;
+  check|compile|plugin|race) ;;
   bench) shift ;;
   build)
     if [ -z "${2:-}" ]; then
@@ -32,7 +43,7 @@ case "$mode" in
       exit 2
     fi
     VC_SCHEDULER_OUT=$(cd "$(dirname "$2")" && pwd)/$(basename "$2") ;;
-  *) echo "check.sh: unknown mode $mode (none, compile, plugin, bench or build OUT)" >&2; exit 2 ;;
+  *) echo "check.sh: unknown mode $mode (none, compile, plugin, race, bench or build OUT)" >&2; exit 2 ;;
 esac
 # The end-to-end test runs a real kube-apiserver on a real etcd, found on
 # PATH (.ci/run builds one; examples/kubescheduler's README says how).
@@ -40,14 +51,16 @@ if { [ "$mode" = check ] || [ "$mode" = plugin ]; } && ! command -v etcd >/dev/n
   echo "check.sh: etcd must be on PATH for the end-to-end test: cd examples/kubescheduler && CGO_ENABLED=0 go build -trimpath -o /tmp/bin/etcd go.etcd.io/etcd/server/v3, then PATH=/tmp/bin:\$PATH" >&2
   exit 2
 fi
-# cgo: for the race detector, and for Go plugins (resfit.so below); resfit's
-# vc-scheduler is built without, static, as Volcano builds its released
-# images (the image is that binary alone), and the end-to-end test that
-# runs it too (their packages compiled once).
-export CGO_ENABLED=1
+# cgo: for the race detector and for Go plugins (resfit.so below), the
+# modes race and plugin; the check builds and tests without it, static,
+# as Volcano builds its released images (the image is that binary alone).
+export CGO_ENABLED=0
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-src=$(cd "$VOLCANO_SRC" && pwd)
+# (-P: Volcano's packages are compiled at the path they are read from,
+# without -trimpath; a tree reached through a symbolic link, as the
+# fresh-clone check reaches ../shared, would compile them once more.)
+src=$(cd "$VOLCANO_SRC" && pwd -P)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp "$here"/*.go "$here"/README.md "$here"/volcano-scheduler.conf "$here"/Dockerfile "$work"/
@@ -100,11 +113,15 @@ if [ "$mode" = bench ]; then
   go test -tags volcano -run '^$' -bench . -benchmem "$@" .
   exit
 fi
-# vet as the static build compiles (the packages it reads are compiled once
-# for both, the end-to-end test's among them)
-CGO_ENABLED=0 go vet -tags volcano ./...
+if [ "$mode" = race ]; then
+  CGO_ENABLED=1 go test -tags volcano -count=1 -race .
+  exit
+fi
+# vet (it compiles what it reads, the tests' files and the packages they
+# import included, as the tests below compile them)
+go vet -tags volcano ./...
 out=${VC_SCHEDULER_OUT:-$work/vc-scheduler}
-CGO_ENABLED=0 go build -tags volcano -ldflags "$ldflags" -o "$out" ./cmd/vc-scheduler
+go build -tags volcano -ldflags "$ldflags" -o "$out" ./cmd/vc-scheduler
 # (Not piped into grep -q: under pipefail, a grep that exits at its match
 # can kill the writer with SIGPIPE, failing the check with exit 141.)
 version=$("$out" --version)
@@ -114,10 +131,6 @@ case "$version" in
 esac
 echo "built $out"
 if [ "$mode" = compile ]; then
-  # What the plugin's tests import, compiled under the race detector as
-  # they compile it, and not linked: vet compiles what it reads, test files
-  # included (the end-to-end test's was compiled for the vet above).
-  go vet -race -tags volcano .
   echo "compiled the check's binaries and tests"
   exit
 fi
@@ -139,11 +152,11 @@ if [ "$mode" = plugin ]; then
   # build of Volcano and Kubernetes in a mode of its own (with cgo; as a
   # plugin) that the check needs for nothing else: CI does not run this.
   # (-mod=mod: its own imports, beyond resfit's, into go.sum)
-  go build -mod=mod -o "$work/vc-scheduler-volcano" volcano.sh/volcano/cmd/scheduler
-  go build -tags volcano -buildmode=plugin -o "$work/resfit.so" ./cmd/resfit-plugin
+  CGO_ENABLED=1 go build -mod=mod -o "$work/vc-scheduler-volcano" volcano.sh/volcano/cmd/scheduler
+  CGO_ENABLED=1 go build -tags volcano -buildmode=plugin -o "$work/resfit.so" ./cmd/resfit-plugin
   echo "built $work/resfit.so"
   export VC_SCHEDULER_VOLCANO=$work/vc-scheduler-volcano RESFIT_PLUGIN=$work/resfit.so
-  if ! CGO_ENABLED=0 go test -tags volcano -count=1 -v -run '^TestVCSchedulerBindsWithResfit$' ./e2e >"$log" 2>&1; then
+  if ! go test -tags volcano -count=1 -v -run '^TestVCSchedulerBindsWithResfit$' ./e2e >"$log" 2>&1; then
     grep -E '^(=== RUN|--- |PASS|FAIL|ok)|_test\.go:[0-9]+:' "$log" | grep -v '^=== RUN' || true
     echo "check.sh: the end-to-end test failed; the last lines of its output:" >&2
     tail -n 200 "$log" >&2
@@ -152,10 +165,10 @@ if [ "$mode" = plugin ]; then
   grep -E '^(\s*--- |PASS|FAIL|ok)' "$log" || true
   exit
 fi
-# The tests, the plugin's under the race detector (Volcano calls it on
-# several goroutines), each once (the end-to-end test starts a cluster):
-# their names and results shown, the whole output kept for a failure.
-if ! { go test -tags volcano -count=1 -race -v . && CGO_ENABLED=0 go test -tags volcano -count=1 -v ./e2e; } >"$log" 2>&1; then
+# The tests, each once, the plugins' and then the end-to-end test (which
+# starts a cluster): their names and results shown, the whole output kept
+# for a failure.
+if ! { go test -tags volcano -count=1 -v . && go test -tags volcano -count=1 -v ./e2e; } >"$log" 2>&1; then
   grep -E '^(=== RUN|--- |PASS|FAIL|ok)|_test\.go:[0-9]+:' "$log" | grep -v '^=== RUN' || true
   echo "check.sh: tests failed; the last lines of their output:" >&2
   tail -n 200 "$log" >&2
