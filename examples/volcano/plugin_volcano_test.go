@@ -269,7 +269,7 @@ func TestCopiesOfNodes(t *testing.T) {
 // once (util.PredicateHelper, util.PrioritizeNodes: 16 goroutines); the
 // answers are those of asking node by node, for every task of the
 // session, before and after one is allocated and the allocation is taken
-// back (run with -race).
+// back (run with -race: check.sh race).
 func TestConcurrentAsVolcanoAsks(t *testing.T) {
 	options.Default()
 	ssn := session(t, ResourceStrategyFitPluginName, Builders[ResourceStrategyFitPluginName], releasedConf)
