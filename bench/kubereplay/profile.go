@@ -75,8 +75,9 @@ const SchedulerName = "resfit-replay"
 // nodes, as a user deploys it:
 //
 //   - ResfitFrag: FGD at weight 101 and ResourceStrategyFit at 1 running
-//     PackLeastUsed over cpu and GPU, with the
-//     proportional reserve as a filter (examples/kubescheduler's README);
+//     PackLeastUsed over cpu and GPU, balanced until an end is known or 30%
+//     of the GPUs are in use (untilEndsKnown), with the proportional
+//     reserve as a filter (examples/kubescheduler's README);
 //   - FGD: FGD;
 //   - LeastAllocated: ResourceStrategyFit running the configuration.
 //
@@ -120,7 +121,8 @@ func Profile(policy sim.Policy, env sim.Env, nodes int) (*config.KubeSchedulerPr
 			{plugins.FGDName, 101 * unit, map[string]any{"classes": args["classes"]}},
 			{plugins.ResourceStrategyFitName, unit, map[string]any{"plugins": []any{
 				map[string]any{"name": "PackLeastUsed", "args": map[string]any{"resources": []any{
-					map[string]any{"name": resource.CPU, "weight": 1}, map[string]any{"name": resource.GPU, "weight": 1}}}},
+					map[string]any{"name": resource.CPU, "weight": 1}, map[string]any{"name": resource.GPU, "weight": 1}},
+					"untilEndsKnown": "NodeResourcesBalancedAllocation"}},
 				map[string]any{"name": "resource-strategy-fit", "scores": false, "args": map[string]any{"sra": map[string]any{
 					"policy": "proportional", "resources": resource.GPU,
 					"proportional": map[string]any{resource.GPU + ".cpu": cores, resource.GPU + ".memory": 0}}}},

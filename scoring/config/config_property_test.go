@@ -103,6 +103,9 @@ func pluginArgs(t *rapid.T, name string) string {
 		return "{resources: " + typedResources(t) + "}"
 	case ScarceResourceAvoidance:
 		return "{resources: [nvidia.com/gpu]}"
+	case PackLeastUsed:
+		return optional(t, fmt.Sprintf("resources: [{name: cpu, weight: %s}, {name: memory}]", drawNumber(t, "pack weight")),
+			"untilEndsKnown: "+rapid.SampledFrom([]string{PackLeastUsed, NodeResourcesBalancedAllocation, "MostAllocated", "3"}).Draw(t, "until"))
 	case NodeOrder:
 		return optional(t, "leastrequested.weight: "+drawNumber(t, "least"), "mostrequested.weight: "+drawNumber(t, "most"),
 			"balancedresource.weight: "+drawNumber(t, "balanced"), "nodeaffinity.weight: "+drawNumber(t, "affinity"))

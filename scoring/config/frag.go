@@ -193,7 +193,11 @@ func (a FGDArgs) canonical() []yamlNode {
 //     pods; or NodeResourcesBalancedAllocation, the node whose cpu and
 //     device use the pod brings most into step (ResfitFrag's tie-breaker
 //     until 2026-11-28: it spreads pods, and where pods come and go whole
-//     nodes then seldom come free).
+//     nodes then seldom come free). For a host that follows when pods end
+//     (Host.Lifetimes), the packing tie-breaker balances until anything
+//     is known of when pods end (UntilEndsKnown, lifetime.UntilKnown):
+//     where no pod has declared an end, ended or run for any time, as
+//     when pods only arrive, balance strands less.
 //   - sra's proportional filter keeps CoresPerIdleGPU cores free per idle
 //     device, so that CPU-only pods do not strand GPUs.
 //   - For a host that follows when pods end (Host.Lifetimes), the lifetime
@@ -212,6 +216,12 @@ type ResfitFragArgs struct {
 	// TieBreaker are the resources the tie-breaker reads: cpu and the
 	// device resource by default.
 	TieBreaker []string
+	// UntilEndsKnown is what the tie-breaker is, in a host that follows
+	// when pods end (Host.Lifetimes), until anything is known of any pod's
+	// end: NodeResourcesBalancedAllocation by default under PackLeastUsed
+	// (the same type as TieBreak: no change). In a host that does not
+	// follow ends the tie-breaker is TieBreak throughout.
+	UntilEndsKnown string
 	// CoresPerIdleGPU is the proportional reserve, cores per idle device;
 	// 0 turns the filter off. By default the classes' cores per device:
 	// Σ weight × cpu over Σ weight × devices, over the classes that ask
@@ -252,31 +262,12 @@ func (ResfitFragArgs) plugin() string { return ResfitFrag }
 // whole of the tie-breaker's range.
 func (ResfitFragArgs) partWeight() int64 { return strategy.MaxNodeScore + 1 }
 
-// tieBreakers are the scorers ResfitFrag's tie-breaker may be.
-var tieBreakers = []string{PackLeastUsed, NodeResourcesBalancedAllocation}
-
-// tieBreaker builds the tie-breaking scorer.
-func (a ResfitFragArgs) tieBreaker(schema *resource.Schema) (scoring.Scorer, error) {
-	if a.TieBreak == NodeResourcesBalancedAllocation {
-		b, err := strategy.NewBalancedAllocation(schema, a.TieBreaker)
-		if err != nil {
-			return nil, err
-		}
-		return scoring.NewStrategyScorer(NodeResourcesBalancedAllocation, b, true), nil
-	}
-	p, err := strategy.NewPackLeastUsed(schema, a.TieBreaker)
-	if err != nil {
-		return nil, err
-	}
-	return scoring.NewStrategyScorer(PackLeastUsed, p, true), nil
-}
-
 func (a ResfitFragArgs) build(name string, t target) ([]scoring.WeightedScorer, []scoring.Filter, error) {
 	fgd, err := a.scorer(FGD, t)
 	if err != nil {
 		return nil, nil, err
 	}
-	tb, err := a.tieBreaker(t.schema)
+	tb, err := tieBreaker(t, a.TieBreak, a.TieBreak, a.UntilEndsKnown, a.TieBreaker)
 	if err != nil {
 		return nil, nil, fmt.Errorf("tieBreaker: %w", err)
 	}
@@ -325,7 +316,8 @@ func (a ResfitFragArgs) lifetimeTerms(t target) []scoring.WeightedScorer {
 
 func (a ResfitFragArgs) canonical() []yamlNode {
 	return append(a.FGDArgs.canonical(),
-		mapping("tieBreaker", append([]yamlNode{{key: "type", scalar: a.TieBreak}}, BalancedAllocationArgs{Resources: a.TieBreaker}.canonical()...)...),
+		mapping("tieBreaker", append([]yamlNode{{key: "type", scalar: a.TieBreak}}, append(BalancedAllocationArgs{Resources: a.TieBreaker}.canonical(),
+			yamlNode{key: "untilEndsKnown", scalar: a.UntilEndsKnown})...)...),
 		yamlNode{key: "coresPerIdleGPU", scalar: a.CoresPerIdleGPU},
 		mapping("lifetime", yamlNode{key: "weight", scalar: a.LifetimeWeight}, yamlNode{key: "learnedWeight", scalar: a.LearnedLifetimeWeight}))
 }
@@ -511,21 +503,24 @@ func (d *decoder) amount(path, name string, raw any) int64 {
 
 // resfitFrag decodes ResfitFrag's arguments: FGD's, and
 //
-//	tieBreaker: {type: PackLeastUsed, resources: [{name: cpu, weight: 1}, {name: nvidia.com/gpu, weight: 1}]}  # default
+//	tieBreaker: {type: PackLeastUsed, resources: [{name: cpu, weight: 1}, {name: nvidia.com/gpu, weight: 1}],
+//	             untilEndsKnown: NodeResourcesBalancedAllocation}  # default
 //	                                 # type: NodeResourcesBalancedAllocation, ResfitFrag's before 2026-11-28
+//	                                 # untilEndsKnown: PackLeastUsed packs from the start (before 2026-12-04)
 //	coresPerIdleGPU: 10.9            # default: the classes' cores per device
 //	lifetime: {weight: 30, learnedWeight: 1000}  # default: declared ends at 30, learned at 1000
 //	lifetime: {weight: 100}          # both at 100; {weight: 0, learnedWeight: 0} turns the term off
 func (d *decoder) resfitFrag(path string, raw any) ScorerArgs {
 	fa, m := d.fgd(path, raw, "tieBreaker", "coresPerIdleGPU", "lifetime")
-	a := ResfitFragArgs{FGDArgs: fa, TieBreak: PackLeastUsed, TieBreaker: []string{resource.CPU, fa.Device}, LifetimeWeight: DefaultLifetimeWeight, LearnedLifetimeWeight: DefaultLearnedLifetimeWeight}
+	a := ResfitFragArgs{FGDArgs: fa, TieBreak: PackLeastUsed, TieBreaker: []string{resource.CPU, fa.Device}, UntilEndsKnown: NodeResourcesBalancedAllocation,
+		LifetimeWeight: DefaultLifetimeWeight, LearnedLifetimeWeight: DefaultLearnedLifetimeWeight}
 	if m == nil {
 		return a
 	}
 	if raw, present := m["tieBreaker"]; present {
 		tpath := join(path, "tieBreaker")
 		d.note("tieBreaker", tpath)
-		if names := d.resourceNames(tpath, raw, a.TieBreaker, "type"); len(names) > 0 {
+		if names := d.resourceNames(tpath, raw, a.TieBreaker, "type", "untilEndsKnown"); len(names) > 0 {
 			a.TieBreaker = names
 		}
 		if tm, ok := raw.(map[string]any); ok {
@@ -537,6 +532,12 @@ func (d *decoder) resfitFrag(path string, raw any) ScorerArgs {
 						d.fail(join(tpath, "type"), "must be one of "+strings.Join(tieBreakers, ", "), raw)
 					}
 				}
+			}
+			if a.TieBreak != PackLeastUsed {
+				a.UntilEndsKnown = a.TieBreak // balance throughout
+			}
+			if raw, present := tm["untilEndsKnown"]; present {
+				a.UntilEndsKnown = d.untilEndsKnown(join(tpath, "untilEndsKnown"), raw)
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"pgregory.net/rapid"
 
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
@@ -38,7 +39,8 @@ func TestFragPlugins(t *testing.T) {
 	w := []float64{0.5, 0.3}
 	perDevice := (w[0]*8 + w[1]*4) / (w[0]*1 + w[1]*0.3)
 	rf := ScorerConfig{Name: ResfitFrag, Weight: 2, Args: ResfitFragArgs{FGDArgs: fgd.Args.(FGDArgs),
-		TieBreak: PackLeastUsed, TieBreaker: []string{"cpu", resource.GPU}, CoresPerIdleGPU: perDevice, LifetimeWeight: DefaultLifetimeWeight, LearnedLifetimeWeight: DefaultLearnedLifetimeWeight}}
+		TieBreak: PackLeastUsed, TieBreaker: []string{"cpu", resource.GPU}, UntilEndsKnown: NodeResourcesBalancedAllocation, CoresPerIdleGPU: perDevice,
+		LifetimeWeight: DefaultLifetimeWeight, LearnedLifetimeWeight: DefaultLearnedLifetimeWeight}}
 	// FGD enabled at score alone: its filters left out, as kube-scheduler
 	// leaves them.
 	kubeFGD := kubeScorer(fgd)
@@ -75,25 +77,32 @@ plugins:
     device: example.com/gpu
     shareUnit: 100
     classes: [{cpu: 2, gpus: 2, gpuShare: 50, weight: 3}]
-    tieBreaker: {resources: [{name: cpu, weight: 1}, {name: memory, weight: 1}]}
+    tieBreaker: {resources: [{name: cpu, weight: 1}, {name: memory, weight: 1}], untilEndsKnown: PackLeastUsed}
     coresPerIdleGPU: 0
     lifetime: {weight: 5}`,
 			filters: []string{NodeResourcesFit}, scorers: []ScorerConfig{{Name: ResfitFrag, Weight: 1, Args: ResfitFragArgs{
 				FGDArgs:  FGDArgs{Device: "example.com/gpu", ShareUnit: 100, Classes: []FragClass{{MilliCPU: 2000, GPUs: 2, GPUShare: 50, Weight: 3}}},
-				TieBreak: PackLeastUsed, TieBreaker: []string{"cpu", "memory"}, LifetimeWeight: 5, LearnedLifetimeWeight: 5}}}},
+				TieBreak: PackLeastUsed, TieBreaker: []string{"cpu", "memory"}, UntilEndsKnown: PackLeastUsed, LifetimeWeight: 5, LearnedLifetimeWeight: 5}}}},
 		{name: "the balanced tie-breaker", doc: `
 plugins:
 - {name: ResfitFrag, args: {classes: [{cpu: 2}], tieBreaker: {type: NodeResourcesBalancedAllocation}, coresPerIdleGPU: 0}}`,
 			filters: []string{NodeResourcesFit}, scorers: []ScorerConfig{{Name: ResfitFrag, Weight: 1, Args: ResfitFragArgs{
 				FGDArgs:  FGDArgs{Device: resource.GPU, ShareUnit: 1000, Classes: []FragClass{{MilliCPU: 2000, Weight: 1}}},
-				TieBreak: NodeResourcesBalancedAllocation, TieBreaker: []string{"cpu", resource.GPU}, LifetimeWeight: DefaultLifetimeWeight, LearnedLifetimeWeight: DefaultLearnedLifetimeWeight}}}},
+				TieBreak: NodeResourcesBalancedAllocation, TieBreaker: []string{"cpu", resource.GPU}, UntilEndsKnown: NodeResourcesBalancedAllocation,
+				LifetimeWeight: DefaultLifetimeWeight, LearnedLifetimeWeight: DefaultLearnedLifetimeWeight}}}},
 		{name: "tie-breaker errors", doc: `
 plugins:
-- {name: ResfitFrag, args: {classes: [{cpu: 2}], tieBreaker: {type: MostAllocated, weight: 2, resources: [{name: cpu, weight: 2}]}}}`,
+- {name: ResfitFrag, args: {classes: [{cpu: 2}], tieBreaker: {type: MostAllocated, weight: 2, resources: [{name: cpu, weight: 2}]}}}
+- {name: ResfitFrag, args: {classes: [{cpu: 2}], tieBreaker: {untilEndsKnown: LeastAllocated}}}
+- {name: ResfitFrag, args: {classes: [{cpu: 2}], tieBreaker: {untilEndsKnown: [PackLeastUsed]}}}
+- {name: PackLeastUsed, args: {untilEndsKnown: balanced}}`,
 			errs: []string{
 				`plugins[0].args.tieBreaker.type: must be one of PackLeastUsed, NodeResourcesBalancedAllocation, got "MostAllocated"`,
-				`plugins[0].args.tieBreaker["weight"]: unknown field; known are resources, type, got 2`,
+				`plugins[0].args.tieBreaker["weight"]: unknown field; known are resources, type, untilEndsKnown, got 2`,
 				`plugins[0].args.tieBreaker.resources[0].weight: must be 1, got 2`,
+				`plugins[1].args.tieBreaker.untilEndsKnown: must be one of PackLeastUsed, NodeResourcesBalancedAllocation, got "LeastAllocated"`,
+				`plugins[2].args.tieBreaker.untilEndsKnown: must be a string, got a list`,
+				`plugins[3].args.untilEndsKnown: must be one of PackLeastUsed, NodeResourcesBalancedAllocation, got "balanced"`,
 			}},
 		{name: "MIG profiles", doc: `
 plugins:
@@ -425,9 +434,17 @@ func TestResfitFragLifetimeTerm(t *testing.T) {
 	if !cfg.ReadsLifetimes() {
 		t.Error("ResfitFrag with a lifetime weight does not read lifetimes")
 	}
-	off, err := Load([]byte(`plugins: [{name: ResfitFrag, args: {classes: `+fragClasses+`, lifetime: {weight: 0}}}, {name: FGD, args: {learn: {}}}]`), Options{})
-	if err != nil || off.ReadsLifetimes() {
-		t.Errorf("ResfitFrag at lifetime weight 0 beside FGD: reads lifetimes %v (%v), want false", off != nil && off.ReadsLifetimes(), err)
+	for doc, want := range map[string]bool{
+		// The tie-breaker still waits for an end to be known.
+		`{classes: ` + fragClasses + `, lifetime: {weight: 0}}`:                                                                true,
+		`{classes: ` + fragClasses + `, lifetime: {weight: 0}, tieBreaker: {untilEndsKnown: PackLeastUsed}}`:                   false,
+		`{classes: ` + fragClasses + `, lifetime: {weight: 0}, tieBreaker: {type: NodeResourcesBalancedAllocation}}`:           false,
+		`{classes: ` + fragClasses + `, lifetime: {weight: 0}, tieBreaker: {untilEndsKnown: NodeResourcesBalancedAllocation}}`: true,
+	} {
+		off, err := Load([]byte(`plugins: [{name: ResfitFrag, args: `+doc+`}, {name: FGD, args: {learn: {}}}]`), Options{})
+		if err != nil || off.ReadsLifetimes() != want {
+			t.Errorf("ResfitFrag %s beside FGD: reads lifetimes %v (%v), want %v", doc, off != nil && off.ReadsLifetimes(), err, want)
+		}
 	}
 }
 
@@ -570,4 +587,105 @@ profiles:
 	if err != nil || len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0], "FGD scores but is not enabled at filter") {
 		t.Errorf("FGD at score alone: %v, warnings %q", err, cfg.Warnings)
 	}
+}
+
+// TestResfitFragTieBreakWaitsForEnds: on random nodes and pods, ResfitFrag
+// as configured by default, built for a host that follows when pods end,
+// totals every node as ResfitFrag with the balanced tie-breaker does
+// while nothing is known of any end (a pod that has run no time and
+// declares nothing) and less than lifetime.FillShare of the GPUs are in
+// use, and as ResfitFrag packing from the start does once the task's end,
+// or a running pod's, is known or that many are; without a view it packs.
+// The same holds for PackLeastUsed with untilEndsKnown beside
+// NodeResourcesBalancedAllocation and PackLeastUsed alone.
+func TestResfitFragTieBreakWaitsForEnds(t *testing.T) {
+	load := func(doc string) *Config {
+		c, err := Load([]byte(doc), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	// The lifetime term off, so that the totals differ by the tie-breaker
+	// alone.
+	const frag = `plugins: [{name: ResfitFrag, args: {classes: ` + fragClasses + `, lifetime: {weight: 0}%s}}]`
+	pairs := []struct{ waits, balanced, packing *Config }{
+		{load(fmt.Sprintf(frag, "")), load(fmt.Sprintf(frag, ", tieBreaker: {type: NodeResourcesBalancedAllocation}")),
+			load(fmt.Sprintf(frag, ", tieBreaker: {untilEndsKnown: PackLeastUsed}"))},
+		{load(`plugins: [{name: PackLeastUsed, args: {untilEndsKnown: NodeResourcesBalancedAllocation}}]`),
+			load(`plugins: [{name: NodeResourcesBalancedAllocation, args: {resources: [{name: cpu, weight: 1}, {name: nvidia.com/gpu, weight: 1}]}}]`),
+			load(`plugins: [{name: PackLeastUsed}]`)},
+	}
+	schema, _ := resource.NewSchema("cpu", "memory", resource.GPU)
+	rapid.Check(t, func(rt *rapid.T) {
+		n := rapid.IntRange(1, 6).Draw(rt, "nodes")
+		table := resource.NewTable(schema, n)
+		devices, _ := resource.NewDevices(resource.GPU, 1000)
+		var inUse, all int64
+		for i := range n {
+			gpus := rapid.SampledFrom([]int64{0, 1, 2, 4, 8}).Draw(rt, "gpus")
+			row, err := table.Add(fmt.Sprintf("n%d", i), resource.Vector{rapid.Int64Range(1, 64).Draw(rt, "cores") * 1000, 1 << 36, gpus}, nil)
+			if err != nil {
+				rt.Fatal(err)
+			}
+			if _, err := devices.AddNode(int(gpus)); err != nil {
+				rt.Fatal(err)
+			}
+			used := rapid.Int64Range(0, gpus).Draw(rt, "used gpus")
+			inUse, all = inUse+used, all+gpus
+			if err := table.SetUsed(row, resource.Vector{rapid.Int64Range(0, 1000).Draw(rt, "used cpu"), 0, used}); err != nil {
+				rt.Fatal(err)
+			}
+			for g := range used {
+				if err := devices.Take(row, int(g), 1000); err != nil {
+					rt.Fatal(err)
+				}
+			}
+		}
+		model, _ := lifetime.NewModel(lifetime.ModelOptions{})
+		tr := lifetime.NewTracker[int](model, n)
+		tr.Advance(100)
+		// Pods that have run no time and declare nothing: nothing known.
+		for id := range rapid.IntRange(0, 3).Draw(rt, "pods of no age") {
+			tr.Start(id, lifetime.Pod{Row: rapid.IntRange(0, n-1).Draw(rt, "row"), Started: 100}, 100)
+		}
+		task := &scoring.Task{Requests: resource.Vector{rapid.Int64Range(0, 8000).Draw(rt, "cpu"), 0, rapid.Int64Range(0, 2).Draw(rt, "gpus")}}
+		known := false
+		switch rapid.IntRange(0, 2).Draw(rt, "what is known") {
+		case 1:
+			task.Ends = 100 + rapid.Float64Range(1, 1000).Draw(rt, "task's end")
+			known = true
+		case 2:
+			age := rapid.SampledFrom([]float64{0, 30}).Draw(rt, "age")
+			tr.Start(99, lifetime.Pod{Row: rapid.IntRange(0, n-1).Draw(rt, "row"), Started: 100 - age, Declared: 100 + 50*(1-age/30)}, 100)
+			known = true // declared, or guessed from its age
+		}
+		for i, p := range pairs {
+			totals := func(c *Config, host Host) []float64 {
+				pipe, err := c.BuildFor(schema, host)
+				if err != nil {
+					rt.Fatal(err)
+				}
+				b := pipe.NewBatch(n)
+				if err := pipe.Score(task, table, b); err != nil {
+					rt.Fatal(err)
+				}
+				out := make([]float64, n)
+				for r := range n {
+					out[r] = b.Total(r)
+				}
+				return out
+			}
+			want := p.balanced
+			if known || (all > 0 && float64(inUse)/float64(all) >= lifetime.FillShare) {
+				want = p.packing
+			}
+			if got, w := totals(p.waits, Host{Devices: devices, Lifetimes: tr.Nodes()}), totals(want, Host{Devices: devices}); !slices.Equal(got, w) {
+				rt.Fatalf("pair %d, known %v: %v, want %v", i, known, got, w)
+			}
+			if got, w := totals(p.waits, Host{Devices: devices}), totals(p.packing, Host{Devices: devices}); !slices.Equal(got, w) {
+				rt.Fatalf("pair %d without a view: %v, packing %v", i, got, w)
+			}
+		}
+	})
 }

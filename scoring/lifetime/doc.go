@@ -3,7 +3,7 @@
 // where it is likely to end before its node would empty anyway and nodes
 // about to empty come free whole for the largest pods.
 //
-// Three parts, each usable alone:
+// Four parts, each usable alone:
 //
 //   - Model learns how long pods run from the pods that ended, by keys the
 //     host names (an owner, a shape), most specific first, and predicts
@@ -34,6 +34,11 @@
 //     while more than WholeShare of the nodes with the most devices have
 //     every device free, as when a cluster fills up; placing by ends then
 //     spreads the pods that stay, which the cluster pays for once full.
+//   - UntilKnown scores as one scorer until anything is known of when
+//     pods end, or FillShare of the devices are in use, and as another
+//     from then on: ResfitFrag's tie-breaker, which balances while nothing
+//     is known (a cluster filled at one instant) and packs once something
+//     is, so that nodes that are emptying come free whole.
 //
 // Times are seconds as float64 on the host's clock (Unix seconds in a
 // Kubernetes host, replay time in the replay); a lifetime, an age, a

@@ -11,6 +11,9 @@ type Nodes struct {
 	mu   sync.RWMutex
 	now  float64
 	rows []rowEnds
+	// pods and unknown count the pods over every row, and those of them
+	// whose end is not known.
+	pods, unknown int
 }
 
 // rowEnds is what a row's pods say of its empty time: the latest of the
@@ -53,6 +56,26 @@ func (v *Nodes) Row(row int) Empty {
 	r := v.rows[row]
 	return Empty{At: r.latest, Pods: int(r.pods), Declared: int(r.bySource[Declared]),
 		Learned: int(r.bySource[Learned]), Lindy: int(r.bySource[Lindy]), Unknown: int(r.bySource[Unknown])}
+}
+
+// Known reports whether the end of some pod the view follows is known:
+// declared, learned, or guessed from how long it has run (Lindy).
+func (v *Nodes) Known() bool {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	return v.known()
+}
+
+// known is Known under the read lock.
+func (v *Nodes) known() bool { return v.pods > v.unknown }
+
+// count adds delta pods of source src to row, under the write lock.
+func (v *Nodes) count(row int, src Source, delta int32) {
+	r := &v.rows[row]
+	r.bySource[src] += delta
+	if src == Unknown {
+		v.unknown += int(delta)
+	}
 }
 
 // remaining is, under the read lock, how long row has until it empties,

@@ -121,7 +121,7 @@ func trackerAt100(t *testing.T, rows int) *Tracker[string] {
 
 // spanOf is a span of n nodes of one cpu each: the scorer reads only
 // their rows.
-func spanOf(t testing.TB, n int) scoring.Span {
+func spanOf(t interface{ Fatal(...any) }, n int) scoring.Span {
 	schema, err := resource.NewSchema(resource.CPU)
 	if err != nil {
 		t.Fatal(err)

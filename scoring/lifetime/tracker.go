@@ -114,9 +114,9 @@ func (t *Tracker[K]) start(id K, p Pod, now float64) {
 	t.onRow[p.Row] = append(t.onRow[p.Row], x)
 	t.pods[id] = x
 	t.nodes.mu.Lock()
-	r := &t.nodes.rows[p.Row]
-	r.pods++
-	r.bySource[Unknown]++ // x.source until predicted
+	t.nodes.rows[p.Row].pods++
+	t.nodes.pods++
+	t.nodes.count(p.Row, Unknown, 1) // x.source until predicted
 	t.predict(x, now)
 	t.nodes.mu.Unlock()
 }
@@ -196,10 +196,9 @@ func (t *Tracker[K]) Advance(now float64) {
 // age (then the Lindy rule knows something); never at now itself, so that
 // Advance ends.
 func (t *Tracker[K]) predict(x *tracked[K], now float64) {
-	r := &t.nodes.rows[x.pod.Row]
-	r.bySource[x.source]--
+	t.nodes.count(x.pod.Row, x.source, -1)
 	x.end, x.source = t.Expect(x.pod.Keys, x.pod.Started, x.pod.Declared, now)
-	r.bySource[x.source]++
+	t.nodes.count(x.pod.Row, x.source, 1)
 	after := math.Nextafter(max(now, x.pod.Started), math.Inf(1))
 	x.due = after
 	if x.source != Unknown {
@@ -235,9 +234,9 @@ func (t *Tracker[K]) remove(x *tracked[K]) {
 		heap.Remove(&t.due, x.index)
 	}
 	t.nodes.mu.Lock()
-	r := &t.nodes.rows[x.pod.Row]
-	r.pods--
-	r.bySource[x.source]--
+	t.nodes.rows[x.pod.Row].pods--
+	t.nodes.pods--
+	t.nodes.count(x.pod.Row, x.source, -1)
 	t.latest(x.pod.Row)
 	t.nodes.mu.Unlock()
 }

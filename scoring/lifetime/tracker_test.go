@@ -111,8 +111,8 @@ func (s *slowTracker) freeAt(row int, free, need int64) float64 {
 }
 
 // TestTrackerAgreesWithSlowReference: after any starts, ends, evictions,
-// advances of time and new rows, every row's empty time and counts, and when an
-// amount is free there, are the reference's.
+// advances of time and new rows, every row's empty time and counts, when an
+// amount is free there, and whether any end is known, are the reference's.
 func TestTrackerAgreesWithSlowReference(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		opts := drawOptions(t)
@@ -180,6 +180,14 @@ func TestTrackerAgreesWithSlowReference(t *testing.T) {
 				now += rapid.SampledFrom([]float64{0, 0.5, 1, 7, 50, 1000}).Draw(t, "dt")
 				tr.Advance(now)
 				ref.advance(now)
+			}
+			known := false
+			for row := range rows {
+				e := ref.row(row)
+				known = known || e.Declared+e.Learned+e.Lindy > 0
+			}
+			if got := tr.Nodes().Known(); got != known {
+				t.Fatalf("known %v, the reference %v", got, known)
 			}
 			for row := range rows {
 				if got, want := tr.Nodes().Row(row), ref.row(row); got != want {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/frag"
+	"github.com/resfit/resfit/scoring/lifetime"
 )
 
 // Workload is the paper's arrival sequence for one seed: the trace sorted
@@ -134,7 +135,12 @@ func Run(policy Policy, nodes []Node, pods []Pod, classes []Class, seed uint64, 
 	if err != nil {
 		return nil, err
 	}
-	pipe, device, err := policy.Build(c, Env{Seed: seed, Classes: classes, FromScratch: opts.FromScratch, CoresPerGPU: coresPerGPU})
+	// The view of when pods end, as a host that follows them keeps it: here
+	// pods only arrive, all at one instant, so nothing is ever known of
+	// any end (no pod declares one, ends or runs for any time), and it
+	// stays empty.
+	ends := lifetime.NewNodes(c.Table.Len())
+	pipe, device, err := policy.Build(c, Env{Seed: seed, Classes: classes, FromScratch: opts.FromScratch, CoresPerGPU: coresPerGPU, Lifetimes: ends})
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", policy.Name, err)
 	}

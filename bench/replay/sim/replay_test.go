@@ -339,13 +339,14 @@ func checkPublished(t *testing.T, in Input, published map[string]float64) {
 // FGD's classes learned from the pods as they are placed, from nothing
 // (ResfitFrag/learned: learn's defaults, a histogram of at most 64
 // classes, half-life 1000 pods, the measure made again every 100), serve
-// ResfitFrag within 0.35 percentage points of the classes computed from
+// ResfitFrag within 0.1 percentage points of the classes computed from
 // the whole trace, seeds 42–44 on the default openb trace (measured
-// 2026-12-03: 4.59, 4.62, 4.66% against 4.37, 4.29, 4.44%). Until the
+// 2026-12-04: 4.29, 4.24, 4.30% against 4.26, 4.22, 4.28%). Until the
 // histogram holds the classes, FGD scores every node alike and the
-// packing tie-breaker places alone, as the arrivals fill an empty
-// cluster: with the balanced tie-breaker, which spreads, learning cost
-// 0.05 points at most (4.32, 4.33, 4.28% against 4.28, 4.27, 4.28%).
+// tie-breaker places alone, as the arrivals fill an empty cluster; it
+// balances through the first 30% of the fill here (nothing is known of
+// when pods end). Packing from the start, learning cost up to 0.33
+// points (4.59, 4.62, 4.66% against 4.37, 4.29, 4.44%).
 func TestLearnedClassesServeLikeTheTraces(t *testing.T) {
 	skipUnderRace(t)
 	t.Parallel()
@@ -367,7 +368,7 @@ func TestLearnedClassesServeLikeTheTraces(t *testing.T) {
 			unallocated[k] = 100 - r.Allocation[LoadPoints-1]
 		}
 		t.Logf("seed %d: %.2f%% unallocated given the trace's classes, %.2f%% learning them", seed, unallocated[0], unallocated[1])
-		if d := unallocated[1] - unallocated[0]; d > 0.35 {
+		if d := unallocated[1] - unallocated[0]; d > 0.1 {
 			t.Errorf("seed %d: learning leaves %.2f pp more GPU unallocated", seed, d)
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/resfit/resfit/examples/kubebridge/planning"
+	"github.com/resfit/resfit/resource"
+	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/lifetime"
 )
 
@@ -34,6 +36,23 @@ func (sc *scene) podEndText(pod *v1.Pod) (string, error) {
 			w.Free, w.Nodes, w.Devices)
 	}
 	return text, nil
+}
+
+// tieBreakText says, for a pipeline whose tie-breaker waits for ends
+// (lifetime.UntilKnown), that it scores the task as its first scorer for
+// now, and why; "" otherwise.
+func tieBreakText(p *scoring.Pipeline, task *scoring.Task, table *resource.Table) string {
+	for _, s := range p.Scorers() {
+		u, ok := s.Scorer.(*lifetime.UntilKnown)
+		if !ok {
+			continue
+		}
+		if cur := u.Current(task, table); cur.Name() != u.Name() {
+			return fmt.Sprintf("nothing is known of when any pod ends and %.0f%% of the GPUs are in use, under %.0f%%: the %s column scores as %s until one or the other",
+				100*u.InUse(), 100*lifetime.FillShare, u.Name(), cur.Name())
+		}
+	}
+	return ""
 }
 
 // emptiesText is when a node is expected to empty and from what its pods'

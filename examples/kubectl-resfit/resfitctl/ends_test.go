@@ -127,6 +127,57 @@ func TestExplainSaysWhenTheTermWaits(t *testing.T) {
 	}
 }
 
+// TestExplainSaysTheTieBreakerBalances: on three 8-GPU nodes where one pod
+// runs that has not started yet (a scheduler assumed it there) and
+// declares nothing, nothing is known of when any pod ends and 1 of the 24
+// GPUs is in use: explain says the packing tie-breaker balances for now,
+// and its column is NodeResourcesBalancedAllocation's score. Once the pod
+// has run for a while (its end is guessed from its age), it packs, and
+// explain says nothing of it.
+func TestExplainSaysTheTieBreakerBalances(t *testing.T) {
+	now := time.Now()
+	gpu := []string{"cpu", "32", "memory", "128Gi", "nvidia.com/gpu", "8", "pods", "110"}
+	one := []string{"cpu", "2", "memory", "8Gi", "nvidia.com/gpu", "1"}
+	cfg, err := config.Load([]byte(`plugins: [{name: ResfitFrag, args: {classes: [{cpu: 2, gpus: 1}]}}]`), config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, started := range []bool{false, true} {
+		c := &Snapshot{Source: "test", Now: now, Nodes: []*v1.Node{kubetest.Node("gpu-a", gpu...), kubetest.Node("gpu-b", gpu...), kubetest.Node("gpu-c", gpu...)}}
+		busy := kubetest.Pod("busy", "gpu-a", one...)
+		if started {
+			busy = kubetest.Running(busy, now.Add(-time.Hour))
+		}
+		c.Pods = append(c.Pods, busy)
+		e, err := Explain(c, cfg, "test", kubetest.Pod("pending", "", one...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		note := "nothing is known of when any pod ends and 4% of the GPUs are in use, under 30%: the PackLeastUsed column scores as NodeResourcesBalancedAllocation until one or the other"
+		if got := strings.Contains(e.PodEnd, note); got == started {
+			t.Errorf("pod %s: explain says %q", map[bool]string{false: "not started", true: "started"}[started], e.PodEnd)
+		}
+		// The column is the balanced or the packing tie-breaker's, as
+		// ResfitFrag configured with one or the other scores it.
+		ref, err := config.Load([]byte(map[bool]string{
+			false: `plugins: [{name: ResfitFrag, args: {classes: [{cpu: 2, gpus: 1}], tieBreaker: {type: NodeResourcesBalancedAllocation}}}]`,
+			true:  `plugins: [{name: ResfitFrag, args: {classes: [{cpu: 2, gpus: 1}], tieBreaker: {untilEndsKnown: PackLeastUsed}}}]`}[started]), config.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Explain(c, ref, "reference", kubetest.Pod("pending", "", one...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []string{"gpu-a", "gpu-b"} {
+			got, want := node(t, e, n).Scores["PackLeastUsed"], node(t, r, n).Scores[map[bool]string{false: "NodeResourcesBalancedAllocation", true: "PackLeastUsed"}[started]]
+			if got != want || (n == "gpu-a" && !started && got == 12) {
+				t.Errorf("started %v: %s's tie-breaker scores %v, the reference %v", started, n, got, want)
+			}
+		}
+	}
+}
+
 func TestDurationText(t *testing.T) {
 	for s, want := range map[float64]string{-5: "under a minute", 29: "under a minute", 31: "1m", 45 * 60: "45m", 3*3600 + 600: "3h10m", 47 * 3600: "47h00m", 4*86400 + 6*3600 + 59: "4d6h"} {
 		if got := durationText(s); got != want {

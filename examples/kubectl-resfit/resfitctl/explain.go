@@ -172,6 +172,9 @@ func (sc *scene) explain(e *Explanation, pod *v1.Pod) error {
 	if e.PodEnd, err = sc.podEndText(pod); err != nil {
 		return err
 	}
+	if note := tieBreakText(sc.Pipeline(), task.Task, table); note != "" {
+		e.PodEnd += "; " + note
+	}
 	batch := sc.Pipeline().NewBatch(table.Len())
 	e.Requests = planning.Quantities(schema, task.Task.Requests)
 	if e.DRA {

@@ -142,7 +142,7 @@ var (
 	resfitFragProfile = []enabled{
 		{FGDName, 101, `{"classes": ` + benchClasses + `}`},
 		{ResourceStrategyFitName, 1, `{"plugins": [
-  {"name": "PackLeastUsed", "args": {"resources": [{"name": "cpu", "weight": 1}, {"name": "nvidia.com/gpu", "weight": 1}]}},
+  {"name": "PackLeastUsed", "args": {"resources": [{"name": "cpu", "weight": 1}, {"name": "nvidia.com/gpu", "weight": 1}], "untilEndsKnown": "NodeResourcesBalancedAllocation"}},
   {"name": "resource-strategy-fit", "scores": false, "args": {"sra": {"policy": "proportional", "resources": "nvidia.com/gpu",
     "proportional": {"nvidia.com/gpu.cpu": 8, "nvidia.com/gpu.memory": 0}}}}]}`},
 	}

@@ -28,7 +28,8 @@ import (
 const fragClassesJSON = `[{"cpu": 4, "gpus": 1, "weight": 3}, {"cpu": 8, "gpus": 2, "weight": 2}, {"cpu": 2, "weight": 1}]`
 
 // ResfitFrag in kube-scheduler is three plugins: resfit's FGD at weight
-// 101, ResourceStrategyFit at weight 1 running resfit's PackLeastUsed over
+// 101, ResourceStrategyFit at weight 1 running resfit's PackLeastUsed (until
+// an end is known, or 30% of the GPUs are in use, balanced) over
 // cpu and GPU (0..100) and the proportional reserve as a filter (with
 // NodeResourcesFit and DeviceShare), and the lifetime term:
 // ResfitLifetime for declared ends at 30 and ResfitLearnedLifetime for
@@ -78,7 +79,7 @@ func TestResfitFragProfileIsExactInFramework(t *testing.T) {
 				{Name: LifetimeName, Args: unknown(`{"ends": "declared"}`)},
 				{Name: LearnedLifetimeName, Args: unknown(`{}`)},
 				{Name: ResourceStrategyFitName, Args: unknown(fmt.Sprintf(`{"plugins": [
-				  {"name": "PackLeastUsed", "args": {"resources": [{"name": "cpu", "weight": 1}, {"name": "nvidia.com/gpu", "weight": 1}]}},
+				  {"name": "PackLeastUsed", "args": {"resources": [{"name": "cpu", "weight": 1}, {"name": "nvidia.com/gpu", "weight": 1}], "untilEndsKnown": "NodeResourcesBalancedAllocation"}},
 				  {"name": "resource-strategy-fit", "scores": false,
 				   "args": {"sra": {"policy": "proportional", "resources": "nvidia.com/gpu", "proportional": {"nvidia.com/gpu.cpu": %v, "nvidia.com/gpu.memory": 0}}}}]}`, cores))},
 			},
