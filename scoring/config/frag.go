@@ -195,9 +195,10 @@ func (a FGDArgs) canonical() []yamlNode {
 //     until 2026-11-28: it spreads pods, and where pods come and go whole
 //     nodes then seldom come free). For a host that follows when pods end
 //     (Host.Lifetimes), the packing tie-breaker balances until anything
-//     is known of when pods end (UntilEndsKnown, lifetime.UntilKnown):
-//     where no pod has declared an end, ended or run for any time, as
-//     when pods only arrive, balance strands less.
+//     is known of when pods end or 30% of the devices are in use
+//     (UntilEndsKnown, lifetime.UntilKnown, lifetime.FillShare): where no
+//     pod has declared an end, ended or run for any time, as when pods
+//     only arrive, balance strands less early in the fill.
 //   - sra's proportional filter keeps CoresPerIdleGPU cores free per idle
 //     device, so that CPU-only pods do not strand GPUs.
 //   - For a host that follows when pods end (Host.Lifetimes), the lifetime
@@ -218,8 +219,9 @@ type ResfitFragArgs struct {
 	TieBreaker []string
 	// UntilEndsKnown is what the tie-breaker is, in a host that follows
 	// when pods end (Host.Lifetimes), until anything is known of any pod's
-	// end: NodeResourcesBalancedAllocation by default under PackLeastUsed
-	// (the same type as TieBreak: no change). In a host that does not
+	// end or lifetime.FillShare of the devices are in use:
+	// NodeResourcesBalancedAllocation by default under PackLeastUsed (the
+	// same type as TieBreak: no change). In a host that does not
 	// follow ends the tie-breaker is TieBreak throughout.
 	UntilEndsKnown string
 	// CoresPerIdleGPU is the proportional reserve, cores per idle device;

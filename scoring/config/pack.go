@@ -21,8 +21,9 @@ type PackLeastUsedArgs struct {
 	Resources []string
 	// UntilEndsKnown, NodeResourcesBalancedAllocation, has the plugin score
 	// as NodeResourcesBalancedAllocation over the same resources until
-	// anything is known of when pods end (lifetime.UntilKnown), in a host
-	// that follows ends (Host.Lifetimes): what ResfitFrag's tie-breaker
+	// anything is known of when pods end or lifetime.FillShare of the
+	// devices are in use (lifetime.UntilKnown), in a host that follows
+	// ends (Host.Lifetimes): what ResfitFrag's tie-breaker
 	// does by default, written out for a kube-scheduler profile that runs
 	// ResfitFrag as plugins. "" (untilEndsKnown: PackLeastUsed, or none
 	// written): it packs from the start.
@@ -90,7 +91,8 @@ func (d *decoder) untilEndsKnown(path string, raw any) string {
 // tieBreaker builds the scorer of type typ (one of tieBreakers) over the
 // named resources, named name; in a host that follows when pods end, one
 // that scores as type until instead while nothing is known of any end
-// (lifetime.UntilKnown), when until is set and another type.
+// and the devices are little used (lifetime.UntilKnown), when until is
+// set and another type.
 func tieBreaker(t target, name, typ, until string, names []string) (scoring.Scorer, error) {
 	then, err := strategyOfType(t.schema, name, typ, names)
 	if err != nil || until == "" || until == typ || t.lifetimes == nil {
