@@ -23,6 +23,12 @@ type Pod struct {
 	Keys []string
 	// Size is how much of the size resource it holds (GPUs), for FreeAt.
 	Size int64
+	// NotStarted says it holds its row but has not started yet (a
+	// scheduler assumed it there, or its kubelet has not started it): its
+	// age counts as 0 whatever Started says, so nothing is guessed from
+	// how long it has run (the Lindy rule) until it is started again with
+	// its start (Start, Replace).
+	NotStarted bool
 }
 
 // Tracker follows the running pods of a host's rows, each known by an ID
@@ -140,7 +146,7 @@ func (t *Tracker[K]) Replace(row int, ids []K, pods []Pod, now float64) {
 	for i, id := range ids {
 		p := pods[i]
 		p.Row = row
-		if x, ok := t.pods[id]; !ok || x.pod.Row != row || x.pod.Started != p.Started || x.pod.Declared != p.Declared {
+		if x, ok := t.pods[id]; !ok || x.pod.Row != row || x.pod.Started != p.Started || x.pod.Declared != p.Declared || x.pod.NotStarted != p.NotStarted {
 			t.start(id, p, now)
 		}
 		keep[id] = true
@@ -193,16 +199,24 @@ func (t *Tracker[K]) Advance(now float64) {
 // predict works x's end out again at now, under both locks, with its
 // row's count by source and latest end. The pod is due to be predicted
 // again at its end, or, when its end is not known, as soon as it has an
-// age (then the Lindy rule knows something); never at now itself, so that
-// Advance ends.
+// age (then the Lindy rule knows something; never, for a pod not started
+// yet); never at now itself, so that Advance ends.
 func (t *Tracker[K]) predict(x *tracked[K], now float64) {
 	t.nodes.count(x.pod.Row, x.source, -1)
-	x.end, x.source = t.Expect(x.pod.Keys, x.pod.Started, x.pod.Declared, now)
+	started := x.pod.Started
+	if x.pod.NotStarted {
+		started = now // its age is 0
+	}
+	x.end, x.source = t.Expect(x.pod.Keys, started, x.pod.Declared, now)
 	t.nodes.count(x.pod.Row, x.source, 1)
 	after := math.Nextafter(max(now, x.pod.Started), math.Inf(1))
-	x.due = after
-	if x.source != Unknown {
+	switch {
+	case x.source != Unknown:
 		x.due = max(x.end, after)
+	case x.pod.NotStarted:
+		x.due = math.Inf(1) // no age will tell more until it starts
+	default:
+		x.due = after
 	}
 	if x.index < 0 {
 		heap.Push(&t.due, x)

@@ -32,7 +32,11 @@ func (s *slowTracker) expect(p Pod, now float64) (float64, Source) {
 	if p.Declared > now {
 		return p.Declared, Declared
 	}
-	rest, src := s.model.remaining(p.Keys, now-p.Started)
+	age := now - p.Started
+	if p.NotStarted {
+		age = 0
+	}
+	rest, src := s.model.remaining(p.Keys, age)
 	if src == Unknown {
 		return 0, Unknown
 	}
@@ -44,6 +48,8 @@ func (s *slowTracker) predict(x *slowPod, now float64) {
 	x.due = math.Nextafter(max(now, x.Started), math.Inf(1))
 	if x.src != Unknown {
 		x.due = max(x.end, x.due)
+	} else if x.NotStarted {
+		x.due = math.Inf(1)
 	}
 }
 
@@ -137,7 +143,7 @@ func TestTrackerAgreesWithSlowReference(t *testing.T) {
 				pods := make([]Pod, len(ids))
 				for i, id := range ids {
 					pods[i] = Pod{Row: row, Keys: drawKeys(t, "keys"), Started: now - rapid.SampledFrom([]float64{0, 1, 1000}).Draw(t, "age"),
-						Size: rapid.Int64Range(0, 8).Draw(t, "size")}
+						Size: rapid.Int64Range(0, 8).Draw(t, "size"), NotStarted: rapid.Bool().Draw(t, "not started")}
 					if x, ok := ref.pods[id]; ok && x.Row == row && rapid.Bool().Draw(t, "same") {
 						pods[i] = x.Pod // as it was: kept
 					}
@@ -149,7 +155,7 @@ func TestTrackerAgreesWithSlowReference(t *testing.T) {
 					}
 				}
 				for i, id := range ids {
-					if x, ok := ref.pods[id]; ok && x.Row == row && x.Started == pods[i].Started && x.Declared == pods[i].Declared {
+					if x, ok := ref.pods[id]; ok && x.Row == row && x.Started == pods[i].Started && x.Declared == pods[i].Declared && x.NotStarted == pods[i].NotStarted {
 						continue
 					}
 					x := &slowPod{Pod: pods[i]}
@@ -159,7 +165,7 @@ func TestTrackerAgreesWithSlowReference(t *testing.T) {
 			case 0, 1:
 				p := Pod{Row: rapid.IntRange(0, rows-1).Draw(t, "row"), Keys: drawKeys(t, "keys"),
 					Started: now - rapid.SampledFrom([]float64{0, 0, 1, 10, 1000}).Draw(t, "age"),
-					Size:    rapid.Int64Range(0, 8).Draw(t, "size")}
+					Size:    rapid.Int64Range(0, 8).Draw(t, "size"), NotStarted: rapid.Bool().Draw(t, "not started")}
 				if rapid.Bool().Draw(t, "declares") {
 					p.Declared = now + rapid.Float64Range(-10, 100).Draw(t, "declared")
 				}

@@ -49,7 +49,8 @@ func Seconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
 // (LifetimeKeys) and the GPUs it asks for (resource.GPU, in whole
 // devices, rounded down for a share). A pod bound to a node that has no
 // start time yet (a scheduler assumed it there, or its kubelet has not
-// started it) starts now, as DeclaredEnd counts it. ok is false for a pod
+// started it) starts now, as DeclaredEnd counts it, and is NotStarted:
+// nothing is guessed from its age until it has a start time. ok is false for a pod
 // on no node; the error is DeclaredEnd's. The caller sets the Row.
 func RunningLifetime(pod *v1.Pod, jobs JobLookup, now time.Time) (p lifetime.Pod, ok bool, err error) {
 	if pod.Spec.NodeName == "" {
@@ -63,7 +64,7 @@ func RunningLifetime(pod *v1.Pod, jobs JobLookup, now time.Time) (p lifetime.Pod
 	if pod.Status.StartTime != nil {
 		started = pod.Status.StartTime.Time
 	}
-	p = lifetime.Pod{Started: Seconds(started), Keys: LifetimeKeys(pod)}
+	p = lifetime.Pod{Started: Seconds(started), Keys: LifetimeKeys(pod), NotStarted: pod.Status.StartTime == nil}
 	if declared {
 		p.Declared = Seconds(end)
 	}

@@ -21,8 +21,9 @@ import (
 // from the pods that end (the scheduler's pod informer: a pod leaves it
 // when it finishes or is deleted), and a tracker over the node table's
 // rows, each row's pods read from its NodeInfo whenever the row is read
-// (planning.RunningLifetime; a pod the scheduler assumed on a node starts
-// then). The tracker is made again with the table (nodes.rebuild); the
+// (planning.RunningLifetime; a pod the scheduler assumed on a node, or
+// one its kubelet has not started, counts as not started: nothing is
+// guessed from its age until it has a start time). The tracker is made again with the table (nodes.rebuild); the
 // model is kept. It is used under the profile's mutex; the model is safe
 // for concurrent use.
 type lifetimes struct {
