@@ -12,9 +12,11 @@ import (
 // unallocated than before unless it lost pods (fragMultiPod may), never
 // goes below its floor when it lost none (the floor bounds every plan that
 // places again what it moves), and the same seed gives the same results.
-// Under the race detector it replays seed 42 alone (its passes run on the
+// Under the race detector it replays seed 43 alone (its passes run on the
 // workers all the same), where the two seeds took a minute; without it
-// (.ci/run's long tests), seeds 42 and 43.
+// (.ci/run's long tests), seeds 42 and 43. (On seed 42's cluster, as
+// ResfitFrag leaves it since its tie-breaker balances while nothing is
+// known of when pods end, no pass finds a move.)
 func TestDefragPassesKeepTheirBounds(t *testing.T) {
 	t.Parallel() // one of the sim tests that take tens of seconds under race: they share the two cores
 	in := Synthetic(SyntheticSpec{Nodes: 60, Seed: 3})
@@ -25,7 +27,7 @@ func TestDefragPassesKeepTheirBounds(t *testing.T) {
 	passes := DefragPasses()
 	seeds := []uint64{42, 43}
 	if raceEnabled {
-		seeds = seeds[:1]
+		seeds = seeds[1:]
 	}
 	run := func() []*Result {
 		rs, err := RunDefrags(in, policy[0], passes, seeds, 1.3, Options{}, 0, nil)
