@@ -40,6 +40,8 @@ type Devices struct {
 	models    []string        // per node; "" unknown
 	parts     [][]Partitioned // per node (SetPartitioned)
 	freed     uint64          // see Freed
+	rowFree   []int64         // per node, its free amounts summed (FreeTotal)
+	freeSum   int64           // rowFree summed (FreeSum)
 }
 
 // MaxDevicesPerNode bounds the devices one node may have.
@@ -80,6 +82,8 @@ func (d *Devices) AddNode(count int) (int, error) {
 	d.versions = append(d.versions, 0)
 	d.models = append(d.models, "")
 	d.parts = append(d.parts, nil)
+	d.rowFree = append(d.rowFree, int64(count)*d.perDevice)
+	d.freeSum += int64(count) * d.perDevice
 	d.freed++
 	return d.Len() - 1, nil
 }
@@ -133,13 +137,15 @@ func (d *Devices) Whole(i int) bool {
 }
 
 // FreeTotal is node i's free amount summed over its devices.
-func (d *Devices) FreeTotal(i int) int64 {
-	var t int64
-	for _, f := range d.Free(i) {
-		t += f
-	}
-	return t
-}
+func (d *Devices) FreeTotal(i int) int64 { return d.rowFree[i] }
+
+// FreeSum is the free amount summed over every node's devices (FreeTotal
+// summed), kept as the view changes, so that reading it costs nothing.
+func (d *Devices) FreeSum() int64 { return d.freeSum }
+
+// Capacity is the amount every node's devices hold when wholly free: how
+// many devices there are, times PerDevice.
+func (d *Devices) Capacity() int64 { return int64(len(d.free)) * d.perDevice }
 
 // Check reports whether r is a request the devices could ever serve: a
 // count ≥ 0 and, when it asks for something, an amount per device in
@@ -174,12 +180,19 @@ func (d *Devices) Fits(i int, r DeviceRequest) bool {
 	return r.Count <= hi-lo && d.sorted[hi-r.Count] >= r.Each
 }
 
-// changed counts a change to node i's free amounts and sorts them again.
+// changed counts a change to node i's free amounts, sorts them again and
+// sums them again (FreeTotal, FreeSum).
 func (d *Devices) changed(i int) {
 	d.versions[i]++
 	s := d.sorted[d.start[i]:d.start[i+1]]
 	copy(s, d.Free(i))
 	slices.Sort(s)
+	var t int64
+	for _, f := range s {
+		t += f
+	}
+	d.freeSum += t - d.rowFree[i]
+	d.rowFree[i] = t
 }
 
 // Tightest returns the device of node i with the least free amount that
@@ -354,6 +367,8 @@ func (d *Devices) Remove(i int) (int, error) {
 		d.changed(i)
 		d.freed++
 	}
+	d.freeSum -= d.rowFree[last]
+	d.rowFree = d.rowFree[:last]
 	d.free = d.free[:d.start[last]]
 	d.sorted = d.sorted[:d.start[last]]
 	d.start = d.start[:last+1]

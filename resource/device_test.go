@@ -199,6 +199,15 @@ func TestDevicesFitsAfterChanges(t *testing.T) {
 				}
 				d.SetFree(i, free)
 			}
+			var sum int64
+			for k := range d.Len() {
+				for _, f := range d.Free(k) {
+					sum += f
+				}
+			}
+			if d.FreeSum() != sum {
+				t.Fatalf("FreeSum %d, the free amounts sum to %d", d.FreeSum(), sum)
+			}
 			r := request("check")
 			for k := range d.Len() {
 				have := 0
@@ -219,8 +228,8 @@ func TestDevicesFitsAfterChanges(t *testing.T) {
 // Remove — agree with a plain list of free amounts per node: every device
 // AllocateInto reports is one Allocate would have taken from, Return
 // gives exactly those back, SetCount resets a node, Remove moves the last
-// node into the row; Fits agrees with counting, and every change that may
-// make room raises Freed.
+// node into the row; Fits agrees with counting, FreeTotal, FreeSum and
+// Capacity with summing, and every change that may make room raises Freed.
 func TestDevicesKeepPodsAgainstAReference(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		d, _ := NewDevices("nvidia.com/gpu", 1000)
@@ -296,10 +305,20 @@ func TestDevicesKeepPodsAgainstAReference(t *testing.T) {
 			if d.Len() != len(ref) {
 				t.Fatalf("%d nodes, want %d", d.Len(), len(ref))
 			}
+			var sum, capacity int64
 			for i, want := range ref {
 				if !slices.Equal(d.Free(i), want) {
 					t.Fatalf("node %d free %v, want %v", i, d.Free(i), want)
 				}
+				var total int64
+				for _, f := range want {
+					total += f
+				}
+				if d.FreeTotal(i) != total {
+					t.Fatalf("node %d free %v: FreeTotal %d, want %d", i, want, d.FreeTotal(i), total)
+				}
+				sum += total
+				capacity += int64(len(want)) * 1000
 				for each := int64(1); each <= 1000; each += 333 {
 					for count := 1; count <= 3; count++ {
 						if d.Fits(i, DeviceRequest{count, each}) != (countFitting(want, each) >= count) {
@@ -307,6 +326,9 @@ func TestDevicesKeepPodsAgainstAReference(t *testing.T) {
 						}
 					}
 				}
+			}
+			if d.FreeSum() != sum || d.Capacity() != capacity {
+				t.Fatalf("FreeSum %d, Capacity %d; want %d, %d", d.FreeSum(), d.Capacity(), sum, capacity)
 			}
 		}
 		// A released device past its size is refused.
