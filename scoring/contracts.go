@@ -10,7 +10,8 @@ import (
 // This file holds what a filter or scorer is, apart from how a Pipeline
 // or a Placer drives them: the two interfaces, the span of nodes they are
 // handed, the verdicts a filter writes, the optional contracts that tell
-// a Placer what it may remember (Volatile, Excluder, Monotone, Learner),
+// a Placer what it may remember (Volatile, Phased, Excluder, Monotone,
+// Learner),
 // and the one that tells a host which scorers rank nothing for a task
 // (Indifferent).
 
@@ -105,9 +106,35 @@ type Learner interface {
 	Observe(task *Task)
 }
 
+// Phased is implemented by a Volatile Scorer whose scores change apart
+// from the table only when its phase does: a tie-breaker that scores one
+// way until anything is known of when pods end and another way after
+// (lifetime.UntilKnown). Phased() true promises that, for tasks of one
+// class (see Scorer) for which AppendPhase appends the same bytes, a
+// node's score is a function of the class and the node's row, as a stable
+// scorer's is. A Placer then remembers the scorer's scores per class and
+// phase, and scores it again only on the rows that changed, where it would
+// score every node for every task; a host that knows nothing of phases
+// runs it as any volatile scorer, with the same outcome. AppendPhase
+// appends to key what names the phase the scorer scores the task in on
+// the table now (a function of the task, the table and the scorer's own
+// state), allocating nothing beyond what growing key takes.
+type Phased interface {
+	Volatile
+	Phased() bool
+	AppendPhase(key []byte, task *Task, table *resource.Table) []byte
+}
+
 func isVolatile(x any) bool {
 	v, ok := x.(Volatile)
 	return ok && v.Volatile()
+}
+
+// isPhased reports whether x is a Volatile scorer a Placer may remember
+// per phase (see Phased).
+func isPhased(x any) bool {
+	p, ok := x.(Phased)
+	return ok && p.Volatile() && p.Phased()
 }
 
 // Span is the nodes a filter or scorer is handed: Len of them, node i

@@ -320,9 +320,10 @@ type scorerColumn struct {
 }
 
 // split divides the pipeline into the filters and scorers whose results a
-// Placer may remember (stable) and the Volatile ones, which it runs for
-// every task; columns says where each scorer went, in order. Without
-// volatile parts, stable is p and volatile nil.
+// Placer may remember (stable, Phased scorers among them: remembered per
+// phase) and the other Volatile ones, which it runs for every task;
+// columns says where each scorer went, in order. Without volatile parts
+// (or with Phased ones only among them), stable is p and volatile nil.
 func (p *Pipeline) split() (stable, volatile *Pipeline, columns []scorerColumn, err error) {
 	var stableF, volatileF []Filter
 	for _, f := range p.filters {
@@ -334,7 +335,7 @@ func (p *Pipeline) split() (stable, volatile *Pipeline, columns []scorerColumn, 
 	}
 	var stableS, volatileS []WeightedScorer
 	for _, s := range p.scorers {
-		if isVolatile(s.Scorer) {
+		if isVolatile(s.Scorer) && !isPhased(s.Scorer) {
 			columns = append(columns, scorerColumn{volatile: true, index: len(volatileS)})
 			volatileS = append(volatileS, s)
 		} else {

@@ -58,7 +58,11 @@ const DefaultMaxClasses = 64
 // (see Scorer), or is Volatile: the volatile ones run on every node for
 // every task, the others are remembered as before, and a node's total is
 // summed over all of them in the pipeline's order, so it is the pipeline's
-// to the last bit.
+// to the last bit. Two kinds of volatile scorer cost no more than a
+// stable one: a Phased scorer is remembered per phase, the phase being
+// part of the task's class, and for a task that every volatile scorer is
+// Indifferent to (with no volatile filter) nothing volatile runs and the
+// remembered totals are the pipeline's, the volatile ones adding zeros.
 //
 // Changes to the table made by others (SetUsed, Add, Remove, ...) are
 // seen through resource.Table.ChangedSince; a change to the device view must come with a
@@ -104,6 +108,9 @@ type Placer struct {
 	// parts.
 	vtotals []float64
 	vleaves []int32
+	// phased are the stable scorers that are Phased: a class is
+	// remembered per phase of theirs.
+	phased []Phased
 	// excluders, when not nil, are the pipeline's volatile parts, all of
 	// them Excluders (volatile is then nil); excluded and masked are the
 	// rows they list for a task and those of them Best took out of the
@@ -152,6 +159,11 @@ func NewPlacer(p *Pipeline, table *resource.Table, opts PlacerOptions) (*Placer,
 	if xs, ok := pl.volatile.excluders(); ok {
 		pl.excluders, pl.volatile = xs, nil
 	}
+	for _, s := range pl.stable.scorers {
+		if isPhased(s.Scorer) {
+			pl.phased = append(pl.phased, s.Scorer.(Phased))
+		}
+	}
 	pl.batch = pl.stable.NewBatch(table.Len())
 	if pl.volatile != nil {
 		pl.vbatch = pl.volatile.NewBatch(table.Len())
@@ -195,17 +207,22 @@ func (pl *Placer) Best(task *Task) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	if pl.volatile != nil {
+	if pl.volatile != nil && !pl.volatileIndifferent(task) {
 		return pl.bestWithVolatile(task, c)
 	}
 	if pl.excluders != nil {
 		return pl.bestExcluding(task, c)
 	}
-	row := c.best()
-	if row >= 0 {
-		pl.total = c.totals[row]
-	}
-	return row, nil
+	return pl.bestRemembered(task, c)
+}
+
+// volatileIndifferent reports whether the pipeline's volatile parts add
+// nothing for the task: no filters, and every scorer of some weight
+// Indifferent to it (Pipeline.Indifferent). Each node's total is then the
+// total of its remembered results, to the last bit (a sum with zeros
+// left out), and the placer places as if there were no volatile parts.
+func (pl *Placer) volatileIndifferent(task *Task) bool {
+	return pl.volatile.filterCount() == 0 && pl.volatile.Indifferent(task)
 }
 
 // Total is the total score of the node the last Best or Place returned
@@ -251,7 +268,7 @@ func (pl *Placer) Scores(task *Task) (Scores, error) {
 		return Scores{}, err
 	}
 	n := pl.table.Len()
-	if pl.volatile == nil && pl.excluders == nil {
+	if pl.excluders == nil && (pl.volatile == nil || pl.volatileIndifferent(task)) {
 		return Scores{totals: c.totals, leaves: c.tree[n : 2*n]}, nil
 	}
 	if pl.volatile == nil {

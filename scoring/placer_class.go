@@ -190,9 +190,8 @@ func (pl *Placer) rescoreRows(task *Task, c *placerClass, rows []int) error {
 		return err
 	}
 	// A few rows replay their own matches up the tree; many are cheaper to
-	// take in by playing the whole tree again once. (With volatile parts
-	// only the leaves are read: neither.)
-	replay := len(rows) <= n/16 && pl.volatile == nil
+	// take in by playing the whole tree again once.
+	replay := len(rows) <= n/16
 	for i, r := range rows {
 		pl.takeIn(c, b, i, r, replay)
 	}
@@ -237,6 +236,13 @@ func (pl *Placer) sum(c *placerClass, vb *Batch, i int) float64 {
 // forgetting the least recently used beyond the bound) when new.
 func (pl *Placer) class(task *Task) *placerClass {
 	pl.key = appendClassKey(pl.key[:0], task)
+	for _, p := range pl.phased {
+		// Each phase's bytes after their length, so that the key reads
+		// back one way.
+		at := len(pl.key)
+		pl.key = p.AppendPhase(append(pl.key, 0, 0, 0, 0), task, pl.table)
+		binary.LittleEndian.PutUint32(pl.key[at:], uint32(len(pl.key)-at-4))
+	}
 	c, ok := pl.classes[string(pl.key)]
 	if ok {
 		pl.unlink(c)

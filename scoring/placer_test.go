@@ -88,15 +88,29 @@ type placerCluster struct {
 	pipe    *scoring.Pipeline
 }
 
-// volatileParts, when seed is not 0, puts a random scorer at position at
-// among the scorers and a random filter after the others.
+// volatileParts, when seed is not 0, puts a volatile scorer at position
+// at among the scorers (of the kind: random, random but indifferent to a
+// task without an end, or phased) and a random filter after the others.
 type volatileParts struct {
 	seed   uint64
+	kind   volatileKind
 	at     int
 	weight float64
 	filter bool
-	alone  bool // the random scorer is the pipeline's only scorer
+	alone  bool // the volatile scorer is the pipeline's only scorer
+	// phase is the phased scorer's state apart from the table, which the
+	// test changes between tasks.
+	phase *bool
 }
+
+// volatileKind is which volatile scorer volatileParts puts in.
+type volatileKind int
+
+const (
+	randomKind volatileKind = iota
+	indifferentKind
+	phasedKind
+)
 
 func newPlacerCluster(t *rapid.T, cfg *config.Config, schema *resource.Schema, alloc, used []resource.Vector, models []string, withFGD bool, vol volatileParts) *placerCluster {
 	c := &placerCluster{table: resource.NewTable(schema, len(alloc))}
@@ -136,7 +150,14 @@ func newPlacerCluster(t *rapid.T, cfg *config.Config, schema *resource.Schema, a
 			ws = nil
 		}
 		at := min(vol.at, len(ws))
-		ws = slices.Insert(ws, at, scoring.WeightedScorer{Scorer: &randomScorer{rand.New(rand.NewPCG(vol.seed, 1))}, Weight: vol.weight})
+		var v scoring.Scorer = &randomScorer{rand.New(rand.NewPCG(vol.seed, 1))}
+		switch vol.kind {
+		case indifferentKind:
+			v = &endsScorer{randomScorer{rand.New(rand.NewPCG(vol.seed, 1))}}
+		case phasedKind:
+			v = &phasedScorer{state: vol.phase}
+		}
+		ws = slices.Insert(ws, at, scoring.WeightedScorer{Scorer: v, Weight: vol.weight})
 		filters := []scoring.Filter{scoring.NewFitFilter(nil, nil), df}
 		if vol.filter {
 			filters = append(filters, &randomFilter{rand.New(rand.NewPCG(vol.seed, 2))})
@@ -253,9 +274,10 @@ func TestPlacerMatchesFullRescoring(t *testing.T) {
 		}
 		var vol volatileParts
 		if rapid.IntRange(0, 3).Draw(t, "volatile") == 0 {
-			vol = volatileParts{seed: rapid.Uint64Range(1, 1<<40).Draw(t, "volatile seed"), at: rapid.IntRange(0, 5).Draw(t, "at"),
+			vol = volatileParts{seed: rapid.Uint64Range(1, 1<<40).Draw(t, "volatile seed"),
+				kind: volatileKind(rapid.IntRange(0, 2).Draw(t, "volatile kind")), at: rapid.IntRange(0, 5).Draw(t, "at"),
 				weight: float64(rapid.IntRange(0, 7).Draw(t, "weight")) / 3, filter: rapid.Bool().Draw(t, "volatile filter"),
-				alone: rapid.Bool().Draw(t, "volatile alone")}
+				alone: rapid.Bool().Draw(t, "volatile alone"), phase: new(bool)}
 		}
 		full := newPlacerCluster(t, cfg, schema, alloc, used, models, withFGD, vol)
 		inc := newPlacerCluster(t, cfg, schema, alloc, used, models, withFGD, vol)
@@ -328,6 +350,15 @@ func TestPlacerMatchesFullRescoring(t *testing.T) {
 				}
 			}
 			task := shapes[rapid.IntRange(0, len(shapes)-1).Draw(t, "shape")]
+			if vol.seed != 0 {
+				// Some tasks have an end (the indifferent scorer then
+				// draws, the phased one may change phase), and the phased
+				// scorer's state changes now and then, for both sides.
+				task.Ends = float64(rapid.IntRange(0, 1).Draw(t, "ends"))
+				if rapid.IntRange(0, 4).Draw(t, "phase change") == 0 {
+					*vol.phase = !*vol.phase
+				}
+			}
 			if lock != nil {
 				lock.rows = rapid.SliceOfN(rapid.IntRange(0, n-1), 0, 3).Draw(t, "locked rows")
 				task.Job = rapid.SampledFrom([]string{"", "", "target"}).Draw(t, "job")
@@ -511,6 +542,53 @@ func (s *randomScorer) Volatile() bool    { return true }
 func (s *randomScorer) ScoreNodes(_ *scoring.Task, _ scoring.Span, out []float64) error {
 	for i := range out {
 		out[i] = float64(s.rng.IntN(100))
+	}
+	return nil
+}
+
+// endsScorer draws a score per node for a task with an end, and scores a
+// task without one 0 everywhere, drawing nothing: volatile, and
+// Indifferent to a task without an end.
+type endsScorer struct{ randomScorer }
+
+func (s *endsScorer) Indifferent(task *scoring.Task) bool { return task.Ends == 0 }
+func (s *endsScorer) ScoreNodes(task *scoring.Task, nodes scoring.Span, out []float64) error {
+	if task.Ends == 0 {
+		clear(out)
+		return nil
+	}
+	return s.randomScorer.ScoreNodes(task, nodes, out)
+}
+
+// phasedScorer scores the share of a node's cpu that is free, or in its
+// other phase the share of its GPUs in use (×100): Phased, its phase the
+// state it shares with the test, flipped for a task with an end.
+type phasedScorer struct{ state *bool }
+
+func (s *phasedScorer) Name() string      { return "phased" }
+func (s *phasedScorer) MaxScore() float64 { return 100 }
+func (s *phasedScorer) Volatile() bool    { return true }
+func (s *phasedScorer) Phased() bool      { return true }
+func (s *phasedScorer) phase(task *scoring.Task) bool {
+	return *s.state != (task.Ends != 0)
+}
+func (s *phasedScorer) AppendPhase(key []byte, task *scoring.Task, _ *resource.Table) []byte {
+	if s.phase(task) {
+		return append(key, 1)
+	}
+	return append(key, 0)
+}
+func (s *phasedScorer) ScoreNodes(task *scoring.Task, nodes scoring.Span, out []float64) error {
+	t := nodes.Table()
+	for i := range out {
+		a, u := t.Allocatable(nodes.Row(i)), t.Used(nodes.Row(i))
+		out[i] = 0
+		switch {
+		case !s.phase(task) && a[0] > 0:
+			out[i] = 100 * float64(max(a[0]-u[0], 0)) / float64(a[0])
+		case s.phase(task) && a[2] > 0:
+			out[i] = 100 * float64(min(u[2], a[2])) / float64(a[2])
+		}
 	}
 	return nil
 }

@@ -14,11 +14,9 @@ func (c *placerClass) best() int {
 }
 
 // playMatches plays every match of the class's tree from its leaves up.
-// With volatile parts only the leaves are read, and it plays none.
+// (With volatile parts the tree is read for a task they are indifferent
+// to, so it is kept then too.)
 func (pl *Placer) playMatches(c *placerClass) {
-	if pl.volatile != nil {
-		return
-	}
 	n := len(c.totals)
 	for i := n - 1; i >= 1; i-- {
 		c.tree[i] = pl.winner(c.totals, c.tree[2*i], c.tree[2*i+1])
@@ -102,6 +100,31 @@ func (pl *Placer) bestWithVolatile(task *Task, c *placerClass) (int, error) {
 		best, total := pl.pickVolatile(c, vb)
 		if best < 0 || !c.isStale(best) {
 			pl.total = total
+			return best, nil
+		}
+		var err error
+		if round < staleRounds {
+			err = pl.refresh(task, c, best)
+		} else {
+			err = pl.refreshAll(task, c)
+		}
+		if err != nil {
+			return -1, err
+		}
+	}
+}
+
+// bestRemembered is the class's best row as its tree has it, once no
+// stale row (see placerClass.stale) comes out best: a stale best is
+// checked again, until the best is not stale; after a few rounds every
+// stale row is checked.
+func (pl *Placer) bestRemembered(task *Task, c *placerClass) (int, error) {
+	for round := 0; ; round++ {
+		best := c.best()
+		if best < 0 || !c.isStale(best) {
+			if best >= 0 {
+				pl.total = c.totals[best]
+			}
 			return best, nil
 		}
 		var err error

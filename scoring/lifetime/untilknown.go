@@ -3,7 +3,6 @@ package lifetime
 import (
 	"fmt"
 	"math"
-	"sync"
 
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
@@ -28,18 +27,14 @@ import (
 // second already has an end guessed from its age, so there UntilKnown
 // scores as its second scorer.
 //
-// It is Volatile (the view changes apart from the table) and safe for
+// It is Volatile (the view changes apart from the table), and Phased when
+// neither of its scorers is Volatile: in each phase it scores as one of
+// them, so a Placer remembers its scores per phase. It is safe for
 // concurrent use when its two scorers are.
 type UntilKnown struct {
 	nodes       *Nodes
 	devices     *resource.Devices
 	until, then scoring.Scorer
-	// filled caches whether FillShare of the devices are in use, for a
-	// table at a clock.
-	mu     sync.Mutex
-	table  *resource.Table
-	clock  uint64
-	filled bool
 }
 
 // FillShare is the share of the devices in use from which UntilKnown
@@ -74,6 +69,25 @@ func (u *UntilKnown) MaxScore() float64 { return u.then.MaxScore() }
 // Volatile is true.
 func (u *UntilKnown) Volatile() bool { return true }
 
+// Phased reports whether neither scorer is Volatile (scoring.Phased):
+// then in each of its two phases a node's score is a function of the
+// task's class and the node's row.
+func (u *UntilKnown) Phased() bool { return !volatile(u.until) && !volatile(u.then) }
+
+// AppendPhase appends 1 when the task scores as the second scorer on the
+// table now, 0 when as the first (Current).
+func (u *UntilKnown) AppendPhase(key []byte, task *scoring.Task, table *resource.Table) []byte {
+	if u.second(task) {
+		return append(key, 1)
+	}
+	return append(key, 0)
+}
+
+func volatile(s scoring.Scorer) bool {
+	v, ok := s.(scoring.Volatile)
+	return ok && v.Volatile()
+}
+
 // Known reports whether anything is known of when pods end, for the task:
 // its own end, or a pod's in the view.
 func (u *UntilKnown) Known(task *scoring.Task) bool {
@@ -95,10 +109,15 @@ func (u *UntilKnown) ScoreNodes(task *scoring.Task, nodes scoring.Span, out []fl
 // second when anything is known (Known) or FillShare of the devices are
 // in use, the first otherwise.
 func (u *UntilKnown) Current(task *scoring.Task, table *resource.Table) scoring.Scorer {
-	if u.Known(task) || u.filledUp(table) {
+	if u.second(task) {
 		return u.then
 	}
 	return u.until
+}
+
+// second reports whether the task scores as the second scorer now.
+func (u *UntilKnown) second(task *scoring.Task) bool {
+	return u.Known(task) || u.filledUp()
 }
 
 // InUse is the share of its device view in use (InUse), 0 without one.
@@ -109,30 +128,17 @@ func (u *UntilKnown) InUse() float64 {
 	return InUse(u.devices)
 }
 
-// filledUp reports whether FillShare of the devices are in use, worked out
-// again only when the table changed.
-func (u *UntilKnown) filledUp(table *resource.Table) bool {
-	if u.devices == nil {
-		return false
-	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.table != table || u.clock != table.Clock() {
-		u.table, u.clock, u.filled = table, table.Clock(), InUse(u.devices) >= FillShare
-	}
-	return u.filled
+// filledUp reports whether FillShare of the devices are in use.
+func (u *UntilKnown) filledUp() bool {
+	return u.devices != nil && InUse(u.devices) >= FillShare
 }
 
 // InUse is the share of the view's devices in use, by amount (a share of
 // a device counting as its share); 0 for a view without devices.
 func InUse(devices *resource.Devices) float64 {
-	var total, free int64
-	for r := range devices.Len() {
-		total += int64(devices.Count(r)) * devices.PerDevice()
-		free += devices.FreeTotal(r)
-	}
+	total := devices.Capacity()
 	if total == 0 {
 		return 0
 	}
-	return float64(total-free) / float64(total)
+	return float64(total-devices.FreeSum()) / float64(total)
 }

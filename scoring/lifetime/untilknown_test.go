@@ -122,12 +122,20 @@ func TestUntilKnownSwitchesWhenAnEndIsKnown(t *testing.T) {
 			if cur := u.Current(task, span.Table()); (cur == scoring.Scorer(then)) != (known || filled) {
 				t.Fatalf("at %v: current %s, known %v, filled %v", now, cur.Name(), known, filled)
 			}
+			if phase := u.AppendPhase([]byte{7}, task, span.Table()); !slices.Equal(phase, []byte{7, 0}) && !slices.Equal(phase, []byte{7, 1}) || (phase[1] == 1) != (known || filled) {
+				t.Fatalf("at %v: phase %v, known %v, filled %v", now, phase, known, filled)
+			}
 			if u.Known(task) != known || slices.ContainsFunc(out, func(s float64) bool { return s != want }) {
 				t.Fatalf("at %v, task ends %v, %d of %d in use: known %v, scores %v; the reference %v, %v", now, task.Ends, used, all, u.Known(task), out, known, want)
 			}
 		}
 	})
 }
+
+// volatileFixed is a fixed score, volatile.
+type volatileFixed struct{ fixed }
+
+func (*volatileFixed) Volatile() bool { return true }
 
 // TestUntilKnownScorers: it takes its name and range from the scorer it
 // becomes, is volatile, refuses scorers of different ranges, and without
@@ -147,5 +155,15 @@ func TestUntilKnownScorers(t *testing.T) {
 	}
 	if _, err := NewUntilKnown(nil, nil, nil, then); err == nil {
 		t.Error("a nil scorer is taken")
+	}
+	// Phased while neither scorer is volatile: a placer remembers it per
+	// phase; a volatile one makes it volatile throughout.
+	if !u.Phased() {
+		t.Error("two stable scorers: not phased")
+	}
+	for _, pair := range [][2]scoring.Scorer{{&volatileFixed{*until}, then}, {until, &volatileFixed{*then}}} {
+		if v, _ := NewUntilKnown(nil, nil, pair[0], pair[1]); v.Phased() {
+			t.Errorf("%s then %s, one volatile: phased", pair[0].Name(), pair[1].Name())
+		}
 	}
 }
