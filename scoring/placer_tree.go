@@ -102,13 +102,7 @@ func (pl *Placer) bestWithVolatile(task *Task, c *placerClass) (int, error) {
 			pl.total = total
 			return best, nil
 		}
-		var err error
-		if round < staleRounds {
-			err = pl.refresh(task, c, best)
-		} else {
-			err = pl.refreshAll(task, c)
-		}
-		if err != nil {
+		if err := pl.recheck(task, c, best, round); err != nil {
 			return -1, err
 		}
 	}
@@ -127,16 +121,19 @@ func (pl *Placer) bestRemembered(task *Task, c *placerClass) (int, error) {
 			}
 			return best, nil
 		}
-		var err error
-		if round < staleRounds {
-			err = pl.refresh(task, c, best)
-		} else {
-			err = pl.refreshAll(task, c)
-		}
-		if err != nil {
+		if err := pl.recheck(task, c, best, round); err != nil {
 			return -1, err
 		}
 	}
+}
+
+// recheck scores a stale best row again, in the first staleRounds rounds
+// of a pick; after them, every stale row.
+func (pl *Placer) recheck(task *Task, c *placerClass, best, round int) error {
+	if round < staleRounds {
+		return pl.refresh(task, c, best)
+	}
+	return pl.refreshAll(task, c)
 }
 
 // bestExcluding is the class's best row once the rows the excluders list
@@ -184,7 +181,7 @@ func (pl *Placer) exclude(task *Task) error {
 	return nil
 }
 
-// staleRounds is how many stale bests bestWithVolatile checks one by one
+// staleRounds is how many stale bests a pick (recheck) checks one by one
 // before it checks every stale row.
 const staleRounds = 4
 
