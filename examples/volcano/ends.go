@@ -67,10 +67,14 @@ type sessionLearner struct {
 	learner *planning.Learner
 }
 
+// modelOptions are the options of the plugins' models: the defaults (a
+// test that cannot fit a key's MinSamples pods on its nodes sets fewer).
+var modelOptions lifetime.ModelOptions
+
 func newSessionLearner() *sessionLearner {
-	model, err := lifetime.NewModel(lifetime.ModelOptions{})
+	model, err := lifetime.NewModel(modelOptions)
 	if err != nil {
-		panic(err) // the default options are valid
+		panic(err) // the options are valid
 	}
 	return &sessionLearner{model: model, learner: planning.NewLearner(model)}
 }

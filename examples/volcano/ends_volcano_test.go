@@ -34,7 +34,8 @@ func forgetLearned() { sessionLearners.Clear() }
 //   - the first session knows nothing of how long pods of new's shape
 //     run: 0 on both nodes;
 //   - by the second, an hour later, the eight pods of that shape that ran
-//     on gpu-a since three hours before the first are gone: deleted
+//     on gpu-a since three hours before the first (as many as the model
+//     needs here: gpu-a holds 8, not the default's 256) are gone: deleted
 //     between the sessions, they ran 4 h, so new is expected to run 4 h;
 //     gpu-a is empty (0), and gpu-b's keeper, of a shape never seen, has
 //     run 4 h and is expected to run as long again (Lindy): 100 × 4/(4+4)
@@ -45,6 +46,8 @@ func TestLifetimeLearnsBetweenSessions(t *testing.T) {
 	options.Default()
 	t0 := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	atNow(t, t0)
+	modelOptions.MinSamples = 8
+	t.Cleanup(func() { modelOptions.MinSamples = 0 })
 	shape := func() v1.ResourceList { return api.BuildResourceList("1", "1Gi", gpu("1")) }
 	running := func(name, node string, rl v1.ResourceList) *v1.Pod {
 		return kubetest.Running(pod(name, node, v1.PodRunning, rl), t0.Add(-3*time.Hour))

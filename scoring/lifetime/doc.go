@@ -11,8 +11,10 @@
 //     seen that are longer than its age, less the age. With heavy tails a
 //     pod that has run long is expected to run longer still, so a pod is
 //     predicted again when it outlives its prediction. Where no key has
-//     seen enough, a pod that has run for a while is expected to run as
-//     long again (the Lindy rule); a pod that has just started, nothing.
+//     seen enough (by default 256 lifetimes longer than the age: a
+//     quantile of fewer heavy-tailed ones says little), a pod that has run
+//     for a while is expected to run as long again (the Lindy rule); a pod
+//     that has just started, nothing.
 //   - Tracker follows the running pods of a host's nodes (a table's rows):
 //     each pod's expected end, what it declares (a Job's
 //     activeDeadlineSeconds, resfit.io/runs-for) or what the Model

@@ -13,8 +13,16 @@ type ModelOptions struct {
 	// default.
 	Window int
 	// MinSamples is how many lifetimes longer than a pod's age a key must
-	// have seen to predict for it: 8 by default. A key with fewer passes
-	// the question to the next key.
+	// have seen to predict for it: 256 by default. A key with fewer passes
+	// the question to the next key, and past every key a pod that has run
+	// is expected to run as long again (the Lindy rule). A quantile of a
+	// few heavy-tailed lifetimes says little: 8 place the true median only
+	// between the 2nd and the 7th of them (93% of the time), 256 between
+	// the 44th and the 56th percentile of them (95%); and for an old pod
+	// the few that ran longer are mostly those that ended soonest after
+	// its age, the longer ones running still. In the churn replay with
+	// learned ends (bench/replay), 256 left less GPU idle while GPU pods
+	// wait at load 0.9 than 8 did, on 18 of 20 seeds.
 	MinSamples int
 	// Quantile is the quantile of those lifetimes that is predicted, in
 	// (0, 1): 0.5 (the median) by default.
@@ -24,7 +32,7 @@ type ModelOptions struct {
 // Default model options.
 const (
 	DefaultWindow     = 512
-	DefaultMinSamples = 8
+	DefaultMinSamples = 256
 	DefaultQuantile   = 0.5
 )
 

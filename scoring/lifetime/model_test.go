@@ -155,3 +155,28 @@ func TestModelOptionsNameTheField(t *testing.T) {
 		}
 	}
 }
+
+// TestModelDefaultsWaitForManyLifetimes: by default a key predicts once it
+// has seen DefaultMinSamples (256) lifetimes longer than the pod's age;
+// with one fewer, a pod that has run is expected to run as long again.
+func TestModelDefaultsWaitForManyLifetimes(t *testing.T) {
+	m, err := NewModel(ModelOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{"job"}
+	for i := range 255 {
+		m.Observe(keys, float64(100+i))
+	}
+	if rest, src := m.Remaining(keys, 50); rest != 50 || src != Lindy {
+		t.Errorf("255 lifetimes seen: %v left (%v), want 50 (lindy)", rest, src)
+	}
+	if rest, src := m.Remaining(keys, 0); rest != 0 || src != Unknown {
+		t.Errorf("255 lifetimes seen, age 0: %v left (%v), want unknown", rest, src)
+	}
+	m.Observe(keys, 355)
+	// 256 lifetimes 100 … 355: the 128th smallest is 227.
+	if rest, src := m.Remaining(keys, 50); rest != 227-50 || src != Learned {
+		t.Errorf("256 lifetimes seen: %v left (%v), want %v (learned)", rest, src, 227-50)
+	}
+}

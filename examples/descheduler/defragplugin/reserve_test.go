@@ -18,15 +18,17 @@ import (
 	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring/config"
+	"github.com/resfit/resfit/scoring/lifetime"
 )
 
 // TestRunningEndsForTheHold: reserve mode plans its hold by what a pod
 // declares, else, under ResfitFrag, what the cluster's finished pods like
-// it ran (8 pods of its Job ran 40 min: 10 min in, 30 min left); not the
-// as-long-again guess for a pod nothing is known of, and nothing under a
-// configuration that does not follow when pods end. A declared end that
-// does not read counts as none, and is kept to be logged; the scene of a
-// configuration that follows ends warns of such a pod, naming it.
+// it ran (256 pods of its Job, as many as the model needs, ran 40 min: 10
+// min in, 30 min left); not the as-long-again guess for a pod nothing is
+// known of, and nothing under a configuration that does not follow when
+// pods end. A declared end that does not read counts as none, and is kept
+// to be logged; the scene of a configuration that follows ends warns of
+// such a pod, naming it.
 func TestRunningEndsForTheHold(t *testing.T) {
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	running := func(name string, ago time.Duration, job bool) *v1.Pod {
@@ -42,7 +44,7 @@ func TestRunningEndsForTheHold(t *testing.T) {
 	unreadable := running("unreadable", time.Hour, false)
 	unreadable.Annotations = map[string]string{planning.RunsForAnnotation: "soon"}
 	pods := []*v1.Pod{declared, learned, old, unreadable}
-	for i := range 8 {
+	for i := range lifetime.DefaultMinSamples {
 		pods = append(pods, kubetest.OfJob(kubetest.Succeeded(kubetest.Pod(fmt.Sprintf("etl-%d", i), "gpu-a", "cpu", "2", "nvidia.com/gpu", "1"), now.Add(-3*time.Hour), 40*time.Minute), "etl"))
 	}
 	snap, err := cache.New([]*v1.Node{kubetest.Node("gpu-a", "cpu", "64", "memory", "256Gi", "pods", "110", "nvidia.com/gpu", "8")}, pods, cache.Options{Devices: resource.GPU})
@@ -87,9 +89,10 @@ func TestRunningEndsForTheHold(t *testing.T) {
 
 // TestLearnsFromRunToRun: the plugin's model outlives its runs. At the
 // first run nothing has ended, and nothing is known of how long the etl
-// Job's pods run; by the second, an hour later, its eight pods that had
-// run three hours are gone (deleted between the runs: they ran 4 h), so
-// fresh, of the same Job and 70 min in, is expected to run 170 min more.
+// Job's pods run; by the second, an hour later, its 256 pods that had run
+// three hours (as many as the model needs) are gone (deleted between the
+// runs: they ran 4 h), so fresh, of the same Job and 70 min in, is
+// expected to run 170 min more.
 func TestLearnsFromRunToRun(t *testing.T) {
 	ctx := t.Context()
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
@@ -103,7 +106,7 @@ func TestLearnsFromRunToRun(t *testing.T) {
 	}
 	fresh := etl("fresh", now.Add(-10*time.Minute))
 	objects := []runtime.Object{node, fresh}
-	for i := range 8 {
+	for i := range lifetime.DefaultMinSamples {
 		objects = append(objects, etl(fmt.Sprint("etl-", i), now.Add(-3*time.Hour)))
 	}
 	p, client := newPlugin(t, ctx, &Args{ConfigFile: file, Mode: ModeMakeRoom}, objects...)
@@ -119,7 +122,7 @@ func TestLearnsFromRunToRun(t *testing.T) {
 	if got := end(now); !got.IsZero() {
 		t.Errorf("first run: fresh ends %v, want not known", got)
 	}
-	for i := range 8 {
+	for i := range lifetime.DefaultMinSamples {
 		if err := client.CoreV1().Pods("default").Delete(ctx, fmt.Sprint("etl-", i), metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}

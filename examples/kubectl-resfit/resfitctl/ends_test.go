@@ -12,6 +12,7 @@ import (
 	"github.com/resfit/resfit/examples/kubebridge/planning"
 	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
 	"github.com/resfit/resfit/scoring/config"
+	"github.com/resfit/resfit/scoring/lifetime"
 )
 
 // TestExplainSaysWhenNodesEmpty: under ResfitFrag, explain says when the
@@ -22,7 +23,8 @@ import (
 //
 //	the pod declares 2 h (resfit.io/runs-for)
 //	gpu-a: short started 30 min ago declaring 1 h; etl-0, 10 min into a
-//	       Job whose 8 finished pods each ran 40 min, is learned to have
+//	       Job whose 256 finished pods (as many as the model needs) each
+//	       ran 40 min, is learned to have
 //	       30 min left (the median of what ran longer than 10 min, less
 //	       10): empties in 30 min: 100 × 0.5/(0.5 + 2) = 20, × 30 = 600
 //	gpu-b: old, 5 h old, nothing declared or learned: as long again,
@@ -47,7 +49,7 @@ func TestExplainSaysWhenNodesEmpty(t *testing.T) {
 	short.Annotations = map[string]string{planning.RunsForAnnotation: "1h"}
 	c.Pods = append(c.Pods, short, kubetest.OfJob(start(kubetest.Pod("etl-0", "gpu-a", one...), 10*time.Minute), "etl"),
 		start(kubetest.Pod("old", "gpu-b", one...), 5*time.Hour))
-	for i := range 8 {
+	for i := range lifetime.DefaultMinSamples {
 		c.Pods = append(c.Pods, kubetest.OfJob(kubetest.Succeeded(kubetest.Pod(fmt.Sprintf("etl-done-%d", i), "gpu-c", one...), now.Add(-3*time.Hour), 40*time.Minute), "etl"))
 	}
 	pending := kubetest.Pod("pending", "", one...)

@@ -9,6 +9,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
@@ -149,7 +150,7 @@ func TestLifetimeLearnsFromPodsThatEnd(t *testing.T) {
 	nodes := []*v1.Node{node("busy", gpus.DeepCopy()), node("empty", gpus.DeepCopy())}
 	nodes, pods := withFullNodes(nodes, []*v1.Pod{running("long", "busy", now, "10h", one())}, 3, now)
 	client := fake.NewClientset()
-	const ended = 8 // the model's MinSamples
+	const ended = lifetime.DefaultMinSamples
 	for i := range ended + 1 {
 		p := running(fmt.Sprintf("done-%d", i), "busy", now.Add(-30*time.Minute), "", one())
 		if i == ended {
@@ -175,9 +176,21 @@ func TestLifetimeLearnsFromPodsThatEnd(t *testing.T) {
 	if got := skipped(t, fw, infos, pending); !slices.Equal(got, []string{LifetimeName}) {
 		t.Errorf("nothing learned, nothing declared: skipped at PreScore %v, want [%s]", got, LifetimeName)
 	}
+	// The fake client's watch holds 100 events: delete in batches, each
+	// once the informer has taken the last.
+	listed := factory.Core().V1().Pods().Lister()
 	for i := range ended + 1 {
 		if err := client.CoreV1().Pods("default").Delete(ctx, fmt.Sprintf("done-%d", i), metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
+		}
+		if (i+1)%50 != 0 {
+			continue
+		}
+		if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+			left, err := listed.List(labels.Everything())
+			return len(left) == ended-i, err
+		}); err != nil {
+			t.Fatalf("the informer still lists deleted pods: %v", err)
 		}
 	}
 	key := planning.LifetimeKeys(pending)[0]
