@@ -147,7 +147,7 @@ func newReplay(policy sim.Policy, in sim.Input, spec Spec, add AddOns, seed uint
 	if spec.follows() {
 		opts := lifetime.ModelOptions{}
 		if spec.Declare == DeclareOracle {
-			opts.Window = oracleWindow
+			opts.Window, opts.MinSamples = oracleWindow, oracleMinSamples
 		}
 		model, err := lifetime.NewModel(opts)
 		if err != nil {
@@ -207,6 +207,13 @@ func newReplay(policy sim.Policy, in sim.Input, spec Spec, add AddOns, seed uint
 // oracleWindow is the window of DeclareOracle's model: larger than any
 // lifetime class's pool of lifetimes, so that it keeps every one.
 const oracleWindow = 1 << 16
+
+// oracleMinSamples is how many lifetimes longer than a pod's age
+// DeclareOracle's model needs to predict: it keeps each class's whole
+// pool, so a few past the age are all the class has there, not a small
+// sample of more (the multi-GPU pool holds 74, fewer than the default
+// asks for); 8, the default the bound was first measured with.
+const oracleMinSamples = 8
 
 // seedOracle has the model of a DeclareOracle replay see, under each
 // lifetime class's key, every lifetime the class draws from.
