@@ -9,7 +9,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -122,23 +121,15 @@ func TestLearnsFromRunToRun(t *testing.T) {
 	if got := end(now); !got.IsZero() {
 		t.Errorf("first run: fresh ends %v, want not known", got)
 	}
-	// The fake client's watch holds 100 events: delete in batches, each
-	// once the lister no longer lists the last.
-	for i := range lifetime.DefaultMinSamples {
-		if err := client.CoreV1().Pods("default").Delete(ctx, fmt.Sprint("etl-", i), metav1.DeleteOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		if (i+1)%50 != 0 && i+1 != lifetime.DefaultMinSamples {
-			continue
-		}
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-			if pods, _ := p.pods.List(labels.Everything()); len(pods) == 1+lifetime.DefaultMinSamples-(i+1) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the pod lister still lists the deleted pods")
-			}
-		}
+	names := make([]string, lifetime.DefaultMinSamples)
+	for i := range names {
+		names[i] = fmt.Sprint("etl-", i)
+	}
+	if err := kubetest.DeletePods(ctx, client, "default", names, func() (int, error) {
+		pods, err := p.pods.List(labels.Everything())
+		return len(pods), err
+	}); err != nil {
+		t.Fatal(err)
 	}
 	if got, want := end(now.Add(time.Hour)), now.Add(time.Hour+170*time.Minute); !got.Equal(want) {
 		t.Errorf("second run: fresh ends %v, want %v", got, want)

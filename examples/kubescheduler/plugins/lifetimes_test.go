@@ -19,6 +19,7 @@ import (
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"github.com/resfit/resfit/examples/kubebridge/planning"
+	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
 	"github.com/resfit/resfit/scoring/lifetime"
 )
 
@@ -176,22 +177,16 @@ func TestLifetimeLearnsFromPodsThatEnd(t *testing.T) {
 	if got := skipped(t, fw, infos, pending); !slices.Equal(got, []string{LifetimeName}) {
 		t.Errorf("nothing learned, nothing declared: skipped at PreScore %v, want [%s]", got, LifetimeName)
 	}
-	// The fake client's watch holds 100 events: delete in batches, each
-	// once the informer has taken the last.
+	names := make([]string, ended+1)
+	for i := range names {
+		names[i] = fmt.Sprintf("done-%d", i)
+	}
 	listed := factory.Core().V1().Pods().Lister()
-	for i := range ended + 1 {
-		if err := client.CoreV1().Pods("default").Delete(ctx, fmt.Sprintf("done-%d", i), metav1.DeleteOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		if (i+1)%50 != 0 {
-			continue
-		}
-		if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-			left, err := listed.List(labels.Everything())
-			return len(left) == ended-i, err
-		}); err != nil {
-			t.Fatalf("the informer still lists deleted pods: %v", err)
-		}
+	if err := kubetest.DeletePods(ctx, client, "default", names, func() (int, error) {
+		pods, err := listed.List(labels.Everything())
+		return len(pods), err
+	}); err != nil {
+		t.Fatal(err)
 	}
 	key := planning.LifetimeKeys(pending)[0]
 	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {

@@ -1,6 +1,7 @@
 // Package kubetest makes the nodes and pods of kubebridge's tests and its
 // packages': a node of allocatable amounts, a pod of requests, written as
-// name and quantity pairs.
+// name and quantity pairs; and deletes pods through a fake client as its
+// watch can take them.
 package kubetest
 
 import (
