@@ -45,7 +45,7 @@ type sessionEnds struct {
 func followEnds(plugin string, pods []*v1.Pod, rows int, now time.Time) *sessionEnds {
 	v, ok := sessionLearners.Load(plugin)
 	if !ok {
-		v, _ = sessionLearners.LoadOrStore(plugin, newSessionLearner())
+		v, _ = sessionLearners.LoadOrStore(plugin, newSessionLearner(lifetime.ModelOptions{}))
 	}
 	l := v.(*sessionLearner)
 	l.learner.List(pods, now)
@@ -67,14 +67,12 @@ type sessionLearner struct {
 	learner *planning.Learner
 }
 
-// modelOptions are the options of the plugins' models: the defaults (a
-// test that cannot fit a key's MinSamples pods on its nodes sets fewer).
-var modelOptions lifetime.ModelOptions
-
-func newSessionLearner() *sessionLearner {
-	model, err := lifetime.NewModel(modelOptions)
+// newSessionLearner is a plugin's model of those options and its learner;
+// options a Model cannot use are a programming error: it panics.
+func newSessionLearner(opts lifetime.ModelOptions) *sessionLearner {
+	model, err := lifetime.NewModel(opts)
 	if err != nil {
-		panic(err) // the options are valid
+		panic(err)
 	}
 	return &sessionLearner{model: model, learner: planning.NewLearner(model)}
 }

@@ -14,6 +14,7 @@ import (
 	"volcano.sh/volcano/pkg/scheduler/framework"
 
 	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
+	"github.com/resfit/resfit/scoring/lifetime"
 )
 
 // atNow opens the test's sessions at now, and forgets what the plugins
@@ -46,8 +47,7 @@ func TestLifetimeLearnsBetweenSessions(t *testing.T) {
 	options.Default()
 	t0 := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	atNow(t, t0)
-	modelOptions.MinSamples = 8
-	t.Cleanup(func() { modelOptions.MinSamples = 0 })
+	sessionLearners.Store(ResfitPluginName, newSessionLearner(lifetime.ModelOptions{MinSamples: 8}))
 	shape := func() v1.ResourceList { return api.BuildResourceList("1", "1Gi", gpu("1")) }
 	running := func(name, node string, rl v1.ResourceList) *v1.Pod {
 		return kubetest.Running(pod(name, node, v1.PodRunning, rl), t0.Add(-3*time.Hour))
