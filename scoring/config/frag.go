@@ -245,16 +245,16 @@ type ResfitFragArgs struct {
 // DefaultLifetimeWeight and DefaultLearnedLifetimeWeight are ResfitFrag's
 // lifetime weights when none is set, for declared ends and for learned
 // ones. A declared end is sharper than one learned from a shape's past, so
-// it wants a lighter term: at 30 the term's range is about a third of
-// FGD's (its weight, 101, times its 100) and FGD still orders the nodes
-// the term leaves close; a learned end, at 1000, leads. In the replay
-// under churn at load 0.9 (8 weeks, 10 seeds, paired), they leave 1.49%
-// of the GPUs idle while GPU pods wait with ends declared with noise
-// (σ = 1) and 3.15% with ends learned, against 7.35% without the term and
-// BestFit's 2.80; at 1.0, 3.01 and 3.08, against FGD's 3.05 (bench/replay
-// README, "The weight, by how ends are known").
+// it wants a lighter term: at 10 the term's range is about a tenth of
+// FGD's (its weight, 101, times its 100), and it orders what FGD leaves
+// close; a learned end, at 1000, leads. In the replay under churn at load
+// 0.9 (8 weeks, 10 seeds, paired), they leave 1.22% of the GPUs idle while
+// GPU pods wait with ends declared with noise (σ = 1; 1.63 at 30, the
+// default before 2026-12-05) and 2.94% with ends learned, against 7.35%
+// without the term and BestFit's 2.80; at 1.0, 3.02 and 3.05, against
+// FGD's 3.05 (bench/replay README, "The weight, by how ends are known").
 const (
-	DefaultLifetimeWeight        = 30
+	DefaultLifetimeWeight        = 10
 	DefaultLearnedLifetimeWeight = 1000
 )
 
@@ -510,7 +510,7 @@ func (d *decoder) amount(path, name string, raw any) int64 {
 //	                                 # type: NodeResourcesBalancedAllocation, ResfitFrag's before 2026-11-28
 //	                                 # untilEndsKnown: PackLeastUsed packs from the start (before 2026-12-04)
 //	coresPerIdleGPU: 10.9            # default: the classes' cores per device
-//	lifetime: {weight: 30, learnedWeight: 1000}  # default: declared ends at 30, learned at 1000
+//	lifetime: {weight: 10, learnedWeight: 1000}  # default: declared ends at 10, learned at 1000
 //	lifetime: {weight: 100}          # both at 100; {weight: 0, learnedWeight: 0} turns the term off
 func (d *decoder) resfitFrag(path string, raw any) ScorerArgs {
 	fa, m := d.fgd(path, raw, "tieBreaker", "coresPerIdleGPU", "lifetime")

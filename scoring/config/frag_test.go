@@ -401,12 +401,12 @@ func TestResfitFragLifetimeTerm(t *testing.T) {
 	// for one alone where the other weighs 0; written out, the weights
 	// load back.
 	for _, c := range []struct{ lifetime, want string }{
-		{`{weight: 30, learnedWeight: 1000}`, "FGD ×101, PackLeastUsed ×1, Lifetime ×30, LearnedLifetime ×1000"},
-		{`{weight: 30, learnedWeight: 0}`, "FGD ×101, PackLeastUsed ×1, Lifetime ×30"},
+		{`{weight: 10, learnedWeight: 1000}`, "FGD ×101, PackLeastUsed ×1, Lifetime ×10, LearnedLifetime ×1000"},
+		{`{weight: 10, learnedWeight: 0}`, "FGD ×101, PackLeastUsed ×1, Lifetime ×10"},
 		{`{weight: 0, learnedWeight: 1000}`, "FGD ×101, PackLeastUsed ×1, LearnedLifetime ×1000"},
-		{`{learnedWeight: 300}`, "FGD ×101, PackLeastUsed ×1, Lifetime ×30, LearnedLifetime ×300"},
+		{`{learnedWeight: 300}`, "FGD ×101, PackLeastUsed ×1, Lifetime ×10, LearnedLifetime ×300"},
 		{`{weight: 300}`, "FGD ×101, PackLeastUsed ×1, Lifetime ×300"},
-		{`{}`, "FGD ×101, PackLeastUsed ×1, Lifetime ×30, LearnedLifetime ×1000"},
+		{`{}`, "FGD ×101, PackLeastUsed ×1, Lifetime ×10, LearnedLifetime ×1000"},
 	} {
 		apart, err := Load([]byte(`plugins: [{name: ResfitFrag, args: {classes: `+fragClasses+`, lifetime: `+c.lifetime+`}}]`), Options{})
 		if err != nil {
@@ -579,11 +579,11 @@ profiles:
   - {name: FGD, args: {classes: ` + fragClasses + `}}
   - {name: ResfitLifetime, args: {ends: declared}}`)
 	}
-	cfg, err := Load(doc(`{name: ResfitLifetime, weight: 30}, {name: ResfitLearnedLifetime, weight: 1000}`), Options{})
+	cfg, err := Load(doc(`{name: ResfitLifetime, weight: 10}, {name: ResfitLearnedLifetime, weight: 1000}`), Options{})
 	if err != nil || len(cfg.Warnings) > 0 {
 		t.Errorf("the lifetime plugins at score alone: %v, warnings %q", err, cfg.Warnings)
 	}
-	cfg, err = Load(doc(`{name: FGD}, {name: ResfitLifetime, weight: 30}`), Options{})
+	cfg, err = Load(doc(`{name: FGD}, {name: ResfitLifetime, weight: 10}`), Options{})
 	if err != nil || len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0], "FGD scores but is not enabled at filter") {
 		t.Errorf("FGD at score alone: %v, warnings %q", err, cfg.Warnings)
 	}

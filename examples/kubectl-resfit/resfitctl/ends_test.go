@@ -18,7 +18,7 @@ import (
 // TestExplainSaysWhenNodesEmpty: under ResfitFrag, explain says when the
 // pod is expected to end and, for each node, when it empties and from
 // what, and scores the lifetime term by it (the declared ends' weight,
-// 30, rounded here; the learned ends' term adds nothing for a pod that
+// 10, rounded here; the learned ends' term adds nothing for a pod that
 // declares its end):
 //
 //	the pod declares 2 h (resfit.io/runs-for)
@@ -26,9 +26,9 @@ import (
 //	       Job whose 256 finished pods (as many as the model needs) each
 //	       ran 40 min, is learned to have
 //	       30 min left (the median of what ran longer than 10 min, less
-//	       10): empties in 30 min: 100 × 0.5/(0.5 + 2) = 20, × 30 = 600
+//	       10): empties in 30 min: 100 × 0.5/(0.5 + 2) = 20, × 10 = 200
 //	gpu-b: old, 5 h old, nothing declared or learned: as long again,
-//	       5 h: 100 × 5/7 = 71.43, × 30 = 2142.86
+//	       5 h: 100 × 5/7 = 71.43, × 10 = 714.29
 //	gpu-c: empty: 0
 //
 // (gpu-d and gpu-e each run a pod that declares 10 h: one 8-GPU node in
@@ -69,8 +69,8 @@ func TestExplainSaysWhenNodesEmpty(t *testing.T) {
 		node, empties string
 		score         float64
 	}{
-		{"gpu-a", "in 30m: declared by 1, learned for 1", 600},
-		{"gpu-b", "in 5h00m: as long again as run for 1", 2142.86},
+		{"gpu-a", "in 30m: declared by 1, learned for 1", 200},
+		{"gpu-b", "in 5h00m: as long again as run for 1", 714.29},
 		{"gpu-c", "empty", 0},
 	} {
 		n := node(t, e, want.node)

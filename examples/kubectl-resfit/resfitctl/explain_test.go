@@ -287,12 +287,12 @@ func TestRounded(t *testing.T) {
 //	packing tie-breaker (PackLeastUsed, cpu and GPU, with job-1 on the
 //	       node): gpu-a min(⌊100 × 12/32⌋, ⌊100 × 8/8⌋) = 37,
 //	       gpu-b min(⌊100 × 4/32⌋, ⌊100 × 2/8⌋) = 12
-//	the lifetime term (declared ends at 30, learned at 1000): nothing
+//	the lifetime term (declared ends at 10, learned at 1000): nothing
 //	       says when job-1 ends, so it adds nothing under either: 0
 //	       (gpu-a runs job-0, whose end nothing says either; gpu-b is
 //	       empty)
 //	totals 101 × 73 + 37 = 7410 and 101 × 50 + 12 = 5062, of 101 × 100
-//	       + 100 + 30 × 100 + 1000 × 100 = 113200
+//	       + 100 + 10 × 100 + 1000 × 100 = 111200
 //
 // The CPU nodes have no GPU for the job.
 func TestExplainResfitFrag(t *testing.T) {
@@ -305,7 +305,7 @@ func TestExplainResfitFrag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.MaxScore != 113200 || !cmp.Equal(e.Plugins, []string{"FGD", "PackLeastUsed", "Lifetime", "LearnedLifetime"}) {
+	if e.MaxScore != 111200 || !cmp.Equal(e.Plugins, []string{"FGD", "PackLeastUsed", "Lifetime", "LearnedLifetime"}) {
 		t.Errorf("max %v, plugins %v", e.MaxScore, e.Plugins)
 	}
 	for _, want := range []NodeExplanation{
@@ -378,7 +378,7 @@ func TestExplainReadsTheSchedulersConfigMap(t *testing.T) {
 		t.Fatal(err)
 	}
 	weights := map[string]float64{"FGD": 101, "ResourceStrategyFit": 1, "ResfitLifetime": 30, "ResfitLearnedLifetime": 1000}
-	if !slices.Equal(e.Plugins, []string{"FGD", "ResourceStrategyFit", "ResfitLifetime", "ResfitLearnedLifetime"}) || e.MaxScore != 113200 || e.Feasible == 0 {
+	if !slices.Equal(e.Plugins, []string{"FGD", "ResourceStrategyFit", "ResfitLifetime", "ResfitLearnedLifetime"}) || e.MaxScore != 111200 || e.Feasible == 0 {
 		t.Fatalf("plugins %v, max %v, %d feasible", e.Plugins, e.MaxScore, e.Feasible)
 	}
 	for _, n := range e.Nodes {

@@ -38,7 +38,7 @@ import (
 // empty); then a pod of 1 GPU that runs an hour, bound to the other node;
 // then big, a pod of 8 GPUs, which fits on neither.
 //
-//   - With the lifetime term (ResfitLifetime for declared ends at 30,
+//   - With the lifetime term (ResfitLifetime for declared ends at 10,
 //     ResfitLearnedLifetime at 1000), each new short pod goes to the node
 //     that stays busy an hour rather than the one about to empty: the short
 //     pods gather there, their old node empties, and big is bound to it

@@ -108,7 +108,7 @@ func NewFGD(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, er
 // activeDeadlineSeconds, resfit.io/runs-for) and by what the profile
 // learned of pods that ended (lifetimes.go). With FGD at weight 101 and
 // ResourceStrategyFit's PackLeastUsed at 1, ResfitLifetime with ends:
-// declared at weight 30 (config.DefaultLifetimeWeight) and
+// declared at weight 10 (config.DefaultLifetimeWeight) and
 // ResfitLearnedLifetime at 1000 (config.DefaultLearnedLifetimeWeight) make
 // the profile ResfitFrag with its lifetime term. It shares the profile's
 // table with FGD and ResourceStrategyFit.

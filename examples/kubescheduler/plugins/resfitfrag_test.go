@@ -32,14 +32,14 @@ const fragClassesJSON = `[{"cpu": 4, "gpus": 1, "weight": 3}, {"cpu": 8, "gpus":
 // an end is known, or 30% of the GPUs are in use, balanced) over
 // cpu and GPU (0..100) and the proportional reserve as a filter (with
 // NodeResourcesFit and DeviceShare), and the lifetime term:
-// ResfitLifetime for declared ends at 30 and ResfitLearnedLifetime for
+// ResfitLifetime for declared ends at 10 and ResfitLearnedLifetime for
 // learned ones at 1000 (ResfitFrag's defaults). Both read the GPUs from their device
 // views, so a pod's share of a GPU counts as the share (a plugin of
 // kube-scheduler's own would count the whole GPU its nvidia.com/gpu: 1
 // says). On random clusters and pods, sharing pods
 // among them, kube-scheduler's weighted total of a node is ResfitFrag's
 // total from kubectl resfit explain, to the unit (FGD's 0..100 at 101,
-// PackLeastUsed's at 1, the lifetime term's at 30 and 1000), and the nodes it
+// PackLeastUsed's at 1, the lifetime term's at 10 and 1000), and the nodes it
 // rejects are the ones explain rejects. The pods run since drawn times
 // and declare how long they run, or not; both read their ends at one time.
 func TestResfitFragProfileIsExactInFramework(t *testing.T) {
