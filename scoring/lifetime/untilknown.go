@@ -102,13 +102,13 @@ func (u *UntilKnown) Known(task *scoring.Task) bool {
 
 // ScoreNodes scores the span's nodes as Current does.
 func (u *UntilKnown) ScoreNodes(task *scoring.Task, nodes scoring.Span, out []float64) error {
-	return u.Current(task, nodes.Table()).ScoreNodes(task, nodes, out)
+	return u.Current(task).ScoreNodes(task, nodes, out)
 }
 
-// Current is the scorer UntilKnown scores the task as on the table: the
+// Current is the scorer UntilKnown scores the task as now: the
 // second when anything is known (Known) or FillShare of the devices are
 // in use, the first otherwise.
-func (u *UntilKnown) Current(task *scoring.Task, table *resource.Table) scoring.Scorer {
+func (u *UntilKnown) Current(task *scoring.Task) scoring.Scorer {
 	if u.second(task) {
 		return u.then
 	}

@@ -119,7 +119,7 @@ func TestUntilKnownSwitchesWhenAnEndIsKnown(t *testing.T) {
 			if known || filled {
 				want = then.score
 			}
-			if cur := u.Current(task, span.Table()); (cur == scoring.Scorer(then)) != (known || filled) {
+			if cur := u.Current(task); (cur == scoring.Scorer(then)) != (known || filled) {
 				t.Fatalf("at %v: current %s, known %v, filled %v", now, cur.Name(), known, filled)
 			}
 			if phase := u.AppendPhase([]byte{7}, task, span.Table()); !slices.Equal(phase, []byte{7, 0}) && !slices.Equal(phase, []byte{7, 1}) || (phase[1] == 1) != (known || filled) {

@@ -9,7 +9,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/resfit/resfit/examples/kubebridge/planning"
-	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/lifetime"
 )
@@ -41,13 +40,13 @@ func (sc *scene) podEndText(pod *v1.Pod) (string, error) {
 // tieBreakText says, for a pipeline whose tie-breaker waits for ends
 // (lifetime.UntilKnown), that it scores the task as its first scorer for
 // now, and why; "" otherwise.
-func tieBreakText(p *scoring.Pipeline, task *scoring.Task, table *resource.Table) string {
+func tieBreakText(p *scoring.Pipeline, task *scoring.Task) string {
 	for _, s := range p.Scorers() {
 		u, ok := s.Scorer.(*lifetime.UntilKnown)
 		if !ok {
 			continue
 		}
-		if cur := u.Current(task, table); cur.Name() != u.Name() {
+		if cur := u.Current(task); cur.Name() != u.Name() {
 			return fmt.Sprintf("nothing is known of when any pod ends and %.0f%% of the GPUs are in use, under %.0f%%: the %s column scores as %s until one or the other",
 				100*u.InUse(), 100*lifetime.FillShare, u.Name(), cur.Name())
 		}

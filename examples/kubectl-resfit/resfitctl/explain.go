@@ -172,7 +172,7 @@ func (sc *scene) explain(e *Explanation, pod *v1.Pod) error {
 	if e.PodEnd, err = sc.podEndText(pod); err != nil {
 		return err
 	}
-	if note := tieBreakText(sc.Pipeline(), task.Task, table); note != "" {
+	if note := tieBreakText(sc.Pipeline(), task.Task); note != "" {
 		e.PodEnd += "; " + note
 	}
 	batch := sc.Pipeline().NewBatch(table.Len())
