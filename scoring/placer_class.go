@@ -237,11 +237,7 @@ func (pl *Placer) sum(c *placerClass, vb *Batch, i int) float64 {
 func (pl *Placer) class(task *Task) *placerClass {
 	pl.key = appendClassKey(pl.key[:0], task)
 	for _, p := range pl.phased {
-		// Each phase's bytes after their length, so that the key reads
-		// back one way.
-		at := len(pl.key)
-		pl.key = p.AppendPhase(append(pl.key, 0, 0, 0, 0), task, pl.table)
-		binary.LittleEndian.PutUint32(pl.key[at:], uint32(len(pl.key)-at-4))
+		pl.key = appendPhase(pl.key, p, task, pl.table)
 	}
 	c, ok := pl.classes[string(pl.key)]
 	if ok {

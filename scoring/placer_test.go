@@ -110,6 +110,9 @@ const (
 	randomKind volatileKind = iota
 	indifferentKind
 	phasedKind
+	// scaledPhasedKind: two phased scorers (one state) in a pipeline a
+	// ScaledScorer scores with, as a kube-scheduler plugin wraps one.
+	scaledPhasedKind
 )
 
 func newPlacerCluster(t *rapid.T, cfg *config.Config, schema *resource.Schema, alloc, used []resource.Vector, models []string, withFGD bool, vol volatileParts) *placerCluster {
@@ -156,6 +159,14 @@ func newPlacerCluster(t *rapid.T, cfg *config.Config, schema *resource.Schema, a
 			v = &endsScorer{randomScorer{rand.New(rand.NewPCG(vol.seed, 1))}}
 		case phasedKind:
 			v = &phasedScorer{state: vol.phase}
+		case scaledPhasedKind:
+			inner, err := scoring.NewPipeline(schema, nil, []scoring.WeightedScorer{{Scorer: &phasedScorer{state: vol.phase}, Weight: 1}, {Scorer: &phasedScorer{state: vol.phase}, Weight: 2}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v, err = scoring.NewScaledScorer("scaled", inner, 100); err != nil {
+				t.Fatal(err)
+			}
 		}
 		ws = slices.Insert(ws, at, scoring.WeightedScorer{Scorer: v, Weight: vol.weight})
 		filters := []scoring.Filter{scoring.NewFitFilter(nil, nil), df}
@@ -275,7 +286,7 @@ func TestPlacerMatchesFullRescoring(t *testing.T) {
 		var vol volatileParts
 		if rapid.IntRange(0, 3).Draw(t, "volatile") == 0 {
 			vol = volatileParts{seed: rapid.Uint64Range(1, 1<<40).Draw(t, "volatile seed"),
-				kind: volatileKind(rapid.IntRange(0, 2).Draw(t, "volatile kind")), at: rapid.IntRange(0, 5).Draw(t, "at"),
+				kind: volatileKind(rapid.IntRange(0, 3).Draw(t, "volatile kind")), at: rapid.IntRange(0, 5).Draw(t, "at"),
 				weight: float64(rapid.IntRange(0, 7).Draw(t, "weight")) / 3, filter: rapid.Bool().Draw(t, "volatile filter"),
 				alone: rapid.Bool().Draw(t, "volatile alone"), phase: new(bool)}
 		}

@@ -1,10 +1,13 @@
 package scoring
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/resfit/resfit/resource"
 )
 
 // ScaleTotal puts a pipeline total on a host's score scale: total over the
@@ -27,7 +30,8 @@ func ScaleTotal(total, maxTotal float64, scale int64) int64 {
 // not run: Filters returns them, for the host to run beside.
 //
 // It is immutable and safe for concurrent use when the pipeline is; it is
-// Volatile, and a Learner, when the pipeline's scorers are.
+// Volatile, and a Learner, when the pipeline's scorers are, and Phased
+// when every volatile one of them is.
 type ScaledScorer struct {
 	name  string
 	pipe  *Pipeline
@@ -62,6 +66,46 @@ func (s *ScaledScorer) Pipeline() *Pipeline { return s.pipe }
 // Volatile reports whether one of the pipeline's scorers is volatile.
 func (s *ScaledScorer) Volatile() bool {
 	return slices.ContainsFunc(s.pipe.scorers, func(w WeightedScorer) bool { return isVolatile(w.Scorer) })
+}
+
+// Phased reports whether the pipeline has volatile scorers and every one
+// of them is Phased: then the scaled total, a function of what each of
+// them scores, changes apart from the table only with their phases, and a
+// Placer may remember it per phase (AppendPhase).
+func (s *ScaledScorer) Phased() bool {
+	volatile := false
+	for _, w := range s.pipe.scorers {
+		if isVolatile(w.Scorer) {
+			if !isPhased(w.Scorer) {
+				return false
+			}
+			volatile = true
+		}
+	}
+	return volatile
+}
+
+// AppendPhase appends the phases of the pipeline's Phased scorers, in
+// order, each after its length (4 bytes, little-endian), so that the key
+// reads back one way.
+func (s *ScaledScorer) AppendPhase(key []byte, task *Task, table *resource.Table) []byte {
+	for _, w := range s.pipe.scorers {
+		if !isPhased(w.Scorer) {
+			continue
+		}
+		key = appendPhase(key, w.Scorer.(Phased), task, table)
+	}
+	return key
+}
+
+// appendPhase appends p's phase for the task on the table after its
+// length (4 bytes, little-endian), so that a key of several phases reads
+// back one way.
+func appendPhase(key []byte, p Phased, task *Task, table *resource.Table) []byte {
+	at := len(key)
+	key = p.AppendPhase(append(key, 0, 0, 0, 0), task, table)
+	binary.LittleEndian.PutUint32(key[at:], uint32(len(key)-at-4))
+	return key
 }
 
 // Indifferent reports whether the pipeline adds nothing for the task
@@ -117,4 +161,5 @@ var (
 	_ Scorer   = (*ScaledScorer)(nil)
 	_ Volatile = (*ScaledScorer)(nil)
 	_ Learner  = (*ScaledScorer)(nil)
+	_ Phased   = (*ScaledScorer)(nil)
 )

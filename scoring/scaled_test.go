@@ -83,3 +83,55 @@ plugins:
 		t.Errorf("ScaleTotal over a maximum of 0: %d", got)
 	}
 }
+
+// A ScaledScorer is Phased when its pipeline has volatile scorers and all
+// of them are, and its phase is theirs, each after its length: a Placer
+// then remembers a kube-scheduler plugin whose tie-breaker waits for ends
+// (lifetime.UntilKnown) per phase, as it does the tie-breaker alone.
+func TestScaledScorerIsPhasedWhenItsVolatileScorersAre(t *testing.T) {
+	schema, _ := resource.NewSchema("cpu", "memory", gpu)
+	state := new(bool)
+	fit, err := config.Load([]byte("plugins: [{name: NodeResourcesBalancedAllocation}]"), config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	built, err := fit.Build(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	balanced := built.Scorers()[0]
+	phased := scoring.WeightedScorer{Scorer: &phasedScorer{state: state}, Weight: 1}
+	random := scoring.WeightedScorer{Scorer: &randomScorer{}, Weight: 1}
+	for _, c := range []struct {
+		name    string
+		scorers []scoring.WeightedScorer
+		phased  bool
+		phase   []byte // for a task without an end, the state false
+	}{
+		{"stable only", []scoring.WeightedScorer{balanced}, false, nil},
+		{"a phased one", []scoring.WeightedScorer{balanced, phased}, true, []byte{1, 0, 0, 0, 0}},
+		{"two phased", []scoring.WeightedScorer{phased, balanced, phased}, true, []byte{1, 0, 0, 0, 0, 1, 0, 0, 0, 0}},
+		{"a phased and a volatile one", []scoring.WeightedScorer{phased, random}, false, []byte{1, 0, 0, 0, 0}},
+	} {
+		p, err := scoring.NewPipeline(schema, nil, c.scorers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := scoring.NewScaledScorer(c.name, p, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		task := &scoring.Task{}
+		if got := s.Phased(); got != c.phased {
+			t.Errorf("%s: Phased %v, want %v", c.name, got, c.phased)
+		}
+		if got := s.AppendPhase(nil, task, nil); string(got) != string(c.phase) {
+			t.Errorf("%s: phase %v, want %v", c.name, got, c.phase)
+		}
+		*state = true
+		if got := s.AppendPhase([]byte{9}, task, nil); len(c.phase) > 0 && got[5] != 1 {
+			t.Errorf("%s: phase %v in the other phase", c.name, got)
+		}
+		*state = false
+	}
+}
