@@ -1,6 +1,7 @@
 package scoring
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -123,6 +124,16 @@ type Phased interface {
 	Volatile
 	Phased() bool
 	AppendPhase(key []byte, task *Task, table *resource.Table) []byte
+}
+
+// appendPhase appends p's phase for the task on the table after its
+// length (4 bytes, little-endian), so that a key of several phases reads
+// back one way.
+func appendPhase(key []byte, p Phased, task *Task, table *resource.Table) []byte {
+	at := len(key)
+	key = p.AppendPhase(append(key, 0, 0, 0, 0), task, table)
+	binary.LittleEndian.PutUint32(key[at:], uint32(len(key)-at-4))
+	return key
 }
 
 func isVolatile(x any) bool {
