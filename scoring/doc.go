@@ -17,9 +17,9 @@
 // scorer is, and what a Placer may remember of it, is in contracts.go
 // (Scorer, Filter, Span, Volatile, Monotone). The adapters here
 // (NewStrategyScorer, NewKoordinatorScorer, NewVolcanoScorer,
-// NewRetentionScorer, NewAvoidanceScorer, all made by NewScorer;
-// NewFitFilter, NewProportionalFilter, NewDeviceFilter) turn the strategy
-// and sra kernels into pipeline parts.
+// NewRetentionScorer, NewAvoidanceScorer, NewSizeScorer, all made by
+// NewScorer; NewFitFilter, NewProportionalFilter, NewDeviceFilter) turn the
+// strategy and sra kernels into pipeline parts.
 //
 // NewTask is the rule every host turns a pod into a Task by (its
 // requests, Volcano's per-pod override, the devices it asks for and the

@@ -12,6 +12,7 @@ import (
 const (
 	SRARetention    = "sra.retention"
 	SRAProportional = "sra.proportional"
+	SRASize         = "sra.size"
 )
 
 // RowsScorer is what kube-scheduler's strategies offer for many nodes:
@@ -83,6 +84,14 @@ func (overrideScorer) readsOverride() {}
 func NewRetentionScorer(r *sra.Retention) Scorer {
 	return NewScorer(SRARetention, r.MaxScore(), func(task *Task, nodes Span, out []float64) error {
 		return r.ScoreRows(task.Requests, nodes.Rows(), out)
+	})
+}
+
+// NewSizeScorer adapts sra.Size, the smaller node first; its name is
+// SRASize.
+func NewSizeScorer(s *sra.Size) Scorer {
+	return NewScorer(SRASize, s.MaxScore(), func(_ *Task, nodes Span, out []float64) error {
+		return s.ScoreRows(nodes.Rows(), out)
 	})
 }
 

@@ -2,7 +2,7 @@
 // scarce resource (a GPU) off the nodes that have it, and keeping enough cpu
 // and memory free on those nodes for their free GPUs.
 //
-// It offers three pieces, each built once for a resource.Schema, immutable
+// It offers four pieces, each built once for a resource.Schema, immutable
 // and safe for concurrent use, with a batch form that walks a
 // resource.Table's matrices without allocating (and reports inputs that do
 // not fit the schema as an error) and a per-node form (which panics if its
@@ -10,7 +10,10 @@
 //
 //   - Retention, Volcano's sra retention score;
 //   - Proportional, Volcano's sra proportional filter;
-//   - Avoidance, Koordinator's ScarceResourceAvoidance score.
+//   - Avoidance, Koordinator's ScarceResourceAvoidance score;
+//   - Size, resfit's own score that keeps pods off the largest nodes
+//     when a smaller one holds them, so those stay for the pods only
+//     they can hold.
 package sra
 
 import (

@@ -18,7 +18,7 @@ type flags struct {
 	synthetic, defrag, churn, reserve, starve, png                      bool
 	seeds, workers, k, holds                                            int
 	resample                                                            uint64
-	ratio, perHour, floor, sigma, lifetimeWeight                        float64
+	ratio, perHour, floor, sigma, lifetimeWeight, nodeSize              float64
 	warmUp, window, every, starveAfter, patience                        time.Duration
 }
 
@@ -53,6 +53,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.sustain, "sustainable", "", "with -churn: instead of -loads, search each policy's sustainable load on each seed, FROM:TO:STEP (such as 0.8:1.3:0.01): the highest load at which the waiting GPU demand ends the window no higher than it starts it")
 	fs.StringVar(&f.declare, "declare", string(churn.DeclareNone), "with -churn: comma-separated, what the pods declare of their lifetimes, each run in turn: none, exact, noisy (× e^N(0,σ), σ -sigma), learned (nothing: the replay learns from the pods that end, scoring/lifetime), or oracle (nothing: the model knows each lifetime class's distribution from the start and learns nothing, a bound on learned); all but none give ResfitFrag's lifetime term the ends (-sustainable: the first)")
 	fs.Float64Var(&f.sigma, "sigma", 1, "with -declare noisy: the noise's σ")
+	fs.Float64Var(&f.nodeSize, "node-size", 0, "ResfitFrag's node-size weight (nodeSize: {weight}, sra.Size: the smaller node first, the cluster's largest node the reference); 0: left out, its default")
 	fs.Float64Var(&f.lifetimeWeight, "lifetime-weight", 0, "with -declare other than none: ResfitFrag's lifetime weight, declared and learned ends alike (lifetime: {weight}); 0: its defaults, 10 for declared ends, 1000 for learned")
 	fs.Uint64Var(&f.resample, "resample", 0, "with -churn: replace the multi-GPU pods' lifetimes (74 pods pooled on openb) by a bootstrap resample drawn with this seed (0: none)")
 	fs.BoolVar(&f.png, "png", false, "write each plot as a PNG too, beside its SVG")

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -240,6 +241,14 @@ type ResfitFragArgs struct {
 	// unless set, LifetimeWeight where only that is set (one term for
 	// both); 0 leaves learned ends out.
 	LearnedLifetimeWeight float64
+	// NodeSizeWeight is the weight of sra.Size (the smaller node first, so
+	// that the largest nodes stay for the pods only they can hold, 0..100),
+	// and Largest its reference node: resource name to amount, in the
+	// resource's canonical unit. 0, the default, leaves the part out; above
+	// 0, Largest must name at least one resource of the schema with an
+	// amount above 0.
+	NodeSizeWeight float64
+	Largest        map[string]int64
 }
 
 // DefaultLifetimeWeight and DefaultLearnedLifetimeWeight are ResfitFrag's
@@ -280,6 +289,13 @@ func (a ResfitFragArgs) build(name string, t target) ([]scoring.WeightedScorer, 
 	if t.lifetimes != nil {
 		scorers = append(scorers, a.lifetimeTerms(t)...)
 	}
+	if a.NodeSizeWeight > 0 {
+		size, err := a.size(t.schema)
+		if err != nil {
+			return nil, nil, fmt.Errorf("nodeSize: %w", err)
+		}
+		scorers = append(scorers, scoring.WeightedScorer{Scorer: scoring.NewSizeScorer(size), Weight: a.NodeSizeWeight})
+	}
 	if a.CoresPerIdleGPU == 0 {
 		return scorers, nil, nil
 	}
@@ -292,6 +308,18 @@ func (a ResfitFragArgs) build(name string, t target) ([]scoring.WeightedScorer, 
 		return nil, nil, err
 	}
 	return scorers, []scoring.Filter{f}, nil
+}
+
+// size is the node-size part for the schema: Largest's resources outside
+// the schema are on no node there, and are left out.
+func (a ResfitFragArgs) size(schema *resource.Schema) (*sra.Size, error) {
+	largest := make(resource.Vector, schema.Len())
+	for name, v := range a.Largest {
+		if slot, ok := schema.Slot(name); ok {
+			largest[slot] = v
+		}
+	}
+	return sra.NewSize(schema, largest)
 }
 
 // lifetimeTerms are the lifetime term's scorers: one for every end where
@@ -317,6 +345,21 @@ func (a ResfitFragArgs) lifetimeTerms(t target) []scoring.WeightedScorer {
 }
 
 func (a ResfitFragArgs) canonical() []yamlNode {
+	out := a.canonicalParts()
+	if a.NodeSizeWeight == 0 {
+		return out
+	}
+	names := slices.Sorted(maps.Keys(a.Largest))
+	largest := make([]yamlNode, len(names))
+	for i, name := range names {
+		largest[i] = yamlNode{key: name, scalar: resource.FormatAmount(name, a.Largest[name])}
+	}
+	return append(out, mapping("nodeSize", yamlNode{key: "weight", scalar: a.NodeSizeWeight}, mapping("largest", largest...)))
+}
+
+// canonicalParts are the canonical arguments but the node-size part, which
+// is written only when it is on.
+func (a ResfitFragArgs) canonicalParts() []yamlNode {
 	return append(a.FGDArgs.canonical(),
 		mapping("tieBreaker", append([]yamlNode{{key: "type", scalar: a.TieBreak}}, append(BalancedAllocationArgs{Resources: a.TieBreaker}.canonical(),
 			yamlNode{key: "untilEndsKnown", scalar: a.UntilEndsKnown})...)...),
@@ -512,8 +555,9 @@ func (d *decoder) amount(path, name string, raw any) int64 {
 //	coresPerIdleGPU: 10.9            # default: the classes' cores per device
 //	lifetime: {weight: 10, learnedWeight: 1000}  # default: declared ends at 10, learned at 1000
 //	lifetime: {weight: 100}          # both at 100; {weight: 0, learnedWeight: 0} turns the term off
+//	nodeSize: {weight: 1, largest: {cpu: 128, memory: 768Gi, nvidia.com/gpu: 8}}  # default: off (weight 0)
 func (d *decoder) resfitFrag(path string, raw any) ScorerArgs {
-	fa, m := d.fgd(path, raw, "tieBreaker", "coresPerIdleGPU", "lifetime")
+	fa, m := d.fgd(path, raw, "tieBreaker", "coresPerIdleGPU", "lifetime", "nodeSize")
 	a := ResfitFragArgs{FGDArgs: fa, TieBreak: PackLeastUsed, TieBreaker: []string{resource.CPU, fa.Device}, UntilEndsKnown: NodeResourcesBalancedAllocation,
 		LifetimeWeight: DefaultLifetimeWeight, LearnedLifetimeWeight: DefaultLearnedLifetimeWeight}
 	if m == nil {
@@ -545,6 +589,9 @@ func (d *decoder) resfitFrag(path string, raw any) ScorerArgs {
 	}
 	if raw, present := m["lifetime"]; present {
 		a.LifetimeWeight, a.LearnedLifetimeWeight = d.lifetime(join(path, "lifetime"), raw)
+	}
+	if raw, present := m["nodeSize"]; present {
+		a.NodeSizeWeight, a.Largest = d.nodeSize(join(path, "nodeSize"), raw)
 	}
 	if raw, present := m["coresPerIdleGPU"]; present {
 		d.note("coresPerIdleGPU", join(path, "coresPerIdleGPU"))
@@ -581,6 +628,51 @@ func (d *decoder) lifetime(path string, raw any) (weight, learned float64) {
 		learnedDefault = weight
 	}
 	return weight, d.lifetimeWeight(join(path, "learnedWeight"), m, "learnedWeight", learnedDefault)
+}
+
+// nodeSize decodes ResfitFrag's node-size part: {weight: W, largest:
+// {resource: amount, ...}}, W in [0, resource.MaxWeight] (0 leaves it
+// out), and where W is above 0 a largest node with an amount above 0.
+func (d *decoder) nodeSize(path string, raw any) (float64, map[string]int64) {
+	d.note("nodeSize", path)
+	m, ok := d.object(path, raw)
+	if !ok {
+		return 0, nil
+	}
+	d.only(path, m, strictFields, "weight", "largest")
+	weight := d.lifetimeWeight(join(path, "weight"), m, "weight", 0)
+	raw, present := m["largest"]
+	if !present {
+		if weight > 0 {
+			d.missing(join(path, "largest"), "is required when weight is above 0: the cluster's largest node, e.g. {cpu: 128, memory: 768Gi, nvidia.com/gpu: 8}")
+		}
+		return weight, nil
+	}
+	lpath := join(path, "largest")
+	lm, ok := d.object(lpath, raw)
+	if !ok {
+		return weight, nil
+	}
+	largest := make(map[string]int64, len(lm))
+	above := false
+	for name, v := range lm {
+		apath := join(lpath, name)
+		if err := resource.ValidateName(name); err != nil {
+			d.fail(apath, err.Error(), name)
+			continue
+		}
+		before := len(d.errs)
+		a := d.amount(apath, name, v)
+		if len(d.errs) > before {
+			continue // ParseAmount refuses what is below 0
+		}
+		largest[name] = a
+		above = above || a > 0
+	}
+	if weight > 0 && !above && len(largest) == len(lm) {
+		d.fail(lpath, "must have a resource above 0", raw)
+	}
+	return weight, largest
 }
 
 // lifetimeWeight decodes one of the term's weights, def when it is not

@@ -689,3 +689,85 @@ func TestResfitFragTieBreakWaitsForEnds(t *testing.T) {
 		}
 	})
 }
+
+// TestResfitFragNodeSize: nodeSize adds sra.Size at its weight, scoring the
+// smaller of two nodes higher by the largest node given; written out, it
+// loads back; off by default; a bad document is refused with the path.
+func TestResfitFragNodeSize(t *testing.T) {
+	schema, _ := resource.NewSchema("cpu", "memory", resource.GPU)
+	devices, _ := resource.NewDevices(resource.GPU, 1000)
+	table := resource.NewTable(schema, 2)
+	for _, alloc := range []resource.Vector{{128000, 768 << 30, 8000}, {96000, 384 << 30, 8000}} {
+		table.Add("n", alloc, nil)
+		devices.AddNode(8)
+	}
+	for _, c := range []struct{ nodeSize, want string }{
+		{``, "FGD ×101, PackLeastUsed ×1"},
+		{`, nodeSize: {weight: 0}`, "FGD ×101, PackLeastUsed ×1"},
+		{`, nodeSize: {weight: 1, largest: {cpu: 128, memory: 768Gi, nvidia.com/gpu: 8}}`, "FGD ×101, PackLeastUsed ×1, sra.size ×1"},
+		{`, nodeSize: {weight: 3, largest: {cpu: "128", memory: 768Gi, example.com/foo: 1}}`, "FGD ×101, PackLeastUsed ×1, sra.size ×3"},
+	} {
+		cfg, err := Load([]byte(`plugins: [{name: ResfitFrag, args: {classes: `+fragClasses+c.nodeSize+`}}]`), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pipe, err := cfg.BuildFor(schema, Host{Devices: devices})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		var size scoring.Scorer
+		for _, s := range pipe.Scorers() {
+			got = append(got, fmt.Sprintf("%s ×%g", s.Scorer.Name(), s.Weight))
+			if s.Scorer.Name() == scoring.SRASize {
+				size = s.Scorer
+			}
+		}
+		again, err := Load(cfg.Canonical(), Options{})
+		if strings.Join(got, ", ") != c.want || err != nil || !cmp.Equal(again.Scorers[0].Args, cfg.Scorers[0].Args) {
+			t.Errorf("nodeSize %q: %s, want %s; written out and read back %v (%v)", c.nodeSize, strings.Join(got, ", "), c.want, again, err)
+		}
+		if size == nil {
+			continue
+		}
+		out := make([]float64, 2)
+		if err := size.ScoreNodes(&scoring.Task{}, scoring.NewSpan(table, 0, 2), out); err != nil {
+			t.Fatal(err)
+		}
+		// The largest node scores 0 by the resources the schema has; the
+		// other has three quarters of its cpu, half its memory and all
+		// its GPUs (example.com/foo is on no node of this schema).
+		want := []float64{0, 25}
+		if strings.Contains(c.nodeSize, "example.com") {
+			want = []float64{0, 100 * (1 - (0.75+0.5)/2)}
+		}
+		if !cmp.Equal(out, want) {
+			t.Errorf("nodeSize %q: scores %v, want %v", c.nodeSize, out, want)
+		}
+	}
+	for bad, path := range map[string]string{
+		`{weight: 1}`:                            "plugins[0].args.nodeSize.largest",
+		`{weight: 1, largest: {cpu: 0}}`:         "plugins[0].args.nodeSize.largest",
+		`{weight: 1, largest: {cpu: -1}}`:        "plugins[0].args.nodeSize.largest.cpu",
+		`{weight: 1, largest: {cpu: 2x}}`:        "plugins[0].args.nodeSize.largest.cpu",
+		`{weight: 1, largest: {"bad name!": 1}}`: "plugins[0].args.nodeSize.largest",
+		`{weight: 1, largest: [cpu]}`:            "plugins[0].args.nodeSize.largest",
+		`{weight: -1, largest: {cpu: 1}}`:        "plugins[0].args.nodeSize.weight",
+		`{weight: .nan, largest: {cpu: 1}}`:      "plugins[0].args.nodeSize.weight",
+		`{wieght: 1, largest: {cpu: 1}}`:         "plugins[0].args.nodeSize",
+		`1`:                                      "plugins[0].args.nodeSize",
+	} {
+		_, err := Load([]byte(`plugins: [{name: ResfitFrag, args: {classes: `+fragClasses+`, nodeSize: `+bad+`}}]`), Options{})
+		if err == nil || !strings.Contains(err.Error(), path) {
+			t.Errorf("nodeSize %s: %v, want an error naming %s", bad, err, path)
+		}
+	}
+	// A largest node of no resource the schema has is refused when built.
+	cfg, err := Load([]byte(`plugins: [{name: ResfitFrag, args: {classes: `+fragClasses+`, nodeSize: {weight: 1, largest: {example.com/foo: 1}}}}]`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cfg.BuildFor(schema, Host{Devices: devices}); err == nil || !strings.Contains(err.Error(), "nodeSize") {
+		t.Errorf("a largest node outside the schema: %v, want an error naming nodeSize", err)
+	}
+}

@@ -373,3 +373,42 @@ func TestLearnedClassesServeLikeTheTraces(t *testing.T) {
 		}
 	}
 }
+
+// TestResfitFragNodeSizeTakesTheClustersLargestNode: Options.NodeSize adds
+// ResfitFrag's node-size part at that weight, its reference each
+// resource's largest amount over the cluster's nodes; without it the part
+// is left out.
+func TestResfitFragNodeSizeTakesTheClustersLargestNode(t *testing.T) {
+	c, err := NewCluster(Schema(), []Node{
+		{Name: "g2", MilliCPU: 96000, MemoryMiB: 393216, GPUs: 8, Model: "G2"},
+		{Name: "g3", MilliCPU: 128000, MemoryMiB: 786432, GPUs: 8, Model: "G3"},
+		{Name: "t4", MilliCPU: 104000, MemoryMiB: 524288, GPUs: 2, Model: "T4"},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := largestNode(c), `{cpu: "128", memory: "768Gi", nvidia.com/gpu: "8"}`; got != want {
+		t.Errorf("largest node %s, want %s", got, want)
+	}
+	ps, err := Select(Policies(), ResfitFrag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	classes := []Class{{Shape: Shape{MilliCPU: 8000, GPUMilli: 1000, NumGPU: 1}, Weight: 1, Count: 1}}
+	for _, c2 := range []struct {
+		weight float64
+		want   string
+	}{{0, "FGD ×101, PackLeastUsed ×1"}, {2, "FGD ×101, PackLeastUsed ×1, sra.size ×2"}} {
+		pipe, _, err := ps[0].Build(c, Env{Seed: 42, Classes: classes, CoresPerGPU: 4, NodeSize: c2.weight})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, s := range pipe.Scorers() {
+			got = append(got, fmt.Sprintf("%s ×%g", s.Scorer.Name(), s.Weight))
+		}
+		if strings.Join(got, ", ") != c2.want {
+			t.Errorf("node size %g: %s, want %s", c2.weight, strings.Join(got, ", "), c2.want)
+		}
+	}
+}
