@@ -655,8 +655,8 @@ func (d *decoder) nodeSize(path string, raw any) (float64, map[string]int64) {
 	}
 	largest := make(map[string]int64, len(lm))
 	above := false
-	for name, v := range lm {
-		apath := join(lpath, name)
+	for _, name := range slices.Sorted(maps.Keys(lm)) {
+		v, apath := lm[name], join(lpath, name)
 		if err := resource.ValidateName(name); err != nil {
 			d.fail(apath, err.Error(), name)
 			continue
@@ -671,6 +671,9 @@ func (d *decoder) nodeSize(path string, raw any) (float64, map[string]int64) {
 	}
 	if weight > 0 && !above && len(largest) == len(lm) {
 		d.fail(lpath, "must have a resource above 0", raw)
+	}
+	if weight == 0 {
+		return 0, nil // off: the largest node is not read, nor written out
 	}
 	return weight, largest
 }

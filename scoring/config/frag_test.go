@@ -704,6 +704,7 @@ func TestResfitFragNodeSize(t *testing.T) {
 	for _, c := range []struct{ nodeSize, want string }{
 		{``, "FGD ×101, PackLeastUsed ×1"},
 		{`, nodeSize: {weight: 0}`, "FGD ×101, PackLeastUsed ×1"},
+		{`, nodeSize: {weight: 0, largest: {cpu: 128}}`, "FGD ×101, PackLeastUsed ×1"},
 		{`, nodeSize: {weight: 1, largest: {cpu: 128, memory: 768Gi, nvidia.com/gpu: 8}}`, "FGD ×101, PackLeastUsed ×1, sra.size ×1"},
 		{`, nodeSize: {weight: 3, largest: {cpu: "128", memory: 768Gi, example.com/foo: 1}}`, "FGD ×101, PackLeastUsed ×1, sra.size ×3"},
 	} {
