@@ -70,9 +70,7 @@ func (s *Size) MaxScore() float64 { return MaxNodeScore }
 // ScoreNode scores one node's allocatable amounts. It panics unless alloc
 // has the schema's length.
 func (s *Size) ScoreNode(alloc []int64) float64 {
-	if len(alloc) != s.k {
-		panic(fmt.Sprintf("sra: size: a node of %d amounts for a schema of %d", len(alloc), s.k))
-	}
+	resource.MustLen("sra.Size.ScoreNode", s.k, alloc)
 	return s.score(alloc)
 }
 

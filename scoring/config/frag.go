@@ -345,9 +345,13 @@ func (a ResfitFragArgs) lifetimeTerms(t target) []scoring.WeightedScorer {
 }
 
 func (a ResfitFragArgs) canonical() []yamlNode {
-	out := a.canonicalParts()
+	out := append(a.FGDArgs.canonical(),
+		mapping("tieBreaker", append([]yamlNode{{key: "type", scalar: a.TieBreak}}, append(BalancedAllocationArgs{Resources: a.TieBreaker}.canonical(),
+			yamlNode{key: "untilEndsKnown", scalar: a.UntilEndsKnown})...)...),
+		yamlNode{key: "coresPerIdleGPU", scalar: a.CoresPerIdleGPU},
+		mapping("lifetime", yamlNode{key: "weight", scalar: a.LifetimeWeight}, yamlNode{key: "learnedWeight", scalar: a.LearnedLifetimeWeight}))
 	if a.NodeSizeWeight == 0 {
-		return out
+		return out // the node-size part is written only when it is on
 	}
 	names := slices.Sorted(maps.Keys(a.Largest))
 	largest := make([]yamlNode, len(names))
@@ -355,16 +359,6 @@ func (a ResfitFragArgs) canonical() []yamlNode {
 		largest[i] = yamlNode{key: name, scalar: resource.FormatAmount(name, a.Largest[name])}
 	}
 	return append(out, mapping("nodeSize", yamlNode{key: "weight", scalar: a.NodeSizeWeight}, mapping("largest", largest...)))
-}
-
-// canonicalParts are the canonical arguments but the node-size part, which
-// is written only when it is on.
-func (a ResfitFragArgs) canonicalParts() []yamlNode {
-	return append(a.FGDArgs.canonical(),
-		mapping("tieBreaker", append([]yamlNode{{key: "type", scalar: a.TieBreak}}, append(BalancedAllocationArgs{Resources: a.TieBreaker}.canonical(),
-			yamlNode{key: "untilEndsKnown", scalar: a.UntilEndsKnown})...)...),
-		yamlNode{key: "coresPerIdleGPU", scalar: a.CoresPerIdleGPU},
-		mapping("lifetime", yamlNode{key: "weight", scalar: a.LifetimeWeight}, yamlNode{key: "learnedWeight", scalar: a.LearnedLifetimeWeight}))
 }
 
 // fgd decodes FGD's arguments:
@@ -622,12 +616,12 @@ func (d *decoder) lifetime(path string, raw any) (weight, learned float64) {
 		return DefaultLifetimeWeight, DefaultLearnedLifetimeWeight
 	}
 	d.only(path, m, strictFields, "weight", "learnedWeight")
-	weight = d.lifetimeWeight(join(path, "weight"), m, "weight", DefaultLifetimeWeight)
+	weight = d.termWeight(join(path, "weight"), m, "weight", DefaultLifetimeWeight)
 	learnedDefault := float64(DefaultLearnedLifetimeWeight)
 	if _, given := m["weight"]; given {
 		learnedDefault = weight
 	}
-	return weight, d.lifetimeWeight(join(path, "learnedWeight"), m, "learnedWeight", learnedDefault)
+	return weight, d.termWeight(join(path, "learnedWeight"), m, "learnedWeight", learnedDefault)
 }
 
 // nodeSize decodes ResfitFrag's node-size part: {weight: W, largest:
@@ -640,7 +634,7 @@ func (d *decoder) nodeSize(path string, raw any) (float64, map[string]int64) {
 		return 0, nil
 	}
 	d.only(path, m, strictFields, "weight", "largest")
-	weight := d.lifetimeWeight(join(path, "weight"), m, "weight", 0)
+	weight := d.termWeight(join(path, "weight"), m, "weight", 0)
 	raw, present := m["largest"]
 	if !present {
 		if weight > 0 {
@@ -678,9 +672,9 @@ func (d *decoder) nodeSize(path string, raw any) (float64, map[string]int64) {
 	return weight, largest
 }
 
-// lifetimeWeight decodes one of the term's weights, def when it is not
-// given.
-func (d *decoder) lifetimeWeight(path string, m map[string]any, key string, def float64) float64 {
+// termWeight decodes the weight of an optional part (the lifetime term's
+// two, nodeSize's), def when it is not given.
+func (d *decoder) termWeight(path string, m map[string]any, key string, def float64) float64 {
 	raw, present := m[key]
 	if !present {
 		return def
