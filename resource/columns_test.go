@@ -2,6 +2,7 @@ package resource
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -9,7 +10,10 @@ import (
 
 // The table's columns hold what its rows hold, after any sequence of the
 // changes a table takes (Add, SetUsed, AddUsed, SetNonZeroUsed,
-// SetAllocatable, Remove), read through Rows and NonZeroRows.
+// SetAllocatable, Remove), read through Rows and NonZeroRows; and its
+// largest node is each resource's largest allocatable amount over the
+// rows. Amounts are drawn from a few small values too, so that rows tie
+// on the largest.
 func TestColumnsFollowTheRows(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		k := rapid.IntRange(1, 5).Draw(t, "resources")
@@ -22,7 +26,7 @@ func TestColumnsFollowTheRows(t *testing.T) {
 			t.Fatal(err)
 		}
 		tab := NewTable(s, rapid.IntRange(-1, 4).Draw(t, "capacity"))
-		amount := rapid.Int64Range(0, 1000)
+		amount := rapid.OneOf(rapid.Int64Range(0, 3), rapid.Int64Range(0, 1000))
 		vector := func(label string) Vector {
 			v := make(Vector, k)
 			for j := range v {
@@ -61,6 +65,15 @@ func TestColumnsFollowTheRows(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			largest := make(Vector, k)
+			for i := range tab.Len() {
+				for j, a := range tab.Allocatable(i) {
+					largest[j] = max(largest[j], a)
+				}
+			}
+			if got := tab.Largest(); !slices.Equal(got, largest) {
+				t.Fatalf("step %d (op %d): largest node %v, over the rows %v", step, op, got, largest)
 			}
 			for _, rows := range []Rows{tab.Rows(), tab.NonZeroRows()} {
 				c := rows.Columns

@@ -38,6 +38,9 @@ type Table struct {
 	// i and newer[i] the one after (-1 past either end).
 	newest       int32
 	older, newer []int32
+	// largest is each resource's largest allocatable amount over the rows
+	// (Largest), kept as rows are added, set and removed.
+	largest []int64
 }
 
 // Rows is a read-only, row-major view of many nodes for batch scorers:
@@ -141,6 +144,7 @@ func NewTable(schema *Schema, capacity int) *Table {
 		allocatable: make([]int64, 0, capacity*k),
 		used:        make([]int64, 0, capacity*k),
 		newest:      -1,
+		largest:     make([]int64, k),
 	}
 	t.cols.grow(capacity, 0, k)
 	return t
@@ -174,6 +178,9 @@ func (t *Table) Add(name string, allocatable, used Vector) (int, error) {
 	t.cols.set(t.cols.used, i, used)
 	if t.cols.nonZero != nil {
 		t.cols.set(t.cols.nonZero, i, used)
+	}
+	for j, a := range allocatable {
+		t.largest[j] = max(t.largest[j], a)
 	}
 	return i, nil
 }
@@ -301,7 +308,17 @@ func (t *Table) SetAllocatable(i int, allocatable Vector) error {
 	// update is rare, and a score may make anything of it (a resource gone
 	// to 0 drops out of kube-scheduler's).
 	t.change(i, true)
-	copy(t.Allocatable(i), allocatable)
+	old := t.Allocatable(i)
+	for j, a := range allocatable {
+		switch {
+		case a >= t.largest[j]:
+			t.largest[j] = a
+		case old[j] == t.largest[j]:
+			old[j] = a // it may have been the largest: look again
+			t.relargest(j)
+		}
+	}
+	copy(old, allocatable)
 	t.cols.set(t.cols.alloc, i, allocatable)
 	return nil
 }
@@ -316,6 +333,12 @@ func (t *Table) Remove(i int) (int, error) {
 	}
 	last, k := n-1, t.schema.Len()
 	t.unlink(last)
+	var gone []int // the resources whose largest amount was node i's
+	for j, a := range t.allocatable[i*k : (i+1)*k] {
+		if a == t.largest[j] && a > 0 {
+			gone = append(gone, j)
+		}
+	}
 	if i != last {
 		t.names[i] = t.names[last]
 		copy(t.allocatable[i*k:(i+1)*k], t.allocatable[last*k:])
@@ -337,8 +360,29 @@ func (t *Table) Remove(i int) (int, error) {
 	if t.nonZeroUsed != nil {
 		t.nonZeroUsed = t.nonZeroUsed[:last*k]
 	}
+	for _, j := range gone {
+		t.relargest(j)
+	}
 	return last, nil
 }
+
+// relargest finds resource j's largest allocatable amount again, over
+// every row: after the row that held it lowered it or left.
+func (t *Table) relargest(j int) {
+	k, m := t.schema.Len(), int64(0)
+	for i := j; i < len(t.allocatable); i += k {
+		m = max(m, t.allocatable[i])
+	}
+	t.largest[j] = m
+}
+
+// Largest is the table's largest node, each resource taken apart: its
+// largest allocatable amount over the rows (0 for a table without rows).
+// It is kept as rows change, so reading it costs nothing; a row set or
+// removed that held a resource's largest amount costs a pass over the
+// rows for that resource. The view is for reading, and changes with the
+// table.
+func (t *Table) Largest() Vector { return t.largest }
 
 // change numbers a change to row i (its Version), and when it may have
 // made room there, marks it so (LastFreed).

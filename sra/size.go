@@ -2,6 +2,7 @@ package sra
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/resfit/resfit/resource"
 )
@@ -25,8 +26,7 @@ import (
 // the reference in a resource counts as large as it there.
 type Size struct {
 	k       int
-	slots   []int
-	largest []float64
+	largest resource.Vector
 }
 
 // NewSize builds the score for a schema and the reference node's
@@ -36,33 +36,22 @@ func NewSize(schema *resource.Schema, largest resource.Vector) (*Size, error) {
 	if len(largest) != schema.Len() {
 		return nil, fmt.Errorf("sra: size: the largest node has %d amounts, the schema %d resources", len(largest), schema.Len())
 	}
-	s := &Size{k: schema.Len()}
+	above := false
 	for slot, a := range largest {
-		switch {
-		case a < 0:
+		if a < 0 {
 			return nil, fmt.Errorf("sra: size: the largest node's %s is %d; it must be ≥ 0", schema.Name(slot), a)
-		case a > 0:
-			s.slots = append(s.slots, slot)
-			s.largest = append(s.largest, float64(a))
 		}
+		above = above || a > 0
 	}
-	if len(s.slots) == 0 {
+	if !above {
 		return nil, fmt.Errorf("sra: size: the largest node has no resource above 0")
 	}
-	return s, nil
+	return &Size{k: schema.Len(), largest: slices.Clone(largest)}, nil
 }
 
 // Largest is the reference node of a table: each resource's largest
-// allocatable amount over its rows.
-func Largest(t *resource.Table) resource.Vector {
-	out := make(resource.Vector, t.Stride())
-	for row := range t.Len() {
-		for slot, a := range t.Allocatable(row) {
-			out[slot] = max(out[slot], a)
-		}
-	}
-	return out
-}
+// allocatable amount over its rows (resource.Table.Largest), a copy.
+func Largest(t *resource.Table) resource.Vector { return slices.Clone(t.Largest()) }
 
 // MaxScore is 100.
 func (s *Size) MaxScore() float64 { return MaxNodeScore }
@@ -74,23 +63,45 @@ func (s *Size) ScoreNode(alloc []int64) float64 {
 	return s.score(alloc)
 }
 
-func (s *Size) score(alloc []int64) float64 {
+func (s *Size) score(alloc []int64) float64 { return sizeAgainst(s.largest, alloc) }
+
+// sizeAgainst is Size's score of a node's allocatable amounts beside a
+// reference node: 100 where the reference has no amount above 0.
+func sizeAgainst(largest, alloc []int64) float64 {
 	var sum float64
-	for i, slot := range s.slots {
-		a := float64(max(alloc[slot], 0))
-		sum += min(a, s.largest[i]) / s.largest[i]
+	n := 0
+	for slot, l := range largest {
+		if l <= 0 {
+			continue
+		}
+		a, l := float64(max(alloc[slot], 0)), float64(l)
+		sum += min(a, l) / l
+		n++
 	}
-	return MaxNodeScore * (1 - sum/float64(len(s.slots)))
+	if n == 0 {
+		return MaxNodeScore
+	}
+	return MaxNodeScore * (1 - sum/float64(n))
 }
 
 // ScoreRows scores every node of rows into out (one per node), without
 // allocating.
 func (s *Size) ScoreRows(rows resource.Rows, out []float64) error {
-	if rows.Stride != s.k || len(rows.Allocatable) != len(out)*s.k {
-		return fmt.Errorf("sra: size: %d nodes of stride %d (%d amounts) for a schema of %d", len(out), rows.Stride, len(rows.Allocatable), s.k)
+	return SizeRows(s.largest, rows, out)
+}
+
+// SizeRows scores every node of rows into out (one per node) as Size
+// does, beside a reference node given with the call: a table's own
+// largest node (resource.Table.Largest), which changes as nodes come and
+// go. Every node scores 100 beside a reference with no amount above 0 (a
+// table without nodes). It allocates nothing.
+func SizeRows(largest resource.Vector, rows resource.Rows, out []float64) error {
+	k := len(largest)
+	if rows.Stride != k || len(rows.Allocatable) != len(out)*k {
+		return fmt.Errorf("sra: size: %d nodes of stride %d (%d amounts) for a reference of %d resources", len(out), rows.Stride, len(rows.Allocatable), k)
 	}
 	for i := range out {
-		out[i] = s.score(rows.Allocatable[i*s.k : (i+1)*s.k])
+		out[i] = sizeAgainst(largest, rows.Allocatable[i*k:(i+1)*k])
 	}
 	return nil
 }

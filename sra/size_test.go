@@ -2,6 +2,7 @@ package sra
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -113,23 +114,38 @@ func TestSizeProperties(t *testing.T) {
 		schema := propSchema(t)
 		largest := drawVec(t, "largest", 1<<40)
 		s, err := NewSize(schema, largest)
+		n := rapid.IntRange(1, 6).Draw(t, "nodes")
+		alloc := make([]int64, 0, n*len(propNames))
+		for range n {
+			alloc = append(alloc, drawVec(t, "alloc", 1<<41)...)
+		}
+		rows := resource.Rows{Stride: len(propNames), Allocatable: alloc}
+		// SizeRows, the reference given with the call, scores as Size
+		// built with it; beside a reference of nothing, 100 everywhere.
+		against := make([]float64, n)
+		if err := SizeRows(largest, rows, against); err != nil {
+			t.Fatal(err)
+		}
 		if allZero := !slicesAny(largest); allZero {
 			if err == nil {
 				t.Fatal("NewSize took a largest node of nothing")
+			}
+			for i, got := range against {
+				if got != MaxNodeScore {
+					t.Fatalf("node %d beside a reference of nothing: %v, want %v", i, got, float64(MaxNodeScore))
+				}
 			}
 			return
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := rapid.IntRange(1, 6).Draw(t, "nodes")
-		alloc := make([]int64, 0, n*len(propNames))
-		for range n {
-			alloc = append(alloc, drawVec(t, "alloc", 1<<41)...)
-		}
 		out := make([]float64, n)
-		if err := s.ScoreRows(resource.Rows{Stride: len(propNames), Allocatable: alloc}, out); err != nil {
+		if err := s.ScoreRows(rows, out); err != nil {
 			t.Fatal(err)
+		}
+		if !slices.Equal(out, against) {
+			t.Fatalf("SizeRows %v, Size.ScoreRows %v", against, out)
 		}
 		k := len(propNames)
 		for i, got := range out {
