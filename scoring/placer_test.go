@@ -13,6 +13,7 @@ import (
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/config"
 	"github.com/resfit/resfit/scoring/frag"
+	"github.com/resfit/resfit/scoring/lifetime"
 )
 
 // placerConfigs cover every built-in scorer and filter a configuration
@@ -113,6 +114,12 @@ const (
 	// scaledPhasedKind: two phased scorers (one state) in a pipeline a
 	// ScaledScorer scores with, as a kube-scheduler plugin wraps one.
 	scaledPhasedKind
+	// largestSizeKind: the node size beside the table's largest node,
+	// whose phase is that node (a node grows between tasks).
+	largestSizeKind
+	// onceKnownSizeKind: the same, counted once an end is known (a task
+	// with an end), as ResfitFrag has it in a host that follows ends.
+	onceKnownSizeKind
 )
 
 func newPlacerCluster(t *rapid.T, cfg *config.Config, schema *resource.Schema, alloc, used []resource.Vector, models []string, withFGD bool, vol volatileParts) *placerCluster {
@@ -159,6 +166,13 @@ func newPlacerCluster(t *rapid.T, cfg *config.Config, schema *resource.Schema, a
 			v = &endsScorer{randomScorer{rand.New(rand.NewPCG(vol.seed, 1))}}
 		case phasedKind:
 			v = &phasedScorer{state: vol.phase}
+		case largestSizeKind:
+			v = scoring.NewLargestSizeScorer()
+		case onceKnownSizeKind:
+			var err error
+			if v, err = lifetime.NewOnceKnown(lifetime.NewNodes(len(alloc)), scoring.NewLargestSizeScorer()); err != nil {
+				t.Fatal(err)
+			}
 		case scaledPhasedKind:
 			inner, err := scoring.NewPipeline(schema, nil, []scoring.WeightedScorer{{Scorer: &phasedScorer{state: vol.phase}, Weight: 1}, {Scorer: &phasedScorer{state: vol.phase}, Weight: 2}})
 			if err != nil {
@@ -286,7 +300,7 @@ func TestPlacerMatchesFullRescoring(t *testing.T) {
 		var vol volatileParts
 		if rapid.IntRange(0, 3).Draw(t, "volatile") == 0 {
 			vol = volatileParts{seed: rapid.Uint64Range(1, 1<<40).Draw(t, "volatile seed"),
-				kind: volatileKind(rapid.IntRange(0, 3).Draw(t, "volatile kind")), at: rapid.IntRange(0, 5).Draw(t, "at"),
+				kind: volatileKind(rapid.IntRange(0, int(onceKnownSizeKind)).Draw(t, "volatile kind")), at: rapid.IntRange(0, 5).Draw(t, "at"),
 				weight: float64(rapid.IntRange(0, 7).Draw(t, "weight")) / 3, filter: rapid.Bool().Draw(t, "volatile filter"),
 				alone: rapid.Bool().Draw(t, "volatile alone"), phase: new(bool)}
 		}

@@ -1,6 +1,7 @@
 package scoring
 
 import (
+	"encoding/binary"
 	"errors"
 
 	"github.com/resfit/resfit/resource"
@@ -93,6 +94,34 @@ func NewSizeScorer(s *sra.Size) Scorer {
 	return NewScorer(SRASize, s.MaxScore(), func(_ *Task, nodes Span, out []float64) error {
 		return s.ScoreRows(nodes.Rows(), out)
 	})
+}
+
+// NewLargestSizeScorer scores the smaller node first, as sra.Size does,
+// beside the table's own largest node (resource.Table.Largest,
+// sra.SizeRows), so that the reference follows the nodes a host has; its
+// name is SRASize. A node's score changes when the largest node does, so
+// it is Volatile and Phased, its phase the largest node's amounts: a
+// Placer remembers its scores until a node larger in some resource than
+// any before comes, or the largest leaves.
+func NewLargestSizeScorer() Scorer { return largestSize{} }
+
+type largestSize struct{}
+
+func (largestSize) Name() string      { return SRASize }
+func (largestSize) MaxScore() float64 { return sra.MaxNodeScore }
+func (largestSize) Volatile() bool    { return true }
+func (largestSize) Phased() bool      { return true }
+
+// AppendPhase appends the table's largest node, 8 bytes an amount.
+func (largestSize) AppendPhase(key []byte, _ *Task, table *resource.Table) []byte {
+	for _, a := range table.Largest() {
+		key = binary.LittleEndian.AppendUint64(key, uint64(a))
+	}
+	return key
+}
+
+func (largestSize) ScoreNodes(_ *Task, nodes Span, out []float64) error {
+	return sra.SizeRows(nodes.Table().Largest(), nodes.Rows(), out)
 }
 
 // NewAvoidanceScorer adapts Koordinator's ScarceResourceAvoidance score.

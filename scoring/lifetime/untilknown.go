@@ -28,9 +28,10 @@ import (
 // scores as its second scorer.
 //
 // It is Volatile (the view changes apart from the table), and Phased when
-// neither of its scorers is Volatile: in each phase it scores as one of
-// them, so a Placer remembers its scores per phase. It is safe for
-// concurrent use when its two scorers are.
+// each of its scorers is stable or Phased: in each phase it scores as one
+// of them, so a Placer remembers its scores per phase (and per the
+// scorer's own phase). It is safe for concurrent use when its two scorers
+// are.
 type UntilKnown struct {
 	nodes       *Nodes
 	devices     *resource.Devices
@@ -44,6 +45,22 @@ type UntilKnown struct {
 // packing throughout on both, and 0.3 as few as balancing throughout on
 // the default list (bench/replay README).
 const FillShare = 0.3
+
+// NewOnceKnown scores every node 0 until anything is known of any end in
+// the view (Known: without FillShare's switch), and as then afterwards: a
+// part that pays only where pods end, such as ResfitFrag's node size,
+// left out of the total while nothing is known. A nil view knows nothing,
+// ever.
+func NewOnceKnown(nodes *Nodes, then scoring.Scorer) (*UntilKnown, error) {
+	if then == nil {
+		return nil, fmt.Errorf("lifetime: OnceKnown needs a scorer")
+	}
+	none := scoring.NewScorer("none", then.MaxScore(), func(_ *scoring.Task, _ scoring.Span, out []float64) error {
+		clear(out)
+		return nil
+	})
+	return NewUntilKnown(nodes, nil, none, then)
+}
 
 // NewUntilKnown scores as until while nothing is known of any end in the
 // view (and less than FillShare of devices, the host's device view of the
@@ -69,23 +86,39 @@ func (u *UntilKnown) MaxScore() float64 { return u.then.MaxScore() }
 // Volatile is true.
 func (u *UntilKnown) Volatile() bool { return true }
 
-// Phased reports whether neither scorer is Volatile (scoring.Phased):
-// then in each of its two phases a node's score is a function of the
-// task's class and the node's row.
-func (u *UntilKnown) Phased() bool { return !volatile(u.until) && !volatile(u.then) }
+// Phased reports whether each scorer is stable or Phased
+// (scoring.Phased): then in each of its two phases, and the scorer's own,
+// a node's score is a function of the task's class and the node's row.
+func (u *UntilKnown) Phased() bool { return stableOrPhased(u.until) && stableOrPhased(u.then) }
 
 // AppendPhase appends 1 when the task scores as the second scorer on the
-// table now, 0 when as the first (Current).
+// table now, 0 when as the first (Current), and then that scorer's own
+// phase when it is Phased.
 func (u *UntilKnown) AppendPhase(key []byte, task *scoring.Task, table *resource.Table) []byte {
+	current := u.until
 	if u.second(task) {
-		return append(key, 1)
+		current, key = u.then, append(key, 1)
+	} else {
+		key = append(key, 0)
 	}
-	return append(key, 0)
+	if p, ok := current.(scoring.Phased); ok && volatile(current) {
+		key = p.AppendPhase(key, task, table)
+	}
+	return key
 }
 
 func volatile(s scoring.Scorer) bool {
 	v, ok := s.(scoring.Volatile)
 	return ok && v.Volatile()
+}
+
+// stableOrPhased reports whether s is not Volatile, or is Phased.
+func stableOrPhased(s scoring.Scorer) bool {
+	if !volatile(s) {
+		return true
+	}
+	p, ok := s.(scoring.Phased)
+	return ok && p.Phased()
 }
 
 // Known reports whether anything is known of when pods end, for the task:
@@ -119,6 +152,11 @@ func (u *UntilKnown) Current(task *scoring.Task) scoring.Scorer {
 func (u *UntilKnown) second(task *scoring.Task) bool {
 	return u.Known(task) || u.filledUp()
 }
+
+// WaitsForFill reports whether it also scores as its second scorer once
+// FillShare of the devices are in use (a device view given); false for
+// one that waits for an end alone (NewOnceKnown).
+func (u *UntilKnown) WaitsForFill() bool { return u.devices != nil }
 
 // InUse is the share of its device view in use (InUse), 0 without one.
 func (u *UntilKnown) InUse() float64 {
