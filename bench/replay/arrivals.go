@@ -19,7 +19,7 @@ func runArrivals(in sim.Input, f *flags, stdout, stderr io.Writer) error {
 	}
 	start := time.Now()
 	results, err := sim.RunAll(in, policies, sim.Seeds(42, f.seeds), f.ratio,
-		sim.Options{Tiebreak: sim.Tiebreak(f.tiebreak), NodeSize: f.nodeSize}, f.workers,
+		f.options(), f.workers,
 		func(done, total int, r *sim.Result) {
 			fmt.Fprintf(stderr, "[%3d/%d] %-18s seed %d: unallocated %5.2f%%, %d pending (%.1fs)\n",
 				done, total, r.Policy, r.Seed, r.Unallocated(), r.Pending, time.Since(start).Seconds())
@@ -63,7 +63,7 @@ func runDefrags(in sim.Input, f *flags, stdout, stderr io.Writer) error {
 	}
 	passes := sim.DefragPasses()
 	start := time.Now()
-	results, err := sim.RunDefrags(in, policies[0], passes, sim.Seeds(42, f.seeds), f.ratio, sim.Options{Tiebreak: sim.Tiebreak(f.tiebreak), NodeSize: f.nodeSize}, f.workers,
+	results, err := sim.RunDefrags(in, policies[0], passes, sim.Seeds(42, f.seeds), f.ratio, f.options(), f.workers,
 		func(done, total int, r *sim.Result) {
 			x := r.Defrag
 			fmt.Fprintf(stderr, "[%3d/%d] %-18s seed %d: unallocated %5.2f%% → %5.2f%%, %d moves, %d placed (%.1fs)\n",

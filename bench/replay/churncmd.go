@@ -66,7 +66,7 @@ func runChurn(in sim.Input, f *flags, stdout, stderr io.Writer) error {
 	var results []*churn.Result
 	for _, d := range strings.Split(f.declare, ",") {
 		spec.Declare = churn.Declaration(strings.TrimSpace(d))
-		rs, err := churn.RunAll(in, policies, adds, sim.Seeds(42, f.seeds), loads, spec, sim.Options{Tiebreak: sim.Tiebreak(f.tiebreak), NodeSize: f.nodeSize}, f.workers,
+		rs, err := churn.RunAll(in, policies, adds, sim.Seeds(42, f.seeds), loads, spec, f.options(), f.workers,
 			func(done, total int, r *churn.Result) {
 				fmt.Fprintf(stderr, "[%3d/%d] %-18s %s, load %.1f seed %d: idle while GPU pods wait %5.2f%%, %d arrivals, %d moves (%.1fs)\n",
 					done, total, r.Policy, r.Setting, r.Load, r.Seed, r.Idle().WhileWaiting, r.Arrivals, r.Moved().Moves, time.Since(start).Seconds())
@@ -127,7 +127,7 @@ func runSustainable(in sim.Input, f *flags, spec churn.Spec, adds []churn.AddOns
 	start := time.Now()
 	fmt.Fprintln(stdout, "| policy | moves | sustainable load (mean ± 95%, min–max) | by seed |\n|---|---|---|---|")
 	for _, a := range adds {
-		found, err := churn.SustainableLoads(in, policies, sim.Seeds(42, seeds), spec, a, s, sim.Options{Tiebreak: sim.Tiebreak(f.tiebreak), NodeSize: f.nodeSize}, f.workers,
+		found, err := churn.SustainableLoads(in, policies, sim.Seeds(42, seeds), spec, a, s, f.options(), f.workers,
 			func(done, total int, r churn.Sustainable) {
 				fmt.Fprintf(stderr, "[%3d/%d] %-18s %s, seed %d: sustains %s (%d replays, %.1fs)\n",
 					done, total, r.Policy, r.Setting, r.Seed, r, r.Replays, time.Since(start).Seconds())

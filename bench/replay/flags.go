@@ -10,6 +10,7 @@ import (
 
 	"github.com/resfit/resfit/bench/replay/churn"
 	"github.com/resfit/resfit/bench/replay/sim"
+	"github.com/resfit/resfit/scoring/config"
 )
 
 // flags are the command's flags, parsed.
@@ -53,7 +54,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.sustain, "sustainable", "", "with -churn: instead of -loads, search each policy's sustainable load on each seed, FROM:TO:STEP (such as 0.8:1.3:0.01): the highest load at which the waiting GPU demand ends the window no higher than it starts it")
 	fs.StringVar(&f.declare, "declare", string(churn.DeclareNone), "with -churn: comma-separated, what the pods declare of their lifetimes, each run in turn: none, exact, noisy (× e^N(0,σ), σ -sigma), learned (nothing: the replay learns from the pods that end, scoring/lifetime), or oracle (nothing: the model knows each lifetime class's distribution from the start and learns nothing, a bound on learned); all but none give ResfitFrag's lifetime term the ends (-sustainable: the first)")
 	fs.Float64Var(&f.sigma, "sigma", 1, "with -declare noisy: the noise's σ")
-	fs.Float64Var(&f.nodeSize, "node-size", 0, "ResfitFrag's node-size weight (nodeSize: {weight}, sra.Size: the smaller node first, the cluster's largest node the reference); 0: left out, its default")
+	fs.Float64Var(&f.nodeSize, "node-size", config.DefaultNodeSizeWeight, "ResfitFrag's node-size weight (nodeSize: {weight}, sra.Size: the smaller node first, beside the cluster's largest node; it counts once an end is known where the replay follows ends); 0 leaves it out, as ResfitFrag did before 2026-12-05")
 	fs.Float64Var(&f.lifetimeWeight, "lifetime-weight", 0, "with -declare other than none: ResfitFrag's lifetime weight, declared and learned ends alike (lifetime: {weight}); 0: its defaults, 10 for declared ends, 1000 for learned")
 	fs.Uint64Var(&f.resample, "resample", 0, "with -churn: replace the multi-GPU pods' lifetimes (74 pods pooled on openb) by a bootstrap resample drawn with this seed (0: none)")
 	fs.BoolVar(&f.png, "png", false, "write each plot as a PNG too, beside its SVG")
@@ -68,4 +69,10 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 		return nil, fmt.Errorf("-load: must be in (0, 10], got %v", f.ratio)
 	}
 	return &f, nil
+}
+
+// options are the replay's options the flags set: the tie-break, and
+// ResfitFrag's node-size weight (0 leaves the part out).
+func (f *flags) options() sim.Options {
+	return sim.Options{Tiebreak: sim.Tiebreak(f.tiebreak), NodeSize: f.nodeSize, NoNodeSize: f.nodeSize == 0}
 }

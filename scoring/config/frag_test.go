@@ -40,7 +40,7 @@ func TestFragPlugins(t *testing.T) {
 	perDevice := (w[0]*8 + w[1]*4) / (w[0]*1 + w[1]*0.3)
 	rf := ScorerConfig{Name: ResfitFrag, Weight: 2, Args: ResfitFragArgs{FGDArgs: fgd.Args.(FGDArgs),
 		TieBreak: PackLeastUsed, TieBreaker: []string{"cpu", resource.GPU}, UntilEndsKnown: NodeResourcesBalancedAllocation, CoresPerIdleGPU: perDevice,
-		LifetimeWeight: DefaultLifetimeWeight, LearnedLifetimeWeight: DefaultLearnedLifetimeWeight}}
+		LifetimeWeight: DefaultLifetimeWeight, LearnedLifetimeWeight: DefaultLearnedLifetimeWeight, NodeSizeWeight: DefaultNodeSizeWeight}}
 	// FGD enabled at score alone: its filters left out, as kube-scheduler
 	// leaves them.
 	kubeFGD := kubeScorer(fgd)
@@ -79,17 +79,18 @@ plugins:
     classes: [{cpu: 2, gpus: 2, gpuShare: 50, weight: 3}]
     tieBreaker: {resources: [{name: cpu, weight: 1}, {name: memory, weight: 1}], untilEndsKnown: PackLeastUsed}
     coresPerIdleGPU: 0
-    lifetime: {weight: 5}`,
+    lifetime: {weight: 5}
+    nodeSize: {weight: 2}`,
 			filters: []string{NodeResourcesFit}, scorers: []ScorerConfig{{Name: ResfitFrag, Weight: 1, Args: ResfitFragArgs{
 				FGDArgs:  FGDArgs{Device: "example.com/gpu", ShareUnit: 100, Classes: []FragClass{{MilliCPU: 2000, GPUs: 2, GPUShare: 50, Weight: 3}}},
-				TieBreak: PackLeastUsed, TieBreaker: []string{"cpu", "memory"}, UntilEndsKnown: PackLeastUsed, LifetimeWeight: 5, LearnedLifetimeWeight: 5}}}},
+				TieBreak: PackLeastUsed, TieBreaker: []string{"cpu", "memory"}, UntilEndsKnown: PackLeastUsed, LifetimeWeight: 5, LearnedLifetimeWeight: 5, NodeSizeWeight: 2}}}},
 		{name: "the balanced tie-breaker", doc: `
 plugins:
 - {name: ResfitFrag, args: {classes: [{cpu: 2}], tieBreaker: {type: NodeResourcesBalancedAllocation}, coresPerIdleGPU: 0}}`,
 			filters: []string{NodeResourcesFit}, scorers: []ScorerConfig{{Name: ResfitFrag, Weight: 1, Args: ResfitFragArgs{
 				FGDArgs:  FGDArgs{Device: resource.GPU, ShareUnit: 1000, Classes: []FragClass{{MilliCPU: 2000, Weight: 1}}},
 				TieBreak: NodeResourcesBalancedAllocation, TieBreaker: []string{"cpu", resource.GPU}, UntilEndsKnown: NodeResourcesBalancedAllocation,
-				LifetimeWeight: DefaultLifetimeWeight, LearnedLifetimeWeight: DefaultLearnedLifetimeWeight}}}},
+				LifetimeWeight: DefaultLifetimeWeight, LearnedLifetimeWeight: DefaultLearnedLifetimeWeight, NodeSizeWeight: DefaultNodeSizeWeight}}}},
 		{name: "tie-breaker errors", doc: `
 plugins:
 - {name: ResfitFrag, args: {classes: [{cpu: 2}], tieBreaker: {type: MostAllocated, weight: 2, resources: [{name: cpu, weight: 2}]}}}
@@ -205,8 +206,9 @@ func TestFragPluginsCanonical(t *testing.T) {
 
 // Built for a host's device view, ResfitFrag is the pipeline the replay
 // assembled by hand: NodeResourcesFit, DeviceShare and the proportional
-// filter; FGD at 101 and the packing tie-breaker at 1. Its totals are the
-// hand-made pipeline's to the bit. Without a device view, or with one of
+// filter; FGD at 101, the packing tie-breaker at 1 and, in a host that
+// does not follow ends, the node size beside the table's largest node at
+// 1. Its totals are the hand-made pipeline's to the bit. Without a device view, or with one of
 // another resource, it does not build, and says why.
 func TestResfitFragBuildsThePolicy(t *testing.T) {
 	schema, _ := resource.NewSchema("cpu", "memory", resource.GPU)
@@ -229,12 +231,12 @@ func TestResfitFragBuildsThePolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(append(pipe.FilterNames(), pipe.ScorerNames()...), ", "); got != "NodeResourcesFit, DeviceShare, sra.proportional, FGD, PackLeastUsed" {
+	if got := strings.Join(append(pipe.FilterNames(), pipe.ScorerNames()...), ", "); got != "NodeResourcesFit, DeviceShare, sra.proportional, FGD, PackLeastUsed, sra.size" {
 		t.Errorf("parts %s", got)
 	}
 	// A host that asks for scores and filters apart leaves DeviceShare out.
 	if apart, err := c.BuildFor(schema, Host{Devices: devices, NoDeviceShare: true}); err != nil ||
-		strings.Join(append(apart.FilterNames(), apart.ScorerNames()...), ", ") != "NodeResourcesFit, sra.proportional, FGD, PackLeastUsed" {
+		strings.Join(append(apart.FilterNames(), apart.ScorerNames()...), ", ") != "NodeResourcesFit, sra.proportional, FGD, PackLeastUsed, sra.size" {
 		t.Errorf("without DeviceShare: %v, %v", apart.FilterNames(), err)
 	}
 	// By hand, as bench/replay assembled it.
@@ -247,8 +249,10 @@ func TestResfitFragBuildsThePolicy(t *testing.T) {
 	df, _ := scoring.NewDeviceFilter(devices)
 	p, _ := sra.NewProportional(schema, []sra.Ratio{{Resource: resource.GPU, CPU: 4}})
 	pf, _ := scoring.NewProportionalFilter(p)
+	size, _ := sra.NewSize(schema, resource.Vector{96000, 256 << 30, 8000})
 	byHand, err := scoring.NewPipeline(schema, []scoring.Filter{scoring.NewFitFilter(nil, nil), df, pf},
-		[]scoring.WeightedScorer{{Scorer: fgd, Weight: 101}, {Scorer: scoring.NewStrategyScorer("packing", packing, true), Weight: 1}})
+		[]scoring.WeightedScorer{{Scorer: fgd, Weight: 101}, {Scorer: scoring.NewStrategyScorer("packing", packing, true), Weight: 1},
+			{Scorer: scoring.NewSizeScorer(size), Weight: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,8 +386,8 @@ func TestResfitFragLifetimeTerm(t *testing.T) {
 		host Host
 		want string
 	}{
-		{Host{Devices: devices, Lifetimes: ends}, "FGD ×101, PackLeastUsed ×1, Lifetime ×7"},
-		{Host{Devices: devices}, "FGD ×101, PackLeastUsed ×1"},
+		{Host{Devices: devices, Lifetimes: ends}, "FGD ×101, PackLeastUsed ×1, Lifetime ×7, sra.size ×1"},
+		{Host{Devices: devices}, "FGD ×101, PackLeastUsed ×1, sra.size ×1"},
 	} {
 		pipe, err := cfg.BuildFor(schema, c.host)
 		if err != nil {
@@ -401,12 +405,12 @@ func TestResfitFragLifetimeTerm(t *testing.T) {
 	// for one alone where the other weighs 0; written out, the weights
 	// load back.
 	for _, c := range []struct{ lifetime, want string }{
-		{`{weight: 10, learnedWeight: 1000}`, "FGD ×101, PackLeastUsed ×1, Lifetime ×10, LearnedLifetime ×1000"},
-		{`{weight: 10, learnedWeight: 0}`, "FGD ×101, PackLeastUsed ×1, Lifetime ×10"},
-		{`{weight: 0, learnedWeight: 1000}`, "FGD ×101, PackLeastUsed ×1, LearnedLifetime ×1000"},
-		{`{learnedWeight: 300}`, "FGD ×101, PackLeastUsed ×1, Lifetime ×10, LearnedLifetime ×300"},
-		{`{weight: 300}`, "FGD ×101, PackLeastUsed ×1, Lifetime ×300"},
-		{`{}`, "FGD ×101, PackLeastUsed ×1, Lifetime ×10, LearnedLifetime ×1000"},
+		{`{weight: 10, learnedWeight: 1000}`, "FGD ×101, PackLeastUsed ×1, Lifetime ×10, LearnedLifetime ×1000, sra.size ×1"},
+		{`{weight: 10, learnedWeight: 0}`, "FGD ×101, PackLeastUsed ×1, Lifetime ×10, sra.size ×1"},
+		{`{weight: 0, learnedWeight: 1000}`, "FGD ×101, PackLeastUsed ×1, LearnedLifetime ×1000, sra.size ×1"},
+		{`{learnedWeight: 300}`, "FGD ×101, PackLeastUsed ×1, Lifetime ×10, LearnedLifetime ×300, sra.size ×1"},
+		{`{weight: 300}`, "FGD ×101, PackLeastUsed ×1, Lifetime ×300, sra.size ×1"},
+		{`{}`, "FGD ×101, PackLeastUsed ×1, Lifetime ×10, LearnedLifetime ×1000, sra.size ×1"},
 	} {
 		apart, err := Load([]byte(`plugins: [{name: ResfitFrag, args: {classes: `+fragClasses+`, lifetime: `+c.lifetime+`}}]`), Options{})
 		if err != nil {
@@ -606,9 +610,9 @@ func TestResfitFragTieBreakWaitsForEnds(t *testing.T) {
 		}
 		return c
 	}
-	// The lifetime term off, so that the totals differ by the tie-breaker
-	// alone.
-	const frag = `plugins: [{name: ResfitFrag, args: {classes: ` + fragClasses + `, lifetime: {weight: 0}%s}}]`
+	// The lifetime term and the node size off, so that the totals differ
+	// by the tie-breaker alone.
+	const frag = `plugins: [{name: ResfitFrag, args: {classes: ` + fragClasses + `, lifetime: {weight: 0}, nodeSize: {weight: 0}%s}}]`
 	pairs := []struct{ waits, balanced, packing *Config }{
 		{load(fmt.Sprintf(frag, "")), load(fmt.Sprintf(frag, ", tieBreaker: {type: NodeResourcesBalancedAllocation}")),
 			load(fmt.Sprintf(frag, ", tieBreaker: {untilEndsKnown: PackLeastUsed}"))},
@@ -690,23 +694,38 @@ func TestResfitFragTieBreakWaitsForEnds(t *testing.T) {
 	})
 }
 
-// TestResfitFragNodeSize: nodeSize adds sra.Size at its weight, scoring the
-// smaller of two nodes higher by the largest node given; written out, it
-// loads back; off by default; a bad document is refused with the path.
+// sizeOf is sra.Size's score of a node with these shares of the largest
+// node's amounts, summed in float64 in order as Size sums them.
+func sizeOf(shares ...float64) float64 {
+	var sum float64
+	for _, x := range shares {
+		sum += x
+	}
+	return 100 * (1 - sum/float64(len(shares)))
+}
+
+// TestResfitFragNodeSize: nodeSize adds sra.Size at its weight, 1 by
+// default, scoring the smaller of two nodes higher beside the largest node
+// given or, without one, the table's own largest node, which follows the
+// nodes; written out, it loads back; weight 0 leaves it out; a bad
+// document is refused with the path.
 func TestResfitFragNodeSize(t *testing.T) {
 	schema, _ := resource.NewSchema("cpu", "memory", resource.GPU)
 	devices, _ := resource.NewDevices(resource.GPU, 1000)
-	table := resource.NewTable(schema, 2)
+	table := resource.NewTable(schema, 3)
 	for _, alloc := range []resource.Vector{{128000, 768 << 30, 8000}, {96000, 384 << 30, 8000}} {
 		table.Add("n", alloc, nil)
 		devices.AddNode(8)
 	}
 	for _, c := range []struct{ nodeSize, want string }{
-		{``, "FGD ×101, PackLeastUsed ×1"},
+		{``, "FGD ×101, PackLeastUsed ×1, sra.size ×1"},
+		{`, nodeSize: {}`, "FGD ×101, PackLeastUsed ×1, sra.size ×1"},
 		{`, nodeSize: {weight: 0}`, "FGD ×101, PackLeastUsed ×1"},
 		{`, nodeSize: {weight: 0, largest: {cpu: 128}}`, "FGD ×101, PackLeastUsed ×1"},
+		{`, nodeSize: {weight: 2}`, "FGD ×101, PackLeastUsed ×1, sra.size ×2"},
 		{`, nodeSize: {weight: 1, largest: {cpu: 128, memory: 768Gi, nvidia.com/gpu: 8}}`, "FGD ×101, PackLeastUsed ×1, sra.size ×1"},
 		{`, nodeSize: {weight: 3, largest: {cpu: "128", memory: 768Gi, example.com/foo: 1}}`, "FGD ×101, PackLeastUsed ×1, sra.size ×3"},
+		{`, nodeSize: {largest: {cpu: 256, memory: 768Gi, nvidia.com/gpu: 8}}`, "FGD ×101, PackLeastUsed ×1, sra.size ×1"},
 	} {
 		cfg, err := Load([]byte(`plugins: [{name: ResfitFrag, args: {classes: `+fragClasses+c.nodeSize+`}}]`), Options{})
 		if err != nil {
@@ -737,17 +756,62 @@ func TestResfitFragNodeSize(t *testing.T) {
 		}
 		// The largest node scores 0 by the resources the schema has; the
 		// other has three quarters of its cpu, half its memory and all
-		// its GPUs (example.com/foo is on no node of this schema).
+		// its GPUs (example.com/foo is on no node of this schema). Beside
+		// a reference of 256 cores: a half and three eighths of the cpu.
 		want := []float64{0, 25}
-		if strings.Contains(c.nodeSize, "example.com") {
+		switch {
+		case strings.Contains(c.nodeSize, "example.com"):
 			want = []float64{0, 100 * (1 - (0.75+0.5)/2)}
+		case strings.Contains(c.nodeSize, "256"):
+			want = []float64{sizeOf(0.5, 1, 1), sizeOf(0.375, 0.5, 1)}
 		}
 		if !cmp.Equal(out, want) {
 			t.Errorf("nodeSize %q: scores %v, want %v", c.nodeSize, out, want)
 		}
 	}
+	// Without a largest node given, the reference is the table's: a node
+	// larger in cpu joins, and the others score beside it.
+	cfg, err := Load([]byte(`plugins: [{name: ResfitFrag, args: {classes: `+fragClasses+`}}]`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipe, err := cfg.BuildFor(schema, Host{Devices: devices})
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := pipe.Scorers()[2].Scorer
+	table.Add("larger", resource.Vector{256000, 768 << 30, 8000}, nil)
+	out := make([]float64, 3)
+	if err := size.ScoreNodes(&scoring.Task{}, scoring.NewSpan(table, 0, 3), out); err != nil {
+		t.Fatal(err)
+	}
+	if want := []float64{sizeOf(0.5, 1, 1), sizeOf(0.375, 0.5, 1), 0}; !cmp.Equal(out, want) {
+		t.Errorf("beside the table's largest node once a larger one joined: %v, want %v", out, want)
+	}
+	if _, err := table.Remove(2); err != nil {
+		t.Fatal(err)
+	}
+	// In a host that follows when pods end, the part counts only once an
+	// end is known: 0 on every node for a task without one while no pod
+	// in the view has one, the sizes for a task that declares its end.
+	followed, err := cfg.BuildFor(schema, Host{Devices: devices, Lifetimes: lifetime.NewNodes(table.Len())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gated := followed.Scorers()[len(followed.Scorers())-1]
+	for _, c := range []struct {
+		ends float64
+		want []float64
+	}{{0, []float64{0, 0}}, {3600, []float64{0, 25}}} {
+		out := make([]float64, 2)
+		if err := gated.Scorer.ScoreNodes(&scoring.Task{Ends: c.ends}, scoring.NewSpan(table, 0, 2), out); err != nil {
+			t.Fatal(err)
+		}
+		if gated.Scorer.Name() != scoring.SRASize || !cmp.Equal(out, c.want) {
+			t.Errorf("followed, a task ending at %v: %s scores %v, want %s %v", c.ends, gated.Scorer.Name(), out, scoring.SRASize, c.want)
+		}
+	}
 	for bad, path := range map[string]string{
-		`{weight: 1}`:                            "plugins[0].args.nodeSize.largest",
 		`{weight: 1, largest: {cpu: 0}}`:         "plugins[0].args.nodeSize.largest",
 		`{weight: 1, largest: {cpu: -1}}`:        "plugins[0].args.nodeSize.largest.cpu",
 		`{weight: 1, largest: {cpu: 2x}}`:        "plugins[0].args.nodeSize.largest.cpu",
@@ -764,7 +828,7 @@ func TestResfitFragNodeSize(t *testing.T) {
 		}
 	}
 	// A largest node of no resource the schema has is refused when built.
-	cfg, err := Load([]byte(`plugins: [{name: ResfitFrag, args: {classes: `+fragClasses+`, nodeSize: {weight: 1, largest: {example.com/foo: 1}}}}]`), Options{})
+	cfg, err = Load([]byte(`plugins: [{name: ResfitFrag, args: {classes: `+fragClasses+`, nodeSize: {weight: 1, largest: {example.com/foo: 1}}}}]`), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -142,7 +142,7 @@ func newReplay(policy sim.Policy, in sim.Input, spec Spec, add AddOns, seed uint
 	if err != nil {
 		return nil, err
 	}
-	env := sim.Env{Seed: seed, Classes: in.Classes, FromScratch: opts.FromScratch, CoresPerGPU: in.CoresPerGPU(), LifetimeWeight: spec.LifetimeWeight, NodeSize: opts.NodeSize}
+	env := sim.Env{Seed: seed, Classes: in.Classes, FromScratch: opts.FromScratch, CoresPerGPU: in.CoresPerGPU(), LifetimeWeight: spec.LifetimeWeight, NodeSize: opts.NodeSize, NoNodeSize: opts.NoNodeSize}
 	var ends *endsView
 	if spec.follows() {
 		opts := lifetime.ModelOptions{}

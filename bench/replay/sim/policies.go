@@ -2,13 +2,9 @@ package sim
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
-	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/config"
-	"github.com/resfit/resfit/sra"
 )
 
 // simple is a policy of one scorer with the tightest-fit GPU choice.
@@ -23,25 +19,11 @@ func simple(name string, scorer func(c *Cluster, env Env) scoring.Scorer) Policy
 // fragmentation plugin's (frag) takes the GPU its FGD scores best.
 func configured(name string, frag bool, doc func(env Env) string) Policy {
 	return Policy{Name: name, Config: doc, Build: func(c *Cluster, env Env) (*scoring.Pipeline, DeviceChoice, error) {
-		if env.NodeSize != 0 {
-			env.largest = largestNode(c)
-		}
 		if frag {
 			return fragPolicy(c, env, doc(env))
 		}
 		return fromConfig(c, env, doc(env))
 	}}
-}
-
-// largestNode is the cluster's largest node (sra.Largest), each resource
-// its largest allocatable amount over the nodes, as a YAML flow mapping.
-func largestNode(c *Cluster) string {
-	schema, largest := c.Table.Schema(), sra.Largest(c.Table)
-	parts := make([]string, len(largest))
-	for slot, a := range largest {
-		parts[slot] = schema.Name(slot) + ": " + strconv.Quote(resource.FormatAmount(schema.Name(slot), a))
-	}
-	return "{" + strings.Join(parts, ", ") + "}"
 }
 
 // fixed is a configuration document that needs nothing from the Env.
@@ -71,8 +53,11 @@ func Policies() []Policy {
 			if env.LifetimeWeight != 0 && env.Lifetimes != nil {
 				extra += "    lifetime: {weight: " + exact(env.LifetimeWeight) + "}\n"
 			}
-			if env.NodeSize != 0 {
-				extra += "    nodeSize: {weight: " + exact(env.NodeSize) + ", largest: " + env.largest + "}\n"
+			switch {
+			case env.NoNodeSize:
+				extra += "    nodeSize: {weight: 0}\n"
+			case env.NodeSize != 0:
+				extra += "    nodeSize: {weight: " + exact(env.NodeSize) + "}\n"
 			}
 			return fragConfig(config.ResfitFrag, env, extra)
 		}),

@@ -37,11 +37,10 @@ type Env struct {
 	// LifetimeWeight is ResfitFrag's lifetime weight, for declared and
 	// learned ends alike, where Lifetimes is given; 0 its defaults.
 	LifetimeWeight float64
-	// NodeSize is the weight of ResfitFrag's node-size part (Options);
-	// largest is its reference, the cluster's largest node as a YAML
-	// mapping, which the policy's Build fills in.
-	NodeSize float64
-	largest  string
+	// NodeSize and NoNodeSize are ResfitFrag's node-size weight and its
+	// switch (Options).
+	NodeSize   float64
+	NoNodeSize bool
 	// LearnClasses has FGD and ResfitFrag learn their typical classes from
 	// the pods they place (learn: {}, the configuration's defaults),
 	// starting from none, instead of being given Classes.

@@ -119,9 +119,11 @@ type Options struct {
 	// Final, when not nil, sees the cluster as the replay leaves it.
 	Final func(c *Cluster)
 	// NodeSize is the weight of ResfitFrag's node-size part (nodeSize:
-	// {weight}, sra.Size, the cluster's largest node its reference); 0
-	// leaves it out, as ResfitFrag's default does.
-	NodeSize float64
+	// {weight}, sra.Size beside the cluster's largest node); 0 leaves
+	// ResfitFrag's default weight (config.DefaultNodeSizeWeight).
+	// NoNodeSize leaves the part out, as ResfitFrag did before 2026-12-05.
+	NodeSize   float64
+	NoNodeSize bool
 	// Defrag, when not nil, is a pass after the arrivals that moves placed
 	// pods (Result.Defrag); the rest of the Result is before it.
 	Defrag *Defrag
@@ -144,7 +146,7 @@ func Run(policy Policy, nodes []Node, pods []Pod, classes []Class, seed uint64, 
 	// any end (no pod declares one, ends or runs for any time), and it
 	// stays empty.
 	ends := lifetime.NewNodes(c.Table.Len())
-	pipe, device, err := policy.Build(c, Env{Seed: seed, Classes: classes, FromScratch: opts.FromScratch, CoresPerGPU: coresPerGPU, Lifetimes: ends, NodeSize: opts.NodeSize})
+	pipe, device, err := policy.Build(c, Env{Seed: seed, Classes: classes, FromScratch: opts.FromScratch, CoresPerGPU: coresPerGPU, Lifetimes: ends, NodeSize: opts.NodeSize, NoNodeSize: opts.NoNodeSize})
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", policy.Name, err)
 	}

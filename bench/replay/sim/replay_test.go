@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/resfit/resfit/scoring"
 )
 
 func TestWorkloadSamplesToTheLoad(t *testing.T) {
@@ -222,8 +224,8 @@ func TestSelect(t *testing.T) {
 
 // The fragmentation policies' learning forms are selected by name, not by
 // default, and configure FGD's learning from no classes, with the rest of
-// the policy's arguments as they are; built, their FGD learns (the
-// pipeline is volatile), where the given form's does not.
+// the policy's arguments as they are; built, their FGD learns (it is
+// volatile), where the given form's does not.
 func TestSelectLearningForms(t *testing.T) {
 	for _, p := range Policies() {
 		if strings.HasSuffix(p.Name, LearnedSuffix) {
@@ -253,8 +255,12 @@ func TestSelectLearningForms(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", p.Name, err)
 			}
-			if pipe.Volatile() != (k == 1) {
-				t.Errorf("%s: volatile %v", p.Name, pipe.Volatile())
+			// FGD learns (it is volatile) in the learning form alone;
+			// ResfitFrag's node size is volatile in both.
+			fgd := pipe.Scorers()[0].Scorer
+			v, ok := fgd.(scoring.Volatile)
+			if learns := ok && v.Volatile(); fgd.Name() != "FGD" || learns != (k == 1) {
+				t.Errorf("%s: %s volatile %v", p.Name, fgd.Name(), learns)
 			}
 		}
 	}
@@ -374,10 +380,11 @@ func TestLearnedClassesServeLikeTheTraces(t *testing.T) {
 	}
 }
 
-// TestResfitFragNodeSizeTakesTheClustersLargestNode: Options.NodeSize adds
-// ResfitFrag's node-size part at that weight, its reference each
-// resource's largest amount over the cluster's nodes; without it the part
-// is left out.
+// TestResfitFragNodeSizeTakesTheClustersLargestNode: ResfitFrag has its
+// node-size part at config.DefaultNodeSizeWeight unless Env.NodeSize sets
+// another weight, and without it where Env.NoNodeSize; the part scores
+// beside each resource's largest amount over the cluster's nodes (the
+// G3's cpu and memory, 8 GPUs).
 func TestResfitFragNodeSizeTakesTheClustersLargestNode(t *testing.T) {
 	c, err := NewCluster(Schema(), []Node{
 		{Name: "g2", MilliCPU: 96000, MemoryMiB: 393216, GPUs: 8, Model: "G2"},
@@ -387,19 +394,22 @@ func TestResfitFragNodeSizeTakesTheClustersLargestNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := largestNode(c), `{cpu: "128", memory: "768Gi", nvidia.com/gpu: "8"}`; got != want {
-		t.Errorf("largest node %s, want %s", got, want)
-	}
 	ps, err := Select(Policies(), ResfitFrag)
 	if err != nil {
 		t.Fatal(err)
 	}
 	classes := []Class{{Shape: Shape{MilliCPU: 8000, GPUMilli: 1000, NumGPU: 1}, Weight: 1, Count: 1}}
 	for _, c2 := range []struct {
-		weight float64
-		want   string
-	}{{0, "FGD ×101, PackLeastUsed ×1"}, {2, "FGD ×101, PackLeastUsed ×1, sra.size ×2"}} {
-		pipe, _, err := ps[0].Build(c, Env{Seed: 42, Classes: classes, CoresPerGPU: 4, NodeSize: c2.weight})
+		env  Env
+		want string
+	}{
+		{Env{}, "FGD ×101, PackLeastUsed ×1, sra.size ×1"},
+		{Env{NodeSize: 2}, "FGD ×101, PackLeastUsed ×1, sra.size ×2"},
+		{Env{NoNodeSize: true}, "FGD ×101, PackLeastUsed ×1"},
+	} {
+		env := c2.env
+		env.Seed, env.Classes, env.CoresPerGPU = 42, classes, 4
+		pipe, _, err := ps[0].Build(c, env)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -408,7 +418,26 @@ func TestResfitFragNodeSizeTakesTheClustersLargestNode(t *testing.T) {
 			got = append(got, fmt.Sprintf("%s ×%g", s.Scorer.Name(), s.Weight))
 		}
 		if strings.Join(got, ", ") != c2.want {
-			t.Errorf("node size %g: %s, want %s", c2.weight, strings.Join(got, ", "), c2.want)
+			t.Errorf("node size %+v: %s, want %s", c2.env, strings.Join(got, ", "), c2.want)
+		}
+		if c2.env.NoNodeSize {
+			continue
+		}
+		out := make([]float64, 3)
+		if err := pipe.Scorers()[2].Scorer.ScoreNodes(&scoring.Task{}, scoring.NewSpan(c.Table, 0, 3), out); err != nil {
+			t.Fatal(err)
+		}
+		// g2: 3/4 of the cpu, 1/2 the memory, all the GPUs; t4: 13/16,
+		// 2/3 and 1/4.
+		share := func(xs ...float64) float64 {
+			var sum float64
+			for _, x := range xs {
+				sum += x
+			}
+			return 100 * (1 - sum/3)
+		}
+		if want := []float64{share(0.75, 0.5, 1), 0, share(104.0/128, 524288.0/786432, 0.25)}; !slices.Equal(out, want) {
+			t.Errorf("node size %+v: scores %v, want %v", c2.env, out, want)
 		}
 	}
 }

@@ -37,21 +37,43 @@ func (sc *scene) podEndText(pod *v1.Pod) (string, error) {
 	return text, nil
 }
 
-// tieBreakText says, for a pipeline whose tie-breaker waits for ends
-// (lifetime.UntilKnown), that it scores the task as its first scorer for
-// now, and why; "" otherwise.
+// tieBreakText says, for a pipeline with parts that wait for ends
+// (lifetime.UntilKnown: the tie-breaker, which also stops waiting once
+// lifetime.FillShare of the devices are in use; the node size, which
+// does not), which of them score the task otherwise for now, and why; ""
+// when none does.
 func tieBreakText(p *scoring.Pipeline, task *scoring.Task) string {
+	var fill, known []string
+	inUse := 0.0
 	for _, s := range p.Scorers() {
 		u, ok := s.Scorer.(*lifetime.UntilKnown)
 		if !ok {
 			continue
 		}
-		if cur := u.Current(task); cur.Name() != u.Name() {
-			return fmt.Sprintf("nothing is known of when any pod ends and %.0f%% of the GPUs are in use, under %.0f%%: the %s column scores as %s until one or the other",
-				100*u.InUse(), 100*lifetime.FillShare, u.Name(), cur.Name())
+		cur := u.Current(task)
+		if cur.Name() == u.Name() {
+			continue
 		}
+		if !u.WaitsForFill() {
+			known = append(known, fmt.Sprintf("the %s column scores 0 until an end is known", u.Name()))
+			continue
+		}
+		inUse = u.InUse()
+		fill = append(fill, fmt.Sprintf("the %s column scores as %s until one or the other", u.Name(), cur.Name()))
 	}
-	return ""
+	var parts []string
+	if len(fill) > 0 {
+		parts = append(parts, fmt.Sprintf("nothing is known of when any pod ends and %.0f%% of the GPUs are in use, under %.0f%%: %s",
+			100*inUse, 100*lifetime.FillShare, strings.Join(fill, ", ")))
+	}
+	if len(known) > 0 {
+		lead := "nothing is known of when any pod ends: "
+		if len(fill) > 0 {
+			lead = "and "
+		}
+		parts = append(parts, lead+strings.Join(known, ", "))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // emptiesText is when a node is expected to empty and from what its pods'

@@ -291,8 +291,10 @@ func TestRounded(t *testing.T) {
 //	       says when job-1 ends, so it adds nothing under either: 0
 //	       (gpu-a runs job-0, whose end nothing says either; gpu-b is
 //	       empty)
+//	the node size (weight 1): it counts once an end is known, and none
+//	       is (job-0 has no start time to guess one from): 0
 //	totals 101 × 73 + 37 = 7410 and 101 × 50 + 12 = 5062, of 101 × 100
-//	       + 100 + 10 × 100 + 1000 × 100 = 111200
+//	       + 100 + 10 × 100 + 1000 × 100 + 100 = 111300
 //
 // The CPU nodes have no GPU for the job.
 func TestExplainResfitFrag(t *testing.T) {
@@ -305,13 +307,13 @@ func TestExplainResfitFrag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.MaxScore != 111200 || !cmp.Equal(e.Plugins, []string{"FGD", "PackLeastUsed", "Lifetime", "LearnedLifetime"}) {
+	if e.MaxScore != 111300 || !cmp.Equal(e.Plugins, []string{"FGD", "PackLeastUsed", "Lifetime", "LearnedLifetime", "sra.size"}) {
 		t.Errorf("max %v, plugins %v", e.MaxScore, e.Plugins)
 	}
 	for _, want := range []NodeExplanation{
-		{Name: "gpu-a", Feasible: true, Total: 7410, Scores: map[string]float64{"FGD": 7373, "PackLeastUsed": 37, "Lifetime": 0, "LearnedLifetime": 0},
+		{Name: "gpu-a", Feasible: true, Total: 7410, Scores: map[string]float64{"FGD": 7373, "PackLeastUsed": 37, "Lifetime": 0, "LearnedLifetime": 0, "sra.size": 0},
 			Empties: "not known: nothing says when its pod ends"},
-		{Name: "gpu-b", Feasible: true, Total: 5062, Scores: map[string]float64{"FGD": 5050, "PackLeastUsed": 12, "Lifetime": 0, "LearnedLifetime": 0}, Empties: "empty"},
+		{Name: "gpu-b", Feasible: true, Total: 5062, Scores: map[string]float64{"FGD": 5050, "PackLeastUsed": 12, "Lifetime": 0, "LearnedLifetime": 0, "sra.size": 0}, Empties: "empty"},
 	} {
 		if got := node(t, e, want.Name); !cmp.Equal(got, want) {
 			t.Errorf("%s: %+v, want %+v", want.Name, got, want)
