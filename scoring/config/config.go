@@ -358,6 +358,8 @@ func (d *decoder) scorerArgs(path, plugin string, raw any) (ScorerArgs, bool) {
 		return d.lifetimeArgs(path, raw), true
 	case LearnedLifetime:
 		return d.learnedLifetimeArgs(path, raw), true
+	case NodeSize:
+		return d.nodeSizeArgs(path, raw), true
 	}
 	return nil, false
 }

@@ -325,20 +325,24 @@ func (a ResfitFragArgs) build(name string, t target) ([]scoring.WeightedScorer, 
 	return scorers, []scoring.Filter{f}, nil
 }
 
-// size is the node-size part for the target: beside Largest, whose
+// size is the node-size part for the target (nodeSizeScorer).
+func (a ResfitFragArgs) size(t target) (scoring.Scorer, error) { return nodeSizeScorer(t, a.Largest) }
+
+// nodeSizeScorer is the node size for the target: beside largest, whose
 // resources outside the schema are on no node there and are left out, or
-// beside the table's largest node without one; in a host that follows
-// when pods end, once anything is known of an end.
-func (a ResfitFragArgs) size(t target) (scoring.Scorer, error) {
+// beside the table's largest node where largest is nil; in a host that
+// follows when pods end, counted once anything is known of an end
+// (lifetime.NewOnceKnown).
+func nodeSizeScorer(t target, largest map[string]int64) (scoring.Scorer, error) {
 	s := scoring.NewLargestSizeScorer()
-	if a.Largest != nil {
-		largest := make(resource.Vector, t.schema.Len())
-		for name, v := range a.Largest {
+	if largest != nil {
+		ref := make(resource.Vector, t.schema.Len())
+		for name, v := range largest {
 			if slot, ok := t.schema.Slot(name); ok {
-				largest[slot] = v
+				ref[slot] = v
 			}
 		}
-		fixed, err := sra.NewSize(t.schema, largest)
+		fixed, err := sra.NewSize(t.schema, ref)
 		if err != nil {
 			return nil, err
 		}
@@ -380,12 +384,7 @@ func (a ResfitFragArgs) canonical() []yamlNode {
 		mapping("lifetime", yamlNode{key: "weight", scalar: a.LifetimeWeight}, yamlNode{key: "learnedWeight", scalar: a.LearnedLifetimeWeight}))
 	size := []yamlNode{{key: "weight", scalar: a.NodeSizeWeight}}
 	if a.NodeSizeWeight > 0 && a.Largest != nil {
-		names := slices.Sorted(maps.Keys(a.Largest))
-		largest := make([]yamlNode, len(names))
-		for i, name := range names {
-			largest[i] = yamlNode{key: name, scalar: resource.FormatAmount(name, a.Largest[name])}
-		}
-		size = append(size, mapping("largest", largest...))
+		size = append(size, largestNodeYAML(a.Largest))
 	}
 	return append(out, mapping("nodeSize", size...))
 }
@@ -672,15 +671,25 @@ func (d *decoder) nodeSize(path string, raw any) (float64, map[string]int64) {
 	if !present {
 		return weight, nil
 	}
-	lpath := join(path, "largest")
-	lm, ok := d.object(lpath, raw)
+	largest := d.largestNode(join(path, "largest"), raw)
+	if weight == 0 {
+		return 0, nil // off: the largest node is not read, nor written out
+	}
+	return weight, largest
+}
+
+// largestNode decodes a node-size reference: {resource: amount, ...},
+// resource names valid, amounts ≥ 0 in the resource's units, at least one
+// above 0; nil where it is not a mapping.
+func (d *decoder) largestNode(path string, raw any) map[string]int64 {
+	lm, ok := d.object(path, raw)
 	if !ok {
-		return weight, nil
+		return nil
 	}
 	largest := make(map[string]int64, len(lm))
 	above := false
 	for _, name := range slices.Sorted(maps.Keys(lm)) {
-		v, apath := lm[name], join(lpath, name)
+		v, apath := lm[name], join(path, name)
 		if err := resource.ValidateName(name); err != nil {
 			d.fail(apath, err.Error(), name)
 			continue
@@ -693,13 +702,10 @@ func (d *decoder) nodeSize(path string, raw any) (float64, map[string]int64) {
 		largest[name] = a
 		above = above || a > 0
 	}
-	if weight > 0 && !above && len(largest) == len(lm) {
-		d.fail(lpath, "must have a resource above 0", raw)
+	if !above && len(largest) == len(lm) {
+		d.fail(path, "must have a resource above 0", raw)
 	}
-	if weight == 0 {
-		return 0, nil // off: the largest node is not read, nor written out
-	}
-	return weight, largest
+	return largest
 }
 
 // termWeight decodes the weight of an optional part (the lifetime term's

@@ -292,7 +292,9 @@ func FuzzFrag(f *testing.F) {
 		`plugins: [{name: FGD, args: {shareUnit: 100, classes: [{cpu: 1, gpus: 2, gpuShare: 50, weight: 2}, {cpu: 2}]}}]`,
 		`tiers: [{plugins: [{name: resfit-frag, arguments: {classes: [{gpus: 1}], coresPerIdleGPU: 8}}]}]`,
 		`plugins: [{name: ResfitFrag, args: {classes: [{cpu: 2, gpus: 1}], lifetime: {weight: 0.5}}}]`,
-		`plugins: [{name: ResfitLifetime}, {name: ResfitLifetime, weight: 2, args: {}}]`)
+		`plugins: [{name: ResfitLifetime}, {name: ResfitLifetime, weight: 2, args: {}}]`,
+		`plugins: [{name: ResfitFrag, args: {classes: [{gpus: 1}], nodeSize: {weight: 2, largest: {cpu: 128, nvidia.com/gpu: 8}}}}]`,
+		`plugins: [{name: ResfitNodeSize}, {name: ResfitNodeSize, args: {largest: {memory: 768Gi}}}]`)
 }
 
 // FGD weighs a class by its share, its weight over the classes' sum: pods
@@ -439,11 +441,13 @@ func TestResfitFragLifetimeTerm(t *testing.T) {
 		t.Error("ResfitFrag with a lifetime weight does not read lifetimes")
 	}
 	for doc, want := range map[string]bool{
-		// The tie-breaker still waits for an end to be known.
-		`{classes: ` + fragClasses + `, lifetime: {weight: 0}}`:                                                                true,
-		`{classes: ` + fragClasses + `, lifetime: {weight: 0}, tieBreaker: {untilEndsKnown: PackLeastUsed}}`:                   false,
-		`{classes: ` + fragClasses + `, lifetime: {weight: 0}, tieBreaker: {type: NodeResourcesBalancedAllocation}}`:           false,
-		`{classes: ` + fragClasses + `, lifetime: {weight: 0}, tieBreaker: {untilEndsKnown: NodeResourcesBalancedAllocation}}`: true,
+		// The tie-breaker still waits for an end to be known, and so
+		// does the node size.
+		`{classes: ` + fragClasses + `, lifetime: {weight: 0}, nodeSize: {weight: 0}}`:                                                                true,
+		`{classes: ` + fragClasses + `, lifetime: {weight: 0}, nodeSize: {weight: 0}, tieBreaker: {untilEndsKnown: PackLeastUsed}}`:                   false,
+		`{classes: ` + fragClasses + `, lifetime: {weight: 0}, nodeSize: {weight: 0}, tieBreaker: {type: NodeResourcesBalancedAllocation}}`:           false,
+		`{classes: ` + fragClasses + `, lifetime: {weight: 0}, nodeSize: {weight: 0}, tieBreaker: {untilEndsKnown: NodeResourcesBalancedAllocation}}`: true,
+		`{classes: ` + fragClasses + `, lifetime: {weight: 0}, tieBreaker: {untilEndsKnown: PackLeastUsed}}`:                                          true,
 	} {
 		off, err := Load([]byte(`plugins: [{name: ResfitFrag, args: `+doc+`}, {name: FGD, args: {learn: {}}}]`), Options{})
 		if err != nil || off.ReadsLifetimes() != want {

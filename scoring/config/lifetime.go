@@ -104,13 +104,13 @@ func (d *decoder) noArgs(path string, raw any, plugin string) {
 type lifetimeReader interface{ readsLifetimes() bool }
 
 func (a ResfitFragArgs) readsLifetimes() bool {
-	return a.LifetimeWeight > 0 || a.LearnedLifetimeWeight > 0 || (a.UntilEndsKnown != "" && a.UntilEndsKnown != a.TieBreak)
+	return a.LifetimeWeight > 0 || a.LearnedLifetimeWeight > 0 || a.NodeSizeWeight > 0 || (a.UntilEndsKnown != "" && a.UntilEndsKnown != a.TieBreak)
 }
 
 // ReadsLifetimes reports whether a scorer of the configuration reads a
-// host's lifetime view (Host.Lifetimes): Lifetime, ResfitFrag with a
-// lifetime weight or a tie-breaker that waits for ends (UntilEndsKnown),
-// or PackLeastUsed that does. A host need follow when pods end only for such a
+// host's lifetime view (Host.Lifetimes): Lifetime, NodeSize, ResfitFrag
+// with a lifetime weight, a node size or a tie-breaker that waits for
+// ends (UntilEndsKnown), or PackLeastUsed that does. A host need follow when pods end only for such a
 // configuration.
 func (c *Config) ReadsLifetimes() bool {
 	for _, s := range c.Scorers {
