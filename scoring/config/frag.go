@@ -329,10 +329,11 @@ func (a ResfitFragArgs) build(name string, t target) ([]scoring.WeightedScorer, 
 func (a ResfitFragArgs) size(t target) (scoring.Scorer, error) { return nodeSizeScorer(t, a.Largest) }
 
 // nodeSizeScorer is the node size for the target: beside largest, whose
-// resources outside the schema are on no node there and are left out, or
-// beside the table's largest node where largest is nil; in a host that
-// follows when pods end, counted once anything is known of an end
-// (lifetime.NewOnceKnown).
+// resources outside the schema are on no node there and are left out (a
+// reference with none of the schema's resources prefers no node: 100 on
+// every one, sra.SizeRows), or beside the table's largest node where
+// largest is nil; in a host that follows when pods end, counted once
+// anything is known of an end (lifetime.NewOnceKnown).
 func nodeSizeScorer(t target, largest map[string]int64) (scoring.Scorer, error) {
 	s := scoring.NewLargestSizeScorer()
 	if largest != nil {
@@ -342,11 +343,9 @@ func nodeSizeScorer(t target, largest map[string]int64) (scoring.Scorer, error) 
 				ref[slot] = v
 			}
 		}
-		fixed, err := sra.NewSize(t.schema, ref)
-		if err != nil {
-			return nil, err
-		}
-		s = scoring.NewSizeScorer(fixed)
+		s = scoring.NewScorer(scoring.SRASize, sra.MaxNodeScore, func(_ *scoring.Task, nodes scoring.Span, out []float64) error {
+			return sra.SizeRows(ref, nodes.Rows(), out)
+		})
 	}
 	if t.lifetimes == nil {
 		return s, nil

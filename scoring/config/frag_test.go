@@ -831,12 +831,17 @@ func TestResfitFragNodeSize(t *testing.T) {
 			t.Errorf("nodeSize %s: %v, want an error naming %s", bad, err, path)
 		}
 	}
-	// A largest node of no resource the schema has is refused when built.
+	// A largest node of no resource the schema has prefers no node: 100
+	// on every one.
 	cfg, err = Load([]byte(`plugins: [{name: ResfitFrag, args: {classes: `+fragClasses+`, nodeSize: {weight: 1, largest: {example.com/foo: 1}}}}]`), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cfg.BuildFor(schema, Host{Devices: devices}); err == nil || !strings.Contains(err.Error(), "nodeSize") {
-		t.Errorf("a largest node outside the schema: %v, want an error naming nodeSize", err)
+	foreign, err := cfg.BuildFor(schema, Host{Devices: devices})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := foreign.Scorers()[2].Scorer.ScoreNodes(&scoring.Task{}, scoring.NewSpan(table, 0, 2), out[:2]); err != nil || !cmp.Equal(out[:2], []float64{100, 100}) {
+		t.Errorf("a largest node outside the schema: %v (%v), want 100 on every node", out[:2], err)
 	}
 }
