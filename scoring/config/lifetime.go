@@ -64,28 +64,37 @@ func (d *decoder) learnedLifetimeArgs(path string, raw any) ScorerArgs {
 // lifetimeArgs decodes Lifetime's arguments: nothing, or {ends: all} or
 // {ends: declared} (the learned ends are LearnedLifetime's).
 func (d *decoder) lifetimeArgs(path string, raw any) ScorerArgs {
+	var a LifetimeArgs
+	d.oneArg(path, raw, Lifetime, "ends", func(vpath string, v any) {
+		switch s, ok := d.str(vpath, v); {
+		case !ok, s == "all":
+		case s == "declared":
+			a.Ends = lifetime.DeclaredEnds
+		default:
+			d.fail(vpath, "must be all or declared (the learned ones are "+LearnedLifetime+"'s)", v)
+		}
+	})
+	return a
+}
+
+// oneArg decodes the arguments of a plugin that takes one, arg: read gets
+// its path and value where it is given; apiVersion and kind pass, and any
+// other key is refused.
+func (d *decoder) oneArg(path string, raw any, plugin, arg string, read func(path string, v any)) {
 	m, ok := d.object(path, raw)
 	if !ok {
-		return LifetimeArgs{}
+		return
 	}
-	var a LifetimeArgs
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		switch k {
 		case "apiVersion", "kind":
-		case "ends":
-			d.note("ends", join(path, k))
-			switch v, ok := d.str(key(path, k), m[k]); {
-			case !ok, v == "all":
-			case v == "declared":
-				a.Ends = lifetime.DeclaredEnds
-			default:
-				d.fail(key(path, k), "must be all or declared (the learned ones are "+LearnedLifetime+"'s)", m[k])
-			}
+		case arg:
+			d.note(arg, join(path, k))
+			read(join(path, k), m[k])
 		default:
-			d.fail(key(path, k), Lifetime+" takes one argument, ends", m[k])
+			d.fail(key(path, k), plugin+" takes one argument, "+arg, m[k])
 		}
 	}
-	return a
 }
 
 // noArgs refuses any argument of a plugin that takes none.

@@ -57,20 +57,7 @@ func largestNodeYAML(largest map[string]int64) yamlNode {
 // nodeSizeArgs decodes NodeSize's arguments: nothing, or {largest:
 // {resource: amount, ...}}.
 func (d *decoder) nodeSizeArgs(path string, raw any) ScorerArgs {
-	m, ok := d.object(path, raw)
-	if !ok {
-		return NodeSizeArgs{}
-	}
 	var a NodeSizeArgs
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		switch k {
-		case "apiVersion", "kind":
-		case "largest":
-			d.note("largest", join(path, k))
-			a.Largest = d.largestNode(join(path, k), m[k])
-		default:
-			d.fail(key(path, k), NodeSize+" takes one argument, largest", m[k])
-		}
-	}
+	d.oneArg(path, raw, NodeSize, "largest", func(vpath string, v any) { a.Largest = d.largestNode(vpath, v) })
 	return a
 }
