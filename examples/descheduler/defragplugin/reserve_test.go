@@ -56,11 +56,14 @@ func TestRunningEndsForTheHold(t *testing.T) {
 	}{
 		{`plugins: [{name: ResfitFrag, args: {classes: [{cpu: 2, gpus: 1}]}}]`, map[string]time.Time{
 			"declared": now.Add(time.Hour), "learned": now.Add(30 * time.Minute), "old": {}, "unreadable": {}}},
-		// At lifetime weight 0 the tie-breaker still waits for ends, so
-		// the scene follows them; packing from the start, it does not.
+		// At lifetime weight 0 the tie-breaker and the node size still
+		// wait for ends, so the scene follows them; packing from the start
+		// and without the node size, it does not.
 		{`plugins: [{name: ResfitFrag, args: {classes: [{cpu: 2, gpus: 1}], lifetime: {weight: 0}}}]`, map[string]time.Time{
 			"declared": now.Add(time.Hour), "learned": now.Add(30 * time.Minute), "old": {}, "unreadable": {}}},
 		{`plugins: [{name: ResfitFrag, args: {classes: [{cpu: 2, gpus: 1}], lifetime: {weight: 0}, tieBreaker: {untilEndsKnown: PackLeastUsed}}}]`, map[string]time.Time{
+			"declared": now.Add(time.Hour), "learned": now.Add(30 * time.Minute), "old": {}, "unreadable": {}}},
+		{`plugins: [{name: ResfitFrag, args: {classes: [{cpu: 2, gpus: 1}], lifetime: {weight: 0}, nodeSize: {weight: 0}, tieBreaker: {untilEndsKnown: PackLeastUsed}}}]`, map[string]time.Time{
 			"declared": now.Add(time.Hour), "learned": {}, "old": {}, "unreadable": {}}},
 	} {
 		cfg, err := config.Load([]byte(c.config), config.Options{})
