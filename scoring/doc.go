@@ -18,7 +18,8 @@
 // (Scorer, Filter, Span, Volatile, Monotone). The adapters here
 // (NewStrategyScorer, NewKoordinatorScorer, NewVolcanoScorer,
 // NewRetentionScorer, NewAvoidanceScorer, NewSizeScorer, all made by
-// NewScorer; NewFitFilter, NewProportionalFilter, NewDeviceFilter) turn the
+// NewScorer; NewLargestSizeScorer, Phased by the table's largest node;
+// NewFitFilter, NewProportionalFilter, NewDeviceFilter) turn the
 // strategy and sra kernels into pipeline parts.
 //
 // NewTask is the rule every host turns a pod into a Task by (its

@@ -312,7 +312,7 @@ func (a ResfitFragArgs) build(name string, t target) ([]scoring.WeightedScorer, 
 		scorers = append(scorers, a.lifetimeTerms(t)...)
 	}
 	if a.NodeSizeWeight > 0 {
-		size, err := a.size(t)
+		size, err := nodeSizeScorer(t, a.Largest)
 		if err != nil {
 			return nil, nil, fmt.Errorf("nodeSize: %w", err)
 		}
@@ -331,9 +331,6 @@ func (a ResfitFragArgs) build(name string, t target) ([]scoring.WeightedScorer, 
 	}
 	return scorers, []scoring.Filter{f}, nil
 }
-
-// size is the node-size part for the target (nodeSizeScorer).
-func (a ResfitFragArgs) size(t target) (scoring.Scorer, error) { return nodeSizeScorer(t, a.Largest) }
 
 // nodeSizeScorer is the node size for the target: beside largest, whose
 // resources outside the schema are on no node there and are left out (a
