@@ -135,6 +135,18 @@ func TestREADMESchedulerConfigEnablesEveryPoint(t *testing.T) {
 	}
 }
 
+// The plugins the command registers are the ones resfit's configuration
+// reader knows as resfit's kube-scheduler plugins, so that kubectl resfit
+// and the Volcano host read every profile the scheduler runs, and warn of
+// one it does not.
+func TestRegisteredPluginsAreTheConfigurations(t *testing.T) {
+	registered := slices.Sorted(slices.Values(plugins.Names()))
+	known := slices.Sorted(slices.Values(resfitconfig.KubeResfitPlugins()))
+	if !slices.Equal(registered, known) {
+		t.Errorf("the scheduler registers %v, resfit's configuration reads %v as its plugins", registered, known)
+	}
+}
+
 // The plugins resfit's configuration reader knows as kube-scheduler's
 // (config.KubeInTreePlugins) are v1.37.2's in-tree registry, and those it
 // lists as scoring in a default profile beside NodeResourcesFit and

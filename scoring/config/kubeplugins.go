@@ -22,11 +22,11 @@ const KubeResourceStrategyFit = "ResourceStrategyFit"
 
 // kubePlugins are resfit's kube-scheduler plugins: ResourceStrategyFit,
 // and the plugins that run one resfit plugin alone under its own name.
-var kubePlugins = []string{KubeResourceStrategyFit, FGD, NodeResourcesFitPlus, ScarceResourceAvoidance, Lifetime, LearnedLifetime}
+var kubePlugins = []string{KubeResourceStrategyFit, FGD, NodeResourcesFitPlus, ScarceResourceAvoidance, Lifetime, LearnedLifetime, NodeSize}
 
 // kubePluginsWithoutFilters are those of them that bring no filters: a
 // profile that enables them at score alone leaves nothing out.
-var kubePluginsWithoutFilters = []string{NodeResourcesFitPlus, ScarceResourceAvoidance, Lifetime, LearnedLifetime}
+var kubePluginsWithoutFilters = []string{NodeResourcesFitPlus, ScarceResourceAvoidance, Lifetime, LearnedLifetime, NodeSize}
 
 // KubeRooms is resfit's kube-scheduler plugin that honours the rooms its
 // descheduler holds (PreFilter, Filter, Reserve): it scores nothing, and
@@ -53,6 +53,11 @@ var (
 // KubeInTreePlugins are kubeInTree, for the test that holds them to
 // kube-scheduler's registry.
 func KubeInTreePlugins() []string { return slices.Clone(kubeInTree) }
+
+// KubeResfitPlugins are resfit's kube-scheduler plugins this package
+// reads (KubePlugin) and KubeRooms, for the test that holds them to what
+// examples/kubescheduler registers.
+func KubeResfitPlugins() []string { return append(slices.Clone(kubePlugins), KubeRooms) }
 
 // KubeScale is the score scale of a kube-scheduler plugin (fwk.MaxNodeScore).
 const KubeScale = 100

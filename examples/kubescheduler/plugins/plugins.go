@@ -29,6 +29,7 @@ const (
 	ResourceStrategyFitName     = "ResourceStrategyFit"
 	LifetimeName                = config.Lifetime
 	LearnedLifetimeName         = config.LearnedLifetime
+	NodeSizeName                = config.NodeSize
 )
 
 // Plugin scores, and for ResourceStrategyFit filters, with a resfit
@@ -124,6 +125,20 @@ func NewLifetime(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugi
 // {weight, learnedWeight} does.
 func NewLearnedLifetime(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 	return newSingle(LearnedLifetimeName, obj, h, true)
+}
+
+// NewNodeSize builds ResfitNodeSize (config.NodeSize; its one argument,
+// largest, the reference node): the smaller node first, 0..100 by how
+// small a node is beside the cluster's largest, each resource apart, so
+// that small pods fill the small nodes and the largest stay whole for the
+// pods only they hold. It counts once anything is known of any pod's end
+// (a pod's declared end, or one the profile learned), and scores every
+// node 0 until then. At weight 1 (config.DefaultNodeSizeWeight) beside
+// FGD at 101, ResourceStrategyFit at 1 and the lifetime plugins, it makes
+// the profile ResfitFrag as it is by default. It shares the profile's
+// table with FGD and ResourceStrategyFit.
+func NewNodeSize(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+	return newSingle(NodeSizeName, obj, h, true)
 }
 
 // newSingle builds a plugin of that name from its args, sharing its
@@ -510,6 +525,7 @@ var registered = []struct {
 	{FGDName, NewFGD},
 	{LifetimeName, NewLifetime},
 	{LearnedLifetimeName, NewLearnedLifetime},
+	{NodeSizeName, NewNodeSize},
 	{RoomsName, NewRooms},
 }
 

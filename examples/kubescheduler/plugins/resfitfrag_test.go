@@ -20,6 +20,7 @@ import (
 	"github.com/resfit/resfit/examples/kubebridge/planning"
 	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
 	"github.com/resfit/resfit/examples/kubectl-resfit/resfitctl"
+	"github.com/resfit/resfit/scoring"
 	resfitconfig "github.com/resfit/resfit/scoring/config"
 )
 
@@ -27,19 +28,21 @@ import (
 // configuration share.
 const fragClassesJSON = `[{"cpu": 4, "gpus": 1, "weight": 3}, {"cpu": 8, "gpus": 2, "weight": 2}, {"cpu": 2, "weight": 1}]`
 
-// ResfitFrag in kube-scheduler is three plugins: resfit's FGD at weight
+// ResfitFrag in kube-scheduler is five plugins: resfit's FGD at weight
 // 101, ResourceStrategyFit at weight 1 running resfit's PackLeastUsed (until
 // an end is known, or 30% of the GPUs are in use, balanced) over
 // cpu and GPU (0..100) and the proportional reserve as a filter (with
 // NodeResourcesFit and DeviceShare), and the lifetime term:
 // ResfitLifetime for declared ends at 10 and ResfitLearnedLifetime for
-// learned ones at 1000 (ResfitFrag's defaults). Both read the GPUs from their device
+// learned ones at 1000 (ResfitFrag's defaults), and the node size
+// (ResfitNodeSize at 1, once an end is known). Both read the GPUs from their device
 // views, so a pod's share of a GPU counts as the share (a plugin of
 // kube-scheduler's own would count the whole GPU its nvidia.com/gpu: 1
 // says). On random clusters and pods, sharing pods
 // among them, kube-scheduler's weighted total of a node is ResfitFrag's
 // total from kubectl resfit explain, to the unit (FGD's 0..100 at 101,
-// PackLeastUsed's at 1, the lifetime term's at 10 and 1000), and the nodes it
+// PackLeastUsed's at 1, the lifetime term's at 10 and 1000, the node
+// size's at 1), and the nodes it
 // rejects are the ones explain rejects. The pods run since drawn times
 // and declare how long they run, or not; both read their ends at one time.
 func TestResfitFragProfileIsExactInFramework(t *testing.T) {
@@ -69,15 +72,16 @@ func TestResfitFragProfileIsExactInFramework(t *testing.T) {
 				Bind:      config.PluginSet{Enabled: []config.Plugin{{Name: defaultbinder.Name}}},
 				PreFilter: config.PluginSet{Enabled: []config.Plugin{{Name: ResourceStrategyFitName}, {Name: FGDName}}},
 				Filter:    config.PluginSet{Enabled: []config.Plugin{{Name: ResourceStrategyFitName}, {Name: FGDName}}},
-				PreScore:  config.PluginSet{Enabled: []config.Plugin{{Name: FGDName}, {Name: ResourceStrategyFitName}, {Name: LifetimeName}, {Name: LearnedLifetimeName}}},
+				PreScore:  config.PluginSet{Enabled: []config.Plugin{{Name: FGDName}, {Name: ResourceStrategyFitName}, {Name: LifetimeName}, {Name: LearnedLifetimeName}, {Name: NodeSizeName}}},
 				Score: config.PluginSet{Enabled: []config.Plugin{
 					{Name: FGDName, Weight: 101}, {Name: ResourceStrategyFitName, Weight: 1}, {Name: LifetimeName, Weight: resfitconfig.DefaultLifetimeWeight},
-					{Name: LearnedLifetimeName, Weight: resfitconfig.DefaultLearnedLifetimeWeight}}},
+					{Name: LearnedLifetimeName, Weight: resfitconfig.DefaultLearnedLifetimeWeight}, {Name: NodeSizeName, Weight: resfitconfig.DefaultNodeSizeWeight}}},
 			},
 			PluginConfig: []config.PluginConfig{
 				{Name: FGDName, Args: unknown(`{"classes": ` + fragClassesJSON + `}`)},
 				{Name: LifetimeName, Args: unknown(`{"ends": "declared"}`)},
 				{Name: LearnedLifetimeName, Args: unknown(`{}`)},
+				{Name: NodeSizeName, Args: unknown(`{}`)},
 				{Name: ResourceStrategyFitName, Args: unknown(fmt.Sprintf(`{"plugins": [
 				  {"name": "PackLeastUsed", "args": {"resources": [{"name": "cpu", "weight": 1}, {"name": "nvidia.com/gpu", "weight": 1}], "untilEndsKnown": "NodeResourcesBalancedAllocation"}},
 				  {"name": "resource-strategy-fit", "scores": false,
@@ -101,7 +105,8 @@ func TestResfitFragProfileIsExactInFramework(t *testing.T) {
 			// kube-scheduler weighs each plugin's score, rounded to a whole
 			// one (explain's are weighted already)
 			var total int64
-			for name, w := range map[string]float64{"FGD": 101, "PackLeastUsed": 1, "Lifetime": resfitconfig.DefaultLifetimeWeight, "LearnedLifetime": resfitconfig.DefaultLearnedLifetimeWeight} {
+			for name, w := range map[string]float64{"FGD": 101, "PackLeastUsed": 1, "Lifetime": resfitconfig.DefaultLifetimeWeight,
+				"LearnedLifetime": resfitconfig.DefaultLearnedLifetimeWeight, scoring.SRASize: resfitconfig.DefaultNodeSizeWeight} {
 				total += int64(w) * int64(math.Round(n.Scores[name]/w))
 			}
 			return total

@@ -64,16 +64,10 @@ func (l *live) sync(t testing.TB) []fwk.NodeInfo {
 // resfitRegistry registers resfit's plugins and what a profile needs
 // besides (queue sort, bind).
 func resfitRegistry() frameworkruntime.Registry {
-	return frameworkruntime.Registry{
-		queuesort.Name:              queuesort.New,
-		defaultbinder.Name:          defaultbinder.New,
-		NodeResourcesFitPlusName:    NewNodeResourcesFitPlus,
-		ScarceResourceAvoidanceName: NewScarceResourceAvoidance,
-		ResourceStrategyFitName:     NewResourceStrategyFit,
-		FGDName:                     NewFGD,
-		LifetimeName:                NewLifetime,
-		LearnedLifetimeName:         NewLearnedLifetime,
-	}
+	r := Registry()
+	r[queuesort.Name] = queuesort.New
+	r[defaultbinder.Name] = defaultbinder.New
+	return r
 }
 
 // newFrameworkOn is newFramework over a given snapshot.
