@@ -1,8 +1,8 @@
 // Command kubescheduler is kube-scheduler (k8s.io/kubernetes v1.37.2) with
 // resfit's plugins registered (plugins.Registry): NodeResourcesFitPlus,
-// ScarceResourceAvoidance, ResourceStrategyFit, FGD, ResfitLifetime and
-// ResfitLearnedLifetime, and ResfitRooms, which honours the rooms resfit's
-// descheduler holds. Enable them in a
+// ScarceResourceAvoidance, ResourceStrategyFit, FGD, ResfitLifetime,
+// ResfitLearnedLifetime and ResfitNodeSize, and ResfitRooms, which honours
+// the rooms resfit's descheduler holds. Enable them in a
 // KubeSchedulerConfiguration (see README.md) and run it as kube-scheduler:
 //
 //	go build -o kube-scheduler . && ./kube-scheduler --config=scheduler-config.yaml

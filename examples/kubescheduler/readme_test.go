@@ -111,7 +111,8 @@ func TestREADMESchedulerConfigEnablesEveryPoint(t *testing.T) {
 			for _, p := range enabled.Score.Enabled {
 				weights = append(weights, fmt.Sprint(p.Name, "×", p.Weight))
 			}
-			want := fmt.Sprintf("FGD×101 ResourceStrategyFit×1 ResfitLifetime×%d ResfitLearnedLifetime×%d", resfitconfig.DefaultLifetimeWeight, resfitconfig.DefaultLearnedLifetimeWeight)
+			want := fmt.Sprintf("FGD×101 ResourceStrategyFit×1 ResfitLifetime×%d ResfitLearnedLifetime×%d ResfitNodeSize×%d",
+				resfitconfig.DefaultLifetimeWeight, resfitconfig.DefaultLearnedLifetimeWeight, resfitconfig.DefaultNodeSizeWeight)
 			if got := strings.Join(weights, " "); got != want {
 				t.Errorf("ResfitFrag's scores: %s, want ResfitFrag's defaults, %s", got, want)
 			}

@@ -41,26 +41,44 @@ func (sc *scene) podEndText(pod *v1.Pod) (string, error) {
 // (lifetime.UntilKnown: the tie-breaker, which also stops waiting once
 // lifetime.FillShare of the devices are in use; the node size, which
 // does not), which of them score the task otherwise for now, and why; ""
-// when none does.
+// when none does. A part inside one of resfit's kube-scheduler plugins
+// (a scoring.ScaledScorer) is named by the plugin's column: "the
+// ResfitNodeSize column", "the PackLeastUsed part of the
+// ResourceStrategyFit column".
 func tieBreakText(p *scoring.Pipeline, task *scoring.Task) string {
 	var fill, known []string
 	inUse := 0.0
-	for _, s := range p.Scorers() {
-		u, ok := s.Scorer.(*lifetime.UntilKnown)
-		if !ok {
-			continue
+	var walk func(p *scoring.Pipeline, column string)
+	walk = func(p *scoring.Pipeline, column string) {
+		for _, s := range p.Scorers() {
+			if scaled, ok := s.Scorer.(*scoring.ScaledScorer); ok {
+				walk(scaled.Pipeline(), scaled.Name())
+				continue
+			}
+			u, ok := s.Scorer.(*lifetime.UntilKnown)
+			if !ok {
+				continue
+			}
+			cur := u.Current(task)
+			if cur.Name() == u.Name() {
+				continue
+			}
+			what := u.Name() + " column"
+			switch {
+			case column != "" && len(p.Scorers()) == 1:
+				what = column + " column"
+			case column != "":
+				what = u.Name() + " part of the " + column + " column"
+			}
+			if !u.WaitsForFill() {
+				known = append(known, fmt.Sprintf("the %s scores 0 until an end is known", what))
+				continue
+			}
+			inUse = u.InUse()
+			fill = append(fill, fmt.Sprintf("the %s scores as %s until one or the other", what, cur.Name()))
 		}
-		cur := u.Current(task)
-		if cur.Name() == u.Name() {
-			continue
-		}
-		if !u.WaitsForFill() {
-			known = append(known, fmt.Sprintf("the %s column scores 0 until an end is known", u.Name()))
-			continue
-		}
-		inUse = u.InUse()
-		fill = append(fill, fmt.Sprintf("the %s column scores as %s until one or the other", u.Name(), cur.Name()))
 	}
+	walk(p, "")
 	var parts []string
 	if len(fill) > 0 {
 		parts = append(parts, fmt.Sprintf("nothing is known of when any pod ends and %.0f%% of the GPUs are in use, under %.0f%%: %s",

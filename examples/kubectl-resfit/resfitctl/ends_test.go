@@ -180,6 +180,48 @@ func TestExplainSaysTheTieBreakerBalances(t *testing.T) {
 	}
 }
 
+// In a kube-scheduler profile the parts that wait for ends sit inside
+// resfit's plugins: explain names each by the plugin's column, the plugin
+// alone where it runs the part alone, and says nothing once the pod has
+// run for a while.
+func TestExplainNamesTheWaitingPartsOfKubePlugins(t *testing.T) {
+	now := time.Now()
+	gpu := []string{"cpu", "32", "memory", "128Gi", "nvidia.com/gpu", "8", "pods", "110"}
+	one := []string{"cpu", "2", "memory", "8Gi", "nvidia.com/gpu", "1"}
+	cfg, err := config.Load([]byte(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- plugins:
+    filter:
+      enabled: [{name: ResourceStrategyFit}]
+    score:
+      disabled: [{name: "*"}]
+      enabled: [{name: ResourceStrategyFit}, {name: ResfitNodeSize}]
+  pluginConfig:
+  - name: ResourceStrategyFit
+    args: {plugins: [{name: PackLeastUsed, args: {untilEndsKnown: NodeResourcesBalancedAllocation}}, {name: NodeResourcesFit}]}`), config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, started := range []bool{false, true} {
+		c := &Snapshot{Source: "test", Now: now, Nodes: []*v1.Node{kubetest.Node("gpu-a", gpu...), kubetest.Node("gpu-b", gpu...), kubetest.Node("gpu-c", gpu...)}}
+		busy := kubetest.Pod("busy", "gpu-a", one...)
+		if started {
+			busy = kubetest.Running(busy, now.Add(-time.Hour))
+		}
+		c.Pods = append(c.Pods, busy)
+		e, err := Explain(c, cfg, "test", kubetest.Pod("pending", "", one...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		note := "nothing is known of when any pod ends and 4% of the GPUs are in use, under 30%: the PackLeastUsed part of the ResourceStrategyFit column scores as NodeResourcesBalancedAllocation until one or the other; " +
+			"and the ResfitNodeSize column scores 0 until an end is known"
+		if got := strings.Contains(e.PodEnd, note); got == started || (started && strings.Contains(e.PodEnd, "nothing is known")) {
+			t.Errorf("pod %s: explain says %q", map[bool]string{false: "not started", true: "started"}[started], e.PodEnd)
+		}
+	}
+}
+
 func TestDurationText(t *testing.T) {
 	for s, want := range map[float64]string{-5: "under a minute", 29: "under a minute", 31: "1m", 45 * 60: "45m", 3*3600 + 600: "3h10m", 47 * 3600: "47h00m", 4*86400 + 6*3600 + 59: "4d6h"} {
 		if got := durationText(s); got != want {

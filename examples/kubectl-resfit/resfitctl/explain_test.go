@@ -360,8 +360,8 @@ func TestSceneTeachesALearningFGD(t *testing.T) {
 // The second scheduler's own ConfigMap (a KubeSchedulerConfiguration whose
 // profile runs ResfitFrag as resfit's plugins, FGD learning its classes)
 // explains as kube-scheduler scores it: a column per plugin, each 0..100
-// times its weight, their sum the total, of 101×100 + 100 + 30×100 +
-// 1000×100. Having placed no pod, FGD has learned no class and scores
+// times its weight, their sum the total, of 101×100 + 100 + 10×100 +
+// 1000×100 + 100. Having placed no pod, FGD has learned no class and scores
 // every node 50 (⌊100 × sigmoid(0)⌋), and the tie-breaker decides. A pod
 // sharing a GPU in the cluster is seen otherwise by kube-scheduler's own
 // NodeResourcesFit filter, and explain says so.
@@ -379,8 +379,9 @@ func TestExplainReadsTheSchedulersConfigMap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	weights := map[string]float64{"FGD": 101, "ResourceStrategyFit": 1, "ResfitLifetime": 30, "ResfitLearnedLifetime": 1000}
-	if !slices.Equal(e.Plugins, []string{"FGD", "ResourceStrategyFit", "ResfitLifetime", "ResfitLearnedLifetime"}) || e.MaxScore != 111200 || e.Feasible == 0 {
+	weights := map[string]float64{"FGD": 101, "ResourceStrategyFit": 1, "ResfitLifetime": config.DefaultLifetimeWeight,
+		"ResfitLearnedLifetime": config.DefaultLearnedLifetimeWeight, "ResfitNodeSize": config.DefaultNodeSizeWeight}
+	if !slices.Equal(e.Plugins, []string{"FGD", "ResourceStrategyFit", "ResfitLifetime", "ResfitLearnedLifetime", "ResfitNodeSize"}) || e.MaxScore != 111300 || e.Feasible == 0 {
 		t.Fatalf("plugins %v, max %v, %d feasible", e.Plugins, e.MaxScore, e.Feasible)
 	}
 	for _, n := range e.Nodes {

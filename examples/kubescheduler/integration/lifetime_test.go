@@ -20,7 +20,6 @@ import (
 	"k8s.io/kubernetes/pkg/controller/job"
 	"k8s.io/kubernetes/pkg/scheduler"
 	configtesting "k8s.io/kubernetes/pkg/scheduler/apis/config/testing"
-	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/utils/ptr"
 
 	"github.com/resfit/resfit/examples/kubebridge/planning"
@@ -39,7 +38,8 @@ import (
 // then big, a pod of 8 GPUs, which fits on neither.
 //
 //   - With the lifetime term (ResfitLifetime for declared ends at 10,
-//     ResfitLearnedLifetime at 1000), each new short pod goes to the node
+//     ResfitLearnedLifetime at 1000; ResfitNodeSize beside them ties the
+//     two nodes, of one size), each new short pod goes to the node
 //     that stays busy an hour rather than the one about to empty: the short
 //     pods gather there, their old node empties, and big is bound to it
 //     within 30 s of its creation.
@@ -99,14 +99,17 @@ type lifetimeCluster struct {
 // the stream's 1-GPU pods, ResourceStrategyFit's PackLeastUsed at 1), with
 // the lifetime term at ResfitFrag's default weights when withTerm:
 // ResfitLifetime following the declared ends, ResfitLearnedLifetime the
-// learned ones.
+// learned ones, and ResfitNodeSize (both nodes are of one size, so it
+// adds nothing here).
 func resfitFragProfile(withTerm bool) kubeschedulerconfigv1.KubeSchedulerProfile {
 	enabled := []kubeschedulerconfigv1.Plugin{{Name: plugins.FGDName}, {Name: plugins.ResourceStrategyFitName}}
 	scores := []kubeschedulerconfigv1.Plugin{{Name: plugins.FGDName, Weight: ptr.To[int32](101)}, {Name: plugins.ResourceStrategyFitName, Weight: ptr.To[int32](1)}}
 	if withTerm {
-		enabled = append(enabled, kubeschedulerconfigv1.Plugin{Name: plugins.LifetimeName}, kubeschedulerconfigv1.Plugin{Name: plugins.LearnedLifetimeName})
+		enabled = append(enabled, kubeschedulerconfigv1.Plugin{Name: plugins.LifetimeName}, kubeschedulerconfigv1.Plugin{Name: plugins.LearnedLifetimeName},
+			kubeschedulerconfigv1.Plugin{Name: plugins.NodeSizeName})
 		scores = append(scores, kubeschedulerconfigv1.Plugin{Name: plugins.LifetimeName, Weight: ptr.To[int32](resfitconfig.DefaultLifetimeWeight)},
-			kubeschedulerconfigv1.Plugin{Name: plugins.LearnedLifetimeName, Weight: ptr.To[int32](resfitconfig.DefaultLearnedLifetimeWeight)})
+			kubeschedulerconfigv1.Plugin{Name: plugins.LearnedLifetimeName, Weight: ptr.To[int32](resfitconfig.DefaultLearnedLifetimeWeight)},
+			kubeschedulerconfigv1.Plugin{Name: plugins.NodeSizeName, Weight: ptr.To[int32](resfitconfig.DefaultNodeSizeWeight)})
 	}
 	raw := func(s string) runtime.RawExtension { return runtime.RawExtension{Raw: []byte(s)} }
 	return kubeschedulerconfigv1.KubeSchedulerProfile{
@@ -127,7 +130,7 @@ func resfitFragProfile(withTerm bool) kubeschedulerconfigv1.KubeSchedulerProfile
 func startLifetimeCluster(t *testing.T, withTerm bool) *lifetimeCluster {
 	cfg := configtesting.V1ToInternalWithDefaults(t, kubeschedulerconfigv1.KubeSchedulerConfiguration{
 		Profiles: []kubeschedulerconfigv1.KubeSchedulerProfile{resfitFragProfile(withTerm)}})
-	registry := frameworkruntime.Registry{plugins.FGDName: plugins.NewFGD, plugins.ResourceStrategyFitName: plugins.NewResourceStrategyFit, plugins.LifetimeName: plugins.NewLifetime, plugins.LearnedLifetimeName: plugins.NewLearnedLifetime}
+	registry := plugins.Registry()
 	// No backoff: big is tried again as soon as the cluster changes.
 	testCtx := startScheduler(t, "lifetime", scheduler.WithProfiles(cfg.Profiles...), scheduler.WithFrameworkOutOfTreeRegistry(registry),
 		scheduler.WithPodInitialBackoffSeconds(0), scheduler.WithPodMaxBackoffSeconds(0))

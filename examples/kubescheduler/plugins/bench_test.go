@@ -148,10 +148,14 @@ var (
 	}
 	// resfitFragLifetimeProfile is that profile with the lifetime term at
 	// ResfitFrag's default weights: ResfitLifetime following the declared
-	// ends, ResfitLearnedLifetime the learned ones (the README's profile).
+	// ends, ResfitLearnedLifetime the learned ones.
 	resfitFragLifetimeProfile = append(slices.Clone(resfitFragProfile),
 		enabled{LifetimeName, resfitconfig.DefaultLifetimeWeight, `{"ends": "declared"}`},
 		enabled{LearnedLifetimeName, resfitconfig.DefaultLearnedLifetimeWeight, `{}`})
+	// resfitFragShippedProfile adds the node size (ResfitNodeSize at
+	// ResfitFrag's default weight): the README's profile, and the chart's.
+	resfitFragShippedProfile = append(slices.Clone(resfitFragLifetimeProfile),
+		enabled{NodeSizeName, resfitconfig.DefaultNodeSizeWeight, `{}`})
 )
 
 // BenchmarkFrameworkCycle measures one scheduling cycle's scoring as
@@ -207,6 +211,7 @@ var cycleProfiles = []struct {
 	{name: "FGD", plugins: resfitFragProfile[:1]},
 	{name: "FGD+ResourceStrategyFit", plugins: resfitFragProfile},
 	{name: "FGD+ResourceStrategyFit+ResfitLifetime+ResfitLearnedLifetime", plugins: resfitFragLifetimeProfile},
+	{name: "FGD+ResourceStrategyFit+ResfitLifetime+ResfitLearnedLifetime+ResfitNodeSize", plugins: resfitFragShippedProfile},
 	{name: "NodeResourcesFitPlus", plugins: koordinatorPlugins[:1]},
 	{name: "ScarceResourceAvoidance", plugins: koordinatorPlugins[1:]},
 	{name: "NodeResourcesFitPlus+ScarceResourceAvoidance", plugins: koordinatorPlugins},

@@ -175,20 +175,14 @@ func TestNoConfigurationTakesKubeSchedulersLease(t *testing.T) {
 func profileFramework(t testing.TB, ctx context.Context, profile *config.KubeSchedulerProfile, snapshot *cache.Snapshot) framework.Framework {
 	t.Helper()
 	registry := frameworkplugins.NewInTreeRegistry()
-	if err := registry.Merge(frameworkruntime.Registry{
-		NodeResourcesFitPlusName:    NewNodeResourcesFitPlus,
-		ScarceResourceAvoidanceName: NewScarceResourceAvoidance,
-		ResourceStrategyFitName:     NewResourceStrategyFit,
-		FGDName:                     NewFGD,
-		LifetimeName:                NewLifetime,
-		LearnedLifetimeName:         NewLearnedLifetime,
-		// The shipped profile enables ResfitRooms; the fake clientset
-		// serves no Room CRD, and the cluster here holds no rooms: the
-		// plugin over an empty store, which lets every pod anywhere.
-		RoomsName: func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
-			return newRooms(k8scache.NewStore(k8scache.MetaNamespaceKeyFunc), time.Now), nil
-		},
-	}); err != nil {
+	resfit := Registry()
+	// The shipped profile enables ResfitRooms; the fake clientset serves
+	// no Room CRD, and the cluster here holds no rooms: the plugin over an
+	// empty store, which lets every pod anywhere.
+	resfit[RoomsName] = func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
+		return newRooms(k8scache.NewStore(k8scache.MetaNamespaceKeyFunc), time.Now), nil
+	}
+	if err := registry.Merge(resfit); err != nil {
 		t.Fatal(err)
 	}
 	m, factory, client := draManagerOf(t, ctx, fake.NewClientset())
