@@ -427,12 +427,15 @@ func (discard) Write(p []byte) (int, error) { return len(p), nil }
 func benchFramework(b *testing.B, snapshot *cache.Snapshot, name string, inTree bool, plugins []enabled) framework.Framework {
 	b.Helper()
 	registry := resfitRegistry()
-	for _, name := range []string{"Noop", "Noop2", "Noop3", "Noop4"} {
-		registry[name] = func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return noop{name}, nil }
-	}
-	for _, name := range []string{"Lookup", "Lookup2", "Lookup3", "Lookup4"} {
-		registry[name] = func(_ context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-			return newNodeLookup(name, h)
+	// as many floor plugins as the largest profile has score plugins
+	for i := 1; i <= len(resfitFragShippedProfile); i++ {
+		noopName, lookupName := "Noop", "Lookup"
+		if i > 1 {
+			noopName, lookupName = fmt.Sprint(noopName, i), fmt.Sprint(lookupName, i)
+		}
+		registry[noopName] = func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return noop{noopName}, nil }
+		registry[lookupName] = func(_ context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+			return newNodeLookup(lookupName, h)
 		}
 	}
 	registry[noderesources.Name] = frameworkruntime.FactoryAdapter(feature.Features{}, noderesources.NewFit)
