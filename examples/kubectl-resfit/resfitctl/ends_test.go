@@ -138,23 +138,12 @@ func TestExplainSaysWhenTheTermWaits(t *testing.T) {
 // explain says nothing of it.
 func TestExplainSaysTheTieBreakerBalances(t *testing.T) {
 	now := time.Now()
-	gpu := []string{"cpu", "32", "memory", "128Gi", "nvidia.com/gpu", "8", "pods", "110"}
-	one := []string{"cpu", "2", "memory", "8Gi", "nvidia.com/gpu", "1"}
 	cfg, err := config.Load([]byte(`plugins: [{name: ResfitFrag, args: {classes: [{cpu: 2, gpus: 1}]}}]`), config.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, started := range []bool{false, true} {
-		c := &Snapshot{Source: "test", Now: now, Nodes: []*v1.Node{kubetest.Node("gpu-a", gpu...), kubetest.Node("gpu-b", gpu...), kubetest.Node("gpu-c", gpu...)}}
-		busy := kubetest.Pod("busy", "gpu-a", one...)
-		if started {
-			busy = kubetest.Running(busy, now.Add(-time.Hour))
-		}
-		c.Pods = append(c.Pods, busy)
-		e, err := Explain(c, cfg, "test", kubetest.Pod("pending", "", one...))
-		if err != nil {
-			t.Fatal(err)
-		}
+		c, pending, e := explainOneBusy(t, cfg, now, started)
 		note := "nothing is known of when any pod ends and 4% of the GPUs are in use, under 30%: the PackLeastUsed column scores as NodeResourcesBalancedAllocation until one or the other"
 		if got := strings.Contains(e.PodEnd, note); got == started {
 			t.Errorf("pod %s: explain says %q", map[bool]string{false: "not started", true: "started"}[started], e.PodEnd)
@@ -167,7 +156,7 @@ func TestExplainSaysTheTieBreakerBalances(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := Explain(c, ref, "reference", kubetest.Pod("pending", "", one...))
+		r, err := Explain(c, ref, "reference", pending)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -186,8 +175,6 @@ func TestExplainSaysTheTieBreakerBalances(t *testing.T) {
 // run for a while.
 func TestExplainNamesTheWaitingPartsOfKubePlugins(t *testing.T) {
 	now := time.Now()
-	gpu := []string{"cpu", "32", "memory", "128Gi", "nvidia.com/gpu", "8", "pods", "110"}
-	one := []string{"cpu", "2", "memory", "8Gi", "nvidia.com/gpu", "1"}
 	cfg, err := config.Load([]byte(`apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 profiles:
@@ -204,22 +191,35 @@ profiles:
 		t.Fatal(err)
 	}
 	for _, started := range []bool{false, true} {
-		c := &Snapshot{Source: "test", Now: now, Nodes: []*v1.Node{kubetest.Node("gpu-a", gpu...), kubetest.Node("gpu-b", gpu...), kubetest.Node("gpu-c", gpu...)}}
-		busy := kubetest.Pod("busy", "gpu-a", one...)
-		if started {
-			busy = kubetest.Running(busy, now.Add(-time.Hour))
-		}
-		c.Pods = append(c.Pods, busy)
-		e, err := Explain(c, cfg, "test", kubetest.Pod("pending", "", one...))
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, _, e := explainOneBusy(t, cfg, now, started)
 		note := "nothing is known of when any pod ends and 4% of the GPUs are in use, under 30%: the PackLeastUsed part of the ResourceStrategyFit column scores as NodeResourcesBalancedAllocation until one or the other; " +
 			"and the ResfitNodeSize column scores 0 until an end is known"
 		if got := strings.Contains(e.PodEnd, note); got == started || (started && strings.Contains(e.PodEnd, "nothing is known")) {
 			t.Errorf("pod %s: explain says %q", map[bool]string{false: "not started", true: "started"}[started], e.PodEnd)
 		}
 	}
+}
+
+// explainOneBusy explains, under cfg, a pending pod of 1 GPU on three
+// nodes of 8 GPUs, one pod of its shape on gpu-a that has run an hour
+// (started) or not started yet (a scheduler assumed it there), declaring
+// nothing; it returns the cluster and the pod too.
+func explainOneBusy(t *testing.T, cfg *config.Config, now time.Time, started bool) (*Snapshot, *v1.Pod, *Explanation) {
+	t.Helper()
+	gpu := []string{"cpu", "32", "memory", "128Gi", "nvidia.com/gpu", "8", "pods", "110"}
+	one := []string{"cpu", "2", "memory", "8Gi", "nvidia.com/gpu", "1"}
+	c := &Snapshot{Source: "test", Now: now, Nodes: []*v1.Node{kubetest.Node("gpu-a", gpu...), kubetest.Node("gpu-b", gpu...), kubetest.Node("gpu-c", gpu...)}}
+	busy := kubetest.Pod("busy", "gpu-a", one...)
+	if started {
+		busy = kubetest.Running(busy, now.Add(-time.Hour))
+	}
+	c.Pods = append(c.Pods, busy)
+	pending := kubetest.Pod("pending", "", one...)
+	e, err := Explain(c, cfg, "test", pending)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, pending, e
 }
 
 func TestDurationText(t *testing.T) {
