@@ -44,7 +44,7 @@ import (
 // resfit-frag (resfit's fragmentation plugins, arguments as
 // config.FGDArgs and config.ResfitFragArgs). Volcano sums node-order
 // scores as float64, so a whole configuration is one plugin here, its
-// weighted total as it is (ResfitFrag's 0..111200 included).
+// weighted total as it is (ResfitFrag's 0..111300 included).
 const (
 	ResfitPluginName              = config.VolcanoResfit
 	ResourceStrategyFitPluginName = "resfit-resource-strategy-fit"
