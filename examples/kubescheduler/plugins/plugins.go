@@ -131,9 +131,9 @@ func NewLearnedLifetime(_ context.Context, obj runtime.Object, h fwk.Handle) (fw
 // largest, the reference node): the smaller node first, 0..100 by how
 // small a node is beside the cluster's largest, each resource apart, so
 // that small pods fill the small nodes and the largest stay whole for the
-// pods only they hold. It counts once anything is known of any pod's end
-// (a pod's declared end, or one the profile learned), and scores every
-// node 0 until then. At weight 1 (config.DefaultNodeSizeWeight) beside
+// pods only they hold. It counts once anything is known of when any pod
+// ends (a pod declares its end, one has ended, or one has run for a
+// while), and scores every node 0 until then. At weight 1 (config.DefaultNodeSizeWeight) beside
 // FGD at 101, ResourceStrategyFit at 1 and the lifetime plugins, it makes
 // the profile ResfitFrag as it is by default. It shares the profile's
 // table with FGD and ResourceStrategyFit.
