@@ -15,7 +15,12 @@ import (
 // churnRuns are what -churn runs: the loop's spec, and the add-ons of
 // each of -moves, with -reserve or -starve and -floor.
 func churnRuns(f *flags) (churn.Spec, []churn.AddOns, error) {
-	spec := churn.Spec{WarmUp: f.warmUp.Seconds(), Window: f.window.Seconds(), Declare: churn.Declaration(strings.TrimSpace(strings.Split(f.declare, ",")[0])), Sigma: f.sigma, Resample: f.resample, LifetimeWeight: f.lifetimeWeight}
+	spec := churn.Spec{WarmUp: f.warmUp.Seconds(), Window: f.window.Seconds(), Declare: churn.Declaration(strings.TrimSpace(strings.Split(f.declare, ",")[0])), Sigma: f.sigma, Resample: f.resample, LifetimeWeight: f.lifetimeWeight, Start: f.start}
+	if spec.Start != "" {
+		if _, err := spec.StartPolicy(); err != nil {
+			return spec, nil, fmt.Errorf("-start: %w", err)
+		}
+	}
 	if (f.reserve || f.starve) && f.every <= 0 {
 		return spec, nil, fmt.Errorf("-every: rounds must be a duration above 0 apart, got %v", f.every)
 	}

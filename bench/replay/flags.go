@@ -15,12 +15,12 @@ import (
 
 // flags are the command's flags, parsed.
 type flags struct {
-	trace, podList, only, tiebreak, out, loads, moves, sustain, declare string
-	synthetic, defrag, churn, reserve, starve, png                      bool
-	seeds, workers, k, holds                                            int
-	resample                                                            uint64
-	ratio, perHour, floor, sigma, lifetimeWeight, nodeSize              float64
-	warmUp, window, every, starveAfter, patience                        time.Duration
+	trace, podList, only, tiebreak, out, loads, moves, sustain, declare, start string
+	synthetic, defrag, churn, reserve, starve, png                             bool
+	seeds, workers, k, holds                                                   int
+	resample                                                                   uint64
+	ratio, perHour, floor, sigma, lifetimeWeight, nodeSize                     float64
+	warmUp, window, every, starveAfter, patience                               time.Duration
 }
 
 // parseFlags reads the command line.
@@ -53,6 +53,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.DurationVar(&f.patience, "patience", 2*time.Hour, "with -starve and -moves drain: how long a hold waits for its node to free before it drains it")
 	fs.StringVar(&f.sustain, "sustainable", "", "with -churn: instead of -loads, search each policy's sustainable load on each seed, FROM:TO:STEP (such as 0.8:1.3:0.01): the highest load at which the waiting GPU demand ends the window no higher than it starts it")
 	fs.StringVar(&f.declare, "declare", string(churn.DeclareNone), "with -churn: comma-separated, what the pods declare of their lifetimes, each run in turn: none, exact, noisy (× e^N(0,σ), σ -sigma), learned (nothing: the replay learns from the pods that end, scoring/lifetime), or oracle (nothing: the model knows each lifetime class's distribution from the start and learns nothing, a bound on learned); all but none give ResfitFrag's lifetime term the ends (-sustainable: the first)")
+	fs.StringVar(&f.start, "start", "", "with -churn: the policy that places the pods alive at time 0 (default: each policy replayed places its own): a cluster that policy filled, then switched to the one replayed; the pods alive at the start run long, and with one -start every policy starts from the same layout")
 	fs.Float64Var(&f.sigma, "sigma", 1, "with -declare noisy: the noise's σ")
 	fs.Float64Var(&f.nodeSize, "node-size", config.DefaultNodeSizeWeight, "ResfitFrag's node-size weight (nodeSize: {weight}, sra.Size: the smaller node first, beside the cluster's largest node; it counts once an end is known where the replay follows ends); 0 leaves it out, as ResfitFrag did before 2026-12-05")
 	fs.Float64Var(&f.lifetimeWeight, "lifetime-weight", 0, "with -declare other than none: ResfitFrag's lifetime weight, declared and learned ends alike (lifetime: {weight}); 0: its defaults, 10 for declared ends, 1000 for learned")

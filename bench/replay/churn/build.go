@@ -187,6 +187,11 @@ func newReplay(policy sim.Policy, in sim.Input, spec Spec, add AddOns, seed uint
 		return nil, err
 	}
 	r.pipe = pipe
+	if spec.Start != "" && !strings.EqualFold(spec.Start, policy.Name) {
+		if r.opening, err = newOpening(spec, c, env, filters); err != nil {
+			return nil, err
+		}
+	}
 	r.addOns = []addOn{idle, floor, waits, empty}
 	if ends != nil {
 		ends.r = r
@@ -202,6 +207,38 @@ func newReplay(policy sim.Policy, in sim.Input, spec Spec, add AddOns, seed uint
 	}
 	r.reporting = []addOn{idle, floor, waits, moves, resv, starve, empty}
 	return r, nil
+}
+
+// opening is the policy that places the pods alive at time 0 when it is
+// not the one replayed (Spec.Start): its pipeline, with the add-ons'
+// filters, its placer on the same table, and its GPU choice.
+type opening struct {
+	pipe   *scoring.Pipeline
+	placer *scoring.Placer
+	device sim.DeviceChoice
+}
+
+// newOpening builds the start's policy on c, as newReplay builds the
+// policy replayed.
+func newOpening(spec Spec, c *sim.Cluster, env sim.Env, filters []scoring.Filter) (*opening, error) {
+	policy, err := spec.StartPolicy()
+	if err != nil {
+		return nil, err
+	}
+	pipe, device, err := policy.Build(c, env)
+	if err != nil {
+		return nil, fmt.Errorf("the start's policy %s: %w", policy.Name, err)
+	}
+	if len(filters) > 0 {
+		if pipe, err = pipe.WithFilters(filters...); err != nil {
+			return nil, err
+		}
+	}
+	placer, err := scoring.NewPlacer(pipe, c.Table, scoring.PlacerOptions{MaxClasses: sim.PlacerClasses})
+	if err != nil {
+		return nil, err
+	}
+	return &opening{pipe: pipe, placer: placer, device: device}, nil
 }
 
 // oracleWindow is the window of DeclareOracle's model: larger than any

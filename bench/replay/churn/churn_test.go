@@ -758,6 +758,7 @@ func TestSpecNamesWhatPodsDeclare(t *testing.T) {
 		{Spec{Declare: DeclareOracle}, "ends oracle"},
 		{Spec{Declare: DeclareNoisy, LifetimeWeight: 30}, "ends noisy σ=1, lifetime weight 30"},
 		{Spec{LifetimeWeight: 30}, ""}, // no ends followed: no term to weigh
+		{Spec{Declare: DeclareNoisy, Start: "FGD"}, "ends noisy σ=1, start FGD"},
 	} {
 		if got := c.spec.Name(); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.spec, got, c.want)
@@ -771,6 +772,7 @@ func TestSpecNamesWhatPodsDeclare(t *testing.T) {
 		{Spec{Load: 1, Window: 1, Sigma: -1}, "churn: the noise's σ must be in [0, 10], got -1"},
 		{Spec{Load: 1, Window: 1, Sigma: math.NaN()}, "churn: the noise's σ must be in [0, 10], got NaN"},
 		{Spec{Load: 1, Window: 1, LifetimeWeight: -1}, "churn: the lifetime weight must be in [0, 1000000], got -1"},
+		{Spec{Load: 1, Window: 1, Start: "FGD,BestFit"}, `churn: the start's policy must be one, got "FGD,BestFit"`},
 	} {
 		if err := c.spec.Check(); err == nil || err.Error() != c.want {
 			t.Errorf("%+v: %v, want %q", c.spec, err, c.want)

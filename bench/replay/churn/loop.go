@@ -58,17 +58,19 @@ type replay struct {
 	// later are rows to try the waiting pods on at the next event
 	// (retryLater).
 	later []int
+	// opening is the start's policy (Spec.Start), nil for the policy
+	// replayed; observing is its pipeline while it places the pods alive
+	// at time 0, which learns of the pods started then besides pipe.
+	opening   *opening
+	observing *scoring.Pipeline
 }
 
 // run places the pods alive at time 0 (arrived before it, in order), then
 // takes arrivals, departures and the add-ons' rounds in time order until
 // the window ends.
 func (r *replay) run(initial []arrival, arrivals func() (arrival, bool)) error {
-	for _, a := range initial {
-		if err := r.arrive(a); err != nil {
-			return err
-		}
-		r.res.Alive++
+	if err := r.open(initial); err != nil {
+		return err
 	}
 	end := r.spec.WarmUp + r.spec.Window
 	next, more := arrivals()
@@ -119,6 +121,23 @@ func (r *replay) run(initial []arrival, arrivals func() (arrival, bool)) error {
 	r.advance(end)
 	for _, a := range r.reporting {
 		r.res.Reports = append(r.res.Reports, a.report())
+	}
+	return nil
+}
+
+// open places the pods alive at time 0, in the order they arrived: by the
+// start's policy where it is not the one replayed (Spec.Start).
+func (r *replay) open(initial []arrival) error {
+	if o := r.opening; o != nil {
+		placer, device := r.placer, r.device
+		r.placer, r.device, r.observing = o.placer, o.device, o.pipe
+		defer func() { r.placer, r.device, r.observing = placer, device, nil }()
+	}
+	for _, a := range initial {
+		if err := r.arrive(a); err != nil {
+			return err
+		}
+		r.res.Alive++
 	}
 	return nil
 }
@@ -266,6 +285,9 @@ func (r *replay) begin(k, row int, holds []int, t float64) error {
 	cp.row, cp.holds = row, slices.Clone(holds)
 	if math.IsNaN(cp.left) {
 		r.pipe.Observe(&r.task)
+		if r.observing != nil {
+			r.observing.Observe(&r.task)
+		}
 		cp.started, cp.ends = t, t+cp.life
 		r.starts++
 		r.startedMilli += cp.pod.TotalMilliGPU()

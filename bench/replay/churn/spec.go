@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/resfit/resfit/bench/replay/sim"
 	"github.com/resfit/resfit/resource"
 )
 
@@ -34,6 +35,14 @@ type Spec struct {
 	// 0 is the configuration's default (config.DefaultLifetimeWeight for
 	// declared ends, config.DefaultLearnedLifetimeWeight for learned ones).
 	LifetimeWeight float64
+	// Start names the policy that places the pods alive at time 0 (as
+	// -policies names it, sim.Select); "" is the policy replayed. A
+	// cluster another scheduler filled, then switched to this one: the
+	// pods alive at the start run long (their lifetimes are
+	// length-biased), so where they go decides much of a window of
+	// weeks, and with one Start every policy starts from the same layout
+	// and differs only in what it does as pods come and go.
+	Start string
 }
 
 // Declaration is what a replay's pods declare of how long they run, as a
@@ -68,8 +77,8 @@ func (s Spec) follows() bool { return s.Declare != "" && s.Declare != DeclareNon
 
 // Name says what the pods declare, when anything (the tables' setting
 // after the add-ons'): "ends exact", "ends noisy σ=1", "ends learned";
-// a resample of the multi-GPU lifetimes; and a lifetime weight that is
-// not the default. "" for none of these.
+// a resample of the multi-GPU lifetimes; a lifetime weight that is not
+// the default; and the start's policy ("start FGD"). "" for none of these.
 func (s Spec) Name() string {
 	var parts []string
 	switch s.Declare {
@@ -83,6 +92,9 @@ func (s Spec) Name() string {
 	}
 	if s.LifetimeWeight != 0 && s.follows() {
 		parts = append(parts, fmt.Sprintf("lifetime weight %g", s.LifetimeWeight))
+	}
+	if s.Start != "" {
+		parts = append(parts, "start "+s.Start)
 	}
 	return strings.Join(parts, ", ")
 }
@@ -111,5 +123,22 @@ func (s Spec) Check() error {
 	case !(s.LifetimeWeight >= 0 && s.LifetimeWeight <= resource.MaxWeight):
 		return fmt.Errorf("churn: the lifetime weight must be in [0, %d], got %v", resource.MaxWeight, s.LifetimeWeight)
 	}
+	if s.Start != "" {
+		if _, err := s.StartPolicy(); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// StartPolicy is the policy Start names.
+func (s Spec) StartPolicy() (sim.Policy, error) {
+	ps, err := sim.Select(sim.Policies(), s.Start)
+	switch {
+	case err != nil:
+		return sim.Policy{}, fmt.Errorf("churn: the start's policy: %w", err)
+	case strings.Contains(s.Start, ",") || len(ps) != 1:
+		return sim.Policy{}, fmt.Errorf("churn: the start's policy must be one, got %q", s.Start)
+	}
+	return ps[0], nil
 }
