@@ -170,7 +170,7 @@ func newPlacerCluster(t *rapid.T, cfg *config.Config, schema *resource.Schema, a
 			v = scoring.NewLargestSizeScorer()
 		case onceKnownSizeKind:
 			var err error
-			if v, err = lifetime.NewOnceKnown(lifetime.NewNodes(len(alloc)), scoring.NewLargestSizeScorer()); err != nil {
+			if v, err = lifetime.NewOnceKnown(lifetime.NewNodes(len(alloc)), nil, scoring.NewLargestSizeScorer()); err != nil {
 				t.Fatal(err)
 			}
 		case scaledPhasedKind:

@@ -796,25 +796,49 @@ func TestResfitFragNodeSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	// In a host that follows when pods end, the part counts only once an
-	// end is known: 0 on every node for a task without one while no pod
-	// in the view has one, the sizes for a task that declares its end.
-	followed, err := cfg.BuildFor(schema, Host{Devices: devices, Lifetimes: lifetime.NewNodes(table.Len())})
+	// end is known and, while no pod has ended, 30% of the GPUs are in
+	// use: 0 on every node until then, the sizes after.
+	model, err := lifetime.NewModel(lifetime.ModelOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tracker := lifetime.NewTracker[int](model, table.Len())
+	followed, err := cfg.BuildFor(schema, Host{Devices: devices, Lifetimes: tracker.Nodes()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	gated := followed.Scorers()[len(followed.Scorers())-1]
-	for _, c := range []struct {
-		ends float64
-		want []float64
-	}{{0, []float64{0, 0}}, {3600, []float64{0, 25}}} {
+	check := func(when string, ends float64, want []float64) {
+		t.Helper()
 		out := make([]float64, 2)
-		if err := gated.Scorer.ScoreNodes(&scoring.Task{Ends: c.ends}, scoring.NewSpan(table, 0, 2), out); err != nil {
+		if err := gated.Scorer.ScoreNodes(&scoring.Task{Ends: ends}, scoring.NewSpan(table, 0, 2), out); err != nil {
 			t.Fatal(err)
 		}
-		if gated.Scorer.Name() != scoring.SRASize || !cmp.Equal(out, c.want) {
-			t.Errorf("followed, a task ending at %v: %s scores %v, want %s %v", c.ends, gated.Scorer.Name(), out, scoring.SRASize, c.want)
+		if gated.Scorer.Name() != scoring.SRASize || !cmp.Equal(out, want) {
+			t.Errorf("followed, %s, a task ending at %v: %s scores %v, want %s %v", when, ends, gated.Scorer.Name(), out, scoring.SRASize, want)
 		}
 	}
+	check("no pod ended, no GPU in use", 0, []float64{0, 0})
+	check("no pod ended, no GPU in use", 3600, []float64{0, 0})
+	for j := range 4 { // 4 of the 16 GPUs: 25%
+		if err := devices.Take(0, j, 1000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("no pod ended, 25% of the GPUs in use", 3600, []float64{0, 0})
+	if err := devices.Take(1, 0, 1000); err != nil {
+		t.Fatal(err)
+	}
+	check("no pod ended, 31% of the GPUs in use", 0, []float64{0, 0})
+	check("no pod ended, 31% of the GPUs in use", 3600, []float64{0, 25})
+	for j := range 4 {
+		if err := devices.Return(0, j, 1000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	model.Observe([]string{"a pod"}, 60)
+	check("a pod ended, 6% of the GPUs in use", 0, []float64{0, 0})
+	check("a pod ended, 6% of the GPUs in use", 3600, []float64{0, 25})
 	for bad, path := range map[string]string{
 		`{weight: 1, largest: {cpu: 0}}`:         "plugins[0].args.nodeSize.largest",
 		`{weight: 1, largest: {cpu: -1}}`:        "plugins[0].args.nodeSize.largest.cpu",

@@ -70,11 +70,26 @@ profiles:
 		if !alone.ReadsLifetimes() {
 			t.Errorf("%s does not read lifetimes", c.alone)
 		}
+		// A view whose model has learned a lifetime has seen a pod end:
+		// with an end known, the part counts however few GPUs are in use.
 		view := lifetime.NewNodes(table.Len())
+		model, err := lifetime.NewModel(lifetime.ModelOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ended := lifetime.NewTracker[int](model, table.Len())
+		model.Observe([]string{"a pod"}, 60)
 		for _, x := range []struct {
-			host Host
-			task *scoring.Task
-		}{{Host{Devices: devices}, &scoring.Task{}}, {Host{Devices: devices, Lifetimes: view}, &scoring.Task{}}, {Host{Devices: devices, Lifetimes: view}, &scoring.Task{Ends: 60}}} {
+			host  Host
+			task  *scoring.Task
+			waits bool
+		}{
+			{Host{Devices: devices}, &scoring.Task{}, false},
+			{Host{Devices: devices, Lifetimes: view}, &scoring.Task{}, true},
+			{Host{Devices: devices, Lifetimes: view}, &scoring.Task{Ends: 60}, true}, // no pod ended, no GPU in use
+			{Host{Devices: devices, Lifetimes: ended.Nodes()}, &scoring.Task{}, true},
+			{Host{Devices: devices, Lifetimes: ended.Nodes()}, &scoring.Task{Ends: 60}, false},
+		} {
 			got, want := scores(alone, x.host, x.task), scores(frag, x.host, x.task)
 			if c.kube {
 				for i := range want {
@@ -84,9 +99,9 @@ profiles:
 			if !slices.Equal(got, want) {
 				t.Errorf("%s, lifetimes %v, ends %v: %v, ResfitFrag's part %v", c.alone, x.host.Lifetimes != nil, x.task.Ends, got, want)
 			}
-			waits := x.host.Lifetimes != nil && x.task.Ends == 0
-			if zero := !slices.ContainsFunc(got, func(v float64) bool { return v != 0 }); zero != waits {
-				t.Errorf("%s, lifetimes %v, ends %v: %v; it should score 0 everywhere only while it waits for an end", c.alone, x.host.Lifetimes != nil, x.task.Ends, got)
+			if zero := !slices.ContainsFunc(got, func(v float64) bool { return v != 0 }); zero != x.waits {
+				t.Errorf("%s, lifetimes %v (a pod ended: %v), ends %v: %v; it should score 0 everywhere only while it waits (%v)",
+					c.alone, x.host.Lifetimes != nil, x.host.Lifetimes != nil && x.host.Lifetimes.Ended(), x.task.Ends, got, x.waits)
 			}
 		}
 		again, err := Load(alone.Canonical(), Options{})

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // ModelOptions bound and shape what a Model learns.
@@ -104,6 +105,8 @@ type Model struct {
 	opts ModelOptions
 	mu   sync.RWMutex
 	keys map[string]*lifetimes
+	// ended says it has learned a lifetime (Ended).
+	ended atomic.Bool
 }
 
 // lifetimes are a key's most recent lifetimes: in arrival order (a ring,
@@ -140,8 +143,14 @@ func (m *Model) Observe(keys []string, lived float64) {
 			m.keys[k] = l
 		}
 		l.add(lived, m.opts.Window)
+		m.ended.Store(true)
 	}
 }
+
+// Ended reports whether the Model has learned any pod's lifetime: whether
+// some pod has been seen to end, as a cluster that has run for a while
+// has and one filling from empty has not.
+func (m *Model) Ended() bool { return m.ended.Load() }
 
 // add keeps x, dropping the oldest lifetime when window are kept.
 func (l *lifetimes) add(x float64, window int) {

@@ -14,6 +14,9 @@ type Nodes struct {
 	// pods and unknown count the pods over every row, and those of them
 	// whose end is not known.
 	pods, unknown int
+	// model is what the Tracker keeping the view learns into (nil for a
+	// view no Tracker keeps): whether a pod has ended (Ended).
+	model *Model
 }
 
 // rowEnds is what a row's pods say of its empty time: the latest of the
@@ -65,6 +68,11 @@ func (v *Nodes) Known() bool {
 	defer v.mu.RUnlock()
 	return v.known()
 }
+
+// Ended reports whether some pod has been seen to end: the Model of the
+// Tracker that keeps the view has learned a lifetime (Model.Ended). A
+// view no Tracker keeps has seen none.
+func (v *Nodes) Ended() bool { return v.model != nil && v.model.Ended() }
 
 // known is Known under the read lock.
 func (v *Nodes) known() bool { return v.pods > v.unknown }

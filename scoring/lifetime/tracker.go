@@ -59,7 +59,9 @@ type tracked[K comparable] struct {
 
 // NewTracker follows no pod yet on rows rows, learning into model.
 func NewTracker[K comparable](model *Model, rows int) *Tracker[K] {
-	return &Tracker[K]{model: model, nodes: NewNodes(rows), pods: map[K]*tracked[K]{}, onRow: make([][]*tracked[K], rows)}
+	nodes := NewNodes(rows)
+	nodes.model = model
+	return &Tracker[K]{model: model, nodes: nodes, pods: map[K]*tracked[K]{}, onRow: make([][]*tracked[K], rows)}
 }
 
 // Grow gives the Tracker rows rows, when it has fewer (a host's table

@@ -36,6 +36,9 @@ type UntilKnown struct {
 	nodes       *Nodes
 	devices     *resource.Devices
 	until, then scoring.Scorer
+	// onceKnown says it waits for an end and then, while no pod has
+	// ended, for the fill (NewOnceKnown).
+	onceKnown bool
 }
 
 // FillShare is the share of the devices in use from which UntilKnown
@@ -47,11 +50,16 @@ type UntilKnown struct {
 const FillShare = 0.3
 
 // NewOnceKnown scores every node 0 until anything is known of any end in
-// the view (Known: without FillShare's switch), and as then afterwards: a
-// part that pays only where pods end, such as ResfitFrag's node size,
-// left out of the total while nothing is known. A nil view knows nothing,
-// ever.
-func NewOnceKnown(nodes *Nodes, then scoring.Scorer) (*UntilKnown, error) {
+// the view (Known) and, while no pod has been seen to end (Nodes.Ended:
+// a cluster filling from empty), FillShare of the devices are in use
+// (devices, the host's device view of the same rows; nil: none ever
+// are); and as then afterwards. It is for a part that pays only where
+// pods end, such as ResfitFrag's node size, left out of the total while
+// nothing is known. In a cluster filling from empty the first pods placed
+// are those that run longest (the pods alive at bench/replay's start, of
+// lifetimes length-biased), and the part leaves them where FGD and the
+// tie-breaker put them. A nil view knows nothing, ever.
+func NewOnceKnown(nodes *Nodes, devices *resource.Devices, then scoring.Scorer) (*UntilKnown, error) {
 	if then == nil {
 		return nil, fmt.Errorf("lifetime: OnceKnown needs a scorer")
 	}
@@ -59,7 +67,12 @@ func NewOnceKnown(nodes *Nodes, then scoring.Scorer) (*UntilKnown, error) {
 		clear(out)
 		return nil
 	})
-	return NewUntilKnown(nodes, nil, none, then)
+	u, err := NewUntilKnown(nodes, devices, none, then)
+	if err != nil {
+		return nil, err
+	}
+	u.onceKnown = true
+	return u, nil
 }
 
 // NewUntilKnown scores as until while nothing is known of any end in the
@@ -140,7 +153,8 @@ func (u *UntilKnown) ScoreNodes(task *scoring.Task, nodes scoring.Span, out []fl
 
 // Current is the scorer UntilKnown scores the task as now: the
 // second when anything is known (Known) or FillShare of the devices are
-// in use, the first otherwise.
+// in use (NewOnceKnown: when anything is known, and a pod has ended or
+// FillShare of the devices are in use), the first otherwise.
 func (u *UntilKnown) Current(task *scoring.Task) scoring.Scorer {
 	if u.second(task) {
 		return u.then
@@ -150,12 +164,22 @@ func (u *UntilKnown) Current(task *scoring.Task) scoring.Scorer {
 
 // second reports whether the task scores as the second scorer now.
 func (u *UntilKnown) second(task *scoring.Task) bool {
+	if u.onceKnown {
+		return u.Known(task) && (u.Ended() || u.filledUp())
+	}
 	return u.Known(task) || u.filledUp()
 }
 
-// WaitsForFill reports whether it also scores as its second scorer once
-// FillShare of the devices are in use (a device view given); false for
-// one that waits for an end alone (NewOnceKnown).
+// OnceKnown reports whether it scores 0 until an end is known and then,
+// while no pod has ended, until the fill (NewOnceKnown).
+func (u *UntilKnown) OnceKnown() bool { return u.onceKnown }
+
+// Ended reports whether some pod in the view has been seen to end
+// (Nodes.Ended); false without a view.
+func (u *UntilKnown) Ended() bool { return u.nodes != nil && u.nodes.Ended() }
+
+// WaitsForFill reports whether the fill can end its wait: FillShare of
+// the devices in use (a device view given).
 func (u *UntilKnown) WaitsForFill() bool { return u.devices != nil }
 
 // InUse is the share of its device view in use (InUse), 0 without one.

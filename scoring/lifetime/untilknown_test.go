@@ -36,7 +36,10 @@ func (f *fixed) ScoreNodes(_ *scoring.Task, _ scoring.Span, out []float64) error
 // the task's end is known and after the view's time, or some pod the view
 // follows has a known end (the reference counts them from the rows), or
 // FillShare of the devices are in use (the reference sums what it took),
-// and as its first otherwise.
+// and as its first otherwise. NewOnceKnown, on the same view, scores as
+// its part exactly when an end is known and some pod has ended (the
+// reference follows the pods started, ended and forgotten) or FillShare
+// of the devices are in use, and 0 otherwise.
 func TestUntilKnownSwitchesWhenAnEndIsKnown(t *testing.T) {
 	const rows = 3
 	rapid.Check(t, func(t *rapid.T) {
@@ -60,6 +63,12 @@ func TestUntilKnownSwitchesWhenAnEndIsKnown(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		part := &fixed{name: "sra.size", score: 41, max: 100}
+		once, err := NewOnceKnown(tr.Nodes(), devices, part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		running, ended := map[int]bool{}, false
 		out := make([]float64, rows)
 		now := 0.0
 		for range rapid.IntRange(1, 40).Draw(t, "steps") {
@@ -91,10 +100,14 @@ func TestUntilKnownSwitchesWhenAnEndIsKnown(t *testing.T) {
 					p.Declared = now + rapid.Float64Range(-5, 50).Draw(t, "declared")
 				}
 				tr.Start(id, p, now)
+				running[id] = true
 			case 2:
 				tr.End(id, now)
+				ended = ended || running[id]
+				delete(running, id)
 			case 3:
 				tr.Forget(id)
+				delete(running, id)
 			case 4:
 				now += rapid.SampledFrom([]float64{0, 1, 10}).Draw(t, "dt")
 				tr.Advance(now)
@@ -127,6 +140,21 @@ func TestUntilKnownSwitchesWhenAnEndIsKnown(t *testing.T) {
 			}
 			if u.Known(task) != known || slices.ContainsFunc(out, func(s float64) bool { return s != want }) {
 				t.Fatalf("at %v, task ends %v, %d of %d in use: known %v, scores %v; the reference %v, %v", now, task.Ends, used, all, u.Known(task), out, known, want)
+			}
+			if err := once.ScoreNodes(task, span, out); err != nil {
+				t.Fatal(err)
+			}
+			counts := known && (ended || filled)
+			want = 0
+			if counts {
+				want = part.score
+			}
+			if once.Ended() != ended || slices.ContainsFunc(out, func(s float64) bool { return s != want }) {
+				t.Fatalf("OnceKnown at %v, task ends %v, %d of %d in use: ended %v, scores %v; the reference: known %v, ended %v, %v",
+					now, task.Ends, used, all, once.Ended(), out, known, ended, want)
+			}
+			if phase := once.AppendPhase(nil, task, span.Table()); len(phase) != 1 || (phase[0] == 1) != counts {
+				t.Fatalf("OnceKnown at %v: phase %v, counts %v", now, phase, counts)
 			}
 		}
 	})

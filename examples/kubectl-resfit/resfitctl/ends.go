@@ -40,13 +40,14 @@ func (sc *scene) podEndText(pod *v1.Pod) (string, error) {
 // tieBreakText says, for a pipeline with parts that wait for ends
 // (lifetime.UntilKnown: the tie-breaker, which also stops waiting once
 // lifetime.FillShare of the devices are in use; the node size, which
-// does not), which of them score the task otherwise for now, and why; ""
-// when none does. A part inside one of resfit's kube-scheduler plugins
+// waits for an end and then, while no pod has ended, for that share),
+// which of them score the task otherwise for now, and why; "" when none
+// does. A part inside one of resfit's kube-scheduler plugins
 // (a scoring.ScaledScorer) is named by the plugin's column: "the
 // ResfitNodeSize column", "the PackLeastUsed part of the
 // ResourceStrategyFit column".
 func tieBreakText(p *scoring.Pipeline, task *scoring.Task) string {
-	var fill, known []string
+	var fill, known, ended []string
 	inUse := 0.0
 	var walk func(p *scoring.Pipeline, column string)
 	walk = func(p *scoring.Pipeline, column string) {
@@ -70,11 +71,15 @@ func tieBreakText(p *scoring.Pipeline, task *scoring.Task) string {
 			case column != "":
 				what = u.Name() + " part of the " + column + " column"
 			}
-			if !u.WaitsForFill() {
+			inUse = u.InUse()
+			switch {
+			case u.OnceKnown() && !u.Known(task):
 				known = append(known, fmt.Sprintf("the %s scores 0 until an end is known", what))
 				continue
+			case u.OnceKnown():
+				ended = append(ended, fmt.Sprintf("the %s scores 0 until one ends or %.0f%% are in use", what, 100*lifetime.FillShare))
+				continue
 			}
-			inUse = u.InUse()
 			fill = append(fill, fmt.Sprintf("the %s scores as %s until one or the other", what, cur.Name()))
 		}
 	}
@@ -90,6 +95,9 @@ func tieBreakText(p *scoring.Pipeline, task *scoring.Task) string {
 			lead = "and "
 		}
 		parts = append(parts, lead+strings.Join(known, ", "))
+	}
+	if len(ended) > 0 {
+		parts = append(parts, fmt.Sprintf("no pod has been seen to end and %.0f%% of the GPUs are in use: %s", 100*inUse, strings.Join(ended, ", ")))
 	}
 	return strings.Join(parts, "; ")
 }

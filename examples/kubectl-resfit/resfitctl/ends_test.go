@@ -93,7 +93,8 @@ func TestExplainSaysWhenNodesEmpty(t *testing.T) {
 // free, more than a fifth, the lifetime term waits (lifetime.WholeShare):
 // explain says so beside the pod's end, and the term scores every node 0,
 // the one whose pod ends in an hour too. A pod that declares nothing is
-// not told the term waits: for it, the term adds nothing anyway.
+// not told the term waits: for it, the term adds nothing anyway. No pod
+// has ended and 4% of the GPUs are in use, so the node size waits too.
 func TestExplainSaysWhenTheTermWaits(t *testing.T) {
 	now := time.Now()
 	gpu := []string{"cpu", "32", "memory", "128Gi", "nvidia.com/gpu", "8", "pods", "110"}
@@ -112,7 +113,8 @@ func TestExplainSaysWhenTheTermWaits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "it is expected to end in 30m, as it declares; the lifetime term waits while whole nodes abound (2 of the 3 nodes with 8 devices have all of them free, more than a fifth) and scores every node 0"
+	want := "it is expected to end in 30m, as it declares; the lifetime term waits while whole nodes abound (2 of the 3 nodes with 8 devices have all of them free, more than a fifth) and scores every node 0; " +
+		"no pod has been seen to end and 4% of the GPUs are in use: the sra.size column scores 0 until one ends or 30% are in use"
 	if e.PodEnd != want {
 		t.Errorf("pod end %q\nwant       %q", e.PodEnd, want)
 	}
@@ -143,7 +145,7 @@ func TestExplainSaysTheTieBreakerBalances(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, started := range []bool{false, true} {
-		c, pending, e := explainOneBusy(t, cfg, now, started)
+		c, pending, e := explainOneBusy(t, cfg, now, started, true)
 		note := "nothing is known of when any pod ends and 4% of the GPUs are in use, under 30%: the PackLeastUsed column scores as NodeResourcesBalancedAllocation until one or the other"
 		if got := strings.Contains(e.PodEnd, note); got == started {
 			t.Errorf("pod %s: explain says %q", map[bool]string{false: "not started", true: "started"}[started], e.PodEnd)
@@ -171,8 +173,9 @@ func TestExplainSaysTheTieBreakerBalances(t *testing.T) {
 
 // In a kube-scheduler profile the parts that wait for ends sit inside
 // resfit's plugins: explain names each by the plugin's column, the plugin
-// alone where it runs the part alone, and says nothing once the pod has
-// run for a while.
+// alone where it runs the part alone. Once the pod has run for a while
+// the tie-breaker packs, and the node size waits for a pod to end (or
+// 30% of the GPUs in use); once one has, explain says nothing of either.
 func TestExplainNamesTheWaitingPartsOfKubePlugins(t *testing.T) {
 	now := time.Now()
 	cfg, err := config.Load([]byte(`apiVersion: kubescheduler.config.k8s.io/v1
@@ -190,21 +193,32 @@ profiles:
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, started := range []bool{false, true} {
-		_, _, e := explainOneBusy(t, cfg, now, started)
-		note := "nothing is known of when any pod ends and 4% of the GPUs are in use, under 30%: the PackLeastUsed part of the ResourceStrategyFit column scores as NodeResourcesBalancedAllocation until one or the other; " +
-			"and the ResfitNodeSize column scores 0 until an end is known"
-		if got := strings.Contains(e.PodEnd, note); got == started || (started && strings.Contains(e.PodEnd, "nothing is known")) {
-			t.Errorf("pod %s: explain says %q", map[bool]string{false: "not started", true: "started"}[started], e.PodEnd)
+	for _, c := range []struct {
+		started, ended bool
+		want           string
+	}{
+		{false, false, nothingSaid + "; nothing is known of when any pod ends and 4% of the GPUs are in use, under 30%: the PackLeastUsed part of the ResourceStrategyFit column scores as NodeResourcesBalancedAllocation until one or the other; " +
+			"and the ResfitNodeSize column scores 0 until an end is known"},
+		{true, false, nothingSaid + "; no pod has been seen to end and 4% of the GPUs are in use: the ResfitNodeSize column scores 0 until one ends or 30% are in use"},
+		{true, true, nothingSaid},
+	} {
+		_, _, e := explainOneBusy(t, cfg, now, c.started, c.ended)
+		if e.PodEnd != c.want {
+			t.Errorf("started %v, a pod ended %v: explain says %q\nwant %q", c.started, c.ended, e.PodEnd, c.want)
 		}
 	}
 }
 
+// nothingSaid is what explain says of a pod that says nothing of its end,
+// where nothing was learned of pods like it.
+const nothingSaid = "nothing says when it ends (no deadline, no resfit.io/runs-for, nothing learned of pods like it): the lifetime term adds nothing"
+
 // explainOneBusy explains, under cfg, a pending pod of 1 GPU on three
 // nodes of 8 GPUs, one pod of its shape on gpu-a that has run an hour
 // (started) or not started yet (a scheduler assumed it there), declaring
-// nothing; it returns the cluster and the pod too.
-func explainOneBusy(t *testing.T, cfg *config.Config, now time.Time, started bool) (*Snapshot, *v1.Pod, *Explanation) {
+// nothing, and (ended) one on gpu-b that ran an hour and finished; it
+// returns the cluster and the pod too.
+func explainOneBusy(t *testing.T, cfg *config.Config, now time.Time, started, ended bool) (*Snapshot, *v1.Pod, *Explanation) {
 	t.Helper()
 	gpu := []string{"cpu", "32", "memory", "128Gi", "nvidia.com/gpu", "8", "pods", "110"}
 	one := []string{"cpu", "2", "memory", "8Gi", "nvidia.com/gpu", "1"}
@@ -214,6 +228,9 @@ func explainOneBusy(t *testing.T, cfg *config.Config, now time.Time, started boo
 		busy = kubetest.Running(busy, now.Add(-time.Hour))
 	}
 	c.Pods = append(c.Pods, busy)
+	if ended {
+		c.Pods = append(c.Pods, kubetest.Succeeded(kubetest.Pod("done", "gpu-b", one...), now.Add(-2*time.Hour), time.Hour))
+	}
 	pending := kubetest.Pod("pending", "", one...)
 	e, err := Explain(c, cfg, "test", pending)
 	if err != nil {
