@@ -118,7 +118,9 @@ const (
 	// whose phase is that node (a node grows between tasks).
 	largestSizeKind
 	// onceKnownSizeKind: the same, counted once an end is known (a task
-	// with an end), as ResfitFrag has it in a host that follows ends.
+	// with an end) and, no pod having ended, 30% of the GPUs are in use,
+	// as ResfitFrag has it in a host that follows ends: the fill turns it
+	// on between tasks.
 	onceKnownSizeKind
 )
 
@@ -170,7 +172,7 @@ func newPlacerCluster(t *rapid.T, cfg *config.Config, schema *resource.Schema, a
 			v = scoring.NewLargestSizeScorer()
 		case onceKnownSizeKind:
 			var err error
-			if v, err = lifetime.NewOnceKnown(lifetime.NewNodes(len(alloc)), nil, scoring.NewLargestSizeScorer()); err != nil {
+			if v, err = lifetime.NewOnceKnown(lifetime.NewNodes(len(alloc)), c.devices, scoring.NewLargestSizeScorer()); err != nil {
 				t.Fatal(err)
 			}
 		case scaledPhasedKind:
@@ -858,7 +860,15 @@ func TestPlacerFollowsTheLargestNode(t *testing.T) {
 		host := config.Host{}
 		task := scoring.Task{Requests: resource.Vector{1000, 1 << 30, 0}}
 		if rapid.Bool().Draw(t, "follows ends") {
-			host.Lifetimes = lifetime.NewNodes(n)
+			// The size counts behind the wait once a pod has ended.
+			model, err := lifetime.NewModel(lifetime.ModelOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			host.Lifetimes = lifetime.NewTracker[int](model, n).Nodes()
+			if rapid.Bool().Draw(t, "a pod ended") {
+				model.Observe([]string{"a pod"}, 60)
+			}
 			task.Ends = 60
 		}
 		pipe, err := cfg.BuildFor(schema, host)
