@@ -260,15 +260,7 @@ func TestChurnDrainLocksWhatItCanDrain(t *testing.T) {
 // workload's without the trace).
 func TestChurnOffersTheLoad(t *testing.T) {
 	skipUnderRace(t) // 40 million draws on one goroutine
-	in := churnInput(t)
-	l, err := NewLifetimes(in.Pods)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := sim.NewCluster(sim.Schema(), in.Nodes, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, c := lifetimesOn(t, churnInput(t))
 	for _, load := range []float64{0.9, 1.3} {
 		_, next := poisson(l, load, c.CapacityMilliGPU, 7)
 		var offered float64
@@ -283,6 +275,20 @@ func TestChurnOffersTheLoad(t *testing.T) {
 		}
 		t.Logf("load %v: offered %.4f over %.0f days", load, got, a.at/86400)
 	}
+}
+
+// lifetimesOn is the input's lifetimes and its cluster, empty.
+func lifetimesOn(t *testing.T, in sim.Input) (*Lifetimes, *sim.Cluster) {
+	t.Helper()
+	l, err := NewLifetimes(in.Pods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := sim.NewCluster(sim.Schema(), in.Nodes, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, c
 }
 
 // The lifetimes drawn for each class follow the class's lifetimes in the

@@ -15,14 +15,7 @@ import (
 func startInput(t *testing.T) (sim.Input, *Lifetimes, []arrival, func() (arrival, bool)) {
 	t.Helper()
 	in := sim.Synthetic(sim.SyntheticSpec{Seed: 5, Nodes: 16})
-	l, err := NewLifetimes(in.Pods)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := sim.NewCluster(sim.Schema(), in.Nodes, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, c := lifetimesOn(t, in)
 	initial, next := poisson(l, 1.2, c.CapacityMilliGPU, 7)
 	return in, l, initial, next
 }
