@@ -178,10 +178,6 @@ func (u *UntilKnown) OnceKnown() bool { return u.onceKnown }
 // (Nodes.Ended); false without a view.
 func (u *UntilKnown) Ended() bool { return u.nodes != nil && u.nodes.Ended() }
 
-// WaitsForFill reports whether the fill can end its wait: FillShare of
-// the devices in use (a device view given).
-func (u *UntilKnown) WaitsForFill() bool { return u.devices != nil }
-
 // InUse is the share of its device view in use (InUse), 0 without one.
 func (u *UntilKnown) InUse() float64 {
 	if u.devices == nil {

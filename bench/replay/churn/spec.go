@@ -137,7 +137,7 @@ func (s Spec) StartPolicy() (sim.Policy, error) {
 	switch {
 	case err != nil:
 		return sim.Policy{}, fmt.Errorf("churn: the start's policy: %w", err)
-	case strings.Contains(s.Start, ",") || len(ps) != 1:
+	case len(ps) != 1:
 		return sim.Policy{}, fmt.Errorf("churn: the start's policy must be one, got %q", s.Start)
 	}
 	return ps[0], nil
