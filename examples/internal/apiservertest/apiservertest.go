@@ -31,6 +31,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -76,6 +77,20 @@ type Server struct {
 // ready) are its flags.
 func Start(t testing.TB, flags ...string) *Server {
 	t.Helper()
+	return startOn(t, freeAddress, flags...)
+}
+
+// portAttempts is how many times Start picks its ports. A port found free
+// is free only until the server binds it: another process can take it in
+// between, and then Start picks new ones.
+const portAttempts = 3
+
+// errPortTaken says a server could not bind the port picked for it.
+var errPortTaken = errors.New("a port picked for it was taken before it bound it")
+
+// startOn is Start with the ports picked by address.
+func startOn(t testing.TB, address func(testing.TB) string, flags ...string) *Server {
+	t.Helper()
 	apiserver := os.Getenv(APIServerEnv)
 	if apiserver == "" {
 		path, err := exec.LookPath("kube-apiserver")
@@ -88,11 +103,30 @@ func Start(t testing.TB, flags ...string) *Server {
 	if err != nil {
 		t.Fatalf("etcd: not on PATH; %s", BuildHint)
 	}
+	for attempt := 1; ; attempt++ {
+		s, failed, err := start(t, address, apiserver, etcd, flags)
+		if err == nil {
+			return s
+		}
+		if !errors.Is(err, errPortTaken) || attempt == portAttempts {
+			t.Fatalf("kube-apiserver %s not ready: %v; the last lines of %s:\n%s", apiserver, err, filepath.Base(failed), tail(failed, 40))
+		}
+		t.Logf("kube-apiserver %s: %v; starting again on other ports", apiserver, err)
+	}
+}
+
+// start runs one etcd and one kube-apiserver on it, on ports picked by
+// address. When the server is not ready it stops both, and says why and
+// which of the two logs says more; errPortTaken is in that error when one
+// could not bind its port.
+func start(t testing.TB, address func(testing.TB) string, apiserver, etcd string, flags []string) (_ *Server, failed string, _ error) {
+	t.Helper()
 	dir := t.TempDir()
-	etcdURL := "http://" + freeAddress(t)
-	Run(t, filepath.Join(dir, "etcd.log"), etcd, "--data-dir", filepath.Join(dir, "etcd"),
+	etcdURL := "http://" + address(t)
+	etcdLog := filepath.Join(dir, "etcd.log")
+	etcdRun := launch(t, etcdLog, etcd, "--data-dir", filepath.Join(dir, "etcd"),
 		"--listen-client-urls", etcdURL, "--advertise-client-urls", etcdURL,
-		"--listen-peer-urls", "http://"+freeAddress(t), "--log-level", "warn")
+		"--listen-peer-urls", "http://"+address(t), "--log-level", "warn")
 
 	keyFile := filepath.Join(dir, "service-account.key")
 	writeKey(t, keyFile)
@@ -102,7 +136,7 @@ func Start(t testing.TB, flags ...string) *Server {
 		t.Fatal(err)
 	}
 	certs := filepath.Join(dir, "certs")
-	host, port, err := net.SplitHostPort(freeAddress(t))
+	host, port, err := net.SplitHostPort(address(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,16 +152,29 @@ func Start(t testing.TB, flags ...string) *Server {
 		"--service-cluster-ip-range=10.0.0.0/16",
 		"--endpoint-reconciler-type=none",
 	}
-	exited := Run(t, s.Log, apiserver, append(args, flags...)...)
-	if err := s.waitReady(exited); err != nil {
-		t.Fatalf("kube-apiserver %s not ready: %v; the last lines of its log:\n%s", apiserver, err, tail(s.Log, 40))
+	apiRun := launch(t, s.Log, apiserver, append(args, flags...)...)
+	err = s.waitReady(apiRun.exited, etcdRun.exited)
+	if err == nil {
+		return s, "", nil
 	}
-	return s
+	apiRun.stop()
+	etcdRun.stop()
+	failed = s.Log
+	if errors.Is(err, errEtcdExited) {
+		failed = etcdLog
+	}
+	if strings.Contains(tail(failed, 40), "address already in use") {
+		err = fmt.Errorf("%w (%w)", err, errPortTaken)
+	}
+	return nil, failed, err
 }
 
+// errEtcdExited says the etcd under a server exited before it was ready.
+var errEtcdExited = errors.New("its etcd exited")
+
 // waitReady waits until the server's certificate is written and its
-// /readyz answers ok, the process exits, or readyTimeout passes.
-func (s *Server) waitReady(exited <-chan error) error {
+// /readyz answers ok, the server or its etcd exits, or readyTimeout passes.
+func (s *Server) waitReady(exited, etcdExited <-chan error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
 	defer cancel()
 	tick := time.NewTicker(100 * time.Millisecond)
@@ -137,6 +184,8 @@ func (s *Server) waitReady(exited <-chan error) error {
 		select {
 		case err := <-exited:
 			return fmt.Errorf("it exited: %v", err)
+		case err := <-etcdExited:
+			return fmt.Errorf("%w: %v", errEtcdExited, err)
 		case <-ctx.Done():
 			return fmt.Errorf("not within %v (last: %v)", readyTimeout, last)
 		case <-tick.C:
@@ -209,6 +258,21 @@ func randomToken(t testing.TB) string {
 // run so; so does the vc-scheduler of the Volcano check.)
 func Run(t testing.TB, log, bin string, args ...string) <-chan error {
 	t.Helper()
+	return launch(t, log, bin, args...).exited
+}
+
+// process is a command Run started.
+type process struct {
+	// exited says when it exits, and why.
+	exited <-chan error
+	// stop kills it and waits for it; it is called again when the test
+	// ends, and does nothing then.
+	stop func()
+}
+
+// launch is Run, with a way to stop the command before the test ends.
+func launch(t testing.TB, log, bin string, args ...string) process {
+	t.Helper()
 	out, err := os.Create(log)
 	if err != nil {
 		t.Fatal(err)
@@ -225,12 +289,16 @@ func Run(t testing.TB, log, bin string, args ...string) <-chan error {
 		exited <- cmd.Wait()
 		close(done)
 	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-done
-		out.Close()
-	})
-	return exited
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			_ = cmd.Process.Kill()
+			<-done
+			out.Close()
+		})
+	}
+	t.Cleanup(stop)
+	return process{exited: exited, stop: stop}
 }
 
 // tail is the last n lines of the file path.

@@ -1,9 +1,11 @@
 package apiservertest
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -107,5 +109,65 @@ func TestStartOfAServerThatExitsSaysWhy(t *testing.T) {
 	said := startFailure(t, "--no-such-flag")
 	if !strings.Contains(said, "it exited") || !strings.Contains(said, "no-such-flag") {
 		t.Fatalf("Start of a server given an unknown flag said %q", said)
+	}
+}
+
+// held picks, for the nth call of its first attempt, an address a
+// listener of the test holds (the race Start meets when another process
+// takes a port between the pick and the bind), and free ones otherwise.
+func held(t *testing.T, nth int) (pick func(testing.TB) string, picks *int) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	calls := 0
+	return func(tb testing.TB) string {
+		calls++
+		if calls == nth {
+			return l.Addr().String()
+		}
+		return freeAddress(tb)
+	}, &calls
+}
+
+// A port taken before etcd or the server binds it is picked again: Start
+// tries other ports, and the server it returns answers.
+func TestStartPicksOtherPortsWhenOneIsTaken(t *testing.T) {
+	requireBinaries(t)
+	for _, c := range []struct {
+		name string
+		nth  int // the pick taken: 1 etcd's clients, 3 the server's
+	}{{"etcd", 1}, {"kube-apiserver", 3}} {
+		t.Run(c.name, func(t *testing.T) {
+			pick, picks := held(t, c.nth)
+			s := startOn(t, pick)
+			if *picks != 6 {
+				t.Errorf("%d ports picked, want 3 twice", *picks)
+			}
+			if err := s.ready(context.Background()); err != nil {
+				t.Fatalf("the server started on the second ports: %v", err)
+			}
+		})
+	}
+}
+
+// Start says which port was taken when every attempt finds it so.
+func TestStartOnPortsAlwaysTakenSaysSo(t *testing.T) {
+	requireBinaries(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	f := &fatal{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		startOn(f, func(testing.TB) string { return l.Addr().String() })
+	}()
+	<-done
+	if !strings.Contains(f.said, "address already in use") || !strings.Contains(f.said, errPortTaken.Error()) || !strings.Contains(f.said, "etcd.log") {
+		t.Fatalf("Start on ports always taken said %q", f.said)
 	}
 }
