@@ -16,27 +16,39 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 )
 
+// withPods is a fake clientset holding n pods, p-0 up, in default.
+func withPods(t *testing.T, n int) (*fake.Clientset, []string) {
+	client := fake.NewClientset()
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprint("p-", i)
+		if _, err := client.CoreV1().Pods("default").Create(t.Context(), Pod(names[i], "n", "cpu", "1"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return client, names
+}
+
+// informerCount starts an informer of the client's pods, waits for its
+// cache, and counts the pods it lists.
+func informerCount(ctx context.Context, client *fake.Clientset) func() (int, error) {
+	factory := informers.NewSharedInformerFactory(client, 0)
+	lister := factory.Core().V1().Pods().Lister()
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	return func() (int, error) {
+		pods, err := lister.List(labels.Everything())
+		return len(pods), err
+	}
+}
+
 // TestDeletePodsPastTheFakeWatch: 250 deletions, more than a fake
 // clientset's watch holds, reach the informer without a panic, and a
 // count that does not fall is an error naming it.
 func TestDeletePodsPastTheFakeWatch(t *testing.T) {
 	ctx := t.Context()
-	client := fake.NewClientset()
-	names := make([]string, 250)
-	for i := range names {
-		names[i] = fmt.Sprint("p-", i)
-		if _, err := client.CoreV1().Pods("default").Create(ctx, Pod(names[i], "n", "cpu", "1"), metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	factory := informers.NewSharedInformerFactory(client, 0)
-	lister := factory.Core().V1().Pods().Lister()
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
-	listed := func() (int, error) {
-		pods, err := lister.List(labels.Everything())
-		return len(pods), err
-	}
+	client, names := withPods(t, 250)
+	listed := informerCount(ctx, client)
 	if err := DeletePods(ctx, client, "default", names[:240], listed); err != nil {
 		t.Fatal(err)
 	}
@@ -109,13 +121,7 @@ func watchLate(client *fake.Clientset, release <-chan struct{}) {
 // the watch and never listed.
 func TestDeletePodsWaitsForTheWatch(t *testing.T) {
 	ctx := t.Context()
-	client := fake.NewClientset()
-	names := []string{"a", "b", "c"}
-	for _, name := range names {
-		if _, err := client.CoreV1().Pods("default").Create(ctx, Pod(name, "n", "cpu", "1"), metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	client, names := withPods(t, 3)
 	release := make(chan struct{})
 	var once sync.Once
 	client.PrependReactor("create", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
@@ -123,14 +129,7 @@ func TestDeletePodsWaitsForTheWatch(t *testing.T) {
 		return false, nil, nil
 	})
 	watchLate(client, release)
-	factory := informers.NewSharedInformerFactory(client, 0)
-	lister := factory.Core().V1().Pods().Lister()
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
-	listed := func() (int, error) {
-		pods, err := lister.List(labels.Everything())
-		return len(pods), err
-	}
+	listed := informerCount(ctx, client)
 	if err := DeletePods(ctx, client, "default", names[:2], listed); err != nil {
 		t.Fatal(err)
 	}
