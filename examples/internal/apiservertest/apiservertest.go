@@ -65,8 +65,11 @@ type Server struct {
 
 // Start runs an etcd and a kube-apiserver on it, with flags after its own,
 // until the test ends, and returns once the server's /readyz answers ok. A
-// missing binary or a server that is not ready within two minutes fails
-// the test, with the last lines of the server's log.
+// missing binary, or a server that is not ready within two minutes or
+// whose etcd exits, fails the test, with the last lines of the log of the
+// one that failed. A port it picked that another process took before the
+// server or etcd bound it ("address already in use") is no failure: it
+// picks new ports and starts both again, up to portAttempts times.
 //
 // The server runs as Kubernetes' integration test server runs it: on
 // 127.0.0.1, with no endpoint reconciler (127.0.0.1 is no endpoint for a
