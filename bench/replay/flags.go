@@ -11,6 +11,7 @@ import (
 	"github.com/resfit/resfit/bench/replay/churn"
 	"github.com/resfit/resfit/bench/replay/sim"
 	"github.com/resfit/resfit/scoring/config"
+	"github.com/resfit/resfit/scoring/lifetime"
 )
 
 // flags are the command's flags, parsed.
@@ -55,7 +56,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.declare, "declare", string(churn.DeclareNone), "with -churn: comma-separated, what the pods declare of their lifetimes, each run in turn: none, exact, noisy (× e^N(0,σ), σ -sigma), learned (nothing: the replay learns from the pods that end, scoring/lifetime), or oracle (nothing: the model knows each lifetime class's distribution from the start and learns nothing, a bound on learned); all but none give ResfitFrag's lifetime term the ends (-sustainable: the first)")
 	fs.StringVar(&f.start, "start", "", "with -churn: the policy that places the pods alive at time 0 (default: each policy replayed places its own): a cluster that policy filled, then switched to the one replayed; the pods alive at the start run long, and with one -start every policy starts from the same layout")
 	fs.Float64Var(&f.sigma, "sigma", 1, "with -declare noisy: the noise's σ")
-	fs.Float64Var(&f.nodeSize, "node-size", config.DefaultNodeSizeWeight, "ResfitFrag's node-size weight (nodeSize: {weight}, sra.Size: the smaller node first, beside the cluster's largest node; it counts once an end is known and, while no pod has ended, 30% of the GPUs are in use, where the replay follows ends); 0 leaves it out, as ResfitFrag did before 2026-12-05")
+	fs.Float64Var(&f.nodeSize, "node-size", config.DefaultNodeSizeWeight, fmt.Sprintf("ResfitFrag's node-size weight (nodeSize: {weight}, sra.Size: the smaller node first, beside the cluster's largest node; it counts once an end is known and, while no pod has ended, %.0f%% of the GPUs are in use, where the replay follows ends); 0 leaves it out, as ResfitFrag did before 2026-12-05", 100*lifetime.FillShare))
 	fs.Float64Var(&f.lifetimeWeight, "lifetime-weight", 0, "with -declare other than none: ResfitFrag's lifetime weight, declared and learned ends alike (lifetime: {weight}); 0: its defaults, 10 for declared ends, 1000 for learned")
 	fs.Uint64Var(&f.resample, "resample", 0, "with -churn: replace the multi-GPU pods' lifetimes (74 pods pooled on openb) by a bootstrap resample drawn with this seed (0: none)")
 	fs.BoolVar(&f.png, "png", false, "write each plot as a PNG too, beside its SVG")
