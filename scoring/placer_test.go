@@ -118,7 +118,7 @@ const (
 	// whose phase is that node (a node grows between tasks).
 	largestSizeKind
 	// onceKnownSizeKind: the same, counted once an end is known (a task
-	// with an end) and, no pod having ended, 30% of the GPUs are in use,
+	// with an end) and, no pod having ended, half of the GPUs are in use,
 	// as ResfitFrag has it in a host that follows ends: the fill turns it
 	// on between tasks.
 	onceKnownSizeKind

@@ -212,7 +212,7 @@ func (a FGDArgs) canonical() []yamlNode {
 //     host's largest, so that small pods fill the small nodes and the
 //     largest nodes stay whole for the pods only they hold; in a host that
 //     follows ends, once anything is known of any pod's end and, while
-//     no pod has ended, 30% of the GPUs are in use.
+//     no pod has ended, half of the GPUs are in use.
 //
 // On Alibaba's openb trace it leaves fewer GPUs idle than FGD alone, both
 // when pods only arrive and where they come and go (bench/replay).
@@ -252,9 +252,9 @@ type ResfitFragArgs struct {
 	// they can hold, 0..100): DefaultNodeSizeWeight unless set; 0 leaves it
 	// out. In a host that follows when pods end (Host.Lifetimes) it counts
 	// only once anything is known of any pod's end and, while no pod has
-	// ended (a cluster filling from empty), 30% of the GPUs are in use
-	// (lifetime.NewOnceKnown, lifetime.FillShare); in one that does not,
-	// throughout. Largest is its reference node:
+	// ended (a cluster filling from empty), half of the GPUs are in use
+	// (lifetime.NewOnceKnown, lifetime.OnceKnownFillShare); in one that
+	// does not, throughout. Largest is its reference node:
 	// resource name to amount, in the resource's canonical unit, with at
 	// least one amount above 0 (one with none of the host's resources
 	// prefers no node); nil, the default, takes the host's largest node,
@@ -344,8 +344,9 @@ func (a ResfitFragArgs) build(name string, t target) ([]scoring.WeightedScorer, 
 // reference with none of the schema's resources prefers no node: 100 on
 // every one, sra.SizeRows), or beside the table's largest node where
 // largest is nil; in a host that follows when pods end, counted once
-// anything is known of an end and, while no pod has ended, FillShare of
-// the host's devices are in use (lifetime.NewOnceKnown).
+// anything is known of an end and, while no pod has ended,
+// OnceKnownFillShare of the host's devices are in use
+// (lifetime.NewOnceKnown).
 func nodeSizeScorer(t target, largest map[string]int64) (scoring.Scorer, error) {
 	s := scoring.NewLargestSizeScorer()
 	if largest != nil {

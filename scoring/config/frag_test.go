@@ -796,8 +796,9 @@ func TestResfitFragNodeSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	// In a host that follows when pods end, the part counts only once an
-	// end is known and, while no pod has ended, 30% of the GPUs are in
-	// use: 0 on every node until then, the sizes after.
+	// end is known and, while no pod has ended, half of the GPUs are in
+	// use (lifetime.OnceKnownFillShare): 0 on every node until then, the
+	// sizes after.
 	model, err := lifetime.NewModel(lifetime.ModelOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -820,18 +821,18 @@ func TestResfitFragNodeSize(t *testing.T) {
 	}
 	check("no pod ended, no GPU in use", 0, []float64{0, 0})
 	check("no pod ended, no GPU in use", 3600, []float64{0, 0})
-	for j := range 4 { // 4 of the 16 GPUs: 25%
+	for j := range 7 { // 7 of the 16 GPUs: 44%
 		if err := devices.Take(0, j, 1000); err != nil {
 			t.Fatal(err)
 		}
 	}
-	check("no pod ended, 25% of the GPUs in use", 3600, []float64{0, 0})
+	check("no pod ended, 44% of the GPUs in use", 3600, []float64{0, 0})
 	if err := devices.Take(1, 0, 1000); err != nil {
 		t.Fatal(err)
 	}
-	check("no pod ended, 31% of the GPUs in use", 0, []float64{0, 0})
-	check("no pod ended, 31% of the GPUs in use", 3600, []float64{0, 25})
-	for j := range 4 {
+	check("no pod ended, 50% of the GPUs in use", 0, []float64{0, 0})
+	check("no pod ended, 50% of the GPUs in use", 3600, []float64{0, 25})
+	for j := range 7 {
 		if err := devices.Return(0, j, 1000); err != nil {
 			t.Fatal(err)
 		}

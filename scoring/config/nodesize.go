@@ -17,9 +17,9 @@ import (
 // name to amount); without it the reference is the host's largest node,
 // each resource apart, as nodes come and go. In a host that follows when
 // pods end (Host.Lifetimes) it counts once anything is known of any pod's
-// end and, while no pod has ended (a cluster filling from empty), 30% of
-// the GPUs are in use (lifetime.NewOnceKnown); it scores every node 0
-// until then.
+// end and, while no pod has ended (a cluster filling from empty), half of
+// the GPUs are in use (lifetime.NewOnceKnown, lifetime.OnceKnownFillShare);
+// it scores every node 0 until then.
 const NodeSize = "ResfitNodeSize"
 
 // NodeSizeArgs are NodeSize's arguments: the reference node, resource name

@@ -39,6 +39,9 @@ type UntilKnown struct {
 	// onceKnown says it waits for an end and then, while no pod has
 	// ended, for the fill (NewOnceKnown).
 	onceKnown bool
+	// fill is the share of the devices in use from which it stops
+	// waiting for the fill: FillShare, or OnceKnownFillShare.
+	fill float64
 }
 
 // FillShare is the share of the devices in use from which UntilKnown
@@ -49,9 +52,20 @@ type UntilKnown struct {
 // the default list (bench/replay README).
 const FillShare = 0.3
 
+// OnceKnownFillShare is the share of the devices in use from which a part
+// built by NewOnceKnown counts while no pod has been seen to end. It is
+// later than FillShare: in a cluster filling from empty the first pods
+// placed are those that run longest, and a part that pays only where pods
+// end (ResfitFrag's node size) spends the small nodes on them. Chosen on
+// the openb trace's default pod list, seeds 42–51, from 0.3 and 0.5:
+// with ends declared with noise (σ = 1 and 2) or learned, 0.5 left as
+// few GPUs idle while GPU pods wait at loads 0.6 to 1.0 and fewer in
+// overload (bench/replay README).
+const OnceKnownFillShare = 0.5
+
 // NewOnceKnown scores every node 0 until anything is known of any end in
 // the view (Known) and, while no pod has been seen to end (Nodes.Ended:
-// a cluster filling from empty), FillShare of the devices are in use
+// a cluster filling from empty), OnceKnownFillShare of the devices are in use
 // (devices, the host's device view of the same rows; nil: none ever
 // are); and as then afterwards. It is for a part that pays only where
 // pods end, such as ResfitFrag's node size, left out of the total while
@@ -71,7 +85,7 @@ func NewOnceKnown(nodes *Nodes, devices *resource.Devices, then scoring.Scorer) 
 	if err != nil {
 		return nil, err
 	}
-	u.onceKnown = true
+	u.onceKnown, u.fill = true, OnceKnownFillShare
 	return u, nil
 }
 
@@ -87,7 +101,7 @@ func NewUntilKnown(nodes *Nodes, devices *resource.Devices, until, then scoring.
 		return nil, fmt.Errorf("lifetime: UntilKnown's scorers %s and %s score up to %v and %v; they must have the same range",
 			until.Name(), then.Name(), until.MaxScore(), then.MaxScore())
 	}
-	return &UntilKnown{nodes: nodes, devices: devices, until: until, then: then}, nil
+	return &UntilKnown{nodes: nodes, devices: devices, until: until, then: then, fill: FillShare}, nil
 }
 
 // Name is the name of the scorer it becomes once an end is known.
@@ -154,7 +168,7 @@ func (u *UntilKnown) ScoreNodes(task *scoring.Task, nodes scoring.Span, out []fl
 // Current is the scorer UntilKnown scores the task as now: the
 // second when anything is known (Known) or FillShare of the devices are
 // in use (NewOnceKnown: when anything is known, and a pod has ended or
-// FillShare of the devices are in use), the first otherwise.
+// OnceKnownFillShare of the devices are in use), the first otherwise.
 func (u *UntilKnown) Current(task *scoring.Task) scoring.Scorer {
 	if u.second(task) {
 		return u.then
@@ -178,6 +192,10 @@ func (u *UntilKnown) OnceKnown() bool { return u.onceKnown }
 // (Nodes.Ended); false without a view.
 func (u *UntilKnown) Ended() bool { return u.nodes != nil && u.nodes.Ended() }
 
+// Fill is the share of the devices in use from which it stops waiting
+// for the fill: FillShare, or OnceKnownFillShare for NewOnceKnown.
+func (u *UntilKnown) Fill() float64 { return u.fill }
+
 // InUse is the share of its device view in use (InUse), 0 without one.
 func (u *UntilKnown) InUse() float64 {
 	if u.devices == nil {
@@ -186,9 +204,9 @@ func (u *UntilKnown) InUse() float64 {
 	return InUse(u.devices)
 }
 
-// filledUp reports whether FillShare of the devices are in use.
+// filledUp reports whether its fill share of the devices are in use.
 func (u *UntilKnown) filledUp() bool {
-	return u.devices != nil && InUse(u.devices) >= FillShare
+	return u.devices != nil && InUse(u.devices) >= u.fill
 }
 
 // InUse is the share of the view's devices in use, by amount (a share of

@@ -38,8 +38,8 @@ func (f *fixed) ScoreNodes(_ *scoring.Task, _ scoring.Span, out []float64) error
 // FillShare of the devices are in use (the reference sums what it took),
 // and as its first otherwise. NewOnceKnown, on the same view, scores as
 // its part exactly when an end is known and some pod has ended (the
-// reference follows the pods started, ended and forgotten) or FillShare
-// of the devices are in use, and 0 otherwise.
+// reference follows the pods started, ended and forgotten) or
+// OnceKnownFillShare of the devices are in use, and 0 otherwise.
 func TestUntilKnownSwitchesWhenAnEndIsKnown(t *testing.T) {
 	const rows = 3
 	rapid.Check(t, func(t *rapid.T) {
@@ -125,6 +125,7 @@ func TestUntilKnownSwitchesWhenAnEndIsKnown(t *testing.T) {
 				}
 			}
 			filled := all > 0 && float64(used)/float64(all) >= FillShare
+			filledOnce := all > 0 && float64(used)/float64(all) >= OnceKnownFillShare
 			if err := u.ScoreNodes(task, span, out); err != nil {
 				t.Fatal(err)
 			}
@@ -144,7 +145,7 @@ func TestUntilKnownSwitchesWhenAnEndIsKnown(t *testing.T) {
 			if err := once.ScoreNodes(task, span, out); err != nil {
 				t.Fatal(err)
 			}
-			counts := known && (ended || filled)
+			counts := known && (ended || filledOnce)
 			want = 0
 			if counts {
 				want = part.score

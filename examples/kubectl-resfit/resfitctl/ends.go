@@ -40,7 +40,8 @@ func (sc *scene) podEndText(pod *v1.Pod) (string, error) {
 // tieBreakText says, for a pipeline with parts that wait for ends
 // (lifetime.UntilKnown: the tie-breaker, which also stops waiting once
 // lifetime.FillShare of the devices are in use; the node size, which
-// waits for an end and then, while no pod has ended, for that share),
+// waits for an end and then, while no pod has ended, for
+// lifetime.OnceKnownFillShare of them: UntilKnown.Fill),
 // which of them score the task otherwise for now, and why; "" when none
 // does. A part inside one of resfit's kube-scheduler plugins
 // (a scoring.ScaledScorer) is named by the plugin's column: "the
@@ -48,7 +49,7 @@ func (sc *scene) podEndText(pod *v1.Pod) (string, error) {
 // ResourceStrategyFit column".
 func tieBreakText(p *scoring.Pipeline, task *scoring.Task) string {
 	var fill, known, ended []string
-	inUse := 0.0
+	inUse, fillShare := 0.0, 0.0
 	var walk func(p *scoring.Pipeline, column string)
 	walk = func(p *scoring.Pipeline, column string) {
 		for _, s := range p.Scorers() {
@@ -77,17 +78,18 @@ func tieBreakText(p *scoring.Pipeline, task *scoring.Task) string {
 				known = append(known, fmt.Sprintf("the %s scores 0 until an end is known", what))
 				continue
 			case u.OnceKnown():
-				ended = append(ended, fmt.Sprintf("the %s scores 0 until one ends or %.0f%% are in use", what, 100*lifetime.FillShare))
+				ended = append(ended, fmt.Sprintf("the %s scores 0 until one ends or %.0f%% are in use", what, 100*u.Fill()))
 				continue
 			}
 			fill = append(fill, fmt.Sprintf("the %s scores as %s until one or the other", what, cur.Name()))
+			fillShare = u.Fill()
 		}
 	}
 	walk(p, "")
 	var parts []string
 	if len(fill) > 0 {
 		parts = append(parts, fmt.Sprintf("nothing is known of when any pod ends and %.0f%% of the GPUs are in use, under %.0f%%: %s",
-			100*inUse, 100*lifetime.FillShare, strings.Join(fill, ", ")))
+			100*inUse, 100*fillShare, strings.Join(fill, ", ")))
 	}
 	if len(known) > 0 {
 		lead := "nothing is known of when any pod ends: "

@@ -114,7 +114,7 @@ func TestExplainSaysWhenTheTermWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "it is expected to end in 30m, as it declares; the lifetime term waits while whole nodes abound (2 of the 3 nodes with 8 devices have all of them free, more than a fifth) and scores every node 0; " +
-		"no pod has been seen to end and 4% of the GPUs are in use: the sra.size column scores 0 until one ends or 30% are in use"
+		"no pod has been seen to end and 4% of the GPUs are in use: the sra.size column scores 0 until one ends or 50% are in use"
 	if e.PodEnd != want {
 		t.Errorf("pod end %q\nwant       %q", e.PodEnd, want)
 	}
@@ -175,7 +175,7 @@ func TestExplainSaysTheTieBreakerBalances(t *testing.T) {
 // resfit's plugins: explain names each by the plugin's column, the plugin
 // alone where it runs the part alone. Once the pod has run for a while
 // the tie-breaker packs, and the node size waits for a pod to end (or
-// 30% of the GPUs in use); once one has, explain says nothing of either.
+// half of the GPUs in use); once one has, explain says nothing of either.
 func TestExplainNamesTheWaitingPartsOfKubePlugins(t *testing.T) {
 	now := time.Now()
 	cfg, err := config.Load([]byte(`apiVersion: kubescheduler.config.k8s.io/v1
@@ -199,7 +199,7 @@ profiles:
 	}{
 		{false, false, nothingSaid + "; nothing is known of when any pod ends and 4% of the GPUs are in use, under 30%: the PackLeastUsed part of the ResourceStrategyFit column scores as NodeResourcesBalancedAllocation until one or the other; " +
 			"and the ResfitNodeSize column scores 0 until an end is known"},
-		{true, false, nothingSaid + "; no pod has been seen to end and 4% of the GPUs are in use: the ResfitNodeSize column scores 0 until one ends or 30% are in use"},
+		{true, false, nothingSaid + "; no pod has been seen to end and 4% of the GPUs are in use: the ResfitNodeSize column scores 0 until one ends or 50% are in use"},
 		{true, true, nothingSaid},
 	} {
 		_, _, e := explainOneBusy(t, cfg, now, c.started, c.ended)

@@ -133,9 +133,9 @@ func NewLearnedLifetime(_ context.Context, obj runtime.Object, h fwk.Handle) (fw
 // that small pods fill the small nodes and the largest stay whole for the
 // pods only they hold. It counts once anything is known of when any pod
 // ends (a pod declares its end, one has ended, or one has run for a
-// while) and, while no pod has been seen to end, 30% of the GPUs are in
-// use (lifetime.NewOnceKnown, lifetime.FillShare), and scores every node
-// 0 until then. At weight 1 (config.DefaultNodeSizeWeight) beside FGD at
+// while) and, while no pod has been seen to end, half of the GPUs are in
+// use (lifetime.NewOnceKnown, lifetime.OnceKnownFillShare), and scores
+// every node 0 until then. At weight 1 (config.DefaultNodeSizeWeight) beside FGD at
 // 101, ResourceStrategyFit at 1 and the lifetime plugins, it makes the
 // profile ResfitFrag as it is by default. It shares the profile's table
 // with FGD and ResourceStrategyFit.
