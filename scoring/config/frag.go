@@ -284,16 +284,17 @@ const (
 // one of FGD's steps (101) where they agree, never two. In the replay under
 // churn (10 seeds, paired), at load 0.9 over 8 weeks it takes the GPUs
 // idle while GPU pods wait from 1.22% to 0.00 with ends declared with
-// noise (σ = 1), from 2.94% to 0.01 with ends learned and from 7.35% to
+// noise (σ = 1), from 2.94% to 0.00 with ends learned and from 7.35% to
 // 1.08 without a view of ends, against BestFit's 2.80; at 1.0 it ties FGD.
 // Where nothing is known of any end (pods only arrive) it is left out, for
 // there it strands more GPUs; and while no pod has been seen to end (a
-// cluster filling from empty) it waits until 30% of the GPUs are in use,
-// for the first pods placed in such a fill run longest, and the size
-// placing them cost up to 0.2 point in overload (1.3, 7 days). With the
-// wait, with ends declared with noise, at 1.1 and 1.3 it leaves fewer GPUs
-// idle than FGD (bench/replay README, "ResfitFrag's default since
-// 2026-12-06").
+// cluster filling from empty) it waits until half of the GPUs are in use
+// (lifetime.OnceKnownFillShare), for the first pods placed in such a fill
+// run longest, and the size placing them cost up to 0.2 point in overload
+// (1.3, 7 days). With the wait, with ends declared with noise (σ = 1 or
+// 2) or learned, at 1.1 it leaves fewer GPUs idle than FGD and than
+// ResfitFrag without the part, and at 1.0 within 0.05 of a wait for 30%
+// (bench/replay README, "The node size waits for half of the GPUs").
 const DefaultNodeSizeWeight = 1
 
 func (ResfitFragArgs) plugin() string { return ResfitFrag }

@@ -58,9 +58,11 @@ const FillShare = 0.3
 // placed are those that run longest, and a part that pays only where pods
 // end (ResfitFrag's node size) spends the small nodes on them. Chosen on
 // the openb trace's default pod list, seeds 42–51, from 0.3 and 0.5:
-// with ends declared with noise (σ = 1 and 2) or learned, 0.5 left as
-// few GPUs idle while GPU pods wait at loads 0.6 to 1.0 and fewer in
-// overload (bench/replay README).
+// with ends declared with noise (σ = 1 and 2) or learned, 0.5 left fewer
+// GPUs idle while GPU pods wait in overload (loads 1.1 and 1.3, by 0.01
+// to 0.05 point), none waiting from 0.6 to 0.9 with either, and at 1.0
+// within the seeds' spread (+0.05 ± 0.08 with noise σ = 1); it leaves
+// fewer 8-GPU nodes empty where nothing waits (bench/replay README).
 const OnceKnownFillShare = 0.5
 
 // NewOnceKnown scores every node 0 until anything is known of any end in
