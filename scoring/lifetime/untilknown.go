@@ -67,9 +67,9 @@ const OnceKnownFillShare = 0.5
 
 // NewOnceKnown scores every node 0 until anything is known of any end in
 // the view (Known) and, while no pod has been seen to end (Nodes.Ended:
-// a cluster filling from empty), OnceKnownFillShare of the devices are in use
-// (devices, the host's device view of the same rows; nil: none ever
-// are); and as then afterwards. It is for a part that pays only where
+// a cluster filling from empty), OnceKnownFillShare of the devices are
+// in use (devices, the host's device view of the same rows; nil: none
+// ever are); and as then afterwards. It is for a part that pays only where
 // pods end, such as ResfitFrag's node size, left out of the total while
 // nothing is known. In a cluster filling from empty the first pods placed
 // are those that run longest (the pods alive at bench/replay's start, of

@@ -135,10 +135,10 @@ func NewLearnedLifetime(_ context.Context, obj runtime.Object, h fwk.Handle) (fw
 // ends (a pod declares its end, one has ended, or one has run for a
 // while) and, while no pod has been seen to end, half of the GPUs are in
 // use (lifetime.NewOnceKnown, lifetime.OnceKnownFillShare), and scores
-// every node 0 until then. At weight 1 (config.DefaultNodeSizeWeight) beside FGD at
-// 101, ResourceStrategyFit at 1 and the lifetime plugins, it makes the
-// profile ResfitFrag as it is by default. It shares the profile's table
-// with FGD and ResourceStrategyFit.
+// every node 0 until then. At weight 1 (config.DefaultNodeSizeWeight)
+// beside FGD at 101, ResourceStrategyFit at 1 and the lifetime plugins,
+// it makes the profile ResfitFrag as it is by default. It shares the
+// profile's table with FGD and ResourceStrategyFit.
 func NewNodeSize(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 	return newSingle(NodeSizeName, obj, h, true)
 }
