@@ -278,6 +278,9 @@ func Decode(doc map[string]any, opts Options) (*Config, error) {
 
 func (d *decoder) decode(doc map[string]any, opts Options) (*Config, error) {
 	c := d.dialect(doc, opts)
+	if c != nil {
+		d.oneLifetimeModel(c)
+	}
 	if err := d.err(); err != nil {
 		return nil, err
 	}

@@ -106,6 +106,12 @@ func pluginArgs(t *rapid.T, name string) string {
 	case PackLeastUsed:
 		return optional(t, fmt.Sprintf("resources: [{name: cpu, weight: %s}, {name: memory}]", drawNumber(t, "pack weight")),
 			"untilEndsKnown: "+rapid.SampledFrom([]string{PackLeastUsed, NodeResourcesBalancedAllocation, "MostAllocated", "3"}).Draw(t, "until"))
+	case Lifetime, LearnedLifetime:
+		model := "model: " + optional(t, "window: "+drawNumber(t, "window"), "minSamples: "+drawNumber(t, "minSamples"), "quantile: "+drawNumber(t, "quantile"))
+		if name == Lifetime {
+			return optional(t, model, "ends: "+rapid.SampledFrom([]string{"all", "declared", "learned"}).Draw(t, "ends"))
+		}
+		return optional(t, model)
 	case NodeOrder:
 		return optional(t, "leastrequested.weight: "+drawNumber(t, "least"), "mostrequested.weight: "+drawNumber(t, "most"),
 			"balancedresource.weight: "+drawNumber(t, "balanced"), "nodeaffinity.weight: "+drawNumber(t, "affinity"))
@@ -113,7 +119,7 @@ func pluginArgs(t *rapid.T, name string) string {
 	return fmt.Sprintf("{resources: [{name: cpu, weight: %s}, {name: memory}]}", drawNumber(t, "balanced weight"))
 }
 
-var plugins = []string{ResourceStrategyFit, Binpack, NodeOrder, NodeResourcesFit, NodeResourcesBalancedAllocation, PackLeastUsed, NodeResourcesFitPlus, ScarceResourceAvoidance}
+var plugins = []string{ResourceStrategyFit, Binpack, NodeOrder, NodeResourcesFit, NodeResourcesBalancedAllocation, PackLeastUsed, NodeResourcesFitPlus, ScarceResourceAvoidance, Lifetime, LearnedLifetime}
 
 // drawConfig draws a configuration in one of the four dialects.
 func drawConfig(t *rapid.T) string {

@@ -247,6 +247,13 @@ type ResfitFragArgs struct {
 	// unless set, LifetimeWeight where only that is set (one term for
 	// both); 0 leaves learned ends out.
 	LearnedLifetimeWeight float64
+	// LifetimeModel is what the host's lifetime model (lifetime.Model: how
+	// long pods of a kind ran, learned from those that ended) is asked to
+	// learn with, for a host that follows when pods end; an unset (0)
+	// option takes lifetime's default. One host keeps one model: the
+	// options of every plugin that gives them must agree
+	// (Config.LifetimeModel).
+	LifetimeModel lifetime.ModelOptions
 	// NodeSizeWeight is the weight of the node-size part (sra.Size: the
 	// smaller node first, so that the largest nodes stay for the pods only
 	// they can hold, 0..100): DefaultNodeSizeWeight unless set; 0 leaves it
@@ -394,7 +401,8 @@ func (a ResfitFragArgs) canonical() []yamlNode {
 		mapping("tieBreaker", append([]yamlNode{{key: "type", scalar: a.TieBreak}}, append(BalancedAllocationArgs{Resources: a.TieBreaker}.canonical(),
 			yamlNode{key: "untilEndsKnown", scalar: a.UntilEndsKnown})...)...),
 		yamlNode{key: "coresPerIdleGPU", scalar: a.CoresPerIdleGPU},
-		mapping("lifetime", yamlNode{key: "weight", scalar: a.LifetimeWeight}, yamlNode{key: "learnedWeight", scalar: a.LearnedLifetimeWeight}))
+		mapping("lifetime", append([]yamlNode{{key: "weight", scalar: a.LifetimeWeight}, {key: "learnedWeight", scalar: a.LearnedLifetimeWeight}},
+			lifetimeModelYAML(a.LifetimeModel)...)...))
 	size := []yamlNode{{key: "weight", scalar: a.NodeSizeWeight}}
 	if a.NodeSizeWeight > 0 && a.Largest != nil {
 		size = append(size, largestNodeYAML(a.Largest))
@@ -590,6 +598,7 @@ func (d *decoder) amount(path, name string, raw any) int64 {
 //	coresPerIdleGPU: 10.9            # default: the classes' cores per device
 //	lifetime: {weight: 10, learnedWeight: 1000}  # default: declared ends at 10, learned at 1000
 //	lifetime: {weight: 100}          # both at 100; {weight: 0, learnedWeight: 0} turns the term off
+//	lifetime: {model: {minSamples: 16}}  # the host's model predicts for a kind once 16 of it ended
 //	nodeSize: {weight: 1}            # default: beside the host's largest node, once an end is known
 //	nodeSize: {weight: 1, largest: {cpu: 128, memory: 768Gi, nvidia.com/gpu: 8}}  # a reference node given
 //	nodeSize: {weight: 0}            # off (ResfitFrag's before 2026-12-05)
@@ -625,7 +634,7 @@ func (d *decoder) resfitFrag(path string, raw any) ScorerArgs {
 		}
 	}
 	if raw, present := m["lifetime"]; present {
-		a.LifetimeWeight, a.LearnedLifetimeWeight = d.lifetime(join(path, "lifetime"), raw)
+		a.LifetimeWeight, a.LearnedLifetimeWeight, a.LifetimeModel = d.lifetime(join(path, "lifetime"), raw)
 	}
 	if raw, present := m["nodeSize"]; present {
 		a.NodeSizeWeight, a.Largest = d.nodeSize(join(path, "nodeSize"), raw)
@@ -649,22 +658,26 @@ func (d *decoder) resfitFrag(path string, raw any) ScorerArgs {
 }
 
 // lifetime decodes ResfitFrag's lifetime term: {weight: W, learnedWeight:
-// L}, each in [0, resource.MaxWeight]; W is DefaultLifetimeWeight unless
-// given, and L is W where only W is given, else
-// DefaultLearnedLifetimeWeight.
-func (d *decoder) lifetime(path string, raw any) (weight, learned float64) {
+// L, model: {...}}, each weight in [0, resource.MaxWeight]; W is
+// DefaultLifetimeWeight unless given, and L is W where only W is given,
+// else DefaultLearnedLifetimeWeight; model is the options of the host's
+// lifetime model (lifetimeModel).
+func (d *decoder) lifetime(path string, raw any) (weight, learned float64, model lifetime.ModelOptions) {
 	d.note("lifetime", path)
 	m, ok := d.object(path, raw)
 	if !ok {
-		return DefaultLifetimeWeight, DefaultLearnedLifetimeWeight
+		return DefaultLifetimeWeight, DefaultLearnedLifetimeWeight, model
 	}
-	d.only(path, m, strictFields, "weight", "learnedWeight")
+	d.only(path, m, strictFields, "weight", "learnedWeight", "model")
 	weight = d.termWeight(join(path, "weight"), m, "weight", DefaultLifetimeWeight)
 	learnedDefault := float64(DefaultLearnedLifetimeWeight)
 	if _, given := m["weight"]; given {
 		learnedDefault = weight
 	}
-	return weight, d.termWeight(join(path, "learnedWeight"), m, "learnedWeight", learnedDefault)
+	if raw, present := m["model"]; present {
+		model = d.lifetimeModel(join(path, "model"), raw)
+	}
+	return weight, d.termWeight(join(path, "learnedWeight"), m, "learnedWeight", learnedDefault), model
 }
 
 // nodeSize decodes ResfitFrag's node-size part: {weight: W, largest:

@@ -512,9 +512,9 @@ func TestLifetimePlugin(t *testing.T) {
 		}
 	}
 	for doc, want := range map[string]string{
-		`plugins: [{name: ResfitLifetime, args: {weight: 3}}]`:        `plugins[0].args["weight"]: ResfitLifetime takes one argument, ends`,
+		`plugins: [{name: ResfitLifetime, args: {weight: 3}}]`:        `plugins[0].args["weight"]: ResfitLifetime takes the arguments ends, model`,
 		`plugins: [{name: ResfitLifetime, args: {ends: learned}}]`:    `plugins[0].args.ends: must be all or declared (the learned ones are ResfitLearnedLifetime's)`,
-		`plugins: [{name: ResfitLearnedLifetime, args: {ends: all}}]`: `plugins[0].args["ends"]: ResfitLearnedLifetime takes no arguments`,
+		`plugins: [{name: ResfitLearnedLifetime, args: {ends: all}}]`: `plugins[0].args["ends"]: ResfitLearnedLifetime takes one argument, model`,
 	} {
 		if _, err := Load([]byte(doc), Options{}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %s", doc, err, want)

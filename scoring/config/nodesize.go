@@ -60,6 +60,6 @@ func largestNodeYAML(largest map[string]int64) yamlNode {
 // {resource: amount, ...}}.
 func (d *decoder) nodeSizeArgs(path string, raw any) ScorerArgs {
 	var a NodeSizeArgs
-	d.oneArg(path, raw, NodeSize, "largest", func(vpath string, v any) { a.Largest = d.largestNode(vpath, v) })
+	d.args(path, raw, NodeSize, map[string]func(string, any){"largest": func(vpath string, v any) { a.Largest = d.largestNode(vpath, v) }})
 	return a
 }

@@ -53,19 +53,71 @@ func (o ModelOptions) withDefaults() ModelOptions {
 	return o
 }
 
-// Check reports options a Model cannot use, naming the field.
+// Resolved is the options with every unset one (0) at its default.
+func (o ModelOptions) Resolved() ModelOptions { return o.withDefaults() }
+
+// Check reports options a Model cannot use, as an *OptionError naming the
+// field.
 func (o ModelOptions) Check() error {
 	o = o.withDefaults()
 	switch {
 	case o.Window < 1:
-		return fmt.Errorf("window: must be at least 1, got %d", o.Window)
+		return &OptionError{Field: "window", Value: o.Window, Detail: "must be at least 1"}
 	case o.MinSamples < 1 || o.MinSamples > o.Window:
-		return fmt.Errorf("minSamples: must be in [1, window = %d], got %d", o.Window, o.MinSamples)
+		return &OptionError{Field: "minSamples", Value: o.MinSamples, Detail: fmt.Sprintf("must be in [1, window = %d]", o.Window)}
 	case !(o.Quantile > 0 && o.Quantile < 1):
-		return fmt.Errorf("quantile: must be in (0, 1), got %v", o.Quantile)
+		return &OptionError{Field: "quantile", Value: o.Quantile, Detail: "must be in (0, 1)"}
 	}
 	return nil
 }
+
+// OptionError is an option a Model cannot use: the field, by its name in
+// a configuration (window, minSamples, quantile), its value, and what it
+// must be.
+type OptionError struct {
+	Field  string
+	Value  any
+	Detail string
+}
+
+func (e *OptionError) Error() string {
+	return fmt.Sprintf("%s: %s, got %v", e.Field, e.Detail, e.Value)
+}
+
+// Merge is the options o and p ask for together, field by field: a field
+// set (not 0) in one and unset in the other takes the one set. Two that
+// set a field to different values cannot share one Model: the error names
+// the field and both values.
+func (o ModelOptions) Merge(p ModelOptions) (ModelOptions, error) {
+	var err error
+	out := ModelOptions{
+		Window:     mergeOption("window", o.Window, p.Window, &err),
+		MinSamples: mergeOption("minSamples", o.MinSamples, p.MinSamples, &err),
+		Quantile:   mergeOption("quantile", o.Quantile, p.Quantile, &err),
+	}
+	if err != nil {
+		return ModelOptions{}, err
+	}
+	return out, nil
+}
+
+// mergeOption is the one of a and b that is set, or both where equal; two
+// set apart record an error naming the field, the first only.
+func mergeOption[T int | float64](field string, a, b T, err *error) T {
+	switch {
+	case a == 0:
+		return b
+	case b == 0 || a == b:
+		return a
+	}
+	if *err == nil {
+		*err = fmt.Errorf("%s: %v and %v: one model learns with one %s", field, a, b, field)
+	}
+	return a
+}
+
+// Options is the options the model learns with, every one set.
+func (m *Model) Options() ModelOptions { return m.opts }
 
 // Source is where an expected end comes from.
 type Source uint8

@@ -1,8 +1,10 @@
 package lifetime
 
 import (
+	"errors"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -153,6 +155,72 @@ func TestModelOptionsNameTheField(t *testing.T) {
 		if _, err := NewModel(c.opts); err == nil || err.Error() != c.want {
 			t.Errorf("NewModel(%+v) = %v, want %q", c.opts, err, c.want)
 		}
+	}
+}
+
+// Merging two options is field by field: a field set in one only takes
+// that one, equal fields stay, and two set apart are an error naming the
+// field; it does not depend on the order, and merging nothing changes
+// nothing.
+func TestModelOptionsMergeFieldByField(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		draw := func(label string) ModelOptions {
+			return ModelOptions{
+				Window:     rapid.SampledFrom([]int{0, 8, 512}).Draw(t, label+".window"),
+				MinSamples: rapid.SampledFrom([]int{0, 1, 256}).Draw(t, label+".minSamples"),
+				Quantile:   rapid.SampledFrom([]float64{0, 0.5, 0.9}).Draw(t, label+".quantile"),
+			}
+		}
+		o, p := draw("o"), draw("p")
+		got, err := o.Merge(p)
+		back, errBack := p.Merge(o)
+		if (err == nil) != (errBack == nil) || got != back {
+			t.Fatalf("%+v and %+v merge to %+v (%v) one way, %+v (%v) the other", o, p, got, err, back, errBack)
+		}
+		if same, _ := o.Merge(ModelOptions{}); same != o {
+			t.Fatalf("%+v merged with nothing is %+v", o, same)
+		}
+		clash := ""
+		field := func(name string, a, b float64, out *float64) {
+			switch {
+			case a == 0:
+				*out = b
+			case b == 0 || a == b:
+				*out = a
+			case clash == "":
+				clash = name
+			}
+		}
+		var w, m, q float64
+		field("window", float64(o.Window), float64(p.Window), &w)
+		field("minSamples", float64(o.MinSamples), float64(p.MinSamples), &m)
+		field("quantile", o.Quantile, p.Quantile, &q)
+		if clash != "" {
+			if err == nil || !strings.HasPrefix(err.Error(), clash+": ") {
+				t.Fatalf("%+v and %+v: %v, want an error naming %s", o, p, err, clash)
+			}
+			return
+		}
+		want := ModelOptions{Window: int(w), MinSamples: int(m), Quantile: q}
+		if err != nil || got != want {
+			t.Fatalf("%+v and %+v merge to %+v (%v), want %+v", o, p, got, err, want)
+		}
+	})
+}
+
+// A Model learns with the options it was given, every unset one at its
+// default, and an option it cannot use is an *OptionError.
+func TestModelOptionsResolved(t *testing.T) {
+	m, err := NewModel(ModelOptions{MinSamples: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := m.Options(), (ModelOptions{Window: DefaultWindow, MinSamples: 4, Quantile: DefaultQuantile}); got != want {
+		t.Errorf("options %+v, want %+v", got, want)
+	}
+	var oe *OptionError
+	if err := (ModelOptions{Window: 2, MinSamples: 3}).Check(); !errors.As(err, &oe) || oe.Field != "minSamples" || oe.Value != 3 {
+		t.Errorf("Check: %#v, want an OptionError for minSamples 3", err)
 	}
 }
 
