@@ -46,18 +46,18 @@ func TestLifetimeModelOptions(t *testing.T) {
 		}
 	}
 	for doc, want := range map[string]string{
-		`plugins: [{name: ResfitFrag, args: {` + modelClasses + `, lifetime: {model: {minSamples: 0}}}}]`:                                                   `plugins[0].args.lifetime.model.minSamples: must be in [1, 2147483647], got 0`,
-		`plugins: [{name: ResfitFrag, args: {` + modelClasses + `, lifetime: {model: {quantile: 1}}}}]`:                                                     `plugins[0].args.lifetime.model.quantile: must be in (0, 1), got 1`,
-		`plugins: [{name: ResfitFrag, args: {` + modelClasses + `, lifetime: {model: 3}}}]`:                                                                 `plugins[0].args.lifetime.model: must be an object, got 3`,
-		`plugins: [{name: ResfitLifetime, args: {model: {window: 4, minSamples: 8}}}]`:                                                                      `plugins[0].args.model.minSamples: must be in [1, window = 4], got 8`,
-		`plugins: [{name: ResfitLifetime, args: {model: {minSamples: 600}}}]`:                                                                               `plugins[0].args.model.minSamples: must be in [1, window = 512], got 600`,
-		`plugins: [{name: ResfitLifetime, args: {model: {window: 2.5}}}]`:                                                                                   `plugins[0].args.model.window: must be a whole number, got 2.5`,
-		`plugins: [{name: ResfitLifetime, args: {model: {window: 1e300}}}]`:                                                                                 `plugins[0].args.model.window: must be in [1, 2147483647], got 1e+300`,
-		`plugins: [{name: ResfitLifetime, args: {model: {quantile: .nan}}}]`:                                                                                `plugins[0].args.model.quantile: must be a finite number, got NaN`,
-		`plugins: [{name: ResfitLearnedLifetime, args: {model: {size: 3}}}]`:                                                                                `plugins[0].args.model["size"]: unknown field; known are window, minSamples, quantile, got 3`,
-		"plugins:\n- {name: ResfitLifetime, args: {model: {minSamples: 8}}}\n- {name: ResfitLearnedLifetime, args: {model: {minSamples: 16}}}":              `plugins[1].args.model: ResfitLifetime and ResfitLearnedLifetime ask the host's one lifetime model for options that do not go together: minSamples: 8 and 16: one model learns with one minSamples`,
-		"plugins:\n- {name: ResfitLifetime, args: {model: {window: 300}}}\n- {name: ResfitLearnedLifetime, args: {model: {minSamples: 400}}}": `plugins[1].args.model: ResfitLifetime and ResfitLearnedLifetime ask the host's one lifetime model for options that do not go together: minSamples: must be in [1, window = 300], got 400`,
-		`plugins: [{name: ResfitLifetime, args: {model: {window: 64}}}]`:                                                                                    `plugins[0].args.model.window: must be at least minSamples, 256 by default (give minSamples too), got 64`,
+		`plugins: [{name: ResfitFrag, args: {` + modelClasses + `, lifetime: {model: {minSamples: 0}}}}]`:                                      `plugins[0].args.lifetime.model.minSamples: must be in [1, 2147483647], got 0`,
+		`plugins: [{name: ResfitFrag, args: {` + modelClasses + `, lifetime: {model: {quantile: 1}}}}]`:                                        `plugins[0].args.lifetime.model.quantile: must be in (0, 1), got 1`,
+		`plugins: [{name: ResfitFrag, args: {` + modelClasses + `, lifetime: {model: 3}}}]`:                                                    `plugins[0].args.lifetime.model: must be an object, got 3`,
+		`plugins: [{name: ResfitLifetime, args: {model: {window: 4, minSamples: 8}}}]`:                                                         `plugins[0].args.model.minSamples: must be in [1, window = 4], got 8`,
+		`plugins: [{name: ResfitLifetime, args: {model: {minSamples: 600}}}]`:                                                                  `plugins[0].args.model.minSamples: must be in [1, window = 512], got 600`,
+		`plugins: [{name: ResfitLifetime, args: {model: {window: 2.5}}}]`:                                                                      `plugins[0].args.model.window: must be a whole number, got 2.5`,
+		`plugins: [{name: ResfitLifetime, args: {model: {window: 1e300}}}]`:                                                                    `plugins[0].args.model.window: must be in [1, 2147483647], got 1e+300`,
+		`plugins: [{name: ResfitLifetime, args: {model: {quantile: .nan}}}]`:                                                                   `plugins[0].args.model.quantile: must be a finite number, got NaN`,
+		`plugins: [{name: ResfitLearnedLifetime, args: {model: {size: 3}}}]`:                                                                   `plugins[0].args.model["size"]: unknown field; known are window, minSamples, quantile, got 3`,
+		"plugins:\n- {name: ResfitLifetime, args: {model: {minSamples: 8}}}\n- {name: ResfitLearnedLifetime, args: {model: {minSamples: 16}}}": `plugins[1].args.model: ResfitLifetime and ResfitLearnedLifetime ask the host's one lifetime model for options that do not go together: minSamples: 8 and 16: one model learns with one minSamples`,
+		"plugins:\n- {name: ResfitLifetime, args: {model: {window: 300}}}\n- {name: ResfitLearnedLifetime, args: {model: {minSamples: 400}}}":  `plugins[1].args.model: ResfitLifetime and ResfitLearnedLifetime ask the host's one lifetime model for options that do not go together: minSamples: must be in [1, window = 300], got 400`,
+		`plugins: [{name: ResfitLifetime, args: {model: {window: 64}}}]`:                                                                       `plugins[0].args.model.window: must be at least minSamples, 256 by default (give minSamples too), got 64`,
 	} {
 		_, err := Load([]byte(doc), Options{})
 		var ce *ConfigError
