@@ -3,6 +3,7 @@
 package volcano
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
@@ -41,17 +42,29 @@ type sessionEnds struct {
 
 // followEnds opens a session's lifetime view of rows rows at now, with the
 // plugin's model after it has learned from the session's pods (all of
-// them, finished ones included: sessionLearner).
-func followEnds(plugin string, pods []*v1.Pod, rows int, now time.Time) *sessionEnds {
+// them, finished ones included: sessionLearner). The model learns with
+// opts (the configuration's, config.Config.LifetimeModel); where the
+// plugin's configuration asked for other options at the last session (it
+// was reloaded), the plugin's model starts afresh.
+func followEnds(plugin string, pods []*v1.Pod, rows int, now time.Time, opts lifetime.ModelOptions) (*sessionEnds, error) {
 	v, ok := sessionLearners.Load(plugin)
-	if !ok {
-		v, _ = sessionLearners.LoadOrStore(plugin, newSessionLearner(lifetime.ModelOptions{}))
+	if !ok || v.(*sessionLearner).model.Options() != opts.Resolved() {
+		fresh, err := newSessionLearner(opts)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", plugin, err)
+		}
+		if !ok {
+			v, _ = sessionLearners.LoadOrStore(plugin, fresh)
+		} else {
+			sessionLearners.Store(plugin, fresh)
+			v = fresh
+		}
 	}
 	l := v.(*sessionLearner)
 	l.learner.List(pods, now)
 	e := &sessionEnds{name: plugin, at: now, model: l.model, tracker: lifetime.NewTracker[api.TaskID](l.model, rows)}
 	e.tracker.Advance(planning.Seconds(now))
-	return e
+	return e, nil
 }
 
 // sessionLearners are the plugins' models by name, each with the learner
@@ -67,14 +80,13 @@ type sessionLearner struct {
 	learner *planning.Learner
 }
 
-// newSessionLearner is a plugin's model of those options and its learner;
-// options a Model cannot use are a programming error: it panics.
-func newSessionLearner(opts lifetime.ModelOptions) *sessionLearner {
+// newSessionLearner is a plugin's model of those options and its learner.
+func newSessionLearner(opts lifetime.ModelOptions) (*sessionLearner, error) {
 	model, err := lifetime.NewModel(opts)
 	if err != nil {
-		panic(err)
+		return nil, err
 	}
-	return &sessionLearner{model: model, learner: planning.NewLearner(model)}
+	return &sessionLearner{model: model, learner: planning.NewLearner(model)}, nil
 }
 
 // read makes row's pods those of the node's tasks that run there or are

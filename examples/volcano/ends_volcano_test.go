@@ -14,7 +14,6 @@ import (
 	"volcano.sh/volcano/pkg/scheduler/framework"
 
 	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
-	"github.com/resfit/resfit/scoring/lifetime"
 )
 
 // atNow opens the test's sessions at now, and forgets what the plugins
@@ -36,18 +35,20 @@ func forgetLearned() { sessionLearners.Clear() }
 //     run: 0 on both nodes;
 //   - by the second, an hour later, the eight pods of that shape that ran
 //     on gpu-a since three hours before the first (as many as the model
-//     needs here: gpu-a holds 8, not the default's 256) are gone: deleted
+//     needs here, the configuration's model: {minSamples: 8}; gpu-a holds
+//     8, not the default's 256) are gone: deleted
 //     between the sessions, they ran 4 h, so new is expected to run 4 h;
 //     gpu-a is empty (0), and gpu-b's keeper, of a shape never seen, has
 //     run 4 h and is expected to run as long again (Lindy): 100 × 4/(4+4)
 //     = 50;
 //   - once the session allocates new on gpu-a, a second task of its shape
-//     sees gpu-a busy for new's 4 h: 50 there too.
+//     sees gpu-a busy for new's 4 h: 50 there too;
+//   - reloaded with the default model, the plugin's model starts afresh,
+//     and new's end is not known again: 0 on both.
 func TestLifetimeLearnsBetweenSessions(t *testing.T) {
 	options.Default()
 	t0 := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	atNow(t, t0)
-	sessionLearners.Store(ResfitPluginName, newSessionLearner(lifetime.ModelOptions{MinSamples: 8}))
 	shape := func() v1.ResourceList { return api.BuildResourceList("1", "1Gi", gpu("1")) }
 	running := func(name, node string, rl v1.ResourceList) *v1.Pod {
 		return kubetest.Running(pod(name, node, v1.PodRunning, rl), t0.Add(-3*time.Hour))
@@ -57,7 +58,7 @@ func TestLifetimeLearnsBetweenSessions(t *testing.T) {
 	for i := range 8 {
 		first = append(first, running(fmt.Sprint("old-", i), "gpu-a", shape()))
 	}
-	const arguments = "plugins: [{name: ResfitLifetime, weight: 1}]"
+	const arguments = "plugins: [{name: ResfitLifetime, weight: 1, args: {model: {minSamples: 8}}}]"
 	ssn := lifetimeSession(t, arguments, first)
 	if got, want := scoresOf(t, ssn, "new"), map[string]float64{"gpu-a": 0, "gpu-b": 0}; !maps.Equal(got, want) {
 		t.Errorf("first session: %v, want %v", got, want)
@@ -73,6 +74,13 @@ func TestLifetimeLearnsBetweenSessions(t *testing.T) {
 	}
 	if got, want := scoresOf(t, ssn, "next"), map[string]float64{"gpu-a": 50, "gpu-b": 50}; !maps.Equal(got, want) {
 		t.Errorf("second session, new allocated on gpu-a: %v, want %v", got, want)
+	}
+
+	// Reloaded with the default model, the plugin's model starts afresh:
+	// nothing is known again of how long new will run.
+	ssn = lifetimeSession(t, "plugins: [{name: ResfitLifetime, weight: 1}]", []*v1.Pod{keeper, pod("new", "", v1.PodPending, shape())})
+	if got, want := scoresOf(t, ssn, "new"), map[string]float64{"gpu-a": 0, "gpu-b": 0}; !maps.Equal(got, want) {
+		t.Errorf("reloaded with the default model: %v, want %v", got, want)
 	}
 }
 

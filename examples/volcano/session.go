@@ -146,7 +146,13 @@ func newSessionView(c *Config, ssn *framework.Session) (*sessionView, error) {
 	scores, filters := c.Apart()
 	host := config.Host{Devices: devices, NoDeviceShare: true}
 	if scores.ReadsLifetimes() {
-		s.ends = followEnds(c.Name, pods, len(ssn.Nodes), clock())
+		opts, err := scores.LifetimeModel()
+		if err != nil {
+			return nil, err
+		}
+		if s.ends, err = followEnds(c.Name, pods, len(ssn.Nodes), clock(), opts); err != nil {
+			return nil, err
+		}
 		host.Lifetimes = s.ends.tracker.Nodes()
 	}
 	if s.scores, err = scores.BuildFor(schema, host); err != nil {

@@ -124,9 +124,21 @@ func (d *decoder) oneLifetimeModel(c *Config) {
 	if err == nil {
 		return
 	}
-	src := c.Scorers[i].Sources
-	path := cmp.Or(src[under("args", "model")], src[under("args", "lifetime")], src[""], d.rootPath())
-	d.missing(path, err.Error())
+	d.missing(cmp.Or(modelSource(c.Scorers[i]), c.Scorers[i].Sources[""], d.rootPath()), err.Error())
+}
+
+// modelSource is where a plugin's lifetime model options were read ("" if
+// it does not say): its model argument, ResfitFrag's lifetime, or those of
+// the plugin a kube-scheduler plugin runs.
+func modelSource(s ScorerConfig) string {
+	if k, ok := s.Args.(KubePluginArgs); ok && k.Config != nil {
+		for _, inner := range k.Config.Scorers {
+			if path := modelSource(inner); path != "" {
+				return path
+			}
+		}
+	}
+	return cmp.Or(s.Sources[under("args", "model")], s.Sources[under("args", "lifetime")])
 }
 
 // lifetimeModelYAML is the model's options that are set, as a model

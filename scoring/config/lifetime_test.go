@@ -23,6 +23,7 @@ func TestLifetimeModelOptions(t *testing.T) {
 		`plugins: [{name: ResfitFrag, args: {` + modelClasses + `, lifetime: {model: {minSamples: 16}}}}]`:                                                                 {MinSamples: 16},
 		`plugins: [{name: ResfitFrag, args: {` + modelClasses + `, lifetime: {weight: 3, model: {}}}}]`:                                                                    {},
 		"plugins:\n- {name: ResfitLifetime, args: {ends: declared, model: {window: 64, minSamples: 4}}}\n- {name: ResfitLearnedLifetime, args: {model: {quantile: 0.75}}}": {Window: 64, MinSamples: 4, Quantile: 0.75},
+		`tiers: [{plugins: [{name: resfit-frag, arguments: {classes: [{gpus: 1}], lifetime: {model: {window: 1024, quantile: 0.6}}}}]}]`:                                   {Window: 1024, Quantile: 0.6},
 		"plugins:\n- {name: ResfitLifetime, args: {model: {minSamples: 8}}}\n- {name: ResfitLearnedLifetime, args: {model: {minSamples: 8}}}":                              {MinSamples: 8},
 	} {
 		c, err := Load([]byte(doc), Options{})
@@ -57,7 +58,9 @@ func TestLifetimeModelOptions(t *testing.T) {
 		`plugins: [{name: ResfitLearnedLifetime, args: {model: {size: 3}}}]`:                                                                   `plugins[0].args.model["size"]: unknown field; known are window, minSamples, quantile, got 3`,
 		"plugins:\n- {name: ResfitLifetime, args: {model: {minSamples: 8}}}\n- {name: ResfitLearnedLifetime, args: {model: {minSamples: 16}}}": `plugins[1].args.model: ResfitLifetime and ResfitLearnedLifetime ask the host's one lifetime model for options that do not go together: minSamples: 8 and 16: one model learns with one minSamples`,
 		"plugins:\n- {name: ResfitLifetime, args: {model: {window: 300}}}\n- {name: ResfitLearnedLifetime, args: {model: {minSamples: 400}}}":  `plugins[1].args.model: ResfitLifetime and ResfitLearnedLifetime ask the host's one lifetime model for options that do not go together: minSamples: must be in [1, window = 300], got 400`,
-		`plugins: [{name: ResfitLifetime, args: {model: {window: 64}}}]`:                                                                       `plugins[0].args.model.window: must be at least minSamples, 256 by default (give minSamples too), got 64`,
+		"apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    score:\n      enabled: [{name: ResfitLifetime}, {name: ResourceStrategyFit}]\n  pluginConfig:\n" +
+			"  - {name: ResfitLifetime, args: {ends: declared, model: {minSamples: 8}}}\n  - {name: ResourceStrategyFit, args: {plugins: [{name: ResfitFrag, args: {" + modelClasses + ", lifetime: {model: {minSamples: 16}}}}]}}": `profiles[0].pluginConfig[1].args.plugins[0].args.lifetime: ResfitLifetime and ResourceStrategyFit ask the host's one lifetime model for options that do not go together: minSamples: 8 and 16: one model learns with one minSamples`,
+		`plugins: [{name: ResfitLifetime, args: {model: {window: 64}}}]`: `plugins[0].args.model.window: must be at least minSamples, 256 by default (give minSamples too), got 64`,
 	} {
 		_, err := Load([]byte(doc), Options{})
 		var ce *ConfigError

@@ -190,7 +190,14 @@ func (p *Plugin) read(ctx context.Context, nodes []*v1.Node, now time.Time) (*re
 	if err != nil {
 		return nil, err
 	}
-	model := p.lifetimes.learn(pods, now)
+	opts, err := cfg.LifetimeModel()
+	if err != nil {
+		return nil, err
+	}
+	model, err := p.lifetimes.learn(pods, now, opts)
+	if err != nil {
+		return nil, err
+	}
 	sc, err := planning.NewSceneAt(snap, cfg, pods, planning.Ends{Now: now, Jobs: planning.ListedJobs(p.jobs), Model: model})
 	if err != nil {
 		return nil, err

@@ -54,16 +54,26 @@ type Plugin struct {
 
 // lifetimes is the model of how long pods run, kept from run to run and
 // taught by learner from each run's pods (planning.Learner: those listed
-// finished, and those running at the last run and gone now).
+// finished, and those running at the last run and gone now); made at the
+// first run with the options the configuration asks for, and made afresh
+// at a run whose configuration asks for others.
 type lifetimes struct {
 	model   *lifetime.Model
 	learner *planning.Learner
 }
 
-// learn learns from the pods listed at now, and is the model.
-func (l *lifetimes) learn(pods []*v1.Pod, now time.Time) *lifetime.Model {
+// learn learns from the pods listed at now, and is the model, of the
+// options opts.
+func (l *lifetimes) learn(pods []*v1.Pod, now time.Time, opts lifetime.ModelOptions) (*lifetime.Model, error) {
+	if l.model == nil || l.model.Options() != opts.Resolved() {
+		model, err := lifetime.NewModel(opts)
+		if err != nil {
+			return nil, err
+		}
+		l.model, l.learner = model, planning.NewLearner(model)
+	}
 	l.learner.List(pods, now)
-	return l.model
+	return l.model, nil
 }
 
 var _ frameworktypes.BalancePlugin = (*Plugin)(nil)
@@ -85,11 +95,7 @@ func New(ctx context.Context, obj runtime.Object, handle frameworktypes.Handle) 
 	f := handle.SharedInformerFactory()
 	p := &Plugin{args: args, handle: handle, pods: f.Core().V1().Pods().Lister(), pdbs: f.Policy().V1().PodDisruptionBudgets().Lister(),
 		events: newEventSink(ctx, handle.ClientSet()), rooms: restRooms{client: handle.ClientSet().CoreV1().RESTClient()}}
-	model, err := lifetime.NewModel(lifetime.ModelOptions{})
-	if err != nil {
-		return nil, err
-	}
-	p.lifetimes = &lifetimes{model: model, learner: planning.NewLearner(model)}
+	p.lifetimes = &lifetimes{}
 	if a := args.MaxMovesPerHour; a != "" {
 		share, _ := parsePercent(a) // checked by Validate
 		p.allowance, p.lastRun = &defrag.Allowance{PerHour: share}, time.Now()

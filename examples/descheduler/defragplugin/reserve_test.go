@@ -96,10 +96,39 @@ func TestRunningEndsForTheHold(t *testing.T) {
 // runs: they ran 4 h), so fresh, of the same Job and 70 min in, is
 // expected to run 170 min more.
 func TestLearnsFromRunToRun(t *testing.T) {
+	p, _, _ := learnFromRunToRun(t, `plugins: [{name: ResfitFrag, args: {classes: [{cpu: 2, gpus: 1}]}}]`, lifetime.DefaultMinSamples)
+	if got := p.lifetimes.model.Options(); got != (lifetime.ModelOptions{}).Resolved() {
+		t.Errorf("the model learns with %+v, want the defaults", got)
+	}
+}
+
+// TestLearnsWithTheConfiguredModel: a configuration that asks the model
+// to predict once 4 pods of a kind ended (lifetime: {model: {minSamples:
+// 4}}) has the plugin learn from 4; at a run whose configuration asks for
+// 8, the model starts afresh, and nothing is known again.
+func TestLearnsWithTheConfiguredModel(t *testing.T) {
+	p, file, end := learnFromRunToRun(t, `plugins: [{name: ResfitFrag, args: {classes: [{cpu: 2, gpus: 1}], lifetime: {model: {minSamples: 4}}}}]`, 4)
+	if got := p.lifetimes.model.Options().MinSamples; got != 4 {
+		t.Errorf("the model predicts from %d lifetimes, want 4", got)
+	}
+	if err := os.WriteFile(file, []byte(`plugins: [{name: ResfitFrag, args: {classes: [{cpu: 2, gpus: 1}], lifetime: {model: {minSamples: 8}}}}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := end(time.Hour + time.Minute); !got.IsZero() {
+		t.Errorf("after the configuration asked for 8: fresh ends %v, want not known", got)
+	}
+}
+
+// learnFromRunToRun runs the plugin of that configuration (in the file it
+// returns) twice, an hour apart, with n pods of the etl Job that ran three
+// hours deleted between the runs, and checks what it expects of fresh, of
+// the same Job: nothing at the first run, 170 min more at the second. end
+// is when fresh is expected to end at a run that long after the first.
+func learnFromRunToRun(t *testing.T, doc string, n int) (*Plugin, string, func(after time.Duration) time.Time) {
 	ctx := t.Context()
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	file := filepath.Join(t.TempDir(), "resfit.yaml")
-	if err := os.WriteFile(file, []byte(`plugins: [{name: ResfitFrag, args: {classes: [{cpu: 2, gpus: 1}]}}]`), 0o600); err != nil {
+	if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	node := kubetest.Node("gpu-a", "cpu", "64", "memory", "256Gi", "pods", "110", "nvidia.com/gpu", "8")
@@ -108,23 +137,23 @@ func TestLearnsFromRunToRun(t *testing.T) {
 	}
 	fresh := etl("fresh", now.Add(-10*time.Minute))
 	objects := []runtime.Object{node, fresh}
-	for i := range lifetime.DefaultMinSamples {
+	for i := range n {
 		objects = append(objects, etl(fmt.Sprint("etl-", i), now.Add(-3*time.Hour)))
 	}
 	p, client := newPlugin(t, ctx, &Args{ConfigFile: file, Mode: ModeMakeRoom}, objects...)
-	end := func(at time.Time) time.Time {
+	end := func(after time.Duration) time.Time {
 		t.Helper()
-		r, err := p.read(ctx, []*v1.Node{node}, at)
+		r, err := p.read(ctx, []*v1.Node{node}, now.Add(after))
 		if err != nil {
 			t.Fatal(err)
 		}
 		var bad error
-		return runningEnd(r.sc, fresh, nil, at, &bad)
+		return runningEnd(r.sc, fresh, nil, now.Add(after), &bad)
 	}
-	if got := end(now); !got.IsZero() {
+	if got := end(0); !got.IsZero() {
 		t.Errorf("first run: fresh ends %v, want not known", got)
 	}
-	names := make([]string, lifetime.DefaultMinSamples)
+	names := make([]string, n)
 	for i := range names {
 		names[i] = fmt.Sprint("etl-", i)
 	}
@@ -134,7 +163,8 @@ func TestLearnsFromRunToRun(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := end(now.Add(time.Hour)), now.Add(time.Hour+170*time.Minute); !got.Equal(want) {
+	if got, want := end(time.Hour), now.Add(time.Hour+170*time.Minute); !got.Equal(want) {
 		t.Errorf("second run: fresh ends %v, want %v", got, want)
 	}
+	return p, file, end
 }

@@ -64,8 +64,11 @@ func NewSceneAt(c *cache.Cache, cfg *config.Config, running []*v1.Pod, ends Ends
 	host := config.Host{Devices: c.Devices()}
 	var se *sceneEnds
 	if cfg.ReadsLifetimes() {
-		var err error
-		if se, err = followEnds(c, running, ends); err != nil {
+		opts, err := cfg.LifetimeModel()
+		if err != nil {
+			return nil, err
+		}
+		if se, err = followEnds(c, running, ends, opts); err != nil {
 			return nil, err
 		}
 		host.Lifetimes = se.tracker.Nodes()

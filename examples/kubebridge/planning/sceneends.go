@@ -1,6 +1,7 @@
 package planning
 
 import (
+	"fmt"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -18,8 +19,9 @@ type Ends struct {
 	Jobs JobLookup
 	// Model is the model the scene predicts by, for a host that keeps one
 	// across its readings and teaches it itself (a Learner over its
-	// successive listings, say); nil: the scene's own, which learns from
-	// the listed pods that finished.
+	// successive listings, say), made with the options the configuration
+	// asks for (config.Config.LifetimeModel); nil: the scene's own, which
+	// learns from the listed pods that finished.
 	Model *lifetime.Model
 }
 
@@ -37,17 +39,20 @@ type sceneEnds struct {
 }
 
 // followEnds reads the pods into a lifetime view of the cache's rows: the
-// finished ones teach the model how long they ran (the scene's own; a
-// model the host gives, Ends.Model, is the host's to teach), the others
+// finished ones teach the model how long they ran (the scene's own, of
+// the configuration's options; a model the host gives, Ends.Model, is the
+// host's to teach, and must learn with those options), the others
 // on a node are followed there (RunningLifetime). A pod whose declared end does not
 // read is followed as declaring none, with a warning naming it.
-func followEnds(c *cache.Cache, pods []*v1.Pod, e Ends) (*sceneEnds, error) {
+func followEnds(c *cache.Cache, pods []*v1.Pod, e Ends, opts lifetime.ModelOptions) (*sceneEnds, error) {
 	model, own := e.Model, e.Model == nil
 	if own {
 		var err error
-		if model, err = lifetime.NewModel(lifetime.ModelOptions{}); err != nil {
+		if model, err = lifetime.NewModel(opts); err != nil {
 			return nil, err
 		}
+	} else if got, want := model.Options(), opts.Resolved(); got != want {
+		return nil, fmt.Errorf("the host's lifetime model learns with %+v, the configuration asks for %+v", got, want)
 	}
 	se := &sceneEnds{Ends: e, model: model, tracker: lifetime.NewTracker[string](model, c.Table().Len())}
 	now := Seconds(e.Now)
@@ -107,6 +112,20 @@ func (sc *Scene) PodEnd(pod *v1.Pod) (at float64, src lifetime.Source, ok bool, 
 	}
 	at, src, err = ExpectedEnd(pod, sc.ends.Jobs, sc.ends.model, sc.ends.Now)
 	return at, src, true, err
+}
+
+// LearnedOf is how many lifetimes of pods like the pod (its lifetime keys,
+// LifetimeKeys: the most of any) the scene's model holds, and how many it
+// needs of a key to predict (its MinSamples); ok is false where the
+// configuration reads no lifetimes.
+func (sc *Scene) LearnedOf(pod *v1.Pod) (held, needed int, ok bool) {
+	if sc.ends == nil {
+		return 0, 0, false
+	}
+	for _, k := range LifetimeKeys(pod) {
+		held = max(held, sc.ends.model.Seen(k))
+	}
+	return held, sc.ends.model.Options().MinSamples, true
 }
 
 // Lifetimes is the scene's view of when its nodes empty, by the cache's

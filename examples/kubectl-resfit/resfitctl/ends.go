@@ -25,7 +25,9 @@ func (sc *scene) podEndText(pod *v1.Pod) (string, error) {
 		return "", err
 	}
 	if src == lifetime.Unknown {
-		return "nothing says when it ends (no deadline, no " + planning.RunsForAnnotation + ", nothing learned of pods like it): the lifetime term adds nothing", nil
+		held, needed, _ := sc.LearnedOf(pod)
+		return fmt.Sprintf("nothing says when it ends (no deadline, no %s, and the lifetime model has learned how long %d of the pods like it ran, of the %d it predicts from, model: {minSamples}): the lifetime term adds nothing",
+			planning.RunsForAnnotation, held, needed), nil
 	}
 	how := map[lifetime.Source]string{lifetime.Declared: "as it declares", lifetime.Learned: "as pods like it ran"}[src]
 	rest := at - planning.Seconds(sc.EndsAt())

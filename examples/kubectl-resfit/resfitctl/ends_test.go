@@ -200,7 +200,7 @@ profiles:
 		{false, false, nothingSaid + "; nothing is known of when any pod ends and 4% of the GPUs are in use, under 30%: the PackLeastUsed part of the ResourceStrategyFit column scores as NodeResourcesBalancedAllocation until one or the other; " +
 			"and the ResfitNodeSize column scores 0 until an end is known"},
 		{true, false, nothingSaid + "; no pod has been seen to end and 4% of the GPUs are in use: the ResfitNodeSize column scores 0 until one ends or 50% are in use"},
-		{true, true, nothingSaid},
+		{true, true, strings.Replace(nothingSaid, "how long 0 of", "how long 1 of", 1)},
 	} {
 		_, _, e := explainOneBusy(t, cfg, now, c.started, c.ended)
 		if e.PodEnd != c.want {
@@ -210,8 +210,8 @@ profiles:
 }
 
 // nothingSaid is what explain says of a pod that says nothing of its end,
-// where nothing was learned of pods like it.
-const nothingSaid = "nothing says when it ends (no deadline, no resfit.io/runs-for, nothing learned of pods like it): the lifetime term adds nothing"
+// where the model has learned too few of pods like it to predict: none.
+const nothingSaid = "nothing says when it ends (no deadline, no resfit.io/runs-for, and the lifetime model has learned how long 0 of the pods like it ran, of the 256 it predicts from, model: {minSamples}): the lifetime term adds nothing"
 
 // explainOneBusy explains, under cfg, a pending pod of 1 GPU on three
 // nodes of 8 GPUs, one pod of its shape on gpu-a that has run an hour
@@ -243,6 +243,26 @@ func TestDurationText(t *testing.T) {
 	for s, want := range map[float64]string{-5: "under a minute", 29: "under a minute", 31: "1m", 45 * 60: "45m", 3*3600 + 600: "3h10m", 47 * 3600: "47h00m", 4*86400 + 6*3600 + 59: "4d6h"} {
 		if got := durationText(s); got != want {
 			t.Errorf("durationText(%v) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+// A configuration that has the lifetime model predict from fewer ended
+// pods (lifetime: {model: {minSamples: 1}}) makes the one pod like it that
+// ran an hour and ended enough: explain expects the pod to run an hour,
+// where by default it says the model has 1 of the 256 it needs.
+func TestExplainReadsTheConfiguredModel(t *testing.T) {
+	now := time.Now()
+	for doc, want := range map[string]string{
+		`plugins: [{name: ResfitLifetime, args: {model: {minSamples: 1}}}]`: "it is expected to end in 1h00m, as pods like it ran; the lifetime term waits while whole nodes abound (2 of the 3 nodes with 8 devices have all of them free, more than a fifth) and scores every node 0",
+		`plugins: [{name: ResfitLifetime}]`:                                 strings.Replace(nothingSaid, "how long 0 of", "how long 1 of", 1),
+	} {
+		cfg, err := config.Load([]byte(doc), config.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, e := explainOneBusy(t, cfg, now, true, true); e.PodEnd != want {
+			t.Errorf("%s: explain says %q\nwant %q", doc, e.PodEnd, want)
 		}
 	}
 }

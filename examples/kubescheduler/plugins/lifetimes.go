@@ -38,11 +38,11 @@ type lifetimes struct {
 	pods []lifetime.Pod
 }
 
-// newLifetimes learns from the pods the handle's informer sees end, and
-// reads Jobs (their deadlines) through its lister; without a handle (a
-// test), from nothing and without Jobs.
-func newLifetimes(h fwk.Handle, now func() time.Time) (*lifetimes, error) {
-	model, err := lifetime.NewModel(lifetime.ModelOptions{})
+// newLifetimes learns, with a model of those options, from the pods the
+// handle's informer sees end, and reads Jobs (their deadlines) through
+// its lister; without a handle (a test), from nothing and without Jobs.
+func newLifetimes(h fwk.Handle, now func() time.Time, opts lifetime.ModelOptions) (*lifetimes, error) {
+	model, err := lifetime.NewModel(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -54,6 +54,17 @@ func newLifetimes(h fwk.Handle, now func() time.Time) (*lifetimes, error) {
 	l.jobs = planning.ListedJobs(f.Batch().V1().Jobs().Lister())
 	_, err = f.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: l.ended})
 	return l, err
+}
+
+// relearn makes the model afresh, of those options: before the informers
+// start (followLifetimes), and under the profile's mutex.
+func (l *lifetimes) relearn(opts lifetime.ModelOptions) error {
+	model, err := lifetime.NewModel(opts)
+	if err != nil {
+		return err
+	}
+	l.model = model
+	return nil
 }
 
 // ended learns how long a pod that left the scheduler's informer ran

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -203,5 +204,51 @@ func TestLifetimeLearnsFromPodsThatEnd(t *testing.T) {
 	}
 	if got := skipped(t, fw, infos, pending); len(got) != 0 {
 		t.Errorf("learned half an hour: skipped at PreScore %v, want none", got)
+	}
+}
+
+// The profile's one lifetime model learns with the options its plugins'
+// configurations ask for, merged: a plugin that asks for none leaves them
+// to the others, whichever kube-scheduler builds first; two that ask for
+// options that do not go together fail the profile, naming both.
+func TestProfileModelOptions(t *testing.T) {
+	nodes := []*v1.Node{node("gpu-a", resources("cpu", "64", "memory", "256Gi", gpu, "8"))}
+	fw, _ := newFramework(t, nodes, nil, enabled{LifetimeName, 1, `{"ends": "declared", "model": {"minSamples": 4}}`}, enabled{LearnedLifetimeName, 1, `{}`})
+	pr, ok := profiles.m[profileKey{fw, true}]
+	if !ok || pr.nodes.ends == nil {
+		t.Fatal("the profile follows no lifetimes")
+	}
+	if got, want := pr.nodes.ends.model.Options(), (lifetime.ModelOptions{MinSamples: 4}).Resolved(); got != want {
+		t.Errorf("the profile's model learns with %+v, want %+v", got, want)
+	}
+	_, err := frameworkruntime.NewFramework(context.Background(), resfitRegistry(),
+		newProfile(enabled{LifetimeName, 1, `{"ends": "declared", "model": {"minSamples": 4}}`}, enabled{LearnedLifetimeName, 1, `{"model": {"minSamples": 8}}`}),
+		frameworkruntime.WithSnapshotSharedLister(cache.NewSnapshot(nil, nodes)))
+	if err == nil || !strings.Contains(err.Error(), "minSamples: 4 and 8") && !strings.Contains(err.Error(), "minSamples: 8 and 4") {
+		t.Errorf("two plugins asking for 4 and 8 lifetimes: %v, want an error naming both", err)
+	}
+
+	// Built one after the other: the model is made again for the first
+	// plugin that asks for options, and a third that asks otherwise is
+	// refused, naming the plugin it clashes with.
+	pr = &profile{}
+	for _, c := range []struct {
+		plugin string
+		opts   lifetime.ModelOptions
+		want   string
+	}{
+		{"A", lifetime.ModelOptions{}, ""},
+		{"B", lifetime.ModelOptions{MinSamples: 4}, ""},
+		{"C", lifetime.ModelOptions{Quantile: 0.9}, ""},
+		{"D", lifetime.ModelOptions{MinSamples: 8}, "the profile's lifetime model: the options asked do not go together with B's: minSamples: 4 and 8: one model learns with one minSamples"},
+		{"E", lifetime.ModelOptions{Window: 2}, "the profile's lifetime model: the options asked do not go together with B's: minSamples: must be in [1, window = 2], got 4"},
+	} {
+		err := pr.followLifetimes(nil, c.plugin, c.opts)
+		if got := fmt.Sprint(err); c.want == "" && err != nil || c.want != "" && got != c.want {
+			t.Errorf("%s asks for %+v: %v, want %q", c.plugin, c.opts, err, c.want)
+		}
+	}
+	if got, want := pr.nodes.ends.model.Options(), (lifetime.ModelOptions{MinSamples: 4, Quantile: 0.9}).Resolved(); got != want {
+		t.Errorf("the profile's model learns with %+v, want %+v", got, want)
 	}
 }

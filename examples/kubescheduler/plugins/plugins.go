@@ -156,11 +156,24 @@ func newSingle(name string, obj runtime.Object, h fwk.Handle, devices bool) (fwk
 		return nil, err
 	}
 	if cfg.ReadsLifetimes() {
-		if err := pr.followLifetimes(h); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+		if err := followLifetimes(pr, h, name, cfg); err != nil {
+			return nil, err
 		}
 	}
 	return &Plugin{name: name, handle: h, stateKey: fwk.StateKey("resfit/" + name), config: cfg, profile: pr}, nil
+}
+
+// followLifetimes has the profile follow when its nodes empty, with the
+// model the plugin's configuration asks for.
+func followLifetimes(pr *profile, h fwk.Handle, name string, cfg *config.Config) error {
+	opts, err := cfg.LifetimeModel()
+	if err == nil {
+		err = pr.followLifetimes(h, name, opts)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
 }
 
 // pluginConfig is the configuration the plugin of that name runs with the
@@ -192,8 +205,8 @@ func NewResourceStrategyFit(_ context.Context, obj runtime.Object, h fwk.Handle)
 		return nil, err
 	}
 	if cfg.ReadsLifetimes() {
-		if err := pr.followLifetimes(h); err != nil {
-			return nil, fmt.Errorf("%s: %w", ResourceStrategyFitName, err)
+		if err := followLifetimes(pr, h, ResourceStrategyFitName, cfg); err != nil {
+			return nil, err
 		}
 	}
 	return &Plugin{name: ResourceStrategyFitName, handle: h, stateKey: "resfit/" + ResourceStrategyFitName,

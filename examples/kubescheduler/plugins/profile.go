@@ -1,6 +1,7 @@
 package plugins
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/resfit/resfit/examples/kubebridge"
 	"github.com/resfit/resfit/examples/kubebridge/dra"
 	"github.com/resfit/resfit/scoring"
+	"github.com/resfit/resfit/scoring/lifetime"
 )
 
 // profile is what the resfit plugins of one kube-scheduler profile share,
@@ -42,6 +44,11 @@ type profile struct {
 	// SharedDRAManager. draReader reads them, under mu.
 	draWatch  *draWatch
 	draReader dra.Reader
+	// modelAsked is what the profile's plugins asked of its lifetime
+	// model, merged, and modelFrom the first plugin that asked for any
+	// option (followLifetimes).
+	modelAsked lifetime.ModelOptions
+	modelFrom  string
 }
 
 // cycleReads counts the cycles prepare read the nodes and the pod for,
@@ -97,19 +104,42 @@ func sharedProfile(name string, h fwk.Handle, devices bool) (*profile, error) {
 var clock = time.Now
 
 // followLifetimes has the profile follow when its nodes empty
-// (lifetimes), for a plugin whose configuration reads it; the table is
-// made again in the next cycle, its rows' pods read.
-func (pr *profile) followLifetimes(h fwk.Handle) error {
+// (lifetimes), for a plugin whose configuration reads it, with a model of
+// the options the plugin asks for (config.Config.LifetimeModel), merged
+// with those the profile's other plugins asked for; the table is made
+// again in the next cycle, its rows' pods read. Options that do not go
+// together with the other plugins' are an error naming the plugin that
+// asked for them first. kube-scheduler builds every plugin before it
+// starts its informers, so a model made again for a later plugin's
+// options has learned nothing yet.
+func (pr *profile) followLifetimes(h fwk.Handle, plugin string, opts lifetime.ModelOptions) error {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
-	if pr.nodes.ends != nil {
+	if pr.nodes.ends == nil {
+		ends, err := newLifetimes(h, clock, opts)
+		if err != nil {
+			return err
+		}
+		pr.nodes.ends, pr.nodes.schema = ends, nil
+		pr.modelAsked, pr.modelFrom = opts, plugin
 		return nil
 	}
-	ends, err := newLifetimes(h, clock)
-	if err != nil {
-		return err
+	merged, err := pr.modelAsked.Merge(opts)
+	if err == nil {
+		err = merged.Check()
 	}
-	pr.nodes.ends, pr.nodes.schema = ends, nil
+	if err != nil {
+		return fmt.Errorf("the profile's lifetime model: the options asked do not go together with %s's: %w", pr.modelFrom, err)
+	}
+	if merged != pr.modelAsked {
+		if err := pr.nodes.ends.relearn(merged); err != nil {
+			return err
+		}
+		if pr.modelAsked == (lifetime.ModelOptions{}) {
+			pr.modelFrom = plugin
+		}
+		pr.modelAsked = merged
+	}
 	return nil
 }
 
