@@ -17,20 +17,21 @@ import (
 // scores by how likely the pod is to end before the node would empty
 // anyway, 0..100, the term ResfitFrag adds at LifetimeWeight. It is the
 // plugin a kube-scheduler profile enables beside FGD and
-// ResourceStrategyFit to run ResfitFrag with its lifetime term. Its one
-// argument, ends, says whose ends it follows: all (the default) or
+// ResourceStrategyFit to run ResfitFrag with its lifetime term. Its
+// argument ends says whose ends it follows: all (the default) or
 // declared, beside LearnedLifetime for the learned ones, so that a profile
 // weighs the two apart as ResfitFrag's lifetime: {weight, learnedWeight}
 // does (ResfitFrag's default: declared at DefaultLifetimeWeight, learned
-// at DefaultLearnedLifetimeWeight). Built for a host that does not
-// follow when pods end (no Host.Lifetimes), it adds nothing: 0 on every
-// node (nothing is known of when any node empties).
+// at DefaultLearnedLifetimeWeight); its argument model is the options
+// of the host's lifetime model (LifetimeArgs.Model). Built for a host
+// that does not follow when pods end (no Host.Lifetimes), it adds
+// nothing: 0 on every node (nothing is known of when any node empties).
 const Lifetime = "ResfitLifetime"
 
 // LearnedLifetime is the lifetime plugin for the pods whose ends were
 // learned (scoring.Task.EndsLearned) alone, adding nothing for the others
 // (0 everywhere): enabled beside Lifetime with ends: declared, at
-// ResfitFrag's learnedWeight. It takes no arguments.
+// ResfitFrag's learnedWeight. Its one argument is model, as Lifetime's.
 const LearnedLifetime = "ResfitLearnedLifetime"
 
 // LifetimeArgs are Lifetime's and LearnedLifetime's arguments: whose ends
