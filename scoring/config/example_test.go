@@ -11,6 +11,7 @@ import (
 	"github.com/resfit/resfit/resource"
 	"github.com/resfit/resfit/scoring"
 	"github.com/resfit/resfit/scoring/config"
+	"github.com/resfit/resfit/scoring/lifetime"
 )
 
 // Load a Volcano configuration, build its pipeline for a schema, and score
@@ -85,4 +86,32 @@ func TestREADMEQuotesTheExample(t *testing.T) {
 	if got := string(quoted[1]); got != want {
 		t.Errorf("README.md's usage example differs from Example; quote it again:\n%s", want)
 	}
+}
+
+// A host that follows when pods end keeps one lifetime model; the
+// configuration says what it learns with. Here ResfitFrag's model predicts
+// for a kind of pod once 16 of them have ended (256 by default), and the
+// host makes it so.
+func ExampleConfig_LifetimeModel() {
+	cfg, err := config.Load([]byte(`
+plugins:
+- name: ResfitFrag
+  args:
+    classes: [{cpu: 8, gpus: 1}]
+    lifetime: {model: {minSamples: 16}}
+`), config.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	opts, err := cfg.LifetimeModel()
+	if err != nil {
+		log.Fatal(err)
+	}
+	model, err := lifetime.NewModel(opts)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%+v\n", model.Options())
+	// Output:
+	// {Window:512 MinSamples:16 Quantile:0.5}
 }
