@@ -302,6 +302,9 @@ func FuzzLoad(f *testing.F) {
 		`tiers: [{plugins: [{name: resource-strategy-fit, arguments: {sra.policy: retention, sra.resources: nvidia.com/gpu, sra.retention.weight: 100000000000000000}}]}]`,
 		"plugins: [{name: binpack, weight: 1, weight: 2}]",
 		"plugins: [{name: binpack, args: {null: 1, [a]: 2}}]",
+		// The lifetime model's options, two plugins' that clash.
+		"plugins: [{name: ResfitLifetime, args: {model: {window: 300}}}, {name: ResfitLearnedLifetime, args: {model: {minSamples: 400, quantile: 0.9}}}]",
+		`plugins: [{name: ResfitFrag, args: {classes: [{gpus: 1}], lifetime: {model: {window: 2147483648, minSamples: -1, quantile: .nan}}}}]`,
 	}
 	fuzzConfig(f, seeds...)
 }
