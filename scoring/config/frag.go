@@ -480,24 +480,40 @@ func (d *decoder) learn(path string, raw any) *LearnArgs {
 		return l
 	}
 	d.only(path, m, strictFields, "maxClasses", "halfLife", "refresh")
-	for _, f := range []struct {
-		key    string
-		dst    *int
-		lo, hi int64
-	}{{"maxClasses", &l.MaxClasses, 1, 4096}, {"halfLife", &l.HalfLife, 1, math.MaxInt32}, {"refresh", &l.Refresh, 1, math.MaxInt32}} {
+	d.wholeFields(path, m, wholeField{"maxClasses", &l.MaxClasses, 1, 4096}, wholeField{"halfLife", &l.HalfLife, 1, math.MaxInt32},
+		wholeField{"refresh", &l.Refresh, 1, math.MaxInt32})
+	return l
+}
+
+// wholeField is a whole-number field of an object: its key, where it goes
+// and the range it must be in.
+type wholeField struct {
+	key    string
+	dst    *int
+	lo, hi int64
+}
+
+// wholeFields reads the fields of m that are given into their places,
+// each a whole number in its range; ok is false when one is not.
+func (d *decoder) wholeFields(path string, m map[string]any, fields ...wholeField) (ok bool) {
+	ok = true
+	for _, f := range fields {
 		raw, present := m[f.key]
 		if !present {
 			continue
 		}
-		if v, ok := d.whole(join(path, f.key), raw, strictInt); ok {
-			if v < f.lo || v > f.hi {
-				d.fail(join(path, f.key), fmt.Sprintf("must be in [%d, %d]", f.lo, f.hi), raw)
-				continue
-			}
+		v, read := d.whole(join(path, f.key), raw, strictInt)
+		switch {
+		case !read:
+			ok = false
+		case v < f.lo || v > f.hi:
+			d.fail(join(path, f.key), fmt.Sprintf("must be in [%d, %d]", f.lo, f.hi), raw)
+			ok = false
+		default:
 			*f.dst = int(v)
 		}
 	}
-	return l
+	return ok
 }
 
 // fragClass reads one class.

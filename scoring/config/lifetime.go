@@ -173,21 +173,8 @@ func (d *decoder) lifetimeModel(path string, raw any) lifetime.ModelOptions {
 		return o
 	}
 	d.only(path, m, strictFields, "window", "minSamples", "quantile")
-	for _, f := range []struct {
-		key string
-		to  *int
-	}{{"window", &o.Window}, {"minSamples", &o.MinSamples}} {
-		raw, present := m[f.key]
-		if !present {
-			continue
-		}
-		if n, ok := d.whole(join(path, f.key), raw, strictInt); ok {
-			if n < 1 || n > math.MaxInt32 {
-				d.fail(join(path, f.key), fmt.Sprintf("must be in [1, %d]", math.MaxInt32), raw)
-				return lifetime.ModelOptions{}
-			}
-			*f.to = int(n)
-		}
+	if !d.wholeFields(path, m, wholeField{"window", &o.Window, 1, math.MaxInt32}, wholeField{"minSamples", &o.MinSamples, 1, math.MaxInt32}) {
+		return lifetime.ModelOptions{}
 	}
 	if raw, present := m["quantile"]; present {
 		if q, ok := d.number(join(path, "quantile"), raw); ok {
