@@ -64,8 +64,10 @@ const KubeScale = 100
 
 // KubePluginArgs are one of resfit's kube-scheduler plugins with the
 // configuration it runs: for ResourceStrategyFit the configuration its
-// arguments give, for FGD, NodeResourcesFitPlus and ScarceResourceAvoidance
-// that plugin alone at weight 1 with its arguments. kube-scheduler scores
+// arguments give, for each of the others (FGD, NodeResourcesFitPlus,
+// ScarceResourceAvoidance, ResfitLifetime, ResfitLearnedLifetime,
+// ResfitNodeSize: kubePlugins) that plugin alone at weight 1 with its
+// arguments. kube-scheduler scores
 // the plugin 0 to 100: the configuration's total over its maximum, rounded
 // (scoring.ScaleTotal); the plugin filters with the configuration's
 // filters, and those its plugins bring, where the profile enables it at
@@ -79,15 +81,17 @@ type KubePluginArgs struct {
 // pluginConfig gives resfit's kube-scheduler plugin of that name (nil or
 // empty args: its defaults) into the configuration it runs: for
 // ResourceStrategyFit a configuration in any form Load reads (its field
-// paths start at the arguments), for FGD, NodeResourcesFitPlus and
-// ScarceResourceAvoidance that plugin alone at weight 1. An unknown name is
-// an error.
+// paths start at the arguments), for each of the others that plugin alone
+// at weight 1. An unknown name is an error, and so are plugins in
+// ResourceStrategyFit's configuration that ask the host's one lifetime
+// model for options that do not go together (Config.LifetimeModel).
 func KubePlugin(name string, args map[string]any, opts Options) (*Config, error) {
 	d := &decoder{compat: opts.Compat}
 	a, known := d.kubePlugin("", name, args)
 	if !known {
 		return nil, fmt.Errorf("unknown plugin %q; resfit's kube-scheduler plugins are %s", name, strings.Join(kubePlugins, ", "))
 	}
+	d.oneLifetimeModel(a.Config)
 	if err := d.err(); err != nil {
 		return nil, err
 	}

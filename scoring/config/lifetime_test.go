@@ -118,3 +118,27 @@ func TestLifetimeModelOptionsAgreeWithLifetime(t *testing.T) {
 		}
 	})
 }
+
+// A kube-scheduler plugin's arguments are held to one lifetime model too:
+// ResourceStrategyFit's configuration whose plugins ask for options that
+// clash is refused where kube-scheduler hands it over (KubePlugin), at the
+// path in its arguments.
+func TestKubePluginHasOneLifetimeModel(t *testing.T) {
+	args := map[string]any{"plugins": []any{
+		map[string]any{"name": "ResfitFrag", "args": map[string]any{"classes": []any{map[string]any{"gpus": 1}}, "lifetime": map[string]any{"model": map[string]any{"minSamples": 8}}}},
+		map[string]any{"name": "ResfitLifetime", "args": map[string]any{"model": map[string]any{"minSamples": 16}}},
+	}}
+	_, err := KubePlugin(KubeResourceStrategyFit, args, Options{})
+	want := "plugins[1].args.model: ResfitFrag and ResfitLifetime ask the host's one lifetime model for options that do not go together: minSamples: 8 and 16: one model learns with one minSamples"
+	if err == nil || err.Error() != want {
+		t.Errorf("%v\nwant\n%s", err, want)
+	}
+	args["plugins"].([]any)[1].(map[string]any)["args"] = map[string]any{"model": map[string]any{"minSamples": 8}}
+	c, err := KubePlugin(KubeResourceStrategyFit, args, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := c.LifetimeModel(); got != (lifetime.ModelOptions{MinSamples: 8}) {
+		t.Errorf("asks for %+v, want minSamples 8", got)
+	}
+}
