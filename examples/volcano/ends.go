@@ -42,52 +42,28 @@ type sessionEnds struct {
 
 // followEnds opens a session's lifetime view of rows rows at now, with the
 // plugin's model after it has learned from the session's pods (all of
-// them, finished ones included: sessionLearner). The model learns with
+// them, finished ones included: sessionLearners). The model learns with
 // opts (the configuration's, config.Config.LifetimeModel); where the
 // plugin's configuration asked for other options at the last session (it
 // was reloaded), the plugin's model starts afresh.
 func followEnds(plugin string, pods []*v1.Pod, rows int, now time.Time, opts lifetime.ModelOptions) (*sessionEnds, error) {
-	v, ok := sessionLearners.Load(plugin)
-	if !ok || v.(*sessionLearner).model.Options() != opts.Resolved() {
-		fresh, err := newSessionLearner(opts)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", plugin, err)
-		}
-		if !ok {
-			v, _ = sessionLearners.LoadOrStore(plugin, fresh)
-		} else {
-			sessionLearners.Store(plugin, fresh)
-			v = fresh
-		}
+	v, _ := sessionLearners.LoadOrStore(plugin, &planning.KeptModel{})
+	model, err := v.(*planning.KeptModel).Learn(pods, now, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", plugin, err)
 	}
-	l := v.(*sessionLearner)
-	l.learner.List(pods, now)
-	e := &sessionEnds{name: plugin, at: now, model: l.model, tracker: lifetime.NewTracker[api.TaskID](l.model, rows)}
+	e := &sessionEnds{name: plugin, at: now, model: model, tracker: lifetime.NewTracker[api.TaskID](model, rows)}
 	e.tracker.Advance(planning.Seconds(now))
 	return e, nil
 }
 
-// sessionLearners are the plugins' models by name, each with the learner
-// that teaches it, kept across sessions: Volcano builds its plugins again
-// for every session, and a session holds the cluster's pods as it opened,
-// so the pods that ended are learned from one session to the next
+// sessionLearners are the plugins' models by name, each kept across
+// sessions (planning.KeptModel): Volcano builds its plugins again for
+// every session, and a session holds the cluster's pods as it opened, so
+// the pods that ended are learned from one session to the next
 // (planning.Learner: those listed finished, and those listed running
 // before and not now).
-var sessionLearners sync.Map // plugin name → *sessionLearner
-
-type sessionLearner struct {
-	model   *lifetime.Model
-	learner *planning.Learner
-}
-
-// newSessionLearner is a plugin's model of those options and its learner.
-func newSessionLearner(opts lifetime.ModelOptions) (*sessionLearner, error) {
-	model, err := lifetime.NewModel(opts)
-	if err != nil {
-		return nil, err
-	}
-	return &sessionLearner{model: model, learner: planning.NewLearner(model)}, nil
-}
+var sessionLearners sync.Map // plugin name → *planning.KeptModel
 
 // read makes row's pods those of the node's tasks that run there or are
 // placed there (finished ones are not). A pod whose declared end does

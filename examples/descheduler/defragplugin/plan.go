@@ -194,7 +194,7 @@ func (p *Plugin) read(ctx context.Context, nodes []*v1.Node, now time.Time) (*re
 	if err != nil {
 		return nil, err
 	}
-	model, err := p.lifetimes.learn(pods, now, opts)
+	model, err := p.lifetimes.Learn(pods, now, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,6 @@ import (
 	"github.com/resfit/resfit/examples/kubebridge/planning"
 	"github.com/resfit/resfit/scoring/config"
 	"github.com/resfit/resfit/scoring/defrag"
-	"github.com/resfit/resfit/scoring/lifetime"
 )
 
 // PluginName is the plugin's name in a DeschedulerPolicy.
@@ -48,32 +47,9 @@ type Plugin struct {
 	// declare their pods' ends).
 	jobs batchlisters.JobLister
 	// lifetimes is what the plugin learns of how long pods run, from run
-	// to run (shared by a copy made to plan again).
-	lifetimes *lifetimes
-}
-
-// lifetimes is the model of how long pods run, kept from run to run and
-// taught by learner from each run's pods (planning.Learner: those listed
-// finished, and those running at the last run and gone now); made at the
-// first run with the options the configuration asks for, and made afresh
-// at a run whose configuration asks for others.
-type lifetimes struct {
-	model   *lifetime.Model
-	learner *planning.Learner
-}
-
-// learn learns from the pods listed at now, and is the model, of the
-// options opts.
-func (l *lifetimes) learn(pods []*v1.Pod, now time.Time, opts lifetime.ModelOptions) (*lifetime.Model, error) {
-	if l.model == nil || l.model.Options() != opts.Resolved() {
-		model, err := lifetime.NewModel(opts)
-		if err != nil {
-			return nil, err
-		}
-		l.model, l.learner = model, planning.NewLearner(model)
-	}
-	l.learner.List(pods, now)
-	return l.model, nil
+	// to run, with the options each run's configuration asks for (shared
+	// by a copy made to plan again).
+	lifetimes *planning.KeptModel
 }
 
 var _ frameworktypes.BalancePlugin = (*Plugin)(nil)
@@ -94,8 +70,8 @@ func New(ctx context.Context, obj runtime.Object, handle frameworktypes.Handle) 
 	SetDefaults(args)
 	f := handle.SharedInformerFactory()
 	p := &Plugin{args: args, handle: handle, pods: f.Core().V1().Pods().Lister(), pdbs: f.Policy().V1().PodDisruptionBudgets().Lister(),
-		events: newEventSink(ctx, handle.ClientSet()), rooms: restRooms{client: handle.ClientSet().CoreV1().RESTClient()}}
-	p.lifetimes = &lifetimes{}
+		events: newEventSink(ctx, handle.ClientSet()), rooms: restRooms{client: handle.ClientSet().CoreV1().RESTClient()},
+		lifetimes: &planning.KeptModel{}}
 	if a := args.MaxMovesPerHour; a != "" {
 		share, _ := parsePercent(a) // checked by Validate
 		p.allowance, p.lastRun = &defrag.Allowance{PerHour: share}, time.Now()

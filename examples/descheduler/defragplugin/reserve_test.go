@@ -97,7 +97,7 @@ func TestRunningEndsForTheHold(t *testing.T) {
 // expected to run 170 min more.
 func TestLearnsFromRunToRun(t *testing.T) {
 	p, _, _ := learnFromRunToRun(t, `plugins: [{name: ResfitFrag, args: {classes: [{cpu: 2, gpus: 1}]}}]`, lifetime.DefaultMinSamples)
-	if got := p.lifetimes.model.Options(); got != (lifetime.ModelOptions{}).Resolved() {
+	if got := p.lifetimes.Model().Options(); got != (lifetime.ModelOptions{}).Resolved() {
 		t.Errorf("the model learns with %+v, want the defaults", got)
 	}
 }
@@ -108,7 +108,7 @@ func TestLearnsFromRunToRun(t *testing.T) {
 // 8, the model starts afresh, and nothing is known again.
 func TestLearnsWithTheConfiguredModel(t *testing.T) {
 	p, file, end := learnFromRunToRun(t, `plugins: [{name: ResfitFrag, args: {classes: [{cpu: 2, gpus: 1}], lifetime: {model: {minSamples: 4}}}}]`, 4)
-	if got := p.lifetimes.model.Options().MinSamples; got != 4 {
+	if got := p.lifetimes.Model().Options().MinSamples; got != 4 {
 		t.Errorf("the model predicts from %d lifetimes, want 4", got)
 	}
 	if err := os.WriteFile(file, []byte(`plugins: [{name: ResfitFrag, args: {classes: [{cpu: 2, gpus: 1}], lifetime: {model: {minSamples: 8}}}}]`), 0o600); err != nil {

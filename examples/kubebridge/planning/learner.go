@@ -98,3 +98,39 @@ func uidOf(p *v1.Pod) types.UID {
 	}
 	return types.UID(kubebridge.PodKey(p))
 }
+
+// KeptModel is a host's lifetime model kept across its listings of the
+// cluster's pods and taught by a Learner from each: made at the first
+// listing with the options the host's configuration asks for, and made
+// afresh, having learned nothing, at a listing whose configuration asks
+// for others (it was read again). The zero value is ready. It is
+// stateful; it is safe for concurrent use.
+type KeptModel struct {
+	mu      sync.Mutex
+	model   *lifetime.Model
+	learner *Learner
+}
+
+// Learn learns from a listing of the cluster's pods made at now, and is
+// the model, of the options opts (an error where lifetime cannot use
+// them).
+func (k *KeptModel) Learn(pods []*v1.Pod, now time.Time, opts lifetime.ModelOptions) (*lifetime.Model, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.model == nil || k.model.Options() != opts.Resolved() {
+		model, err := lifetime.NewModel(opts)
+		if err != nil {
+			return nil, err
+		}
+		k.model, k.learner = model, NewLearner(model)
+	}
+	k.learner.List(pods, now)
+	return k.model, nil
+}
+
+// Model is the model, nil before the first listing.
+func (k *KeptModel) Model() *lifetime.Model {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.model
+}

@@ -12,6 +12,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/resfit/resfit/examples/kubebridge/testing/kubetest"
+	"github.com/resfit/resfit/scoring/lifetime"
 )
 
 // observed records what a Learner teaches, one line per lesson.
@@ -125,4 +126,37 @@ func TestLearnerIsItsReference(t *testing.T) {
 			rt.Fatalf("learned %q, want %q", got, want)
 		}
 	})
+}
+
+// A KeptModel keeps its model, and what it learned, while the options
+// asked stay the same, and starts afresh when they change.
+func TestKeptModelStartsAfreshOnOtherOptions(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	done := kubetest.Pod("done", "gpu-a", "cpu", "1")
+	done = kubetest.Running(done, now.Add(-time.Hour))
+	done.Status.Phase = v1.PodSucceeded
+	var k KeptModel
+	if k.Model() != nil {
+		t.Fatal("a model before the first listing")
+	}
+	four := lifetime.ModelOptions{MinSamples: 4}
+	first, err := k.Learn([]*v1.Pod{done}, now, four)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := k.Learn(nil, now.Add(time.Minute), four)
+	if err != nil || again != first || again.Options() != four.Resolved() {
+		t.Fatalf("the same options: model %p (%+v), want the first, %p", again, again.Options(), first)
+	}
+	key := LifetimeKeys(done)[len(LifetimeKeys(done))-1]
+	if first.Seen(key) != 1 {
+		t.Errorf("learned %d lifetimes of %q, want the finished pod's", first.Seen(key), key)
+	}
+	other, err := k.Learn(nil, now.Add(2*time.Minute), lifetime.ModelOptions{MinSamples: 8})
+	if err != nil || other == first || other.Seen(key) != 0 || k.Model() != other {
+		t.Fatalf("other options: model %p, seen %d; want a fresh one", other, other.Seen(key))
+	}
+	if _, err := k.Learn(nil, now, lifetime.ModelOptions{Window: -1}); err == nil {
+		t.Error("options lifetime cannot use: no error")
+	}
 }
